@@ -1,0 +1,62 @@
+/**
+ * One error model for every package: `SoniqError` with a stable `code`.
+ * Recognise errors with `isSoniqError(err, code)`, not `instanceof`, so two copies of core agree.
+ */
+
+export const SONIQ_ERROR_CODES = [
+  /** A job name does not match the dotted-lowercase pattern. */
+  "SONIQ_INVALID_TASK_NAME",
+  /** Enqueue or replay by name for a job this instance does not know (strict mode). */
+  "SONIQ_UNKNOWN_TASK_NAME",
+  /** Args fail the job's schema, or are not JSON. */
+  "SONIQ_TASK_ARGS_INVALID",
+  /** A write would give a job an illegal status (`dead_letter`, or a terminal state changing). */
+  "SONIQ_INVALID_STATUS_TRANSITION",
+  /** The dead-letter table already holds a row with this job's id; nothing was moved. */
+  "SONIQ_DEAD_LETTER_CONFLICT",
+  /** An options object failed validation; `context.problems` lists every problem. */
+  "SONIQ_INVALID_OPTIONS",
+  /** An argument to an API call is out of range or of the wrong shape. */
+  "SONIQ_INVALID_ARGUMENT",
+  /** `tx` was passed to a backend that cannot enqueue inside a caller's transaction, or is not a usable handle. */
+  "SONIQ_TRANSACTION_UNSUPPORTED",
+  /** A call reached a backend or app after `close()`. */
+  "SONIQ_CLOSED",
+  /** Applying migrations failed. */
+  "SONIQ_MIGRATION_FAILED",
+  /** The database refused a write for a reason Soniq did not translate more precisely; see `cause`. */
+  "SONIQ_BACKEND_ERROR",
+  /** A handler ran longer than its `timeoutMs`. */
+  "SONIQ_JOB_TIMEOUT",
+  /** An operation is not allowed in the object's current state (e.g. starting a worker twice). */
+  "SONIQ_INVALID_STATE",
+] as const;
+
+export type SoniqErrorCode = (typeof SONIQ_ERROR_CODES)[number];
+
+const BRAND = Symbol.for("soniq.error");
+
+export interface SoniqErrorOptions {
+  context?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class SoniqError extends Error {
+  readonly code: SoniqErrorCode;
+  readonly context: Readonly<Record<string, unknown>>;
+  readonly [BRAND] = true;
+
+  constructor(code: SoniqErrorCode, message: string, options: SoniqErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "SoniqError";
+    this.code = code;
+    this.context = Object.freeze({ ...(options.context ?? {}) });
+  }
+}
+
+/** True when `err` is a SoniqError (from any copy of core), optionally with the given code. */
+export function isSoniqError(err: unknown, code?: SoniqErrorCode): err is SoniqError {
+  if (typeof err !== "object" || err === null || (err as Record<symbol, unknown>)[BRAND] !== true)
+    return false;
+  return code === undefined || (err as SoniqError).code === code;
+}

@@ -1,0 +1,47 @@
+export type {
+  Backend,
+  BackendCapabilities,
+  BackendTx,
+  ClaimRequest,
+  CompleteItem,
+  DeadLetterFilter,
+  DeadLetterOptions,
+  EnqueueOptions,
+  EnqueueResult,
+  JobRef,
+  ListJobsFilter,
+  MigrationReport,
+  MigrationStatus,
+  NewJob,
+  ReplayOptions,
+  RescheduleOptions,
+  RetryOptions,
+  StaleRecovery,
+  WakeUpListener,
+  WorkerRegistration,
+} from "./backend.js";
+export {
+  isSoniqError,
+  SONIQ_ERROR_CODES,
+  SoniqError,
+  type SoniqErrorCode,
+  type SoniqErrorOptions,
+} from "./errors.js";
+export { BACKEND_METHODS, guardBackend, unwrapBackend } from "./guard.js";
+export { JOB_DEFAULTS, JOB_STATUS_CHECK, TABLES } from "./schema/constants.js";
+export {
+  DEAD_LETTER_REASONS,
+  type DeadLetterJob,
+  type DeadLetterJobRow,
+  type DeadLetterReason,
+  JOB_STATUSES,
+  type Job,
+  type JobRow,
+  type JobStatus,
+  type JsonValue,
+  type QueueStats,
+  TERMINAL_JOB_STATUSES,
+  WORKER_STATUSES,
+  type WorkerInfo,
+  type WorkerStatus,
+} from "./types.js";

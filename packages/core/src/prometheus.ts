@@ -1,0 +1,2 @@
+// Placeholder: the Prometheus metrics sink lands with the runtime issue.
+export {};

@@ -1,0 +1,51 @@
+/**
+ * Names and value sets shared by every dialect's schema and by the backends.
+ * Table, column and constraint names are part of Soniq's public contract: operators query them.
+ */
+
+/** The four values `soniq_jobs.status` may take. `dead_letter` is deliberately not one of them. */
+export const JOB_STATUSES = ["queued", "processing", "done", "cancelled"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** Statuses a job never leaves once it reaches them. */
+export const TERMINAL_JOB_STATUSES = ["done", "cancelled"] as const satisfies readonly JobStatus[];
+
+export const WORKER_STATUSES = ["active", "stopping", "stopped"] as const;
+export type WorkerStatus = (typeof WORKER_STATUSES)[number];
+
+export const RECURRING_STATUSES = ["active", "paused"] as const;
+export type RecurringStatus = (typeof RECURRING_STATUSES)[number];
+
+export const SCHEDULE_TYPES = ["cron", "interval"] as const;
+export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
+
+export const DEAD_LETTER_REASONS = [
+  "max_retries_exceeded",
+  "permanent_failure",
+  "job_not_found",
+  "invalid_arguments",
+] as const;
+export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
+
+export const TABLES = {
+  jobs: "soniq_jobs",
+  deadLetterJobs: "soniq_dead_letter_jobs",
+  workers: "soniq_workers",
+  taskRegistry: "soniq_task_registry",
+  recurringJobs: "soniq_recurring_jobs",
+  leases: "soniq_leases",
+} as const;
+
+export const JOB_DEFAULTS = {
+  maxAttempts: 3,
+  queue: "default",
+  priority: 100,
+} as const;
+
+/** Name of the CHECK constraint on `soniq_jobs.status` in both SQL dialects. */
+export const JOB_STATUS_CHECK = "soniq_jobs_status_check";
+
+/** `'a', 'b'` list for CHECK constraints. Values are compile-time constants, never user input. */
+export function sqlList(values: readonly string[]): string {
+  return values.map((v) => `'${v}'`).join(", ");
+}

@@ -1,0 +1,180 @@
+/**
+ * PostgreSQL schema (drizzle-orm/pg-core). drizzle-kit generates packages/backend-postgres/drizzle from
+ * this file; the status guards it cannot express live in a custom migration there.
+ */
+import { sql } from "drizzle-orm";
+import {
+  boolean,
+  check,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
+import {
+  JOB_DEFAULTS,
+  JOB_STATUS_CHECK,
+  JOB_STATUSES,
+  RECURRING_STATUSES,
+  SCHEDULE_TYPES,
+  sqlList,
+  WORKER_STATUSES,
+} from "./constants.js";
+
+const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+export const soniqWorkers = pgTable(
+  "soniq_workers",
+  {
+    id: uuid("id").primaryKey(),
+    hostname: text("hostname").notNull(),
+    pid: integer("pid").notNull(),
+    queues: text("queues").array().notNull().default(sql`'{}'::text[]`),
+    concurrency: integer("concurrency").notNull().default(1),
+    status: text("status", { enum: WORKER_STATUSES }).notNull().default("active"),
+    lastHeartbeat: tstz("last_heartbeat").notNull().defaultNow(),
+    startedAt: tstz("started_at").notNull().defaultNow(),
+    version: text("version"),
+    metadata: jsonb("metadata").$type<Record<string, unknown>>(),
+  },
+  (t) => [
+    check("soniq_workers_status_check", sql`${t.status} in (${sql.raw(sqlList(WORKER_STATUSES))})`),
+    index("idx_soniq_workers_last_heartbeat").on(t.lastHeartbeat),
+    index("idx_soniq_workers_status").on(t.status),
+  ],
+);
+
+export const soniqJobs = pgTable(
+  "soniq_jobs",
+  {
+    id: uuid("id").primaryKey().defaultRandom(),
+    jobName: text("job_name").notNull(),
+    args: jsonb("args").$type<unknown>().notNull(),
+    argsHash: text("args_hash"),
+    status: text("status", { enum: JOB_STATUSES }).notNull().default("queued"),
+    attempts: integer("attempts").notNull().default(0),
+    maxAttempts: integer("max_attempts").notNull().default(JOB_DEFAULTS.maxAttempts),
+    queue: text("queue").notNull().default(JOB_DEFAULTS.queue),
+    priority: integer("priority").notNull().default(JOB_DEFAULTS.priority),
+    uniqueJob: boolean("unique_job").notNull().default(false),
+    dedupKey: text("dedup_key"),
+    scheduledAt: tstz("scheduled_at").notNull().defaultNow(),
+    expiresAt: tstz("expires_at"),
+    lastError: text("last_error"),
+    result: jsonb("result").$type<unknown>(),
+    producerId: text("producer_id"),
+    workerId: uuid("worker_id"),
+    createdAt: tstz("created_at").notNull().defaultNow(),
+    updatedAt: tstz("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    check(JOB_STATUS_CHECK, sql`${t.status} in (${sql.raw(sqlList(JOB_STATUSES))})`),
+    foreignKey({
+      name: "soniq_jobs_worker_id_fkey",
+      columns: [t.workerId],
+      foreignColumns: [soniqWorkers.id],
+    }).onDelete("set null"),
+    // The worker's fetch: due queued jobs of a queue in priority, then scheduled_at order.
+    index("idx_soniq_jobs_fetch").on(t.queue, t.priority, t.scheduledAt).where(sql`status = 'queued'`),
+    uniqueIndex("idx_soniq_jobs_dedup_key")
+      .on(t.dedupKey)
+      .where(sql`status = 'queued' AND dedup_key IS NOT NULL`),
+    uniqueIndex("idx_soniq_jobs_unique_queued")
+      .on(t.jobName, t.argsHash)
+      .where(sql`status = 'queued' AND unique_job`),
+    index("idx_soniq_jobs_expires_at").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
+    index("idx_soniq_jobs_worker_id").on(t.workerId).where(sql`worker_id IS NOT NULL`),
+  ],
+);
+
+export const soniqDeadLetterJobs = pgTable(
+  "soniq_dead_letter_jobs",
+  {
+    id: uuid("id").primaryKey(),
+    jobName: text("job_name").notNull(),
+    args: jsonb("args").$type<unknown>().notNull(),
+    queue: text("queue").notNull(),
+    priority: integer("priority").notNull(),
+    maxAttempts: integer("max_attempts").notNull(),
+    attempts: integer("attempts").notNull(),
+    lastError: text("last_error"),
+    deadLetterReason: text("dead_letter_reason").notNull(),
+    tags: jsonb("tags").$type<Record<string, unknown>>(),
+    resurrectionCount: integer("resurrection_count").notNull().default(0),
+    lastResurrectionAt: tstz("last_resurrection_at"),
+    originalCreatedAt: tstz("original_created_at").notNull(),
+    movedToDeadLetterAt: tstz("moved_to_dead_letter_at").notNull().defaultNow(),
+    createdAt: tstz("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("idx_soniq_dead_letter_jobs_job_name").on(t.jobName),
+    index("idx_soniq_dead_letter_jobs_queue").on(t.queue),
+    index("idx_soniq_dead_letter_jobs_reason").on(t.deadLetterReason),
+    index("idx_soniq_dead_letter_jobs_moved_at").on(t.movedToDeadLetterAt),
+  ],
+);
+
+export const soniqTaskRegistry = pgTable(
+  "soniq_task_registry",
+  {
+    taskName: text("task_name").notNull(),
+    workerId: text("worker_id").notNull(),
+    lastSeenAt: tstz("last_seen_at").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: "soniq_task_registry_pkey", columns: [t.taskName, t.workerId] }),
+    index("idx_soniq_task_registry_task_name").on(t.taskName),
+  ],
+);
+
+export const soniqRecurringJobs = pgTable(
+  "soniq_recurring_jobs",
+  {
+    id: text("id").primaryKey(),
+    jobName: text("job_name").notNull(),
+    scheduleType: text("schedule_type", { enum: SCHEDULE_TYPES }).notNull(),
+    scheduleValue: text("schedule_value").notNull(),
+    timezone: text("timezone"),
+    args: jsonb("args").$type<unknown>().notNull().default(sql`'{}'::jsonb`),
+    queue: text("queue"),
+    priority: integer("priority"),
+    maxAttempts: integer("max_attempts"),
+    status: text("status", { enum: RECURRING_STATUSES }).notNull().default("active"),
+    lastRunAt: tstz("last_run_at"),
+    nextRunAt: tstz("next_run_at"),
+    runCount: integer("run_count").notNull().default(0),
+    lastJobId: uuid("last_job_id"),
+    createdAt: tstz("created_at").notNull().defaultNow(),
+    updatedAt: tstz("updated_at").notNull().defaultNow(),
+  },
+  (t) => [
+    check(
+      "soniq_recurring_jobs_schedule_type_check",
+      sql`${t.scheduleType} in (${sql.raw(sqlList(SCHEDULE_TYPES))})`,
+    ),
+    check("soniq_recurring_jobs_status_check", sql`${t.status} in (${sql.raw(sqlList(RECURRING_STATUSES))})`),
+    index("idx_soniq_recurring_jobs_next_run_at").on(t.nextRunAt),
+  ],
+);
+
+/** Time-bound leases for leader election where advisory locks are not used. */
+export const soniqLeases = pgTable("soniq_leases", {
+  name: text("name").primaryKey(),
+  holder: text("holder").notNull(),
+  expiresAt: tstz("expires_at").notNull(),
+});
+
+export const pgSchema = {
+  soniqJobs,
+  soniqDeadLetterJobs,
+  soniqWorkers,
+  soniqTaskRegistry,
+  soniqRecurringJobs,
+  soniqLeases,
+};

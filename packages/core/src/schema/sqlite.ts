@@ -1,0 +1,178 @@
+/**
+ * SQLite schema (drizzle-orm/sqlite-core). Same table, column and index names as pg.ts.
+ * Ids are text UUIDs, JSON is text, timestamps are integer epoch milliseconds (mapped to Date).
+ * drizzle-kit generates packages/backend-sqlite/drizzle from this file; the status triggers live in a
+ * custom migration there.
+ */
+import { sql } from "drizzle-orm";
+import {
+  check,
+  foreignKey,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
+import {
+  JOB_DEFAULTS,
+  JOB_STATUS_CHECK,
+  JOB_STATUSES,
+  RECURRING_STATUSES,
+  SCHEDULE_TYPES,
+  sqlList,
+  WORKER_STATUSES,
+} from "./constants.js";
+
+const nowMs = sql`(CAST(unixepoch('subsec') * 1000 AS INTEGER))`;
+const ms = (name: string) => integer(name, { mode: "timestamp_ms" });
+const json = <T>(name: string) => text(name, { mode: "json" }).$type<T>();
+
+export const soniqWorkers = sqliteTable(
+  "soniq_workers",
+  {
+    id: text("id").primaryKey(),
+    hostname: text("hostname").notNull(),
+    pid: integer("pid").notNull(),
+    queues: json<string[]>("queues").notNull().default(sql`'[]'`),
+    concurrency: integer("concurrency").notNull().default(1),
+    status: text("status", { enum: WORKER_STATUSES }).notNull().default("active"),
+    lastHeartbeat: ms("last_heartbeat").notNull().default(nowMs),
+    startedAt: ms("started_at").notNull().default(nowMs),
+    version: text("version"),
+    metadata: json<Record<string, unknown>>("metadata"),
+  },
+  (t) => [
+    check("soniq_workers_status_check", sql`${t.status} in (${sql.raw(sqlList(WORKER_STATUSES))})`),
+    index("idx_soniq_workers_last_heartbeat").on(t.lastHeartbeat),
+    index("idx_soniq_workers_status").on(t.status),
+  ],
+);
+
+export const soniqJobs = sqliteTable(
+  "soniq_jobs",
+  {
+    id: text("id").primaryKey(),
+    jobName: text("job_name").notNull(),
+    args: json<unknown>("args").notNull(),
+    argsHash: text("args_hash"),
+    status: text("status", { enum: JOB_STATUSES }).notNull().default("queued"),
+    attempts: integer("attempts").notNull().default(0),
+    maxAttempts: integer("max_attempts").notNull().default(JOB_DEFAULTS.maxAttempts),
+    queue: text("queue").notNull().default(JOB_DEFAULTS.queue),
+    priority: integer("priority").notNull().default(JOB_DEFAULTS.priority),
+    uniqueJob: integer("unique_job", { mode: "boolean" }).notNull().default(false),
+    dedupKey: text("dedup_key"),
+    scheduledAt: ms("scheduled_at").notNull().default(nowMs),
+    expiresAt: ms("expires_at"),
+    lastError: text("last_error"),
+    result: json<unknown>("result"),
+    producerId: text("producer_id"),
+    workerId: text("worker_id"),
+    createdAt: ms("created_at").notNull().default(nowMs),
+    updatedAt: ms("updated_at").notNull().default(nowMs),
+  },
+  (t) => [
+    check(JOB_STATUS_CHECK, sql`${t.status} in (${sql.raw(sqlList(JOB_STATUSES))})`),
+    foreignKey({
+      name: "soniq_jobs_worker_id_fkey",
+      columns: [t.workerId],
+      foreignColumns: [soniqWorkers.id],
+    }).onDelete("set null"),
+    index("idx_soniq_jobs_fetch").on(t.queue, t.priority, t.scheduledAt).where(sql`status = 'queued'`),
+    uniqueIndex("idx_soniq_jobs_dedup_key")
+      .on(t.dedupKey)
+      .where(sql`status = 'queued' AND dedup_key IS NOT NULL`),
+    uniqueIndex("idx_soniq_jobs_unique_queued")
+      .on(t.jobName, t.argsHash)
+      .where(sql`status = 'queued' AND unique_job = 1`),
+    index("idx_soniq_jobs_expires_at").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
+    index("idx_soniq_jobs_worker_id").on(t.workerId).where(sql`worker_id IS NOT NULL`),
+  ],
+);
+
+export const soniqDeadLetterJobs = sqliteTable(
+  "soniq_dead_letter_jobs",
+  {
+    id: text("id").primaryKey(),
+    jobName: text("job_name").notNull(),
+    args: json<unknown>("args").notNull(),
+    queue: text("queue").notNull(),
+    priority: integer("priority").notNull(),
+    maxAttempts: integer("max_attempts").notNull(),
+    attempts: integer("attempts").notNull(),
+    lastError: text("last_error"),
+    deadLetterReason: text("dead_letter_reason").notNull(),
+    tags: json<Record<string, unknown>>("tags"),
+    resurrectionCount: integer("resurrection_count").notNull().default(0),
+    lastResurrectionAt: ms("last_resurrection_at"),
+    originalCreatedAt: ms("original_created_at").notNull(),
+    movedToDeadLetterAt: ms("moved_to_dead_letter_at").notNull().default(nowMs),
+    createdAt: ms("created_at").notNull().default(nowMs),
+  },
+  (t) => [
+    index("idx_soniq_dead_letter_jobs_job_name").on(t.jobName),
+    index("idx_soniq_dead_letter_jobs_queue").on(t.queue),
+    index("idx_soniq_dead_letter_jobs_reason").on(t.deadLetterReason),
+    index("idx_soniq_dead_letter_jobs_moved_at").on(t.movedToDeadLetterAt),
+  ],
+);
+
+export const soniqTaskRegistry = sqliteTable(
+  "soniq_task_registry",
+  {
+    taskName: text("task_name").notNull(),
+    workerId: text("worker_id").notNull(),
+    lastSeenAt: ms("last_seen_at").notNull().default(nowMs),
+  },
+  (t) => [
+    primaryKey({ name: "soniq_task_registry_pkey", columns: [t.taskName, t.workerId] }),
+    index("idx_soniq_task_registry_task_name").on(t.taskName),
+  ],
+);
+
+export const soniqRecurringJobs = sqliteTable(
+  "soniq_recurring_jobs",
+  {
+    id: text("id").primaryKey(),
+    jobName: text("job_name").notNull(),
+    scheduleType: text("schedule_type", { enum: SCHEDULE_TYPES }).notNull(),
+    scheduleValue: text("schedule_value").notNull(),
+    timezone: text("timezone"),
+    args: json<unknown>("args").notNull().default(sql`'{}'`),
+    queue: text("queue"),
+    priority: integer("priority"),
+    maxAttempts: integer("max_attempts"),
+    status: text("status", { enum: RECURRING_STATUSES }).notNull().default("active"),
+    lastRunAt: ms("last_run_at"),
+    nextRunAt: ms("next_run_at"),
+    runCount: integer("run_count").notNull().default(0),
+    lastJobId: text("last_job_id"),
+    createdAt: ms("created_at").notNull().default(nowMs),
+    updatedAt: ms("updated_at").notNull().default(nowMs),
+  },
+  (t) => [
+    check(
+      "soniq_recurring_jobs_schedule_type_check",
+      sql`${t.scheduleType} in (${sql.raw(sqlList(SCHEDULE_TYPES))})`,
+    ),
+    check("soniq_recurring_jobs_status_check", sql`${t.status} in (${sql.raw(sqlList(RECURRING_STATUSES))})`),
+    index("idx_soniq_recurring_jobs_next_run_at").on(t.nextRunAt),
+  ],
+);
+
+export const soniqLeases = sqliteTable("soniq_leases", {
+  name: text("name").primaryKey(),
+  holder: text("holder").notNull(),
+  expiresAt: ms("expires_at").notNull(),
+});
+
+export const sqliteSchema = {
+  soniqJobs,
+  soniqDeadLetterJobs,
+  soniqWorkers,
+  soniqTaskRegistry,
+  soniqRecurringJobs,
+  soniqLeases,
+};

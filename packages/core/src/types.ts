@@ -1,0 +1,98 @@
+/**
+ * Glossary
+ * - job: one row of `soniq_jobs`: a named piece of work with JSON args, run by a worker.
+ * - task name / job name: the dotted lowercase name a handler is registered under (`emails.send_welcome`).
+ * - queue: a label that workers subscribe to; jobs of other queues are not claimed.
+ * - attempt: one run of a job. The claim increments `attempts`, so `attempts` counts runs started.
+ * - worker: a process-level loop that claims jobs and runs handlers; it heartbeats while alive.
+ * - claim: atomically taking due queued jobs, marking them processing and stamping the attempt.
+ * - heartbeat: a worker's periodic proof of life; peers requeue the jobs of workers that stop beating.
+ * - dead letter: a job that will not run again; it moves to `soniq_dead_letter_jobs`.
+ * - replay: minting a fresh queued job from a dead-letter row (the row stays, its count goes up).
+ * - backend: the storage implementation behind the `Backend` contract (Postgres, SQLite, memory, yours).
+ */
+import type { JobStatus, WorkerStatus } from "./schema/constants.js";
+
+export type { DeadLetterReason, JobStatus, WorkerStatus } from "./schema/constants.js";
+export {
+  DEAD_LETTER_REASONS,
+  JOB_STATUSES,
+  TERMINAL_JOB_STATUSES,
+  WORKER_STATUSES,
+} from "./schema/constants.js";
+
+/** Any value that survives JSON.stringify / JSON.parse unchanged. */
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+/** A `soniq_jobs` row, camelCase, as every backend returns it. Both dialects' Drizzle rows equal this type. */
+export interface JobRow {
+  id: string;
+  jobName: string;
+  args: unknown;
+  argsHash: string | null;
+  status: JobStatus;
+  attempts: number;
+  maxAttempts: number;
+  queue: string;
+  priority: number;
+  uniqueJob: boolean;
+  dedupKey: string | null;
+  scheduledAt: Date;
+  expiresAt: Date | null;
+  lastError: string | null;
+  result: unknown;
+  producerId: string | null;
+  workerId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A job as the public API returns it. */
+export type Job = JobRow;
+
+/** A `soniq_dead_letter_jobs` row. */
+export interface DeadLetterJobRow {
+  id: string;
+  jobName: string;
+  args: unknown;
+  queue: string;
+  priority: number;
+  maxAttempts: number;
+  attempts: number;
+  lastError: string | null;
+  deadLetterReason: string;
+  tags: Record<string, unknown> | null;
+  resurrectionCount: number;
+  lastResurrectionAt: Date | null;
+  originalCreatedAt: Date;
+  movedToDeadLetterAt: Date;
+  createdAt: Date;
+}
+
+export type DeadLetterJob = DeadLetterJobRow;
+
+/**
+ * Exactly six keys; `total` is the sum of the other five; `dead_letter` counts `soniq_dead_letter_jobs`.
+ * (`dead_letter` keeps the snake_case spelling DESIGN.md and the Python Soniq give it.)
+ */
+export interface QueueStats {
+  total: number;
+  queued: number;
+  processing: number;
+  done: number;
+  dead_letter: number;
+  cancelled: number;
+}
+
+export interface WorkerInfo {
+  id: string;
+  hostname: string;
+  pid: number;
+  queues: string[];
+  concurrency: number;
+  status: WorkerStatus;
+  lastHeartbeat: Date;
+  startedAt: Date;
+  version: string | null;
+  metadata: Record<string, unknown> | null;
+}
