@@ -1,0 +1,37 @@
+/**
+ * Opening and configuring the connection. The backend owns (and closes) a Database it opened from a
+ * filename; a Database it was handed stays open and belongs to the caller.
+ */
+import Database from "better-sqlite3";
+import type { SqliteDatabase } from "./context.js";
+
+export interface PragmaOptions {
+  busyTimeoutMs: number;
+}
+
+/**
+ * - journal_mode=WAL: readers never block the writer and vice versa; several processes share the file.
+ * - synchronous=NORMAL: in WAL mode a commit no longer waits for fsync (only checkpoints do). The
+ *   database cannot be corrupted by a crash; a power loss may roll back the last commits. FULL would
+ *   cost an fsync per commit, which is what makes per-job state changes slow.
+ * - busy_timeout: how long a statement waits for another connection's write lock before SQLITE_BUSY.
+ *   Claims take the write lock (BEGIN IMMEDIATE), so competing workers queue here instead of failing.
+ * - foreign_keys=ON: SQLite leaves it off per connection; soniq_jobs.worker_id relies on it.
+ */
+export function configureConnection(db: SqliteDatabase, options: PragmaOptions): void {
+  db.pragma(`busy_timeout = ${Math.round(options.busyTimeoutMs)}`);
+  db.pragma("foreign_keys = ON");
+  if (!db.memory) db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+}
+
+export function openDatabase(filename: string, options: PragmaOptions): SqliteDatabase {
+  const db = new Database(filename, { timeout: options.busyTimeoutMs });
+  try {
+    configureConnection(db, options);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  return db;
+}

@@ -1,0 +1,63 @@
+/**
+ * What every operation gets: the connection, a prepared-statement cache, the in-process wake-up
+ * fan-out and the test-only fault hooks.
+ */
+import type Database from "better-sqlite3";
+import { translateError } from "./errors.js";
+
+export type SqliteDatabase = Database.Database;
+export type Statement = Database.Statement;
+
+/** Internal hooks for the conformance kit's fault injection. Not part of the public API. */
+export interface SqliteFaults {
+  /**
+   * Called inside the dead-letter move after the insert into soniq_dead_letter_jobs and before the
+   * delete from soniq_jobs. Return true to roll the move's SAVEPOINT back there and fail the call.
+   */
+  breakDeadLetterMove?: (jobId: string) => boolean;
+}
+
+export interface SqliteContext {
+  readonly db: SqliteDatabase;
+  /** Prepared once per connection and SQL text, reused on every call. */
+  statement(sql: string, db?: SqliteDatabase): Statement;
+  /** Wake in-process subscribers of this backend object (after the current synchronous work). */
+  notify(queue: string): void;
+  readonly faults: SqliteFaults;
+}
+
+/** Prepared statements per connection: the backend's own, and any caller connection passed as `tx`. */
+export class StatementCache {
+  readonly #byDb = new WeakMap<SqliteDatabase, Map<string, Statement>>();
+
+  get(db: SqliteDatabase, sql: string): Statement {
+    let map = this.#byDb.get(db);
+    if (!map) {
+      map = new Map();
+      this.#byDb.set(db, map);
+    }
+    let stmt = map.get(sql);
+    if (!stmt) {
+      stmt = db.prepare(sql);
+      map.set(sql, stmt);
+    }
+    return stmt;
+  }
+}
+
+/**
+ * Runs a synchronous database step now (before the caller's next `await`) and hands back a promise,
+ * with SQLite errors translated. The backend's async interface wraps synchronous better-sqlite3 calls.
+ */
+export function runSync<T>(operation: string, fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (err) {
+    return Promise.reject(translateError(err, operation));
+  }
+}
+
+/** `BEGIN IMMEDIATE` around `fn` (a SAVEPOINT when the connection is already in a transaction). */
+export function immediate<T>(db: SqliteDatabase, fn: () => T): T {
+  return db.transaction(fn).immediate();
+}

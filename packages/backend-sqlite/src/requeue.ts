@@ -1,0 +1,63 @@
+/**
+ * A claimed job goes back to the queue: retry (an attempt failed), nack (given back untouched) and
+ * reschedule (snooze, without spending the attempt). All fenced by the JobRef like every worker write.
+ */
+import type { JobRef, RescheduleOptions, RetryOptions } from "@soniq/core";
+import type { SqliteContext } from "./context.js";
+import { invalidArgument } from "./errors.js";
+import { NOW } from "./sql.js";
+
+const FENCE = "id = @id AND status = 'processing' AND attempts = @attempt";
+
+const RETRY = `UPDATE soniq_jobs
+  SET status = 'queued', last_error = @error, scheduled_at = ${NOW} + @delayMs, worker_id = NULL,
+    updated_at = ${NOW}
+  WHERE ${FENCE} RETURNING queue`;
+
+const NACK = `UPDATE soniq_jobs
+  SET status = 'queued', scheduled_at = ${NOW}, worker_id = NULL, updated_at = ${NOW}
+  WHERE ${FENCE} RETURNING queue`;
+
+const RESCHEDULE = `UPDATE soniq_jobs
+  SET status = 'queued', attempts = MAX(attempts - 1, 0), last_error = @reason,
+    scheduled_at = ${NOW} + @delayMs, worker_id = NULL, updated_at = ${NOW}
+  WHERE ${FENCE} RETURNING queue`;
+
+function checkRef(ref: JobRef, operation: string): void {
+  if (typeof ref?.id !== "string" || !Number.isInteger(ref.attempt)) {
+    throw invalidArgument(`${operation} needs { id: string, attempt: integer }.`, { operation });
+  }
+}
+
+function checkDelay(delayMs: number, operation: string, id: string): number {
+  if (typeof delayMs !== "number" || !Number.isFinite(delayMs) || delayMs < 0) {
+    throw invalidArgument(`${operation} delayMs must be a finite number >= 0.`, { id, delayMs });
+  }
+  return Math.round(delayMs);
+}
+
+function requeued(ctx: SqliteContext, row: unknown, delayMs: number): boolean {
+  if (row === undefined) return false;
+  if (delayMs === 0) ctx.notify((row as { queue: string }).queue);
+  return true;
+}
+
+export function retry(ctx: SqliteContext, ref: JobRef, options: RetryOptions): boolean {
+  checkRef(ref, "retry");
+  const delayMs = checkDelay(options.delayMs, "retry", ref.id);
+  const row = ctx.statement(RETRY).get({ id: ref.id, attempt: ref.attempt, error: options.error, delayMs });
+  return requeued(ctx, row, delayMs);
+}
+
+export function nack(ctx: SqliteContext, ref: JobRef): boolean {
+  checkRef(ref, "nack");
+  return requeued(ctx, ctx.statement(NACK).get({ id: ref.id, attempt: ref.attempt }), 0);
+}
+
+export function reschedule(ctx: SqliteContext, ref: JobRef, options: RescheduleOptions): boolean {
+  checkRef(ref, "reschedule");
+  const delayMs = checkDelay(options.delayMs, "reschedule", ref.id);
+  const reason = options.reason ? `SNOOZE: ${options.reason}` : "SNOOZE";
+  const row = ctx.statement(RESCHEDULE).get({ id: ref.id, attempt: ref.attempt, reason, delayMs });
+  return requeued(ctx, row, delayMs);
+}

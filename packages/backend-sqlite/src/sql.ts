@@ -1,0 +1,66 @@
+/**
+ * SQL fragments shared by every operation. Timestamps are integer epoch milliseconds; "now" is always
+ * computed by SQLite inside the statement (one value per statement), so every comparison uses the
+ * database's clock, as the backend contract asks.
+ */
+
+/** Current time in epoch ms by SQLite's clock. `unixepoch('subsec')` needs SQLite 3.42+ (better-sqlite3 12 ships 3.5x). */
+export const NOW = "CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER)";
+
+export const JOB_COLUMNS = [
+  "id",
+  "job_name",
+  "args",
+  "args_hash",
+  "status",
+  "attempts",
+  "max_attempts",
+  "queue",
+  "priority",
+  "unique_job",
+  "dedup_key",
+  "scheduled_at",
+  "expires_at",
+  "last_error",
+  "result",
+  "producer_id",
+  "worker_id",
+  "created_at",
+  "updated_at",
+].join(", ");
+
+export const DEAD_LETTER_COLUMNS = [
+  "id",
+  "job_name",
+  "args",
+  "queue",
+  "priority",
+  "max_attempts",
+  "attempts",
+  "last_error",
+  "dead_letter_reason",
+  "tags",
+  "resurrection_count",
+  "last_resurrection_at",
+  "original_created_at",
+  "moved_to_dead_letter_at",
+  "created_at",
+].join(", ");
+
+export const WORKER_COLUMNS =
+  "id, hostname, pid, queues, concurrency, status, last_heartbeat, started_at, version, metadata";
+
+/** Binds a list of strings as one parameter: `col IN (SELECT value FROM json_each(?))`. */
+export function jsonList(values: readonly string[]): string {
+  return JSON.stringify(values);
+}
+
+/** JSON text for a nullable JSON column (`undefined` and `null` both store SQL NULL). */
+export function jsonOrNull(value: unknown): string | null {
+  return value === undefined || value === null ? null : JSON.stringify(value);
+}
+
+/** Epoch ms for a Date, or null. */
+export function msOrNull(date: Date | null | undefined): number | null {
+  return date ? date.getTime() : null;
+}
