@@ -1,1 +1,3 @@
-export {};
+export { type MemoryBackend, memoryBackend } from "./backend.js";
+export type { MemoryInspector } from "./inspector.js";
+export type { MemoryBackendOptions } from "./options.js";
