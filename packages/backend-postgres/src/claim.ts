@@ -1,0 +1,70 @@
+/**
+ * Claim: one statement takes up to `limit` due queued jobs in priority, scheduled_at, created_at order,
+ * skipping rows other claimers hold (FOR UPDATE SKIP LOCKED), marks them processing, bumps attempts and
+ * stamps the worker.
+ *
+ * `id = ANY(ARRAY(subquery))` rather than `id IN (subquery)`: with table statistics the planner turned the
+ * IN form into a whole-table scan (DESIGN.md section 11); the ARRAY form keeps the index path.
+ * One named statement per queue shape, because `queue = $3` lets the fetch index deliver rows already in
+ * priority order while `queue = ANY($3)` makes Postgres sort.
+ */
+import type { ClaimRequest, Job } from "@soniq/core";
+import { SoniqError } from "@soniq/core";
+import { type PgContext, query } from "./context.js";
+import { moveExhaustedJobs } from "./dead-letter.js";
+import { JOB_COLUMNS, mapJob, type Row } from "./rows.js";
+
+function claimSql(queueFilter: string): string {
+  return `UPDATE soniq_jobs
+SET status = 'processing', attempts = attempts + 1, worker_id = $2, updated_at = now()
+WHERE id = ANY(ARRAY(
+  SELECT id FROM soniq_jobs
+  WHERE status = 'queued' AND scheduled_at <= now()${queueFilter}
+  ORDER BY priority, scheduled_at, created_at
+  LIMIT $1
+  FOR UPDATE SKIP LOCKED))
+RETURNING ${JOB_COLUMNS}`;
+}
+
+const CLAIM_ANY_QUEUE = claimSql("");
+const CLAIM_ONE_QUEUE = claimSql(" AND queue = $3");
+const CLAIM_SOME_QUEUES = claimSql(" AND queue = ANY($3::text[])");
+
+function validate(request: ClaimRequest): void {
+  if (!Number.isSafeInteger(request.limit) || request.limit < 1) {
+    throw new SoniqError("SONIQ_INVALID_ARGUMENT", "claim(): limit must be an integer >= 1.", {
+      context: { limit: request.limit },
+    });
+  }
+}
+
+function statementFor(request: ClaimRequest) {
+  const base = [request.limit, request.workerId];
+  const queues = request.queues;
+  if (queues === null) return { name: "soniq_claim_any", text: CLAIM_ANY_QUEUE, values: base };
+  if (queues.length === 1) {
+    return { name: "soniq_claim_one", text: CLAIM_ONE_QUEUE, values: [...base, queues[0]] };
+  }
+  return { name: "soniq_claim_some", text: CLAIM_SOME_QUEUES, values: [...base, [...queues]] };
+}
+
+function byClaimOrder(a: Job, b: Job): number {
+  return (
+    a.priority - b.priority ||
+    a.scheduledAt.getTime() - b.scheduledAt.getTime() ||
+    a.createdAt.getTime() - b.createdAt.getTime()
+  );
+}
+
+export async function claim(ctx: PgContext, request: ClaimRequest): Promise<Job[]> {
+  validate(request);
+  if (request.queues !== null && request.queues.length === 0) return [];
+  const res = await query<Row>(ctx, "claim", statementFor(request));
+  if (res.rows.length === 0) return [];
+  const jobs = res.rows.map(mapJob);
+  // Rare path: a job whose workers kept dying before they could record a failure. It must not run again.
+  const exhausted = jobs.filter((job) => job.attempts > job.maxAttempts);
+  if (exhausted.length === 0) return jobs.sort(byClaimOrder);
+  await moveExhaustedJobs(ctx, exhausted);
+  return jobs.filter((job) => job.attempts <= job.maxAttempts).sort(byClaimOrder);
+}

@@ -1,0 +1,42 @@
+/**
+ * What every operation file receives: the pool and the test-only fault hooks. Operations are plain
+ * functions of this context, so the backend object in `backend.ts` is only wiring.
+ */
+import type pg from "pg";
+import { translatePgError } from "./errors.js";
+
+/** Test-only hooks (used by the conformance kit's fault injection). Not part of the public API. */
+export interface PostgresFaults {
+  /**
+   * When set, `markJobDeadLetter` runs as two statements in one transaction on a dedicated connection
+   * (DELETE ... RETURNING, then INSERT into the dead-letter table) and awaits this hook between them.
+   * `pid` is that connection's backend pid, so a test can `pg_terminate_backend(pid)` from elsewhere,
+   * or throw to abort the transaction.
+   */
+  betweenDeadLetterSteps?: (info: { jobId: string; pid: number }) => Promise<void> | void;
+}
+
+export interface PgContext {
+  readonly pool: pg.Pool;
+  readonly faults: PostgresFaults | undefined;
+}
+
+export interface Statement {
+  /** Named statements are prepared once per connection and reused (the hot path). */
+  name?: string;
+  text: string;
+  values?: unknown[];
+}
+
+/** Run one statement on the pool; every failure leaves as a `SoniqError`. */
+export async function query<R extends pg.QueryResultRow = Record<string, unknown>>(
+  ctx: PgContext,
+  operation: string,
+  statement: Statement,
+): Promise<pg.QueryResult<R>> {
+  try {
+    return await ctx.pool.query<R>(statement);
+  } catch (err) {
+    throw translatePgError(err, operation);
+  }
+}

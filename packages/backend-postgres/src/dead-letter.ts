@@ -1,0 +1,124 @@
+/**
+ * The dead-letter move: the job row leaves soniq_jobs and lands in soniq_dead_letter_jobs atomically.
+ * Production path: one data-modifying CTE (DELETE ... RETURNING feeding the INSERT), so it is one
+ * statement, one transaction and one round trip. If the INSERT fails (a dead-letter row with the same id
+ * exists), the whole statement fails and the DELETE never happened.
+ *
+ * With the test-only fault hook set, the same move runs as two statements in one explicit transaction on a
+ * dedicated connection, and the hook runs between them, so the kit can kill the connection mid-move.
+ */
+import type { DeadLetterOptions, Job } from "@soniq/core";
+import type pg from "pg";
+import { type PgContext, query } from "./context.js";
+import { isUuid, translatePgError } from "./errors.js";
+
+const DLQ_INSERT_COLUMNS =
+  "id, job_name, args, queue, priority, max_attempts, attempts, last_error, dead_letter_reason, tags, original_created_at";
+
+function movableWhere(fenced: boolean): string {
+  return fenced
+    ? "id = $1 AND status = 'processing' AND attempts = $5"
+    : "id = $1 AND status IN ('queued', 'processing')";
+}
+
+function moveSql(fenced: boolean): string {
+  return `WITH moved AS (
+  DELETE FROM soniq_jobs WHERE ${movableWhere(fenced)}
+  RETURNING id, job_name, args, queue, priority, max_attempts, attempts, created_at)
+INSERT INTO soniq_dead_letter_jobs (${DLQ_INSERT_COLUMNS})
+SELECT id, job_name, args, queue, priority, max_attempts, attempts, $2, $3, $4::jsonb, created_at FROM moved
+RETURNING id`;
+}
+
+const MOVE = moveSql(false);
+const MOVE_FENCED = moveSql(true);
+
+function moveValues(id: string, options: DeadLetterOptions): unknown[] {
+  const tags = options.tags === undefined || options.tags === null ? null : JSON.stringify(options.tags);
+  const values: unknown[] = [id, options.error, options.reason, tags];
+  if (options.attempt !== undefined) values.push(options.attempt);
+  return values;
+}
+
+export async function markJobDeadLetter(
+  ctx: PgContext,
+  id: string,
+  options: DeadLetterOptions,
+): Promise<boolean> {
+  if (!isUuid(id)) return false;
+  if (ctx.faults?.betweenDeadLetterSteps) return moveInTwoSteps(ctx, id, options);
+  const fenced = options.attempt !== undefined;
+  const res = await query(ctx, "markJobDeadLetter", {
+    name: fenced ? "soniq_dlq_move_fenced" : "soniq_dlq_move",
+    text: fenced ? MOVE_FENCED : MOVE,
+    values: moveValues(id, options),
+  });
+  return res.rowCount === 1;
+}
+
+async function moveInTwoSteps(ctx: PgContext, id: string, options: DeadLetterOptions): Promise<boolean> {
+  const hook = ctx.faults?.betweenDeadLetterSteps;
+  const fenced = options.attempt !== undefined;
+  const client = await ctx.pool.connect();
+  let broken: unknown;
+  try {
+    const pidRes = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+    await client.query("BEGIN");
+    const copied = await client.query(
+      `INSERT INTO soniq_dead_letter_jobs (${DLQ_INSERT_COLUMNS})
+       SELECT id, job_name, args, queue, priority, max_attempts, attempts, $2, $3, $4::jsonb, created_at
+       FROM soniq_jobs WHERE ${movableWhere(fenced)} FOR UPDATE RETURNING id`,
+      moveValues(id, options),
+    );
+    if (copied.rowCount !== 1) {
+      await client.query("ROLLBACK");
+      return false;
+    }
+    await hook?.({ jobId: id, pid: pidRes.rows[0]?.pid ?? 0 });
+    await client.query("DELETE FROM soniq_jobs WHERE id = $1", [id]);
+    await client.query("COMMIT");
+    return true;
+  } catch (err) {
+    broken = err;
+    await rollbackQuietly(client);
+    throw translatePgError(err, "markJobDeadLetter", { jobId: id });
+  } finally {
+    // A connection that failed mid-transaction is discarded rather than returned to the pool.
+    client.release(broken instanceof Error ? broken : undefined);
+  }
+}
+
+async function rollbackQuietly(client: pg.PoolClient): Promise<void> {
+  try {
+    await client.query("ROLLBACK");
+  } catch {
+    // The connection is gone; Postgres already rolled the transaction back.
+  }
+}
+
+const MOVE_EXHAUSTED = `WITH moved AS (
+  DELETE FROM soniq_jobs j USING unnest($1::uuid[], $2::int[]) AS x(id, attempt)
+  WHERE j.id = x.id AND j.status = 'processing' AND j.attempts = x.attempt
+  RETURNING j.id, j.job_name, j.args, j.queue, j.priority, j.max_attempts, j.attempts, j.last_error, j.created_at)
+INSERT INTO soniq_dead_letter_jobs (${DLQ_INSERT_COLUMNS})
+SELECT id, job_name, args, queue, priority, max_attempts, attempts - 1, last_error, 'max_retries_exceeded', NULL,
+       created_at
+FROM moved`;
+
+/**
+ * Dead-letter jobs the claim just took although their attempts already exceed max_attempts. `attempts` is
+ * recorded as the runs that actually started (the claim's increment is not a run). A failure here must not
+ * fail the claim (the other claimed jobs are already processing): the rows stay processing and stale-worker
+ * recovery hands them back.
+ */
+export async function moveExhaustedJobs(ctx: PgContext, jobs: readonly Job[]): Promise<void> {
+  try {
+    await query(ctx, "claim (dead-letter exhausted jobs)", {
+      name: "soniq_dlq_move_exhausted",
+      text: MOVE_EXHAUSTED,
+      values: [jobs.map((j) => j.id), jobs.map((j) => j.attempts)],
+    });
+  } catch {
+    // See the docblock: leaving the rows processing is the safe outcome.
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * Enqueue, one or many, in ONE statement: the jobs arrive as one jsonb array (jsonb_to_recordset), each
+ * kind of job is inserted by its own data-modifying CTE, and the queues that got jobs are NOTIFYed
+ * (delivered on commit, so a rolled-back transactional enqueue wakes nobody).
+ *
+ * Dedup goes through the partial unique indexes, so it is race-free:
+ * - dedupKey only: ON CONFLICT on the dedup_key index; DO UPDATE (a no-op write) locks and returns the
+ *   existing row, so a duplicate gets the existing id even while racing another enqueue.
+ * - unique only: the same on the (job_name, args_hash) index.
+ * - both: a queued unique twin is looked up first and returned; otherwise the insert arbitrates on dedup_key.
+ *   A race on the unique index can still raise 23505; outside a caller's transaction the statement is
+ *   simply run again (it is all-or-nothing), inside one the error is reported.
+ * Duplicates within one batch are resolved here first: Postgres cannot upsert the same row twice in a statement.
+ */
+import type { EnqueueOptions, EnqueueResult, NewJob } from "@soniq/core";
+import { SoniqError } from "@soniq/core";
+import { type PgContext, query } from "./context.js";
+import { findPgError } from "./errors.js";
+import { NEW_JOB_CHANNEL } from "./listen.js";
+import { type TxRunner, txRunner } from "./tx.js";
+
+const KINDS = ["plain", "dedup", "uniq", "both"] as const;
+type Kind = (typeof KINDS)[number];
+
+/** Which input rows (alias `i`) are of this kind. */
+const KIND_FILTER: Record<Kind, string> = {
+  plain: "i.dedup_key IS NULL AND NOT i.unique_job",
+  dedup: "i.dedup_key IS NOT NULL AND NOT i.unique_job",
+  uniq: "i.dedup_key IS NULL AND i.unique_job",
+  both: "i.dedup_key IS NOT NULL AND i.unique_job",
+};
+
+const ON_DEDUP_KEY =
+  "ON CONFLICT (dedup_key) WHERE status = 'queued' AND dedup_key IS NOT NULL DO UPDATE SET dedup_key = EXCLUDED.dedup_key";
+const ON_UNIQUE =
+  "ON CONFLICT (job_name, args_hash) WHERE status = 'queued' AND unique_job DO UPDATE SET unique_job = EXCLUDED.unique_job";
+
+const INSERT_COLUMNS =
+  "id, job_name, args, args_hash, queue, priority, max_attempts, scheduled_at, dedup_key, unique_job, producer_id";
+const SELECT_INPUT =
+  "i.id, i.job_name, i.args, i.args_hash, i.queue, i.priority, i.max_attempts, COALESCE(i.scheduled_at, now()), " +
+  "i.dedup_key, i.unique_job, i.producer_id";
+const RETURN_KEYS = "RETURNING id, queue, dedup_key, job_name, args_hash";
+
+function insertCte(kind: Kind): string {
+  const conflict = kind === "dedup" || kind === "both" ? ON_DEDUP_KEY : kind === "uniq" ? ON_UNIQUE : "";
+  const notTwin = kind === "both" ? " AND NOT EXISTS (SELECT 1 FROM twin t WHERE t.ord = i.ord)" : "";
+  return `ins_${kind} AS (INSERT INTO soniq_jobs (${INSERT_COLUMNS})
+  SELECT ${SELECT_INPUT} FROM input i WHERE ${KIND_FILTER[kind]}${notTwin}
+  ${conflict} ${RETURN_KEYS})`;
+}
+
+const RESULT_JOIN: Record<Kind, string> = {
+  plain: "r.id = i.id",
+  dedup: "r.dedup_key = i.dedup_key",
+  uniq: "r.job_name = i.job_name AND r.args_hash = i.args_hash",
+  both: "r.dedup_key = i.dedup_key",
+};
+
+/** The statement for a batch holding these kinds of jobs (a handful of shapes, each a named statement). */
+function enqueueSql(kinds: readonly Kind[]): string {
+  const ctes = [
+    "input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, id uuid, job_name text, args jsonb, args_hash text, queue text, priority int, max_attempts int, scheduled_at timestamptz, dedup_key text, unique_job bool, producer_id text))",
+  ];
+  const results: string[] = [];
+  if (kinds.includes("both")) {
+    ctes.push(`twin AS (SELECT DISTINCT ON (i.ord) i.ord, j.id, j.queue FROM input i
+  JOIN soniq_jobs j ON j.job_name = i.job_name AND j.args_hash = i.args_hash AND j.status = 'queued' AND j.unique_job
+  WHERE ${KIND_FILTER.both} ORDER BY i.ord, j.created_at)`);
+    results.push("SELECT ord, id, queue FROM twin");
+  }
+  for (const kind of kinds) {
+    ctes.push(insertCte(kind));
+    results.push(
+      `SELECT i.ord, r.id, r.queue FROM input i JOIN ins_${kind} r ON ${RESULT_JOIN[kind]} WHERE ${KIND_FILTER[kind]}`,
+    );
+  }
+  ctes.push(`results AS (${results.join("\n  UNION ALL ")})`);
+  ctes.push(
+    `notified AS (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) AS n FROM (SELECT DISTINCT queue AS q FROM results) s)`,
+  );
+  return `WITH ${ctes.join(",\n")}\nSELECT r.ord, r.id FROM results r, notified`;
+}
+
+function kindOf(job: NewJob): Kind {
+  if (job.dedupKey !== null) return job.unique ? "both" : "dedup";
+  return job.unique ? "uniq" : "plain";
+}
+
+/**
+ * Jobs to send (the first of each key) and, for every input position, the index of the sent job it
+ * resolves to. A later job sharing a dedup key or a unique key with an earlier one gets the earlier's result.
+ */
+function resolveBatch(jobs: readonly NewJob[]): { sent: NewJob[]; target: number[] } {
+  const sent: NewJob[] = [];
+  const target: number[] = [];
+  const byKey = new Map<string, number>();
+  for (const job of jobs) {
+    const keys: string[] = [];
+    if (job.dedupKey !== null) keys.push(`d:${job.dedupKey}`);
+    if (job.unique) keys.push(`u:${job.jobName}\u0000${job.argsHash ?? ""}`);
+    const earlier = keys.map((k) => byKey.get(k)).find((i) => i !== undefined);
+    if (earlier !== undefined) {
+      target.push(earlier);
+      continue;
+    }
+    for (const k of keys) byKey.set(k, sent.length);
+    target.push(sent.length);
+    sent.push(job);
+  }
+  return { sent, target };
+}
+
+function encodeBatch(jobs: readonly NewJob[]): string {
+  return JSON.stringify(
+    jobs.map((job, ord) => ({
+      ord,
+      id: job.id,
+      job_name: job.jobName,
+      args: job.args,
+      args_hash: job.argsHash,
+      queue: job.queue,
+      priority: job.priority,
+      max_attempts: job.maxAttempts,
+      scheduled_at: job.scheduledAt === null ? null : job.scheduledAt.toISOString(),
+      dedup_key: job.dedupKey,
+      unique_job: job.unique,
+      producer_id: job.producerId,
+    })),
+  );
+}
+
+function isDedupRace(err: unknown): boolean {
+  const pgError = findPgError(err);
+  return (
+    pgError?.code === "23505" &&
+    (pgError.constraint === "idx_soniq_jobs_unique_queued" ||
+      pgError.constraint === "idx_soniq_jobs_dedup_key")
+  );
+}
+
+async function runOnPool(ctx: PgContext, kinds: Kind[], payload: string) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await query<{ ord: number; id: string }>(ctx, "enqueue", {
+        name: `soniq_enqueue_${kinds.join("_")}`,
+        text: enqueueSql(kinds),
+        values: [payload],
+      });
+      return res.rows;
+    } catch (err) {
+      if (attempt >= 3 || !isDedupRace(err)) throw err;
+    }
+  }
+}
+
+function noRow(job: NewJob): SoniqError {
+  return new SoniqError("SONIQ_BACKEND_ERROR", `enqueue: PostgreSQL returned no row for job ${job.id}.`, {
+    context: { id: job.id },
+  });
+}
+
+export async function enqueueMany<TTx>(
+  ctx: PgContext,
+  jobs: readonly NewJob[],
+  options: EnqueueOptions<TTx> = {},
+): Promise<EnqueueResult[]> {
+  if (jobs.length === 0) return [];
+  const runner: TxRunner | undefined = options.tx === undefined ? undefined : txRunner(options.tx, "enqueue");
+  const { sent, target } = resolveBatch(jobs);
+  const kinds = KINDS.filter((kind) => sent.some((job) => kindOf(job) === kind));
+  const payload = encodeBatch(sent);
+  const rows = runner ? await runner(enqueueSql(kinds), [payload]) : await runOnPool(ctx, kinds, payload);
+  const ids: string[] = [];
+  for (const row of rows) ids[Number(row.ord)] = String(row.id);
+  return jobs.map((job, i) => {
+    const id = ids[target[i] ?? -1];
+    if (id === undefined) throw noRow(job);
+    return { id, deduplicated: id !== job.id };
+  });
+}
+
+export async function enqueue<TTx>(
+  ctx: PgContext,
+  job: NewJob,
+  options: EnqueueOptions<TTx> = {},
+): Promise<EnqueueResult> {
+  const [result] = await enqueueMany(ctx, [job], options);
+  if (!result) throw noRow(job);
+  return result;
+}

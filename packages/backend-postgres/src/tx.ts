@@ -1,0 +1,76 @@
+/**
+ * Transactional enqueue: the caller's handle runs the insert, so it commits or rolls back with the
+ * caller's own writes (and the NOTIFY is delivered only on that commit).
+ * Accepted handles: a node-postgres `Client` / `PoolClient`, or a Drizzle node-postgres database or
+ * transaction. A `Pool` is refused: each of its queries may run on a different connection.
+ */
+import { SoniqError } from "@soniq/core";
+import { type SQL, type SQLWrapper, sql } from "drizzle-orm";
+import pg from "pg";
+import { translatePgError } from "./errors.js";
+
+/** A Drizzle node-postgres database or transaction (anything with drizzle's `execute`). */
+export interface DrizzlePgExecutor {
+  execute(query: SQLWrapper): PromiseLike<unknown>;
+}
+
+/** What `tx` may be: a pg client checked out of a pool or connected by hand, or a Drizzle db / transaction. */
+export type PgTx = pg.PoolClient | pg.Client | DrizzlePgExecutor;
+
+/** Runs one parameterised statement on the caller's handle and returns its rows. */
+export type TxRunner = (text: string, values: unknown[]) => Promise<Record<string, unknown>[]>;
+
+/** `text` with `$n` placeholders as a Drizzle SQL object, each value bound as one parameter. */
+export function toDrizzleSql(text: string, values: readonly unknown[]): SQL {
+  const chunks: SQL[] = [];
+  let last = 0;
+  for (const match of text.matchAll(/\$(\d+)/g)) {
+    const at = match.index ?? 0;
+    chunks.push(sql.raw(text.slice(last, at)));
+    chunks.push(sql`${sql.param(values[Number(match[1]) - 1])}`);
+    last = at + match[0].length;
+  }
+  chunks.push(sql.raw(text.slice(last)));
+  return sql.join(chunks);
+}
+
+function rowsOf(result: unknown): Record<string, unknown>[] {
+  const rows = (result as { rows?: unknown } | null)?.rows;
+  return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+}
+
+function unsupported(reason: string): SoniqError {
+  return new SoniqError(
+    "SONIQ_TRANSACTION_UNSUPPORTED",
+    `tx ${reason}. Pass a pg PoolClient or Client inside your transaction, or a Drizzle node-postgres database or transaction.`,
+  );
+}
+
+/** Turn the caller's `tx` into a runner, or explain why it cannot be used. */
+export function txRunner(tx: unknown, operation: string): TxRunner {
+  if (typeof tx !== "object" || tx === null) throw unsupported("is not a database handle");
+  if (tx instanceof pg.Pool || ("totalCount" in tx && "idleCount" in tx))
+    throw unsupported("is a pg Pool, whose queries may each run on another connection");
+  const handle = tx as { query?: unknown; execute?: unknown };
+  if (typeof handle.execute === "function") {
+    const drizzle = tx as DrizzlePgExecutor;
+    return async (text, values) => {
+      try {
+        return rowsOf(await drizzle.execute(toDrizzleSql(text, values)));
+      } catch (err) {
+        throw translatePgError(err, operation);
+      }
+    };
+  }
+  if (typeof handle.query === "function") {
+    const client = tx as pg.ClientBase;
+    return async (text, values) => {
+      try {
+        return (await client.query<Record<string, unknown>>(text, values)).rows;
+      } catch (err) {
+        throw translatePgError(err, operation);
+      }
+    };
+  }
+  throw unsupported("has neither query() (pg) nor execute() (Drizzle)");
+}

@@ -1,0 +1,54 @@
+/**
+ * Per-file PostgreSQL databases: each test file creates `soniq_t_<random>` on DATABASE_URL (default
+ * postgres://postgres@127.0.0.1:5432/test) and drops it WITH (FORCE) afterwards. Connection failures
+ * fail loudly; there is no silent skip.
+ */
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+
+export const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+function urlFor(name: string): string {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `soniq_t_${randomBytes(6).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    name,
+    url: urlFor(name),
+    async drop() {
+      const client = new pg.Client({ connectionString: ADMIN_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** Poll `check` until it returns true, or fail after `timeoutMs`. */
+export async function eventually(check: () => boolean | Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
