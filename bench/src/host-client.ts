@@ -1,0 +1,122 @@
+/** The parent's handle on a worker host child: typed calls over IPC, the all-started event, cleanup. */
+import { type ChildProcess, fork } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import type { HostCall, HostMessage, StartReport } from "./host-protocol.js";
+import type { ProduceRequest, ProduceResult, ProducerHandle } from "./producer.js";
+import type { Counts, SystemTarget, TaskKind } from "./systems/types.js";
+
+const HOST_ENTRY = fileURLToPath(new URL("./worker-host.ts", import.meta.url));
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+}
+
+export class HostClient {
+  private readonly child: ChildProcess;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private exited: Error | null = null;
+  private allStarted: { at: number } | null = null;
+  private allStartedWaiters: ((at: number) => void)[] = [];
+
+  private constructor() {
+    this.child = fork(HOST_ENTRY, [], {
+      execArgv: ["--conditions=source", "--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    this.child.on("message", (m: HostMessage) => this.onMessage(m));
+    this.child.on("exit", (code, signal) => {
+      this.exited = new Error(`worker host exited (code ${code}, signal ${signal})`);
+      for (const p of this.pending.values()) p.reject(this.exited);
+      this.pending.clear();
+    });
+  }
+
+  static async open(systemId: string, target: SystemTarget): Promise<HostClient> {
+    const host = new HostClient();
+    try {
+      await host.call({ op: "open", systemId, target });
+    } catch (err) {
+      host.kill();
+      throw err;
+    }
+    return host;
+  }
+
+  private onMessage(m: HostMessage): void {
+    if (m.type === "all-started") {
+      this.allStarted = { at: m.at };
+      for (const w of this.allStartedWaiters) w(m.at);
+      this.allStartedWaiters = [];
+      return;
+    }
+    const p = this.pending.get(m.id);
+    if (!p) return;
+    this.pending.delete(m.id);
+    if (m.ok) p.resolve(m.value);
+    else p.reject(new Error(`worker host: ${m.error}`));
+  }
+
+  call(call: HostCall): Promise<unknown> {
+    if (this.exited) return Promise.reject(this.exited);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.child.send({ id, call });
+    });
+  }
+
+  async track(kind: TaskKind, n: number, recordTimes: boolean): Promise<void> {
+    this.allStarted = null;
+    await this.call({ op: "track", kind, n, recordTimes });
+  }
+
+  /** Resolves with the time the last expected job started, or rejects after `timeoutMs`. */
+  waitAllStarted(timeoutMs: number): Promise<number> {
+    if (this.allStarted) return Promise.resolve(this.allStarted.at);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`not every job started within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      timer.unref();
+      this.allStartedWaiters.push((at) => {
+        clearTimeout(timer);
+        resolve(at);
+      });
+    });
+  }
+
+  async report(): Promise<StartReport> {
+    return (await this.call({ op: "report" })) as StartReport;
+  }
+
+  /** The producer side, run inside the child (in-process systems). */
+  producer(): ProducerHandle {
+    return {
+      produce: async (req: ProduceRequest) => (await this.call({ op: "produce", req })) as ProduceResult,
+      counts: async (kind: TaskKind) => (await this.call({ op: "counts", kind })) as Counts,
+      close: async () => {},
+    };
+  }
+
+  /** Closes the session and waits for the child to exit; kills it if it does not within 15 s. */
+  async close(): Promise<void> {
+    if (this.exited) return;
+    const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
+    const timer = setTimeout(() => this.kill(), 15_000);
+    timer.unref();
+    try {
+      await this.call({ op: "close" });
+    } catch {
+      this.kill();
+    }
+    await exited;
+    clearTimeout(timer);
+  }
+
+  kill(): void {
+    if (!this.exited) this.child.kill("SIGKILL");
+  }
+}

@@ -1,0 +1,43 @@
+/** Messages between the parent (workloads) and the worker host child process. */
+import type { ProduceRequest } from "./producer.js";
+import type { SystemTarget, TaskKind } from "./systems/types.js";
+
+export type HostCall =
+  | { op: "open"; systemId: string; target: SystemTarget }
+  /** Reset the start tracker: expect jobs 0..n-1 of `kind`; keep start times when `recordTimes`. */
+  | { op: "track"; kind: TaskKind; n: number; recordTimes: boolean }
+  | { op: "createWorker"; concurrency: number }
+  | { op: "startWorker" }
+  | { op: "stopWorker" }
+  | { op: "report" }
+  | { op: "produce"; req: ProduceRequest }
+  | { op: "counts"; kind: TaskKind }
+  | { op: "close" };
+
+export interface HostRequest {
+  id: number;
+  call: HostCall;
+}
+
+export type HostMessage =
+  | { type: "result"; id: number; ok: true; value: unknown }
+  | { type: "result"; id: number; ok: false; error: string }
+  /** Every expected job has had its handler started at least once. */
+  | { type: "all-started"; at: number };
+
+/** What the worker's handlers saw, checked against the expected jobs. */
+export interface StartReport {
+  expected: number;
+  /** Indexes started exactly once. */
+  once: number;
+  /** Extra starts of indexes already started. */
+  duplicates: number;
+  /** Expected indexes never started. */
+  missing: number;
+  /** Starts of another kind or an index outside 0..n-1. */
+  unexpected: number;
+  firstStartAt: number | null;
+  lastStartAt: number | null;
+  /** Per index, the first start time (when recorded). */
+  startTimes: number[] | null;
+}

@@ -1,0 +1,155 @@
+/**
+ * graphile-worker 0.17.3, twice: with its documented fast settings (`localQueue.size` 500,
+ * `completeJobBatchDelay` 0, `failJobBatchDelay` 0; see worker.graphile.org/docs/performance) and with its
+ * defaults. It deletes a job when it completes, so `done` is not countable: a drained queue is an empty table.
+ */
+import { Logger, makeWorkerUtils, type Runner, run, type WorkerUtils } from "graphile-worker";
+import pg from "pg";
+import {
+  type BenchWorker,
+  type Counts,
+  handle,
+  readIndex,
+  type SystemAdapter,
+  type SystemSession,
+  type SystemTarget,
+  TASK_NAMES,
+  type TaskKind,
+  type WorkerSpec,
+} from "./types.js";
+
+const silent = new Logger(() => () => {});
+
+interface GraphileTuning {
+  localQueueSize: number | null;
+  batchDelays: boolean;
+}
+
+const COUNTS = `SELECT
+  count(*) FILTER (WHERE j.attempts < j.max_attempts OR j.locked_at IS NOT NULL)::int AS pending,
+  count(*) FILTER (WHERE j.attempts >= j.max_attempts AND j.locked_at IS NULL)::int AS failed,
+  count(DISTINCT j.payload->>'i')::int AS distinct
+FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+WHERE t.identifier = $1`;
+
+function requireUrl(target: SystemTarget): string {
+  if (!target.databaseUrl) throw new Error("graphile-worker needs a Postgres database");
+  return target.databaseUrl;
+}
+
+function maxAttempts(kind: TaskKind): number {
+  return kind === "fail" ? 1 : 25;
+}
+
+class GraphileWorker implements BenchWorker {
+  private runner: Runner | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly spec: WorkerSpec,
+    private readonly tuning: GraphileTuning,
+  ) {}
+
+  async start(): Promise<void> {
+    const spec = this.spec;
+    const worker: GraphileConfig.WorkerOptions = {};
+    if (this.tuning.localQueueSize !== null) worker.localQueue = { size: this.tuning.localQueueSize };
+    if (this.tuning.batchDelays) {
+      worker.completeJobBatchDelay = 0;
+      worker.failJobBatchDelay = 0;
+    }
+    this.runner = await run({
+      connectionString: this.url,
+      concurrency: spec.concurrency,
+      noHandleSignals: true,
+      logger: silent,
+      taskList: {
+        [TASK_NAMES.noop]: (payload) => handle(spec, "noop", readIndex(payload)),
+        [TASK_NAMES.fail]: (payload) => handle(spec, "fail", readIndex(payload)),
+      },
+      preset: { worker },
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.runner?.stop();
+    this.runner = null;
+  }
+}
+
+class GraphileSession implements SystemSession {
+  private readonly pool: pg.Pool;
+
+  constructor(
+    private readonly url: string,
+    private readonly utils: WorkerUtils,
+    private readonly tuning: GraphileTuning,
+  ) {
+    this.pool = new pg.Pool({ connectionString: url, max: 1 });
+  }
+
+  async enqueueOne(kind: TaskKind, i: number): Promise<void> {
+    await this.utils.addJob(TASK_NAMES[kind], { i }, { maxAttempts: maxAttempts(kind) });
+  }
+
+  async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
+    const specs = Array.from({ length: count }, (_, k) => ({
+      identifier: TASK_NAMES[kind],
+      payload: { i: from + k },
+      maxAttempts: maxAttempts(kind),
+    }));
+    await this.utils.addJobs(specs);
+  }
+
+  async counts(kind: TaskKind): Promise<Counts> {
+    const row = (await this.pool.query<Omit<Counts, "done">>(COUNTS, [TASK_NAMES[kind]])).rows[0];
+    if (!row) throw new Error("graphile counts returned no row");
+    return { ...row, done: null };
+  }
+
+  async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
+    return new GraphileWorker(this.url, spec, this.tuning);
+  }
+
+  async close(): Promise<void> {
+    await this.utils.release();
+    await this.pool.end();
+  }
+}
+
+function graphileSystem(id: string, label: string, notes: string, tuning: GraphileTuning): SystemAdapter {
+  return {
+    id,
+    label,
+    storage: "postgres",
+    inProcess: false,
+    notes,
+    async prepare(target) {
+      const utils = await makeWorkerUtils({ connectionString: requireUrl(target), logger: silent });
+      try {
+        await utils.migrate();
+      } finally {
+        await utils.release();
+      }
+    },
+    async open(target) {
+      const url = requireUrl(target);
+      const utils = await makeWorkerUtils({ connectionString: url, logger: silent });
+      return new GraphileSession(url, utils, tuning);
+    },
+  };
+}
+
+export const graphileFastSystem = graphileSystem(
+  "graphile-fast",
+  "graphile-worker 0.17.3 fast",
+  "localQueue.size 500, completeJobBatchDelay 0, failJobBatchDelay 0 (its documented batching settings)",
+  { localQueueSize: 500, batchDelays: true },
+);
+
+export const graphileDefaultSystem = graphileSystem(
+  "graphile-default",
+  "graphile-worker 0.17.3 defaults",
+  "default settings (no local queue, one fetch and one completion query per job)",
+  { localQueueSize: null, batchDelays: false },
+);

@@ -1,0 +1,32 @@
+/** Every benchmarked system, in table order. */
+import { graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
+import { limitSystem } from "./limit.js";
+import { pgBossSystem } from "./pg-boss.js";
+import type { SystemAdapter } from "./types.js";
+
+export const SYSTEMS: readonly SystemAdapter[] = [
+  graphileFastSystem,
+  graphileDefaultSystem,
+  pgBossSystem,
+  limitSystem,
+];
+
+export function findSystem(id: string): SystemAdapter {
+  const system = SYSTEMS.find((s) => s.id === id);
+  if (!system) throw new Error(`unknown system "${id}"; known: ${SYSTEMS.map((s) => s.id).join(", ")}`);
+  return system;
+}
+
+/** Splits systems into those that can run here and those that cannot yet (with the reason). */
+export async function availableSystems(
+  systems: readonly SystemAdapter[],
+): Promise<{ available: SystemAdapter[]; unavailable: [string, string][] }> {
+  const available: SystemAdapter[] = [];
+  const unavailable: [string, string][] = [];
+  for (const s of systems) {
+    const why = s.unavailable ? await s.unavailable() : null;
+    if (why === null) available.push(s);
+    else unavailable.push([s.id, why]);
+  }
+  return { available, unavailable };
+}

@@ -1,0 +1,246 @@
+/**
+ * The "limit" row: the least a Postgres queue can do, hand-written on `pg` alone, to show how close the
+ * real systems come to what this database allows. One table, one partial index that matches the fetch,
+ * claim 500 rows in one UPDATE (`id = ANY(ARRAY(SELECT ... FOR UPDATE SKIP LOCKED))`, which keeps the index
+ * path; `id IN (SELECT ...)` turns into a full scan once the table has statistics), completions batched by
+ * id array, LISTEN/NOTIFY wake-ups, named (prepared) statements. Done rows are kept (status 'done'), as
+ * Soniq keeps them for the result TTL by default. No heartbeats, retries with backoff, or recovery.
+ */
+import pg from "pg";
+import {
+  type BenchWorker,
+  type Counts,
+  handle,
+  readIndex,
+  type SystemAdapter,
+  type SystemSession,
+  type SystemTarget,
+  TASK_NAMES,
+  type TaskKind,
+  type WorkerSpec,
+} from "./types.js";
+
+const CHANNEL = "limit_jobs";
+const CLAIM_SIZE = 500;
+const POLL_MS = 1000;
+
+const SCHEMA = `
+CREATE TABLE limit_jobs (
+  id bigserial PRIMARY KEY,
+  task text NOT NULL,
+  payload jsonb NOT NULL,
+  status text NOT NULL DEFAULT 'queued',
+  attempts int NOT NULL DEFAULT 0,
+  max_attempts int NOT NULL DEFAULT 3,
+  run_at timestamptz NOT NULL DEFAULT now(),
+  last_error text,
+  updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX limit_jobs_fetch ON limit_jobs (run_at, id) WHERE status = 'queued';
+`;
+
+const INSERT_ONE = `WITH ins AS (INSERT INTO limit_jobs (task, payload, max_attempts) VALUES ($1, $2, $3) RETURNING 1)
+SELECT pg_notify('${CHANNEL}', count(*)::text) FROM ins`;
+const INSERT_MANY = `WITH ins AS (
+  INSERT INTO limit_jobs (task, payload, max_attempts)
+  SELECT $1, p, $3 FROM unnest($2::jsonb[]) AS p RETURNING 1)
+SELECT pg_notify('${CHANNEL}', count(*)::text) FROM ins`;
+const CLAIM = `UPDATE limit_jobs SET status = 'processing', attempts = attempts + 1, updated_at = now()
+WHERE id = ANY(ARRAY(
+  SELECT id FROM limit_jobs WHERE status = 'queued' AND run_at <= now()
+  ORDER BY run_at, id LIMIT $1 FOR UPDATE SKIP LOCKED))
+RETURNING id, task, payload`;
+const COMPLETE = `UPDATE limit_jobs SET status = 'done', updated_at = now()
+WHERE id = ANY($1::bigint[]) AND status = 'processing'`;
+const FAIL = `UPDATE limit_jobs j SET
+  status = CASE WHEN j.attempts >= j.max_attempts THEN 'failed' ELSE 'queued' END,
+  last_error = f.err, run_at = now(), updated_at = now()
+FROM unnest($1::bigint[], $2::text[]) AS f(id, err)
+WHERE j.id = f.id AND j.status = 'processing'`;
+const RELEASE = `UPDATE limit_jobs SET status = 'queued', attempts = attempts - 1
+WHERE id = ANY($1::bigint[]) AND status = 'processing'`;
+const COUNTS = `SELECT
+  count(*) FILTER (WHERE status IN ('queued', 'processing'))::int AS pending,
+  count(*) FILTER (WHERE status = 'done')::int AS done,
+  count(*) FILTER (WHERE status = 'failed')::int AS failed,
+  count(DISTINCT payload->>'i')::int AS distinct
+FROM limit_jobs WHERE task = $1`;
+
+function requireUrl(target: SystemTarget): string {
+  if (!target.databaseUrl) throw new Error("the limit system needs a Postgres database");
+  return target.databaseUrl;
+}
+
+interface ClaimedRow {
+  id: string;
+  task: string;
+  payload: unknown;
+}
+
+/** Claims in batches into a local buffer, runs up to `concurrency` handlers, flushes results by id array. */
+class LimitWorker implements BenchWorker {
+  private readonly pool: pg.Pool;
+  private listener: pg.Client | null = null;
+  private buffer: ClaimedRow[] = [];
+  private running = 0;
+  private fetching = false;
+  private wanted = false;
+  private stopping = false;
+  private done: string[] = [];
+  private failed: { id: string; err: string }[] = [];
+  private flushing: Promise<void> | null = null;
+  private poll: NodeJS.Timeout | null = null;
+  private idle: (() => void) | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly spec: WorkerSpec,
+  ) {
+    this.pool = new pg.Pool({ connectionString: url, max: 4 });
+  }
+
+  async start(): Promise<void> {
+    const listener = new pg.Client({ connectionString: this.url });
+    await listener.connect();
+    listener.on("notification", () => this.fetch());
+    await listener.query(`LISTEN ${CHANNEL}`);
+    this.listener = listener;
+    this.poll = setInterval(() => this.fetch(), POLL_MS);
+    this.poll.unref();
+    this.fetch();
+  }
+
+  private fetch(): void {
+    if (this.stopping) return;
+    if (this.fetching) {
+      this.wanted = true;
+      return;
+    }
+    if (this.buffer.length > this.spec.concurrency) return;
+    this.fetching = true;
+    this.wanted = false;
+    this.pool
+      .query<ClaimedRow>({ name: "limit_claim", text: CLAIM, values: [CLAIM_SIZE] })
+      .then((res) => {
+        this.fetching = false;
+        for (const row of res.rows) this.buffer.push(row);
+        this.pump();
+        if (res.rows.length === CLAIM_SIZE || this.wanted) this.fetch();
+      })
+      .catch((err: unknown) => {
+        this.fetching = false;
+        process.emitWarning(`limit claim failed: ${String(err)}`);
+      });
+  }
+
+  private pump(): void {
+    while (!this.stopping && this.running < this.spec.concurrency && this.buffer.length > 0) {
+      const row = this.buffer.shift() as ClaimedRow;
+      this.running++;
+      void this.run(row);
+    }
+    if (this.buffer.length <= this.spec.concurrency) this.fetch();
+  }
+
+  private async run(row: ClaimedRow): Promise<void> {
+    const kind: TaskKind = row.task === TASK_NAMES.fail ? "fail" : "noop";
+    const i = readIndex(row.payload);
+    try {
+      await handle(this.spec, kind, i);
+      this.done.push(row.id);
+    } catch (err) {
+      this.failed.push({ id: row.id, err: err instanceof Error ? err.message : String(err) });
+    }
+    this.running--;
+    this.scheduleFlush();
+    this.pump();
+    if (this.running === 0 && this.idle) this.idle();
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = this.flush().finally(() => {
+      this.flushing = null;
+      if (this.done.length > 0 || this.failed.length > 0) this.scheduleFlush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const done = this.done;
+    const failed = this.failed;
+    this.done = [];
+    this.failed = [];
+    if (done.length > 0) await this.pool.query({ name: "limit_complete", text: COMPLETE, values: [done] });
+    if (failed.length > 0) {
+      const values = [failed.map((f) => f.id), failed.map((f) => f.err)];
+      await this.pool.query({ name: "limit_fail", text: FAIL, values });
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.poll) clearInterval(this.poll);
+    if (this.running > 0) await new Promise<void>((resolve) => (this.idle = resolve));
+    while (this.flushing) await this.flushing;
+    const unstarted = this.buffer.map((r) => r.id);
+    this.buffer = [];
+    if (unstarted.length > 0) await this.pool.query(RELEASE, [unstarted]);
+    await this.listener?.end();
+    await this.pool.end();
+  }
+}
+
+class LimitSession implements SystemSession {
+  private readonly pool: pg.Pool;
+
+  constructor(private readonly url: string) {
+    this.pool = new pg.Pool({ connectionString: url, max: 2 });
+  }
+
+  async enqueueOne(kind: TaskKind, i: number): Promise<void> {
+    const values = [TASK_NAMES[kind], { i }, kind === "fail" ? 1 : 3];
+    await this.pool.query({ name: "limit_insert_one", text: INSERT_ONE, values });
+  }
+
+  async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
+    const payloads = Array.from({ length: count }, (_, k) => JSON.stringify({ i: from + k }));
+    const values = [TASK_NAMES[kind], payloads, kind === "fail" ? 1 : 3];
+    await this.pool.query({ name: "limit_insert_many", text: INSERT_MANY, values });
+  }
+
+  async counts(kind: TaskKind): Promise<Counts> {
+    const res = await this.pool.query<Counts>(COUNTS, [TASK_NAMES[kind]]);
+    const row = res.rows[0];
+    if (!row) throw new Error("limit counts returned no row");
+    return row;
+  }
+
+  async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
+    return new LimitWorker(this.url, spec);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+export const limitSystem: SystemAdapter = {
+  id: "limit",
+  label: "limit (hand-written SQL on pg)",
+  storage: "postgres",
+  inProcess: false,
+  notes: "claim 500 per UPDATE with SKIP LOCKED, batched completion by id array, LISTEN, named statements",
+  async prepare(target) {
+    const client = new pg.Client({ connectionString: requireUrl(target) });
+    await client.connect();
+    try {
+      await client.query(SCHEMA);
+    } finally {
+      await client.end();
+    }
+  },
+  async open(target) {
+    return new LimitSession(requireUrl(target));
+  },
+};

@@ -1,0 +1,103 @@
+/**
+ * The one small interface every benchmarked system implements (one file per system in this folder).
+ *
+ * A `SystemSession` is opened once per process that needs it: the parent opens one to enqueue and to read
+ * counts, the worker child opens one to run the worker. Systems without a separate database server
+ * (`inProcess`: Soniq on memory, and on SQLite where wake-ups are in-process) do everything in the child,
+ * and the parent drives them over IPC (see `host-client.ts`).
+ */
+
+/** Which handler a job runs: a no-op, or one that throws (W4). */
+export type TaskKind = "noop" | "fail";
+
+export type StorageKind = "postgres" | "sqlite" | "memory";
+
+/** Where a session's data lives. One fresh database (or file) per measurement. */
+export interface SystemTarget {
+  /** Postgres connection string of the measurement's own database, or null. */
+  databaseUrl: string | null;
+  /** SQLite file of the measurement, or null. */
+  sqlitePath: string | null;
+}
+
+/** What the storage says about the measurement's jobs right now. */
+export interface Counts {
+  /** Jobs not yet finished (queued, processing, or waiting for a retry). */
+  pending: number;
+  /** Completed jobs still stored, or null when the system deletes them on completion. */
+  done: number | null;
+  /** Jobs in the system's terminal failed state (dead letter, `failed`). */
+  failed: number;
+  /** Distinct job indexes (`args.i`) over every stored row, or null when not cheaply readable. */
+  distinct: number | null;
+}
+
+/** Called by the worker's handler as its first action, with the job's index. */
+export type StartListener = (kind: TaskKind, i: number) => void;
+
+export interface WorkerSpec {
+  concurrency: number;
+  onStart: StartListener;
+}
+
+/** A worker that is built (connected, handlers registered) but claims nothing until `start()`. */
+export interface BenchWorker {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface SystemSession {
+  /** One awaited single enqueue of job `i`. Failing jobs are enqueued with max attempts 1. */
+  enqueueOne(kind: TaskKind, i: number): Promise<void>;
+  /** One call of the system's bulk API for jobs `from .. from + count - 1`. */
+  enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void>;
+  counts(kind: TaskKind): Promise<Counts>;
+  createWorker(spec: WorkerSpec): Promise<BenchWorker>;
+  close(): Promise<void>;
+}
+
+export interface SystemAdapter {
+  /** Stable id used on the command line and in the JSON (`graphile-fast`, `soniq-postgres`...). */
+  readonly id: string;
+  /** Table label. */
+  readonly label: string;
+  readonly storage: StorageKind;
+  /** Producer and worker must share one process (no separate database server). */
+  readonly inProcess: boolean;
+  /** One line for the table's notes: settings, and whether this is an interim adapter. */
+  readonly notes: string;
+  /** Why this system cannot run here (e.g. its package has not landed yet), or null. */
+  unavailable?(): Promise<string | null>;
+  /** Create the schema in a fresh target. Runs once per measurement, before any session opens. */
+  prepare(target: SystemTarget): Promise<void>;
+  open(target: SystemTarget): Promise<SystemSession>;
+}
+
+/** The payload every job carries: its index in the measurement. */
+export interface BenchArgs {
+  i: number;
+}
+
+export const TASK_NAMES: Record<TaskKind, string> = { noop: "bench.noop", fail: "bench.fail" };
+
+export function readIndex(payload: unknown): number {
+  if (typeof payload === "object" && payload !== null && "i" in payload) {
+    const i = (payload as { i: unknown }).i;
+    if (typeof i === "number") return i;
+  }
+  return -1;
+}
+
+/** The error failing handlers throw. */
+export class BenchFailure extends Error {
+  constructor(i: number) {
+    super(`bench failure ${i}`);
+    this.name = "BenchFailure";
+  }
+}
+
+/** The handler every system runs: report the start, then return or throw. */
+export async function handle(spec: WorkerSpec, kind: TaskKind, i: number): Promise<void> {
+  spec.onStart(kind, i);
+  if (kind === "fail") throw new BenchFailure(i);
+}

@@ -1,0 +1,134 @@
+/**
+ * The worker host: a child process that opens one session of a system, builds its worker, and reports
+ * every handler start (counted locally; only a summary and the optional start times cross IPC, so the
+ * reporting costs the worker next to nothing). In-process systems also run their producer here.
+ */
+import { now } from "./clock.js";
+import type { HostCall, HostMessage, HostRequest, StartReport } from "./host-protocol.js";
+import { produce } from "./producer.js";
+import { findSystem } from "./systems/index.js";
+import type { BenchWorker, SystemSession, TaskKind } from "./systems/types.js";
+
+class StartTracker {
+  private counts: Uint32Array;
+  private times: Float64Array | null;
+  private distinct = 0;
+  private unexpected = 0;
+  private first: number | null = null;
+  private last: number | null = null;
+
+  constructor(
+    readonly kind: TaskKind,
+    readonly n: number,
+    recordTimes: boolean,
+    private readonly onAllStarted: (at: number) => void,
+  ) {
+    this.counts = new Uint32Array(n);
+    this.times = recordTimes ? new Float64Array(n) : null;
+  }
+
+  record(kind: TaskKind, i: number): void {
+    const at = now();
+    if (kind !== this.kind || !Number.isInteger(i) || i < 0 || i >= this.n) {
+      this.unexpected++;
+      return;
+    }
+    this.first ??= at;
+    this.last = at;
+    const seen = this.counts[i] ?? 0;
+    this.counts[i] = seen + 1;
+    if (seen > 0) return;
+    if (this.times) this.times[i] = at;
+    this.distinct++;
+    if (this.distinct === this.n) this.onAllStarted(at);
+  }
+
+  report(): StartReport {
+    let once = 0;
+    let duplicates = 0;
+    let missing = 0;
+    for (const c of this.counts) {
+      if (c === 0) missing++;
+      else if (c === 1) once++;
+      else duplicates += c - 1;
+    }
+    return {
+      expected: this.n,
+      once,
+      duplicates,
+      missing,
+      unexpected: this.unexpected,
+      firstStartAt: this.first,
+      lastStartAt: this.last,
+      startTimes: this.times ? Array.from(this.times) : null,
+    };
+  }
+}
+
+let session: SystemSession | null = null;
+let worker: BenchWorker | null = null;
+let tracker: StartTracker | null = null;
+
+function send(message: HostMessage, then?: () => void): void {
+  process.send?.(message, undefined, undefined, () => then?.());
+}
+
+function requireSession(): SystemSession {
+  if (!session) throw new Error("worker host: no session open");
+  return session;
+}
+
+async function execute(call: HostCall): Promise<unknown> {
+  switch (call.op) {
+    case "open":
+      session = await findSystem(call.systemId).open(call.target);
+      return null;
+    case "track":
+      tracker = new StartTracker(call.kind, call.n, call.recordTimes, (at) =>
+        send({ type: "all-started", at }),
+      );
+      return null;
+    case "createWorker":
+      worker = await requireSession().createWorker({
+        concurrency: call.concurrency,
+        onStart: (kind, i) => tracker?.record(kind, i),
+      });
+      return null;
+    case "startWorker":
+      await worker?.start();
+      return now();
+    case "stopWorker":
+      await worker?.stop();
+      worker = null;
+      return null;
+    case "report":
+      return tracker?.report() ?? null;
+    case "produce":
+      return produce(requireSession(), call.req);
+    case "counts":
+      return requireSession().counts(call.kind);
+    case "close":
+      await worker?.stop();
+      worker = null;
+      await session?.close();
+      session = null;
+      return null;
+  }
+}
+
+process.on("message", (raw: HostRequest) => {
+  execute(raw.call).then(
+    // After "close" nothing may keep the process alive (a library's stray timer): exit once answered.
+    (value) =>
+      send({ type: "result", id: raw.id, ok: true, value: value ?? null }, () => {
+        if (raw.call.op === "close") process.exit(0);
+      }),
+    (err: unknown) =>
+      send({
+        type: "result",
+        id: raw.id,
+        ok: false,
+        error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+      }),
+  );
+});
