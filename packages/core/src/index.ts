@@ -20,6 +20,8 @@ export type {
   WakeUpListener,
   WorkerRegistration,
 } from "./backend.js";
+export type { JobContext } from "./context.js";
+export { DeadLetterService, type LineSink, type ReplayOverrides } from "./dead-letter.js";
 export {
   isSoniqError,
   SONIQ_ERROR_CODES,
@@ -28,7 +30,41 @@ export {
   type SoniqErrorOptions,
 } from "./errors.js";
 export { BACKEND_METHODS, guardBackend, unwrapBackend } from "./guard.js";
+export { JobAbortedError, MAX_ERROR_LENGTH } from "./job-runner.js";
+export type { Handler, JobDefinition } from "./jobs.js";
+export { argsHash, canonicalJson } from "./json.js";
+export { type LogFn, type Logger, silentLogger } from "./logger.js";
+export {
+  type ClaimEvent,
+  type JobEndEvent,
+  type JobEndStatus,
+  type JobStartEvent,
+  type MetricsSink,
+  noopMetricsSink,
+} from "./metrics.js";
+export type { Hooks, Middleware, Next, Plugin } from "./middleware.js";
+export { isValidJobName, JOB_NAME_PATTERN } from "./names.js";
+export type {
+  EnqueueOptions as JobEnqueueOptions,
+  JobOptions,
+  ResolvedJobOptions,
+  ResolvedSoniqOptions,
+  ResolvedWorkerOptions,
+  SoniqOptions,
+  WorkerOptions,
+} from "./options.js";
+export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
+export {
+  type BackoffRetry,
+  computeRetryDelay,
+  DEFAULT_RETRY,
+  type ListRetry,
+  type RetryContext,
+  type RetryFunction,
+  type RetryPolicy,
+} from "./retry-policy.js";
 export { JOB_DEFAULTS, JOB_STATUS_CHECK, TABLES } from "./schema/constants.js";
+export { type EnqueueManyItem, Soniq } from "./soniq.js";
 export {
   DEAD_LETTER_REASONS,
   type DeadLetterJob,
@@ -45,3 +81,5 @@ export {
   type WorkerInfo,
   type WorkerStatus,
 } from "./types.js";
+export { SONIQ_VERSION } from "./version.js";
+export { Worker, type WorkerEvents } from "./worker.js";

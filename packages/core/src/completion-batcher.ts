@@ -1,0 +1,74 @@
+/**
+ * Batches successful completions into one `backend.complete(items)` call: items added during one turn
+ * of the event loop are flushed together on the next (`setImmediate`), or at once when a batch is full.
+ * One flush is in flight at a time; items that arrive meanwhile form the next batch, so batches grow
+ * with load instead of round trips.
+ */
+import type { Backend, CompleteItem } from "./backend.js";
+
+export class CompletionBatcher<T> {
+  #items: CompleteItem[] = [];
+  #tags: T[] = [];
+  #flushing = false;
+  #scheduled = false;
+
+  constructor(
+    private readonly backend: Backend<unknown>,
+    private readonly maxBatch: number,
+    /** After a batch was written; `applied` is how many rows the backend changed. */
+    private readonly onWritten: (tags: T[], applied: number) => void,
+    /** A batch write failed: the rows stay processing until stale recovery requeues them. */
+    private readonly onFailed: (tags: T[], err: unknown) => void,
+    /** Called whenever the batcher becomes empty and idle. */
+    private readonly onDrained: () => void,
+  ) {}
+
+  /** Completions not yet confirmed by the backend (queued or being written). */
+  get busy(): boolean {
+    return this.#flushing || this.#items.length > 0;
+  }
+
+  add(item: CompleteItem, tag: T): void {
+    this.#items.push(item);
+    this.#tags.push(tag);
+    if (this.#items.length >= this.maxBatch) this.flush();
+    else if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(this.#onImmediate).unref();
+    }
+  }
+
+  #onImmediate = (): void => {
+    this.#scheduled = false;
+    this.flush();
+  };
+
+  /** Starts writing the queued items now (no-op while a write is in flight; it chains the next one). */
+  flush(): void {
+    if (this.#flushing || this.#items.length === 0) return;
+    const items = this.#items.length <= this.maxBatch ? this.#items : this.#items.slice(0, this.maxBatch);
+    const tags = this.#items.length <= this.maxBatch ? this.#tags : this.#tags.slice(0, this.maxBatch);
+    if (items === this.#items) {
+      this.#items = [];
+      this.#tags = [];
+    } else {
+      this.#items = this.#items.slice(this.maxBatch);
+      this.#tags = this.#tags.slice(this.maxBatch);
+    }
+    this.#flushing = true;
+    this.backend.complete(items).then(
+      (applied) => this.#done(() => this.onWritten(tags, applied)),
+      (err: unknown) => this.#done(() => this.onFailed(tags, err)),
+    );
+  }
+
+  #done(report: () => void): void {
+    this.#flushing = false;
+    try {
+      report();
+    } finally {
+      if (this.#items.length > 0) this.flush();
+      else this.onDrained();
+    }
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * `soniq.deadLetter`: list, inspect, replay, purge and export dead-lettered jobs.
+ * Replay mints a fresh queued job (new id, attempts 0) and keeps the dead-letter row, bumping its
+ * resurrection count; it requires the job name to be defined on this instance unless the instance
+ * allows unknown names, so a replayed job does not land where no worker can run it.
+ */
+import { randomUUID } from "node:crypto";
+import type { DeadLetterFilter } from "./backend.js";
+import { SoniqError } from "./errors.js";
+import { enqueueOptionProblems, fail } from "./options.js";
+import type { Runtime } from "./runtime.js";
+import type { DeadLetterJob } from "./types.js";
+
+export interface ReplayOverrides {
+  queue?: string;
+  priority?: number;
+  runAt?: Date;
+}
+
+/** What `export` writes to: a node Writable, or anything with the same `write`/`once("drain")`. */
+export interface LineSink {
+  write(chunk: string): boolean;
+  once(event: "drain", listener: () => void): unknown;
+}
+
+const PAGE = 1000;
+
+export class DeadLetterService {
+  constructor(private readonly rt: Runtime) {}
+
+  /** Newest first. `limit` defaults to 100 (at most 1000). */
+  list(filter?: DeadLetterFilter): Promise<DeadLetterJob[]> {
+    return this.rt.backend.listDeadLetterJobs(filter);
+  }
+
+  get(id: string): Promise<DeadLetterJob | null> {
+    return this.rt.backend.getDeadLetterJob(id);
+  }
+
+  /** Returns the new job's id, or null when there is no dead-letter row with this id. */
+  async replay(id: string, overrides: ReplayOverrides = {}): Promise<string | null> {
+    const problems = enqueueOptionProblems(overrides);
+    if (problems.length > 0) fail("replay options", problems);
+    const row = await this.rt.backend.getDeadLetterJob(id);
+    if (!row) return null;
+    if (!this.rt.registry.has(row.jobName) && !this.rt.options.allowUnknownJobNames) {
+      throw new SoniqError(
+        "SONIQ_UNKNOWN_TASK_NAME",
+        `Cannot replay ${id}: no job named "${row.jobName}" is defined on this instance, so nothing here could run it. ` +
+          "Define the job first, or create the instance with allowUnknownJobNames: true.",
+        { context: { id, name: row.jobName } },
+      );
+    }
+    const newId = await this.rt.backend.replayDeadLetterJob(id, {
+      newId: randomUUID(),
+      queue: overrides.queue,
+      priority: overrides.priority,
+      scheduledAt: overrides.runAt ?? null,
+    });
+    if (newId) for (const worker of this.rt.workers) worker.nudge();
+    return newId;
+  }
+
+  /** Deletes the dead-letter row. False when there was none. */
+  purge(id: string): Promise<boolean> {
+    return this.rt.backend.purgeDeadLetterJob(id);
+  }
+
+  /**
+   * Every matching row as JSON lines (one object per line, dates as ISO strings), newest first.
+   * Without `limit` in the filter, all matching rows are exported (paged internally).
+   * With a destination, writes the lines to it (respecting back-pressure) and returns the row count;
+   * without one, returns the text.
+   */
+  export(filter?: DeadLetterFilter): Promise<string>;
+  export(filter: DeadLetterFilter | undefined, destination: LineSink): Promise<number>;
+  async export(filter: DeadLetterFilter = {}, destination?: LineSink): Promise<string | number> {
+    const chunks: string[] = [];
+    let count = 0;
+    const total = filter.limit;
+    let offset = filter.offset ?? 0;
+    for (;;) {
+      const limit = total === undefined ? PAGE : Math.min(PAGE, total - count);
+      if (limit <= 0) break;
+      const rows = await this.rt.backend.listDeadLetterJobs({ ...filter, limit, offset });
+      for (const row of rows) {
+        const line = `${JSON.stringify(row)}\n`;
+        if (!destination) chunks.push(line);
+        else if (!destination.write(line)) await new Promise<void>((r) => destination.once("drain", r));
+      }
+      count += rows.length;
+      offset += rows.length;
+      if (rows.length < limit) break;
+    }
+    return destination ? count : chunks.join("");
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * Job definitions and the enqueue path: names, args (JSON + schema), and the `NewJob` row core hands
+ * to the backend. Nothing here touches storage except the final `backend.enqueue(Many)` call.
+ */
+import { randomUUID } from "node:crypto";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import type { Backend, EnqueueResult, NewJob } from "./backend.js";
+import type { JobContext } from "./context.js";
+import { SoniqError } from "./errors.js";
+import { argsHash, checkJson } from "./json.js";
+import { assertJobName } from "./names.js";
+import {
+  type EnqueueOptions,
+  enqueueOptionProblems,
+  fail,
+  type ResolvedJobOptions,
+  type ResolvedSoniqOptions,
+} from "./options.js";
+import type { Snooze } from "./outcomes.js";
+
+export type Handler<TArgs, TResult> = (
+  args: TArgs,
+  ctx: JobContext,
+) => TResult | Snooze | Promise<TResult | Snooze>;
+
+/** What `soniq.job(...)` returns: the job's name, its resolved options, and a typed `enqueue`. */
+export interface JobDefinition<TArgs, TResult = unknown, TTx = unknown> {
+  readonly name: string;
+  readonly options: ResolvedJobOptions;
+  enqueue(args: TArgs, options?: EnqueueOptions<TTx>): Promise<EnqueueResult>;
+  /** Type-only marker for the handler's result (never set at run time). */
+  readonly __result?: TResult;
+}
+
+/** A registered job as the worker sees it. */
+export interface RegisteredJob {
+  readonly name: string;
+  readonly handler: (args: unknown, ctx: JobContext) => unknown;
+  readonly options: ResolvedJobOptions;
+}
+
+export type SchemaResult =
+  | { ok: true; value: unknown }
+  | { ok: false; issues: readonly StandardSchemaV1.Issue[] };
+
+/** Runs a Standard Schema validator (sync or async). */
+export async function validateWithSchema(schema: StandardSchemaV1, value: unknown): Promise<SchemaResult> {
+  let result = schema["~standard"].validate(value);
+  if (result instanceof Promise) result = await result;
+  return result.issues ? { ok: false, issues: result.issues } : { ok: true, value: result.value };
+}
+
+/** Issues as plain data (paths as arrays of keys), safe to log and to put in error context. */
+export function plainIssues(
+  issues: readonly StandardSchemaV1.Issue[],
+): { message: string; path: string[] }[] {
+  return issues.map((i) => ({
+    message: i.message,
+    path: (i.path ?? []).map((p) => String(typeof p === "object" && p !== null ? p.key : p)),
+  }));
+}
+
+export function formatIssues(issues: readonly StandardSchemaV1.Issue[]): string {
+  return plainIssues(issues)
+    .map((i) => (i.path.length > 0 ? `${i.path.join(".")}: ${i.message}` : i.message))
+    .join("; ");
+}
+
+export interface EnqueueTarget {
+  name: string;
+  def: RegisteredJob | undefined;
+}
+
+/** Resolves a name for enqueue: valid, and known unless the instance allows unknown names. */
+export function resolveTarget(
+  name: unknown,
+  registry: ReadonlyMap<string, RegisteredJob>,
+  defaults: ResolvedSoniqOptions,
+): EnqueueTarget {
+  assertJobName(name);
+  const def = registry.get(name);
+  if (!def && !defaults.allowUnknownJobNames) {
+    throw new SoniqError(
+      "SONIQ_UNKNOWN_TASK_NAME",
+      `No job named "${name}" is defined on this Soniq instance. Define it with soniq.job("${name}", ...) ` +
+        "in this process, or create the instance with allowUnknownJobNames: true for producers that do not hold handlers.",
+      { context: { name } },
+    );
+  }
+  return { name, def };
+}
+
+const where = (index: number | undefined) => (index === undefined ? "" : ` (item ${index})`);
+
+/** Validates args and options and builds the row to insert. Throws before anything is written. */
+export async function prepareJob(
+  target: EnqueueTarget,
+  args: unknown,
+  options: EnqueueOptions | undefined,
+  defaults: ResolvedSoniqOptions,
+  index?: number,
+): Promise<NewJob> {
+  const { name, def } = target;
+  const o = options ?? {};
+  const problems = options ? enqueueOptionProblems(o) : [];
+  if (problems.length > 0) {
+    if (index === undefined) fail(`enqueue options for "${name}"`, problems);
+    throw new SoniqError(
+      "SONIQ_INVALID_OPTIONS",
+      `Invalid options for item ${index} ("${name}"): ${problems.join("; ")}.`,
+      {
+        context: { index, name, problems },
+      },
+    );
+  }
+  const json = checkJson(args);
+  if (!json.ok) {
+    throw new SoniqError(
+      "SONIQ_TASK_ARGS_INVALID",
+      `Args for "${name}"${where(index)} are not JSON: ${json.problem.problem} at ${json.problem.path}.`,
+      { context: { name, index, path: json.problem.path, problem: json.problem.problem } },
+    );
+  }
+  const schema = def?.options.schema;
+  if (schema) {
+    const parsed = await validateWithSchema(schema, json.value);
+    if (!parsed.ok) {
+      throw new SoniqError(
+        "SONIQ_TASK_ARGS_INVALID",
+        `Args for "${name}"${where(index)} fail its schema: ${formatIssues(parsed.issues)}.`,
+        { context: { name, index, issues: plainIssues(parsed.issues) } },
+      );
+    }
+  }
+  const unique = o.unique ?? def?.options.unique ?? false;
+  let scheduledAt: Date | null = null;
+  if (o.runAt) scheduledAt = o.runAt;
+  else if (o.delayMs !== undefined && o.delayMs > 0) scheduledAt = new Date(Date.now() + o.delayMs);
+  return {
+    id: randomUUID(),
+    jobName: name,
+    args: json.value,
+    argsHash: unique ? argsHash(json.value) : null,
+    queue: o.queue ?? def?.options.queue ?? defaults.defaultQueue,
+    priority: o.priority ?? def?.options.priority ?? defaults.defaultPriority,
+    maxAttempts: def?.options.maxAttempts ?? defaults.defaultMaxAttempts,
+    scheduledAt,
+    dedupKey: o.dedupKey ?? null,
+    unique,
+    producerId: defaults.producerId,
+  };
+}
+
+/** `tx` is only accepted by backends that can write inside a caller's transaction. */
+export function txOptions<TTx>(backend: Backend<TTx>, tx: TTx | undefined): { tx: TTx } | undefined {
+  if (tx === undefined) return undefined;
+  if (!backend.capabilities.transactionalEnqueue) {
+    throw new SoniqError(
+      "SONIQ_TRANSACTION_UNSUPPORTED",
+      `The ${backend.name} backend cannot enqueue inside a caller's transaction; drop the tx option or use a backend that can (postgres, sqlite).`,
+      { context: { backend: backend.name } },
+    );
+  }
+  return { tx };
+}

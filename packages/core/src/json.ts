@@ -1,0 +1,117 @@
+/**
+ * Job args and results are stored as JSON. Core checks values before they reach a backend, so every
+ * backend stores the same thing and a bad value fails at enqueue, not inside a batch write.
+ *
+ * Accepted: null, booleans, finite numbers, strings, arrays, and plain objects (prototype
+ * `Object.prototype` or `null`). Object properties whose value is `undefined` are dropped, as
+ * `JSON.stringify` does. Rejected: `undefined` at the top level or inside arrays, functions, symbols,
+ * BigInt, NaN/Infinity, cycles, and non-plain objects (Date, Map, Set, class instances, Buffers):
+ * those do not survive a JSON round trip unchanged, so pass `date.toISOString()` and similar instead.
+ */
+import { createHash } from "node:crypto";
+
+export interface JsonProblem {
+  /** Where the bad value sits, e.g. `$.items[2].when`. */
+  path: string;
+  problem: string;
+}
+
+interface WalkState {
+  seen: Set<object>;
+  droppedUndefined: boolean;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (typeof value !== "object") return typeof value;
+  const proto = Object.getPrototypeOf(value) as { constructor?: { name?: string } } | null;
+  return proto?.constructor?.name ?? "object";
+}
+
+function walk(value: unknown, path: string, state: WalkState): JsonProblem | null {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return null;
+    case "number":
+      return Number.isFinite(value) ? null : { path, problem: `${value} is not a finite number` };
+    case "undefined":
+      return { path, problem: "undefined is not JSON" };
+    case "bigint":
+      return { path, problem: "BigInt is not JSON (pass it as a string)" };
+    case "function":
+    case "symbol":
+      return { path, problem: `a ${typeof value} is not JSON` };
+  }
+  if (value === null) return null;
+  const obj = value as object;
+  if (state.seen.has(obj)) return { path, problem: "circular reference" };
+  if (Array.isArray(obj)) {
+    state.seen.add(obj);
+    for (let i = 0; i < obj.length; i++) {
+      const p = walk(obj[i], `${path}[${i}]`, state);
+      if (p) return p;
+    }
+    state.seen.delete(obj);
+    return null;
+  }
+  const proto = Object.getPrototypeOf(obj);
+  if (proto !== Object.prototype && proto !== null) {
+    return { path, problem: `a ${describe(obj)} is not a plain object (convert it to JSON first)` };
+  }
+  state.seen.add(obj);
+  for (const key of Object.keys(obj)) {
+    const v = (obj as Record<string, unknown>)[key];
+    if (v === undefined) {
+      state.droppedUndefined = true;
+      continue;
+    }
+    const p = walk(v, `${path}.${key}`, state);
+    if (p) return p;
+  }
+  state.seen.delete(obj);
+  return null;
+}
+
+/**
+ * Checks that `value` is JSON. Returns the value to store (a copy without `undefined` properties when
+ * there were any, else `value` itself) or the first problem found.
+ */
+export function checkJson(
+  value: unknown,
+): { ok: true; value: unknown } | { ok: false; problem: JsonProblem } {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return { ok: true, value };
+  const state: WalkState = { seen: new Set(), droppedUndefined: false };
+  const problem = walk(value, "$", state);
+  if (problem) return { ok: false, problem };
+  return { ok: true, value: state.droppedUndefined ? JSON.parse(JSON.stringify(value)) : value };
+}
+
+function escapeNonAscii(json: string): string {
+  // Python's json.dumps(ensure_ascii=True) escapes everything outside printable ASCII as \uXXXX.
+  return json.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+function canonical(value: unknown): string {
+  if (value === null || typeof value !== "object") return escapeNonAscii(JSON.stringify(value));
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort();
+  return `{${keys.map((k) => `${escapeNonAscii(JSON.stringify(k))}:${canonical(obj[k])}`).join(",")}}`;
+}
+
+/**
+ * Canonical JSON text of a JSON value: object keys sorted, no whitespace, non-ASCII escaped as
+ * `\uXXXX`. Matches Python's `json.dumps(v, sort_keys=True, separators=(",", ":"))` for the values
+ * both languages represent alike (JS cannot tell `42.0` from `42`; Python writes `42.0`).
+ */
+export function canonicalJson(value: unknown): string {
+  return canonical(value);
+}
+
+/** sha256 hex of the canonical JSON: the `args_hash` that `unique` jobs deduplicate on. */
+export function argsHash(args: unknown): string {
+  return createHash("sha256").update(canonical(args)).digest("hex");
+}

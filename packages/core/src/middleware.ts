@@ -1,0 +1,48 @@
+/**
+ * Extensibility around a job run, registered with `soniq.use(...)`:
+ * - hooks (`beforeJob`, `afterJob`, `onError`) observe; a hook that throws is logged and ignored.
+ * - wrapping middleware `(ctx, next) => ...` runs around the handler and may transform the result,
+ *   short-circuit (not call `next`), or throw (an ordinary failed attempt). The first registered is
+ *   the outermost. Middleware runs inside the timeout, so a slow middleware times out like a handler.
+ */
+import type { JobContext } from "./context.js";
+
+export type Next = () => Promise<unknown>;
+export type Middleware = (ctx: JobContext, next: Next) => unknown;
+
+export interface Hooks {
+  /** Before the handler (after args were parsed). */
+  beforeJob?(ctx: JobContext): void | Promise<void>;
+  /** After a successful run, with the value to be stored (not after a snooze). */
+  afterJob?(ctx: JobContext, result: unknown): void | Promise<void>;
+  /** After every failed run (timeouts included), before the retry/dead-letter decision. */
+  onError?(ctx: JobContext, error: unknown): void | Promise<void>;
+}
+
+export interface Plugin extends Hooks {
+  /** Shown in logs when a hook fails. */
+  name?: string;
+  /** Wrapping middleware contributed by this plugin. */
+  middleware?: Middleware;
+}
+
+/** Runs `final` inside `chain`, outermost first. With no middleware it is just `final()`. */
+export function runChain(chain: readonly Middleware[], ctx: JobContext, final: Next): Promise<unknown> {
+  const step = (i: number): Promise<unknown> => {
+    try {
+      const mw = chain[i];
+      if (!mw) return final();
+      let called = false;
+      return Promise.resolve(
+        mw(ctx, () => {
+          if (called) return Promise.reject(new Error("middleware called next() more than once"));
+          called = true;
+          return step(i + 1);
+        }),
+      );
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  };
+  return step(0);
+}

@@ -1,0 +1,261 @@
+/**
+ * The Soniq app: one instance owns its backend (guarded), job registry, plugins and workers.
+ * Two instances share nothing. See README.md for the options and their defaults.
+ */
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import type {
+  Backend,
+  BackendTx,
+  EnqueueResult,
+  ListJobsFilter,
+  MigrationReport,
+  NewJob,
+} from "./backend.js";
+import { DeadLetterService } from "./dead-letter.js";
+import { SoniqError } from "./errors.js";
+import { guardBackend } from "./guard.js";
+import {
+  type Handler,
+  type JobDefinition,
+  prepareJob,
+  type RegisteredJob,
+  resolveTarget,
+  txOptions,
+} from "./jobs.js";
+import { safeLogger } from "./logger.js";
+import type { Middleware, Plugin } from "./middleware.js";
+import { assertJobName } from "./names.js";
+import {
+  type EnqueueOptions,
+  type JobOptions,
+  type ResolvedSoniqOptions,
+  resolveJobOptions,
+  resolveSoniqOptions,
+  resolveWorkerOptions,
+  type SoniqOptions,
+  type WorkerOptions,
+} from "./options.js";
+import { type Runtime, SafeMetrics } from "./runtime.js";
+import type { Job, QueueStats } from "./types.js";
+import { Worker } from "./worker.js";
+
+/** One item of `enqueueMany`: a definition (or a name) with its args and options (no `tx`). */
+export interface EnqueueManyItem<TTx = unknown> {
+  job: string | JobDefinition<never, unknown, TTx>;
+  args: unknown;
+  options?: Omit<EnqueueOptions<TTx>, "tx">;
+}
+
+export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements AsyncDisposable {
+  /** The resolved, frozen options (defaults filled). */
+  readonly options: ResolvedSoniqOptions;
+  /** The guarded backend. */
+  readonly backend: B;
+  readonly deadLetter: DeadLetterService;
+  readonly #rt: Runtime;
+  readonly #registry = new Map<string, RegisteredJob>();
+  #closing: Promise<void> | null = null;
+
+  constructor(options: SoniqOptions<B>) {
+    this.options = resolveSoniqOptions(options as SoniqOptions<Backend<unknown>>);
+    this.backend = guardBackend(options.backend as Backend<unknown>) as B;
+    const logger = safeLogger(this.options.logger);
+    this.#rt = {
+      backend: this.backend,
+      options: this.options,
+      logger,
+      registry: this.#registry,
+      plugins: [],
+      middleware: [],
+      workers: new Set(),
+      metrics: new SafeMetrics(this.options.metrics, logger),
+    };
+    this.deadLetter = new DeadLetterService(this.#rt);
+  }
+
+  /** Creates or upgrades the schema (idempotent). */
+  setup(): Promise<MigrationReport> {
+    return this.backend.migrate();
+  }
+
+  /**
+   * Defines a job. With a `schema`, the handler receives the schema's output and `enqueue` takes its
+   * input. Names are dotted lowercase and unique per instance.
+   */
+  job<S extends StandardSchemaV1, TResult = unknown>(
+    name: string,
+    handler: Handler<StandardSchemaV1.InferOutput<S>, TResult>,
+    options: JobOptions<S> & { schema: S },
+  ): JobDefinition<StandardSchemaV1.InferInput<S>, TResult, BackendTx<B>>;
+  job<TArgs = unknown, TResult = unknown>(
+    name: string,
+    handler: Handler<TArgs, TResult>,
+    options?: JobOptions<undefined>,
+  ): JobDefinition<TArgs, TResult, BackendTx<B>>;
+  job(
+    name: string,
+    handler: Handler<unknown, unknown>,
+    options?: JobOptions,
+  ): JobDefinition<unknown, unknown, BackendTx<B>> {
+    assertJobName(name);
+    if (typeof handler !== "function") {
+      throw new SoniqError("SONIQ_INVALID_ARGUMENT", `job("${name}") needs a handler function.`, {
+        context: { name },
+      });
+    }
+    if (this.#registry.has(name)) {
+      throw new SoniqError(
+        "SONIQ_INVALID_ARGUMENT",
+        `A job named "${name}" is already defined on this instance; each name has one handler.`,
+        { context: { name } },
+      );
+    }
+    const resolved = resolveJobOptions(name, options, this.options);
+    const registered: RegisteredJob = { name, handler, options: resolved };
+    this.#registry.set(name, registered);
+    return Object.freeze({
+      name,
+      options: resolved,
+      enqueue: (args: unknown, opts?: EnqueueOptions<BackendTx<B>>) => this.#enqueueOne(name, args, opts),
+    });
+  }
+
+  /** Names of the jobs defined on this instance. */
+  jobNames(): string[] {
+    return [...this.#registry.keys()];
+  }
+
+  /** Enqueues by name (strict: the name must be defined here unless `allowUnknownJobNames`). */
+  enqueue(name: string, args: unknown, options?: EnqueueOptions<BackendTx<B>>): Promise<EnqueueResult> {
+    return this.#enqueueOne(name, args, options);
+  }
+
+  async #enqueueOne(
+    name: string,
+    args: unknown,
+    options?: EnqueueOptions<BackendTx<B>>,
+  ): Promise<EnqueueResult> {
+    const target = resolveTarget(name, this.#registry, this.options);
+    const tx = txOptions(this.backend, options?.tx);
+    const job = await prepareJob(target, args, options, this.options);
+    return this.backend.enqueue(job, tx);
+  }
+
+  /**
+   * Enqueues several jobs in one backend call, all or nothing. Every item is validated first; an error
+   * names the failing item's index (`context.index`) and nothing is written.
+   */
+  async enqueueMany(
+    items: readonly EnqueueManyItem<BackendTx<B>>[],
+    options: { tx?: BackendTx<B> } = {},
+  ): Promise<EnqueueResult[]> {
+    if (!Array.isArray(items)) {
+      throw new SoniqError(
+        "SONIQ_INVALID_ARGUMENT",
+        "enqueueMany() takes an array of { job, args, options }.",
+      );
+    }
+    const tx = txOptions(this.backend, options.tx);
+    if (items.length === 0) return [];
+    const jobs: NewJob[] = new Array(items.length);
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i] as EnqueueManyItem<BackendTx<B>>;
+      const name = typeof item?.job === "string" ? item.job : item?.job?.name;
+      let target: ReturnType<typeof resolveTarget>;
+      try {
+        target = resolveTarget(name, this.#registry, this.options);
+      } catch (err) {
+        if (err instanceof SoniqError) {
+          throw new SoniqError(err.code, `Item ${i}: ${err.message}`, {
+            context: { ...err.context, index: i },
+          });
+        }
+        throw err;
+      }
+      jobs[i] = await prepareJob(target, item.args, item.options, this.options, i);
+    }
+    return this.backend.enqueueMany(jobs, tx);
+  }
+
+  getJob(id: string): Promise<Job | null> {
+    return this.backend.getJob(id);
+  }
+
+  /** Newest first; `limit` defaults to 100 (at most 1000). */
+  listJobs(filter?: ListJobsFilter): Promise<Job[]> {
+    return this.backend.listJobs(filter);
+  }
+
+  /** The stored result of a done job; null when the job is missing, not done, or its row expired. */
+  async getResult<T = unknown>(id: string): Promise<T | null> {
+    const job = await this.backend.getJob(id);
+    return job?.status === "done" ? ((job.result ?? null) as T | null) : null;
+  }
+
+  /** Exactly `{ total, queued, processing, done, dead_letter, cancelled }`. */
+  getQueueStats(filter?: { queue?: string }): Promise<QueueStats> {
+    return this.backend.getQueueStats(filter);
+  }
+
+  /**
+   * Cancels a queued or running job. A running job's `ctx.signal` aborts at once when its worker is in
+   * this process, else at that worker's next heartbeat; its late completion is ignored either way.
+   * False when the job is missing or already finished.
+   */
+  async cancelJob(id: string): Promise<boolean> {
+    const cancelled = await this.backend.cancel(id);
+    if (cancelled) for (const worker of this.#rt.workers) worker.cancelLocal(id);
+    return cancelled;
+  }
+
+  /**
+   * Adds hooks (`beforeJob`, `afterJob`, `onError`) and/or wrapping middleware. A function is taken as
+   * middleware. Order matters: the first registered runs outermost (and its hooks first).
+   */
+  use(extension: Plugin | Middleware): this {
+    const plugin: Plugin = typeof extension === "function" ? { middleware: extension } : extension;
+    if (typeof plugin !== "object" || plugin === null) {
+      throw new SoniqError(
+        "SONIQ_INVALID_ARGUMENT",
+        "use() takes a middleware function or { beforeJob, afterJob, onError, middleware }.",
+      );
+    }
+    for (const key of ["beforeJob", "afterJob", "onError", "middleware"] as const) {
+      if (plugin[key] !== undefined && typeof plugin[key] !== "function") {
+        throw new SoniqError("SONIQ_INVALID_ARGUMENT", `use(): ${key} must be a function.`, {
+          context: { key },
+        });
+      }
+    }
+    if (plugin.beforeJob || plugin.afterJob || plugin.onError) this.#rt.plugins.push(plugin);
+    if (plugin.middleware) this.#rt.middleware = [...this.#rt.middleware, plugin.middleware];
+    return this;
+  }
+
+  /** A worker for this instance's jobs. Call `start()` (or `runOnce()`) on it. */
+  worker(options?: WorkerOptions): Worker {
+    if (this.#closing) {
+      throw new SoniqError("SONIQ_CLOSED", "Cannot create a worker: this Soniq instance was closed.");
+    }
+    return new Worker(this.#rt, resolveWorkerOptions(options));
+  }
+
+  /** Stops every started worker of this instance, then closes the backend. Memoised. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #close(): Promise<void> {
+    const workers = [...this.#rt.workers].filter((w): w is Worker => w instanceof Worker);
+    const results = await Promise.allSettled([...workers.map((w) => w.stop())]);
+    results.push(...(await Promise.allSettled([this.backend.close()])));
+    const errors = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1) throw new AggregateError(errors, "Soniq.close(): several cleanup steps failed");
+  }
+}
