@@ -64,6 +64,8 @@ export interface Child {
   /** Resolves when the child printed a line that contains `text`. */
   waitFor(text: string, timeoutMs?: number): Promise<void>;
   kill(signal?: NodeJS.Signals): void;
+  /** Writes a line to the child's stdin. */
+  send(line: string): void;
 }
 
 /** Runs `test/fixtures/<name>.ts` in its own Node process (tsx, workspace sources). */
@@ -71,7 +73,7 @@ export function runFixture(name: string, args: string[], timeoutMs = 60_000): Ch
   const child = spawn(
     process.execPath,
     ["--conditions=source", "--import", "tsx", join(fixtures, `${name}.ts`), ...args],
-    { cwd: repoRoot, stdio: ["ignore", "pipe", "pipe"] },
+    { cwd: repoRoot, stdio: ["pipe", "pipe", "pipe"] },
   );
   let stdout = "";
   let stderr = "";
@@ -125,5 +127,8 @@ export function runFixture(name: string, args: string[], timeoutMs = 60_000): Ch
         });
       }),
     kill: (signal = "SIGKILL") => child.kill(signal),
+    send: (line) => {
+      child.stdin.write(`${line}\n`);
+    },
   };
 }

@@ -1,0 +1,205 @@
+/** SQLite-specific behaviour the conformance kit does not see: ownership, pragmas, error translation. */
+import { isSoniqError } from "@soniq/core";
+import Database from "better-sqlite3";
+import { sql } from "drizzle-orm";
+import { drizzle } from "drizzle-orm/better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { translateError } from "../src/errors.js";
+import { sqliteBackend } from "../src/index.js";
+import { newJob, tempDir } from "./helpers.js";
+
+const tmp = tempDir();
+afterAll(() => tmp.remove());
+
+async function migrated(file = tmp.file(), options = {}) {
+  const backend = sqliteBackend({ filename: file }, options);
+  await backend.migrate();
+  return backend;
+}
+
+describe("sqlite/connection", () => {
+  it("configures WAL, synchronous=NORMAL, busy_timeout and foreign keys", async () => {
+    const db = new Database(tmp.file());
+    const backend = sqliteBackend({ database: db }, { busyTimeoutMs: 1234 });
+    expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    expect(db.pragma("synchronous", { simple: true })).toBe(1);
+    expect(db.pragma("busy_timeout", { simple: true })).toBe(1234);
+    expect(db.pragma("foreign_keys", { simple: true })).toBe(1);
+    await backend.close();
+    db.close();
+  });
+
+  it("never closes a Database it was handed", async () => {
+    const db = new Database(tmp.file());
+    const backend = sqliteBackend({ database: db });
+    await backend.migrate();
+    await backend.close();
+    expect(db.open).toBe(true);
+    expect(db.prepare("SELECT COUNT(*) AS n FROM soniq_jobs").get()).toEqual({ n: 0 });
+    db.close();
+  });
+
+  it("closes what it opened; close is memoised and later calls reject with SONIQ_CLOSED", async () => {
+    const backend = await migrated();
+    const first = backend.close();
+    expect(backend.close()).toBe(first);
+    await first;
+    const err = await backend.getJob("x").catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_CLOSED")).toBe(true);
+  });
+
+  it("rejects bad options with every problem listed", () => {
+    expect(() => sqliteBackend({} as never, { busyTimeoutMs: -1 })).toThrow(
+      expect.objectContaining({ code: "SONIQ_INVALID_OPTIONS", context: { problems: expect.any(Array) } }),
+    );
+  });
+
+  it("says to run setup when the schema is missing", async () => {
+    const backend = sqliteBackend({ filename: tmp.file() });
+    const err = await backend.enqueue(newJob()).catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_BACKEND_ERROR")).toBe(true);
+    expect(String((err as Error).message)).toMatch(/setup\(\)/);
+    await backend.close();
+  });
+});
+
+describe("sqlite/error translation", () => {
+  it("maps trigger and CHECK errors to SONIQ_INVALID_STATUS_TRANSITION, also inside drizzle's cause", async () => {
+    const file = tmp.file();
+    await (await migrated(file)).close();
+    const db = new Database(file);
+    db.prepare("INSERT INTO soniq_jobs (id, job_name, args, status) VALUES ('a', 'x', '{}', 'done')").run();
+    const caught = (fn: () => unknown) => {
+      try {
+        fn();
+      } catch (err) {
+        return translateError(err, "test");
+      }
+      throw new Error("expected a throw");
+    };
+    const raw = caught(() => db.prepare("UPDATE soniq_jobs SET status = 'queued'").run());
+    const check = caught(() => db.prepare("UPDATE soniq_jobs SET status = 'nope'").run());
+    const wrapped = caught(() =>
+      drizzle({ client: db }).run(sql`UPDATE soniq_jobs SET status = 'dead_letter'`),
+    );
+    for (const err of [raw, check, wrapped]) {
+      expect(isSoniqError(err, "SONIQ_INVALID_STATUS_TRANSITION")).toBe(true);
+      expect((err as Error).cause).toBeDefined();
+    }
+    db.close();
+  });
+
+  it("a dead-letter id collision is SONIQ_DEAD_LETTER_CONFLICT and leaves the job in place", async () => {
+    const file = tmp.file();
+    const backend = await migrated(file);
+    const job = newJob();
+    await backend.enqueue(job);
+    const db = new Database(file);
+    db.prepare(
+      `INSERT INTO soniq_dead_letter_jobs (id, job_name, args, queue, priority, max_attempts, attempts,
+        last_error, dead_letter_reason, original_created_at) VALUES (?, 'x', '{}', 'q', 1, 3, 3, 'old', 'x', 0)`,
+    ).run(job.id);
+    db.close();
+    const err = await backend
+      .markJobDeadLetter(job.id, { reason: "permanent_failure", error: "new" })
+      .catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_DEAD_LETTER_CONFLICT")).toBe(true);
+    expect((await backend.getJob(job.id))?.status).toBe("queued");
+    expect((await backend.getDeadLetterJob(job.id))?.lastError).toBe("old");
+    await backend.close();
+  });
+});
+
+describe("sqlite/fault hook", () => {
+  it("a fault between insert and delete rolls the savepoint back: the job stays, no dead-letter row", async () => {
+    let broken = true;
+    const backend = await migrated(tmp.file(), { faults: { breakDeadLetterMove: () => broken } });
+    const job = newJob();
+    await backend.enqueue(job);
+    await expect(
+      backend.markJobDeadLetter(job.id, { reason: "permanent_failure", error: "e" }),
+    ).rejects.toThrow(/injected fault/);
+    expect((await backend.getJob(job.id))?.status).toBe("queued");
+    expect(await backend.getDeadLetterJob(job.id)).toBeNull();
+    broken = false;
+    expect(await backend.markJobDeadLetter(job.id, { reason: "permanent_failure", error: "e" })).toBe(true);
+    expect(await backend.getJob(job.id)).toBeNull();
+    expect((await backend.getDeadLetterJob(job.id))?.lastError).toBe("e");
+    await backend.close();
+  });
+});
+
+describe("sqlite/claim", () => {
+  it("dead-letters over-attempted rows and fills the batch from the rows after them", async () => {
+    const backend = await migrated();
+    const tired = newJob({ maxAttempts: 1, priority: 1 });
+    await backend.enqueue(tired);
+    const [first] = await backend.claim({ queues: ["default"], limit: 1, workerId: null });
+    expect(await backend.nack({ id: tired.id, attempt: first?.attempts ?? 0 })).toBe(true);
+    const fresh = newJob({ priority: 2 });
+    await backend.enqueue(fresh);
+    const claimed = await backend.claim({ queues: ["default"], limit: 1, workerId: null });
+    expect(claimed.map((j) => j.id)).toEqual([fresh.id]);
+    expect(await backend.getDeadLetterJob(tired.id)).toMatchObject({
+      deadLetterReason: "max_retries_exceeded",
+      attempts: 1,
+    });
+    await backend.close();
+  });
+
+  it("two backend objects on one file never claim the same job", async () => {
+    const file = tmp.file();
+    const a = await migrated(file);
+    const b = sqliteBackend({ filename: file });
+    await a.enqueueMany(Array.from({ length: 200 }, () => newJob()));
+    const seen: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      const [x, y] = await Promise.all([
+        a.claim({ queues: null, limit: 3, workerId: null }),
+        b.claim({ queues: null, limit: 3, workerId: null }),
+      ]);
+      seen.push(...x.map((j) => j.id), ...y.map((j) => j.id));
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toHaveLength(200);
+    await a.close();
+    await b.close();
+  });
+});
+
+describe("sqlite/leases", () => {
+  it("one holder at a time across two connections; renew, release and expiry", async () => {
+    const file = tmp.file();
+    const a = await migrated(file);
+    const b = sqliteBackend({ filename: file });
+    expect(await a.tryAcquireLease("scheduler", "a", 60_000)).toBe(true);
+    expect(await b.tryAcquireLease("scheduler", "b", 60_000)).toBe(false);
+    expect(await a.tryAcquireLease("scheduler", "a", 60_000)).toBe(true);
+    await b.releaseLease("scheduler", "b");
+    expect(await b.tryAcquireLease("scheduler", "b", 60_000)).toBe(false);
+    await a.releaseLease("scheduler", "a");
+    expect(await b.tryAcquireLease("scheduler", "b", 1)).toBe(true);
+    const db = new Database(file);
+    db.prepare("UPDATE soniq_leases SET expires_at = expires_at - 1000").run();
+    db.close();
+    expect(await a.tryAcquireLease("scheduler", "a", 60_000)).toBe(true);
+    await a.close();
+    await b.close();
+  });
+});
+
+describe("sqlite/wake-ups", () => {
+  it("subscribers of the backend object hear enqueues after the write; unsubscribe stops them", async () => {
+    const backend = await migrated();
+    const heard: string[] = [];
+    const unsubscribe = await backend.subscribe((queue) => heard.push(queue));
+    await backend.enqueue(newJob({ queue: "emails" }));
+    await Promise.resolve();
+    expect(heard).toEqual(["emails"]);
+    await unsubscribe();
+    await backend.enqueue(newJob({ queue: "emails" }));
+    await Promise.resolve();
+    expect(heard).toEqual(["emails"]);
+    await backend.close();
+  });
+});
