@@ -46,7 +46,7 @@ export function postgresBackend(
   options: PostgresBackendOptions = {},
 ): PostgresBackend {
   const resolved = resolveConnection(connection);
-  const ctx: PgContext = { pool: resolved.pool, faults: options.faults };
+  const ctx: PgContext = { pool: resolved.pool, testHooks: { ...options.testHooks } };
   const wakeUps = new WakeUpChannel(resolved.clientConfig);
   const leases = new AdvisoryLeases(resolved.clientConfig);
   let closing: Promise<void> | undefined;

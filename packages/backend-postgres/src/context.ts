@@ -5,20 +5,20 @@
 import type pg from "pg";
 import { translatePgError } from "./errors.js";
 
-/** Test-only hooks (used by the conformance kit's fault injection). Not part of the public API. */
-export interface PostgresFaults {
+/** Test-only hooks (the conformance kit's fault injection). Never set them in production. */
+export interface PostgresTestHooks {
   /**
    * When set, `markJobDeadLetter` runs as two statements in one transaction on a dedicated connection
-   * (DELETE ... RETURNING, then INSERT into the dead-letter table) and awaits this hook between them.
-   * `pid` is that connection's backend pid, so a test can `pg_terminate_backend(pid)` from elsewhere,
-   * or throw to abort the transaction.
+   * (INSERT ... SELECT into the dead-letter table, then DELETE from soniq_jobs) and awaits this hook
+   * between them. `session.pid` is that connection's backend pid, so a test can
+   * `pg_terminate_backend(pid)` from another connection, or throw to abort the transaction.
    */
-  betweenDeadLetterSteps?: (info: { jobId: string; pid: number }) => Promise<void> | void;
+  afterDeadLetterInsert?: (jobId: string, session: { pid: number }) => Promise<void> | void;
 }
 
 export interface PgContext {
   readonly pool: pg.Pool;
-  readonly faults: PostgresFaults | undefined;
+  readonly testHooks: PostgresTestHooks;
 }
 
 export interface Statement {

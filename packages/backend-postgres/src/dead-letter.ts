@@ -4,7 +4,7 @@
  * statement, one transaction and one round trip. If the INSERT fails (a dead-letter row with the same id
  * exists), the whole statement fails and the DELETE never happened.
  *
- * With the test-only fault hook set, the same move runs as two statements in one explicit transaction on a
+ * With the test-only hook `afterDeadLetterInsert` set, the same move runs as two statements in one explicit transaction on a
  * dedicated connection, and the hook runs between them, so the kit can kill the connection mid-move.
  */
 import type { DeadLetterOptions, Job } from "@soniq/core";
@@ -46,7 +46,7 @@ export async function markJobDeadLetter(
   options: DeadLetterOptions,
 ): Promise<boolean> {
   if (!isUuid(id)) return false;
-  if (ctx.faults?.betweenDeadLetterSteps) return moveInTwoSteps(ctx, id, options);
+  if (ctx.testHooks.afterDeadLetterInsert) return moveInTwoSteps(ctx, id, options);
   const fenced = options.attempt !== undefined;
   const res = await query(ctx, "markJobDeadLetter", {
     name: fenced ? "soniq_dlq_move_fenced" : "soniq_dlq_move",
@@ -57,7 +57,7 @@ export async function markJobDeadLetter(
 }
 
 async function moveInTwoSteps(ctx: PgContext, id: string, options: DeadLetterOptions): Promise<boolean> {
-  const hook = ctx.faults?.betweenDeadLetterSteps;
+  const hook = ctx.testHooks.afterDeadLetterInsert;
   const fenced = options.attempt !== undefined;
   const client = await ctx.pool.connect();
   let broken: unknown;
@@ -74,7 +74,7 @@ async function moveInTwoSteps(ctx: PgContext, id: string, options: DeadLetterOpt
       await client.query("ROLLBACK");
       return false;
     }
-    await hook?.({ jobId: id, pid: pidRes.rows[0]?.pid ?? 0 });
+    await hook?.(id, { pid: pidRes.rows[0]?.pid ?? 0 });
     await client.query("DELETE FROM soniq_jobs WHERE id = $1", [id]);
     await client.query("COMMIT");
     return true;

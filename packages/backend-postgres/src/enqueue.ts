@@ -15,7 +15,7 @@
 import type { EnqueueOptions, EnqueueResult, NewJob } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
 import { type PgContext, query } from "./context.js";
-import { findPgError } from "./errors.js";
+import { isQueuedKeyConflict } from "./errors.js";
 import { NEW_JOB_CHANNEL } from "./listen.js";
 import { type TxRunner, txRunner } from "./tx.js";
 
@@ -130,15 +130,6 @@ function encodeBatch(jobs: readonly NewJob[]): string {
   );
 }
 
-function isDedupRace(err: unknown): boolean {
-  const pgError = findPgError(err);
-  return (
-    pgError?.code === "23505" &&
-    (pgError.constraint === "idx_soniq_jobs_unique_queued" ||
-      pgError.constraint === "idx_soniq_jobs_dedup_key")
-  );
-}
-
 async function runOnPool(ctx: PgContext, kinds: Kind[], payload: string) {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -149,7 +140,7 @@ async function runOnPool(ctx: PgContext, kinds: Kind[], payload: string) {
       });
       return res.rows;
     } catch (err) {
-      if (attempt >= 3 || !isDedupRace(err)) throw err;
+      if (attempt >= 3 || !isQueuedKeyConflict(err)) throw err;
     }
   }
 }

@@ -65,6 +65,19 @@ export function translatePgError(err: unknown, operation: string, context: Recor
   });
 }
 
+/**
+ * A write hit one of the partial unique indexes (a queued row already holds the dedup key, or the
+ * name + args of a unique job).
+ */
+export function isQueuedKeyConflict(err: unknown): boolean {
+  const pgError = findPgError(err);
+  return (
+    pgError?.code === "23505" &&
+    (pgError.constraint === "idx_soniq_jobs_unique_queued" ||
+      pgError.constraint === "idx_soniq_jobs_dedup_key")
+  );
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Ids are opaque to callers; one that is not a UUID names no row here, so it is "not found", not an error. */

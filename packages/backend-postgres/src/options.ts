@@ -1,7 +1,7 @@
 /** `postgresBackend` options: validated once (every problem in one error), defaults filled. */
 import { SoniqError } from "@soniq/core";
 import pg from "pg";
-import type { PostgresFaults } from "./context.js";
+import type { PostgresTestHooks } from "./context.js";
 
 /** Where the backend gets its connections: a URL (the backend owns the pool) or your pool (left open). */
 export type PostgresConnection =
@@ -13,8 +13,8 @@ export type PostgresConnection =
   | { pool: pg.Pool };
 
 export interface PostgresBackendOptions {
-  /** @internal Fault injection for the conformance kit. Never set it in production. */
-  faults?: PostgresFaults;
+  /** Fault injection for conformance tests (see `PostgresTestHooks`). Never set it in production. */
+  testHooks?: PostgresTestHooks;
 }
 
 export interface ResolvedConnection {

@@ -4,23 +4,31 @@
  */
 import type { JobRef, RescheduleOptions, RetryOptions } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
-import { type PgContext, query } from "./context.js";
+import type { PgContext } from "./context.js";
 import { isUuid } from "./errors.js";
+import { KEEP_KEYS, requeueQuery } from "./requeue.js";
 
 const FENCE = "id = $1 AND status = 'processing' AND attempts = $2";
 
-const RETRY = `UPDATE soniq_jobs
-SET status = 'queued', last_error = $3, scheduled_at = now() + $4 * interval '1 millisecond', updated_at = now()
+// `keys` is KEEP_KEYS on the hot path, CLEAR_COLLIDING_KEYS after a dedup-index conflict (requeue.ts).
+const RETRY = (keys: string) => `UPDATE soniq_jobs
+SET status = 'queued', last_error = $3, scheduled_at = now() + $4 * interval '1 millisecond',
+    updated_at = now()${keys}
 WHERE ${FENCE}`;
 
-const NACK = `UPDATE soniq_jobs
-SET status = 'queued', worker_id = NULL, scheduled_at = now(), updated_at = now()
+const NACK = (keys: string) => `UPDATE soniq_jobs
+SET status = 'queued', worker_id = NULL, scheduled_at = now(), updated_at = now()${keys}
 WHERE ${FENCE}`;
 
-const RESCHEDULE = `UPDATE soniq_jobs
+const RESCHEDULE = (keys: string) => `UPDATE soniq_jobs
 SET status = 'queued', attempts = attempts - 1, last_error = $3,
-    scheduled_at = now() + $4 * interval '1 millisecond', updated_at = now()
+    scheduled_at = now() + $4 * interval '1 millisecond', updated_at = now()${keys}
 WHERE ${FENCE}`;
+
+/** Named only on the hot path; the key-clearing variant is rare and runs unnamed. */
+function nameFor(name: string, keys: string): string | undefined {
+  return keys === KEEP_KEYS ? name : undefined;
+}
 
 function checkRef(operation: string, ref: JobRef, delayMs = 0): boolean {
   if (!Number.isSafeInteger(ref.attempt) || !Number.isFinite(delayMs) || delayMs < 0) {
@@ -35,27 +43,31 @@ function checkRef(operation: string, ref: JobRef, delayMs = 0): boolean {
 
 export async function retry(ctx: PgContext, ref: JobRef, options: RetryOptions): Promise<boolean> {
   if (!checkRef("retry", ref, options.delayMs)) return false;
-  const res = await query(ctx, "retry", {
-    name: "soniq_retry",
-    text: RETRY,
+  const res = await requeueQuery(ctx, "retry", (keys) => ({
+    name: nameFor("soniq_retry", keys),
+    text: RETRY(keys),
     values: [ref.id, ref.attempt, options.error, options.delayMs],
-  });
+  }));
   return res.rowCount === 1;
 }
 
 export async function nack(ctx: PgContext, ref: JobRef): Promise<boolean> {
   if (!checkRef("nack", ref)) return false;
-  const res = await query(ctx, "nack", { name: "soniq_nack", text: NACK, values: [ref.id, ref.attempt] });
+  const res = await requeueQuery(ctx, "nack", (keys) => ({
+    name: nameFor("soniq_nack", keys),
+    text: NACK(keys),
+    values: [ref.id, ref.attempt],
+  }));
   return res.rowCount === 1;
 }
 
 export async function reschedule(ctx: PgContext, ref: JobRef, options: RescheduleOptions): Promise<boolean> {
   if (!checkRef("reschedule", ref, options.delayMs)) return false;
   const reason = options.reason ? `SNOOZE: ${options.reason}` : "SNOOZE";
-  const res = await query(ctx, "reschedule", {
-    name: "soniq_reschedule",
-    text: RESCHEDULE,
+  const res = await requeueQuery(ctx, "reschedule", (keys) => ({
+    name: nameFor("soniq_reschedule", keys),
+    text: RESCHEDULE(keys),
     values: [ref.id, ref.attempt, reason, options.delayMs],
-  });
+  }));
   return res.rowCount === 1;
 }

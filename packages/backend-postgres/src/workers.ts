@@ -4,6 +4,7 @@ import { SoniqError } from "@soniq/core";
 import { type PgContext, query } from "./context.js";
 import { isUuid } from "./errors.js";
 import { NEW_JOB_CHANNEL } from "./listen.js";
+import { requeueQuery } from "./requeue.js";
 import { mapWorker, type Row, toDate, WORKER_COLUMNS } from "./rows.js";
 
 export async function registerWorker(ctx: PgContext, worker: WorkerRegistration): Promise<void> {
@@ -67,12 +68,12 @@ export async function listWorkers(ctx: PgContext): Promise<WorkerInfo[]> {
 }
 
 // One statement: the workers are marked stopped and their jobs requeued together.
-const RECOVER = `WITH stale AS (
+const RECOVER = (keys: string) => `WITH stale AS (
   UPDATE soniq_workers SET status = 'stopped'
   WHERE status <> 'stopped' AND last_heartbeat < now() - $1 * interval '1 millisecond'
   RETURNING id),
 requeued AS (
-  UPDATE soniq_jobs SET status = 'queued', worker_id = NULL, updated_at = now()
+  UPDATE soniq_jobs SET status = 'queued', worker_id = NULL, updated_at = now()${keys}
   WHERE status = 'processing' AND worker_id IN (SELECT id FROM stale)
   RETURNING id, queue),
 notified AS (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) AS n FROM (SELECT DISTINCT queue AS q FROM requeued) s)
@@ -86,10 +87,11 @@ export async function recoverStaleWorkers(ctx: PgContext, staleAfterMs: number):
       context: { staleAfterMs },
     });
   }
-  const res = await query<{ worker_ids: string[]; job_ids: string[] }>(ctx, "recoverStaleWorkers", {
-    text: RECOVER,
-    values: [staleAfterMs],
-  });
+  const res = await requeueQuery<{ worker_ids: string[]; job_ids: string[] }>(
+    ctx,
+    "recoverStaleWorkers",
+    (keys) => ({ text: RECOVER(keys), values: [staleAfterMs] }),
+  );
   const row = res.rows[0];
   return { workerIds: row?.worker_ids ?? [], requeuedJobIds: row?.job_ids ?? [] };
 }
