@@ -1,1 +1,19 @@
-export {};
+export { CONFORMANCE_CASES, type ConformanceCaseId } from "./cases/index.js";
+export { delay, type EventuallyOptions, eventually } from "./eventually.js";
+export {
+  type ConformanceOptions,
+  type ConformanceSkips,
+  LEAK_CHECK_ID,
+  registerConformanceSuite,
+} from "./register.js";
+export type {
+  BackendHarness,
+  BackendInspector,
+  CaseContext,
+  CaseRequirements,
+  ConformanceCase,
+  HarnessFactory,
+  HarnessInfo,
+  RunnerTestContext,
+  TestRunner,
+} from "./types.js";

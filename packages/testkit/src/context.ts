@@ -1,0 +1,63 @@
+/** Builds what a case body receives: the guarded backend, the inspector, unique names, defers. */
+import { randomBytes, randomUUID } from "node:crypto";
+import type { Backend, NewJob } from "@soniq/core";
+import type { BackendHarness, BackendInspector, CaseContext } from "./types.js";
+
+const INSPECTOR_METHODS = [
+  "readJob",
+  "readDeadLetterJob",
+  "writeJobStatus",
+  "backdateWorkerHeartbeat",
+] as const satisfies readonly (keyof BackendInspector)[];
+
+export function createCaseContext(
+  caseId: string,
+  backend: Backend<unknown>,
+  harness: BackendHarness,
+  deferred: (() => unknown)[],
+): CaseContext {
+  const slug = caseId.replace(/[^a-z0-9]+/gi, "_").slice(0, 40);
+  const queue = (label = "q") => `t_${slug}_${label}_${randomBytes(4).toString("hex")}`;
+  const defaultQueue = queue();
+  return {
+    backend,
+    inspector: requiredInspector(harness.inspector),
+    harness,
+    queue,
+    id: () => randomUUID(),
+    newJob: (overrides = {}) => newJob(defaultQueue, overrides),
+    defer: (fn) => {
+      deferred.push(fn);
+    },
+  };
+}
+
+function newJob(queue: string, overrides: Partial<NewJob>): NewJob {
+  return {
+    id: randomUUID(),
+    jobName: "conformance.job",
+    args: { n: 1 },
+    argsHash: null,
+    queue,
+    priority: 100,
+    maxAttempts: 3,
+    scheduledAt: null,
+    dedupKey: null,
+    unique: false,
+    producerId: null,
+    ...overrides,
+  };
+}
+
+/** Every inspector method present; a missing one throws (cases declare needs, so this means a kit bug). */
+function requiredInspector(inspector: BackendInspector | undefined): Required<BackendInspector> {
+  const out: Record<string, unknown> = {};
+  for (const method of INSPECTOR_METHODS) {
+    const fn = inspector?.[method];
+    out[method] =
+      typeof fn === "function"
+        ? fn.bind(inspector)
+        : () => Promise.reject(new Error(`The harness provides no inspector.${method}().`));
+  }
+  return out as unknown as Required<BackendInspector>;
+}
