@@ -6,7 +6,7 @@
  *   half a batch; start buffered jobs while slots are free. A claim that returns less than it asked for
  *   means the queue is drained: wait for a wake-up (backend notification, local enqueue) or the jittered
  *   poll timer. Each finished job becomes one backend write; completions are batched.
- * stopping: stop claiming, give back buffered jobs (nack), wait for running handlers up to
+ * stopping: stop claiming, give back buffered jobs (attempt refunded), wait for running handlers up to
  *   `shutdownTimeoutMs`, then abort their signals and nack them (attempts preserved), wait for every
  *   pending write, stop upkeep, release the maintenance lease and mark the worker row stopped.
  *
@@ -41,6 +41,9 @@ export interface WorkerEvents {
   "worker:stale": { workerId: string };
   stopped: { workerId: string };
 }
+
+/** `last_error` of a job claimed but never started when its worker stopped ("SNOOZE: ..."). */
+const RELEASED = "released unstarted at worker shutdown";
 
 type State = "idle" | "starting" | "running" | "once" | "stopping" | "stopped";
 
@@ -516,13 +519,17 @@ export class Worker implements LocalWorker, AsyncDisposable {
     const unstarted = this.#buffer.splice(0);
     await Promise.all(
       unstarted.map((job) =>
-        backend.nack({ id: job.id, attempt: job.attempts }).catch((error: unknown) => {
-          logger.error(
-            { err: error, jobId: job.id },
-            "could not give back an unstarted job; stale recovery will",
-          );
-          this.#events.emit("error", { error, during: "nack" });
-        }),
+        // Not nack: the claim counted an attempt that never ran. reschedule gives it back (attempts - 1)
+        // so a job with maxAttempts 1 is not dead-lettered by its next claim.
+        backend
+          .reschedule({ id: job.id, attempt: job.attempts }, { delayMs: 0, reason: RELEASED })
+          .catch((error: unknown) => {
+            logger.error(
+              { err: error, jobId: job.id },
+              "could not give back an unstarted job; stale recovery will",
+            );
+            this.#events.emit("error", { error, during: "nack" });
+          }),
       ),
     );
     await this.#drainInFlight();

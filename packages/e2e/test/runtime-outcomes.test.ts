@@ -1,0 +1,445 @@
+/** Runtime scenarios on the memory backend: outcomes, retries, timeouts, validation at enqueue. */
+import { memoryBackend } from "@soniq/backend-memory";
+import {
+  isSoniqError,
+  JobAbortedError,
+  PermanentError,
+  type RetryContext,
+  Soniq,
+  type SoniqOptions,
+  snooze,
+} from "@soniq/core";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { eventually } from "./runtime-support.js";
+
+const open: Soniq[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+function app(options: Partial<SoniqOptions> = {}, backend = memoryBackend()): Soniq {
+  const soniq = new Soniq({ backend, ...options });
+  open.push(soniq);
+  return soniq;
+}
+
+async function rejection(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  throw new Error("expected a rejection");
+}
+
+describe("runtime/outcomes", () => {
+  it("runtime/done-stores-result: the return value is stored and readable", async () => {
+    const soniq = app();
+    const add = soniq.job("math.add", async (args: { a: number; b: number }) => ({ sum: args.a + args.b }));
+    const { id, deduplicated } = await add.enqueue({ a: 2, b: 3 });
+    expect(deduplicated).toBe(false);
+    expect(await soniq.worker().runOnce()).toBe(1);
+    expect(await soniq.getResult(id)).toEqual({ sum: 5 });
+    const job = await soniq.getJob(id);
+    expect(job).toMatchObject({
+      status: "done",
+      attempts: 1,
+      jobName: "math.add",
+      queue: "default",
+      priority: 100,
+    });
+  });
+
+  it("runtime/result-ttl-zero-deletes: resultTtlMs 0 deletes the row on success", async () => {
+    const soniq = app({ resultTtlMs: 0 });
+    const job = soniq.job("x.y", async () => "ok");
+    const { id } = await job.enqueue({});
+    await soniq.worker().runOnce();
+    expect(await soniq.getJob(id)).toBeNull();
+    expect(await soniq.getResult(id)).toBeNull();
+  });
+
+  it("runtime/retry-fixed: a failing job retries with a fixed delay and then succeeds", async () => {
+    const soniq = app();
+    let runs = 0;
+    const flaky = soniq.job(
+      "flaky.fixed",
+      async () => {
+        runs++;
+        if (runs < 3) throw new Error(`boom ${runs}`);
+        return runs;
+      },
+      { maxAttempts: 3, retry: { backoff: "fixed", delayMs: 0 } },
+    );
+    const { id } = await flaky.enqueue({});
+    expect(await soniq.worker().runOnce()).toBe(3);
+    const job = await soniq.getJob(id);
+    expect(job).toMatchObject({ status: "done", attempts: 3, result: 3 });
+  });
+
+  it("runtime/retry-list: delays follow the list per attempt and the last entry repeats", async () => {
+    const soniq = app();
+    const failing = soniq.job(
+      "always.fails",
+      async () => {
+        throw new TypeError("nope");
+      },
+      { maxAttempts: 5, retry: { delaysMs: [0, 60_000] } },
+    );
+    const { id } = await failing.enqueue({});
+    const before = Date.now();
+    expect(await soniq.worker().runOnce()).toBe(2);
+    const job = await soniq.getJob(id);
+    expect(job?.status).toBe("queued");
+    expect(job?.attempts).toBe(2);
+    expect(job?.scheduledAt.getTime()).toBeGreaterThanOrEqual(before + 59_000);
+    expect(job?.lastError).toMatch(/^TypeError: nope\n\s+at /);
+  });
+
+  it("runtime/retry-function: the function sees the attempt; null dead-letters with permanent_failure", async () => {
+    const soniq = app();
+    const seen: RetryContext[] = [];
+    const job = soniq.job(
+      "policy.fn",
+      async () => {
+        throw new Error("bad");
+      },
+      {
+        maxAttempts: 5,
+        retry: (ctx) => {
+          seen.push(ctx);
+          return ctx.attempt < 2 ? 0 : null;
+        },
+      },
+    );
+    const { id } = await job.enqueue({});
+    expect(await soniq.worker().runOnce()).toBe(2);
+    expect(seen.map((c) => [c.attempt, c.maxAttempts])).toEqual([
+      [1, 5],
+      [2, 5],
+    ]);
+    expect((seen[0]?.error as Error).message).toBe("bad");
+    expect(await soniq.getJob(id)).toBeNull();
+    const dead = await soniq.deadLetter.get(id);
+    expect(dead).toMatchObject({ deadLetterReason: "permanent_failure", attempts: 2, jobName: "policy.fn" });
+  });
+
+  it("runtime/retry-exhausted: the last failed attempt dead-letters with max_retries_exceeded", async () => {
+    const soniq = app();
+    const job = soniq.job(
+      "exhaust.me",
+      async () => {
+        throw new Error("still broken");
+      },
+      { maxAttempts: 2, retry: { delaysMs: [0] } },
+    );
+    const { id } = await job.enqueue({ k: 1 });
+    await soniq.worker().runOnce();
+    const dead = await soniq.deadLetter.get(id);
+    expect(dead).toMatchObject({ deadLetterReason: "max_retries_exceeded", attempts: 2, args: { k: 1 } });
+    expect(dead?.lastError).toContain("Error: still broken");
+    expect(await soniq.getQueueStats()).toEqual({
+      total: 1,
+      queued: 0,
+      processing: 0,
+      done: 0,
+      dead_letter: 1,
+      cancelled: 0,
+    });
+  });
+
+  it("runtime/exponential-default: the default policy waits (capped full jitter) before the next attempt", async () => {
+    const soniq = app({
+      retry: { backoff: "exponential", delayMs: 10_000, maxDelayMs: 20_000, jitter: false },
+    });
+    const job = soniq.job("exp.fail", async () => {
+      throw new Error("x");
+    });
+    const { id } = await job.enqueue({});
+    const before = Date.now();
+    expect(await soniq.worker().runOnce()).toBe(1);
+    const row = await soniq.getJob(id);
+    expect(row?.status).toBe("queued");
+    expect(row?.scheduledAt.getTime()).toBeGreaterThanOrEqual(before + 9_000);
+  });
+
+  it("runtime/permanent-error: PermanentError dead-letters at once", async () => {
+    const soniq = app();
+    const job = soniq.job(
+      "perm.fail",
+      async () => {
+        throw new PermanentError("card declined");
+      },
+      { maxAttempts: 10 },
+    );
+    const { id } = await job.enqueue({});
+    expect(await soniq.worker().runOnce()).toBe(1);
+    const dead = await soniq.deadLetter.get(id);
+    expect(dead).toMatchObject({ deadLetterReason: "permanent_failure", attempts: 1 });
+    expect(dead?.lastError).toContain("PermanentError: card declined");
+  });
+
+  it("runtime/snooze: requeues without spending an attempt and records SNOOZE: reason", async () => {
+    const soniq = app();
+    const attempts: number[] = [];
+    const job = soniq.job("snooze.me", async (_args, ctx) => {
+      attempts.push(ctx.attempt);
+      return attempts.length === 1 ? snooze(60_000, "rate limited") : "ok";
+    });
+    const { id } = await job.enqueue({});
+    await soniq.worker().runOnce();
+    const row = await soniq.getJob(id);
+    expect(row).toMatchObject({ status: "queued", attempts: 0, lastError: "SNOOZE: rate limited" });
+    expect(row?.scheduledAt.getTime()).toBeGreaterThan(Date.now() + 50_000);
+
+    const zero = soniq.job("snooze.zero", async (_args, ctx) =>
+      ctx.attempt === 1 && attempts.push(0) < 3 ? snooze(0) : "done",
+    );
+    const second = await zero.enqueue({});
+    await soniq.worker().runOnce();
+    expect(await soniq.getJob(second.id)).toMatchObject({ status: "done", attempts: 1 });
+  });
+
+  it("runtime/job-not-found: a job with no handler on this worker dead-letters with job_not_found", async () => {
+    const backend = memoryBackend();
+    const producer = app({ allowUnknownJobNames: true }, backend);
+    const consumer = app({}, backend);
+    const { id } = await producer.enqueue("only.elsewhere", { a: 1 });
+    expect(await consumer.worker().runOnce()).toBe(1);
+    const dead = await consumer.deadLetter.get(id);
+    expect(dead).toMatchObject({ deadLetterReason: "job_not_found", jobName: "only.elsewhere" });
+  });
+
+  it("runtime/invalid-arguments: args failing the schema at run time dead-letter with invalid_arguments", async () => {
+    const backend = memoryBackend();
+    const producer = app({ allowUnknownJobNames: true }, backend);
+    const consumer = app({}, backend);
+    let ran = false;
+    consumer.job(
+      "typed.job",
+      async () => {
+        ran = true;
+      },
+      { schema: z.object({ n: z.number() }) },
+    );
+    const { id } = await producer.enqueue("typed.job", { n: "not a number" });
+    await consumer.worker().runOnce();
+    expect(ran).toBe(false);
+    const dead = await consumer.deadLetter.get(id);
+    expect(dead?.deadLetterReason).toBe("invalid_arguments");
+    expect(dead?.lastError).toContain("n");
+  });
+
+  it("runtime/schema-parses-before-handler: the handler gets the schema's output", async () => {
+    const soniq = app();
+    let received: unknown;
+    const job = soniq.job(
+      "typed.defaults",
+      async (args) => {
+        received = args;
+        return args.count * 2;
+      },
+      { schema: z.object({ count: z.number().default(21) }) },
+    );
+    const { id } = await job.enqueue({});
+    await soniq.worker().runOnce();
+    expect(received).toEqual({ count: 21 });
+    expect(await soniq.getResult(id)).toBe(42);
+  });
+
+  it("runtime/non-json-result-fails-the-attempt: a BigInt result is a failed attempt, not a broken batch", async () => {
+    const soniq = app();
+    const bad = soniq.job("bad.result", async () => 10n, { maxAttempts: 1 });
+    const good = soniq.job("good.result", async () => "fine");
+    const b = await bad.enqueue({});
+    const g = await good.enqueue({});
+    await soniq.worker().runOnce();
+    expect((await soniq.deadLetter.get(b.id))?.lastError).toContain("not JSON");
+    expect(await soniq.getResult(g.id)).toBe("fine");
+  });
+
+  it("runtime/last-error-capped: last_error keeps name, message and stack within 8 KiB", async () => {
+    const soniq = app();
+    const job = soniq.job(
+      "huge.error",
+      async () => {
+        throw new RangeError("x".repeat(20_000));
+      },
+      { maxAttempts: 1 },
+    );
+    const { id } = await job.enqueue({});
+    await soniq.worker().runOnce();
+    const dead = await soniq.deadLetter.get(id);
+    expect(dead?.lastError?.length).toBe(8192);
+    expect(dead?.lastError?.startsWith("RangeError: xxx")).toBe(true);
+  });
+});
+
+describe("runtime/timeouts", () => {
+  it("runtime/timeout-aborts-signal: the signal aborts and the attempt fails with 'timed out'", async () => {
+    const soniq = app();
+    let reason: unknown;
+    const slow = soniq.job(
+      "slow.job",
+      (_args, ctx) =>
+        new Promise((resolve) => {
+          ctx.signal.addEventListener("abort", () => {
+            reason = ctx.signal.reason;
+            resolve("late");
+          });
+        }),
+      { timeoutMs: 50, maxAttempts: 1 },
+    );
+    const { id } = await slow.enqueue({});
+    await soniq.worker().runOnce();
+    expect(reason).toBeInstanceOf(JobAbortedError);
+    expect((reason as JobAbortedError).why).toBe("timeout");
+    const dead = await soniq.deadLetter.get(id);
+    expect(dead?.deadLetterReason).toBe("max_retries_exceeded");
+    expect(dead?.lastError).toContain("timed out after 50 ms");
+  });
+
+  it("runtime/timeout-instance-default: defaultTimeoutMs applies to jobs without their own, and retries", async () => {
+    const soniq = app({ defaultTimeoutMs: 40 });
+    let runs = 0;
+    const hang = soniq.job(
+      "hangs.forever",
+      () => {
+        runs++;
+        return new Promise(() => {});
+      },
+      { maxAttempts: 2, retry: { delaysMs: [0] } },
+    );
+    const { id } = await hang.enqueue({});
+    await soniq.worker().runOnce();
+    expect(runs).toBe(2);
+    expect((await soniq.deadLetter.get(id))?.lastError).toContain("timed out");
+  });
+});
+
+describe("runtime/enqueue-validation", () => {
+  it("runtime/schema-rejects-at-enqueue: SONIQ_TASK_ARGS_INVALID with issues, nothing written", async () => {
+    const soniq = app();
+    const job = soniq.job("typed.strict", async (args) => args.email, {
+      schema: z.object({ email: z.string().email() }),
+    });
+    const err = await rejection(job.enqueue({ email: "nope" }));
+    expect(isSoniqError(err, "SONIQ_TASK_ARGS_INVALID")).toBe(true);
+    const issues = (err as { context: { issues: { path: string[] }[] } }).context.issues;
+    expect(issues[0]?.path).toEqual(["email"]);
+    expect((await soniq.getQueueStats()).total).toBe(0);
+  });
+
+  it("runtime/args-must-be-json: functions, BigInt, cycles, Dates and top-level undefined are rejected", async () => {
+    const soniq = app();
+    const job = soniq.job("json.only", async () => null);
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (const bad of [
+      undefined,
+      { f: () => 1 },
+      { n: 1n },
+      cyclic,
+      { when: new Date() },
+      [undefined],
+      { x: Number.NaN },
+    ]) {
+      const err = await rejection(job.enqueue(bad));
+      expect(isSoniqError(err, "SONIQ_TASK_ARGS_INVALID"), String(bad)).toBe(true);
+    }
+    expect((await soniq.getQueueStats()).total).toBe(0);
+    const { id } = await job.enqueue({ keep: 1, drop: undefined });
+    expect((await soniq.getJob(id))?.args).toEqual({ keep: 1 });
+  });
+
+  it("runtime/names: invalid names are rejected at definition and enqueue; unknown names in strict mode", async () => {
+    const soniq = app();
+    expect(() => soniq.job("Bad-Name", async () => null)).toThrow(
+      expect.objectContaining({ code: "SONIQ_INVALID_TASK_NAME" }),
+    );
+    expect(isSoniqError(await rejection(soniq.enqueue("Bad Name", {})), "SONIQ_INVALID_TASK_NAME")).toBe(
+      true,
+    );
+    expect(isSoniqError(await rejection(soniq.enqueue("not.defined", {})), "SONIQ_UNKNOWN_TASK_NAME")).toBe(
+      true,
+    );
+    soniq.job("dup.name", async () => null);
+    expect(() => soniq.job("dup.name", async () => null)).toThrow(/already defined/);
+    expect((await soniq.getQueueStats()).total).toBe(0);
+  });
+
+  it("runtime/enqueue-many: one call, input order; a bad item names its index and nothing is written", async () => {
+    const soniq = app();
+    const a = soniq.job("many.a", async () => null, { schema: z.object({ n: z.number() }) });
+    soniq.job("many.b", async () => null);
+    const err = await rejection(
+      soniq.enqueueMany([
+        { job: a, args: { n: 1 } },
+        { job: "many.b", args: {} },
+        { job: a, args: { n: "two" } },
+      ]),
+    );
+    expect(isSoniqError(err, "SONIQ_TASK_ARGS_INVALID")).toBe(true);
+    expect((err as { context: { index: number } }).context.index).toBe(2);
+    expect((await soniq.getQueueStats()).total).toBe(0);
+    const results = await soniq.enqueueMany([
+      { job: a, args: { n: 1 }, options: { priority: 5 } },
+      { job: "many.b", args: { x: true }, options: { queue: "other" } },
+    ]);
+    expect(results).toHaveLength(2);
+    const rows = await Promise.all(results.map((r) => soniq.getJob(r.id)));
+    expect(rows.map((r) => [r?.jobName, r?.priority, r?.queue])).toEqual([
+      ["many.a", 5, "default"],
+      ["many.b", 100, "other"],
+    ]);
+    const unknown = await rejection(
+      soniq.enqueueMany([
+        { job: "many.b", args: {} },
+        { job: "nope.x", args: {} },
+      ]),
+    );
+    expect((unknown as { code: string; context: { index: number } }).context.index).toBe(1);
+  });
+
+  it("runtime/dedup-and-unique: dedupKey and unique (canonical args) return the queued job", async () => {
+    const soniq = app();
+    const job = soniq.job("dedup.me", async () => null, { unique: true });
+    const first = await job.enqueue({ a: 1, b: { c: 2, d: 3 } });
+    const same = await job.enqueue({ b: { d: 3, c: 2 }, a: 1 });
+    expect(same).toEqual({ id: first.id, deduplicated: true });
+    const other = await job.enqueue({ a: 2 });
+    expect(other.deduplicated).toBe(false);
+    const plain = soniq.job("dedup.key", async () => null);
+    const k1 = await plain.enqueue({ x: 1 }, { dedupKey: "order-7" });
+    const k2 = await plain.enqueue({ x: 2 }, { dedupKey: "order-7" });
+    expect(k2).toEqual({ id: k1.id, deduplicated: true });
+  });
+
+  it("runtime/enqueue-options: runAt/delayMs schedule, bad options fail in one error, tx is refused on memory", async () => {
+    const soniq = app();
+    const job = soniq.job("sched.job", async () => "ran");
+    const later = await job.enqueue({}, { delayMs: 60_000 });
+    const past = await job.enqueue({}, { runAt: new Date(Date.now() - 1000) });
+    expect(await soniq.worker().runOnce()).toBe(1);
+    expect((await soniq.getJob(later.id))?.status).toBe("queued");
+    expect((await soniq.getJob(past.id))?.status).toBe("done");
+    const err = await rejection(job.enqueue({}, { runAt: new Date(), delayMs: 5, priority: 1.5 }));
+    expect(isSoniqError(err, "SONIQ_INVALID_OPTIONS")).toBe(true);
+    expect((err as { context: { problems: string[] } }).context.problems).toHaveLength(2);
+    const txErr = await rejection(job.enqueue({}, { tx: {} as never }));
+    expect(isSoniqError(txErr, "SONIQ_TRANSACTION_UNSUPPORTED")).toBe(true);
+  });
+});
+
+describe("runtime/wake-up", () => {
+  it("runtime/worker-wakes-on-enqueue: a started worker picks up a new job without waiting for the poll", async () => {
+    const soniq = app();
+    const job = soniq.job("wake.me", async () => "awake");
+    const worker = soniq.worker({ pollIntervalMs: 600_000 });
+    await worker.start();
+    const { id } = await job.enqueue({});
+    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("done"), 2000);
+    await worker.stop();
+  });
+});
