@@ -119,7 +119,7 @@ describe("runtime/outcomes", () => {
       [1, 5],
       [2, 5],
     ]);
-    expect((seen[0]?.error as Error).message).toBe("bad");
+    expect(seen[0]?.error).toMatchObject({ message: "bad" });
     expect(await soniq.getJob(id)).toBeNull();
     const dead = await soniq.deadLetter.get(id);
     expect(dead).toMatchObject({ deadLetterReason: "permanent_failure", attempts: 2, jobName: "policy.fn" });
