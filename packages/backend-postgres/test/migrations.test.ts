@@ -58,6 +58,7 @@ describe("migrations", () => {
 
   it("works with a pool of one connection it was given, and leaves that pool open", async () => {
     const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    pool.on("error", () => {});
     const backend = postgresBackend({ pool });
     try {
       expect((await backend.migrate()).pending).toEqual([]);

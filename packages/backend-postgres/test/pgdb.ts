@@ -3,8 +3,10 @@
  * postgres://postgres@127.0.0.1:5432/test) and drops it WITH (FORCE) afterwards. Connection failures
  * fail loudly; there is no silent skip.
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
+import type { NewJob } from "@soniq/core";
 import pg from "pg";
+import { postgresBackend } from "../src/index.js";
 
 export const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -51,4 +53,34 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** A database created and migrated for one test file. */
+export async function createMigratedDatabase(): Promise<TestDatabase> {
+  const db = await createTestDatabase();
+  const backend = postgresBackend({ connectionString: db.url });
+  try {
+    await backend.migrate();
+  } finally {
+    await backend.close();
+  }
+  return db;
+}
+
+/** A complete `NewJob` (fresh id, due now) with overrides applied. */
+export function newJob(overrides: Partial<NewJob> = {}): NewJob {
+  return {
+    id: randomUUID(),
+    jobName: "test.job",
+    args: { n: 1 },
+    argsHash: null,
+    queue: "default",
+    priority: 100,
+    maxAttempts: 3,
+    scheduledAt: null,
+    dedupKey: null,
+    unique: false,
+    producerId: null,
+    ...overrides,
+  };
 }

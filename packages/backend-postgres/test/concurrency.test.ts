@@ -1,0 +1,120 @@
+/**
+ * Concurrency on a real database: claimers never share a job, and racing duplicate enqueues leave one
+ * row and all get its id. Each claimer uses its own backend (its own pool), like separate processes.
+ */
+import { randomUUID } from "node:crypto";
+import type { Job } from "@soniq/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type PostgresBackend, postgresBackend } from "../src/index.js";
+import { createMigratedDatabase, newJob, type TestDatabase } from "./pgdb.js";
+
+let db: TestDatabase;
+let backends: PostgresBackend[];
+
+beforeAll(async () => {
+  db = await createMigratedDatabase();
+  backends = [1, 2, 3, 4, 5].map(() => postgresBackend({ connectionString: db.url }));
+});
+afterAll(async () => {
+  await Promise.all((backends ?? []).map((b) => b.close()));
+  await db?.drop();
+});
+
+function queueName(): string {
+  return `q_${randomUUID().slice(0, 8)}`;
+}
+
+async function countRows(backend: PostgresBackend, queue: string): Promise<number> {
+  return (await backend.getQueueStats({ queue })).total;
+}
+
+describe("concurrency/claim", () => {
+  it("5 concurrent claimers on one job: exactly one gets it", async () => {
+    const queue = queueName();
+    const job = newJob({ queue });
+    await backends[0]?.enqueue(job);
+    const results = await Promise.all(
+      backends.map((b) => b.claim({ queues: [queue], limit: 1, workerId: null })),
+    );
+    const claimed = results.flat();
+    expect(claimed.map((j) => j.id)).toEqual([job.id]);
+    expect(claimed[0]?.attempts).toBe(1);
+  });
+
+  it("10 jobs over 5 concurrent claim loops: 10 distinct claims, nothing left", async () => {
+    const queue = queueName();
+    const jobs = Array.from({ length: 10 }, () => newJob({ queue }));
+    await backends[0]?.enqueueMany(jobs);
+    const loop = async (backend: PostgresBackend): Promise<Job[]> => {
+      const mine: Job[] = [];
+      for (;;) {
+        const batch = await backend.claim({ queues: [queue], limit: 1, workerId: null });
+        if (batch.length === 0) return mine;
+        mine.push(...batch);
+      }
+    };
+    const claimed = (await Promise.all(backends.map(loop))).flat();
+    expect(claimed).toHaveLength(10);
+    expect(new Set(claimed.map((j) => j.id))).toEqual(new Set(jobs.map((j) => j.id)));
+    expect((await backends[0]?.getQueueStats({ queue }))?.processing).toBe(10);
+  });
+
+  it("concurrent batch claims over many jobs never overlap", async () => {
+    const queue = queueName();
+    await backends[0]?.enqueueMany(Array.from({ length: 200 }, () => newJob({ queue })));
+    const results = await Promise.all(
+      backends.map((b) => b.claim({ queues: [queue], limit: 50, workerId: null })),
+    );
+    const ids = results.flat().map((j) => j.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids.length).toBe(200);
+  });
+});
+
+describe("concurrency/dedup", () => {
+  it("10 concurrent unique enqueues leave one row and all return its id", async () => {
+    const queue = queueName();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        backends[i % 5]?.enqueue(newJob({ queue, unique: true, argsHash: "same-args" })),
+      ),
+    );
+    const ids = new Set(results.map((r) => r?.id));
+    expect(ids.size).toBe(1);
+    expect(results.filter((r) => r?.deduplicated === false)).toHaveLength(1);
+    expect(await countRows(backends[0] as PostgresBackend, queue)).toBe(1);
+  });
+
+  it("10 concurrent enqueues with one dedup key leave one row and all return its id", async () => {
+    const queue = queueName();
+    const dedupKey = randomUUID();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => backends[i % 5]?.enqueue(newJob({ queue, dedupKey }))),
+    );
+    expect(new Set(results.map((r) => r?.id)).size).toBe(1);
+    expect(await countRows(backends[0] as PostgresBackend, queue)).toBe(1);
+  });
+
+  it("10 concurrent enqueues with the same unique args but different dedup keys leave one row", async () => {
+    const queue = queueName();
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        backends[i % 5]?.enqueue(newJob({ queue, unique: true, argsHash: "both", dedupKey: randomUUID() })),
+      ),
+    );
+    expect(new Set(results.map((r) => r?.id)).size).toBe(1);
+    expect(await countRows(backends[0] as PostgresBackend, queue)).toBe(1);
+  });
+
+  it("concurrent enqueueMany batches sharing dedup keys resolve every key to one row", async () => {
+    const queue = queueName();
+    const keys = Array.from({ length: 20 }, () => randomUUID());
+    const batches = await Promise.all(
+      backends.map((b) => b.enqueueMany(keys.map((dedupKey) => newJob({ queue, dedupKey })))),
+    );
+    for (let k = 0; k < keys.length; k++) {
+      expect(new Set(batches.map((batch) => batch[k]?.id)).size).toBe(1);
+    }
+    expect(await countRows(backends[0] as PostgresBackend, queue)).toBe(keys.length);
+  });
+});
