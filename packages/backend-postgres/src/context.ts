@@ -5,15 +5,19 @@
 import type pg from "pg";
 import { translatePgError } from "./errors.js";
 
+/** Runs between the two steps of a split dead-letter move; `session.pid` is the move's backend pid. */
+export type DeadLetterInterrupt = (jobId: string, session: { pid: number }) => Promise<void> | void;
+
 /** Test-only hooks (the conformance kit's fault injection). Never set them in production. */
 export interface PostgresTestHooks {
   /**
-   * When set, `markJobDeadLetter` runs as two statements in one transaction on a dedicated connection
-   * (INSERT ... SELECT into the dead-letter table, then DELETE from soniq_jobs) and awaits this hook
-   * between them. `session.pid` is that connection's backend pid, so a test can
-   * `pg_terminate_backend(pid)` from another connection, or throw to abort the transaction.
+   * Consulted before each `markJobDeadLetter`. Return undefined for the normal move (one statement).
+   * Return a function to run this move instead as two statements in one transaction on a dedicated
+   * connection (INSERT ... SELECT into the dead-letter table, then DELETE from soniq_jobs) with the
+   * function awaited between them: it may `pg_terminate_backend(session.pid)` from another connection, or
+   * throw, and the move must then leave the pre-move state.
    */
-  afterDeadLetterInsert?: (jobId: string, session: { pid: number }) => Promise<void> | void;
+  interruptDeadLetterMove?: () => DeadLetterInterrupt | undefined;
 }
 
 export interface PgContext {

@@ -4,12 +4,13 @@
  * statement, one transaction and one round trip. If the INSERT fails (a dead-letter row with the same id
  * exists), the whole statement fails and the DELETE never happened.
  *
- * With the test-only hook `afterDeadLetterInsert` set, the same move runs as two statements in one explicit transaction on a
- * dedicated connection, and the hook runs between them, so the kit can kill the connection mid-move.
+ * When the test-only hook `interruptDeadLetterMove` asks for it, one move runs as two statements in one
+ * explicit transaction on a dedicated connection with the hook's function between them, so the kit can
+ * kill the connection mid-move. Every other move, in tests too, takes the single-statement path.
  */
 import type { DeadLetterOptions, Job } from "@soniq/core";
 import type pg from "pg";
-import { type PgContext, query } from "./context.js";
+import { type DeadLetterInterrupt, type PgContext, query } from "./context.js";
 import { isUuid, translatePgError } from "./errors.js";
 
 const DLQ_INSERT_COLUMNS =
@@ -46,7 +47,8 @@ export async function markJobDeadLetter(
   options: DeadLetterOptions,
 ): Promise<boolean> {
   if (!isUuid(id)) return false;
-  if (ctx.testHooks.afterDeadLetterInsert) return moveInTwoSteps(ctx, id, options);
+  const interrupt = ctx.testHooks.interruptDeadLetterMove?.();
+  if (interrupt) return moveInTwoSteps(ctx, id, options, interrupt);
   const fenced = options.attempt !== undefined;
   const res = await query(ctx, "markJobDeadLetter", {
     name: fenced ? "soniq_dlq_move_fenced" : "soniq_dlq_move",
@@ -56,10 +58,17 @@ export async function markJobDeadLetter(
   return res.rowCount === 1;
 }
 
-async function moveInTwoSteps(ctx: PgContext, id: string, options: DeadLetterOptions): Promise<boolean> {
-  const hook = ctx.testHooks.afterDeadLetterInsert;
+async function moveInTwoSteps(
+  ctx: PgContext,
+  id: string,
+  options: DeadLetterOptions,
+  interrupt: DeadLetterInterrupt,
+): Promise<boolean> {
   const fenced = options.attempt !== undefined;
   const client = await ctx.pool.connect();
+  // A connection killed while checked out emits 'error' outside any query; the failing query reports it.
+  const ignore = () => {};
+  client.on("error", ignore);
   let broken: unknown;
   try {
     const pidRes = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
@@ -74,7 +83,7 @@ async function moveInTwoSteps(ctx: PgContext, id: string, options: DeadLetterOpt
       await client.query("ROLLBACK");
       return false;
     }
-    await hook?.(id, { pid: pidRes.rows[0]?.pid ?? 0 });
+    await interrupt(id, { pid: pidRes.rows[0]?.pid ?? 0 });
     await client.query("DELETE FROM soniq_jobs WHERE id = $1", [id]);
     await client.query("COMMIT");
     return true;
@@ -83,6 +92,7 @@ async function moveInTwoSteps(ctx: PgContext, id: string, options: DeadLetterOpt
     await rollbackQuietly(client);
     throw translatePgError(err, "markJobDeadLetter", { jobId: id });
   } finally {
+    client.off("error", ignore);
     // A connection that failed mid-transaction is discarded rather than returned to the pool.
     client.release(broken instanceof Error ? broken : undefined);
   }
