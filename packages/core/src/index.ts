@@ -31,7 +31,7 @@ export {
 } from "./errors.js";
 export { BACKEND_METHODS, guardBackend, unwrapBackend } from "./guard.js";
 export { JobAbortedError, MAX_ERROR_LENGTH } from "./job-runner.js";
-export type { Handler, JobDefinition } from "./jobs.js";
+export type { Handler, JobDefinition, JobResult } from "./jobs.js";
 export { argsHash, canonicalJson } from "./json.js";
 export { type LogFn, type Logger, silentLogger } from "./logger.js";
 export {

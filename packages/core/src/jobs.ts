@@ -18,10 +18,11 @@ import {
 } from "./options.js";
 import type { Snooze } from "./outcomes.js";
 
-export type Handler<TArgs, TResult> = (
-  args: TArgs,
-  ctx: JobContext,
-) => TResult | Snooze | Promise<TResult | Snooze>;
+/** A job handler. It may return `snooze(ms)` (a `Snooze`) instead of a result. */
+export type Handler<TArgs, TResult> = (args: TArgs, ctx: JobContext) => TResult | Promise<TResult>;
+
+/** The stored result type of a handler returning `TResult` (snoozes are not results). */
+export type JobResult<TResult> = Exclude<TResult, Snooze>;
 
 /** What `soniq.job(...)` returns: the job's name, its resolved options, and a typed `enqueue`. */
 export interface JobDefinition<TArgs, TResult = unknown, TTx = unknown> {

@@ -17,6 +17,7 @@ import { guardBackend } from "./guard.js";
 import {
   type Handler,
   type JobDefinition,
+  type JobResult,
   prepareJob,
   type RegisteredJob,
   resolveTarget,
@@ -86,12 +87,12 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     name: string,
     handler: Handler<StandardSchemaV1.InferOutput<S>, TResult>,
     options: JobOptions<S> & { schema: S },
-  ): JobDefinition<StandardSchemaV1.InferInput<S>, TResult, BackendTx<B>>;
+  ): JobDefinition<StandardSchemaV1.InferInput<S>, JobResult<TResult>, BackendTx<B>>;
   job<TArgs = unknown, TResult = unknown>(
     name: string,
     handler: Handler<TArgs, TResult>,
     options?: JobOptions<undefined>,
-  ): JobDefinition<TArgs, TResult, BackendTx<B>>;
+  ): JobDefinition<TArgs, JobResult<TResult>, BackendTx<B>>;
   job(
     name: string,
     handler: Handler<unknown, unknown>,
