@@ -16,32 +16,55 @@ interface ClaimedRecord extends JobRecord {
   claim_order: number;
 }
 
-const ORDER = "ORDER BY priority, scheduled_at, created_at, rowid";
+/**
+ * The claim order. `rowid` stands in for created_at as the last key: rowids grow with insertion (a new
+ * row gets max(rowid) + 1), so among live rows rowid order is creation order, and the fetch index
+ * (queue, priority, scheduled_at) holds entries in exactly this order: no sort, the scan stops at LIMIT.
+ */
+const ORDER = "ORDER BY priority, scheduled_at, rowid";
 
-function claimSql(queueFilter: string): string {
-  // Picked rows are processed in the subquery's order; RETURNING does not keep it, so rowid is returned
-  // too and the batch is sorted in JS.
+/** Due queued rows of one queue, in claim order. */
+function queueArm(param: string): string {
+  return `SELECT rowid AS r, priority, scheduled_at FROM soniq_jobs
+    WHERE status = 'queued' AND queue = @${param} AND scheduled_at <= ${NOW} ${ORDER} LIMIT @limit`;
+}
+
+function claimSql(picked: string): string {
+  // RETURNING does not keep the subquery's order, so rowid is returned too and the batch sorted in JS.
   return `UPDATE soniq_jobs
     SET status = 'processing', attempts = attempts + 1, worker_id = @workerId, updated_at = ${NOW}
-    WHERE id IN (
-      SELECT id FROM soniq_jobs
-      WHERE status = 'queued' ${queueFilter} AND scheduled_at <= ${NOW}
-      ${ORDER} LIMIT @limit)
+    WHERE rowid IN (${picked})
     RETURNING ${JOB_COLUMNS}, rowid AS claim_order`;
 }
 
-// Three shapes, so a single queue uses the fetch index (queue, priority, scheduled_at) in order.
-const CLAIM_ANY = claimSql("");
-const CLAIM_ONE = claimSql("AND queue = @queue");
-const CLAIM_SOME = claimSql("AND queue IN (SELECT value FROM json_each(@queues))");
+const CLAIM_ONE = claimSql(`SELECT r FROM (${queueArm("q0")})`);
+
+/** Up to this many queues, each gets its own index scan, merged (a UNION ALL of per-queue top-N). */
+const MAX_MERGED_QUEUES = 32;
+
+/** Several queues: the top `limit` of each queue from the index, merged, then the top `limit` overall. */
+function claimManySql(count: number): string {
+  const arms = Array.from({ length: count }, (_, i) => `SELECT * FROM (${queueArm(`q${i}`)})`);
+  return claimSql(
+    `SELECT r FROM (${arms.join(" UNION ALL ")} ORDER BY priority, scheduled_at, r LIMIT @limit)`,
+  );
+}
+
+// Beyond MAX_MERGED_QUEUES: one scan over every queued row of those queues, sorted.
+const CLAIM_SCAN = claimSql(`SELECT rowid FROM soniq_jobs
+  WHERE status = 'queued' AND queue IN (SELECT value FROM json_each(@queues)) AND scheduled_at <= ${NOW}
+  ${ORDER} LIMIT @limit`);
+
+/** The queues that have queued rows, by skip-scanning the fetch index (one seek per queue). */
+const QUEUED_QUEUES = `WITH RECURSIVE q(name) AS (
+    SELECT MIN(queue) FROM soniq_jobs WHERE status = 'queued'
+    UNION ALL
+    SELECT (SELECT MIN(queue) FROM soniq_jobs WHERE status = 'queued' AND queue > q.name)
+    FROM q WHERE q.name IS NOT NULL)
+  SELECT name FROM q WHERE name IS NOT NULL`;
 
 function compareClaimed(a: ClaimedRecord, b: ClaimedRecord): number {
-  return (
-    a.priority - b.priority ||
-    a.scheduled_at - b.scheduled_at ||
-    a.created_at - b.created_at ||
-    a.claim_order - b.claim_order
-  );
+  return a.priority - b.priority || a.scheduled_at - b.scheduled_at || a.claim_order - b.claim_order;
 }
 
 export function validateClaim(request: ClaimRequest): void {
@@ -53,13 +76,18 @@ export function validateClaim(request: ClaimRequest): void {
 }
 
 function claimBatch(ctx: SqliteContext, request: ClaimRequest, limit: number): ClaimedRecord[] {
-  const { queues } = request;
-  const params = { workerId: request.workerId, limit };
-  if (queues === null) return ctx.statement(CLAIM_ANY).all(params) as ClaimedRecord[];
-  if (queues.length === 1) {
-    return ctx.statement(CLAIM_ONE).all({ ...params, queue: queues[0] }) as ClaimedRecord[];
+  const queues =
+    request.queues ?? (ctx.statement(QUEUED_QUEUES).all() as { name: string }[]).map((row) => row.name);
+  if (queues.length === 0) return [];
+  const params: Record<string, unknown> = { workerId: request.workerId, limit };
+  if (queues.length > MAX_MERGED_QUEUES) {
+    return ctx.statement(CLAIM_SCAN).all({ ...params, queues: jsonList(queues) }) as ClaimedRecord[];
   }
-  return ctx.statement(CLAIM_SOME).all({ ...params, queues: jsonList(queues) }) as ClaimedRecord[];
+  queues.forEach((queue, i) => {
+    params[`q${i}`] = queue;
+  });
+  const sql = queues.length === 1 ? CLAIM_ONE : claimManySql(queues.length);
+  return ctx.statement(sql).all(params) as ClaimedRecord[];
 }
 
 export function claim(ctx: SqliteContext, request: ClaimRequest): Job[] {

@@ -1,0 +1,82 @@
+/**
+ * Drain throughput on a temp file: enqueue 10,000 no-op jobs, then drain them with at most 10
+ * handlers in flight, claiming in batches (up to the free slots) and completing in batches.
+ *
+ *   pnpm exec tsx --conditions=source packages/backend-sqlite/scripts/drain.ts [jobs] [concurrency] [queues]
+ *
+ * `queues` is `default` (one queue, the fetch index serves the order) or `all` (queues: null).
+ */
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { sqliteBackend } from "@soniq/backend-sqlite";
+import type { Backend, CompleteItem, Job, NewJob } from "@soniq/core";
+
+const total = Number(process.argv[2] ?? 10_000);
+const concurrency = Number(process.argv[3] ?? 10);
+const queues = process.argv[4] === "all" ? null : ["default"];
+
+function noopJob(): NewJob {
+  return {
+    id: randomUUID(),
+    jobName: "bench.noop",
+    args: {},
+    argsHash: null,
+    queue: "default",
+    priority: 100,
+    maxAttempts: 3,
+    scheduledAt: null,
+    dedupKey: null,
+    unique: false,
+    producerId: null,
+  };
+}
+
+async function drain(backend: Backend<unknown>): Promise<void> {
+  let inFlight = 0;
+  let finished = 0;
+  let toComplete: CompleteItem[] = [];
+  const run = async (job: Job) => {
+    await Promise.resolve(); // the no-op handler
+    toComplete.push({ id: job.id, attempt: job.attempts, result: null, resultTtlMs: 60_000 });
+    inFlight--;
+  };
+  while (finished < total) {
+    const free = concurrency - inFlight;
+    if (free > 0) {
+      const jobs = await backend.claim({ queues, limit: free, workerId: null });
+      inFlight += jobs.length;
+      for (const job of jobs) void run(job);
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    if (toComplete.length > 0) {
+      const batch = toComplete;
+      toComplete = [];
+      finished += await backend.complete(batch);
+    }
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), "soniq-drain-"));
+const backend = sqliteBackend({ filename: join(dir, "drain.db") });
+try {
+  await backend.migrate();
+  const jobs = Array.from({ length: total }, noopJob);
+  const t0 = performance.now();
+  for (let i = 0; i < jobs.length; i += 1000) await backend.enqueueMany(jobs.slice(i, i + 1000));
+  const t1 = performance.now();
+  await drain(backend);
+  const t2 = performance.now();
+  const stats = await backend.getQueueStats();
+  if (stats.done !== total) throw new Error(`expected ${total} done, got ${JSON.stringify(stats)}`);
+  const rate = (n: number, ms: number) => Math.round((n / ms) * 1000).toLocaleString("en-US");
+  console.log(`enqueueMany (batches of 1000): ${rate(total, t1 - t0)} jobs/s`);
+  console.log(
+    `drain ${total} no-op jobs, concurrency ${concurrency}, queues ${queues ? queues.join(",") : "all"}: ` +
+      `${rate(total, t2 - t1)} jobs/s (${Math.round(t2 - t1)} ms)`,
+  );
+} finally {
+  await backend.close();
+  rmSync(dir, { recursive: true, force: true });
+}
