@@ -1,0 +1,349 @@
+/**
+ * Postgres-specific behaviour the conformance kit cannot see: the DLQ move under a killed connection,
+ * error translation, requeue after a dedup-key collision, advisory leases across backends, LISTEN
+ * reconnecting, pool ownership, and the claim's crash-loop guard.
+ */
+import { randomUUID } from "node:crypto";
+import { isSoniqError } from "@soniq/core";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type PostgresBackend, postgresBackend } from "../src/index.js";
+import { resolveConnection } from "../src/options.js";
+import { postgresInspector } from "./inspector.js";
+import { createMigratedDatabase, eventually, newJob, type TestDatabase } from "./pgdb.js";
+
+let db: TestDatabase;
+let admin: pg.Pool;
+let backend: PostgresBackend;
+let inspector: ReturnType<typeof postgresInspector>;
+
+beforeAll(async () => {
+  db = await createMigratedDatabase();
+  admin = new pg.Pool({ connectionString: db.url });
+  admin.on("error", () => {});
+  backend = postgresBackend({ connectionString: db.url });
+  inspector = postgresInspector(admin);
+});
+afterAll(async () => {
+  await backend?.close();
+  await admin?.end();
+  await db?.drop();
+});
+
+function queueName(): string {
+  return `q_${randomUUID().slice(0, 8)}`;
+}
+
+async function claimOne(queue: string) {
+  const [job] = await backend.claim({ queues: [queue], limit: 1, workerId: null });
+  if (!job) throw new Error("nothing claimed");
+  return job;
+}
+
+describe("dead-letter move", () => {
+  it("moves in one statement: every field copied, job gone, dead-letter row id = job id", async () => {
+    const queue = queueName();
+    const job = newJob({ queue, args: { a: [1, 2] }, priority: 7, maxAttempts: 2 });
+    await backend.enqueue(job);
+    const claimed = await claimOne(queue);
+    const moved = await backend.markJobDeadLetter(job.id, {
+      reason: "permanent_failure",
+      error: "boom",
+      tags: { t: 1 },
+      attempt: claimed.attempts,
+    });
+    expect(moved).toBe(true);
+    expect(await inspector.readJob(job.id)).toBeNull();
+    expect(await inspector.readDeadLetterJob(job.id)).toMatchObject({
+      id: job.id,
+      jobName: job.jobName,
+      args: { a: [1, 2] },
+      queue,
+      priority: 7,
+      maxAttempts: 2,
+      attempts: 1,
+      lastError: "boom",
+      deadLetterReason: "permanent_failure",
+      tags: { t: 1 },
+      resurrectionCount: 0,
+      originalCreatedAt: claimed.createdAt,
+    });
+  });
+
+  it("a fenced move with a stale attempt changes nothing", async () => {
+    const queue = queueName();
+    const job = newJob({ queue });
+    await backend.enqueue(job);
+    const claimed = await claimOne(queue);
+    const moved = await backend.markJobDeadLetter(job.id, {
+      reason: "max_retries_exceeded",
+      error: null,
+      attempt: claimed.attempts + 1,
+    });
+    expect(moved).toBe(false);
+    expect((await inspector.readJob(job.id))?.status).toBe("processing");
+  });
+
+  it("a conflicting dead-letter row fails the whole statement: SONIQ_DEAD_LETTER_CONFLICT, job intact", async () => {
+    const queue = queueName();
+    const job = newJob({ queue });
+    await backend.enqueue(job);
+    await admin.query(
+      `INSERT INTO soniq_dead_letter_jobs (id, job_name, args, queue, priority, max_attempts, attempts,
+         dead_letter_reason, original_created_at) VALUES ($1, 'x', '{}', $2, 1, 1, 1, 'permanent_failure', now())`,
+      [job.id, queue],
+    );
+    const err = await backend
+      .markJobDeadLetter(job.id, { reason: "permanent_failure", error: "e" })
+      .catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_DEAD_LETTER_CONFLICT")).toBe(true);
+    expect((await inspector.readJob(job.id))?.status).toBe("queued");
+    expect((await inspector.readDeadLetterJob(job.id))?.jobName).toBe("x");
+  });
+
+  it("a connection killed between the insert and the delete leaves the pre-move state; a later move works", async () => {
+    let interrupt = true;
+    const faulty = postgresBackend(
+      { connectionString: db.url },
+      {
+        testHooks: {
+          interruptDeadLetterMove: () =>
+            interrupt
+              ? async (_id, { pid }) => {
+                  await admin.query("SELECT pg_terminate_backend($1)", [pid]);
+                }
+              : undefined,
+        },
+      },
+    );
+    try {
+      const queue = queueName();
+      const job = newJob({ queue });
+      await faulty.enqueue(job);
+      const claimed = await claimOne(queue);
+      const options = { reason: "max_retries_exceeded", error: "e", attempt: claimed.attempts };
+      await expect(faulty.markJobDeadLetter(job.id, options)).rejects.toMatchObject({
+        code: "SONIQ_BACKEND_ERROR",
+      });
+      expect((await inspector.readJob(job.id))?.status).toBe("processing");
+      expect(await inspector.readDeadLetterJob(job.id)).toBeNull();
+      // The pool still works after losing that connection, and the retried move completes.
+      interrupt = false;
+      expect(await faulty.markJobDeadLetter(job.id, options)).toBe(true);
+      expect(await inspector.readJob(job.id)).toBeNull();
+      expect((await inspector.readDeadLetterJob(job.id))?.attempts).toBe(1);
+    } finally {
+      await faulty.close();
+    }
+  });
+
+  it("a hook that throws between the steps rolls the move back", async () => {
+    const faulty = postgresBackend(
+      { connectionString: db.url },
+      {
+        testHooks: {
+          interruptDeadLetterMove: () => () => {
+            throw new Error("injected");
+          },
+        },
+      },
+    );
+    try {
+      const job = newJob({ queue: queueName() });
+      await faulty.enqueue(job);
+      await expect(faulty.markJobDeadLetter(job.id, { reason: "r", error: null })).rejects.toThrow();
+      expect((await inspector.readJob(job.id))?.status).toBe("queued");
+      expect(await inspector.readDeadLetterJob(job.id)).toBeNull();
+    } finally {
+      await faulty.close();
+    }
+  });
+});
+
+describe("claim crash-loop guard", () => {
+  it("dead-letters a job whose attempts already reached max_attempts instead of returning it", async () => {
+    const queue = queueName();
+    const job = newJob({ queue, maxAttempts: 2 });
+    await backend.enqueue(job);
+    await admin.query("UPDATE soniq_jobs SET attempts = 2, last_error = 'crashed' WHERE id = $1", [job.id]);
+    expect(await backend.claim({ queues: [queue], limit: 5, workerId: null })).toEqual([]);
+    expect(await inspector.readJob(job.id)).toBeNull();
+    expect(await inspector.readDeadLetterJob(job.id)).toMatchObject({
+      deadLetterReason: "max_retries_exceeded",
+      attempts: 2,
+      lastError: "crashed",
+    });
+  });
+});
+
+describe("requeue after a dedup-key collision", () => {
+  it("retry still requeues the job when a new queued job took its dedup key; the new job keeps the key", async () => {
+    const queue = queueName();
+    const first = newJob({ queue, dedupKey: `k-${randomUUID()}` });
+    await backend.enqueue(first);
+    const claimed = await claimOne(queue);
+    const second = await backend.enqueue(newJob({ queue, dedupKey: first.dedupKey }));
+    expect(second.deduplicated).toBe(false);
+    const retried = await backend.retry(
+      { id: first.id, attempt: claimed.attempts },
+      { error: "e", delayMs: 0 },
+    );
+    expect(retried).toBe(true);
+    expect(await inspector.readJob(first.id)).toMatchObject({ status: "queued", dedupKey: null });
+    const third = await backend.enqueue(newJob({ queue, dedupKey: first.dedupKey }));
+    expect(third).toEqual({ id: second.id, deduplicated: true });
+  });
+
+  it("stale recovery requeues a unique job even when its twin is queued again", async () => {
+    const queue = queueName();
+    const workerId = randomUUID();
+    await backend.registerWorker({
+      id: workerId,
+      hostname: "h",
+      pid: 1,
+      queues: [queue],
+      concurrency: 1,
+      version: null,
+      metadata: null,
+    });
+    const job = newJob({ queue, unique: true, argsHash: "twin" });
+    await backend.enqueue(job);
+    await backend.claim({ queues: [queue], limit: 1, workerId });
+    await backend.enqueue(newJob({ queue, unique: true, argsHash: "twin" }));
+    await inspector.backdateWorkerHeartbeat(workerId, 60_000);
+    const recovered = await backend.recoverStaleWorkers(30_000);
+    expect(recovered).toEqual({ workerIds: [workerId], requeuedJobIds: [job.id] });
+    expect((await inspector.readJob(job.id))?.status).toBe("queued");
+  });
+});
+
+describe("errors", () => {
+  it("malformed ids are not found, never an error", async () => {
+    expect(await backend.getJob("not-a-uuid")).toBeNull();
+    expect(await backend.cancel("nope")).toBe(false);
+    expect(await backend.retry({ id: "x", attempt: 1 }, { error: "e", delayMs: 0 })).toBe(false);
+    expect(await backend.complete([{ id: "x", attempt: 1, result: null, resultTtlMs: 10 }])).toBe(0);
+    expect(await backend.markJobDeadLetter("x", { reason: "r", error: null })).toBe(false);
+    expect(await backend.getDeadLetterJob("x")).toBeNull();
+    expect(await backend.replayDeadLetterJob("x", { newId: randomUUID() })).toBeNull();
+    expect(await backend.purgeDeadLetterJob("x")).toBe(false);
+  });
+
+  it("a raw status write to dead_letter becomes SONIQ_INVALID_STATUS_TRANSITION", async () => {
+    const job = newJob({ queue: queueName() });
+    await backend.enqueue(job);
+    const err = await inspector.writeJobStatus(job.id, "dead_letter").catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_INVALID_STATUS_TRANSITION")).toBe(true);
+  });
+
+  it("claiming with an unregistered worker id is SONIQ_INVALID_ARGUMENT and claims nothing", async () => {
+    const queue = queueName();
+    await backend.enqueue(newJob({ queue }));
+    const err = await backend.claim({ queues: [queue], limit: 1, workerId: randomUUID() }).catch((e) => e);
+    expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
+    expect((await backend.getQueueStats({ queue })).queued).toBe(1);
+  });
+
+  it("rejects bad options with SONIQ_INVALID_OPTIONS", () => {
+    expect(() => postgresBackend({ connectionString: "" })).toThrow(/connectionString/);
+    expect(() => postgresBackend({} as { connectionString: string })).toThrow(/connectionString/);
+  });
+});
+
+describe("leases", () => {
+  it("one holder across two backends; released on releaseLease and on close", async () => {
+    const other = postgresBackend({ connectionString: db.url });
+    const name = `lease-${randomUUID()}`;
+    try {
+      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(true);
+      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(true);
+      expect(await backend.tryAcquireLease(name, "b", 10_000)).toBe(false);
+      expect(await other.tryAcquireLease(name, "c", 10_000)).toBe(false);
+      await backend.releaseLease(name, "a");
+      expect(await other.tryAcquireLease(name, "c", 10_000)).toBe(true);
+      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(false);
+      await other.close();
+      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(true);
+      await backend.releaseLease(name, "a");
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("a lease whose connection died is reported lost on renewal", async () => {
+    const holder = postgresBackend({ connectionString: db.url });
+    const name = `lease-${randomUUID()}`;
+    try {
+      expect(await holder.tryAcquireLease(name, "a", 10_000)).toBe(true);
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_locks
+         WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+           AND objid::bigint = (hashtextextended($1, 0) & 4294967295)`,
+        [`soniq.lease:${name}`],
+      );
+      const other = postgresBackend({ connectionString: db.url });
+      try {
+        await eventually(async () => other.tryAcquireLease(name, "b", 10_000));
+        expect(await holder.tryAcquireLease(name, "a", 10_000)).toBe(false);
+      } finally {
+        await other.close();
+      }
+    } finally {
+      await holder.close();
+    }
+  });
+});
+
+describe("LISTEN", () => {
+  it("wakes subscribers with the queue name, and reconnects after its connection is killed", async () => {
+    const listening = postgresBackend({ connectionString: db.url });
+    const heard: string[] = [];
+    const unsubscribe = await listening.subscribe((queue) => heard.push(queue));
+    try {
+      await backend.enqueue(newJob({ queue: "listen_a" }));
+      await eventually(() => heard.includes("listen_a"));
+      await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN soniq_new_job'",
+      );
+      // Keep enqueueing until the re-established LISTEN hears one.
+      await eventually(async () => {
+        await backend.enqueue(newJob({ queue: "listen_b" }));
+        return heard.includes("listen_b");
+      }, 10_000);
+    } finally {
+      await unsubscribe();
+      await listening.close();
+    }
+  });
+});
+
+describe("ownership", () => {
+  it("never ends a pool it was given; ends the one it created", async () => {
+    const pool = new pg.Pool({ connectionString: db.url });
+    pool.on("error", () => {});
+    const given = postgresBackend({ pool });
+    await given.getQueueStats();
+    await given.close();
+    await given.close();
+    expect((await pool.query("SELECT 1 AS one")).rows[0]?.one).toBe(1);
+    await pool.end();
+
+    const owned = postgresBackend({ connectionString: db.url });
+    await owned.getQueueStats();
+    await owned.close();
+    await expect(owned.getQueueStats()).rejects.toThrow();
+  });
+
+  it("sessions it opens run in UTC", async () => {
+    const { pool, clientConfig } = resolveConnection({ connectionString: db.url });
+    const client = new pg.Client(clientConfig);
+    await client.connect();
+    try {
+      expect((await client.query("SHOW TimeZone")).rows[0]?.TimeZone).toBe("UTC");
+      expect((await pool.query("SHOW TimeZone")).rows[0]?.TimeZone).toBe("UTC");
+    } finally {
+      await client.end();
+      await pool.end();
+    }
+  });
+});
