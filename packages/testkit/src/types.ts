@@ -76,7 +76,8 @@ export interface CaseRequirements {
 export interface CaseContext {
   /** The guarded backend under test, migrated. */
   backend: Backend<unknown>;
-  inspector: BackendInspector;
+  /** The harness's inspector; a method the harness lacks rejects (cases declare what they need). */
+  inspector: Required<BackendInspector>;
   harness: BackendHarness;
   /** A queue name no other case uses (cases share storage on some backends). */
   queue(label?: string): string;

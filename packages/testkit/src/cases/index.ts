@@ -1,6 +1,28 @@
+import { claimCases } from "./claim.js";
+import { deadLetterCases } from "./dead-letter.js";
+import { dedupCases } from "./dedup.js";
+import { enqueueCases } from "./enqueue.js";
+import { jobsCases } from "./jobs.js";
+import { leaseCases } from "./leases.js";
 import { lifecycleCases } from "./lifecycle.js";
+import { stateCases } from "./state.js";
+import { statsCases } from "./stats.js";
+import { subscribeCases } from "./subscribe.js";
+import { workerCases } from "./workers.js";
 
 /** Every conformance case, in the order they run. */
-export const CONFORMANCE_CASES = [...lifecycleCases] as const;
+export const CONFORMANCE_CASES = [
+  ...lifecycleCases,
+  ...enqueueCases,
+  ...dedupCases,
+  ...claimCases,
+  ...stateCases,
+  ...deadLetterCases,
+  ...statsCases,
+  ...jobsCases,
+  ...workerCases,
+  ...leaseCases,
+  ...subscribeCases,
+] as const;
 
 export type ConformanceCaseId = (typeof CONFORMANCE_CASES)[number]["id"];

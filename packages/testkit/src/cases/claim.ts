@@ -1,0 +1,191 @@
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import type { Job } from "@soniq/core";
+import { defineCase } from "../define-case.js";
+import { delay } from "../eventually.js";
+import { claimOne, enqueue, ids, near } from "./helpers.js";
+
+const worker = (id: string) => ({
+  id,
+  hostname: "conformance",
+  pid: process.pid,
+  queues: [],
+  concurrency: 1,
+  version: null,
+  metadata: null,
+});
+
+export const claimCases = [
+  defineCase({
+    id: "claim/empty-queue-returns-nothing",
+    title: "claiming from a queue with no jobs returns an empty array",
+    async run(ctx) {
+      const claimed = await ctx.backend.claim({ queues: [ctx.queue()], limit: 5, workerId: null });
+      assert.deepEqual(claimed, [], "claim on an empty queue must return []");
+    },
+  }),
+  defineCase({
+    id: "claim/priority-then-scheduled-at-then-created-at",
+    title: "jobs come out by priority (lower first), then scheduled_at, then created_at",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const base = Date.now() - 60_000;
+      const at = (s: number) => new Date(base + s * 1000);
+      // Enqueue in an order that matches none of the keys; space them so created_at differs.
+      const specs = [
+        { name: "p5-t2-first", priority: 5, scheduledAt: at(2) },
+        { name: "p1-t3", priority: 1, scheduledAt: at(3) },
+        { name: "p5-t1", priority: 5, scheduledAt: at(1) },
+        { name: "p1-t1-first", priority: 1, scheduledAt: at(1) },
+        { name: "p5-t2-second", priority: 5, scheduledAt: at(2) },
+        { name: "p1-t1-second", priority: 1, scheduledAt: at(1) },
+      ];
+      const byId = new Map<string, string>();
+      for (const s of specs) {
+        const job = await enqueue(ctx, { queue, priority: s.priority, scheduledAt: s.scheduledAt });
+        byId.set(job.id, s.name);
+        await delay(3);
+      }
+      const order: string[] = [];
+      for (;;) {
+        const batch = await ctx.backend.claim({ queues: [queue], limit: 2, workerId: null });
+        if (batch.length === 0) break;
+        order.push(...batch.map((j) => byId.get(j.id) ?? j.id));
+      }
+      assert.deepEqual(
+        order,
+        ["p1-t1-first", "p1-t1-second", "p1-t3", "p5-t1", "p5-t2-first", "p5-t2-second"],
+        "claim order must be priority ASC, scheduled_at ASC, created_at ASC",
+      );
+    },
+  }),
+  defineCase({
+    id: "claim/future-jobs-wait",
+    title: "a job scheduled in the future is not claimed until it is due; scheduledAt null means now",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const future = await enqueue(ctx, { queue, scheduledAt: new Date(Date.now() + 3_600_000) });
+      const soon = await enqueue(ctx, { queue, scheduledAt: new Date(Date.now() + 300) });
+      const now = await enqueue(ctx, { queue, scheduledAt: null });
+      const first = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
+      assert.deepEqual(ids(first), [now.id], "only the job due now may be claimed (scheduledAt null = now)");
+      let second: Job[] = [];
+      const deadline = Date.now() + 5000;
+      while (second.length === 0 && Date.now() < deadline) {
+        await delay(25);
+        second = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
+      }
+      assert.deepEqual(ids(second), [soon.id], "the job due in 300 ms must be claimable once due, alone");
+      const job = await ctx.backend.getJob(future.id);
+      assert.equal(job?.status, "queued", "the job due in an hour must stay queued");
+    },
+  }),
+  defineCase({
+    id: "claim/queue-filter",
+    title: "claim takes only the listed queues; [] claims nothing; null claims from every queue",
+    async run(ctx) {
+      const a = ctx.queue("a");
+      const b = ctx.queue("b");
+      const ja = await enqueue(ctx, { queue: a });
+      const jb = await enqueue(ctx, { queue: b });
+      assert.deepEqual(
+        await ctx.backend.claim({ queues: [], limit: 10, workerId: null }),
+        [],
+        "queues: [] must claim nothing",
+      );
+      const fromB = await ctx.backend.claim({ queues: [b], limit: 10, workerId: null });
+      assert.deepEqual(ids(fromB), [jb.id], `claim({ queues: ["${b}"] }) must return only that queue's job`);
+      // null = every queue: keep claiming until our job shows up (other cases may share the storage).
+      let found = false;
+      for (let i = 0; i < 50 && !found; i++) {
+        const batch = await ctx.backend.claim({ queues: null, limit: 100, workerId: null });
+        found = batch.some((j) => j.id === ja.id);
+        if (batch.length === 0) break;
+      }
+      assert.ok(found, "claim({ queues: null }) must reach jobs of every queue");
+    },
+  }),
+  defineCase({
+    id: "claim/batch-returns-distinct-jobs",
+    title: "a batch claim returns up to limit distinct jobs, all processing",
+    async run(ctx) {
+      const queue = ctx.queue();
+      for (let i = 0; i < 5; i++) await enqueue(ctx, { queue });
+      const batch = await ctx.backend.claim({ queues: [queue], limit: 3, workerId: null });
+      assert.equal(batch.length, 3, "claim with limit 3 and 5 due jobs must return 3");
+      assert.equal(new Set(ids(batch)).size, 3, "a batch must not contain the same job twice");
+      for (const j of batch)
+        assert.equal(j.status, "processing", "claimed jobs must be returned as processing");
+      const rest = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
+      assert.equal(rest.length, 2, "the next claim must return the remaining 2");
+      assert.equal(
+        ids(rest).filter((id) => ids(batch).includes(id)).length,
+        0,
+        "no job may be claimed twice",
+      );
+    },
+  }),
+  defineCase({
+    id: "claim/concurrent-claimers-never-share",
+    title: "5 concurrent claim loops over 20 jobs claim each job exactly once",
+    async run(ctx) {
+      const queue = ctx.queue();
+      await ctx.backend.enqueueMany(Array.from({ length: 20 }, () => ctx.newJob({ queue })));
+      const loop = async () => {
+        const got: string[] = [];
+        for (;;) {
+          const batch = await ctx.backend.claim({ queues: [queue], limit: 3, workerId: null });
+          if (batch.length === 0) return got;
+          got.push(...ids(batch));
+        }
+      };
+      const all = (await Promise.all([loop(), loop(), loop(), loop(), loop()])).flat();
+      assert.equal(all.length, 20, `20 jobs must yield 20 claims in total, got ${all.length}`);
+      assert.equal(new Set(all).size, 20, "no job may be handed to two claimers");
+    },
+  }),
+  defineCase({
+    id: "claim/marks-processing-increments-attempts-stamps-worker",
+    title: "a claim sets processing, attempts + 1 and the worker id, in the row and the returned job",
+    async run(ctx) {
+      const workerId = randomUUID();
+      await ctx.backend.registerWorker(worker(workerId));
+      const queue = ctx.queue();
+      const job = await enqueue(ctx, { queue, maxAttempts: 5 });
+      const claimed = await claimOne(ctx, queue, workerId);
+      assert.equal(claimed.id, job.id);
+      assert.equal(claimed.attempts, 1, "the first claim must return attempts 1");
+      assert.equal(claimed.workerId, workerId, "the claim must stamp the worker id");
+      const stored = await ctx.backend.getJob(job.id);
+      assert.equal(stored?.status, "processing", "the stored row must be processing");
+      assert.equal(stored?.attempts, 1, "the stored row must have attempts 1");
+      assert.equal(stored?.workerId, workerId, "the stored row must carry the worker id");
+      near(stored?.updatedAt ?? new Date(Number.NaN), Date.now(), 60_000, "updatedAt after the claim");
+      await ctx.backend.nack({ id: job.id, attempt: 1 });
+      const again = await claimOne(ctx, queue, workerId);
+      assert.equal(again.attempts, 2, "a second claim must return attempts 2");
+    },
+  }),
+  defineCase({
+    id: "claim/dead-letters-exhausted-jobs",
+    title: "a job whose next run would exceed max_attempts is dead-lettered at claim, not returned",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const job = await enqueue(ctx, { queue, maxAttempts: 1 });
+      const first = await claimOne(ctx, queue);
+      // The worker died: the job comes back with attempts still 1 (nack keeps attempts).
+      assert.equal(await ctx.backend.nack({ id: job.id, attempt: first.attempts }), true);
+      const second = await ctx.backend.claim({ queues: [queue], limit: 5, workerId: null });
+      assert.deepEqual(second, [], "a job with attempts = max_attempts must not be handed out again");
+      assert.equal(await ctx.backend.getJob(job.id), null, "the exhausted job must be gone from soniq_jobs");
+      const dead = await ctx.backend.getDeadLetterJob(job.id);
+      assert.ok(dead !== null, "the exhausted job must be in the dead-letter table under its id");
+      assert.equal(dead.deadLetterReason, "max_retries_exceeded", "its reason must be max_retries_exceeded");
+      assert.equal(
+        dead.attempts,
+        1,
+        "its attempts must be the runs started (1), not incremented by the refused claim",
+      );
+    },
+  }),
+];

@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import { defineCase } from "../define-case.js";
+import { claimOne } from "./helpers.js";
+
+export const dedupCases = [
+  defineCase({
+    id: "dedup/dedup-key-returns-queued-job",
+    title: "enqueueing a dedup_key held by a queued job returns that job's id with deduplicated: true",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const dedupKey = `key-${ctx.id()}`;
+      const first = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
+      const second = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey, args: { other: true } }));
+      assert.deepEqual(
+        second,
+        { id: first.id, deduplicated: true },
+        "the duplicate must return the queued job's id",
+      );
+      assert.equal((await ctx.backend.getQueueStats({ queue })).queued, 1, "only one row may exist");
+    },
+  }),
+  defineCase({
+    id: "dedup/unique-args-return-queued-job",
+    title:
+      "a unique job with the same name and args hash as a queued one returns the existing id; other args do not",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const argsHash = `hash-${ctx.id()}`;
+      const first = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
+      const dup = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
+      assert.deepEqual(
+        dup,
+        { id: first.id, deduplicated: true },
+        "an equal unique job must return the existing id",
+      );
+      const other = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash: `${argsHash}-2` }));
+      assert.equal(other.deduplicated, false, "a unique job with different args must be inserted");
+      const plain = await ctx.backend.enqueue(ctx.newJob({ queue, unique: false, argsHash }));
+      assert.equal(plain.deduplicated, false, "a non-unique job is never deduplicated by args");
+      assert.equal((await ctx.backend.getQueueStats({ queue })).queued, 3);
+    },
+  }),
+  defineCase({
+    id: "dedup/new-job-once-no-longer-queued",
+    title:
+      "once the holder is processing, done or cancelled, the same dedup_key or unique args enqueue a new job",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const dedupKey = `key-${ctx.id()}`;
+      const argsHash = `hash-${ctx.id()}`;
+      const a = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey, unique: true, argsHash }));
+      await claimOne(ctx, queue);
+      const b = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
+      assert.equal(b.deduplicated, false, "a processing holder must not block its dedup_key");
+      assert.notEqual(b.id, a.id);
+      const c = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
+      assert.equal(c.deduplicated, false, "a processing holder must not block its unique args");
+      await ctx.backend.cancel(b.id);
+      const d = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
+      assert.equal(d.deduplicated, false, "a cancelled holder must not block its dedup_key");
+      const e = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
+      assert.deepEqual(e, { id: d.id, deduplicated: true }, "the new queued holder deduplicates again");
+    },
+  }),
+  defineCase({
+    id: "dedup/concurrent-duplicates-make-one-row",
+    title: "10 concurrent enqueues with one dedup_key (and 10 with equal unique args) leave one row each",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const dedupKey = `key-${ctx.id()}`;
+      const argsHash = `hash-${ctx.id()}`;
+      const byKey = await Promise.all(
+        Array.from({ length: 10 }, () => ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }))),
+      );
+      const byArgs = await Promise.all(
+        Array.from({ length: 10 }, () => ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }))),
+      );
+      for (const [what, results] of [
+        ["dedup_key", byKey],
+        ["unique args", byArgs],
+      ] as const) {
+        assert.equal(
+          new Set(results.map((r) => r.id)).size,
+          1,
+          `all concurrent ${what} enqueues must return one id`,
+        );
+        assert.equal(
+          results.filter((r) => !r.deduplicated).length,
+          1,
+          `exactly one ${what} enqueue must insert`,
+        );
+      }
+      assert.equal((await ctx.backend.listJobs({ queue })).length, 2, "two rows in total must exist");
+    },
+  }),
+];

@@ -1,0 +1,142 @@
+import assert from "node:assert/strict";
+import { defineCase } from "../define-case.js";
+import { ids, near, rejectsWith } from "./helpers.js";
+
+export const enqueueCases = [
+  defineCase({
+    id: "enqueue/stores-every-field",
+    title: "an enqueued job reads back with every field as given and queued/attempts 0 defaults",
+    async run(ctx) {
+      const scheduledAt = new Date(Date.now() + 60_000);
+      const job = ctx.newJob({
+        jobName: "conformance.fields",
+        args: { s: "x", n: 1.5, b: true, nil: null, list: [1, { a: "b" }] },
+        argsHash: "hash-fields",
+        priority: 42,
+        maxAttempts: 7,
+        scheduledAt,
+        dedupKey: `k-${ctx.id()}`,
+        unique: true,
+        producerId: "producer-1",
+      });
+      await ctx.backend.enqueue(job);
+      const row = await ctx.backend.getJob(job.id);
+      assert.ok(row !== null, "getJob must find the enqueued job");
+      const want = {
+        id: job.id,
+        jobName: "conformance.fields",
+        args: job.args,
+        argsHash: "hash-fields",
+        status: "queued",
+        attempts: 0,
+        maxAttempts: 7,
+        queue: job.queue,
+        priority: 42,
+        uniqueJob: true,
+        dedupKey: job.dedupKey,
+        expiresAt: null,
+        lastError: null,
+        result: null,
+        producerId: "producer-1",
+        workerId: null,
+      };
+      for (const [key, value] of Object.entries(want)) {
+        assert.deepEqual(row[key as keyof typeof row], value, `getJob(...).${key}`);
+      }
+      assert.equal(row.scheduledAt.getTime(), scheduledAt.getTime(), "scheduledAt as given");
+      near(row.createdAt, Date.now(), 60_000, "createdAt");
+      near(row.updatedAt, Date.now(), 60_000, "updatedAt");
+    },
+  }),
+  defineCase({
+    id: "enqueue/tx-rejected-without-capability",
+    title:
+      "a backend without transactionalEnqueue rejects `tx` with SONIQ_TRANSACTION_UNSUPPORTED and writes nothing",
+    requires: { capabilities: { transactionalEnqueue: false } },
+    async run(ctx) {
+      const job = ctx.newJob();
+      await rejectsWith(
+        ctx.backend.enqueue(job, { tx: {} }),
+        "SONIQ_TRANSACTION_UNSUPPORTED",
+        "enqueue with tx",
+      );
+      await rejectsWith(
+        ctx.backend.enqueueMany([ctx.newJob()], { tx: {} }),
+        "SONIQ_TRANSACTION_UNSUPPORTED",
+        "enqueueMany with tx",
+      );
+      assert.equal(await ctx.backend.getJob(job.id), null, "nothing may be written");
+    },
+  }),
+  defineCase({
+    id: "enqueue-many/results-in-input-order",
+    title: "enqueueMany inserts every job and returns results in input order",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const jobs = Array.from({ length: 25 }, (_, i) =>
+        ctx.newJob({ queue, args: { i }, priority: 100 - i }),
+      );
+      const results = await ctx.backend.enqueueMany(jobs);
+      assert.deepEqual(
+        results,
+        jobs.map((j) => ({ id: j.id, deduplicated: false })),
+        "one result per job, in input order",
+      );
+      assert.equal((await ctx.backend.getQueueStats({ queue })).queued, 25);
+      assert.deepEqual(await ctx.backend.enqueueMany([]), [], "an empty batch returns []");
+    },
+  }),
+  defineCase({
+    id: "enqueue-many/all-or-nothing",
+    title: "when one job of a batch cannot be inserted, the call rejects and no job of the batch exists",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const existing = ctx.newJob({ queue });
+      await ctx.backend.enqueue(existing);
+      const good = ctx.newJob({ queue });
+      const clash = ctx.newJob({ queue, id: existing.id, args: { clash: true } });
+      let failed = false;
+      try {
+        await ctx.backend.enqueueMany([good, clash]);
+      } catch {
+        failed = true;
+      }
+      assert.ok(failed, "enqueueMany with a job whose id already exists must reject");
+      assert.equal(
+        await ctx.backend.getJob(good.id),
+        null,
+        "the valid job of the failed batch must not be written",
+      );
+      assert.deepEqual(
+        (await ctx.backend.getJob(existing.id))?.args,
+        existing.args,
+        "the existing job must be unchanged",
+      );
+      assert.equal((await ctx.backend.getQueueStats({ queue })).queued, 1);
+    },
+  }),
+  defineCase({
+    id: "enqueue-many/dedups-within-and-across-batches",
+    title: "enqueueMany deduplicates against queued rows and within the batch, reporting the existing id",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const dedupKey = `k-${ctx.id()}`;
+      const held = ctx.newJob({ queue, dedupKey: `${dedupKey}-held` });
+      await ctx.backend.enqueue(held);
+      const a = ctx.newJob({ queue, dedupKey });
+      const b = ctx.newJob({ queue, dedupKey });
+      const c = ctx.newJob({ queue, dedupKey: `${dedupKey}-held` });
+      const results = await ctx.backend.enqueueMany([a, b, c]);
+      assert.deepEqual(results, [
+        { id: a.id, deduplicated: false },
+        { id: a.id, deduplicated: true },
+        { id: held.id, deduplicated: true },
+      ]);
+      assert.deepEqual(
+        ids(await ctx.backend.listJobs({ queue })).sort(),
+        [a.id, held.id].sort(),
+        "exactly two rows",
+      );
+    },
+  }),
+];

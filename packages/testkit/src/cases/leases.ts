@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { defineCase } from "../define-case.js";
+import { eventually } from "../eventually.js";
+
+export const leaseCases = [
+  defineCase({
+    id: "leases/exclusive",
+    title: "while one holder has a lease, another cannot acquire it",
+    async run(ctx) {
+      const name = `lease-${ctx.id()}`;
+      assert.equal(
+        await ctx.backend.tryAcquireLease(name, "holder-a", 60_000),
+        true,
+        "a free lease must be acquired",
+      );
+      assert.equal(
+        await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
+        false,
+        "a held lease must be refused to others",
+      );
+      const results = await Promise.all(
+        ["c", "d", "e", "f"].map((h) => ctx.backend.tryAcquireLease(`${name}-race`, `holder-${h}`, 60_000)),
+      );
+      assert.equal(
+        results.filter(Boolean).length,
+        1,
+        "of 4 concurrent acquirers of a free lease exactly one must win",
+      );
+    },
+  }),
+  defineCase({
+    id: "leases/renew-by-holder",
+    title: "the holder renews its lease by acquiring again",
+    async run(ctx) {
+      const name = `lease-${ctx.id()}`;
+      assert.equal(await ctx.backend.tryAcquireLease(name, "holder-a", 60_000), true);
+      assert.equal(
+        await ctx.backend.tryAcquireLease(name, "holder-a", 60_000),
+        true,
+        "the holder must be able to renew",
+      );
+      assert.equal(await ctx.backend.tryAcquireLease(name, "holder-b", 60_000), false);
+    },
+  }),
+  defineCase({
+    id: "leases/expire-after-ttl",
+    title: "a lease that is not renewed expires after its TTL and another holder can take it",
+    async run(ctx) {
+      const name = `lease-${ctx.id()}`;
+      assert.equal(await ctx.backend.tryAcquireLease(name, "holder-a", 300), true);
+      assert.equal(
+        await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
+        false,
+        "the lease must be held within its TTL",
+      );
+      await eventually(
+        async () =>
+          assert.equal(
+            await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
+            true,
+            "lease not yet free",
+          ),
+        { timeoutMs: 5000, intervalMs: 50 },
+      );
+      assert.equal(
+        await ctx.backend.tryAcquireLease(name, "holder-a", 60_000),
+        false,
+        "the old holder must have lost it",
+      );
+    },
+  }),
+  defineCase({
+    id: "leases/release",
+    title: "releaseLease frees the lease at once; a non-holder's release does nothing",
+    async run(ctx) {
+      const name = `lease-${ctx.id()}`;
+      await ctx.backend.tryAcquireLease(name, "holder-a", 60_000);
+      await ctx.backend.releaseLease(name, "holder-b");
+      assert.equal(
+        await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
+        false,
+        "a release by a non-holder must not free it",
+      );
+      await ctx.backend.releaseLease(name, "holder-a");
+      assert.equal(
+        await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
+        true,
+        "after release another holder must get it",
+      );
+    },
+  }),
+];
