@@ -1,6 +1,7 @@
 /**
  * Core's wrapper around any backend, so third-party backends get the lifecycle guarantees for free:
- * - `migrate()` runs once at a time; a successful run is remembered, a failed one may be retried.
+ * - `migrate()` runs once at a time; a successful run is remembered (later calls resolve with its report
+ *   and `appliedNow: []`, since they applied nothing), a failed one may be retried.
  * - after `close()` starts, every call rejects with `SONIQ_CLOSED`.
  * - `close()` is memoised: every call returns the same promise.
  */
@@ -62,6 +63,7 @@ export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
 
   let closing: Promise<void> | undefined;
   let migrating: ReturnType<Backend<TTx>["migrate"]> | undefined;
+  let migrated: Awaited<ReturnType<Backend<TTx>["migrate"]>> | undefined;
 
   const closedError = (method: string) =>
     new SoniqError("SONIQ_CLOSED", `Cannot call ${method}() on backend "${backend.name}": it was closed.`, {
@@ -82,8 +84,12 @@ export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
   }
   guarded.migrate = () => {
     if (closing) return Promise.reject(closedError("migrate"));
+    if (migrated) return Promise.resolve({ ...migrated, appliedNow: [] });
     if (!migrating) {
-      migrating = backend.migrate();
+      migrating = backend.migrate().then((report) => {
+        migrated = report;
+        return report;
+      });
       migrating.catch(() => {
         migrating = undefined;
       });
