@@ -1,0 +1,40 @@
+import { sqliteBackend } from "@soniq/backend-sqlite";
+import { registerConformanceSuite } from "@soniq/testkit";
+import { vitestRunner } from "@soniq/testkit/vitest";
+import { afterAll } from "vitest";
+import { tempDir } from "./helpers.js";
+import { sqliteInspector } from "./inspector.js";
+
+const tmp = tempDir("soniq-sqlite-conformance-");
+afterAll(() => tmp.remove());
+
+registerConformanceSuite({
+  name: "sqlite backend conformance",
+  runner: vitestRunner(),
+  harness: ({ caseId }) => {
+    const file = tmp.file(caseId.replaceAll("/", "_"));
+    let faultArmed = false;
+    const backend = sqliteBackend(
+      { filename: file },
+      {
+        // One-shot: the next dead-letter move fails between its insert and its delete (savepoint rollback).
+        faults: {
+          breakDeadLetterMove: () => {
+            const fire = faultArmed;
+            faultArmed = false;
+            return fire;
+          },
+        },
+      },
+    );
+    const inspector = sqliteInspector(file);
+    return {
+      backend,
+      inspector,
+      injectDeadLetterFault: () => {
+        faultArmed = true;
+      },
+      cleanup: () => inspector.close(),
+    };
+  },
+});
