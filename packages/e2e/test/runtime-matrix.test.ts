@@ -1,0 +1,220 @@
+/**
+ * The same app scenarios on every backend: memory, SQLite (a temp file per test) and PostgreSQL (one
+ * database for this file, a fresh queue per test). Each scenario goes through the public API only.
+ */
+import { type Backend, type JobAbortedError, Soniq, type Worker } from "@soniq/core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ALL_KINDS, eventually, gate, uniqueName } from "./runtime-support.js";
+
+describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
+  "runtime/matrix on %s",
+  (_name, make) => {
+    const kind = make();
+    const cleanups: (() => Promise<void>)[] = [];
+    let queue = "";
+
+    beforeAll(() => kind.setup(), 30_000);
+    afterAll(() => kind.teardown(), 30_000);
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+      queue = "";
+    });
+
+    async function app(backend: Backend<unknown> = kind.create()): Promise<Soniq> {
+      queue ||= uniqueName("q");
+      const soniq = new Soniq({ backend });
+      cleanups.push(() => soniq.close());
+      await soniq.setup();
+      return soniq;
+    }
+
+    async function started(worker: Worker): Promise<Worker> {
+      cleanups.push(() => worker.stop());
+      await worker.start();
+      return worker;
+    }
+
+    it("runtime/matrix-lifecycle: enqueue -> run -> retry -> dead letter -> replay -> done", async () => {
+      const soniq = await app();
+      let failing = true;
+      let runs = 0;
+      const job = soniq.job(
+        "matrix.flaky",
+        async (args: { n: number }) => {
+          runs++;
+          if (failing) throw new Error("service down");
+          return { ok: args.n };
+        },
+        { queue, maxAttempts: 2, retry: { delaysMs: [0] } },
+      );
+      const { id } = await job.enqueue({ n: 7 });
+      await started(soniq.worker({ queues: [queue], pollIntervalMs: 50 }));
+      const dead = await eventually(async () => {
+        const row = await soniq.deadLetter.get(id);
+        expect(row).toMatchObject({ deadLetterReason: "max_retries_exceeded", attempts: 2 });
+        return row;
+      });
+      expect(dead?.lastError).toContain("Error: service down");
+      expect(runs).toBe(2);
+      expect(await soniq.getJob(id)).toBeNull();
+      expect((await soniq.getQueueStats({ queue })).dead_letter).toBe(1);
+
+      failing = false;
+      const newId = await soniq.deadLetter.replay(id);
+      expect(newId).not.toBe(id);
+      await eventually(async () => expect((await soniq.getJob(newId as string))?.status).toBe("done"));
+      expect(await soniq.getResult(newId as string)).toEqual({ ok: 7 });
+      expect((await soniq.deadLetter.get(id))?.resurrectionCount).toBe(1);
+      const stats = await soniq.getQueueStats({ queue });
+      expect(stats).toMatchObject({ done: 1, dead_letter: 1, queued: 0, processing: 0 });
+    });
+
+    it("runtime/matrix-cancel-running: the handler's signal aborts and its late result is ignored", async () => {
+      const soniq = await app();
+      const running = gate();
+      let reason: unknown;
+      const job = soniq.job(
+        "matrix.cancel",
+        (_args, ctx) =>
+          new Promise((resolve) => {
+            running.open();
+            ctx.signal.addEventListener("abort", () => {
+              reason = ctx.signal.reason;
+              resolve("too late");
+            });
+          }),
+        { queue },
+      );
+      const { id } = await job.enqueue({});
+      const worker = await started(soniq.worker({ queues: [queue], pollIntervalMs: 50 }));
+      await running.promise;
+      expect(await soniq.cancelJob(id)).toBe(true);
+      expect((reason as JobAbortedError).why).toBe("cancelled");
+      await worker.stop();
+      expect(await soniq.getJob(id)).toMatchObject({ status: "cancelled", result: null });
+    });
+
+    it("runtime/matrix-timeout: a handler over timeoutMs fails its attempt with 'timed out'", async () => {
+      const soniq = await app();
+      const job = soniq.job("matrix.slow", () => new Promise(() => {}), {
+        queue,
+        timeoutMs: 50,
+        maxAttempts: 1,
+      });
+      const { id } = await job.enqueue({});
+      await started(soniq.worker({ queues: [queue], pollIntervalMs: 50 }));
+      const dead = await eventually(async () => {
+        const row = await soniq.deadLetter.get(id);
+        expect(row).not.toBeNull();
+        return row;
+      });
+      expect(dead).toMatchObject({ deadLetterReason: "max_retries_exceeded", attempts: 1 });
+      expect(dead?.lastError).toContain("timed out after 50 ms");
+    });
+
+    it("runtime/matrix-graceful-stop: stop waits for the in-flight job, then the worker row is stopped", async () => {
+      const soniq = await app();
+      const running = gate();
+      const release = gate();
+      const job = soniq.job(
+        "matrix.inflight",
+        async () => {
+          running.open();
+          await release.promise;
+          return "finished";
+        },
+        { queue },
+      );
+      const { id } = await job.enqueue({});
+      const worker = await started(soniq.worker({ queues: [queue], pollIntervalMs: 50 }));
+      await running.promise;
+      const stopping = worker.stop();
+      release.open();
+      await stopping;
+      expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "finished" });
+      const row = (await soniq.backend.listWorkers()).find((w) => w.id === worker.id);
+      expect(row?.status).toBe("stopped");
+    });
+
+    it("runtime/matrix-shutdown-timeout: a job still running at the deadline is given back, attempt kept", async () => {
+      const soniq = await app();
+      const running = gate();
+      const job = soniq.job(
+        "matrix.stubborn",
+        async () => {
+          running.open();
+          await new Promise(() => {});
+        },
+        { queue },
+      );
+      const { id } = await job.enqueue({});
+      const worker = await started(
+        soniq.worker({ queues: [queue], pollIntervalMs: 50, shutdownTimeoutMs: 50 }),
+      );
+      await running.promise;
+      await worker.stop();
+      expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 1 });
+    });
+
+    it("runtime/matrix-dead-worker-recovered: a worker that dies mid-job loses it to a peer after the stale threshold", async () => {
+      const a = killable(kind.create());
+      const soniqA = await app(a.backend);
+      const soniqB = await app(kind.createPeer());
+      const hung = gate();
+      soniqA.job(
+        "matrix.recover",
+        () => {
+          hung.open();
+          return new Promise(() => {});
+        },
+        { queue },
+      );
+      soniqB.job("matrix.recover", async (_args, ctx) => `recovered on attempt ${ctx.attempt}`, { queue });
+      // A maintenance worker on another queue takes the lease first and declares workers stale after 300 ms.
+      await started(
+        soniqB.worker({
+          queues: [uniqueName("idle")],
+          heartbeatIntervalMs: 50,
+          staleAfterMs: 300,
+          maintenanceIntervalMs: 100,
+        }),
+      );
+      await eventually(async () => {
+        expect(await soniqA.backend.tryAcquireLease("soniq.maintenance", "probe", 1)).toBe(false);
+      });
+      const workerA = await started(
+        soniqA.worker({ queues: [queue], pollIntervalMs: 50, shutdownTimeoutMs: 10 }),
+      );
+      const { id } = await soniqA.enqueue("matrix.recover", {});
+      await hung.promise;
+      a.kill(); // from here on worker A never reaches storage again: no heartbeat, no claim, no write
+      await started(soniqB.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 }));
+      await eventually(async () => {
+        expect(await soniqB.getJob(id)).toMatchObject({ status: "done", result: "recovered on attempt 2" });
+      }, 10_000);
+      const rowA = (await soniqB.backend.listWorkers()).find((w) => w.id === workerA.id);
+      expect(rowA?.status).toBe("stopped");
+    }, 20_000);
+  },
+);
+
+/** A backend whose "process" can be killed: afterwards every call but close() fails. */
+function killable(backend: Backend<unknown>): { backend: Backend<unknown>; kill: () => void } {
+  let dead = false;
+  const proxy = new Proxy(backend, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== "function") return value;
+      const fn = value as (...args: unknown[]) => unknown;
+      if (prop === "close") return fn.bind(target);
+      return (...args: unknown[]) =>
+        dead ? Promise.reject(new Error("the worker process is gone")) : fn.apply(target, args);
+    },
+  });
+  return {
+    backend: proxy,
+    kill: () => {
+      dead = true;
+    },
+  };
+}
