@@ -170,8 +170,9 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         { queue },
       );
       soniqB.job("matrix.recover", async (_args, ctx) => `recovered on attempt ${ctx.attempt}`, { queue });
-      // A maintenance worker on another queue takes the lease first and declares workers stale after 300 ms.
-      await started(
+      // A maintenance worker on another queue holds the lease and declares workers stale after 300 ms.
+      // Taking the lease here in its name makes sure it holds it before worker A starts.
+      const keeper = await started(
         soniqB.worker({
           queues: [uniqueName("idle")],
           heartbeatIntervalMs: 50,
@@ -179,9 +180,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
           maintenanceIntervalMs: 100,
         }),
       );
-      await eventually(async () => {
-        expect(await soniqA.backend.tryAcquireLease("soniq.maintenance", "probe", 1)).toBe(false);
-      });
+      expect(await soniqB.backend.tryAcquireLease("soniq.maintenance", keeper.id, 1000)).toBe(true);
       const workerA = await started(
         soniqA.worker({ queues: [queue], pollIntervalMs: 50, shutdownTimeoutMs: 10 }),
       );
