@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import type { Job } from "@soniq/core";
 import { defineCase } from "../define-case.js";
 import { delay } from "../eventually.js";
-import { claimOne, enqueue, ids, near } from "./helpers.js";
+import { claimOne, deepEqual, enqueue, equal, ids, near } from "./helpers.js";
 
 const worker = (id: string) => ({
   id,
@@ -21,7 +21,7 @@ export const claimCases = [
     title: "claiming from a queue with no jobs returns an empty array",
     async run(ctx) {
       const claimed = await ctx.backend.claim({ queues: [ctx.queue()], limit: 5, workerId: null });
-      assert.deepEqual(claimed, [], "claim on an empty queue must return []");
+      deepEqual(claimed, [], "claim on an empty queue must return []");
     },
   }),
   defineCase({
@@ -52,7 +52,7 @@ export const claimCases = [
         if (batch.length === 0) break;
         order.push(...batch.map((j) => byId.get(j.id) ?? j.id));
       }
-      assert.deepEqual(
+      deepEqual(
         order,
         ["p1-t1-first", "p1-t1-second", "p1-t3", "p5-t1", "p5-t2-first", "p5-t2-second"],
         "claim order must be priority ASC, scheduled_at ASC, created_at ASC",
@@ -68,16 +68,16 @@ export const claimCases = [
       const soon = await enqueue(ctx, { queue, scheduledAt: new Date(Date.now() + 300) });
       const now = await enqueue(ctx, { queue, scheduledAt: null });
       const first = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
-      assert.deepEqual(ids(first), [now.id], "only the job due now may be claimed (scheduledAt null = now)");
+      deepEqual(ids(first), [now.id], "only the job due now may be claimed (scheduledAt null = now)");
       let second: Job[] = [];
       const deadline = Date.now() + 5000;
       while (second.length === 0 && Date.now() < deadline) {
         await delay(25);
         second = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
       }
-      assert.deepEqual(ids(second), [soon.id], "the job due in 300 ms must be claimable once due, alone");
+      deepEqual(ids(second), [soon.id], "the job due in 300 ms must be claimable once due, alone");
       const job = await ctx.backend.getJob(future.id);
-      assert.equal(job?.status, "queued", "the job due in an hour must stay queued");
+      equal(job?.status, "queued", "the job due in an hour must stay queued");
     },
   }),
   defineCase({
@@ -88,13 +88,13 @@ export const claimCases = [
       const b = ctx.queue("b");
       const ja = await enqueue(ctx, { queue: a });
       const jb = await enqueue(ctx, { queue: b });
-      assert.deepEqual(
+      deepEqual(
         await ctx.backend.claim({ queues: [], limit: 10, workerId: null }),
         [],
         "queues: [] must claim nothing",
       );
       const fromB = await ctx.backend.claim({ queues: [b], limit: 10, workerId: null });
-      assert.deepEqual(ids(fromB), [jb.id], `claim({ queues: ["${b}"] }) must return only that queue's job`);
+      deepEqual(ids(fromB), [jb.id], `claim({ queues: ["${b}"] }) must return only that queue's job`);
       // null = every queue: keep claiming until our job shows up (other cases may share the storage).
       let found = false;
       for (let i = 0; i < 50 && !found; i++) {
@@ -112,17 +112,12 @@ export const claimCases = [
       const queue = ctx.queue();
       for (let i = 0; i < 5; i++) await enqueue(ctx, { queue });
       const batch = await ctx.backend.claim({ queues: [queue], limit: 3, workerId: null });
-      assert.equal(batch.length, 3, "claim with limit 3 and 5 due jobs must return 3");
-      assert.equal(new Set(ids(batch)).size, 3, "a batch must not contain the same job twice");
-      for (const j of batch)
-        assert.equal(j.status, "processing", "claimed jobs must be returned as processing");
+      equal(batch.length, 3, "claim with limit 3 and 5 due jobs must return 3");
+      equal(new Set(ids(batch)).size, 3, "a batch must not contain the same job twice");
+      for (const j of batch) equal(j.status, "processing", "claimed jobs must be returned as processing");
       const rest = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
-      assert.equal(rest.length, 2, "the next claim must return the remaining 2");
-      assert.equal(
-        ids(rest).filter((id) => ids(batch).includes(id)).length,
-        0,
-        "no job may be claimed twice",
-      );
+      equal(rest.length, 2, "the next claim must return the remaining 2");
+      equal(ids(rest).filter((id) => ids(batch).includes(id)).length, 0, "no job may be claimed twice");
     },
   }),
   defineCase({
@@ -140,8 +135,8 @@ export const claimCases = [
         }
       };
       const all = (await Promise.all([loop(), loop(), loop(), loop(), loop()])).flat();
-      assert.equal(all.length, 20, `20 jobs must yield 20 claims in total, got ${all.length}`);
-      assert.equal(new Set(all).size, 20, "no job may be handed to two claimers");
+      equal(all.length, 20, `20 jobs must yield 20 claims in total, got ${all.length}`);
+      equal(new Set(all).size, 20, "no job may be handed to two claimers");
     },
   }),
   defineCase({
@@ -153,17 +148,17 @@ export const claimCases = [
       const queue = ctx.queue();
       const job = await enqueue(ctx, { queue, maxAttempts: 5 });
       const claimed = await claimOne(ctx, queue, workerId);
-      assert.equal(claimed.id, job.id);
-      assert.equal(claimed.attempts, 1, "the first claim must return attempts 1");
-      assert.equal(claimed.workerId, workerId, "the claim must stamp the worker id");
+      equal(claimed.id, job.id);
+      equal(claimed.attempts, 1, "the first claim must return attempts 1");
+      equal(claimed.workerId, workerId, "the claim must stamp the worker id");
       const stored = await ctx.backend.getJob(job.id);
-      assert.equal(stored?.status, "processing", "the stored row must be processing");
-      assert.equal(stored?.attempts, 1, "the stored row must have attempts 1");
-      assert.equal(stored?.workerId, workerId, "the stored row must carry the worker id");
+      equal(stored?.status, "processing", "the stored row must be processing");
+      equal(stored?.attempts, 1, "the stored row must have attempts 1");
+      equal(stored?.workerId, workerId, "the stored row must carry the worker id");
       near(stored?.updatedAt ?? new Date(Number.NaN), Date.now(), 60_000, "updatedAt after the claim");
       await ctx.backend.nack({ id: job.id, attempt: 1 });
       const again = await claimOne(ctx, queue, workerId);
-      assert.equal(again.attempts, 2, "a second claim must return attempts 2");
+      equal(again.attempts, 2, "a second claim must return attempts 2");
     },
   }),
   defineCase({
@@ -174,14 +169,14 @@ export const claimCases = [
       const job = await enqueue(ctx, { queue, maxAttempts: 1 });
       const first = await claimOne(ctx, queue);
       // The worker died: the job comes back with attempts still 1 (nack keeps attempts).
-      assert.equal(await ctx.backend.nack({ id: job.id, attempt: first.attempts }), true);
+      equal(await ctx.backend.nack({ id: job.id, attempt: first.attempts }), true);
       const second = await ctx.backend.claim({ queues: [queue], limit: 5, workerId: null });
-      assert.deepEqual(second, [], "a job with attempts = max_attempts must not be handed out again");
-      assert.equal(await ctx.backend.getJob(job.id), null, "the exhausted job must be gone from soniq_jobs");
+      deepEqual(second, [], "a job with attempts = max_attempts must not be handed out again");
+      equal(await ctx.backend.getJob(job.id), null, "the exhausted job must be gone from soniq_jobs");
       const dead = await ctx.backend.getDeadLetterJob(job.id);
       assert.ok(dead !== null, "the exhausted job must be in the dead-letter table under its id");
-      assert.equal(dead.deadLetterReason, "max_retries_exceeded", "its reason must be max_retries_exceeded");
-      assert.equal(
+      equal(dead.deadLetterReason, "max_retries_exceeded", "its reason must be max_retries_exceeded");
+      equal(
         dead.attempts,
         1,
         "its attempts must be the runs started (1), not incremented by the refused claim",

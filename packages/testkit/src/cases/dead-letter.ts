@@ -1,7 +1,16 @@
 import assert from "node:assert/strict";
 import { defineCase } from "../define-case.js";
 import { delay } from "../eventually.js";
-import { describeError, enqueue, ids, near, processingJob, rejectsWith } from "./helpers.js";
+import {
+  deepEqual,
+  describeError,
+  enqueue,
+  equal,
+  ids,
+  near,
+  processingJob,
+  rejectsWith,
+} from "./helpers.js";
 
 export const deadLetterCases = [
   defineCase({
@@ -24,23 +33,23 @@ export const deadLetterCases = [
         tags,
         attempt: job.attempts,
       });
-      assert.equal(moved, true, "markJobDeadLetter of a processing job must return true");
-      assert.equal(await ctx.backend.getJob(job.id), null, "getJob must return null after the move");
+      equal(moved, true, "markJobDeadLetter of a processing job must return true");
+      equal(await ctx.backend.getJob(job.id), null, "getJob must return null after the move");
       const dead = await ctx.backend.getDeadLetterJob(job.id);
       assert.ok(dead !== null, "the dead-letter row must exist under the job's id");
-      assert.equal(dead.id, job.id, "dead-letter id = job id");
-      assert.equal(dead.jobName, "conformance.dead", "jobName copied");
-      assert.deepEqual(dead.args, args, "args copied");
-      assert.equal(dead.queue, job.queue, "queue copied");
-      assert.equal(dead.priority, 7, "priority copied");
-      assert.equal(dead.maxAttempts, 4, "maxAttempts copied");
-      assert.equal(dead.attempts, job.attempts, "attempts as at the move");
-      assert.equal(dead.lastError, "PermanentError: no", "lastError as passed");
-      assert.equal(dead.deadLetterReason, "permanent_failure", "reason as passed");
-      assert.deepEqual(dead.tags, tags, "tags as passed");
-      assert.equal(dead.resurrectionCount, 0, "resurrectionCount starts at 0");
-      assert.equal(dead.lastResurrectionAt, null, "lastResurrectionAt starts null");
-      assert.equal(
+      equal(dead.id, job.id, "dead-letter id = job id");
+      equal(dead.jobName, "conformance.dead", "jobName copied");
+      deepEqual(dead.args, args, "args copied");
+      equal(dead.queue, job.queue, "queue copied");
+      equal(dead.priority, 7, "priority copied");
+      equal(dead.maxAttempts, 4, "maxAttempts copied");
+      equal(dead.attempts, job.attempts, "attempts as at the move");
+      equal(dead.lastError, "PermanentError: no", "lastError as passed");
+      equal(dead.deadLetterReason, "permanent_failure", "reason as passed");
+      deepEqual(dead.tags, tags, "tags as passed");
+      equal(dead.resurrectionCount, 0, "resurrectionCount starts at 0");
+      equal(dead.lastResurrectionAt, null, "lastResurrectionAt starts null");
+      equal(
         dead.originalCreatedAt.getTime(),
         before.createdAt.getTime(),
         "originalCreatedAt = the job's createdAt",
@@ -53,19 +62,16 @@ export const deadLetterCases = [
     title: "without `attempt`, a queued job can be moved (operator action); a done job cannot",
     async run(ctx) {
       const job = await enqueue(ctx, { queue: ctx.queue() });
-      assert.equal(
-        await ctx.backend.markJobDeadLetter(job.id, { reason: "permanent_failure", error: null }),
-        true,
-      );
+      equal(await ctx.backend.markJobDeadLetter(job.id, { reason: "permanent_failure", error: null }), true);
       const dead = await ctx.backend.getDeadLetterJob(job.id);
-      assert.equal(dead?.attempts, 0, "a never-run job moves with attempts 0");
-      assert.equal(dead?.lastError, null, "error null is stored as null");
-      assert.equal(dead?.tags, null, "tags default to null");
+      equal(dead?.attempts, 0, "a never-run job moves with attempts 0");
+      equal(dead?.lastError, null, "error null is stored as null");
+      equal(dead?.tags, null, "tags default to null");
       const done = await processingJob(ctx);
       await ctx.backend.complete([
         { id: done.id, attempt: done.attempts, result: null, resultTtlMs: 60_000 },
       ]);
-      assert.equal(
+      equal(
         await ctx.backend.markJobDeadLetter(done.id, { reason: "permanent_failure", error: null }),
         false,
       );
@@ -86,14 +92,14 @@ export const deadLetterCases = [
         "markJobDeadLetter onto an existing dead-letter row",
       );
       const job = await ctx.backend.getJob(first.id);
-      assert.equal(job?.status, "queued", "the source job must still be in soniq_jobs, queued");
-      assert.deepEqual(job?.args, { v: "second" });
+      equal(job?.status, "queued", "the source job must still be in soniq_jobs, queued");
+      deepEqual(job?.args, { v: "second" });
       const dead = await ctx.backend.listDeadLetterJobs({ queue });
-      assert.equal(dead.length, 1, "there must be no duplicate dead-letter row");
-      assert.equal(dead[0]?.lastError, "first", "the existing dead-letter row must be unchanged");
+      equal(dead.length, 1, "there must be no duplicate dead-letter row");
+      equal(dead[0]?.lastError, "first", "the existing dead-letter row must be unchanged");
       const stats = await ctx.backend.getQueueStats({ queue });
-      assert.equal(stats.queued, 1);
-      assert.equal(stats.dead_letter, 1);
+      equal(stats.queued, 1);
+      equal(stats.dead_letter, 1);
     },
   }),
   defineCase({
@@ -115,11 +121,11 @@ export const deadLetterCases = [
       }
       assert.ok(failed, "markJobDeadLetter must reject when the injected fault fires between its steps");
       const raw = await ctx.inspector.readJob(job.id);
-      assert.equal(raw?.status, "processing", "the job must still be in soniq_jobs, processing");
-      assert.equal(raw?.attempts, job.attempts, "its attempts must be unchanged");
-      assert.equal(await ctx.inspector.readDeadLetterJob(job.id), null, "there must be no dead-letter row");
+      equal(raw?.status, "processing", "the job must still be in soniq_jobs, processing");
+      equal(raw?.attempts, job.attempts, "its attempts must be unchanged");
+      equal(await ctx.inspector.readDeadLetterJob(job.id), null, "there must be no dead-letter row");
       // The fault was one-shot: the move now succeeds.
-      assert.equal(
+      equal(
         await ctx.backend.markJobDeadLetter(job.id, {
           reason: "permanent_failure",
           error: "x",
@@ -128,7 +134,7 @@ export const deadLetterCases = [
         true,
         "after the one-shot fault, the move must succeed",
       );
-      assert.equal(await ctx.inspector.readJob(job.id), null);
+      equal(await ctx.inspector.readJob(job.id), null);
       assert.notEqual(await ctx.inspector.readDeadLetterJob(job.id), null);
     },
   }),
@@ -139,7 +145,7 @@ export const deadLetterCases = [
       const queue = ctx.queue();
       const jobs = await Promise.all(Array.from({ length: 5 }, () => enqueue(ctx, { queue })));
       const claimed = await ctx.backend.claim({ queues: [queue], limit: 5, workerId: null });
-      assert.equal(claimed.length, 5);
+      equal(claimed.length, 5);
       const results = await Promise.all(
         claimed.map((j) =>
           ctx.backend.markJobDeadLetter(j.id, {
@@ -149,16 +155,16 @@ export const deadLetterCases = [
           }),
         ),
       );
-      assert.deepEqual(results, [true, true, true, true, true], "every concurrent move must succeed once");
+      deepEqual(results, [true, true, true, true, true], "every concurrent move must succeed once");
       const stats = await ctx.backend.getQueueStats({ queue });
-      assert.deepEqual(
+      deepEqual(
         stats,
         { total: 5, queued: 0, processing: 0, done: 0, dead_letter: 5, cancelled: 0 },
         "stats after 5 moves",
       );
       for (const j of jobs)
-        assert.equal(await ctx.backend.getJob(j.id), null, "moved jobs must be gone from soniq_jobs");
-      assert.equal((await ctx.backend.listDeadLetterJobs({ queue })).length, 5);
+        equal(await ctx.backend.getJob(j.id), null, "moved jobs must be gone from soniq_jobs");
+      equal((await ctx.backend.listDeadLetterJobs({ queue })).length, 5);
     },
   }),
   defineCase({
@@ -177,24 +183,20 @@ export const deadLetterCases = [
         attempt: job.attempts,
       });
       const newId = ctx.id();
-      assert.equal(
-        await ctx.backend.replayDeadLetterJob(job.id, { newId }),
-        newId,
-        "replay must return the new id",
-      );
+      equal(await ctx.backend.replayDeadLetterJob(job.id, { newId }), newId, "replay must return the new id");
       const fresh = await ctx.backend.getJob(newId);
       assert.ok(fresh !== null, "the replayed job must exist");
-      assert.equal(fresh.status, "queued");
-      assert.equal(fresh.attempts, 0, "a replayed job starts at attempts 0");
-      assert.equal(fresh.jobName, "conformance.replay");
-      assert.deepEqual(fresh.args, { k: [1] });
-      assert.equal(fresh.maxAttempts, 6);
-      assert.equal(fresh.queue, job.queue, "replay keeps the queue unless told otherwise");
+      equal(fresh.status, "queued");
+      equal(fresh.attempts, 0, "a replayed job starts at attempts 0");
+      equal(fresh.jobName, "conformance.replay");
+      deepEqual(fresh.args, { k: [1] });
+      equal(fresh.maxAttempts, 6);
+      equal(fresh.queue, job.queue, "replay keeps the queue unless told otherwise");
       const dead = await ctx.backend.getDeadLetterJob(job.id);
-      assert.equal(dead?.resurrectionCount, 1, "resurrectionCount must be 1 after one replay");
+      equal(dead?.resurrectionCount, 1, "resurrectionCount must be 1 after one replay");
       near(dead?.lastResurrectionAt ?? new Date(Number.NaN), Date.now(), 60_000, "lastResurrectionAt");
       const claimed = await ctx.backend.claim({ queues: [job.queue], limit: 5, workerId: null });
-      assert.deepEqual(ids(claimed), [newId], "the replayed job must be claimable at once");
+      deepEqual(ids(claimed), [newId], "the replayed job must be claimable at once");
     },
   }),
   defineCase({
@@ -210,11 +212,11 @@ export const deadLetterCases = [
       await ctx.backend.replayDeadLetterJob(job.id, { newId: a });
       await ctx.backend.replayDeadLetterJob(job.id, { newId: b, queue: other, priority: 3 });
       assert.notEqual(a, b);
-      assert.equal((await ctx.backend.getJob(a))?.status, "queued");
+      equal((await ctx.backend.getJob(a))?.status, "queued");
       const second = await ctx.backend.getJob(b);
-      assert.equal(second?.queue, other, "replay with a queue option must use it");
-      assert.equal(second?.priority, 3, "replay with a priority option must use it");
-      assert.equal((await ctx.backend.getDeadLetterJob(job.id))?.resurrectionCount, 2);
+      equal(second?.queue, other, "replay with a queue option must use it");
+      equal(second?.priority, 3, "replay with a priority option must use it");
+      equal((await ctx.backend.getDeadLetterJob(job.id))?.resurrectionCount, 2);
     },
   }),
   defineCase({
@@ -223,10 +225,10 @@ export const deadLetterCases = [
     async run(ctx) {
       const job = await enqueue(ctx, { queue: ctx.queue() });
       await ctx.backend.markJobDeadLetter(job.id, { reason: "permanent_failure", error: null });
-      assert.equal(await ctx.backend.purgeDeadLetterJob(job.id), true, "the first purge must return true");
-      assert.equal(await ctx.backend.getDeadLetterJob(job.id), null, "the row must be gone");
-      assert.equal(await ctx.backend.purgeDeadLetterJob(job.id), false, "a second purge must return false");
-      assert.equal((await ctx.backend.getQueueStats({ queue: job.queue })).dead_letter, 0);
+      equal(await ctx.backend.purgeDeadLetterJob(job.id), true, "the first purge must return true");
+      equal(await ctx.backend.getDeadLetterJob(job.id), null, "the row must be gone");
+      equal(await ctx.backend.purgeDeadLetterJob(job.id), false, "a second purge must return false");
+      equal((await ctx.backend.getQueueStats({ queue: job.queue })).dead_letter, 0);
     },
   }),
   defineCase({
@@ -246,22 +248,22 @@ export const deadLetterCases = [
         await delay(3);
       }
       const all = await ctx.backend.listDeadLetterJobs({ queue });
-      assert.deepEqual(ids(all), [...moved].reverse(), "newest first (moved_to_dead_letter_at descending)");
-      assert.deepEqual(ids(await ctx.backend.listDeadLetterJobs({ queue, reason: "permanent_failure" })), [
+      deepEqual(ids(all), [...moved].reverse(), "newest first (moved_to_dead_letter_at descending)");
+      deepEqual(ids(await ctx.backend.listDeadLetterJobs({ queue, reason: "permanent_failure" })), [
         moved[2],
         moved[0],
       ]);
-      assert.deepEqual(ids(await ctx.backend.listDeadLetterJobs({ queue, jobName: "conformance.other" })), [
+      deepEqual(ids(await ctx.backend.listDeadLetterJobs({ queue, jobName: "conformance.other" })), [
         moved[2],
       ]);
-      assert.deepEqual(ids(await ctx.backend.listDeadLetterJobs({ queue, limit: 1, offset: 1 })), [moved[1]]);
+      deepEqual(ids(await ctx.backend.listDeadLetterJobs({ queue, limit: 1, offset: 1 })), [moved[1]]);
       const middle = all[1]?.movedToDeadLetterAt as Date;
-      assert.deepEqual(
+      deepEqual(
         ids(await ctx.backend.listDeadLetterJobs({ queue, since: middle })),
         [moved[2], moved[1]],
         "since is inclusive",
       );
-      assert.deepEqual(
+      deepEqual(
         ids(await ctx.backend.listDeadLetterJobs({ queue, until: middle })),
         [moved[0]],
         "until is exclusive",
@@ -281,13 +283,13 @@ export const deadLetterCases = [
           "SONIQ_INVALID_STATUS_TRANSITION",
           `writing status "${status}" to a job`,
         );
-        assert.equal(
+        equal(
           (await ctx.inspector.readJob(job.id))?.status,
           "queued",
           `after the rejected "${status}" write the job must be queued`,
         );
       }
-      assert.equal(await ctx.backend.getDeadLetterJob(job.id), null);
+      equal(await ctx.backend.getDeadLetterJob(job.id), null);
     },
   }),
   defineCase({
@@ -319,7 +321,7 @@ export const deadLetterCases = [
           (error as { code?: string }).code === "SONIQ_INVALID_STATUS_TRANSITION",
           `${from} -> ${to} must fail with SONIQ_INVALID_STATUS_TRANSITION, got ${describeError(error)}`,
         );
-        assert.equal(
+        equal(
           (await ctx.inspector.readJob(id))?.status,
           from,
           `after the rejected ${from} -> ${to} the job must be ${from}`,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { defineCase } from "../define-case.js";
-import { claimOne } from "./helpers.js";
+import { claimOne, deepEqual, equal } from "./helpers.js";
 
 export const dedupCases = [
   defineCase({
@@ -11,12 +11,12 @@ export const dedupCases = [
       const dedupKey = `key-${ctx.id()}`;
       const first = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
       const second = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey, args: { other: true } }));
-      assert.deepEqual(
+      deepEqual(
         second,
         { id: first.id, deduplicated: true },
         "the duplicate must return the queued job's id",
       );
-      assert.equal((await ctx.backend.getQueueStats({ queue })).queued, 1, "only one row may exist");
+      equal((await ctx.backend.getQueueStats({ queue })).queued, 1, "only one row may exist");
     },
   }),
   defineCase({
@@ -28,16 +28,12 @@ export const dedupCases = [
       const argsHash = `hash-${ctx.id()}`;
       const first = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
       const dup = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
-      assert.deepEqual(
-        dup,
-        { id: first.id, deduplicated: true },
-        "an equal unique job must return the existing id",
-      );
+      deepEqual(dup, { id: first.id, deduplicated: true }, "an equal unique job must return the existing id");
       const other = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash: `${argsHash}-2` }));
-      assert.equal(other.deduplicated, false, "a unique job with different args must be inserted");
+      equal(other.deduplicated, false, "a unique job with different args must be inserted");
       const plain = await ctx.backend.enqueue(ctx.newJob({ queue, unique: false, argsHash }));
-      assert.equal(plain.deduplicated, false, "a non-unique job is never deduplicated by args");
-      assert.equal((await ctx.backend.getQueueStats({ queue })).queued, 3);
+      equal(plain.deduplicated, false, "a non-unique job is never deduplicated by args");
+      equal((await ctx.backend.getQueueStats({ queue })).queued, 3);
     },
   }),
   defineCase({
@@ -51,15 +47,15 @@ export const dedupCases = [
       const a = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey, unique: true, argsHash }));
       await claimOne(ctx, queue);
       const b = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
-      assert.equal(b.deduplicated, false, "a processing holder must not block its dedup_key");
+      equal(b.deduplicated, false, "a processing holder must not block its dedup_key");
       assert.notEqual(b.id, a.id);
       const c = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
-      assert.equal(c.deduplicated, false, "a processing holder must not block its unique args");
+      equal(c.deduplicated, false, "a processing holder must not block its unique args");
       await ctx.backend.cancel(b.id);
       const d = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
-      assert.equal(d.deduplicated, false, "a cancelled holder must not block its dedup_key");
+      equal(d.deduplicated, false, "a cancelled holder must not block its dedup_key");
       const e = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
-      assert.deepEqual(e, { id: d.id, deduplicated: true }, "the new queued holder deduplicates again");
+      deepEqual(e, { id: d.id, deduplicated: true }, "the new queued holder deduplicates again");
     },
   }),
   defineCase({
@@ -79,18 +75,14 @@ export const dedupCases = [
         ["dedup_key", byKey],
         ["unique args", byArgs],
       ] as const) {
-        assert.equal(
+        equal(
           new Set(results.map((r) => r.id)).size,
           1,
           `all concurrent ${what} enqueues must return one id`,
         );
-        assert.equal(
-          results.filter((r) => !r.deduplicated).length,
-          1,
-          `exactly one ${what} enqueue must insert`,
-        );
+        equal(results.filter((r) => !r.deduplicated).length, 1, `exactly one ${what} enqueue must insert`);
       }
-      assert.equal((await ctx.backend.listJobs({ queue })).length, 2, "two rows in total must exist");
+      equal((await ctx.backend.listJobs({ queue })).length, 2, "two rows in total must exist");
     },
   }),
 ];

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { defineCase } from "../define-case.js";
-import { ids, near, rejectsWith } from "./helpers.js";
+import { deepEqual, equal, ids, near, rejectsWith } from "./helpers.js";
 
 export const enqueueCases = [
   defineCase({
@@ -41,9 +41,9 @@ export const enqueueCases = [
         workerId: null,
       };
       for (const [key, value] of Object.entries(want)) {
-        assert.deepEqual(row[key as keyof typeof row], value, `getJob(...).${key}`);
+        deepEqual(row[key as keyof typeof row], value, `getJob(...).${key}`);
       }
-      assert.equal(row.scheduledAt.getTime(), scheduledAt.getTime(), "scheduledAt as given");
+      equal(row.scheduledAt.getTime(), scheduledAt.getTime(), "scheduledAt as given");
       near(row.createdAt, Date.now(), 60_000, "createdAt");
       near(row.updatedAt, Date.now(), 60_000, "updatedAt");
     },
@@ -65,7 +65,7 @@ export const enqueueCases = [
         "SONIQ_TRANSACTION_UNSUPPORTED",
         "enqueueMany with tx",
       );
-      assert.equal(await ctx.backend.getJob(job.id), null, "nothing may be written");
+      equal(await ctx.backend.getJob(job.id), null, "nothing may be written");
     },
   }),
   defineCase({
@@ -77,13 +77,13 @@ export const enqueueCases = [
         ctx.newJob({ queue, args: { i }, priority: 100 - i }),
       );
       const results = await ctx.backend.enqueueMany(jobs);
-      assert.deepEqual(
+      deepEqual(
         results,
         jobs.map((j) => ({ id: j.id, deduplicated: false })),
         "one result per job, in input order",
       );
-      assert.equal((await ctx.backend.getQueueStats({ queue })).queued, 25);
-      assert.deepEqual(await ctx.backend.enqueueMany([]), [], "an empty batch returns []");
+      equal((await ctx.backend.getQueueStats({ queue })).queued, 25);
+      deepEqual(await ctx.backend.enqueueMany([]), [], "an empty batch returns []");
     },
   }),
   defineCase({
@@ -102,17 +102,13 @@ export const enqueueCases = [
         failed = true;
       }
       assert.ok(failed, "enqueueMany with a job whose id already exists must reject");
-      assert.equal(
-        await ctx.backend.getJob(good.id),
-        null,
-        "the valid job of the failed batch must not be written",
-      );
-      assert.deepEqual(
+      equal(await ctx.backend.getJob(good.id), null, "the valid job of the failed batch must not be written");
+      deepEqual(
         (await ctx.backend.getJob(existing.id))?.args,
         existing.args,
         "the existing job must be unchanged",
       );
-      assert.equal((await ctx.backend.getQueueStats({ queue })).queued, 1);
+      equal((await ctx.backend.getQueueStats({ queue })).queued, 1);
     },
   }),
   defineCase({
@@ -127,12 +123,12 @@ export const enqueueCases = [
       const b = ctx.newJob({ queue, dedupKey });
       const c = ctx.newJob({ queue, dedupKey: `${dedupKey}-held` });
       const results = await ctx.backend.enqueueMany([a, b, c]);
-      assert.deepEqual(results, [
+      deepEqual(results, [
         { id: a.id, deduplicated: false },
         { id: a.id, deduplicated: true },
         { id: held.id, deduplicated: true },
       ]);
-      assert.deepEqual(
+      deepEqual(
         ids(await ctx.backend.listJobs({ queue })).sort(),
         [a.id, held.id].sort(),
         "exactly two rows",

@@ -1,13 +1,14 @@
 /** Small steps the cases share. Assertion messages say what the contract requires. */
 import assert from "node:assert/strict";
+import { inspect, isDeepStrictEqual } from "node:util";
 import { isSoniqError, type Job, type NewJob, type SoniqErrorCode } from "@soniq/core";
 import type { CaseContext } from "../types.js";
 
 export async function enqueue(ctx: CaseContext, overrides: Partial<NewJob> = {}): Promise<NewJob> {
   const job = ctx.newJob(overrides);
   const result = await ctx.backend.enqueue(job);
-  assert.equal(result.id, job.id, "enqueue of a new job must return the id core chose");
-  assert.equal(result.deduplicated, false, "enqueue of a new job must report deduplicated: false");
+  equal(result.id, job.id, "enqueue of a new job must return the id core chose");
+  equal(result.deduplicated, false, "enqueue of a new job must report deduplicated: false");
   return job;
 }
 
@@ -18,7 +19,7 @@ export async function claimOne(
   workerId: string | null = null,
 ): Promise<Job> {
   const claimed = await ctx.backend.claim({ queues: [queue], limit: 1, workerId });
-  assert.equal(claimed.length, 1, `claim({ queues: ["${queue}"], limit: 1 }) should return one due job`);
+  equal(claimed.length, 1, `claim({ queues: ["${queue}"], limit: 1 }) should return one due job`);
   return claimed[0] as Job;
 }
 
@@ -27,7 +28,7 @@ export async function processingJob(ctx: CaseContext, overrides: Partial<NewJob>
   const queue = overrides.queue ?? ctx.queue("p");
   const job = await enqueue(ctx, { ...overrides, queue });
   const claimed = await claimOne(ctx, queue);
-  assert.equal(claimed.id, job.id, "the only queued job of a fresh queue should be the one claimed");
+  equal(claimed.id, job.id, "the only queued job of a fresh queue should be the one claimed");
   return claimed;
 }
 
@@ -72,4 +73,26 @@ export function near(actual: Date, expected: number, toleranceMs: number, what: 
     off <= toleranceMs,
     `${what} should be within ${toleranceMs} ms of ${new Date(expected).toISOString()}, was ${actual.toISOString()}`,
   );
+}
+
+function show(value: unknown): string {
+  return inspect(value, { depth: 4, breakLength: Number.POSITIVE_INFINITY });
+}
+
+function fail(what: string | undefined, actual: unknown, expected: unknown): never {
+  const error = new Error(
+    `${what ?? "values differ"}\n  expected: ${show(expected)}\n  actual:   ${show(actual)}`,
+  );
+  error.name = "AssertionError";
+  throw error;
+}
+
+/** Strict equality whose failure message says what was expected, then both values. */
+export function equal<T>(actual: unknown, expected: T, what?: string): asserts actual is T {
+  if (!Object.is(actual, expected)) fail(what, actual, expected);
+}
+
+/** Deep strict equality whose failure message says what was expected, then both values. */
+export function deepEqual<T>(actual: unknown, expected: T, what?: string): asserts actual is T {
+  if (!isDeepStrictEqual(actual, expected)) fail(what, actual, expected);
 }

@@ -1,7 +1,6 @@
-import assert from "node:assert/strict";
 import { defineCase } from "../define-case.js";
 import { delay } from "../eventually.js";
-import { ids, processingJob } from "./helpers.js";
+import { deepEqual, ids, processingJob } from "./helpers.js";
 
 export const jobsCases = [
   defineCase({
@@ -17,35 +16,31 @@ export const jobsCases = [
         await delay(3);
       }
       const newest = [...made].reverse();
-      assert.deepEqual(
-        ids(await ctx.backend.listJobs({ queue })),
-        newest,
-        "newest first (created_at descending)",
-      );
-      assert.deepEqual(ids(await ctx.backend.listJobs({ queue, limit: 2 })), newest.slice(0, 2), "limit 2");
-      assert.deepEqual(
+      deepEqual(ids(await ctx.backend.listJobs({ queue })), newest, "newest first (created_at descending)");
+      deepEqual(ids(await ctx.backend.listJobs({ queue, limit: 2 })), newest.slice(0, 2), "limit 2");
+      deepEqual(
         ids(await ctx.backend.listJobs({ queue, limit: 2, offset: 2 })),
         newest.slice(2, 4),
         "limit 2 offset 2",
       );
-      assert.deepEqual(
+      deepEqual(
         ids(await ctx.backend.listJobs({ queue, jobName: "conformance.odd" })),
         [made[3], made[1]],
         "filter by jobName",
       );
       await ctx.backend.cancel(made[0] as string);
-      assert.deepEqual(
+      deepEqual(
         ids(await ctx.backend.listJobs({ queue, status: "cancelled" })),
         [made[0]],
         "filter by one status",
       );
-      assert.deepEqual(
+      deepEqual(
         ids(await ctx.backend.listJobs({ queue, status: ["queued", "cancelled"] })),
         newest,
         "filter by several statuses",
       );
       const running = await processingJob(ctx, { queue: ctx.queue("other") });
-      assert.deepEqual(ids(await ctx.backend.listJobs({ queue: running.queue, status: "processing" })), [
+      deepEqual(ids(await ctx.backend.listJobs({ queue: running.queue, status: "processing" })), [
         running.id,
       ]);
     },

@@ -1,6 +1,6 @@
-import assert from "node:assert/strict";
 import { defineCase } from "../define-case.js";
 import { eventually } from "../eventually.js";
+import { equal } from "./helpers.js";
 
 export const leaseCases = [
   defineCase({
@@ -8,12 +8,12 @@ export const leaseCases = [
     title: "while one holder has a lease, another cannot acquire it",
     async run(ctx) {
       const name = `lease-${ctx.id()}`;
-      assert.equal(
+      equal(
         await ctx.backend.tryAcquireLease(name, "holder-a", 60_000),
         true,
         "a free lease must be acquired",
       );
-      assert.equal(
+      equal(
         await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
         false,
         "a held lease must be refused to others",
@@ -21,7 +21,7 @@ export const leaseCases = [
       const results = await Promise.all(
         ["c", "d", "e", "f"].map((h) => ctx.backend.tryAcquireLease(`${name}-race`, `holder-${h}`, 60_000)),
       );
-      assert.equal(
+      equal(
         results.filter(Boolean).length,
         1,
         "of 4 concurrent acquirers of a free lease exactly one must win",
@@ -33,13 +33,13 @@ export const leaseCases = [
     title: "the holder renews its lease by acquiring again",
     async run(ctx) {
       const name = `lease-${ctx.id()}`;
-      assert.equal(await ctx.backend.tryAcquireLease(name, "holder-a", 60_000), true);
-      assert.equal(
+      equal(await ctx.backend.tryAcquireLease(name, "holder-a", 60_000), true);
+      equal(
         await ctx.backend.tryAcquireLease(name, "holder-a", 60_000),
         true,
         "the holder must be able to renew",
       );
-      assert.equal(await ctx.backend.tryAcquireLease(name, "holder-b", 60_000), false);
+      equal(await ctx.backend.tryAcquireLease(name, "holder-b", 60_000), false);
     },
   }),
   defineCase({
@@ -47,22 +47,18 @@ export const leaseCases = [
     title: "a lease that is not renewed expires after its TTL and another holder can take it",
     async run(ctx) {
       const name = `lease-${ctx.id()}`;
-      assert.equal(await ctx.backend.tryAcquireLease(name, "holder-a", 300), true);
-      assert.equal(
+      equal(await ctx.backend.tryAcquireLease(name, "holder-a", 300), true);
+      equal(
         await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
         false,
         "the lease must be held within its TTL",
       );
       await eventually(
         async () =>
-          assert.equal(
-            await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
-            true,
-            "lease not yet free",
-          ),
+          equal(await ctx.backend.tryAcquireLease(name, "holder-b", 60_000), true, "lease not yet free"),
         { timeoutMs: 5000, intervalMs: 50 },
       );
-      assert.equal(
+      equal(
         await ctx.backend.tryAcquireLease(name, "holder-a", 60_000),
         false,
         "the old holder must have lost it",
@@ -76,13 +72,13 @@ export const leaseCases = [
       const name = `lease-${ctx.id()}`;
       await ctx.backend.tryAcquireLease(name, "holder-a", 60_000);
       await ctx.backend.releaseLease(name, "holder-b");
-      assert.equal(
+      equal(
         await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
         false,
         "a release by a non-holder must not free it",
       );
       await ctx.backend.releaseLease(name, "holder-a");
-      assert.equal(
+      equal(
         await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
         true,
         "after release another holder must get it",

@@ -1,7 +1,6 @@
-import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { defineCase } from "../define-case.js";
-import { rejectsWith } from "./helpers.js";
+import { deepEqual, equal, rejectsWith } from "./helpers.js";
 
 export const lifecycleCases = [
   defineCase({
@@ -9,9 +8,9 @@ export const lifecycleCases = [
     title: "migrate() twice applies nothing the second time and leaves nothing pending",
     async run({ backend }) {
       const again = await backend.migrate();
-      assert.deepEqual(again.appliedNow, [], "a second migrate() must apply nothing");
+      deepEqual(again.appliedNow, [], "a second migrate() must apply nothing");
       const status = await backend.migrationStatus();
-      assert.deepEqual(status.pending, [], "after migrate(), migrationStatus().pending must be empty");
+      deepEqual(status.pending, [], "after migrate(), migrationStatus().pending must be empty");
     },
   }),
   defineCase({
@@ -19,9 +18,9 @@ export const lifecycleCases = [
     title: "capabilities declares notify, transactionalEnqueue, advisoryLocks and multiProcess as booleans",
     async run({ backend }) {
       for (const key of ["notify", "transactionalEnqueue", "advisoryLocks", "multiProcess"] as const) {
-        assert.equal(typeof backend.capabilities[key], "boolean", `capabilities.${key} must be a boolean`);
+        equal(typeof backend.capabilities[key], "boolean", `capabilities.${key} must be a boolean`);
       }
-      assert.equal(typeof backend.name, "string", "backend.name must be a string");
+      equal(typeof backend.name, "string", "backend.name must be a string");
     },
   }),
   defineCase({
@@ -40,36 +39,32 @@ export const lifecycleCases = [
     async run({ backend }) {
       for (const id of [randomUUID(), "not-a-uuid"]) {
         const ref = { id, attempt: 1 };
-        assert.equal(await backend.getJob(id), null, `getJob("${id}") must return null`);
-        assert.equal(await backend.cancel(id), false, `cancel("${id}") must return false`);
-        assert.equal(
+        equal(await backend.getJob(id), null, `getJob("${id}") must return null`);
+        equal(await backend.cancel(id), false, `cancel("${id}") must return false`);
+        equal(
           await backend.complete([{ ...ref, result: null, resultTtlMs: 1000 }]),
           0,
           `complete of "${id}" must apply 0`,
         );
-        assert.equal(
+        equal(
           await backend.retry(ref, { error: "e", delayMs: 0 }),
           false,
           `retry of "${id}" must return false`,
         );
-        assert.equal(await backend.nack(ref), false, `nack of "${id}" must return false`);
-        assert.equal(
+        equal(await backend.nack(ref), false, `nack of "${id}" must return false`);
+        equal(
           await backend.reschedule(ref, { delayMs: 0 }),
           false,
           `reschedule of "${id}" must return false`,
         );
-        assert.equal(
+        equal(
           await backend.markJobDeadLetter(id, { reason: "permanent_failure", error: null }),
           false,
           `markJobDeadLetter("${id}") must return false`,
         );
-        assert.equal(await backend.getDeadLetterJob(id), null, `getDeadLetterJob("${id}") must return null`);
-        assert.equal(
-          await backend.purgeDeadLetterJob(id),
-          false,
-          `purgeDeadLetterJob("${id}") must return false`,
-        );
-        assert.equal(
+        equal(await backend.getDeadLetterJob(id), null, `getDeadLetterJob("${id}") must return null`);
+        equal(await backend.purgeDeadLetterJob(id), false, `purgeDeadLetterJob("${id}") must return false`);
+        equal(
           await backend.replayDeadLetterJob(id, { newId: randomUUID() }),
           null,
           `replayDeadLetterJob("${id}") must return null`,

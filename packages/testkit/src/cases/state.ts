@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { defineCase } from "../define-case.js";
-import { claimOne, enqueue, near, processingJob, statusOf } from "./helpers.js";
+import { claimOne, deepEqual, enqueue, equal, near, processingJob, statusOf } from "./helpers.js";
 
 export const stateCases = [
   defineCase({
@@ -12,10 +12,10 @@ export const stateCases = [
       const applied = await ctx.backend.complete([
         { id: job.id, attempt: job.attempts, result, resultTtlMs: 3_600_000 },
       ]);
-      assert.equal(applied, 1, "complete must report 1 applied");
+      equal(applied, 1, "complete must report 1 applied");
       const done = await ctx.backend.getJob(job.id);
-      assert.equal(done?.status, "done", "the job must be done");
-      assert.deepEqual(done?.result, result, "the result must be stored as given");
+      equal(done?.status, "done", "the job must be done");
+      deepEqual(done?.result, result, "the result must be stored as given");
       assert.ok(done?.expiresAt instanceof Date, "expiresAt must be set for a TTL > 0");
       near(done.expiresAt, Date.now() + 3_600_000, 60_000, "expiresAt");
     },
@@ -25,11 +25,11 @@ export const stateCases = [
     title: "complete with resultTtlMs 0 deletes the row",
     async run(ctx) {
       const job = await processingJob(ctx);
-      assert.equal(
+      equal(
         await ctx.backend.complete([{ id: job.id, attempt: job.attempts, result: 1, resultTtlMs: 0 }]),
         1,
       );
-      assert.equal(await ctx.backend.getJob(job.id), null, "a job completed with TTL 0 must be gone");
+      equal(await ctx.backend.getJob(job.id), null, "a job completed with TTL 0 must be gone");
     },
   }),
   defineCase({
@@ -46,14 +46,10 @@ export const stateCases = [
         { id: b.id, attempt: b.attempts + 1, result: "b", resultTtlMs: 60_000 },
         { id: c.id, attempt: c.attempts, result: "c", resultTtlMs: 60_000 },
       ]);
-      assert.equal(applied, 1, "only the item with the right attempt on a processing row may apply");
-      assert.equal(await statusOf(ctx, a.id), "done");
-      assert.equal(
-        await statusOf(ctx, b.id),
-        "processing",
-        "a complete with a stale attempt must change nothing",
-      );
-      assert.equal(await statusOf(ctx, c.id), "cancelled", "a complete after cancel must change nothing");
+      equal(applied, 1, "only the item with the right attempt on a processing row may apply");
+      equal(await statusOf(ctx, a.id), "done");
+      equal(await statusOf(ctx, b.id), "processing", "a complete with a stale attempt must change nothing");
+      equal(await statusOf(ctx, c.id), "cancelled", "a complete after cancel must change nothing");
     },
   }),
   defineCase({
@@ -65,14 +61,14 @@ export const stateCases = [
         { id: job.id, attempt: job.attempts },
         { error: "Error: boom", delayMs: 600_000 },
       );
-      assert.equal(ok, true, "retry of a processing job must return true");
+      equal(ok, true, "retry of a processing job must return true");
       const row = await ctx.backend.getJob(job.id);
-      assert.equal(row?.status, "queued");
-      assert.equal(row?.lastError, "Error: boom", "last_error must be the error passed");
-      assert.equal(row?.attempts, job.attempts, "retry must not change attempts (the claim counted the run)");
+      equal(row?.status, "queued");
+      equal(row?.lastError, "Error: boom", "last_error must be the error passed");
+      equal(row?.attempts, job.attempts, "retry must not change attempts (the claim counted the run)");
       near(row?.scheduledAt ?? new Date(Number.NaN), Date.now() + 600_000, 60_000, "scheduledAt after retry");
       const early = await ctx.backend.claim({ queues: [job.queue], limit: 1, workerId: null });
-      assert.deepEqual(early, [], "a retried job must not be claimable before its delay passes");
+      deepEqual(early, [], "a retried job must not be claimable before its delay passes");
     },
   }),
   defineCase({
@@ -88,23 +84,23 @@ export const stateCases = [
         { error: "first failure", delayMs: 0 },
       );
       const second = await claimOne(ctx, queue);
-      assert.equal(
+      equal(
         await ctx.backend.nack({ id: job.id, attempt: second.attempts }),
         true,
         "nack of a processing job must return true",
       );
       const row = await ctx.backend.getJob(job.id);
-      assert.equal(row?.status, "queued");
-      assert.equal(row?.attempts, 2, "nack must keep attempts");
-      assert.equal(row?.lastError, "first failure", "nack must keep last_error");
-      assert.equal(
+      equal(row?.status, "queued");
+      equal(row?.attempts, 2, "nack must keep attempts");
+      equal(row?.lastError, "first failure", "nack must keep last_error");
+      equal(
         await ctx.backend.nack({ id: job.id, attempt: second.attempts }),
         false,
         "a second nack must return false",
       );
-      assert.equal((await ctx.backend.getJob(job.id))?.attempts, 2, "a second nack must change nothing");
+      equal((await ctx.backend.getJob(job.id))?.attempts, 2, "a second nack must change nothing");
       const again = await claimOne(ctx, queue);
-      assert.equal(again.id, job.id, "a nacked job must be due at once");
+      equal(again.id, job.id, "a nacked job must be due at once");
     },
   }),
   defineCase({
@@ -116,11 +112,11 @@ export const stateCases = [
         { id: job.id, attempt: job.attempts },
         { delayMs: 600_000, reason: "rate limited" },
       );
-      assert.equal(ok, true);
+      equal(ok, true);
       const row = await ctx.backend.getJob(job.id);
-      assert.equal(row?.status, "queued");
-      assert.equal(row?.attempts, job.attempts - 1, "a snooze must give the attempt back");
-      assert.equal(row?.lastError, "SNOOZE: rate limited");
+      equal(row?.status, "queued");
+      equal(row?.attempts, job.attempts - 1, "a snooze must give the attempt back");
+      equal(row?.lastError, "SNOOZE: rate limited");
       near(
         row?.scheduledAt ?? new Date(Number.NaN),
         Date.now() + 600_000,
@@ -129,7 +125,7 @@ export const stateCases = [
       );
       const other = await processingJob(ctx);
       await ctx.backend.reschedule({ id: other.id, attempt: other.attempts }, { delayMs: 0 });
-      assert.equal(
+      equal(
         (await ctx.backend.getJob(other.id))?.lastError,
         "SNOOZE",
         "without a reason last_error must be 'SNOOZE'",
@@ -141,18 +137,18 @@ export const stateCases = [
     title: "cancel works on queued and processing jobs, returns false the second time and on finished jobs",
     async run(ctx) {
       const queued = await enqueue(ctx, { queue: ctx.queue() });
-      assert.equal(await ctx.backend.cancel(queued.id), true, "cancel of a queued job must return true");
-      assert.equal(await statusOf(ctx, queued.id), "cancelled");
-      assert.equal(await ctx.backend.cancel(queued.id), false, "a second cancel must return false");
+      equal(await ctx.backend.cancel(queued.id), true, "cancel of a queued job must return true");
+      equal(await statusOf(ctx, queued.id), "cancelled");
+      equal(await ctx.backend.cancel(queued.id), false, "a second cancel must return false");
       const running = await processingJob(ctx);
-      assert.equal(await ctx.backend.cancel(running.id), true, "cancel of a processing job must return true");
-      assert.equal(await statusOf(ctx, running.id), "cancelled");
+      equal(await ctx.backend.cancel(running.id), true, "cancel of a processing job must return true");
+      equal(await statusOf(ctx, running.id), "cancelled");
       const done = await processingJob(ctx);
       await ctx.backend.complete([
         { id: done.id, attempt: done.attempts, result: null, resultTtlMs: 60_000 },
       ]);
-      assert.equal(await ctx.backend.cancel(done.id), false, "cancel of a done job must return false");
-      assert.equal(await statusOf(ctx, done.id), "done");
+      equal(await ctx.backend.cancel(done.id), false, "cancel of a done job must return false");
+      equal(await statusOf(ctx, done.id), "done");
     },
   }),
   defineCase({
@@ -165,23 +161,23 @@ export const stateCases = [
       await ctx.backend.nack({ id: job.id, attempt: first.attempts });
       const second = await claimOne(ctx, queue);
       const stale = { id: job.id, attempt: first.attempts };
-      assert.equal(
+      equal(
         await ctx.backend.complete([{ ...stale, result: "late", resultTtlMs: 60_000 }]),
         0,
         "complete with attempt 1 after a re-claim (attempt 2) must apply 0",
       );
-      assert.equal(
+      equal(
         await ctx.backend.retry(stale, { error: "late", delayMs: 0 }),
         false,
         "retry with a stale attempt must return false",
       );
-      assert.equal(await ctx.backend.nack(stale), false, "nack with a stale attempt must return false");
-      assert.equal(
+      equal(await ctx.backend.nack(stale), false, "nack with a stale attempt must return false");
+      equal(
         await ctx.backend.reschedule(stale, { delayMs: 0 }),
         false,
         "reschedule with a stale attempt must return false",
       );
-      assert.equal(
+      equal(
         await ctx.backend.markJobDeadLetter(job.id, {
           reason: "permanent_failure",
           error: "late",
@@ -191,22 +187,22 @@ export const stateCases = [
         "markJobDeadLetter with a stale attempt must return false",
       );
       const row = await ctx.backend.getJob(job.id);
-      assert.equal(row?.status, "processing", "the current run's row must be untouched");
-      assert.equal(row?.attempts, second.attempts);
-      assert.equal(row?.lastError, null, "no late write may set last_error");
+      equal(row?.status, "processing", "the current run's row must be untouched");
+      equal(row?.attempts, second.attempts);
+      equal(row?.lastError, null, "no late write may set last_error");
       await ctx.backend.cancel(job.id);
       const current = { id: job.id, attempt: second.attempts };
-      assert.equal(
+      equal(
         await ctx.backend.complete([{ ...current, result: 1, resultTtlMs: 60_000 }]),
         0,
         "complete after cancel must apply 0",
       );
-      assert.equal(
+      equal(
         await ctx.backend.retry(current, { error: "x", delayMs: 0 }),
         false,
         "retry after cancel must return false",
       );
-      assert.equal(await statusOf(ctx, job.id), "cancelled", "a cancelled job must stay cancelled");
+      equal(await statusOf(ctx, job.id), "cancelled", "a cancelled job must stay cancelled");
     },
   }),
   defineCase({
@@ -217,30 +213,30 @@ export const stateCases = [
       const done = await processingJob(ctx);
       const ref = { id: done.id, attempt: done.attempts };
       await ctx.backend.complete([{ ...ref, result: null, resultTtlMs: 60_000 }]);
-      assert.equal(
+      equal(
         await ctx.backend.retry(ref, { error: "x", delayMs: 0 }),
         false,
         "retry of a done job must return false",
       );
-      assert.equal(await ctx.backend.nack(ref), false, "nack of a done job must return false");
-      assert.equal(
+      equal(await ctx.backend.nack(ref), false, "nack of a done job must return false");
+      equal(
         await ctx.backend.reschedule(ref, { delayMs: 0 }),
         false,
         "reschedule of a done job must return false",
       );
-      assert.equal(await ctx.backend.cancel(done.id), false, "cancel of a done job must return false");
-      assert.equal(
+      equal(await ctx.backend.cancel(done.id), false, "cancel of a done job must return false");
+      equal(
         await ctx.backend.markJobDeadLetter(done.id, { reason: "permanent_failure", error: null }),
         false,
         "markJobDeadLetter of a done job must return false",
       );
-      assert.deepEqual(
+      deepEqual(
         await ctx.backend.claim({ queues: [done.queue], limit: 5, workerId: null }),
         [],
         "a done job must never be claimed",
       );
-      assert.equal(await statusOf(ctx, done.id), "done", "the done job must stay done");
-      assert.equal(
+      equal(await statusOf(ctx, done.id), "done", "the done job must stay done");
+      equal(
         await ctx.backend.getDeadLetterJob(done.id),
         null,
         "no dead-letter row may appear for a done job",

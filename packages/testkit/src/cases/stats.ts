@@ -1,22 +1,13 @@
-import assert from "node:assert/strict";
 import type { QueueStats } from "@soniq/core";
 import { defineCase } from "../define-case.js";
-import { claimOne, enqueue } from "./helpers.js";
+import { claimOne, deepEqual, enqueue, equal } from "./helpers.js";
 
 const KEYS = ["cancelled", "dead_letter", "done", "processing", "queued", "total"];
 
 function assertShape(stats: QueueStats, what: string): void {
-  assert.deepEqual(
-    Object.keys(stats).sort(),
-    KEYS,
-    `${what} must have exactly the six keys ${KEYS.join(", ")}`,
-  );
+  deepEqual(Object.keys(stats).sort(), KEYS, `${what} must have exactly the six keys ${KEYS.join(", ")}`);
   const sum = stats.queued + stats.processing + stats.done + stats.dead_letter + stats.cancelled;
-  assert.equal(
-    stats.total,
-    sum,
-    `${what}: total (${stats.total}) must equal the sum of the five buckets (${sum})`,
-  );
+  equal(stats.total, sum, `${what}: total (${stats.total}) must equal the sum of the five buckets (${sum})`);
 }
 
 export const statsCases = [
@@ -25,7 +16,7 @@ export const statsCases = [
     title: "stats of an empty queue are exactly the six keys, all zero",
     async run(ctx) {
       const stats = await ctx.backend.getQueueStats({ queue: ctx.queue() });
-      assert.deepEqual(stats, { total: 0, queued: 0, processing: 0, done: 0, dead_letter: 0, cancelled: 0 });
+      deepEqual(stats, { total: 0, queued: 0, processing: 0, done: 0, dead_letter: 0, cancelled: 0 });
       assertShape(stats, "getQueueStats({ queue })");
     },
   }),
@@ -38,7 +29,7 @@ export const statsCases = [
         const stats = await ctx.backend.getQueueStats({ queue });
         assertShape(stats, `stats after ${step}`);
         const total = want.queued + want.processing + want.done + want.dead_letter + want.cancelled;
-        assert.deepEqual(stats, { total, ...want }, `stats after ${step}`);
+        deepEqual(stats, { total, ...want }, `stats after ${step}`);
         assertShape(await ctx.backend.getQueueStats(), `global stats after ${step}`);
       };
       const zero = { queued: 0, processing: 0, done: 0, dead_letter: 0, cancelled: 0 };
@@ -73,15 +64,11 @@ export const statsCases = [
       const newId = ctx.id();
       await ctx.backend.replayDeadLetterJob(job.id, { newId });
       const stats = await ctx.backend.getQueueStats({ queue });
-      assert.equal(stats.dead_letter, 1, "a replayed dead-letter row stays and still counts");
-      assert.equal(stats.queued, 1, "the replayed job counts as queued");
-      assert.equal(stats.total, 2);
+      equal(stats.dead_letter, 1, "a replayed dead-letter row stays and still counts");
+      equal(stats.queued, 1, "the replayed job counts as queued");
+      equal(stats.total, 2);
       await ctx.backend.purgeDeadLetterJob(job.id);
-      assert.equal(
-        (await ctx.backend.getQueueStats({ queue })).dead_letter,
-        0,
-        "a purged row no longer counts",
-      );
+      equal((await ctx.backend.getQueueStats({ queue })).dead_letter, 0, "a purged row no longer counts");
     },
   }),
 ];

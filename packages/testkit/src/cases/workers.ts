@@ -3,7 +3,7 @@ import type { WorkerRegistration } from "@soniq/core";
 import { defineCase } from "../define-case.js";
 import { eventually } from "../eventually.js";
 import type { CaseContext } from "../types.js";
-import { claimOne, enqueue, near, processingJob } from "./helpers.js";
+import { claimOne, deepEqual, enqueue, equal, near, processingJob } from "./helpers.js";
 
 function registration(ctx: CaseContext, overrides: Partial<WorkerRegistration> = {}): WorkerRegistration {
   return {
@@ -28,38 +28,30 @@ export const workerCases = [
       await ctx.backend.registerWorker(reg);
       const listed = (await ctx.backend.listWorkers()).find((w) => w.id === reg.id);
       assert.ok(listed, "listWorkers must include the registered worker");
-      assert.equal(listed.status, "active");
-      assert.equal(listed.hostname, reg.hostname);
-      assert.equal(listed.pid, reg.pid);
-      assert.deepEqual(listed.queues, reg.queues);
-      assert.equal(listed.concurrency, reg.concurrency);
-      assert.equal(listed.version, reg.version);
-      assert.deepEqual(listed.metadata, reg.metadata);
+      equal(listed.status, "active");
+      equal(listed.hostname, reg.hostname);
+      equal(listed.pid, reg.pid);
+      deepEqual(listed.queues, reg.queues);
+      equal(listed.concurrency, reg.concurrency);
+      equal(listed.version, reg.version);
+      deepEqual(listed.metadata, reg.metadata);
       near(listed.startedAt, Date.now(), 60_000, "startedAt");
-      assert.equal(
+      equal(
         await ctx.backend.heartbeat(reg.id, { busy: 2 }),
         true,
         "heartbeat of an active worker must return true",
       );
       const beat = (await ctx.backend.listWorkers()).find((w) => w.id === reg.id);
-      assert.deepEqual(beat?.metadata, { busy: 2 }, "heartbeat with metadata must store it");
+      deepEqual(beat?.metadata, { busy: 2 }, "heartbeat with metadata must store it");
       assert.ok(
         (beat?.lastHeartbeat.getTime() ?? 0) >= listed.lastHeartbeat.getTime(),
         "heartbeat must not move last_heartbeat back",
       );
       await ctx.backend.stopWorker(reg.id);
       const stopped = (await ctx.backend.listWorkers()).find((w) => w.id === reg.id);
-      assert.equal(stopped?.status, "stopped", "stopWorker must mark the worker stopped");
-      assert.equal(
-        await ctx.backend.heartbeat(reg.id),
-        false,
-        "heartbeat of a stopped worker must return false",
-      );
-      assert.equal(
-        await ctx.backend.heartbeat(ctx.id()),
-        false,
-        "heartbeat of an unknown worker must return false",
-      );
+      equal(stopped?.status, "stopped", "stopWorker must mark the worker stopped");
+      equal(await ctx.backend.heartbeat(reg.id), false, "heartbeat of a stopped worker must return false");
+      equal(await ctx.backend.heartbeat(ctx.id()), false, "heartbeat of an unknown worker must return false");
     },
   }),
   defineCase({
@@ -90,29 +82,29 @@ export const workerCases = [
       assert.ok(recovery.requeuedJobIds.includes(lost.id), "the stale worker's job must be requeued");
       assert.ok(!recovery.requeuedJobIds.includes(kept.id), "the live worker's job must not be requeued");
       const requeued = await ctx.backend.getJob(lost.id);
-      assert.equal(requeued?.status, "queued", "the stale worker's job must be queued again");
-      assert.equal(
+      equal(requeued?.status, "queued", "the stale worker's job must be queued again");
+      equal(
         requeued?.attempts,
         lostClaim.attempts,
         "recovery must keep attempts (the claim counted the run)",
       );
-      assert.equal(requeued?.workerId, null, "recovery must clear the worker id");
-      assert.equal(
+      equal(requeued?.workerId, null, "recovery must clear the worker id");
+      equal(
         (await ctx.backend.getJob(kept.id))?.status,
         "processing",
         "the live worker's job must stay processing",
       );
-      assert.equal(
+      equal(
         await ctx.backend.heartbeat(stale.id),
         false,
         "the stale worker's next heartbeat must return false",
       );
-      assert.equal(await ctx.backend.heartbeat(live.id), true);
+      equal(await ctx.backend.heartbeat(live.id), true);
       const late = await ctx.backend.complete([
         { id: lost.id, attempt: lostClaim.attempts, result: null, resultTtlMs: 60_000 },
       ]);
-      assert.equal(late, 0, "the stale worker's late completion must not apply");
-      assert.equal(keptClaim.id, kept.id);
+      equal(late, 0, "the stale worker's late completion must not apply");
+      equal(keptClaim.id, kept.id);
       const again = await ctx.backend.recoverStaleWorkers(300_000);
       assert.ok(!again.requeuedJobIds.includes(lost.id), "a second recovery must not requeue the job again");
     },
@@ -130,7 +122,7 @@ export const workerCases = [
       await eventually(
         async () => {
           await ctx.backend.deleteExpiredJobs();
-          assert.equal(
+          equal(
             await ctx.backend.getJob(short.id),
             null,
             "a done row with a 1 ms TTL must be deleted once expired",
@@ -138,11 +130,7 @@ export const workerCases = [
         },
         { timeoutMs: 5000, intervalMs: 20 },
       );
-      assert.equal(
-        (await ctx.backend.getJob(long.id))?.status,
-        "done",
-        "a done row with a 1 h TTL must be kept",
-      );
+      equal((await ctx.backend.getJob(long.id))?.status, "done", "a done row with a 1 h TTL must be kept");
       const queued = await enqueue(ctx, { queue: ctx.queue() });
       await ctx.backend.deleteExpiredJobs();
       assert.notEqual(
@@ -161,7 +149,7 @@ export const workerCases = [
       await ctx.backend.registerTaskNames(reg.id, ["conformance.b", "conformance.a"]);
       await ctx.backend.registerTaskNames(reg.id, ["conformance.a"]);
       const mine = (await ctx.backend.listTaskNames()).filter((t) => t.workerId === reg.id);
-      assert.deepEqual(
+      deepEqual(
         mine.map((t) => t.taskName),
         ["conformance.a", "conformance.b"],
         "each task name once, ordered by task name",
