@@ -93,14 +93,19 @@ export function resolveTarget(
 
 const where = (index: number | undefined) => (index === undefined ? "" : ` (item ${index})`);
 
-/** Validates args and options and builds the row to insert. Throws before anything is written. */
-export async function prepareJob(
+/**
+ * Validates args and options and builds the row to insert. Throws before anything is written.
+ * Synchronous unless the job's schema validates asynchronously: with a SQLite `tx`, the backend's insert
+ * must happen before the caller's synchronous transaction returns, so the enqueue path awaits nothing
+ * it does not have to.
+ */
+export function prepareJob(
   target: EnqueueTarget,
   args: unknown,
   options: EnqueueOptions | undefined,
   defaults: ResolvedSoniqOptions,
   index?: number,
-): Promise<NewJob> {
+): NewJob | Promise<NewJob> {
   const { name, def } = target;
   const o = options ?? {};
   const problems = options ? enqueueOptionProblems(o) : [];
@@ -123,16 +128,28 @@ export async function prepareJob(
     );
   }
   const schema = def?.options.schema;
-  if (schema) {
-    const parsed = await validateWithSchema(schema, json.value);
-    if (!parsed.ok) {
+  const build = () => buildNewJob(target, json.value, o, defaults);
+  if (!schema) return build();
+  const checked = (result: StandardSchemaV1.Result<unknown>): NewJob => {
+    if (result.issues) {
       throw new SoniqError(
         "SONIQ_TASK_ARGS_INVALID",
-        `Args for "${name}"${where(index)} fail its schema: ${formatIssues(parsed.issues)}.`,
-        { context: { name, index, issues: plainIssues(parsed.issues) } },
+        `Args for "${name}"${where(index)} fail its schema: ${formatIssues(result.issues)}.`,
+        { context: { name, index, issues: plainIssues(result.issues) } },
       );
     }
-  }
+    return build();
+  };
+  const result = schema["~standard"].validate(json.value);
+  return result instanceof Promise ? result.then(checked) : checked(result);
+}
+
+function buildNewJob(
+  { name, def }: EnqueueTarget,
+  args: unknown,
+  o: EnqueueOptions,
+  defaults: ResolvedSoniqOptions,
+): NewJob {
   const unique = o.unique ?? def?.options.unique ?? false;
   let scheduledAt: Date | null = null;
   if (o.runAt) scheduledAt = o.runAt;
@@ -140,8 +157,8 @@ export async function prepareJob(
   return {
     id: randomUUID(),
     jobName: name,
-    args: json.value,
-    argsHash: unique ? argsHash(json.value) : null,
+    args,
+    argsHash: unique ? argsHash(args) : null,
     queue: o.queue ?? def?.options.queue ?? defaults.defaultQueue,
     priority: o.priority ?? def?.options.priority ?? defaults.defaultPriority,
     maxAttempts: def?.options.maxAttempts ?? defaults.defaultMaxAttempts,

@@ -131,51 +131,63 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     return this.#enqueueOne(name, args, options);
   }
 
-  async #enqueueOne(
-    name: string,
-    args: unknown,
-    options?: EnqueueOptions<BackendTx<B>>,
-  ): Promise<EnqueueResult> {
-    const target = resolveTarget(name, this.#registry, this.options);
-    const tx = txOptions(this.backend, options?.tx);
-    const job = await prepareJob(target, args, options, this.options);
-    return this.backend.enqueue(job, tx);
+  // Not async on purpose: when validation is synchronous, backend.enqueue runs inside this call, so a
+  // SQLite `tx` insert lands in the caller's (synchronous) transaction before it commits.
+  #enqueueOne(name: string, args: unknown, options?: EnqueueOptions<BackendTx<B>>): Promise<EnqueueResult> {
+    try {
+      const target = resolveTarget(name, this.#registry, this.options);
+      const tx = txOptions(this.backend, options?.tx);
+      const job = prepareJob(target, args, options, this.options);
+      return job instanceof Promise
+        ? job.then((j) => this.backend.enqueue(j, tx))
+        : this.backend.enqueue(job, tx);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /**
    * Enqueues several jobs in one backend call, all or nothing. Every item is validated first; an error
    * names the failing item's index (`context.index`) and nothing is written.
    */
-  async enqueueMany(
+  enqueueMany(
     items: readonly EnqueueManyItem<BackendTx<B>>[],
     options: { tx?: BackendTx<B> } = {},
   ): Promise<EnqueueResult[]> {
-    if (!Array.isArray(items)) {
-      throw new SoniqError(
-        "SONIQ_INVALID_ARGUMENT",
-        "enqueueMany() takes an array of { job, args, options }.",
-      );
-    }
-    const tx = txOptions(this.backend, options.tx);
-    if (items.length === 0) return [];
-    const jobs: NewJob[] = new Array(items.length);
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i] as EnqueueManyItem<BackendTx<B>>;
-      const name = typeof item?.job === "string" ? item.job : item?.job?.name;
-      let target: ReturnType<typeof resolveTarget>;
-      try {
-        target = resolveTarget(name, this.#registry, this.options);
-      } catch (err) {
-        if (err instanceof SoniqError) {
-          throw new SoniqError(err.code, `Item ${i}: ${err.message}`, {
-            context: { ...err.context, index: i },
-          });
-        }
-        throw err;
+    // Not async for the same reason as #enqueueOne: a SQLite `tx` must see the insert before it commits.
+    try {
+      if (!Array.isArray(items)) {
+        throw new SoniqError(
+          "SONIQ_INVALID_ARGUMENT",
+          "enqueueMany() takes an array of { job, args, options }.",
+        );
       }
-      jobs[i] = await prepareJob(target, item.args, item.options, this.options, i);
+      const tx = txOptions(this.backend, options.tx);
+      if (items.length === 0) return Promise.resolve([]);
+      const jobs = items.map((item, i) => this.#prepareItem(item, i));
+      if (jobs.some((job) => job instanceof Promise)) {
+        return Promise.all(jobs).then((ready) => this.backend.enqueueMany(ready, tx));
+      }
+      return this.backend.enqueueMany(jobs as NewJob[], tx);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    return this.backend.enqueueMany(jobs, tx);
+  }
+
+  #prepareItem(item: EnqueueManyItem<BackendTx<B>>, i: number): NewJob | Promise<NewJob> {
+    const name = typeof item?.job === "string" ? item.job : item?.job?.name;
+    let target: ReturnType<typeof resolveTarget>;
+    try {
+      target = resolveTarget(name, this.#registry, this.options);
+    } catch (err) {
+      if (err instanceof SoniqError) {
+        throw new SoniqError(err.code, `Item ${i}: ${err.message}`, {
+          context: { ...err.context, index: i },
+        });
+      }
+      throw err;
+    }
+    return prepareJob(target, item.args, item.options, this.options, i);
   }
 
   getJob(id: string): Promise<Job | null> {
