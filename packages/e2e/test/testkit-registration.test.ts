@@ -1,0 +1,130 @@
+import { memoryBackend } from "@soniq/backend-memory";
+import { isSoniqError } from "@soniq/core";
+import {
+  CONFORMANCE_CASES,
+  type ConformanceOptions,
+  registerConformanceSuite,
+  type TestRunner,
+} from "@soniq/testkit";
+import { describe, expect, it } from "vitest";
+
+function collect() {
+  const tests = new Map<string, Parameters<TestRunner["test"]>[1]>();
+  const runner: TestRunner = {
+    describe: (_name, body) => body(),
+    test: (name, fn) => {
+      tests.set(name.slice(0, name.indexOf(":")), fn);
+    },
+  };
+  /** Run one case by id; resolves to the skip reason, or null when it ran and passed. */
+  const run = async (id: string): Promise<string | null> => {
+    const fn = tests.get(id);
+    if (fn === undefined) throw new Error(`no test ${id}`);
+    let reason: string | null = null;
+    await fn({ skip: (r) => (reason = r) });
+    return reason;
+  };
+  return { runner, tests, run };
+}
+
+const harness = () => ({ backend: memoryBackend() });
+
+describe("registerConformanceSuite", () => {
+  it("gives every case a unique area/behaviour id and a one-line title", () => {
+    const ids = CONFORMANCE_CASES.map((c) => c.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (const c of CONFORMANCE_CASES) {
+      expect(c.id).toMatch(/^[a-z-]+\/[a-z0-9-]+$/);
+      expect(c.title.length).toBeGreaterThan(10);
+      expect(c.title).not.toContain("\n");
+    }
+  });
+
+  it("registers one test per case plus the leak check, named '<id>: <title>'", () => {
+    const { runner, tests } = collect();
+    registerConformanceSuite({ runner, harness });
+    expect([...tests.keys()]).toEqual([...CONFORMANCE_CASES.map((c) => c.id), "suite/no-leaks"]);
+    const off = collect();
+    registerConformanceSuite({ runner: off.runner, harness, leakCheck: false });
+    expect(off.tests.has("suite/no-leaks")).toBe(false);
+  });
+
+  it("rejects unknown skip ids and skips without a reason, listing every problem", () => {
+    const { runner } = collect();
+    const options = {
+      runner,
+      harness,
+      skip: { "claim/no-such-case": "x", "leases/exclusive": " " },
+    } as unknown as ConformanceOptions;
+    let error: unknown;
+    try {
+      registerConformanceSuite(options);
+    } catch (err) {
+      error = err;
+    }
+    expect(isSoniqError(error, "SONIQ_INVALID_OPTIONS")).toBe(true);
+    expect((error as Error).message).toContain('unknown case id "claim/no-such-case"');
+    expect((error as Error).message).toContain('"leases/exclusive" needs a written reason');
+  });
+
+  it("reports a typed skip with its reason and never calls the harness for it", async () => {
+    const { runner, run } = collect();
+    let calls = 0;
+    registerConformanceSuite({
+      runner,
+      harness: () => {
+        calls++;
+        return { backend: memoryBackend() };
+      },
+      skip: { "leases/exclusive": "leases land in issue 12" },
+    });
+    expect(await run("leases/exclusive")).toBe("skipped by the harness: leases land in issue 12");
+    expect(calls).toBe(0);
+  });
+
+  it("selects cases by declared capability and by what the harness provides", async () => {
+    const { runner, run } = collect();
+    registerConformanceSuite({
+      runner,
+      harness: () => {
+        const backend = memoryBackend();
+        return {
+          backend: { ...backend, capabilities: { ...backend.capabilities, transactionalEnqueue: true } },
+        };
+      },
+    });
+    expect(await run("enqueue/tx-rejected-without-capability")).toBe(
+      "needs capabilities.transactionalEnqueue = false; this backend declares true",
+    );
+    expect(await run("dlq/fault-between-steps-leaves-source-intact")).toMatch(
+      /^needs the harness to provide (inspector\.readJob|injectDeadLetterFault)\(\)$/,
+    );
+    expect(await run("claim/batch-returns-distinct-jobs")).toBeNull();
+  });
+
+  it("closes each case's backend and runs the harness cleanup, even when the case fails", async () => {
+    const { runner, run } = collect();
+    const closed: string[] = [];
+    registerConformanceSuite({
+      runner,
+      harness: ({ caseId }) => {
+        const inner = memoryBackend();
+        return {
+          backend: {
+            ...inner,
+            claim: async () => [],
+            close: async () => void closed.push(`close ${caseId}`),
+          },
+          cleanup: () => void closed.push(`cleanup ${caseId}`),
+        };
+      },
+    });
+    await expect(run("claim/batch-returns-distinct-jobs")).rejects.toThrow(
+      "claim with limit 3 and 5 due jobs must return 3",
+    );
+    expect(closed).toEqual([
+      "close claim/batch-returns-distinct-jobs",
+      "cleanup claim/batch-returns-distinct-jobs",
+    ]);
+  });
+});
