@@ -80,8 +80,15 @@ export const soniqJobs = pgTable(
       columns: [t.workerId],
       foreignColumns: [soniqWorkers.id],
     }).onDelete("set null"),
-    // The worker's fetch: due queued jobs of a queue in priority, then scheduled_at order.
-    index("idx_soniq_jobs_fetch").on(t.queue, t.priority, t.scheduledAt).where(sql`status = 'queued'`),
+    // The worker's fetch, in the claim's full order (priority, scheduled_at, created_at) so the claim reads
+    // the first N entries instead of sorting every queued row: per queue, and across all queues (a worker
+    // with no queue filter, the default). Only queued rows are indexed, so claims and completions add no entries.
+    index("idx_soniq_jobs_fetch")
+      .on(t.queue, t.priority, t.scheduledAt, t.createdAt)
+      .where(sql`status = 'queued'`),
+    index("idx_soniq_jobs_fetch_all")
+      .on(t.priority, t.scheduledAt, t.createdAt)
+      .where(sql`status = 'queued'`),
     uniqueIndex("idx_soniq_jobs_dedup_key")
       .on(t.dedupKey)
       .where(sql`status = 'queued' AND dedup_key IS NOT NULL`),
