@@ -49,6 +49,8 @@ export interface BackendKind {
   create(): Backend<unknown>;
   /** Another backend over the same storage as the last `create()` (a second process's view). */
   createPeer(): Backend<unknown>;
+  /** The SQLite file or Postgres URL of the last `create()`, for a child process (not for memory). */
+  target(): string;
   teardown(): Promise<void>;
 }
 
@@ -65,6 +67,9 @@ export function memoryKind(): BackendKind {
       // One process, one store: the memory backend has no second view; peers share the object.
       if (!last) throw new Error("create() first");
       return last;
+    },
+    target() {
+      throw new Error("the memory backend cannot be shared with another process");
     },
     async teardown() {},
   };
@@ -85,6 +90,7 @@ export function sqliteKind(): BackendKind {
     createPeer() {
       return sqliteBackend({ filename: file });
     },
+    target: () => file,
     async teardown() {
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
@@ -109,6 +115,7 @@ export function postgresKind(): BackendKind {
     setup: () => admin(`CREATE DATABASE ${name}`),
     create: () => postgresBackend({ connectionString: url.toString() }),
     createPeer: () => postgresBackend({ connectionString: url.toString() }),
+    target: () => url.toString(),
     teardown: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`),
   };
 }
