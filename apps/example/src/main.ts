@@ -1,2 +1,26 @@
-// Placeholder until the example app lands (see apps/example/README.md).
-console.log("The Soniq example app is not built yet; this command will run its scripted tour once it is.");
+/**
+ * `pnpm example:serve`: the orders API on PORT (default 3000), with a worker in the same process
+ * unless SONIQ_EXAMPLE_WORKER=off. Database from SONIQ_DATABASE_URL (default: apps/example/soniq.db).
+ */
+import { createApp } from "./app.js";
+import { readConfig } from "./config.js";
+import { exitOnSignals } from "./signals.js";
+import { logWorkerEvents } from "./worker-log.js";
+
+const config = readConfig(process.env);
+const app = await createApp({
+  database: config.database,
+  worker: config.inProcessWorker,
+  jobs: { reviewDelayMs: config.reviewDelayMs },
+});
+if (app.worker) logWorkerEvents(app.worker, (line) => console.log(`[worker] ${line}`));
+const url = await app.listen(config.port, config.host);
+exitOnSignals(() => app.close());
+
+console.log(`Soniq example on ${url} (${app.db.description}; ${app.worker ? "worker in this process" : "no worker here: run pnpm --dir apps/example worker"})
+Try:
+  curl -s -X POST ${url}/orders -H 'content-type: application/json' -d '{"customer":"Ada","email":"ada@example.com","totalCents":4250}'
+  curl -s ${url}/stats
+  curl -s ${url}/dead-letters
+  curl -s -X POST ${url}/dead-letters/<id>/replay
+Ctrl-C stops it gracefully.`);

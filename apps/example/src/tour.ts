@@ -1,2 +1,19 @@
-// Placeholder until the example app lands (see apps/example/README.md).
-console.log("The Soniq example app is not built yet; this command will run its scripted tour once it is.");
+/**
+ * `pnpm example`: the scripted tour against the embedded default (SQLite) in a temporary file, or
+ * against SONIQ_DATABASE_URL when it is set. Exits 0 when every step happened, 1 otherwise.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseDatabaseUrl } from "./database.js";
+import { runTour } from "./tour-script.js";
+
+const dir = mkdtempSync(join(tmpdir(), "soniq-tour-"));
+try {
+  await runTour({ database: parseDatabaseUrl(process.env.SONIQ_DATABASE_URL, join(dir, "soniq.db")) });
+} catch (err) {
+  console.error(err);
+  process.exitCode = 1;
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,101 @@
+/**
+ * The app's background jobs. Each takes `{ orderId }` and reads the order, so the args stay small and a
+ * replayed job sees today's data (e.g. a corrected email address).
+ *
+ * - orders.send_invoice: numbers the invoice and records it. Always succeeds.
+ * - orders.reserve_stock: calls a flaky warehouse that answers 503 to the first `warehouseFailures`
+ *   attempts of every job, then succeeds: it shows retries with a per-attempt delay list.
+ * - orders.email_receipt: the mail provider rejects addresses on `.invalid` domains every time, so that
+ *   job exhausts its attempts and lands in the dead-letter table; fix the address, replay, and it succeeds.
+ * - orders.request_review: enqueued with a delay; asks the customer for a review later.
+ */
+import { randomUUID } from "node:crypto";
+import { PermanentError, type Soniq } from "@soniq/core";
+import type { Order, OrderStore } from "./orders.js";
+
+export interface OrderRef {
+  orderId: string;
+}
+
+export interface JobSettings {
+  /** Attempts of each reserve_stock job that fail before the warehouse answers. Default 2. */
+  warehouseFailures?: number;
+  /** Delay before orders.request_review runs, in ms. Default 5000. */
+  reviewDelayMs?: number;
+}
+
+export const JOB_NAMES = {
+  sendInvoice: "orders.send_invoice",
+  reserveStock: "orders.reserve_stock",
+  emailReceipt: "orders.email_receipt",
+  requestReview: "orders.request_review",
+} as const;
+
+/** The pretend mail provider: addresses on reserved `.invalid` domains bounce, as they would for real. */
+export function deliverEmail(to: string, subject: string): { messageId: string; subject: string } {
+  if (/\.invalid$/i.test(to)) throw new Error(`550 5.1.1 <${to}>: mailbox unavailable`);
+  return { messageId: `<${randomUUID().slice(0, 8)}@mail.example>`, subject };
+}
+
+const money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+export function defineJobs(soniq: Soniq, orders: OrderStore, settings: JobSettings = {}) {
+  const warehouseFailures = settings.warehouseFailures ?? 2;
+  const reviewDelayMs = settings.reviewDelayMs ?? 5000;
+
+  const load = async (orderId: string): Promise<Order> => {
+    const order = await orders.get(orderId);
+    // Retrying cannot make a missing order appear: dead-letter at once.
+    if (!order) throw new PermanentError(`order ${orderId} does not exist`);
+    return order;
+  };
+
+  const sendInvoice = soniq.job(JOB_NAMES.sendInvoice, async ({ orderId }: OrderRef) => {
+    const order = await load(orderId);
+    const invoiceNumber = `INV-${order.createdAt.getUTCFullYear()}-${orderId.slice(0, 8).toUpperCase()}`;
+    await orders.recordInvoice(orderId, invoiceNumber);
+    return { invoiceNumber, totalCents: order.totalCents };
+  });
+
+  const reserveStock = soniq.job(
+    JOB_NAMES.reserveStock,
+    async ({ orderId }: OrderRef, ctx) => {
+      await load(orderId);
+      if (ctx.attempt <= warehouseFailures) {
+        throw new Error(`warehouse API answered 503 Service Unavailable (attempt ${ctx.attempt})`);
+      }
+      await orders.stamp(orderId, "stock_reserved_at");
+      return { reserved: true, attempt: ctx.attempt };
+    },
+    { maxAttempts: warehouseFailures + 3, retry: { delaysMs: [200, 400, 800] } },
+  );
+
+  const emailReceipt = soniq.job(
+    JOB_NAMES.emailReceipt,
+    async ({ orderId }: OrderRef) => {
+      const order = await load(orderId);
+      const sent = deliverEmail(order.email, `Your receipt for ${money(order.totalCents)}`);
+      await orders.stamp(orderId, "receipt_sent_at");
+      return { to: order.email, ...sent };
+    },
+    { maxAttempts: 2, retry: { delaysMs: [200] } },
+  );
+
+  const requestReview = soniq.job(JOB_NAMES.requestReview, async ({ orderId }: OrderRef) => {
+    const order = await load(orderId);
+    await orders.stamp(orderId, "review_requested_at");
+    return { asked: order.customer };
+  });
+
+  /** The jobs of a new order, started on the order's transaction handle (see OrderStore.create). */
+  const enqueueForNewOrder = (tx: unknown, orderId: string) => [
+    sendInvoice.enqueue({ orderId }, { tx }),
+    reserveStock.enqueue({ orderId }, { tx }),
+    emailReceipt.enqueue({ orderId }, { tx }),
+    requestReview.enqueue({ orderId }, { tx, delayMs: reviewDelayMs }),
+  ];
+
+  return { sendInvoice, reserveStock, emailReceipt, requestReview, enqueueForNewOrder, reviewDelayMs };
+}
+
+export type AppJobs = ReturnType<typeof defineJobs>;

@@ -1,0 +1,182 @@
+/**
+ * The scripted tour: starts the app on an ephemeral port with a worker in the same process, drives it
+ * over HTTP like a client would, waits (bounded) for the jobs, and prints what happened. Returns what it
+ * saw so the tests can check the same run.
+ */
+import type { DeadLetterJob, Job, QueueStats } from "@soniq/core";
+import { type App, createApp } from "./app.js";
+import type { DatabaseTarget } from "./database.js";
+import type { Order } from "./orders.js";
+import { logWorkerEvents } from "./worker-log.js";
+
+export interface TourOptions {
+  database: DatabaseTarget;
+  print?: (line: string) => void;
+  /** Longest wait for any one step. Default 20_000 ms. */
+  stepTimeoutMs?: number;
+}
+
+export interface TourSummary {
+  orders: Order[];
+  rejectedStatus: number;
+  deadLetter: DeadLetterJob;
+  replayedJob: Job;
+  stats: QueueStats;
+  /** Worker lines, in order. */
+  workerLines: string[];
+  elapsedMs: number;
+}
+
+interface Api {
+  call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
+}
+
+function api(base: string): Api {
+  return {
+    async call<T>(method: string, path: string, body?: unknown) {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: body === undefined ? {} : { "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as T };
+    },
+  };
+}
+
+async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`tour: gave up after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const short = (id: string) => id.slice(0, 8);
+const money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+
+/** The tour fails (exit 1) unless everything it printed is what should have happened. */
+function checkOutcome(stats: QueueStats, orders: Order[]): void {
+  const expected = { total: 9, queued: 0, processing: 0, done: 8, dead_letter: 1, cancelled: 0 };
+  if (JSON.stringify(stats) !== JSON.stringify(expected)) {
+    throw new Error(`tour: expected stats ${JSON.stringify(expected)}, got ${JSON.stringify(stats)}`);
+  }
+  const unfinished = orders.filter((o) => !(o.receiptSentAt && o.stockReservedAt && o.reviewRequestedAt));
+  if (orders.length !== 2 || unfinished.length > 0) {
+    throw new Error(`tour: expected 2 finished orders, got ${JSON.stringify(orders)}`);
+  }
+}
+
+export async function runTour(options: TourOptions): Promise<TourSummary> {
+  const print = options.print ?? console.log;
+  const timeout = options.stepTimeoutMs ?? 20_000;
+  const started = Date.now();
+  const workerLines: string[] = [];
+  const app: App = await createApp({
+    database: options.database,
+    workerOptions: { concurrency: 5, pollIntervalMs: 50 },
+    jobs: { warehouseFailures: 2, reviewDelayMs: 1500 },
+  });
+  try {
+    logWorkerEvents(app.worker as NonNullable<App["worker"]>, (line) => {
+      workerLines.push(line);
+      print(`    worker | ${line}`);
+    });
+    const base = await app.listen(0);
+    print(`Soniq example tour on ${app.db.description}`);
+    print(`  the orders API listens on ${base}, with a worker in the same process\n`);
+    const http = api(base);
+    return await tourSteps(http, print, timeout, workerLines, started);
+  } finally {
+    await app.close();
+  }
+}
+
+async function placeOrders(http: Api, print: (line: string) => void) {
+  const placed: Order[] = [];
+  for (const input of [
+    { customer: "Ada Lovelace", email: "ada@example.com", totalCents: 4250 },
+    { customer: "Grace Hopper", email: "grace@example.invalid", totalCents: 1999 },
+  ]) {
+    print(`POST /orders ${input.customer} <${input.email}> ${money(input.totalCents)}`);
+    const res = await http.call<{ order: Order; jobIds: string[] }>("POST", "/orders", input);
+    if (res.status !== 201)
+      throw new Error(`tour: POST /orders answered ${res.status}: ${JSON.stringify(res.body)}`);
+    placed.push(res.body.order);
+    print(
+      `  -> 201: order ${short(res.body.order.id)} and its ${res.body.jobIds.length} jobs, written in one transaction`,
+    );
+  }
+  const bad = await http.call<{ error: string }>("POST", "/orders", { customer: "", totalCents: -5 });
+  print(`POST /orders with no customer -> ${bad.status} (${bad.body.error}); nothing written\n`);
+  return { placed, rejectedStatus: bad.status };
+}
+
+async function tourSteps(
+  http: Api,
+  print: (line: string) => void,
+  timeout: number,
+  workerLines: string[],
+  started: number,
+): Promise<TourSummary> {
+  const { placed, rejectedStatus } = await placeOrders(http, print);
+  const [ada, grace] = placed as [Order, Order];
+  print("Waiting for the jobs: invoices, a flaky warehouse, a bouncing email, a delayed review request...");
+  const dead = await waitFor("the receipt to Grace to be dead-lettered", timeout, async () => {
+    const res = await http.call<{ deadLetters: DeadLetterJob[] }>("GET", "/dead-letters");
+    return res.body.deadLetters[0];
+  });
+  const reviewed = await waitFor("both orders to be invoiced, reserved and reviewed", timeout, async () => {
+    const orders = await Promise.all([ada, grace].map((o) => http.call<Order>("GET", `/orders/${o.id}`)));
+    const rows = orders.map((r) => r.body);
+    return rows.every((o) => o.invoiceNumber && o.stockReservedAt && o.reviewRequestedAt) ? rows : undefined;
+  });
+  const requestedAfter =
+    Date.parse(String(reviewed[0]?.reviewRequestedAt)) - Date.parse(String(ada.createdAt));
+  print(
+    `  the review request for Ada ran ${requestedAfter} ms after the order (enqueued with delayMs: 1500)\n`,
+  );
+
+  print(`GET /dead-letters -> 1 row: ${dead.jobName} ${short(dead.id)}, reason ${dead.deadLetterReason}`);
+  print(`  after ${dead.attempts} attempts; last error: ${(dead.lastError ?? "").split("\n")[0]}`);
+  const fixed = await http.call<Order>("PATCH", `/orders/${grace.id}`, { email: "grace@example.com" });
+  print(`PATCH /orders/${short(grace.id)} email -> ${fixed.status}, now ${fixed.body.email}`);
+  const replay = await http.call<{ newJobId: string }>("POST", `/dead-letters/${dead.id}/replay`);
+  print(
+    `POST /dead-letters/${short(dead.id)}/replay -> ${replay.status}, new job ${short(replay.body.newJobId)}`,
+  );
+  const replayedJob = await waitFor("the replayed receipt to be sent", timeout, async () => {
+    const res = await http.call<Job>("GET", `/jobs/${replay.body.newJobId}`);
+    return res.body.status === "done" ? res.body : undefined;
+  });
+  const kept = (await http.call<{ deadLetters: DeadLetterJob[] }>("GET", "/dead-letters")).body
+    .deadLetters[0];
+  print(
+    `  the replayed job is ${replayedJob.status}; the dead-letter row stays, resurrected ${kept?.resurrectionCount} time(s)\n`,
+  );
+
+  const stats = (await http.call<QueueStats>("GET", "/stats")).body;
+  print(`GET /stats -> ${JSON.stringify(stats)}`);
+  const orders = (await http.call<{ orders: Order[] }>("GET", "/orders")).body.orders;
+  for (const o of orders) {
+    const at = (d: Date | null) => (d ? "yes" : "no");
+    print(
+      `  order ${short(o.id)} ${o.customer}: invoice ${o.invoiceNumber}, stock reserved: ${at(o.stockReservedAt)}, ` +
+        `receipt sent: ${at(o.receiptSentAt)} (${o.email}), review requested: ${at(o.reviewRequestedAt)}`,
+    );
+  }
+  checkOutcome(stats, orders);
+  const elapsedMs = Date.now() - started;
+  print(`\nTour finished in ${(elapsedMs / 1000).toFixed(1)} s.`);
+  return {
+    orders,
+    rejectedStatus,
+    deadLetter: kept ?? dead,
+    replayedJob,
+    stats,
+    workerLines: [...workerLines],
+    elapsedMs,
+  };
+}

@@ -1,0 +1,28 @@
+/**
+ * A worker in its own process: `pnpm --dir apps/example worker`, beside a server started with
+ * SONIQ_EXAMPLE_WORKER=off (same SONIQ_DATABASE_URL). Stops gracefully on SIGINT / SIGTERM.
+ */
+import { DEFAULT_WORKER_OPTIONS, openSoniq } from "./app.js";
+import { readConfig } from "./config.js";
+import { exitOnSignals } from "./signals.js";
+import { logWorkerEvents } from "./worker-log.js";
+
+const config = readConfig(process.env);
+const { db, soniq } = await openSoniq(config.database, { reviewDelayMs: config.reviewDelayMs });
+const worker = soniq.worker(DEFAULT_WORKER_OPTIONS);
+logWorkerEvents(worker, (line) => console.log(`[worker] ${line}`));
+await worker.start();
+// Soniq unrefs its timers so it never holds a process open by itself; this process exists to run jobs,
+// so it keeps the event loop alive until a signal asks it to stop.
+const keepAlive = setInterval(() => {}, 1 << 30);
+exitOnSignals(async () => {
+  clearInterval(keepAlive);
+  try {
+    await soniq.close(); // stops the worker gracefully, then the backend
+  } finally {
+    await db.close();
+  }
+});
+console.log(
+  `Soniq worker ${worker.id} running on ${db.description} (queues: all). Ctrl-C stops it gracefully.`,
+);
