@@ -11,7 +11,7 @@ export function tempDir(prefix = "soniq-sqlite-") {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return {
     dir,
-    file: (name = randomUUID()) => join(dir, `${name}.db`),
+    file: (name: string = randomUUID()) => join(dir, `${name}.db`),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
@@ -38,13 +38,13 @@ export async function eventually<T>(
   check: () => T | Promise<T>,
   timeoutMs = 10_000,
   stepMs = 20,
-): Promise<T> {
+): Promise<Exclude<T, null | undefined | false>> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
     try {
       const value = await check();
-      if (value) return value;
+      if (value) return value as Exclude<T, null | undefined | false>;
       lastError = new Error("condition still false");
     } catch (err) {
       lastError = err;

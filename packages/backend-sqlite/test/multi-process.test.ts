@@ -3,6 +3,7 @@
  * process killed while it holds claimed jobs leaves a readable file whose jobs stale recovery requeues.
  */
 import { randomUUID } from "node:crypto";
+import type { StaleRecovery } from "@soniq/core";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { sqliteBackend } from "../src/index.js";
@@ -70,7 +71,7 @@ describe("sqlite/multi-process", () => {
     expect(held.every((j) => j.workerId === workerId && j.attempts === 1)).toBe(true);
 
     // The dead worker stops heartbeating; once it is older than the threshold, its jobs come back.
-    const recovery = await eventually(async () => {
+    const recovery = await eventually<StaleRecovery | null>(async () => {
       const r = await reopened.recoverStaleWorkers(100);
       return r.workerIds.length > 0 ? r : null;
     });
