@@ -68,9 +68,16 @@ try {
   const t1 = performance.now();
   await drain(backend);
   const t2 = performance.now();
+  // Single enqueues last, so the drain above never sees them.
+  const singles = Array.from({ length: 2000 }, noopJob);
+  const s0 = performance.now();
+  for (const job of singles) await backend.enqueue(job);
+  const s1 = performance.now();
   const stats = await backend.getQueueStats();
-  if (stats.done !== total) throw new Error(`expected ${total} done, got ${JSON.stringify(stats)}`);
+  if (stats.done !== total || stats.queued !== singles.length)
+    throw new Error(`expected ${total} done, got ${JSON.stringify(stats)}`);
   const rate = (n: number, ms: number) => Math.round((n / ms) * 1000).toLocaleString("en-US");
+  console.log(`enqueue (one at a time): ${rate(singles.length, s1 - s0)} jobs/s`);
   console.log(`enqueueMany (batches of 1000): ${rate(total, t1 - t0)} jobs/s`);
   console.log(
     `drain ${total} no-op jobs, concurrency ${concurrency}, queues ${queues ? queues.join(",") : "all"}: ` +
