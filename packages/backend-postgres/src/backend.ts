@@ -96,7 +96,7 @@ export function postgresBackend(
     registerTaskNames: (workerId, names) => registerTaskNames(ctx, workerId, names),
     listTaskNames: () => listTaskNames(ctx),
     subscribe: (listener) => wakeUps.subscribe(listener),
-    tryAcquireLease: (name, holder) => leases.tryAcquire(name, holder),
+    tryAcquireLease: (name, holder, ttlMs) => leases.tryAcquire(name, holder, ttlMs),
     releaseLease: (name, holder) => leases.release(name, holder),
     close: () => {
       closing ??= close();

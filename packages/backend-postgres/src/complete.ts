@@ -2,22 +2,25 @@
  * Completion, batched: one statement marks every finished job of a flush done (or deletes it when its
  * result TTL is 0). Each item is fenced by `status = 'processing' AND attempts = <the claim's attempt>`,
  * so a late completion after cancel, recovery or a re-claim changes nothing.
- * `j.id = ANY($1)` keeps the primary-key lookup whatever the planner guesses about unnest().
+ *
+ * The rows are found by `id = ANY($1)` (primary-key lookups) and each row's attempt, TTL and result are
+ * read from one jsonb object keyed by id (`$2 -> id`, a binary search). No join with unnest(): its plan
+ * depends on row estimates, and with stale statistics Postgres chose a nested loop that rescanned the
+ * array per row (a 4,700-item flush took 8.8 s); this form is linear whatever the statistics say.
  */
 import type { CompleteItem } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
 import { type PgContext, query } from "./context.js";
 import { isUuid } from "./errors.js";
 
-const COMPLETE = `UPDATE soniq_jobs AS j
-SET status = 'done', result = x.result, updated_at = now(),
-    expires_at = now() + x.ttl_ms * interval '1 millisecond'
-FROM unnest($1::uuid[], $2::int[], $3::jsonb[], $4::float8[]) AS x(id, attempt, result, ttl_ms)
-WHERE j.id = ANY($1::uuid[]) AND j.id = x.id AND j.status = 'processing' AND j.attempts = x.attempt`;
+// $2: { "<id>": [attempt, resultTtlMs, result?] }; a missing third element leaves result NULL.
+const COMPLETE = `UPDATE soniq_jobs
+SET status = 'done', result = $2::jsonb -> id::text -> 2, updated_at = now(),
+    expires_at = now() + ($2::jsonb -> id::text ->> 1)::float8 * interval '1 millisecond'
+WHERE id = ANY($1::uuid[]) AND status = 'processing' AND attempts = ($2::jsonb -> id::text ->> 0)::int`;
 
-const COMPLETE_AND_DELETE = `DELETE FROM soniq_jobs AS j
-USING unnest($1::uuid[], $2::int[]) AS x(id, attempt)
-WHERE j.id = ANY($1::uuid[]) AND j.id = x.id AND j.status = 'processing' AND j.attempts = x.attempt`;
+const COMPLETE_AND_DELETE = `DELETE FROM soniq_jobs
+WHERE id = ANY($1::uuid[]) AND status = 'processing' AND attempts = ($2::jsonb -> id::text ->> 0)::int`;
 
 function validate(items: readonly CompleteItem[]): void {
   const bad = items.filter(
@@ -33,8 +36,15 @@ function validate(items: readonly CompleteItem[]): void {
   }
 }
 
-function encodeResult(result: unknown): string | null {
-  return result === undefined || result === null ? null : JSON.stringify(result);
+function encodeItems(items: readonly CompleteItem[]): string {
+  const byId: Record<string, unknown[]> = {};
+  for (const item of items) {
+    byId[item.id.toLowerCase()] =
+      item.result === undefined || item.result === null
+        ? [item.attempt, item.resultTtlMs]
+        : [item.attempt, item.resultTtlMs, item.result];
+  }
+  return JSON.stringify(byId);
 }
 
 async function markDone(ctx: PgContext, items: readonly CompleteItem[]): Promise<number> {
@@ -42,12 +52,7 @@ async function markDone(ctx: PgContext, items: readonly CompleteItem[]): Promise
   const res = await query(ctx, "complete", {
     name: "soniq_complete",
     text: COMPLETE,
-    values: [
-      items.map((i) => i.id),
-      items.map((i) => i.attempt),
-      items.map((i) => encodeResult(i.result)),
-      items.map((i) => i.resultTtlMs),
-    ],
+    values: [items.map((i) => i.id), encodeItems(items)],
   });
   return res.rowCount ?? 0;
 }
@@ -57,7 +62,7 @@ async function deleteDone(ctx: PgContext, items: readonly CompleteItem[]): Promi
   const res = await query(ctx, "complete", {
     name: "soniq_complete_delete",
     text: COMPLETE_AND_DELETE,
-    values: [items.map((i) => i.id), items.map((i) => i.attempt)],
+    values: [items.map((i) => i.id), encodeItems(items)],
   });
   return res.rowCount ?? 0;
 }

@@ -50,14 +50,11 @@ function insertCte(kind: Kind): string {
   ${conflict} ${RETURN_KEYS})`;
 }
 
-const RESULT_JOIN: Record<Kind, string> = {
-  plain: "r.id = i.id",
-  dedup: "r.dedup_key = i.dedup_key",
-  uniq: "r.job_name = i.job_name AND r.args_hash = i.args_hash",
-  both: "r.dedup_key = i.dedup_key",
-};
-
-/** The statement for a batch holding these kinds of jobs (a handful of shapes, each a named statement). */
+/**
+ * The statement for a batch holding these kinds of jobs (a handful of shapes, each a named statement).
+ * Each row comes back with the keys it was matched on; `resolveRows` maps it to its input position in JS
+ * (a SQL join between the input and the inserted rows was quadratic under bad row estimates).
+ */
 function enqueueSql(kinds: readonly Kind[]): string {
   const ctes = [
     "input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, id uuid, job_name text, args jsonb, args_hash text, queue text, priority int, max_attempts int, scheduled_at timestamptz, dedup_key text, unique_job bool, producer_id text))",
@@ -67,19 +64,56 @@ function enqueueSql(kinds: readonly Kind[]): string {
     ctes.push(`twin AS (SELECT DISTINCT ON (i.ord) i.ord, j.id, j.queue FROM input i
   JOIN soniq_jobs j ON j.job_name = i.job_name AND j.args_hash = i.args_hash AND j.status = 'queued' AND j.unique_job
   WHERE ${KIND_FILTER.both} ORDER BY i.ord, j.created_at)`);
-    results.push("SELECT ord, id, queue FROM twin");
+    results.push(
+      "SELECT 'twin' AS kind, ord, id, queue, NULL::text AS dedup_key, NULL::text AS job_name, NULL::text AS args_hash FROM twin",
+    );
   }
   for (const kind of kinds) {
     ctes.push(insertCte(kind));
     results.push(
-      `SELECT i.ord, r.id, r.queue FROM input i JOIN ins_${kind} r ON ${RESULT_JOIN[kind]} WHERE ${KIND_FILTER[kind]}`,
+      `SELECT '${kind}' AS kind, NULL::int AS ord, id, queue, dedup_key, job_name, args_hash FROM ins_${kind}`,
     );
   }
   ctes.push(`results AS (${results.join("\n  UNION ALL ")})`);
   ctes.push(
     `notified AS (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) AS n FROM (SELECT DISTINCT queue AS q FROM results) s)`,
   );
-  return `WITH ${ctes.join(",\n")}\nSELECT r.ord, r.id FROM results r, notified`;
+  return `WITH ${ctes.join(",\n")}\nSELECT r.kind, r.ord, r.id, r.dedup_key, r.job_name, r.args_hash FROM results r, notified`;
+}
+
+interface ResultRow {
+  kind: string;
+  ord: number | null;
+  id: string;
+  dedup_key: string | null;
+  job_name: string | null;
+  args_hash: string | null;
+}
+
+const uniqueKey = (jobName: string, argsHash: string | null) => `${jobName}\u0000${argsHash ?? ""}`;
+
+/** The id each sent job resolved to, by position in `sent`. */
+function resolveRows(sent: readonly NewJob[], rows: readonly ResultRow[]): (string | undefined)[] {
+  const byId = new Map<string, number>();
+  const byDedupKey = new Map<string, number>();
+  const byUniqueKey = new Map<string, number>();
+  sent.forEach((job, ord) => {
+    const kind = kindOf(job);
+    if (kind === "plain") byId.set(job.id.toLowerCase(), ord);
+    if (kind === "dedup" || kind === "both") byDedupKey.set(job.dedupKey ?? "", ord);
+    if (kind === "uniq") byUniqueKey.set(uniqueKey(job.jobName, job.argsHash), ord);
+  });
+  const ids: (string | undefined)[] = [];
+  for (const row of rows) {
+    const id = String(row.id);
+    let ord: number | undefined;
+    if (row.kind === "twin") ord = Number(row.ord);
+    else if (row.kind === "plain") ord = byId.get(id);
+    else if (row.kind === "uniq") ord = byUniqueKey.get(uniqueKey(String(row.job_name), row.args_hash));
+    else ord = byDedupKey.get(String(row.dedup_key));
+    if (ord !== undefined) ids[ord] = id;
+  }
+  return ids;
 }
 
 function kindOf(job: NewJob): Kind {
@@ -98,7 +132,7 @@ function resolveBatch(jobs: readonly NewJob[]): { sent: NewJob[]; target: number
   for (const job of jobs) {
     const keys: string[] = [];
     if (job.dedupKey !== null) keys.push(`d:${job.dedupKey}`);
-    if (job.unique) keys.push(`u:${job.jobName}\u0000${job.argsHash ?? ""}`);
+    if (job.unique) keys.push(`u:${uniqueKey(job.jobName, job.argsHash)}`);
     const earlier = keys.map((k) => byKey.get(k)).find((i) => i !== undefined);
     if (earlier !== undefined) {
       target.push(earlier);
@@ -133,7 +167,7 @@ function encodeBatch(jobs: readonly NewJob[]): string {
 async function runOnPool(ctx: PgContext, kinds: Kind[], payload: string) {
   for (let attempt = 1; ; attempt++) {
     try {
-      const res = await query<{ ord: number; id: string }>(ctx, "enqueue", {
+      const res = await query<ResultRow>(ctx, "enqueue", {
         name: `soniq_enqueue_${kinds.join("_")}`,
         text: enqueueSql(kinds),
         values: [payload],
@@ -161,9 +195,10 @@ export async function enqueueMany<TTx>(
   const { sent, target } = resolveBatch(jobs);
   const kinds = KINDS.filter((kind) => sent.some((job) => kindOf(job) === kind));
   const payload = encodeBatch(sent);
-  const rows = runner ? await runner(enqueueSql(kinds), [payload]) : await runOnPool(ctx, kinds, payload);
-  const ids: string[] = [];
-  for (const row of rows) ids[Number(row.ord)] = String(row.id);
+  const rows = runner
+    ? ((await runner(enqueueSql(kinds), [payload])) as unknown as ResultRow[])
+    : await runOnPool(ctx, kinds, payload);
+  const ids = resolveRows(sent, rows);
   return jobs.map((job, i) => {
     const id = ids[target[i] ?? -1];
     if (id === undefined) throw noRow(job);

@@ -1,43 +1,75 @@
 /**
  * Leader leases through session-level advisory locks (`pg_try_advisory_lock`) held on one dedicated
- * connection. A lease lasts as long as that session: it is released by `release`, by `close`, or by
- * Postgres when the connection dies (so a crashed leader frees the lease at once; `ttlMs` is not needed
- * to expire it). Advisory locks are re-entrant per session, so this class tracks which holder owns each
- * name and serialises its calls; a different holder in the same process is refused like any other.
+ * connection. A lease ends when its holder releases it, when `ttlMs` passes without a renewal (a local
+ * timer, unref'd, unlocks it), on `close`, or when the connection dies (Postgres drops the session's locks,
+ * so a crashed leader frees its lease at once, without waiting for the TTL).
+ * Advisory locks are re-entrant per session, so this class tracks which holder owns each name and
+ * serialises its calls; a different holder in the same process is refused like any other.
  */
+import { SoniqError } from "@soniq/core";
 import pg from "pg";
 import { translatePgError } from "./errors.js";
 
+interface HeldLease {
+  holder: string;
+  expiry: NodeJS.Timeout;
+}
+
 export class AdvisoryLeases {
   private client: pg.Client | undefined;
-  private readonly held = new Map<string, string>();
+  private readonly held = new Map<string, HeldLease>();
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly config: pg.ClientConfig) {}
 
-  tryAcquire(name: string, holder: string): Promise<boolean> {
+  tryAcquire(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    if (!Number.isFinite(ttlMs) || ttlMs <= 0) {
+      return Promise.reject(
+        new SoniqError("SONIQ_INVALID_ARGUMENT", "tryAcquireLease(): ttlMs must be a number > 0.", {
+          context: { name, ttlMs },
+        }),
+      );
+    }
     return this.serialised(async () => {
-      const owner = this.held.get(name);
+      const owner = this.held.get(name)?.holder;
       if (owner !== undefined && owner !== holder) return false;
-      if (owner === holder && (await this.sessionAlive())) return true;
+      if (owner === holder && (await this.sessionAlive())) {
+        this.hold(name, holder, ttlMs);
+        return true;
+      }
       const client = await this.connection();
       const res = await client.query<{ ok: boolean }>(
         "SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok",
         [lockKey(name)],
       );
       const ok = res.rows[0]?.ok === true;
-      if (ok) this.held.set(name, holder);
+      if (ok) this.hold(name, holder, ttlMs);
       return ok;
     }, "tryAcquireLease");
   }
 
   release(name: string, holder: string): Promise<void> {
     return this.serialised(async () => {
-      if (this.held.get(name) !== holder) return;
+      const lease = this.held.get(name);
+      if (lease?.holder !== holder) return;
+      clearTimeout(lease.expiry);
       this.held.delete(name);
       if (!this.client) return;
       await this.client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lockKey(name)]);
     }, "releaseLease");
+  }
+
+  /** (Re)start the lease's TTL: unless renewed in time, the holder's lease is released. */
+  private hold(name: string, holder: string, ttlMs: number): void {
+    const previous = this.held.get(name);
+    if (previous) clearTimeout(previous.expiry);
+    const expiry = setTimeout(() => {
+      this.release(name, holder).catch(() => {
+        // The session is gone or going; Postgres frees its locks with it.
+      });
+    }, ttlMs);
+    expiry.unref();
+    this.held.set(name, { holder, expiry });
   }
 
   /** Ending the session releases every lock it holds. */
@@ -92,6 +124,7 @@ export class AdvisoryLeases {
 
   private forget(): void {
     this.client = undefined;
+    for (const lease of this.held.values()) clearTimeout(lease.expiry);
     this.held.clear();
   }
 }
