@@ -87,13 +87,17 @@ export function defineJobs(soniq: Soniq, orders: OrderStore, settings: JobSettin
     return { asked: order.customer };
   });
 
-  /** The jobs of a new order, started on the order's transaction handle (see OrderStore.create). */
-  const enqueueForNewOrder = (tx: unknown, orderId: string) => [
-    sendInvoice.enqueue({ orderId }, { tx }),
-    reserveStock.enqueue({ orderId }, { tx }),
-    emailReceipt.enqueue({ orderId }, { tx }),
-    requestReview.enqueue({ orderId }, { tx, delayMs: reviewDelayMs }),
-  ];
+  /** The jobs of a new order, in one enqueueMany on the order's transaction handle (see OrderStore.create). */
+  const enqueueForNewOrder = (tx: unknown, orderId: string) =>
+    soniq.enqueueMany(
+      [
+        { job: sendInvoice, args: { orderId } },
+        { job: reserveStock, args: { orderId } },
+        { job: emailReceipt, args: { orderId } },
+        { job: requestReview, args: { orderId }, options: { delayMs: reviewDelayMs } },
+      ],
+      { tx },
+    );
 
   return { sendInvoice, reserveStock, emailReceipt, requestReview, enqueueForNewOrder, reviewDelayMs };
 }

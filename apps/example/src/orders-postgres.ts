@@ -69,7 +69,7 @@ export function postgresOrderStore(pool: pg.Pool): OrderStore {
           "INSERT INTO orders (id, customer, email, total_cents) VALUES ($1, $2, $3, $4) RETURNING *",
           [id, order.customer, order.email, order.totalCents],
         );
-        const enqueued = await Promise.all(enqueue(client, id));
+        const enqueued = await enqueue(client, id);
         await client.query("COMMIT");
         return { order: toOrder(rows[0] as OrderRow), enqueued };
       } catch (err) {

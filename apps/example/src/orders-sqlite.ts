@@ -64,7 +64,7 @@ export function sqliteOrderStore(db: Database.Database): OrderStore {
 
     async create<T>(order: NewOrder, enqueue: EnqueueInTransaction<T>) {
       const id = randomUUID();
-      let pending: Promise<T>[] = [];
+      let pending: Promise<T> | undefined;
       db.transaction(() => {
         db.prepare(
           "INSERT INTO orders (id, customer, email, total_cents, created_at) VALUES (?, ?, ?, ?, ?)",
@@ -72,8 +72,15 @@ export function sqliteOrderStore(db: Database.Database): OrderStore {
         // No await in here: each enqueue writes its row now, inside this transaction.
         pending = enqueue(db, id);
       })();
-      const enqueued = await Promise.all(pending);
-      return { order: get(id) as Order, enqueued };
+      try {
+        const enqueued = await (pending as Promise<T>);
+        return { order: get(id) as Order, enqueued };
+      } catch (err) {
+        // A failed enqueue reports through its promise, which settles after the synchronous transaction
+        // has committed; enqueueMany wrote nothing, so remove the order to keep "both or neither".
+        db.prepare("DELETE FROM orders WHERE id = ?").run(id);
+        throw err;
+      }
     },
 
     async get(id) {

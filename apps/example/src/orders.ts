@@ -22,17 +22,17 @@ export interface Order extends NewOrder {
 export type OrderMilestone = "stock_reserved_at" | "receipt_sent_at" | "review_requested_at";
 
 /**
- * Starts the enqueues for a new order on the transaction handle `tx` and returns their promises.
- * On SQLite the calls must be made synchronously (no `await` before them): better-sqlite3
- * transactions are synchronous, and each insert joins the transaction only while it is open.
+ * Enqueues a new order's jobs on the transaction handle `tx`. On SQLite the enqueue call must be made
+ * synchronously (no `await` before it): better-sqlite3 transactions are synchronous, and the insert
+ * joins the transaction only while it is open. Soniq's enqueue writes before it returns its promise.
  */
-export type EnqueueInTransaction<T> = (tx: unknown, orderId: string) => Promise<T>[];
+export type EnqueueInTransaction<T> = (tx: unknown, orderId: string) => Promise<T>;
 
 export interface OrderStore {
   /** Creates the `orders` table if missing. */
   migrate(): Promise<void>;
   /** Inserts the order and runs `enqueue` in the same database transaction: both commit, or neither. */
-  create<T>(order: NewOrder, enqueue: EnqueueInTransaction<T>): Promise<{ order: Order; enqueued: T[] }>;
+  create<T>(order: NewOrder, enqueue: EnqueueInTransaction<T>): Promise<{ order: Order; enqueued: T }>;
   get(id: string): Promise<Order | null>;
   list(limit: number): Promise<Order[]>;
   updateEmail(id: string, email: string): Promise<Order | null>;

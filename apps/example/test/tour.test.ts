@@ -1,0 +1,79 @@
+/**
+ * The same scripted tour `pnpm example` runs, on SQLite (a temp file) and on PostgreSQL (a database of
+ * its own), checked step by step.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DatabaseTarget } from "../src/database.js";
+import { runTour, type TourSummary } from "../src/tour-script.js";
+import { createPostgresDatabase, tempDir } from "./support.js";
+
+function checkTour(summary: TourSummary, lines: string[]): void {
+  expect(summary.rejectedStatus).toBe(400);
+  expect(summary.stats).toEqual({
+    total: 9,
+    queued: 0,
+    processing: 0,
+    done: 8,
+    dead_letter: 1,
+    cancelled: 0,
+  });
+  expect(summary.deadLetter).toMatchObject({
+    jobName: "orders.email_receipt",
+    deadLetterReason: "max_retries_exceeded",
+    attempts: 2,
+    resurrectionCount: 1,
+  });
+  expect(summary.deadLetter.lastError).toContain("550 5.1.1 <grace@example.invalid>");
+  expect(summary.replayedJob).toMatchObject({ jobName: "orders.email_receipt", status: "done", attempts: 1 });
+  expect(summary.replayedJob.result).toMatchObject({ to: "grace@example.com" });
+  expect(summary.orders).toHaveLength(2);
+  for (const order of summary.orders) {
+    expect(order.invoiceNumber).toMatch(/^INV-\d{4}-[0-9A-F]{8}$/);
+    expect(order.stockReservedAt).not.toBeNull();
+    expect(order.receiptSentAt).not.toBeNull();
+    expect(order.reviewRequestedAt).not.toBeNull();
+    // The delayed job waited for its delay (1500 ms) before running.
+    const delay = Date.parse(String(order.reviewRequestedAt)) - Date.parse(String(order.createdAt));
+    expect(delay).toBeGreaterThanOrEqual(1400);
+  }
+  // The flaky warehouse: each reserve_stock job failed twice, then succeeded on attempt 3.
+  const reserve = summary.workerLines.filter((l) => l.startsWith("orders.reserve_stock"));
+  expect(reserve.filter((l) => l.includes("failed attempt 1/5"))).toHaveLength(2);
+  expect(reserve.filter((l) => l.includes("failed attempt 2/5"))).toHaveLength(2);
+  expect(reserve.filter((l) => l.includes("done on attempt 3"))).toHaveLength(2);
+  expect(
+    summary.workerLines.some((l) => l.includes("moved to the dead-letter table (max_retries_exceeded)")),
+  ).toBe(true);
+  expect(lines.at(-1)).toMatch(/^\nTour finished in \d+\.\d s\.$/);
+}
+
+async function tour(database: DatabaseTarget) {
+  const lines: string[] = [];
+  const summary = await runTour({ database, print: (line) => lines.push(line), stepTimeoutMs: 15_000 });
+  return { summary, lines };
+}
+
+describe("example/tour on SQLite", () => {
+  const dir = tempDir();
+  afterAll(() => dir.remove());
+
+  it("example/tour-sqlite: orders, retries, a dead letter, its replay and the final stats", async () => {
+    const { summary, lines } = await tour({ kind: "sqlite", location: dir.file("soniq.db") });
+    checkTour(summary, lines);
+    expect(lines[0]).toMatch(/^Soniq example tour on SQLite file /);
+  }, 30_000);
+});
+
+describe("example/tour on PostgreSQL", () => {
+  let db: Awaited<ReturnType<typeof createPostgresDatabase>>;
+  beforeAll(async () => {
+    db = await createPostgresDatabase();
+  }, 30_000);
+  afterAll(() => db?.drop(), 30_000);
+
+  it("example/tour-postgres: orders, retries, a dead letter, its replay and the final stats", async () => {
+    const { summary, lines } = await tour({ kind: "postgres", location: db.url });
+    checkTour(summary, lines);
+    expect(lines[0]).toMatch(/^Soniq example tour on PostgreSQL 127\.0\.0\.1:5432\/soniq_t_/);
+  }, 30_000);
+});
