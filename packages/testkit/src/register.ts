@@ -61,7 +61,11 @@ export function registerConformanceSuite(options: ConformanceOptions): void {
         `${LEAK_CHECK_ID}: no case left a socket, server or ref'ed timer open`,
         async () => {
           if (leaks.length > 0) {
-            throw new Error(`Handles left open after their backend was closed:\n${leaks.join("\n")}`);
+            throw new Error(
+              `Handles left open after their backend was closed and the harness cleaned up:\n${leaks.join("\n")}\n` +
+                "If these belong to a resource the harness shares across cases (an admin pool used by the inspector " +
+                "or the fault hook), create it before the suite with a fixed size and warm it, or pass leakCheck: false.",
+            );
           }
         },
         timeoutMs,

@@ -1,0 +1,62 @@
+/**
+ * Throughput of the memory backend, for the README and the closing note (not a test):
+ *   pnpm exec tsx --conditions=source packages/backend-memory/bench-throughput.ts [jobs] [batch]
+ * Enqueues `jobs` in batches of 1000, then drains them with claim(limit = batch) + complete(batch).
+ */
+import { randomUUID } from "node:crypto";
+import type { NewJob } from "@soniq/core";
+import { memoryBackend } from "./src/index.js";
+
+const total = Number(process.argv[2] ?? 100_000);
+const batch = Number(process.argv[3] ?? 100);
+
+function newJob(i: number, queue: string): NewJob {
+  return {
+    id: randomUUID(),
+    jobName: "bench.noop",
+    args: { i },
+    argsHash: null,
+    queue,
+    priority: i % 10,
+    maxAttempts: 3,
+    scheduledAt: null,
+    dedupKey: null,
+    unique: false,
+    producerId: null,
+  };
+}
+
+async function run(label: string, queues: string[], claimQueues: string[] | null): Promise<void> {
+  const backend = memoryBackend();
+  let t0 = performance.now();
+  for (let i = 0; i < total; i += 1000) {
+    const jobs: NewJob[] = [];
+    for (let j = i; j < Math.min(i + 1000, total); j++)
+      jobs.push(newJob(j, queues[j % queues.length] as string));
+    await backend.enqueueMany(jobs);
+  }
+  const enqueueMs = performance.now() - t0;
+  t0 = performance.now();
+  let done = 0;
+  for (;;) {
+    const claimed = await backend.claim({ queues: claimQueues, limit: batch, workerId: null });
+    if (claimed.length === 0) break;
+    done += await backend.complete(
+      claimed.map((j) => ({ id: j.id, attempt: j.attempts, result: null, resultTtlMs: 0 })),
+    );
+  }
+  const drainMs = performance.now() - t0;
+  if (done !== total) throw new Error(`drained ${done} of ${total}`);
+  const rate = (ms: number) => Math.round(total / (ms / 1000)).toLocaleString("en-US");
+  console.log(
+    `${label}: enqueueMany ${rate(enqueueMs)} jobs/s (${enqueueMs.toFixed(0)} ms); claim+complete (batch ${batch}) ${rate(drainMs)} jobs/s (${drainMs.toFixed(0)} ms)`,
+  );
+  await backend.close();
+}
+
+await run(`${total} jobs, 1 queue, 10 priorities`, ["default"], ["default"]);
+await run(
+  `${total} jobs, 10 queues, claim from all (null)`,
+  Array.from({ length: 10 }, (_, i) => `q${i}`),
+  null,
+);
