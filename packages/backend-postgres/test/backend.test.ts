@@ -270,6 +270,22 @@ describe("leases", () => {
     }
   });
 
+  it("a lease not renewed within its TTL is released for other holders", async () => {
+    const other = postgresBackend({ connectionString: db.url });
+    const name = `lease-${randomUUID()}`;
+    try {
+      expect(await backend.tryAcquireLease(name, "a", 200)).toBe(true);
+      expect(await other.tryAcquireLease(name, "b", 10_000)).toBe(false);
+      await eventually(async () => other.tryAcquireLease(name, "b", 10_000));
+      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(false);
+      await expect(backend.tryAcquireLease(name, "a", 0)).rejects.toMatchObject({
+        code: "SONIQ_INVALID_ARGUMENT",
+      });
+    } finally {
+      await other.close();
+    }
+  });
+
   it("a lease whose connection died is reported lost on renewal", async () => {
     const holder = postgresBackend({ connectionString: db.url });
     const name = `lease-${randomUUID()}`;
