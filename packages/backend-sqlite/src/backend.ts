@@ -3,7 +3,7 @@
  * synchronous better-sqlite3 call made inside the method call (so a `tx` insert joins the caller's
  * open transaction) and handed back as a promise. Operations live one per file; this file wires them.
  */
-import type { Backend, BackendCapabilities, WakeUpListener } from "@soniq/core";
+import type { Backend, BackendCapabilities } from "@soniq/core";
 import { guardBackend } from "@soniq/core";
 import { cancel } from "./cancel.js";
 import { claim } from "./claim.js";
@@ -39,32 +39,15 @@ const CAPABILITIES: BackendCapabilities = Object.freeze({
   multiProcess: true,
 });
 
-/** An SQLite backend. Pass `{ filename }` to let it open (and later close) the file, or `{ database }`. */
-export function sqliteBackend(
-  target: SqliteBackendTarget,
-  options: SqliteBackendOptions = {},
-): Backend<SqliteTx> {
-  const resolved = resolveOptions(target, options);
-  const owned = resolved.filename !== null;
-  const db: SqliteDatabase = resolved.database ?? openDatabase(resolved.filename ?? ":memory:", resolved);
-  if (!owned && resolved.configureDatabase) configureConnection(db, resolved);
+type JobOperations = Omit<
+  Backend<SqliteTx>,
+  "name" | "capabilities" | "migrate" | "migrationStatus" | "close"
+>;
 
-  const statements = new StatementCache();
-  const wakeUps = new WakeUps();
-  const ctx: SqliteContext = {
-    db,
-    statement: (sql, on = db) => statements.get(on, sql),
-    notify: (queue) => wakeUps.notify(queue),
-    faults: resolved.faults,
-  };
-  const txDb = (tx: unknown) => (tx === undefined ? db : resolveTxDatabase(tx));
-  let closed: Promise<void> | undefined;
-
-  const backend: Backend<SqliteTx> = {
-    name: "sqlite",
-    capabilities: CAPABILITIES,
-    migrate: () => runSync("migrate", () => migrate(db, resolved.migrationsFolder)),
-    migrationStatus: () => runSync("migrationStatus", () => migrationStatus(db, resolved.migrationsFolder)),
+/** Everything between setup and close, each a synchronous step handed back as a promise. */
+function operations(ctx: SqliteContext, wakeUps: WakeUps): JobOperations {
+  const txDb = (tx: unknown) => (tx === undefined ? ctx.db : resolveTxDatabase(tx));
+  return {
     enqueue: (job, opts) => runSync("enqueue", () => enqueue(ctx, txDb(opts?.tx), job)),
     enqueueMany: (jobs, opts) => runSync("enqueueMany", () => enqueueMany(ctx, txDb(opts?.tx), jobs)),
     claim: (request) => runSync("claim", () => claim(ctx, request)),
@@ -90,10 +73,38 @@ export function sqliteBackend(
     deleteExpiredJobs: () => runSync("deleteExpiredJobs", () => deleteExpiredJobs(ctx)),
     registerTaskNames: (id, names) => runSync("registerTaskNames", () => registerTaskNames(ctx, id, names)),
     listTaskNames: () => runSync("listTaskNames", () => listTaskNames(ctx)),
-    subscribe: (listener: WakeUpListener) => runSync("subscribe", () => wakeUps.subscribe(listener)),
+    subscribe: (listener) => runSync("subscribe", () => wakeUps.subscribe(listener)),
     tryAcquireLease: (name, holder, ttlMs) =>
       runSync("tryAcquireLease", () => tryAcquireLease(ctx, name, holder, ttlMs)),
     releaseLease: (name, holder) => runSync("releaseLease", () => releaseLease(ctx, name, holder)),
+  };
+}
+
+/** An SQLite backend. Pass `{ filename }` to let it open (and later close) the file, or `{ database }`. */
+export function sqliteBackend(
+  target: SqliteBackendTarget,
+  options: SqliteBackendOptions = {},
+): Backend<SqliteTx> {
+  const resolved = resolveOptions(target, options);
+  const owned = resolved.filename !== null;
+  const db: SqliteDatabase = resolved.database ?? openDatabase(resolved.filename ?? ":memory:", resolved);
+  if (!owned && resolved.configureDatabase) configureConnection(db, resolved);
+
+  const statements = new StatementCache();
+  const wakeUps = new WakeUps();
+  const ctx: SqliteContext = {
+    db,
+    statement: (sql, on = db) => statements.get(on, sql),
+    notify: (queue) => wakeUps.notify(queue),
+    faults: resolved.faults,
+  };
+  let closed: Promise<void> | undefined;
+  return guardBackend({
+    name: "sqlite",
+    capabilities: CAPABILITIES,
+    migrate: () => runSync("migrate", () => migrate(db, resolved.migrationsFolder)),
+    migrationStatus: () => runSync("migrationStatus", () => migrationStatus(db, resolved.migrationsFolder)),
+    ...operations(ctx, wakeUps),
     close: () => {
       closed ??= runSync("close", () => {
         wakeUps.clear();
@@ -101,6 +112,5 @@ export function sqliteBackend(
       });
       return closed;
     },
-  };
-  return guardBackend(backend);
+  });
 }

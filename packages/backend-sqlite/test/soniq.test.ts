@@ -40,9 +40,13 @@ afterEach(async () => {
 describe("sqlite/soniq transactional enqueue", () => {
   it("an enqueue inside the caller's transaction commits with it, and a worker runs it", async () => {
     const sent: string[] = [];
-    const welcome = soniq.job("emails.send_welcome", async (args) => void sent.push(args.to), {
-      schema: toSchema,
-    });
+    const welcome = soniq.job(
+      "emails.send_welcome",
+      async (args) => void sent.push((args as { to: string }).to),
+      {
+        schema: toSchema,
+      },
+    );
     let pending: Promise<{ id: string }> | undefined;
     db.transaction(() => {
       db.prepare("INSERT INTO users (email) VALUES (?)").run("ada@example.com");
