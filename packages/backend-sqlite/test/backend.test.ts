@@ -6,7 +6,7 @@ import { drizzle } from "drizzle-orm/better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { translateError } from "../src/errors.js";
 import { sqliteBackend } from "../src/index.js";
-import { newJob, tempDir } from "./helpers.js";
+import { eventually, newJob, tempDir } from "./helpers.js";
 
 const tmp = tempDir();
 afterAll(() => tmp.remove());
@@ -183,6 +183,22 @@ describe("sqlite/leases", () => {
     db.prepare("UPDATE soniq_leases SET expires_at = expires_at - 1000").run();
     db.close();
     expect(await a.tryAcquireLease("scheduler", "a", 60_000)).toBe(true);
+    await a.close();
+    await b.close();
+  });
+});
+
+describe("sqlite/lease expiry", () => {
+  // The kit's leases/expire-after-ttl runs only for advisoryLocks: false (session-scoped Postgres locks do
+  // not expire); SQLite leases are rows with an expiry, so the behaviour is checked here.
+  it("a lease that is not renewed expires after its TTL and another holder takes it", async () => {
+    const file = tmp.file();
+    const a = await migrated(file);
+    const b = sqliteBackend({ filename: file });
+    expect(await a.tryAcquireLease("leader", "a", 200)).toBe(true);
+    expect(await b.tryAcquireLease("leader", "b", 60_000)).toBe(false);
+    await eventually(() => b.tryAcquireLease("leader", "b", 60_000), 5000, 25);
+    expect(await a.tryAcquireLease("leader", "a", 60_000)).toBe(false);
     await a.close();
     await b.close();
   });
