@@ -182,6 +182,51 @@ describe("runtime/shutdown", () => {
   });
 });
 
+describe("runtime/failures-and-leaks", () => {
+  it("runtime/write-failure-reported: a failed state write is logged and emitted; the job stays claimed", async () => {
+    const backend = memoryBackend();
+    const failing = new Proxy(backend, {
+      get(target, prop, receiver) {
+        if (prop === "retry") return () => Promise.reject(new Error("database unavailable"));
+        const value: unknown = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const errors: string[] = [];
+    const logger: Logger = { debug() {}, info() {}, warn() {}, error: (_o, msg) => void errors.push(msg) };
+    const soniq = app({ logger }, failing);
+    const job = soniq.job("write.fails", async () => {
+      throw new Error("handler failure");
+    });
+    const worker = soniq.worker();
+    const emitted = gate<string>();
+    worker.on("error", ({ during }) => emitted.open(during));
+    await worker.start();
+    const { id } = await job.enqueue({});
+    expect(await emitted.promise).toBe("retry");
+    expect(errors.some((m) => m.includes("stale-worker recovery"))).toBe(true);
+    expect((await soniq.getJob(id))?.status).toBe("processing");
+    await worker.stop();
+  });
+
+  it("runtime/no-leaks: the runtime's timers never keep the process alive, before or after close", async () => {
+    // getActiveResourcesInfo() lists only handles that keep the event loop alive (unref'd timers are not).
+    const count = () =>
+      process.getActiveResourcesInfo().filter((r) => r === "Timeout" || r === "Immediate").length;
+    const baseline = count();
+    const soniq = new Soniq({ backend: memoryBackend() });
+    const job = soniq.job("leak.check", async () => "ok", { timeoutMs: 60_000 });
+    const worker = soniq.worker({ pollIntervalMs: 50, heartbeatIntervalMs: 20 });
+    await worker.start();
+    await soniq.enqueueMany([1, 2, 3].map((i) => ({ job, args: { i } })));
+    await eventually(async () => expect((await soniq.getQueueStats()).done).toBe(3));
+    expect(count()).toBeLessThanOrEqual(baseline); // heartbeat, poll, timeout and maintenance timers are unref'd
+    await soniq.close();
+    expect(worker.state).toBe("stopped");
+    await eventually(() => expect(count()).toBeLessThanOrEqual(baseline));
+  });
+});
+
 describe("runtime/extensibility", () => {
   it("runtime/middleware-order: outer to inner, hooks in order, results can be transformed", async () => {
     const soniq = app();
