@@ -64,7 +64,15 @@ function exhaust(store: MemoryStore, job: JobRecord, skipped: JobRecord[]): void
 }
 
 function selectLanes(store: MemoryStore, queues: readonly string[] | null): Lane[] {
-  if (queues === null) return [...store.lanes.values()];
+  if (queues === null) {
+    // Drop drained lanes so claiming from every queue stays cheap when queue names come and go.
+    const lanes: Lane[] = [];
+    for (const [queue, lane] of store.lanes) {
+      if (lane.empty) store.lanes.delete(queue);
+      else lanes.push(lane);
+    }
+    return lanes;
+  }
   const lanes: Lane[] = [];
   for (const queue of new Set(queues)) {
     const lane = store.lanes.get(queue);

@@ -56,6 +56,11 @@ export class Lane {
     else this.delayed.push(entry);
   }
 
+  /** No entries at all, live or stale: the lane can be dropped. */
+  get empty(): boolean {
+    return this.ready.size === 0 && this.delayed.size === 0;
+  }
+
   /** A queued job of this lane left `queued` without being popped: its entry is now stale. */
   forget(): void {
     this.stale++;

@@ -136,11 +136,84 @@ describe("memoryBackend", () => {
     for (let i = 0; i < 3000; i++) {
       ids.push((await backend.enqueue(job({ priority: i % 7 }))).id);
     }
-    for (let i = 0; i < 3000; i += 2) await backend.cancel(ids[i] as string);
+    // Cancel two thirds: stale entries then outnumber live ones and the lane compacts.
+    for (let i = 0; i < 3000; i++) if (i % 3 !== 0) await backend.cancel(ids[i] as string);
     const claimed = await backend.claim({ queues: ["default"], limit: 3000, workerId: null });
-    expect(claimed).toHaveLength(1500);
+    expect(claimed).toHaveLength(1000);
     const keys = claimed.map((j) => j.priority);
     expect(keys).toEqual([...keys].sort((a, b) => a - b));
-    expect(new Set(claimed.map((j) => j.id)).size).toBe(1500);
+    expect(new Set(claimed.map((j) => j.id)).size).toBe(1000);
+  });
+});
+
+describe("memoryBackend workers and wake-ups", () => {
+  const worker = (id: string) => ({
+    id,
+    hostname: "h",
+    pid: 1,
+    queues: [],
+    concurrency: 1,
+    version: null,
+    metadata: null,
+  });
+
+  it("recovers jobs still held by a stopped worker once its last heartbeat passes the threshold", async () => {
+    const c = clock();
+    const backend = memoryBackend({ now: c.now });
+    const workerId = randomUUID();
+    await backend.registerWorker(worker(workerId));
+    const { id } = await backend.enqueue(job());
+    await backend.claim({ queues: null, limit: 1, workerId });
+    await backend.stopWorker(workerId);
+    c.advance(1000);
+    expect(await backend.recoverStaleWorkers(5000)).toEqual({ workerIds: [], requeuedJobIds: [] });
+    c.advance(5000);
+    expect(await backend.recoverStaleWorkers(5000)).toEqual({ workerIds: [], requeuedJobIds: [id] });
+    expect((await backend.getJob(id))?.status).toBe("queued");
+  });
+
+  it("wakes subscribers for every job that becomes due now, not for delayed requeues", async () => {
+    const c = clock();
+    const backend = memoryBackend({ now: c.now });
+    const heard: string[] = [];
+    await backend.subscribe((queue) => heard.push(queue));
+    const flush = () => new Promise((resolve) => setImmediate(resolve));
+    await backend.enqueueMany([job({ queue: "a" }), job({ queue: "a" }), job({ queue: "b" })]);
+    await flush();
+    expect(heard.sort()).toEqual(["a", "b"]);
+    heard.length = 0;
+    const [first, second] = await backend.claim({ queues: ["a"], limit: 2, workerId: null });
+    if (!first || !second) throw new Error("two claims expected");
+    await backend.retry({ id: first.id, attempt: first.attempts }, { error: "e", delayMs: 60_000 });
+    await flush();
+    expect(heard).toEqual([]);
+    await backend.nack({ id: second.id, attempt: second.attempts });
+    await flush();
+    expect(heard).toEqual(["a"]);
+  });
+
+  it("drops drained queues from claim-all and keeps claiming new ones", async () => {
+    const backend = memoryBackend();
+    for (let i = 0; i < 50; i++) {
+      await backend.enqueue(job({ queue: `q${i}` }));
+      const claimed = await backend.claim({ queues: null, limit: 10, workerId: null });
+      expect(claimed).toHaveLength(1);
+    }
+    expect(await backend.claim({ queues: null, limit: 10, workerId: null })).toEqual([]);
+  });
+
+  it("treats a clock that goes backwards safely: a job no longer due is not claimed", async () => {
+    const c = clock();
+    const backend = memoryBackend({ now: c.now });
+    await backend.enqueue(job({ scheduledAt: new Date(c.now() + 100) }));
+    const later = await backend.enqueue(job({ scheduledAt: new Date(c.now() + 100) }));
+    c.advance(200);
+    // This claim promotes both jobs to the due heap and takes the first.
+    expect(await backend.claim({ queues: null, limit: 1, workerId: null })).toHaveLength(1);
+    c.advance(-150);
+    expect(await backend.claim({ queues: null, limit: 1, workerId: null })).toEqual([]);
+    c.advance(100);
+    const [claimed] = await backend.claim({ queues: null, limit: 1, workerId: null });
+    expect(claimed?.id).toBe(later.id);
   });
 });

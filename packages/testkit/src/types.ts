@@ -17,8 +17,6 @@ export interface RunnerTestContext {
 export interface TestRunner {
   describe(name: string, body: () => void): void;
   test(name: string, fn: (t: RunnerTestContext) => Promise<void>, timeoutMs: number): void;
-  /** Runs once after every test of the enclosing `describe`. Optional: without it the kit only checks per case. */
-  afterAll?(fn: () => Promise<void>, timeoutMs: number): void;
 }
 
 /**

@@ -1,11 +1,10 @@
 /** The vitest adapter: `registerConformanceSuite({ runner: vitestRunner(), harness })` in a test file. */
-import { afterAll, describe, it } from "vitest";
+import { describe, it } from "vitest";
 import type { TestRunner } from "./types.js";
 
 export function vitestRunner(): TestRunner {
   return {
     describe: (name, body) => describe(name, body),
     test: (name, fn, timeoutMs) => it(name, (ctx) => fn({ skip: (reason) => ctx.skip(reason) }), timeoutMs),
-    afterAll: (fn, timeoutMs) => afterAll(fn, timeoutMs),
   };
 }
