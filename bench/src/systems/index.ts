@@ -2,9 +2,15 @@
 import { graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
 import { limitSystem } from "./limit.js";
 import { pgBossSystem } from "./pg-boss.js";
+import { soniqMemorySystem } from "./soniq-memory.js";
+import { soniqPostgresSystem } from "./soniq-postgres.js";
+import { soniqSqliteSystem } from "./soniq-sqlite.js";
 import type { SystemAdapter } from "./types.js";
 
 export const SYSTEMS: readonly SystemAdapter[] = [
+  soniqPostgresSystem,
+  soniqSqliteSystem,
+  soniqMemorySystem,
   graphileFastSystem,
   graphileDefaultSystem,
   pgBossSystem,

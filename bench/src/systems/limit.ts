@@ -85,6 +85,8 @@ class LimitWorker implements BenchWorker {
   private running = 0;
   private fetching = false;
   private wanted = false;
+  /** The last claim came back short: the queue is empty until a wake-up or the poll says otherwise. */
+  private drained = false;
   private stopping = false;
   private done: string[] = [];
   private failed: { id: string; err: string }[] = [];
@@ -102,20 +104,23 @@ class LimitWorker implements BenchWorker {
   async start(): Promise<void> {
     const listener = new pg.Client({ connectionString: this.url });
     await listener.connect();
-    listener.on("notification", () => this.fetch());
+    listener.on("notification", () => this.wake());
     await listener.query(`LISTEN ${CHANNEL}`);
     this.listener = listener;
-    this.poll = setInterval(() => this.fetch(), POLL_MS);
+    this.poll = setInterval(() => this.wake(), POLL_MS);
     this.poll.unref();
-    this.fetch();
+    this.wake();
+  }
+
+  /** A wake-up (NOTIFY, poll, start): new jobs may exist, even if a claim running now missed them. */
+  private wake(): void {
+    this.drained = false;
+    if (this.fetching) this.wanted = true;
+    else this.fetch();
   }
 
   private fetch(): void {
-    if (this.stopping) return;
-    if (this.fetching) {
-      this.wanted = true;
-      return;
-    }
+    if (this.stopping || this.fetching || this.drained) return;
     if (this.buffer.length > this.spec.concurrency) return;
     this.fetching = true;
     this.wanted = false;
@@ -123,9 +128,10 @@ class LimitWorker implements BenchWorker {
       .query<ClaimedRow>({ name: "limit_claim", text: CLAIM, values: [CLAIM_SIZE] })
       .then((res) => {
         this.fetching = false;
+        this.drained = res.rows.length < CLAIM_SIZE && !this.wanted;
         for (const row of res.rows) this.buffer.push(row);
         this.pump();
-        if (res.rows.length === CLAIM_SIZE || this.wanted) this.fetch();
+        this.fetch();
       })
       .catch((err: unknown) => {
         this.fetching = false;
