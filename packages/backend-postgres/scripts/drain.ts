@@ -99,6 +99,10 @@ async function main(): Promise<void> {
   const backend = postgresBackend({ connectionString: url.toString(), poolConfig: { max: CONCURRENCY + 2 } });
   try {
     await backend.migrate();
+    const singles = 1000;
+    const singleStart = performance.now();
+    for (let i = 0; i < singles; i++) await backend.enqueue({ ...job(), queue: "single" });
+    const singleMs = performance.now() - singleStart;
     const enqueueStart = performance.now();
     for (let i = 0; i < TOTAL; i += 1000) {
       await backend.enqueueMany(Array.from({ length: Math.min(1000, TOTAL - i) }, job));
@@ -111,6 +115,9 @@ async function main(): Promise<void> {
     if (completed !== TOTAL || stats.done !== TOTAL) {
       throw new Error(`invalid run: completed ${completed}, done rows ${stats.done}, expected ${TOTAL}`);
     }
+    console.log(
+      `enqueue (one at a time, awaited): ${singles} jobs in ${singleMs.toFixed(0)} ms = ${Math.round((singles / singleMs) * 1000)} jobs/s`,
+    );
     console.log(
       `enqueueMany: ${TOTAL} jobs in ${enqueueMs.toFixed(0)} ms = ${Math.round((TOTAL / enqueueMs) * 1000)} jobs/s`,
     );
