@@ -76,8 +76,9 @@ export function validateClaim(request: ClaimRequest): void {
 }
 
 function claimBatch(ctx: SqliteContext, request: ClaimRequest, limit: number): ClaimedRecord[] {
-  const queues =
-    request.queues ?? (ctx.statement(QUEUED_QUEUES).all() as { name: string }[]).map((row) => row.name);
+  const queues = request.queues
+    ? [...new Set(request.queues)]
+    : (ctx.statement(QUEUED_QUEUES).all() as { name: string }[]).map((row) => row.name);
   if (queues.length === 0) return [];
   const params: Record<string, unknown> = { workerId: request.workerId, limit };
   if (queues.length > MAX_MERGED_QUEUES) {

@@ -147,6 +147,30 @@ describe("sqlite/claim", () => {
     await backend.close();
   });
 
+  it("merges several queues in priority, scheduled_at, creation order (listed, all, and many queues)", async () => {
+    const backend = await migrated();
+    const past = (ms: number) => new Date(Date.now() - ms);
+    const a1 = newJob({ queue: "a", priority: 5, scheduledAt: past(1000) });
+    const b1 = newJob({ queue: "b", priority: 1, scheduledAt: past(500) });
+    const a2 = newJob({ queue: "a", priority: 1, scheduledAt: past(900) });
+    const c1 = newJob({ queue: "c", priority: 1, scheduledAt: past(900) });
+    const later = newJob({ queue: "b", priority: 0, scheduledAt: new Date(Date.now() + 60_000) });
+    await backend.enqueueMany([a1, b1, a2, c1, later]);
+    const listed = await backend.claim({ queues: ["a", "b", "a"], limit: 5, workerId: null });
+    expect(listed.map((j) => j.id)).toEqual([a2.id, b1.id, a1.id]);
+    const all = await backend.claim({ queues: null, limit: 5, workerId: null });
+    expect(all.map((j) => j.id)).toEqual([c1.id]);
+
+    // More queues than the per-queue merge handles: one sorted scan, same order.
+    const many = Array.from({ length: 40 }, (_, i) => newJob({ queue: `q${i}`, priority: 40 - i }));
+    await backend.enqueueMany(many);
+    const fromList = await backend.claim({ queues: many.map((j) => j.queue), limit: 3, workerId: null });
+    expect(fromList.map((j) => j.id)).toEqual([many[39]?.id, many[38]?.id, many[37]?.id]);
+    const fromAll = await backend.claim({ queues: null, limit: 3, workerId: null });
+    expect(fromAll.map((j) => j.id)).toEqual([many[36]?.id, many[35]?.id, many[34]?.id]);
+    await backend.close();
+  });
+
   it("two backend objects on one file never claim the same job", async () => {
     const file = tmp.file();
     const a = await migrated(file);
