@@ -16,8 +16,8 @@ export interface JobRecord {
   readonly maxAttempts: number;
   readonly queue: string;
   readonly priority: number;
-  readonly uniqueJob: boolean;
-  readonly dedupKey: string | null;
+  uniqueJob: boolean;
+  dedupKey: string | null;
   scheduledAt: number;
   expiresAt: number | null;
   lastError: string | null;

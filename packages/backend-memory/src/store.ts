@@ -173,10 +173,7 @@ export class MemoryStore {
     if (job.status === "queued") {
       job.queuedVersion++;
       this.lane(job.queue).add(job, now);
-      // Like the partial unique indexes: the first queued holder of a key keeps it.
-      if (job.dedupKey !== null && !this.dedupKeys.has(job.dedupKey)) this.dedupKeys.set(job.dedupKey, job);
-      const unique = uniqueKeyOf(job);
-      if (unique !== null && !this.uniqueKeys.has(unique)) this.uniqueKeys.set(unique, job);
+      this.claimKeys(job);
     } else if (job.status === "processing" && job.workerId !== null) {
       let set = this.processingByWorker.get(job.workerId);
       if (set === undefined) {
@@ -186,6 +183,25 @@ export class MemoryStore {
       set.add(job);
     } else if (job.status === "done" && job.expiresAt !== null) {
       this.expiring.push({ job, expiresAt: job.expiresAt });
+    }
+  }
+
+  /**
+   * Like the partial unique indexes, one queued job holds a dedup key or unique args. A job coming back
+   * to the queue (retry, nack, snooze, recovery) while an equal job was enqueued meanwhile gives up its
+   * key rather than fail: the requeue must never be blocked, and the holder keeps deduplicating.
+   */
+  private claimKeys(job: JobRecord): void {
+    if (job.dedupKey !== null) {
+      const holder = this.dedupKeys.get(job.dedupKey);
+      if (holder === undefined) this.dedupKeys.set(job.dedupKey, job);
+      else if (holder !== job) job.dedupKey = null;
+    }
+    const unique = uniqueKeyOf(job);
+    if (unique !== null) {
+      const holder = this.uniqueKeys.get(unique);
+      if (holder === undefined) this.uniqueKeys.set(unique, job);
+      else if (holder !== job) job.uniqueJob = false;
     }
   }
 

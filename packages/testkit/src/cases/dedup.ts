@@ -59,6 +59,51 @@ export const dedupCases = [
     },
   }),
   defineCase({
+    id: "dedup/requeue-never-blocked-by-key",
+    title:
+      "retry and nack requeue a job whose dedup_key or unique args another queued job now holds; it gives them up",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const dedupKey = `key-${ctx.id()}`;
+      const argsHash = `hash-${ctx.id()}`;
+      const a = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
+      const b = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
+      const claimed = await ctx.backend.claim({ queues: [queue], limit: 2, workerId: null });
+      equal(claimed.length, 2, "both holders must be claimed");
+      // While they run, equal jobs are enqueued and now hold the key and the args.
+      await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
+      await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
+      const refA = { id: a.id, attempt: 1 };
+      const refB = { id: b.id, attempt: 1 };
+      equal(
+        await ctx.backend.retry(refA, { error: "e", delayMs: 0 }),
+        true,
+        "retry must requeue a job whose dedup_key another queued job holds",
+      );
+      equal(
+        await ctx.backend.nack(refB),
+        true,
+        "nack must requeue a job whose unique args another queued job holds",
+      );
+      equal((await ctx.backend.getQueueStats({ queue })).queued, 4, "all four jobs must be queued");
+      // The returning job gives up the key to the job that holds it now (SQL: the partial unique index allows one).
+      equal(
+        (await ctx.backend.getJob(a.id))?.dedupKey,
+        null,
+        "the retried job must give up its dedup_key to the queued holder",
+      );
+      equal(
+        (await ctx.backend.getJob(b.id))?.uniqueJob,
+        false,
+        "the nacked job must give up its unique flag to the queued holder",
+      );
+      const again = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
+      equal(again.deduplicated, true, "the key's holder must still deduplicate");
+      const all = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
+      equal(all.length, 4, "all four jobs must be claimable");
+    },
+  }),
+  defineCase({
     id: "dedup/concurrent-duplicates-make-one-row",
     title: "10 concurrent enqueues with one dedup_key (and 10 with equal unique args) leave one row each",
     async run(ctx) {
