@@ -45,7 +45,7 @@ export function postgresBackend(
   connection: PostgresConnection,
   options: PostgresBackendOptions = {},
 ): PostgresBackend {
-  const resolved = resolveConnection(connection);
+  const resolved = resolveConnection(connection, options);
   const ctx: PgContext = { pool: resolved.pool, testHooks: { ...options.testHooks } };
   const wakeUps = new WakeUpChannel(resolved.clientConfig);
   const leases = new AdvisoryLeases(resolved.clientConfig);

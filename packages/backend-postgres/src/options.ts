@@ -50,8 +50,24 @@ function problemsOf(connection: unknown): string[] {
   return [];
 }
 
-export function resolveConnection(connection: PostgresConnection): ResolvedConnection {
-  const problems = problemsOf(connection);
+/** Every problem with the options object (empty when it is valid). */
+export function optionProblems(options: unknown): string[] {
+  if (options === undefined) return [];
+  if (typeof options !== "object" || options === null) return ["options must be an object"];
+  const hooks = (options as { testHooks?: unknown }).testHooks;
+  if (hooks === undefined) return [];
+  if (typeof hooks !== "object" || hooks === null) return ["testHooks must be an object"];
+  const interrupt = (hooks as { interruptDeadLetterMove?: unknown }).interruptDeadLetterMove;
+  return interrupt === undefined || typeof interrupt === "function"
+    ? []
+    : ["testHooks.interruptDeadLetterMove must be a function"];
+}
+
+export function resolveConnection(
+  connection: PostgresConnection,
+  options?: PostgresBackendOptions,
+): ResolvedConnection {
+  const problems = [...problemsOf(connection), ...optionProblems(options)];
   if (problems.length > 0) {
     throw new SoniqError("SONIQ_INVALID_OPTIONS", `postgresBackend(): ${problems.join("; ")}.`, {
       context: { problems },

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { isSoniqError } from "@soniq/core";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type PostgresBackend, postgresBackend } from "../src/index.js";
+import { type PostgresBackend, type PostgresBackendOptions, postgresBackend } from "../src/index.js";
 import { resolveConnection } from "../src/options.js";
 import { postgresInspector } from "./inspector.js";
 import { createMigratedDatabase, eventually, newJob, type TestDatabase } from "./pgdb.js";
@@ -247,6 +247,15 @@ describe("errors", () => {
   it("rejects bad options with SONIQ_INVALID_OPTIONS", () => {
     expect(() => postgresBackend({ connectionString: "" })).toThrow(/connectionString/);
     expect(() => postgresBackend({} as { connectionString: string })).toThrow(/connectionString/);
+    const bad = { testHooks: { interruptDeadLetterMove: 1 } } as unknown as PostgresBackendOptions;
+    const err = (() => {
+      try {
+        postgresBackend({ connectionString: db.url }, bad);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(isSoniqError(err, "SONIQ_INVALID_OPTIONS")).toBe(true);
   });
 });
 

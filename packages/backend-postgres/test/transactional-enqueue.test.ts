@@ -147,6 +147,21 @@ describe("transactional enqueue with Drizzle", () => {
     expect(second).toEqual({ id: first.id, deduplicated: true });
   });
 
+  it("passes dates and both-keyed jobs through a Drizzle transaction", async () => {
+    const orm = drizzle({ client: pool });
+    const runAt = new Date(Date.now() + 60_000);
+    const later = newJob({ queue: "drizzle_dates", scheduledAt: runAt });
+    const keyed = newJob({ queue: "drizzle_dates", dedupKey: "dz-both", unique: true, argsHash: "h" });
+    const results = await orm.transaction(async (tx) => [
+      await backend.enqueue(later, { tx }),
+      await backend.enqueue(keyed, { tx }),
+      await backend.enqueue({ ...keyed, id: newJob().id }, { tx }),
+    ]);
+    expect(results.map((r) => r.deduplicated)).toEqual([false, false, true]);
+    expect(results[2]?.id).toBe(keyed.id);
+    expect((await backend.getJob(later.id))?.scheduledAt.getTime()).toBe(runAt.getTime());
+  });
+
   it("translates errors drizzle wraps (the pg error sits in err.cause)", async () => {
     const orm = drizzle({ client: pool });
     const bad = newJob({ priority: 2 ** 40 });
