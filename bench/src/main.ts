@@ -7,7 +7,7 @@ import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { now } from "./clock.js";
 import { parseOptions, USAGE } from "./options.js";
-import { serverInfo } from "./pg-admin.js";
+import { dropLiveDatabases, serverInfo } from "./pg-admin.js";
 import { runPlan } from "./plan.js";
 import { computeRatios, invalidRows, machineInfo, renderRatios, renderTable, summarise } from "./report.js";
 import { availableSystems, SYSTEMS } from "./systems/index.js";
@@ -25,7 +25,9 @@ async function main(): Promise<number> {
     return 0;
   }
   const server = await serverInfo(opts.databaseUrl);
-  const wanted = opts.systems ? SYSTEMS.filter((s) => opts.systems?.includes(s.id)) : SYSTEMS;
+  const wanted = opts.systems
+    ? SYSTEMS.filter((s) => opts.systems?.includes(s.id))
+    : SYSTEMS.filter((s) => !s.optional);
   if (opts.systems) {
     const unknown = opts.systems.filter((id) => !SYSTEMS.some((s) => s.id === id));
     if (unknown.length > 0) throw new Error(`unknown systems: ${unknown.join(", ")}`);
@@ -41,7 +43,9 @@ async function main(): Promise<number> {
   const started = now();
   const samples = await runPlan(available, opts, log);
   const summary = summarise(samples);
-  const soniqIds = available.filter((s) => s.id.startsWith("soniq-postgres")).map((s) => s.id);
+  const soniqIds = available
+    .filter((s) => s.storage === "postgres" && s.id.startsWith("soniq-"))
+    .map((s) => s.id);
   const ratios = computeRatios(summary, soniqIds);
   const invalid = invalidRows(samples);
   const elapsed = (now() - started) / 1000;
@@ -76,6 +80,14 @@ async function main(): Promise<number> {
   writeFileSync(jsonPath, `${JSON.stringify(doc, null, 2)}\n`);
   log(`wrote ${jsonPath}`);
   return invalid.size > 0 ? 1 : 0;
+}
+
+// Ctrl-C: the measurement's own cleanup never runs, so drop its database here (the children die with us).
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    log(`${signal}: dropping the measurement databases`);
+    void dropLiveDatabases().finally(() => process.exit(130));
+  });
 }
 
 main().then(

@@ -27,8 +27,12 @@ export function benchDatabaseName(systemId: string): string {
   return `bench_${slug}_${randomBytes(4).toString("hex")}`;
 }
 
+/** Databases created and not yet dropped, so an interrupted run can still remove them. */
+const live = new Map<string, string>();
+
 export async function createDatabase(adminUrl: string, name: string): Promise<string> {
   await withAdmin(adminUrl, (c) => c.query(`CREATE DATABASE ${c.escapeIdentifier(name)}`));
+  live.set(name, adminUrl);
   return urlForDatabase(adminUrl, name);
 }
 
@@ -36,6 +40,11 @@ export async function dropDatabase(adminUrl: string, name: string): Promise<void
   await withAdmin(adminUrl, (c) =>
     c.query(`DROP DATABASE IF EXISTS ${c.escapeIdentifier(name)} WITH (FORCE)`),
   );
+  live.delete(name);
+}
+
+export async function dropLiveDatabases(): Promise<void> {
+  await Promise.allSettled([...live].map(([name, adminUrl]) => dropDatabase(adminUrl, name)));
 }
 
 /** Fails loudly (with the server's message) when PostgreSQL cannot be reached. */

@@ -26,6 +26,7 @@ const DRAIN_TIMEOUT_MS = 120_000;
 
 async function measure(system: SystemAdapter, workload: WorkloadId, opts: BenchOptions): Promise<Metrics> {
   const s = opts.sizes;
+  const scaled = (n: number) => Math.max(1, Math.round(n * (system.drainScale ?? 1)));
   return withMeasurement(system, opts.databaseUrl, async (ctx): Promise<Metrics> => {
     switch (workload) {
       case "w1-c10":
@@ -33,7 +34,7 @@ async function measure(system: SystemAdapter, workload: WorkloadId, opts: BenchO
         const concurrency = workload === "w1-c10" ? 10 : 50;
         const r = await runDrain(ctx, {
           kind: "noop",
-          n: s.drainJobs,
+          n: scaled(s.drainJobs),
           concurrency,
           batchSize: s.bulkBatch,
           timeoutMs: DRAIN_TIMEOUT_MS,
@@ -51,7 +52,7 @@ async function measure(system: SystemAdapter, workload: WorkloadId, opts: BenchO
           n: s.latencyJobs,
           intervalMs: s.latencyIntervalMs,
           concurrency: 10,
-          idleMs: 500,
+          idleMs: opts.quick ? 200 : 500,
           timeoutMs: 30_000,
         });
         return { latency_p50: r.p50, latency_p95: r.p95, latency_p99: r.p99, latency_max: r.max };
@@ -59,7 +60,7 @@ async function measure(system: SystemAdapter, workload: WorkloadId, opts: BenchO
       case "w4": {
         const r = await runDrain(ctx, {
           kind: "fail",
-          n: s.failJobs,
+          n: scaled(s.failJobs),
           concurrency: 10,
           batchSize: s.bulkBatch,
           timeoutMs: DRAIN_TIMEOUT_MS,

@@ -2,9 +2,9 @@
 import { graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
 import { limitSystem } from "./limit.js";
 import { pgBossSystem } from "./pg-boss.js";
-import { soniqMemorySystem } from "./soniq-memory.js";
-import { soniqPostgresSystem } from "./soniq-postgres.js";
-import { soniqSqliteSystem } from "./soniq-sqlite.js";
+import { soniqMemoryContractSystem, soniqMemorySystem } from "./soniq-memory.js";
+import { soniqPostgresContractSystem, soniqPostgresSystem } from "./soniq-postgres.js";
+import { soniqSqliteContractSystem, soniqSqliteSystem } from "./soniq-sqlite.js";
 import type { SystemAdapter } from "./types.js";
 
 export const SYSTEMS: readonly SystemAdapter[] = [
@@ -15,6 +15,9 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   graphileDefaultSystem,
   pgBossSystem,
   limitSystem,
+  soniqPostgresContractSystem,
+  soniqSqliteContractSystem,
+  soniqMemoryContractSystem,
 ];
 
 export function findSystem(id: string): SystemAdapter {

@@ -1,16 +1,38 @@
-/** Soniq on `@soniq/backend-memory`: no storage at all, so it shows the worker's own cost per job. */
-import { memoryBackend } from "@soniq/backend-memory";
-import { SoniqSession } from "./soniq-session.js";
+/**
+ * Soniq on `@soniq/backend-memory`: no storage cost at all, so it shows the worker's own cost per job.
+ * Loaded on first use, like the Postgres rows.
+ */
 import type { SystemAdapter } from "./types.js";
 
 export const soniqMemorySystem: SystemAdapter = {
   id: "soniq-memory",
+  label: "Soniq memory (in-process)",
+  storage: "memory",
+  inProcess: true,
+  notes: "memoryBackend() with default settings; producer and worker in one process",
+  async prepare() {},
+  async open() {
+    const [{ memoryBackend }, { SoniqAppSession }] = await Promise.all([
+      import("@soniq/backend-memory"),
+      import("./soniq-session.js"),
+    ]);
+    return new SoniqAppSession(memoryBackend(), null);
+  },
+};
+
+export const soniqMemoryContractSystem: SystemAdapter = {
+  id: "soniq-memory-contract",
   label: "Soniq memory (contract loop)",
   storage: "memory",
   inProcess: true,
-  notes: "INTERIM: @soniq/backend-memory in the worker's process, minimal contract loop",
+  optional: true,
+  notes: "diagnostic: @soniq/backend-memory driven by a minimal loop on the Backend contract",
   async prepare() {},
   async open() {
-    return new SoniqSession(memoryBackend(), null);
+    const [{ memoryBackend }, { SoniqContractSession }] = await Promise.all([
+      import("@soniq/backend-memory"),
+      import("./soniq-session.js"),
+    ]);
+    return new SoniqContractSession(memoryBackend(), null);
   },
 };

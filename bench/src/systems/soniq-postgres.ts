@@ -1,8 +1,10 @@
-/** Soniq on PostgreSQL (`@soniq/backend-postgres`), on the same server as the peers. */
-import { postgresBackend } from "@soniq/backend-postgres";
+/**
+ * Soniq on PostgreSQL (`@soniq/backend-postgres`), on the same server as the peers. Soniq's packages are
+ * loaded on first use, so a package that fails to load makes its own rows INVALID, not the whole bench.
+ */
 import pg from "pg";
-import { SoniqSession } from "./soniq-session.js";
-import type { Counts, SystemAdapter, SystemTarget, TaskKind } from "./types.js";
+import type { CountQuery } from "./soniq-session.js";
+import type { Counts, SystemAdapter, SystemTarget } from "./types.js";
 import { TASK_NAMES } from "./types.js";
 
 const COUNTS = `SELECT
@@ -14,33 +16,65 @@ const COUNTS = `SELECT
      UNION ALL SELECT args->>'i' FROM soniq_dead_letter_jobs WHERE job_name = $1) AS all_rows)::int AS distinct`;
 
 function requireUrl(target: SystemTarget): string {
-  if (!target.databaseUrl) throw new Error("soniq-postgres needs a Postgres database");
+  if (!target.databaseUrl) throw new Error("Soniq on Postgres needs a Postgres database");
   return target.databaseUrl;
+}
+
+async function prepare(target: SystemTarget): Promise<void> {
+  const { postgresBackend } = await import("@soniq/backend-postgres");
+  const backend = postgresBackend({ connectionString: requireUrl(target) });
+  try {
+    await backend.migrate();
+  } finally {
+    await backend.close();
+  }
+}
+
+/** The verification counts, on a one-connection pool of their own. */
+function countQuery(url: string): { query: CountQuery; end: () => Promise<void> } {
+  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const query: CountQuery = async (kind) => {
+    const row = (await pool.query<Counts>(COUNTS, [TASK_NAMES[kind]])).rows[0];
+    if (!row) throw new Error("soniq counts returned no row");
+    return row;
+  };
+  return { query, end: () => pool.end() };
 }
 
 export const soniqPostgresSystem: SystemAdapter = {
   id: "soniq-postgres",
+  label: "Soniq postgres",
+  storage: "postgres",
+  inProcess: false,
+  notes: "new Soniq({ backend: postgresBackend(...) }) with default settings, soniq.worker({ concurrency })",
+  prepare,
+  async open(target) {
+    const url = requireUrl(target);
+    const [{ postgresBackend }, { SoniqAppSession }] = await Promise.all([
+      import("@soniq/backend-postgres"),
+      import("./soniq-session.js"),
+    ]);
+    const counts = countQuery(url);
+    return new SoniqAppSession(postgresBackend({ connectionString: url }), counts.query, counts.end);
+  },
+};
+
+export const soniqPostgresContractSystem: SystemAdapter = {
+  id: "soniq-postgres-contract",
   label: "Soniq postgres (contract loop)",
   storage: "postgres",
   inProcess: false,
+  optional: true,
   notes:
-    "INTERIM: @soniq/backend-postgres driven by a minimal loop on the Backend contract, not core's worker",
-  async prepare(target) {
-    const backend = postgresBackend({ connectionString: requireUrl(target) });
-    try {
-      await backend.migrate();
-    } finally {
-      await backend.close();
-    }
-  },
+    "diagnostic: @soniq/backend-postgres driven by a minimal loop on the Backend contract, not core's worker",
+  prepare,
   async open(target) {
     const url = requireUrl(target);
-    const pool = new pg.Pool({ connectionString: url, max: 1 });
-    const countQuery = async (kind: TaskKind): Promise<Counts> => {
-      const row = (await pool.query<Counts>(COUNTS, [TASK_NAMES[kind]])).rows[0];
-      if (!row) throw new Error("soniq counts returned no row");
-      return row;
-    };
-    return new SoniqSession(postgresBackend({ connectionString: url }), countQuery, () => pool.end());
+    const [{ postgresBackend }, { SoniqContractSession }] = await Promise.all([
+      import("@soniq/backend-postgres"),
+      import("./soniq-session.js"),
+    ]);
+    const counts = countQuery(url);
+    return new SoniqContractSession(postgresBackend({ connectionString: url }), counts.query, counts.end);
   },
 };

@@ -1,23 +1,83 @@
 /**
- * The session shared by the three Soniq rows (Postgres, SQLite, memory): enqueue through the backend the
- * way core does (core fills every field of `NewJob`), counts from `getQueueStats`, and the worker.
+ * The session shared by the Soniq rows. `SoniqAppSession` goes through the public API exactly as an
+ * application would: `new Soniq({ backend })` with default settings (done rows kept for the default result
+ * TTL), `soniq.job(...)`, `enqueue`/`enqueueMany`, `soniq.worker({ concurrency })`.
+ * `SoniqContractSession` (the "contract loop" rows, not run by default) drives the backend directly with a
+ * minimal loop, to separate what the backend costs from what the worker runtime adds.
  */
 import { randomUUID } from "node:crypto";
-import type { Backend, NewJob } from "@soniq/core";
+import { type Backend, type NewJob, Soniq, type Worker } from "@soniq/core";
 import { ContractWorker } from "./soniq-contract-worker.js";
 import {
+  type BenchArgs,
   type BenchWorker,
   type Counts,
+  handle,
+  readIndex,
+  type StartListener,
   type SystemSession,
   TASK_NAMES,
   type TaskKind,
   type WorkerSpec,
 } from "./types.js";
 
-/** Soniq's default result TTL: done rows are kept this long (the rows the table compares keep them). */
-export const SONIQ_RESULT_TTL_MS = 300_000;
+/** Soniq's default result TTL (core's `resultTtlMs` default): the contract loop keeps done rows as long. */
+const SONIQ_RESULT_TTL_MS = 300_000;
 
-export function newJob(kind: TaskKind, i: number): NewJob {
+/** An exact count straight from storage (Postgres), else the session falls back to `getQueueStats`. */
+export type CountQuery = (kind: TaskKind) => Promise<Counts>;
+
+async function statsCounts(backend: Backend<unknown>): Promise<Counts> {
+  // Each measurement has its own storage and one kind of job, so whole-queue stats are the job's counts.
+  const s = await backend.getQueueStats();
+  return { pending: s.queued + s.processing, done: s.done, failed: s.dead_letter, distinct: null };
+}
+
+export class SoniqAppSession implements SystemSession {
+  private readonly soniq: Soniq;
+  private readonly defs;
+  private listener: StartListener | null = null;
+
+  constructor(
+    backend: Backend<unknown>,
+    private readonly countQuery: CountQuery | null,
+    private readonly onClose: () => Promise<void> = async () => {},
+  ) {
+    this.soniq = new Soniq({ backend });
+    const run = (kind: TaskKind) => (args: BenchArgs) =>
+      handle({ concurrency: 0, onStart: (k, i) => this.listener?.(k, i) }, kind, readIndex(args));
+    this.defs = {
+      noop: this.soniq.job<BenchArgs>(TASK_NAMES.noop, run("noop")),
+      fail: this.soniq.job<BenchArgs>(TASK_NAMES.fail, run("fail"), { maxAttempts: 1 }),
+    };
+  }
+
+  async enqueueOne(kind: TaskKind, i: number): Promise<void> {
+    await this.defs[kind].enqueue({ i });
+  }
+
+  async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
+    const job = this.defs[kind];
+    await this.soniq.enqueueMany(Array.from({ length: count }, (_, k) => ({ job, args: { i: from + k } })));
+  }
+
+  counts(kind: TaskKind): Promise<Counts> {
+    return this.countQuery ? this.countQuery(kind) : statsCounts(this.soniq.backend);
+  }
+
+  async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
+    this.listener = spec.onStart;
+    const worker: Worker = this.soniq.worker({ concurrency: spec.concurrency });
+    return { start: () => worker.start(), stop: () => worker.stop() };
+  }
+
+  async close(): Promise<void> {
+    await this.soniq.close();
+    await this.onClose();
+  }
+}
+
+function newJob(kind: TaskKind, i: number): NewJob {
   return {
     id: randomUUID(),
     jobName: TASK_NAMES[kind],
@@ -33,11 +93,10 @@ export function newJob(kind: TaskKind, i: number): NewJob {
   };
 }
 
-export class SoniqSession implements SystemSession {
+export class SoniqContractSession implements SystemSession {
   constructor(
-    readonly backend: Backend<unknown>,
-    /** A cheaper exact count straight from storage (Postgres), else `getQueueStats`. */
-    private readonly countQuery: ((kind: TaskKind) => Promise<Counts>) | null,
+    private readonly backend: Backend<unknown>,
+    private readonly countQuery: CountQuery | null,
     private readonly onClose: () => Promise<void> = async () => {},
   ) {}
 
@@ -49,11 +108,8 @@ export class SoniqSession implements SystemSession {
     await this.backend.enqueueMany(Array.from({ length: count }, (_, k) => newJob(kind, from + k)));
   }
 
-  async counts(kind: TaskKind): Promise<Counts> {
-    if (this.countQuery) return this.countQuery(kind);
-    // Each measurement has its own storage and one kind of job, so whole-queue stats are the job's counts.
-    const s = await this.backend.getQueueStats();
-    return { pending: s.queued + s.processing, done: s.done, failed: s.dead_letter, distinct: null };
+  counts(kind: TaskKind): Promise<Counts> {
+    return this.countQuery ? this.countQuery(kind) : statsCounts(this.backend);
   }
 
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {

@@ -1,31 +1,54 @@
 /**
  * Soniq on SQLite (`@soniq/backend-sqlite`, WAL). No database server: producer and worker share one process
- * and one backend object, so wake-ups are in-process (other processes would poll).
+ * and one Soniq instance, so wake-ups are in-process (a worker in another process would poll).
+ * Loaded on first use, like the Postgres rows.
  */
-import { sqliteBackend } from "@soniq/backend-sqlite";
-import { SoniqSession } from "./soniq-session.js";
 import type { SystemAdapter, SystemTarget } from "./types.js";
 
 function requirePath(target: SystemTarget): string {
-  if (!target.sqlitePath) throw new Error("soniq-sqlite needs a file");
+  if (!target.sqlitePath) throw new Error("Soniq on SQLite needs a file");
   return target.sqlitePath;
+}
+
+async function prepare(target: SystemTarget): Promise<void> {
+  const { sqliteBackend } = await import("@soniq/backend-sqlite");
+  const backend = sqliteBackend({ filename: requirePath(target) });
+  try {
+    await backend.migrate();
+  } finally {
+    await backend.close();
+  }
 }
 
 export const soniqSqliteSystem: SystemAdapter = {
   id: "soniq-sqlite",
+  label: "Soniq sqlite (in-process)",
+  storage: "sqlite",
+  inProcess: true,
+  notes: "sqliteBackend({ filename }) (WAL) with default settings; producer and worker in one process",
+  prepare,
+  async open(target) {
+    const [{ sqliteBackend }, { SoniqAppSession }] = await Promise.all([
+      import("@soniq/backend-sqlite"),
+      import("./soniq-session.js"),
+    ]);
+    return new SoniqAppSession(sqliteBackend({ filename: requirePath(target) }), null);
+  },
+};
+
+export const soniqSqliteContractSystem: SystemAdapter = {
+  id: "soniq-sqlite-contract",
   label: "Soniq sqlite (contract loop)",
   storage: "sqlite",
   inProcess: true,
-  notes: "INTERIM: @soniq/backend-sqlite (one file, WAL) in the worker's process, minimal contract loop",
-  async prepare(target) {
-    const backend = sqliteBackend({ filename: requirePath(target) });
-    try {
-      await backend.migrate();
-    } finally {
-      await backend.close();
-    }
-  },
+  optional: true,
+  notes: "diagnostic: @soniq/backend-sqlite driven by a minimal loop on the Backend contract",
+  prepare,
   async open(target) {
-    return new SoniqSession(sqliteBackend({ filename: requirePath(target) }), null);
+    const [{ sqliteBackend }, { SoniqContractSession }] = await Promise.all([
+      import("@soniq/backend-sqlite"),
+      import("./soniq-session.js"),
+    ]);
+    return new SoniqContractSession(sqliteBackend({ filename: requirePath(target) }), null);
   },
 };

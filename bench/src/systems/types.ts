@@ -66,6 +66,13 @@ export interface SystemAdapter {
   readonly inProcess: boolean;
   /** One line for the table's notes: settings, and whether this is an interim adapter. */
   readonly notes: string;
+  /** Not run unless named with `--systems` (diagnostic rows). */
+  readonly optional?: boolean;
+  /**
+   * Fraction of the W1/W4 job counts this system drains (default 1). Slow reference rows use less so the
+   * whole bench stays within its time budget; their rates are still jobs/s.
+   */
+  readonly drainScale?: number;
   /** Why this system cannot run here (e.g. its package has not landed yet), or null. */
   unavailable?(): Promise<string | null>;
   /** Create the schema in a fresh target. Runs once per measurement, before any session opens. */
