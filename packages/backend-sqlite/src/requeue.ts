@@ -1,26 +1,27 @@
 /**
  * A claimed job goes back to the queue: retry (an attempt failed), nack (given back untouched) and
  * reschedule (snooze, without spending the attempt). All fenced by the JobRef like every worker write.
+ * A requeued job gives up a dedup_key or unique args that another queued job took meanwhile.
  */
 import type { JobRef, RescheduleOptions, RetryOptions } from "@soniq/core";
 import type { SqliteContext } from "./context.js";
 import { invalidArgument } from "./errors.js";
-import { NOW } from "./sql.js";
+import { NOW, RELEASE_TAKEN_KEYS } from "./sql.js";
 
 const FENCE = "id = @id AND status = 'processing' AND attempts = @attempt";
 
 const RETRY = `UPDATE soniq_jobs
   SET status = 'queued', last_error = @error, scheduled_at = ${NOW} + @delayMs, worker_id = NULL,
-    updated_at = ${NOW}
+    updated_at = ${NOW}, ${RELEASE_TAKEN_KEYS}
   WHERE ${FENCE} RETURNING queue`;
 
 const NACK = `UPDATE soniq_jobs
-  SET status = 'queued', scheduled_at = ${NOW}, worker_id = NULL, updated_at = ${NOW}
+  SET status = 'queued', scheduled_at = ${NOW}, worker_id = NULL, updated_at = ${NOW}, ${RELEASE_TAKEN_KEYS}
   WHERE ${FENCE} RETURNING queue`;
 
 const RESCHEDULE = `UPDATE soniq_jobs
   SET status = 'queued', attempts = MAX(attempts - 1, 0), last_error = @reason,
-    scheduled_at = ${NOW} + @delayMs, worker_id = NULL, updated_at = ${NOW}
+    scheduled_at = ${NOW} + @delayMs, worker_id = NULL, updated_at = ${NOW}, ${RELEASE_TAKEN_KEYS}
   WHERE ${FENCE} RETURNING queue`;
 
 function checkRef(ref: JobRef, operation: string): void {

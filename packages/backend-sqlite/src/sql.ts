@@ -64,3 +64,16 @@ export function jsonOrNull(value: unknown): string | null {
 export function msOrNull(date: Date | null | undefined): number | null {
   return date ? date.getTime() : null;
 }
+
+/**
+ * SET clauses for a job going back to `queued`: if another queued job now holds its dedup_key (or its
+ * unique name+args), the returning job gives them up, since the partial unique indexes allow one queued
+ * holder. Evaluated per row before the update; run it one row per statement so each sees the last.
+ */
+export const RELEASE_TAKEN_KEYS = `dedup_key = CASE WHEN dedup_key IS NOT NULL AND EXISTS (
+      SELECT 1 FROM soniq_jobs AS other WHERE other.status = 'queued' AND other.dedup_key = soniq_jobs.dedup_key
+        AND other.id <> soniq_jobs.id) THEN NULL ELSE dedup_key END,
+    unique_job = CASE WHEN unique_job = 1 AND EXISTS (
+      SELECT 1 FROM soniq_jobs AS other WHERE other.status = 'queued' AND other.unique_job = 1
+        AND other.job_name = soniq_jobs.job_name AND other.args_hash = soniq_jobs.args_hash
+        AND other.id <> soniq_jobs.id) THEN 0 ELSE unique_job END`;

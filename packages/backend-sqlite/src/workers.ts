@@ -8,7 +8,7 @@ import type { StaleRecovery, WorkerInfo, WorkerRegistration } from "@soniq/core"
 import { immediate, type SqliteContext } from "./context.js";
 import { invalidArgument } from "./errors.js";
 import { toWorker, type WorkerRecord } from "./rows.js";
-import { jsonList, jsonOrNull, NOW, WORKER_COLUMNS } from "./sql.js";
+import { jsonList, jsonOrNull, NOW, RELEASE_TAKEN_KEYS, WORKER_COLUMNS } from "./sql.js";
 
 const REGISTER = `INSERT INTO soniq_workers (${WORKER_COLUMNS})
   VALUES (@id, @hostname, @pid, @queues, @concurrency, 'active', ${NOW}, ${NOW}, @version, @metadata)
@@ -59,8 +59,11 @@ export function listWorkers(ctx: SqliteContext): WorkerInfo[] {
 
 const MARK_STALE = `UPDATE soniq_workers SET status = 'stopped'
   WHERE status <> 'stopped' AND last_heartbeat < ${NOW} - ? RETURNING id`;
-const REQUEUE_OF_WORKERS = `UPDATE soniq_jobs SET status = 'queued', worker_id = NULL, updated_at = ${NOW}
-  WHERE status = 'processing' AND worker_id IN (SELECT value FROM json_each(?)) RETURNING id, queue`;
+const HELD_BY_WORKERS = `SELECT id FROM soniq_jobs
+  WHERE status = 'processing' AND worker_id IN (SELECT value FROM json_each(?))`;
+// One row per statement, so a job giving up a dedup_key sees the one requeued just before it.
+const REQUEUE = `UPDATE soniq_jobs SET status = 'queued', worker_id = NULL, updated_at = ${NOW}, ${RELEASE_TAKEN_KEYS}
+  WHERE id = ? AND status = 'processing' RETURNING id, queue`;
 
 export function recoverStaleWorkers(ctx: SqliteContext, staleAfterMs: number): StaleRecovery {
   if (typeof staleAfterMs !== "number" || !Number.isFinite(staleAfterMs) || staleAfterMs < 0) {
@@ -70,10 +73,10 @@ export function recoverStaleWorkers(ctx: SqliteContext, staleAfterMs: number): S
     const stale = ctx.statement(MARK_STALE).all(Math.round(staleAfterMs)) as { id: string }[];
     const ids = stale.map((w) => w.id);
     if (ids.length === 0) return { workerIds: ids, jobs: [] };
-    return {
-      workerIds: ids,
-      jobs: ctx.statement(REQUEUE_OF_WORKERS).all(jsonList(ids)) as { id: string; queue: string }[],
-    };
+    const held = ctx.statement(HELD_BY_WORKERS).all(jsonList(ids)) as { id: string }[];
+    const requeue = ctx.statement(REQUEUE);
+    const jobs = held.map((job) => requeue.get(job.id) as { id: string; queue: string });
+    return { workerIds: ids, jobs };
   });
   for (const queue of new Set(jobs.map((j) => j.queue))) ctx.notify(queue);
   return { workerIds, requeuedJobIds: jobs.map((j) => j.id) };

@@ -191,6 +191,40 @@ describe("sqlite/claim", () => {
   });
 });
 
+describe("sqlite/requeue and dedup keys", () => {
+  it("stale recovery requeues two running jobs with one dedup_key: the second gives the key up", async () => {
+    const file = tmp.file();
+    const backend = await migrated(file);
+    const worker = {
+      id: "w1",
+      hostname: "h",
+      pid: 1,
+      queues: [],
+      concurrency: 2,
+      version: null,
+      metadata: null,
+    };
+    await backend.registerWorker(worker);
+    const first = newJob({ dedupKey: "k" });
+    await backend.enqueue(first);
+    await backend.claim({ queues: ["default"], limit: 1, workerId: "w1" });
+    const second = newJob({ dedupKey: "k" });
+    expect(await backend.enqueue(second)).toEqual({ id: second.id, deduplicated: false });
+    await backend.claim({ queues: ["default"], limit: 1, workerId: "w1" });
+    const db = new Database(file);
+    db.prepare("UPDATE soniq_workers SET last_heartbeat = last_heartbeat - 60000").run();
+    db.close();
+    const recovered = await backend.recoverStaleWorkers(1000);
+    expect(recovered.requeuedJobIds.sort()).toEqual([first.id, second.id].sort());
+    const keys = await Promise.all(
+      [first.id, second.id].map(async (id) => (await backend.getJob(id))?.dedupKey),
+    );
+    expect(keys.sort()).toEqual(["k", null].sort());
+    expect((await backend.enqueue(newJob({ dedupKey: "k" }))).deduplicated).toBe(true);
+    await backend.close();
+  });
+});
+
 describe("sqlite/leases", () => {
   it("one holder at a time across two connections; renew, release and expiry", async () => {
     const file = tmp.file();
