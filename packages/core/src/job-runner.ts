@@ -135,7 +135,11 @@ export async function executeJob(rt: Runtime, run: Running): Promise<Outcome | n
   if (rt.plugins.length > 0) await callHook(rt, "beforeJob", (p) => p.beforeJob?.(ctx));
   let value: unknown;
   try {
-    value = await runChain(rt.middleware, ctx, async () => def.handler(args, ctx));
+    // Without middleware, call the handler directly: no chain closures on the hot path.
+    const chain = rt.middleware;
+    value = await (chain.length === 0
+      ? def.handler(args, ctx)
+      : runChain(chain, ctx, async () => def.handler(args, ctx)));
   } catch (err) {
     return run.settled ? null : failureOutcome(rt, run, err);
   }

@@ -169,7 +169,11 @@ export class Worker implements LocalWorker, AsyncDisposable {
       this.#state = "stopped";
       return Promise.resolve();
     }
-    this.#stopping ??= this.#shutdown();
+    if (!this.#stopping) {
+      // Synchronously: from here no buffered job starts and no claim is issued, even before the first await.
+      if (this.#state === "running") this.#state = "stopping";
+      this.#stopping = this.#shutdown();
+    }
     return this.#stopping;
   }
 
@@ -249,6 +253,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
   }
 
   #pump(): void {
+    if (this.#state !== "running" && this.#state !== "once") return;
     const c = this.options.concurrency;
     while (this.#inFlight.size < c && this.#buffer.length > 0) this.#start(this.#buffer.shift() as Job);
     if (this.#state !== "running" || this.#claiming || this.#idle) return;
@@ -387,7 +392,6 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#inFlight.delete(run.job.id);
     const { backend } = this.#rt;
     const { job } = run;
-    const ref = { id: job.id, attempt: job.attempts };
     switch (outcome.kind) {
       case "done": {
         run.result = outcome.result;
@@ -405,7 +409,10 @@ export class Worker implements LocalWorker, AsyncDisposable {
         this.#write(
           run,
           "retry",
-          backend.retry(ref, { error: outcome.error, delayMs: outcome.delayMs }),
+          backend.retry(
+            { id: job.id, attempt: job.attempts },
+            { error: outcome.error, delayMs: outcome.delayMs },
+          ),
           () => this.#events.emit("job:failed", { job, error: outcome.error, delayMs: outcome.delayMs }),
         );
         break;
@@ -423,7 +430,10 @@ export class Worker implements LocalWorker, AsyncDisposable {
         this.#write(
           run,
           "reschedule",
-          backend.reschedule(ref, { delayMs: outcome.delayMs, reason: outcome.reason }),
+          backend.reschedule(
+            { id: job.id, attempt: job.attempts },
+            { delayMs: outcome.delayMs, reason: outcome.reason },
+          ),
           () => this.#events.emit("job:snoozed", { job, delayMs: outcome.delayMs }),
         );
         break;
@@ -439,7 +449,9 @@ export class Worker implements LocalWorker, AsyncDisposable {
         this.#endMetrics(run, "nacked");
         this.#rt.logger.warn({ jobId: job.id, reason: "shutdown_timeout" }, "shutdown_nack");
         this.#rt.metrics.event("shutdown_nack", { jobId: job.id, reason: "shutdown_timeout" });
-        this.#write(run, "nack", backend.nack(ref), () => this.#events.emit("job:nacked", { job }));
+        this.#write(run, "nack", backend.nack({ id: job.id, attempt: job.attempts }), () =>
+          this.#events.emit("job:nacked", { job }),
+        );
         break;
     }
     this.#pump();

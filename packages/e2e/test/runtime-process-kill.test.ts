@@ -47,7 +47,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
         });
         const messages: Record<string, string>[] = [];
         child.on("message", (m) => messages.push(m as Record<string, string>));
-        await eventually(() => expect(messages.some((m) => m.ready)).toBe(true), 20_000);
+        await eventually(() => expect(messages.some((m) => m.ready)).toBe(true), 45_000);
         const { id } = await soniq.enqueue("process.kill_me", {});
         const started = await eventually(() => {
           const m = messages.find((msg) => msg.started === id);
@@ -71,6 +71,6 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
         if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
         await soniq.close();
       }
-    }, 60_000);
+    }, 90_000);
   },
 );
