@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { memoryBackend } from "@soniq/backend-memory";
 import { isSoniqError } from "@soniq/core";
 import {
@@ -128,3 +130,19 @@ describe("registerConformanceSuite", () => {
     ]);
   });
 });
+
+describe("@soniq/testkit README", () => {
+  it("lists every case id with its one-line description", () => {
+    const readme = readFileSync(fileURLToPath(new URL("../../testkit/README.md", import.meta.url)), "utf8");
+    for (const c of CONFORMANCE_CASES) {
+      expect(readme, `README is missing ${c.id}`).toMatch(
+        new RegExp(`\\| \`${c.id}\` +\\| ${escapeRegExp(c.title)}`),
+      );
+    }
+    expect(readme).toContain(`${CONFORMANCE_CASES.length} cases, plus \`suite/no-leaks\``);
+  });
+});
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

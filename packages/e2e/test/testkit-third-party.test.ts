@@ -70,20 +70,25 @@ function broken(overrides: (inner: Backend<never>) => Partial<Backend<never>>): 
 }
 
 describe("@soniq/testkit certifying a backend defined outside the repo's packages", () => {
-  it("passes every case for a correct backend (memory, no inspector or fault hook: those cases are skipped)", async () => {
+  it("passes every case for a correct backend (memory without inspector or fault hook: those cases and the multi-instance ones are skipped, with reasons)", async () => {
     const outcomes = await certify(() => ({ backend: memoryBackend() }));
     expect(failed(outcomes)).toEqual([]);
     const skipped = outcomes.filter((o) => o.status === "skipped");
     expect(skipped.map((o) => o.id).sort()).toEqual([
       "dlq/dead-letter-is-not-a-job-status",
       "dlq/fault-between-steps-leaves-source-intact",
+      "peers/claims-never-overlap",
+      "peers/lease-exclusive-across-instances",
+      "peers/see-each-others-writes",
+      "peers/wake-up-reaches-other-instance",
       "status/raw-terminal-regressions-rejected",
       "workers/stale-recovery-requeues-only-stale-workers-jobs",
     ]);
-    for (const s of skipped)
+    for (const s of skipped) {
       expect(s.message).toMatch(
-        /needs the harness to provide (inspector\.\w+\(\)|injectDeadLetterFault\(\))/,
+        /^needs (the harness to provide (inspector\.\w+\(\)|injectDeadLetterFault\(\))|capabilities\.(multiProcess|notify) = true; this backend declares false)$/,
       );
+    }
     expect(outcomes).toHaveLength(CONFORMANCE_CASES.length + 1);
   }, 60_000);
 

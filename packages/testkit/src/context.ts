@@ -1,6 +1,6 @@
 /** Builds what a case body receives: the guarded backend, the inspector, unique names, defers. */
 import { randomBytes, randomUUID } from "node:crypto";
-import type { Backend, NewJob } from "@soniq/core";
+import { type Backend, guardBackend, type NewJob } from "@soniq/core";
 import type { BackendHarness, BackendInspector, CaseContext } from "./types.js";
 
 const INSPECTOR_METHODS = [
@@ -28,6 +28,14 @@ export function createCaseContext(
     newJob: (overrides = {}) => newJob(defaultQueue, overrides),
     defer: (fn) => {
       deferred.push(fn);
+    },
+    openPeer: async () => {
+      if (typeof harness.openPeer !== "function") throw new Error("The harness provides no openPeer().");
+      const peer = guardBackend(await harness.openPeer());
+      // Deferred functions run in reverse, so the peer closes after anything the case deferred later.
+      deferred.push(() => peer.close());
+      await peer.migrate();
+      return peer;
     },
   };
 }

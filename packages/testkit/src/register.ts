@@ -127,6 +127,9 @@ export function unmetRequirements(
   if (requires.deadLetterFault === true && typeof harness.injectDeadLetterFault !== "function") {
     return "needs the harness to provide injectDeadLetterFault()";
   }
+  if (requires.peer === true && typeof harness.openPeer !== "function") {
+    return "needs the harness to provide openPeer() (a second instance on the same storage)";
+  }
   return null;
 }
 

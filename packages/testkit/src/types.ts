@@ -50,6 +50,12 @@ export interface BackendHarness {
    * roll back a savepoint; memory: throw from a hook. The kit checks the call rejects and nothing moved.
    */
   injectDeadLetterFault?: () => void | Promise<void>;
+  /**
+   * Open another backend instance on the same storage (another pool, another connection to the file), as a
+   * second process would. Cases about what crosses instances (claims, wake-ups, leases) need it; the kit
+   * guards, migrates and closes each peer. Omit it for backends whose storage is private to one instance.
+   */
+  openPeer?: () => Backend<unknown> | Promise<Backend<unknown>>;
   /** Runs after the case, after the kit closed the backend (drop a database, delete a file, ...). */
   cleanup?: () => void | Promise<void>;
 }
@@ -68,6 +74,8 @@ export interface CaseRequirements {
   capabilities?: Partial<BackendCapabilities>;
   inspector?: readonly (keyof BackendInspector)[];
   deadLetterFault?: boolean;
+  /** The case opens a second instance on the same storage (`harness.openPeer`). */
+  peer?: boolean;
 }
 
 /** What a case body receives. */
@@ -85,6 +93,8 @@ export interface CaseContext {
   id(): string;
   /** Run `fn` after the case, before the backend closes (e.g. unsubscribe). */
   defer(fn: () => unknown): void;
+  /** A second guarded, migrated instance on the same storage; closed after the case. Needs `requires.peer`. */
+  openPeer(): Promise<Backend<unknown>>;
 }
 
 export interface ConformanceCase<Id extends string = string> {

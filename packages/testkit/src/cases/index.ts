@@ -5,6 +5,7 @@ import { enqueueCases } from "./enqueue.js";
 import { jobsCases } from "./jobs.js";
 import { leaseCases } from "./leases.js";
 import { lifecycleCases } from "./lifecycle.js";
+import { peerCases } from "./peers.js";
 import { stateCases } from "./state.js";
 import { statsCases } from "./stats.js";
 import { subscribeCases } from "./subscribe.js";
@@ -23,6 +24,7 @@ export const CONFORMANCE_CASES = [
   ...workerCases,
   ...leaseCases,
   ...subscribeCases,
+  ...peerCases,
 ] as const;
 
 export type ConformanceCaseId = (typeof CONFORMANCE_CASES)[number]["id"];
