@@ -342,6 +342,24 @@ describe("LISTEN", () => {
   });
 });
 
+describe("claim commit", () => {
+  it("turns synchronous_commit off for the claim's own transaction only, not for the session", async () => {
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    pool.on("error", () => {});
+    const single = postgresBackend({ pool });
+    try {
+      const queue = queueName();
+      await single.enqueue(newJob({ queue }));
+      expect(await single.claim({ queues: [queue], limit: 1, workerId: null })).toHaveLength(1);
+      const res = await pool.query<{ synchronous_commit: string }>("SHOW synchronous_commit");
+      expect(res.rows[0]?.synchronous_commit).toBe("on");
+    } finally {
+      await single.close();
+      await pool.end();
+    }
+  });
+});
+
 describe("ownership", () => {
   it("never ends a pool it was given; ends the one it created", async () => {
     const pool = new pg.Pool({ connectionString: db.url });
