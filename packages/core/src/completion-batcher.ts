@@ -21,6 +21,8 @@ export class CompletionBatcher<T> {
     private readonly onFailed: (tags: T[], err: unknown) => void,
     /** Called whenever the batcher becomes empty and idle. */
     private readonly onDrained: () => void,
+    /** Whether the flush may be unref'd (false while someone awaits the write, e.g. `runOnce`). */
+    private readonly unref: () => boolean = () => true,
   ) {}
 
   /** Completions not yet confirmed by the backend (queued or being written). */
@@ -34,7 +36,8 @@ export class CompletionBatcher<T> {
     if (this.#items.length >= this.maxBatch) this.flush();
     else if (!this.#scheduled) {
       this.#scheduled = true;
-      setImmediate(this.#onImmediate).unref();
+      const immediate = setImmediate(this.#onImmediate);
+      if (this.unref()) immediate.unref();
     }
   }
 

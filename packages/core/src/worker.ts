@@ -83,6 +83,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       (runs) => this.#completed(runs),
       (runs, err) => this.#writeFailed(runs, err, "complete"),
       () => this.#check(),
+      () => this.#state !== "once",
     );
     this.#upkeep = new WorkerUpkeep({
       rt,
@@ -211,6 +212,9 @@ export class Worker implements LocalWorker, AsyncDisposable {
         await this.#waitFor(() => this.#quiet());
       }
     } finally {
+      clearTimeout(this.#timeoutTimer);
+      this.#timeoutTimer = undefined;
+      this.#timeoutAt = Number.POSITIVE_INFINITY;
       this.#rt.workers.delete(this);
       if (this.#state === "once") this.#state = "idle";
     }
@@ -332,7 +336,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
     clearTimeout(this.#timeoutTimer);
     this.#timeoutAt = at;
     this.#timeoutTimer = setTimeout(() => this.#sweepTimeouts(), Math.max(0, at - Date.now()));
-    this.#timeoutTimer.unref();
+    // runOnce() promises to return, so there the timer keeps the process alive (and is cleared at the end).
+    if (this.#state !== "once") this.#timeoutTimer.unref();
   }
 
   #sweepTimeouts(): void {
