@@ -98,7 +98,7 @@ function toRecord(store: MemoryStore, job: NewJob, index: number, now: number): 
   return {
     id,
     jobName,
-    argsJson: encodeJson(job.args, at("args")),
+    argsJson: encodeJson(job.args, at("args"), true),
     argsHash: job.argsHash ?? null,
     status: "queued",
     attempts: 0,

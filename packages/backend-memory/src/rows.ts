@@ -71,16 +71,17 @@ export interface WorkerRecord {
   metadataJson: string | null;
 }
 
-/** Serialise a JSON value for storage; `undefined` is stored as `null` like a SQL NULL. */
-export function encodeJson(value: unknown, field: string): string {
+/**
+ * Serialise a JSON value for storage; `undefined` is stored as `null` like a SQL NULL. Args that fail
+ * are `SONIQ_TASK_ARGS_INVALID`; any other field (result, tags, metadata) `SONIQ_INVALID_ARGUMENT`.
+ */
+export function encodeJson(value: unknown, field: string, isArgs = false): string {
   let text: string | undefined;
   try {
     text = JSON.stringify(value);
   } catch (cause) {
-    throw new SoniqError("SONIQ_TASK_ARGS_INVALID", `The ${field} value is not JSON-serialisable.`, {
-      context: { field },
-      cause,
-    });
+    const code = isArgs ? "SONIQ_TASK_ARGS_INVALID" : "SONIQ_INVALID_ARGUMENT";
+    throw new SoniqError(code, `The ${field} value is not JSON-serialisable.`, { context: { field }, cause });
   }
   return text ?? "null";
 }

@@ -217,3 +217,36 @@ describe("memoryBackend workers and wake-ups", () => {
     expect(claimed?.id).toBe(later.id);
   });
 });
+
+describe("memoryBackend input errors", () => {
+  it("rejects bad arguments with typed errors and changes nothing", async () => {
+    const backend = memoryBackend();
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    await expect(backend.enqueue(job({ args: cyclic }))).rejects.toMatchObject({
+      code: "SONIQ_TASK_ARGS_INVALID",
+    });
+    await expect(backend.enqueue(job({ args: { n: 1n } }))).rejects.toMatchObject({
+      code: "SONIQ_TASK_ARGS_INVALID",
+    });
+    await expect(backend.enqueueMany([job(), job({ maxAttempts: 0 })])).rejects.toMatchObject({
+      code: "SONIQ_INVALID_ARGUMENT",
+      message: expect.stringContaining("Job 1: maxAttempts"),
+    });
+    await expect(backend.claim({ queues: null, limit: 0, workerId: null })).rejects.toMatchObject({
+      code: "SONIQ_INVALID_ARGUMENT",
+    });
+    expect((await backend.getQueueStats()).total).toBe(0);
+
+    const { id } = await backend.enqueue(job());
+    const [claimed] = await backend.claim({ queues: null, limit: 1, workerId: null });
+    const ref = { id, attempt: claimed?.attempts ?? 0 };
+    await expect(backend.complete([{ ...ref, result: cyclic, resultTtlMs: 1000 }])).rejects.toMatchObject({
+      code: "SONIQ_INVALID_ARGUMENT",
+    });
+    await expect(backend.retry(ref, { error: "e", delayMs: -1 })).rejects.toMatchObject({
+      code: "SONIQ_INVALID_ARGUMENT",
+    });
+    expect((await backend.getJob(id))?.status).toBe("processing");
+  });
+});
