@@ -51,6 +51,8 @@ registerConformanceSuite({
       injectDeadLetterFault: () => {
         armed = true;
       },
+      // Another pool on the same database, as a second process would have.
+      openPeer: () => postgresBackend({ connectionString: db.url }),
     };
   },
 });
