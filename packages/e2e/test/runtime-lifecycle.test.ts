@@ -1,5 +1,8 @@
 /** Runtime scenarios on the memory backend: cancel, shutdown, extensibility, events, queries, lifecycle. */
+import { execFile } from "node:child_process";
 import { PassThrough } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { memoryBackend } from "@soniq/backend-memory";
 import {
   isSoniqError,
@@ -208,6 +211,18 @@ describe("runtime/failures-and-leaks", () => {
     expect((await soniq.getJob(id))?.status).toBe("processing");
     await worker.stop();
   });
+
+  it("runtime/run-once-in-a-script: a script awaiting runOnce gets its answer even with only a timeout pending", async () => {
+    const script = fileURLToPath(new URL("./runtime-child-run-once.ts", import.meta.url));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--conditions=source", "--import", "tsx", script],
+      {
+        timeout: 60_000,
+      },
+    );
+    expect(JSON.parse(stdout)).toEqual({ ran: 2, done: 1, deadLetter: 1 });
+  }, 90_000);
 
   it("runtime/no-leaks: the runtime's timers never keep the process alive, before or after close", async () => {
     // getActiveResourcesInfo() lists only handles that keep the event loop alive (unref'd timers are not).
