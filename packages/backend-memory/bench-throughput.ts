@@ -2,6 +2,7 @@
  * Throughput of the memory backend, for the README and the closing note (not a test):
  *   pnpm exec tsx --conditions=source packages/backend-memory/bench-throughput.ts [jobs] [batch]
  * Enqueues `jobs` in batches of 1000, then drains them with claim(limit = batch) + complete(batch).
+ * Reports rates by wall time and by this process's CPU time (the latter holds up on a busy machine).
  */
 import { randomUUID } from "node:crypto";
 import type { NewJob } from "@soniq/core";
@@ -26,9 +27,15 @@ function newJob(i: number, queue: string): NewJob {
   };
 }
 
+function cpuMs(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+}
+
 async function run(label: string, queues: string[], claimQueues: string[] | null): Promise<void> {
   const backend = memoryBackend();
   let t0 = performance.now();
+  let c0 = process.cpuUsage();
   for (let i = 0; i < total; i += 1000) {
     const jobs: NewJob[] = [];
     for (let j = i; j < Math.min(i + 1000, total); j++)
@@ -36,7 +43,9 @@ async function run(label: string, queues: string[], claimQueues: string[] | null
     await backend.enqueueMany(jobs);
   }
   const enqueueMs = performance.now() - t0;
+  const enqueueCpuMs = cpuMs(c0);
   t0 = performance.now();
+  c0 = process.cpuUsage();
   let done = 0;
   for (;;) {
     const claimed = await backend.claim({ queues: claimQueues, limit: batch, workerId: null });
@@ -46,10 +55,12 @@ async function run(label: string, queues: string[], claimQueues: string[] | null
     );
   }
   const drainMs = performance.now() - t0;
+  const drainCpuMs = cpuMs(c0);
   if (done !== total) throw new Error(`drained ${done} of ${total}`);
   const rate = (ms: number) => Math.round(total / (ms / 1000)).toLocaleString("en-US");
   console.log(
-    `${label}: enqueueMany ${rate(enqueueMs)} jobs/s (${enqueueMs.toFixed(0)} ms); claim+complete (batch ${batch}) ${rate(drainMs)} jobs/s (${drainMs.toFixed(0)} ms)`,
+    `${label}:\n  enqueueMany ${rate(enqueueMs)} jobs/s wall, ${rate(enqueueCpuMs)} jobs/s CPU` +
+      `\n  claim+complete (batch ${batch}) ${rate(drainMs)} jobs/s wall, ${rate(drainCpuMs)} jobs/s CPU`,
   );
   await backend.close();
 }

@@ -65,7 +65,7 @@ export const claimCases = [
     async run(ctx) {
       const queue = ctx.queue();
       const future = await enqueue(ctx, { queue, scheduledAt: new Date(Date.now() + 3_600_000) });
-      const soon = await enqueue(ctx, { queue, scheduledAt: new Date(Date.now() + 300) });
+      const soon = await enqueue(ctx, { queue, scheduledAt: new Date(Date.now() + 1000) });
       const now = await enqueue(ctx, { queue, scheduledAt: null });
       const first = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
       deepEqual(ids(first), [now.id], "only the job due now may be claimed (scheduledAt null = now)");
@@ -75,7 +75,7 @@ export const claimCases = [
         await delay(25);
         second = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
       }
-      deepEqual(ids(second), [soon.id], "the job due in 300 ms must be claimable once due, alone");
+      deepEqual(ids(second), [soon.id], "the job due in 1 s must be claimable once due, alone");
       const job = await ctx.backend.getJob(future.id);
       equal(job?.status, "queued", "the job due in an hour must stay queued");
     },

@@ -50,7 +50,7 @@ export const leaseCases = [
     requires: { capabilities: { advisoryLocks: false } },
     async run(ctx) {
       const name = `lease-${ctx.id()}`;
-      equal(await ctx.backend.tryAcquireLease(name, "holder-a", 300), true);
+      equal(await ctx.backend.tryAcquireLease(name, "holder-a", 1000), true);
       equal(
         await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
         false,
