@@ -14,8 +14,8 @@ const app = await createApp({
   jobs: { reviewDelayMs: config.reviewDelayMs },
 });
 if (app.worker) logWorkerEvents(app.worker, (line) => console.log(`[worker] ${line}`));
+exitOnSignals(() => app.close()); // before listening, so a signal during start-up also stops cleanly
 const url = await app.listen(config.port, config.host);
-exitOnSignals(() => app.close());
 
 console.log(`Soniq example on ${url} (${app.db.description}; ${app.worker ? "worker in this process" : "no worker here: run pnpm --dir apps/example worker"})
 Try:

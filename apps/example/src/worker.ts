@@ -11,7 +11,6 @@ const config = readConfig(process.env);
 const { db, soniq } = await openSoniq(config.database, { reviewDelayMs: config.reviewDelayMs });
 const worker = soniq.worker(DEFAULT_WORKER_OPTIONS);
 logWorkerEvents(worker, (line) => console.log(`[worker] ${line}`));
-await worker.start();
 // Soniq unrefs its timers so it never holds a process open by itself; this process exists to run jobs,
 // so it keeps the event loop alive until a signal asks it to stop.
 const keepAlive = setInterval(() => {}, 1 << 30);
@@ -23,6 +22,7 @@ exitOnSignals(async () => {
     await db.close();
   }
 });
+await worker.start();
 console.log(
   `Soniq worker ${worker.id} running on ${db.description} (queues: all). Ctrl-C stops it gracefully.`,
 );
