@@ -94,7 +94,7 @@ function claimBatch(ctx: SqliteContext, request: ClaimRequest, limit: number): C
 export function claim(ctx: SqliteContext, request: ClaimRequest): Job[] {
   validateClaim(request);
   if (request.queues !== null && request.queues.length === 0) return [];
-  return immediate(ctx.db, () => {
+  return immediate(ctx, () => {
     const claimed: ClaimedRecord[] = [];
     // Dead-lettered rows leave gaps in the batch; take again (bounded) so the caller still gets work.
     for (let round = 0; round < 5 && claimed.length < request.limit; round++) {

@@ -37,7 +37,7 @@ export function complete(ctx: SqliteContext, items: readonly CompleteItem[]): nu
   const results = items.map((item) =>
     item.result === undefined || item.result === null ? null : JSON.stringify(item.result),
   );
-  return immediate(ctx.db, () => {
+  return immediate(ctx, () => {
     let applied = 0;
     items.forEach((item, i) => {
       const fence = { id: item.id, attempt: item.attempt };

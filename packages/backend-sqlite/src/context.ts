@@ -57,7 +57,20 @@ export function runSync<T>(operation: string, fn: () => T): Promise<T> {
   }
 }
 
-/** `BEGIN IMMEDIATE` around `fn` (a SAVEPOINT when the connection is already in a transaction). */
-export function immediate<T>(db: SqliteDatabase, fn: () => T): T {
-  return db.transaction(fn).immediate();
+/**
+ * `BEGIN IMMEDIATE` around `fn` (the write lock is taken before the first read), with the BEGIN and
+ * COMMIT statements prepared once per connection. Inside an open transaction (a caller's `tx`),
+ * better-sqlite3 nests it as a SAVEPOINT instead.
+ */
+export function immediate<T>(ctx: SqliteContext, fn: () => T, db: SqliteDatabase = ctx.db): T {
+  if (db.inTransaction) return db.transaction(fn)();
+  ctx.statement("BEGIN IMMEDIATE", db).run();
+  try {
+    const result = fn();
+    ctx.statement("COMMIT", db).run();
+    return result;
+  } catch (err) {
+    if (db.inTransaction) ctx.statement("ROLLBACK", db).run();
+    throw err;
+  }
 }

@@ -67,7 +67,7 @@ export function markJobDeadLetter(ctx: SqliteContext, id: string, options: DeadL
   };
   try {
     // The nested transaction is a SAVEPOINT: a throw between the steps rolls back to it.
-    return immediate(ctx.db, () => ctx.db.transaction(moveSteps)());
+    return immediate(ctx, () => ctx.db.transaction(moveSteps)());
   } catch (err) {
     if (isUniqueViolation(err)) throw deadLetterConflict(id, err);
     if (err instanceof InjectedFault) {
@@ -105,7 +105,7 @@ export function replayDeadLetterJob(ctx: SqliteContext, id: string, options: Rep
   if (typeof options.newId !== "string" || options.newId.length === 0) {
     throw invalidArgument("replayDeadLetterJob needs a newId.", { id });
   }
-  const row = immediate(ctx.db, () => {
+  const row = immediate(ctx, () => {
     const inserted = ctx.statement(REPLAY_INSERT).get({
       id,
       newId: options.newId,

@@ -112,7 +112,7 @@ export function enqueueMany(
 ): EnqueueResult[] {
   const params = jobs.map(toParams);
   if (params.length === 0) return [];
-  const results = immediate(db, () => params.map((p) => insertOne(ctx, db, p)));
+  const results = immediate(ctx, () => params.map((p) => insertOne(ctx, db, p)), db);
   const queues = new Set(params.filter((_, i) => !results[i]?.deduplicated).map((p) => p.queue));
   for (const queue of queues) ctx.notify(queue);
   return results;

@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import type { MigrationReport, MigrationStatus } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import { immediate, type SqliteDatabase } from "./context.js";
+import type { SqliteDatabase } from "./context.js";
 
 /** The folder of generated migrations; the same relative depth from src/ and dist/. */
 export const migrationsFolder = fileURLToPath(new URL("../drizzle", import.meta.url));
@@ -72,18 +72,20 @@ export function migrationStatus(db: SqliteDatabase, folder = migrationsFolder): 
 export function migrate(db: SqliteDatabase, folder = migrationsFolder): MigrationReport {
   const migrations = loadMigrations(folder);
   try {
-    const appliedNow = immediate(db, () => {
-      db.exec(CREATE_TABLE);
-      const { pending } = split(migrations, lastAppliedMillis(db));
-      const record = db.prepare(`INSERT INTO "${TABLE}" ("hash", "created_at") VALUES (?, ?)`);
-      for (const migration of pending) {
-        for (const statement of migration.statements) {
-          if (statement.trim().length > 0) db.exec(statement);
+    const appliedNow = db
+      .transaction(() => {
+        db.exec(CREATE_TABLE);
+        const { pending } = split(migrations, lastAppliedMillis(db));
+        const record = db.prepare(`INSERT INTO "${TABLE}" ("hash", "created_at") VALUES (?, ?)`);
+        for (const migration of pending) {
+          for (const statement of migration.statements) {
+            if (statement.trim().length > 0) db.exec(statement);
+          }
+          record.run(migration.hash, migration.millis);
         }
-        record.run(migration.hash, migration.millis);
-      }
-      return pending.map((m) => m.tag);
-    });
+        return pending.map((m) => m.tag);
+      })
+      .immediate();
     return { applied: migrations.map((m) => m.tag), pending: [], appliedNow };
   } catch (err) {
     throw new SoniqError("SONIQ_MIGRATION_FAILED", `Applying the SQLite migrations failed: ${String(err)}`, {

@@ -69,7 +69,7 @@ export function recoverStaleWorkers(ctx: SqliteContext, staleAfterMs: number): S
   if (typeof staleAfterMs !== "number" || !Number.isFinite(staleAfterMs) || staleAfterMs < 0) {
     throw invalidArgument("staleAfterMs must be a finite number >= 0.", { staleAfterMs });
   }
-  const { workerIds, jobs } = immediate(ctx.db, () => {
+  const { workerIds, jobs } = immediate(ctx, () => {
     const stale = ctx.statement(MARK_STALE).all(Math.round(staleAfterMs)) as { id: string }[];
     const ids = stale.map((w) => w.id);
     if (ids.length === 0) return { workerIds: ids, jobs: [] };
@@ -88,7 +88,7 @@ const REGISTER_TASK = `INSERT INTO soniq_task_registry (task_name, worker_id, la
 
 export function registerTaskNames(ctx: SqliteContext, workerId: string, names: readonly string[]): void {
   if (names.length === 0) return;
-  immediate(ctx.db, () => {
+  immediate(ctx, () => {
     for (const name of names) ctx.statement(REGISTER_TASK).run(name, workerId);
   });
 }

@@ -34,6 +34,8 @@ registerConformanceSuite({
       injectDeadLetterFault: () => {
         faultArmed = true;
       },
+      // A second connection to the same file, as another process would open it.
+      openPeer: () => sqliteBackend({ filename: file }),
       cleanup: () => inspector.close(),
     };
   },
