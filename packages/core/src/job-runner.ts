@@ -69,6 +69,8 @@ export function formatError(err: unknown): string {
 /** One running job: its context, abort controller (made on first use) and settle-once flag. */
 export class Running {
   settled = false;
+  /** Settled by a timeout, cancel or shutdown (which record the outcome), not by the runner. */
+  takenOver = false;
   /** Epoch ms when the job times out; 0 = no limit. */
   deadline = 0;
   /** Set when done, for the `job:done` event after the batched write. */
@@ -110,10 +112,15 @@ export class Running {
   }
 }
 
-/** Executes the handler through middleware and hooks. Resolves with null when the run was settled elsewhere. */
+/**
+ * Executes the handler through middleware and hooks. The run is settled here at the moment the outcome is
+ * decided (so a timeout or cancel arriving during `afterJob`/`onError` hooks cannot record a second
+ * outcome); resolves with null when a timeout, cancel or shutdown settled it first.
+ */
 export async function executeJob(rt: Runtime, run: Running): Promise<Outcome | null> {
   const { job, def, ctx } = run;
   if (!def) {
+    if (!run.settle()) return null;
     return {
       kind: "dead_letter",
       reason: "job_not_found",
@@ -124,6 +131,7 @@ export async function executeJob(rt: Runtime, run: Running): Promise<Outcome | n
   if (def.options.schema) {
     const parsed = await validateWithSchema(def.options.schema, args);
     if (!parsed.ok) {
+      if (!run.settle()) return null;
       return {
         kind: "dead_letter",
         reason: "invalid_arguments",
@@ -141,9 +149,9 @@ export async function executeJob(rt: Runtime, run: Running): Promise<Outcome | n
       ? def.handler(args, ctx)
       : runChain(chain, ctx, async () => def.handler(args, ctx)));
   } catch (err) {
-    return run.settled ? null : failureOutcome(rt, run, err);
+    return run.settle() ? failureOutcome(rt, run, err) : null;
   }
-  if (run.settled) return null;
+  if (!run.settle()) return null;
   if (isSnooze(value)) {
     const cap = rt.options.maxSnoozeMs;
     if (value.delayMs > cap) rt.logger.warn({ jobId: job.id, delayMs: value.delayMs, cap }, "snooze capped");

@@ -320,15 +320,25 @@ export class Worker implements LocalWorker, AsyncDisposable {
       run.deadline = Date.now() + timeoutMs;
       if (run.deadline < this.#timeoutAt) this.#armTimeouts(run.deadline);
     }
-    executeJob(rt, run).then(
-      (outcome) => {
-        if (outcome) this.#record(run, outcome);
-      },
-      (err: unknown) => {
-        rt.logger.error({ err, jobId: job.id }, "job runner failed unexpectedly; counting a failed attempt");
-        if (run.settle()) failureOutcome(rt, run, err).then((o) => this.#record(run, o));
-      },
-    );
+    void this.#run(run);
+  }
+
+  /** Runs the job and records its outcome (an async method: no per-job callback closures). */
+  async #run(run: Running): Promise<void> {
+    let outcome: Outcome | null;
+    try {
+      outcome = await executeJob(this.#rt, run);
+    } catch (err) {
+      this.#rt.logger.error(
+        { err, jobId: run.job.id },
+        "job runner failed unexpectedly; counting a failed attempt",
+      );
+      // Settled already: by the runner before it failed (record it here), or by a timeout, cancel or
+      // shutdown, which record it themselves (takenOver).
+      if (!run.settle() && run.takenOver) return;
+      outcome = await failureOutcome(this.#rt, run, err);
+    }
+    if (outcome) this.#record(run, outcome);
   }
 
   /** One timer for all deadlines, armed for the earliest: no per-job timer on the hot path. */
@@ -355,6 +365,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
 
   #timeOut(run: Running): void {
     if (!run.settle()) return;
+    run.takenOver = true;
     const ms = run.def?.options.timeoutMs ?? 0;
     const err = new JobAbortedError("timeout", `Job "${run.job.jobName}" timed out after ${ms} ms`);
     err.stack = `${err.name}: ${err.message}`;
@@ -364,6 +375,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
 
   #abandon(run: Running, why: "cancelled" | "lost" | "shutdown"): void {
     if (!run.settle()) return;
+    run.takenOver = true;
     const message =
       why === "cancelled"
         ? "The job was cancelled"

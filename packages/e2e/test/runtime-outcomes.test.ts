@@ -318,6 +318,19 @@ describe("runtime/timeouts", () => {
   });
 });
 
+describe("runtime/settle-once", () => {
+  it("runtime/one-outcome-per-run: a timeout during a slow afterJob hook does not record a second outcome", async () => {
+    const ends: string[] = [];
+    const soniq = app({ metrics: { recordJobStart() {}, recordJobEnd: (e) => void ends.push(e.status) } });
+    soniq.use({ afterJob: () => new Promise((resolve) => setTimeout(resolve, 120)) });
+    const job = soniq.job("settle.once", async () => "finished in time", { timeoutMs: 30, maxAttempts: 3 });
+    const { id } = await job.enqueue({});
+    expect(await soniq.worker().runOnce()).toBe(1);
+    expect(ends).toEqual(["done"]);
+    expect(await soniq.getJob(id)).toMatchObject({ status: "done", attempts: 1, result: "finished in time" });
+  });
+});
+
 describe("runtime/enqueue-validation", () => {
   it("runtime/schema-rejects-at-enqueue: SONIQ_TASK_ARGS_INVALID with issues, nothing written", async () => {
     const soniq = app();
