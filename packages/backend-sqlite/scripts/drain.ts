@@ -66,8 +66,11 @@ try {
   const t0 = performance.now();
   for (let i = 0; i < jobs.length; i += 1000) await backend.enqueueMany(jobs.slice(i, i + 1000));
   const t1 = performance.now();
+  const cpu0 = process.cpuUsage();
   await drain(backend);
   const t2 = performance.now();
+  const cpu = process.cpuUsage(cpu0);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
   // Single enqueues last, so the drain above never sees them.
   const singles = Array.from({ length: 2000 }, noopJob);
   const s0 = performance.now();
@@ -81,7 +84,8 @@ try {
   console.log(`enqueueMany (batches of 1000): ${rate(total, t1 - t0)} jobs/s`);
   console.log(
     `drain ${total} no-op jobs, concurrency ${concurrency}, queues ${queues ? queues.join(",") : "all"}: ` +
-      `${rate(total, t2 - t1)} jobs/s (${Math.round(t2 - t1)} ms)`,
+      `${rate(total, t2 - t1)} jobs/s (${Math.round(t2 - t1)} ms wall, ${Math.round(cpuMs)} ms CPU: ` +
+      `${rate(total, cpuMs)} jobs per CPU-second; less sensitive to a busy machine than wall time)`,
   );
 } finally {
   await backend.close();
