@@ -88,7 +88,7 @@ export async function runTour(options: TourOptions): Promise<TourSummary> {
     print(`Soniq example tour on ${app.db.description}`);
     print(`  the orders API listens on ${base}, with a worker in the same process\n`);
     const http = api(base);
-    return await tourSteps(http, print, timeout, workerLines, started);
+    return await tourSteps({ http, print, timeout }, workerLines, started);
   } finally {
     await app.close();
   }
@@ -114,15 +114,13 @@ async function placeOrders(http: Api, print: (line: string) => void) {
   return { placed, rejectedStatus: bad.status };
 }
 
-async function tourSteps(
-  http: Api,
-  print: (line: string) => void,
-  timeout: number,
-  workerLines: string[],
-  started: number,
-): Promise<TourSummary> {
-  const { placed, rejectedStatus } = await placeOrders(http, print);
-  const [ada, grace] = placed as [Order, Order];
+interface Step {
+  http: Api;
+  print: (line: string) => void;
+  timeout: number;
+}
+
+async function waitForJobs({ http, print, timeout }: Step, ada: Order, grace: Order): Promise<DeadLetterJob> {
   print("Waiting for the jobs: invoices, a flaky warehouse, a bouncing email, a delayed review request...");
   const dead = await waitFor("the receipt to Grace to be dead-lettered", timeout, async () => {
     const res = await http.call<{ deadLetters: DeadLetterJob[] }>("GET", "/dead-letters");
@@ -138,7 +136,10 @@ async function tourSteps(
   print(
     `  the review request for Ada ran ${requestedAfter} ms after the order (enqueued with delayMs: 1500)\n`,
   );
+  return dead;
+}
 
+async function fixAndReplay({ http, print, timeout }: Step, dead: DeadLetterJob, grace: Order) {
   print(`GET /dead-letters -> 1 row: ${dead.jobName} ${short(dead.id)}, reason ${dead.deadLetterReason}`);
   print(`  after ${dead.attempts} attempts; last error: ${(dead.lastError ?? "").split("\n")[0]}`);
   const fixed = await http.call<Order>("PATCH", `/orders/${grace.id}`, { email: "grace@example.com" });
@@ -151,32 +152,36 @@ async function tourSteps(
     const res = await http.call<Job>("GET", `/jobs/${replay.body.newJobId}`);
     return res.body.status === "done" ? res.body : undefined;
   });
-  const kept = (await http.call<{ deadLetters: DeadLetterJob[] }>("GET", "/dead-letters")).body
-    .deadLetters[0];
+  const list = await http.call<{ deadLetters: DeadLetterJob[] }>("GET", "/dead-letters");
+  const kept = list.body.deadLetters.find((row) => row.id === dead.id) ?? dead;
   print(
-    `  the replayed job is ${replayedJob.status}; the dead-letter row stays, resurrected ${kept?.resurrectionCount} time(s)\n`,
+    `  the replayed job is ${replayedJob.status}; the dead-letter row stays, resurrected ${kept.resurrectionCount} time(s)\n`,
   );
+  return { replayedJob, deadLetter: kept };
+}
 
+async function finalState({ http, print }: Step) {
   const stats = (await http.call<QueueStats>("GET", "/stats")).body;
   print(`GET /stats -> ${JSON.stringify(stats)}`);
   const orders = (await http.call<{ orders: Order[] }>("GET", "/orders")).body.orders;
+  const yes = (d: Date | null) => (d ? "yes" : "no");
   for (const o of orders) {
-    const at = (d: Date | null) => (d ? "yes" : "no");
     print(
-      `  order ${short(o.id)} ${o.customer}: invoice ${o.invoiceNumber}, stock reserved: ${at(o.stockReservedAt)}, ` +
-        `receipt sent: ${at(o.receiptSentAt)} (${o.email}), review requested: ${at(o.reviewRequestedAt)}`,
+      `  order ${short(o.id)} ${o.customer}: invoice ${o.invoiceNumber}, stock reserved: ${yes(o.stockReservedAt)}, ` +
+        `receipt sent: ${yes(o.receiptSentAt)} (${o.email}), review requested: ${yes(o.reviewRequestedAt)}`,
     );
   }
+  return { stats, orders };
+}
+
+async function tourSteps(step: Step, workerLines: string[], started: number): Promise<TourSummary> {
+  const { placed, rejectedStatus } = await placeOrders(step.http, step.print);
+  const [ada, grace] = placed as [Order, Order];
+  const dead = await waitForJobs(step, ada, grace);
+  const { replayedJob, deadLetter } = await fixAndReplay(step, dead, grace);
+  const { stats, orders } = await finalState(step);
   checkOutcome(stats, orders);
   const elapsedMs = Date.now() - started;
-  print(`\nTour finished in ${(elapsedMs / 1000).toFixed(1)} s.`);
-  return {
-    orders,
-    rejectedStatus,
-    deadLetter: kept ?? dead,
-    replayedJob,
-    stats,
-    workerLines: [...workerLines],
-    elapsedMs,
-  };
+  step.print(`\nTour finished in ${(elapsedMs / 1000).toFixed(1)} s.`);
+  return { orders, rejectedStatus, deadLetter, replayedJob, stats, workerLines: [...workerLines], elapsedMs };
 }
