@@ -48,6 +48,22 @@ describe("sqlite/connection", () => {
     expect(isSoniqError(err, "SONIQ_CLOSED")).toBe(true);
   });
 
+  it("waits busyTimeoutMs for another connection's write lock, then fails with SONIQ_BACKEND_ERROR", async () => {
+    const file = tmp.file();
+    const backend = await migrated(file, { busyTimeoutMs: 50 });
+    await backend.enqueue(newJob());
+    const holder = new Database(file);
+    holder.exec("BEGIN IMMEDIATE");
+    const started = Date.now();
+    const err = await backend.claim({ queues: null, limit: 1, workerId: null }).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+    expect(err).toMatchObject({ code: "SONIQ_BACKEND_ERROR", context: { sqliteCode: "SQLITE_BUSY" } });
+    holder.exec("ROLLBACK");
+    expect(await backend.claim({ queues: null, limit: 1, workerId: null })).toHaveLength(1);
+    holder.close();
+    await backend.close();
+  });
+
   it("rejects bad options with every problem listed", () => {
     expect(() => sqliteBackend({} as never, { busyTimeoutMs: -1 })).toThrow(
       expect.objectContaining({ code: "SONIQ_INVALID_OPTIONS", context: { problems: expect.any(Array) } }),
