@@ -13,7 +13,7 @@ import type { WorkerRegistration } from "./backend.js";
 import type { Running } from "./job-runner.js";
 import type { ResolvedWorkerOptions } from "./options.js";
 import type { Runtime } from "./runtime.js";
-import type { WorkerEvents } from "./worker.js";
+import type { WorkerEvents } from "./worker-events.js";
 
 export const MAINTENANCE_LEASE = "soniq.maintenance";
 

@@ -15,35 +15,22 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { CompletionBatcher } from "./completion-batcher.js";
+import { DeadlineSweeper } from "./deadline-sweeper.js";
 import { SoniqError } from "./errors.js";
 import { TypedEmitter } from "./events.js";
 import { executeJob, failureOutcome, JobAbortedError, type Outcome, Running } from "./job-runner.js";
-import type { JobEndStatus } from "./metrics.js";
 import type { ResolvedWorkerOptions } from "./options.js";
+import { OutcomeWriter } from "./outcome-writer.js";
 import type { LocalWorker, Runtime } from "./runtime.js";
-import type { DeadLetterReason } from "./schema/constants.js";
 import type { Job } from "./types.js";
 import { SONIQ_VERSION } from "./version.js";
+import type { WorkerEvents } from "./worker-events.js";
 import { WorkerUpkeep } from "./worker-upkeep.js";
-
-export interface WorkerEvents {
-  "job:start": { job: Job };
-  "job:done": { job: Job; result: unknown; durationMs: number };
-  "job:failed": { job: Job; error: string; delayMs: number };
-  "job:dead_letter": { job: Job; reason: DeadLetterReason; error: string };
-  "job:snoozed": { job: Job; delayMs: number };
-  "job:cancelled": { job: Job; why: "cancelled" | "lost" };
-  "job:nacked": { job: Job };
-  /** Something failed that the worker survived (a claim, a state write, a heartbeat...). */
-  error: { error: unknown; during: string };
-  /** A peer declared this worker stale; it re-registered. */
-  "worker:stale": { workerId: string };
-  stopped: { workerId: string };
-}
 
 /** `last_error` of a job claimed but never started when its worker stopped ("SNOOZE: ..."). */
 const RELEASED = "released unstarted at worker shutdown";
+
+export type { WorkerEvents } from "./worker-events.js";
 
 type State = "idle" | "starting" | "running" | "once" | "stopping" | "stopped";
 
@@ -52,7 +39,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
   readonly options: ResolvedWorkerOptions;
   readonly #rt: Runtime;
   readonly #events: TypedEmitter<WorkerEvents>;
-  readonly #batcher: CompletionBatcher<Running>;
+  readonly #writer: OutcomeWriter;
   readonly #upkeep: WorkerUpkeep;
   #state: State = "idle";
   #buffer: Job[] = [];
@@ -62,9 +49,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
   #wakePending = false;
   #claimErrors = 0;
   #pollTimer: NodeJS.Timeout | undefined;
-  #timeoutTimer: NodeJS.Timeout | undefined;
-  #timeoutAt = Number.POSITIVE_INFINITY;
-  #writes = 0;
+  readonly #deadlines: DeadlineSweeper;
   #waiters: { ready: () => boolean; resolve: () => void }[] = [];
   #unsubscribe: (() => Promise<void>) | null = null;
   #starting: Promise<void> | null = null;
@@ -77,11 +62,17 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#events = new TypedEmitter((event, err) =>
       rt.logger.warn({ err, event, workerId: this.id }, "worker event listener failed; ignoring"),
     );
-    this.#batcher = new CompletionBatcher<Running>(
-      rt.backend,
+    this.#deadlines = new DeadlineSweeper(
+      () => this.#inFlight.values(),
+      (run) => this.#timeOut(run),
+      // runOnce() promises to return, so there the timer keeps the process alive (cleared at the end).
+      () => this.#state !== "once",
+    );
+    this.#writer = new OutcomeWriter(
+      rt,
+      this.#events,
+      this.id,
       options.completeBatchSize,
-      (runs) => this.#completed(runs),
-      (runs, err) => this.#writeFailed(runs, err, "complete"),
       () => this.#check(),
       () => this.#state !== "once",
     );
@@ -212,9 +203,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
         await this.#waitFor(() => this.#quiet());
       }
     } finally {
-      clearTimeout(this.#timeoutTimer);
-      this.#timeoutTimer = undefined;
-      this.#timeoutAt = Number.POSITIVE_INFINITY;
+      this.#deadlines.clear();
       this.#rt.workers.delete(this);
       if (this.#state === "once") this.#state = "idle";
     }
@@ -318,7 +307,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     const timeoutMs = def?.options.timeoutMs ?? 0;
     if (timeoutMs > 0) {
       run.deadline = Date.now() + timeoutMs;
-      if (run.deadline < this.#timeoutAt) this.#armTimeouts(run.deadline);
+      this.#deadlines.track(run);
     }
     void this.#run(run);
   }
@@ -339,28 +328,6 @@ export class Worker implements LocalWorker, AsyncDisposable {
       outcome = await failureOutcome(this.#rt, run, err);
     }
     if (outcome) this.#record(run, outcome);
-  }
-
-  /** One timer for all deadlines, armed for the earliest: no per-job timer on the hot path. */
-  #armTimeouts(at: number): void {
-    clearTimeout(this.#timeoutTimer);
-    this.#timeoutAt = at;
-    this.#timeoutTimer = setTimeout(() => this.#sweepTimeouts(), Math.max(0, at - Date.now()));
-    // runOnce() promises to return, so there the timer keeps the process alive (and is cleared at the end).
-    if (this.#state !== "once") this.#timeoutTimer.unref();
-  }
-
-  #sweepTimeouts(): void {
-    this.#timeoutTimer = undefined;
-    this.#timeoutAt = Number.POSITIVE_INFINITY;
-    const now = Date.now();
-    let next = Number.POSITIVE_INFINITY;
-    for (const run of this.#inFlight.values()) {
-      if (run.deadline === 0 || run.settled) continue;
-      if (run.deadline <= now) this.#timeOut(run);
-      else if (run.deadline < next) next = run.deadline;
-    }
-    if (next < Number.POSITIVE_INFINITY) this.#armTimeouts(next);
   }
 
   #timeOut(run: Running): void {
@@ -386,139 +353,16 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#record(run, why === "shutdown" ? { kind: "nack" } : { kind: "abandoned", why });
   }
 
-  #endMetrics(
-    run: Running,
-    status: JobEndStatus,
-    extra?: { error?: string; reason?: DeadLetterReason },
-  ): void {
-    const m = this.#rt.metrics;
-    if (!m.active) return;
-    const { job } = run;
-    m.jobEnd({
-      jobId: job.id,
-      jobName: job.jobName,
-      queue: job.queue,
-      attempt: job.attempts,
-      status,
-      durationMs: performance.now() - run.startedAt,
-      ...extra,
-    });
-  }
-
   #record(run: Running, outcome: Outcome): void {
     this.#inFlight.delete(run.job.id);
-    const { backend } = this.#rt;
-    const { job } = run;
-    switch (outcome.kind) {
-      case "done": {
-        run.result = outcome.result;
-        run.durationMs = performance.now() - run.startedAt;
-        this.#endMetrics(run, "done");
-        const ttl = run.def?.options.resultTtlMs ?? this.#rt.options.resultTtlMs;
-        this.#batcher.add(
-          { id: job.id, attempt: job.attempts, result: outcome.result, resultTtlMs: ttl },
-          run,
-        );
-        break;
-      }
-      case "retry":
-        this.#endMetrics(run, "failed", { error: outcome.error });
-        this.#write(
-          run,
-          "retry",
-          backend.retry(
-            { id: job.id, attempt: job.attempts },
-            { error: outcome.error, delayMs: outcome.delayMs },
-          ),
-          () => this.#events.emit("job:failed", { job, error: outcome.error, delayMs: outcome.delayMs }),
-        );
-        break;
-      case "dead_letter": {
-        const { reason, error } = outcome;
-        this.#endMetrics(run, "dead_letter", { error, reason });
-        const moved = backend.markJobDeadLetter(job.id, { reason, error, attempt: job.attempts });
-        this.#write(run, "markJobDeadLetter", moved, () =>
-          this.#events.emit("job:dead_letter", { job, reason, error }),
-        );
-        break;
-      }
-      case "snooze":
-        this.#endMetrics(run, "snoozed");
-        this.#write(
-          run,
-          "reschedule",
-          backend.reschedule(
-            { id: job.id, attempt: job.attempts },
-            { delayMs: outcome.delayMs, reason: outcome.reason },
-          ),
-          () => this.#events.emit("job:snoozed", { job, delayMs: outcome.delayMs }),
-        );
-        break;
-      case "abandoned":
-        this.#endMetrics(run, "cancelled");
-        this.#rt.logger.info(
-          { jobId: job.id, why: outcome.why },
-          "job abandoned; its late result will be ignored",
-        );
-        this.#events.emit("job:cancelled", { job, why: outcome.why });
-        break;
-      case "nack":
-        this.#endMetrics(run, "nacked");
-        this.#rt.logger.warn({ jobId: job.id, reason: "shutdown_timeout" }, "shutdown_nack");
-        this.#rt.metrics.event("shutdown_nack", { jobId: job.id, reason: "shutdown_timeout" });
-        this.#write(run, "nack", backend.nack({ id: job.id, attempt: job.attempts }), () =>
-          this.#events.emit("job:nacked", { job }),
-        );
-        break;
-    }
+    this.#writer.record(run, outcome);
     this.#pump();
     this.#check();
   }
 
-  #write(run: Running, op: string, write: Promise<boolean>, onApplied: () => void): void {
-    this.#writes++;
-    write.then(
-      (applied) => {
-        this.#writes--;
-        if (applied) onApplied();
-        else {
-          this.#rt.logger.debug(
-            { jobId: run.job.id, op },
-            "write ignored: the job is no longer processing under this attempt (cancelled or recovered)",
-          );
-        }
-        this.#check();
-      },
-      (err: unknown) => {
-        this.#writes--;
-        this.#writeFailed([run], err, op);
-        this.#check();
-      },
-    );
-  }
-
-  #completed(runs: Running[]): void {
-    if (!this.#events.hasListeners("job:done")) return;
-    for (const run of runs) {
-      this.#events.emit("job:done", { job: run.job, result: run.result, durationMs: run.durationMs });
-    }
-  }
-
-  #writeFailed(runs: Running[], error: unknown, op: string): void {
-    const jobIds = runs.map((r) => r.job.id);
-    this.#rt.logger.error(
-      { err: error, op, jobIds, workerId: this.id },
-      "state write failed; the jobs stay processing until stale-worker recovery requeues them",
-    );
-    this.#rt.metrics.event("write_failed", { op, jobIds });
-    this.#events.emit("error", { error, during: op });
-  }
-
   /** No job buffered or running and no write pending. */
   #quiet(): boolean {
-    return (
-      this.#inFlight.size === 0 && this.#buffer.length === 0 && this.#writes === 0 && !this.#batcher.busy
-    );
+    return this.#inFlight.size === 0 && this.#buffer.length === 0 && !this.#writer.busy;
   }
 
   #waitFor(ready: () => boolean): Promise<void> {
@@ -562,9 +406,9 @@ export class Worker implements LocalWorker, AsyncDisposable {
       ),
     );
     await this.#drainInFlight();
-    this.#batcher.flush();
+    this.#writer.flush();
     await this.#waitFor(() => this.#quiet());
-    clearTimeout(this.#timeoutTimer);
+    this.#deadlines.clear();
     await this.#upkeep.stop();
     await backend.stopWorker(this.id).catch((error: unknown) => {
       logger.warn({ err: error, workerId: this.id }, "could not mark the worker stopped");
