@@ -1,6 +1,7 @@
 /**
- * `src/worker.ts` as its own process beside the app: it runs the jobs the app enqueued into the shared
- * SQLite file, and stops gracefully on SIGTERM (exit 0, worker row marked stopped).
+ * The example's processes: `src/worker.ts` beside the app runs the jobs the app enqueued into the shared
+ * SQLite file and stops gracefully on SIGTERM (exit 0, worker row marked stopped); `src/main.ts`
+ * (`example:serve`) serves HTTP with its in-process worker and stops gracefully on SIGINT.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -10,14 +11,13 @@ import { eventually, tempDir } from "./support.js";
 
 const appDir = fileURLToPath(new URL("..", import.meta.url));
 
-function startWorker(file: string): {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-} {
-  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=source", "src/worker.ts"], {
+function start(
+  entry: "src/worker.ts" | "src/main.ts",
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ["--import", "tsx", "--conditions=source", entry], {
     cwd: appDir,
-    env: { ...process.env, SONIQ_DATABASE_URL: `sqlite:${file}` },
+    env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let text = "";
@@ -38,7 +38,7 @@ describe("example/worker process", () => {
   it("example/worker-process: runs the app's jobs from another process and stops on SIGTERM", async () => {
     const file = dir.file();
     const { db, soniq, jobs } = await openSoniq({ kind: "sqlite", location: file }, { reviewDelayMs: 0 });
-    const worker = startWorker(file);
+    const worker = start("src/worker.ts", { SONIQ_DATABASE_URL: `sqlite:${file}` });
     try {
       const { enqueued } = await db.orders.create(
         { customer: "Ada", email: "ada@example.com", totalCents: 100 },
@@ -61,6 +61,32 @@ describe("example/worker process", () => {
       worker.child.kill("SIGKILL");
       await soniq.close();
       await db.close();
+    }
+  }, 40_000);
+
+  it("example/serve-process: example:serve answers HTTP, runs the jobs, and stops cleanly on SIGINT", async () => {
+    const file = dir.file();
+    const server = start("src/main.ts", { SONIQ_DATABASE_URL: `sqlite:${file}`, PORT: "0" });
+    try {
+      const base = await eventually(() => {
+        const url = /Soniq example on (http:\/\/[\d.]+:\d+)/.exec(server.output())?.[1];
+        if (!url) throw new Error(`not listening yet: ${server.output()}`);
+        return url;
+      }, 20_000);
+      const res = await fetch(`${base}/orders`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ customer: "Ada", email: "ada@example.com", totalCents: 100 }),
+      });
+      expect(res.status).toBe(201);
+      await eventually(() => expect(server.output()).toMatch(/\[worker\] orders\.send_invoice \w+ done/));
+
+      server.child.kill("SIGINT");
+      expect(await server.exited).toBe(0);
+      expect(server.output()).toContain("SIGINT: shutting down gracefully");
+      expect(server.output()).toContain("stopped cleanly");
+    } finally {
+      server.child.kill("SIGKILL");
     }
   }, 40_000);
 });
