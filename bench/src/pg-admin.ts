@@ -63,3 +63,14 @@ export async function serverInfo(
     return { version: version ?? "?", settings };
   });
 }
+
+/**
+ * A pool whose idle connections may be killed under it (the measurement's database is dropped WITH (FORCE),
+ * other sessions on a shared server terminate backends): without an 'error' listener Node would crash the
+ * whole bench. A query that was running still rejects, which makes its measurement INVALID.
+ */
+export function benchPool(connectionString: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max });
+  pool.on("error", () => {});
+  return pool;
+}

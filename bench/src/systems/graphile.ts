@@ -4,7 +4,8 @@
  * defaults. It deletes a job when it completes, so `done` is not countable: a drained queue is an empty table.
  */
 import { Logger, makeWorkerUtils, type Runner, run, type WorkerUtils } from "graphile-worker";
-import pg from "pg";
+import type pg from "pg";
+import { benchPool } from "../pg-admin.js";
 import {
   type BenchWorker,
   type Counts,
@@ -85,7 +86,7 @@ class GraphileSession implements SystemSession {
     private readonly utils: WorkerUtils,
     private readonly tuning: GraphileTuning,
   ) {
-    this.pool = new pg.Pool({ connectionString: url, max: 1 });
+    this.pool = benchPool(url, 1);
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {

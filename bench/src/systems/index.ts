@@ -3,7 +3,11 @@ import { graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
 import { limitSystem } from "./limit.js";
 import { pgBossSystem } from "./pg-boss.js";
 import { soniqMemoryContractSystem, soniqMemorySystem } from "./soniq-memory.js";
-import { soniqPostgresContractSystem, soniqPostgresSystem } from "./soniq-postgres.js";
+import {
+  soniqPostgresBatch500System,
+  soniqPostgresContractSystem,
+  soniqPostgresSystem,
+} from "./soniq-postgres.js";
 import { soniqSqliteContractSystem, soniqSqliteSystem } from "./soniq-sqlite.js";
 import type { SystemAdapter } from "./types.js";
 
@@ -16,6 +20,7 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   pgBossSystem,
   limitSystem,
   soniqPostgresContractSystem,
+  soniqPostgresBatch500System,
   soniqSqliteContractSystem,
   soniqMemoryContractSystem,
 ];

@@ -7,6 +7,7 @@
  * Soniq keeps them for the result TTL by default. No heartbeats, retries with backoff, or recovery.
  */
 import pg from "pg";
+import { benchPool } from "../pg-admin.js";
 import {
   type BenchWorker,
   type Counts,
@@ -98,11 +99,12 @@ class LimitWorker implements BenchWorker {
     private readonly url: string,
     private readonly spec: WorkerSpec,
   ) {
-    this.pool = new pg.Pool({ connectionString: url, max: 4 });
+    this.pool = benchPool(url, 4);
   }
 
   async start(): Promise<void> {
     const listener = new pg.Client({ connectionString: this.url });
+    listener.on("error", () => {});
     await listener.connect();
     listener.on("notification", () => this.wake());
     await listener.query(`LISTEN ${CHANNEL}`);
@@ -201,7 +203,7 @@ class LimitSession implements SystemSession {
   private readonly pool: pg.Pool;
 
   constructor(private readonly url: string) {
-    this.pool = new pg.Pool({ connectionString: url, max: 2 });
+    this.pool = benchPool(url, 2);
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {

@@ -6,8 +6,9 @@
  * pg-boss accepts). Completed jobs stay in `pgboss.job` with state `completed`.
  */
 
-import pg from "pg";
+import type pg from "pg";
 import PgBoss from "pg-boss";
+import { benchPool } from "../pg-admin.js";
 import {
   type BenchWorker,
   type Counts,
@@ -92,7 +93,7 @@ class PgBossSession implements SystemSession {
     private readonly url: string,
     private readonly boss: PgBoss,
   ) {
-    this.pool = new pg.Pool({ connectionString: url, max: 1 });
+    this.pool = benchPool(url, 1);
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {

@@ -2,7 +2,7 @@
  * Soniq on PostgreSQL (`@soniq/backend-postgres`), on the same server as the peers. Soniq's packages are
  * loaded on first use, so a package that fails to load makes its own rows INVALID, not the whole bench.
  */
-import pg from "pg";
+import { benchPool } from "../pg-admin.js";
 import type { CountQuery } from "./soniq-session.js";
 import type { Counts, SystemAdapter, SystemTarget } from "./types.js";
 import { TASK_NAMES } from "./types.js";
@@ -32,7 +32,7 @@ async function prepare(target: SystemTarget): Promise<void> {
 
 /** The verification counts, on a one-connection pool of their own. */
 function countQuery(url: string): { query: CountQuery; end: () => Promise<void> } {
-  const pool = new pg.Pool({ connectionString: url, max: 1 });
+  const pool = benchPool(url, 1);
   const query: CountQuery = async (kind) => {
     const row = (await pool.query<Counts>(COUNTS, [TASK_NAMES[kind]])).rows[0];
     if (!row) throw new Error("soniq counts returned no row");
@@ -76,5 +76,25 @@ export const soniqPostgresContractSystem: SystemAdapter = {
     ]);
     const counts = countQuery(url);
     return new SoniqContractSession(postgresBackend({ connectionString: url }), counts.query, counts.end);
+  },
+};
+
+export const soniqPostgresBatch500System: SystemAdapter = {
+  id: "soniq-postgres-b500",
+  label: "Soniq postgres (batchSize 500)",
+  storage: "postgres",
+  inProcess: false,
+  optional: true,
+  notes: "diagnostic: the Soniq postgres row with worker({ batchSize: 500, completeBatchSize: 500 })",
+  prepare,
+  async open(target) {
+    const url = requireUrl(target);
+    const [{ postgresBackend }, { SoniqAppSession }] = await Promise.all([
+      import("@soniq/backend-postgres"),
+      import("./soniq-session.js"),
+    ]);
+    const counts = countQuery(url);
+    const backend = postgresBackend({ connectionString: url });
+    return new SoniqAppSession(backend, counts.query, counts.end, { batchSize: 500, completeBatchSize: 500 });
   },
 };

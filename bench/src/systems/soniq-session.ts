@@ -6,7 +6,7 @@
  * minimal loop, to separate what the backend costs from what the worker runtime adds.
  */
 import { randomUUID } from "node:crypto";
-import { type Backend, type NewJob, Soniq, type Worker } from "@soniq/core";
+import { type Backend, type NewJob, Soniq, type Worker, type WorkerOptions } from "@soniq/core";
 import { ContractWorker } from "./soniq-contract-worker.js";
 import {
   type BenchArgs,
@@ -42,6 +42,8 @@ export class SoniqAppSession implements SystemSession {
     backend: Backend<unknown>,
     private readonly countQuery: CountQuery | null,
     private readonly onClose: () => Promise<void> = async () => {},
+    /** Worker settings on top of `concurrency` (diagnostic rows only; the main rows use the defaults). */
+    private readonly workerOptions: Omit<WorkerOptions, "concurrency"> = {},
   ) {
     this.soniq = new Soniq({ backend });
     const run = (kind: TaskKind) => (args: BenchArgs) =>
@@ -67,7 +69,7 @@ export class SoniqAppSession implements SystemSession {
 
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
     this.listener = spec.onStart;
-    const worker: Worker = this.soniq.worker({ concurrency: spec.concurrency });
+    const worker: Worker = this.soniq.worker({ ...this.workerOptions, concurrency: spec.concurrency });
     return { start: () => worker.start(), stop: () => worker.stop() };
   }
 
