@@ -20,8 +20,9 @@ export class HostClient {
   private allStarted: { at: number } | null = null;
   private allStartedWaiters: ((at: number) => void)[] = [];
 
-  private constructor() {
-    this.child = fork(HOST_ENTRY, [], {
+  /** Starts the child at once; it loads the system's modules while the parent prepares the database. */
+  constructor(systemId: string) {
+    this.child = fork(HOST_ENTRY, [systemId], {
       execArgv: ["--conditions=source", "--import", "tsx"],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
@@ -33,15 +34,9 @@ export class HostClient {
     });
   }
 
-  static async open(systemId: string, target: SystemTarget): Promise<HostClient> {
-    const host = new HostClient();
-    try {
-      await host.call({ op: "open", systemId, target });
-    } catch (err) {
-      host.kill();
-      throw err;
-    }
-    return host;
+  /** Opens the system's session in the child (once the database is ready). */
+  async open(systemId: string, target: SystemTarget): Promise<void> {
+    await this.call({ op: "open", systemId, target });
   }
 
   private onMessage(m: HostMessage): void {

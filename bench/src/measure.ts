@@ -49,25 +49,35 @@ async function makeTarget(
   return { target: { databaseUrl: null, sqlitePath: null }, cleanup: async () => {} };
 }
 
+/**
+ * Runs `fn` on fresh storage. When the workload needs the worker host (or the system is in-process), the
+ * child is spawned first, so its start-up overlaps with creating and migrating the database.
+ */
 export async function withMeasurement<T>(
   system: SystemAdapter,
   adminUrl: string,
+  needsHost: boolean,
   fn: (ctx: MeasureContext) => Promise<T>,
 ): Promise<T> {
-  const { target, cleanup } = await makeTarget(system, adminUrl);
-  let host: HostClient | null = null;
+  let host: HostClient | null = needsHost || system.inProcess ? new HostClient(system.id) : null;
+  let target: { target: SystemTarget; cleanup: () => Promise<void> } | null = null;
   let producer: ProducerHandle | null = null;
+  let opened: Promise<void> | null = null;
   try {
-    await system.prepare(target);
+    target = await makeTarget(system, adminUrl);
+    const t = target.target;
+    await system.prepare(t);
     const getHost = async () => {
-      host ??= await HostClient.open(system.id, target);
+      host ??= new HostClient(system.id);
+      opened ??= host.open(system.id, t);
+      await opened;
       return host;
     };
-    producer = system.inProcess ? (await getHost()).producer() : localProducer(await system.open(target));
+    producer = system.inProcess ? (await getHost()).producer() : localProducer(await system.open(t));
     return await fn({ system, producer, host: getHost });
   } finally {
     await producer?.close().catch(() => {});
     await (host as HostClient | null)?.close().catch(() => {});
-    await cleanup();
+    await target?.cleanup();
   }
 }

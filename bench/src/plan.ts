@@ -27,48 +27,53 @@ const DRAIN_TIMEOUT_MS = 120_000;
 async function measure(system: SystemAdapter, workload: WorkloadId, opts: BenchOptions): Promise<Metrics> {
   const s = opts.sizes;
   const scaled = (n: number) => Math.max(1, Math.round(n * (system.drainScale ?? 1)));
-  return withMeasurement(system, opts.databaseUrl, async (ctx): Promise<Metrics> => {
-    switch (workload) {
-      case "w1-c10":
-      case "w1-c50": {
-        const concurrency = workload === "w1-c10" ? 10 : 50;
-        const r = await runDrain(ctx, {
-          kind: "noop",
-          n: scaled(s.drainJobs),
-          concurrency,
-          batchSize: s.bulkBatch,
-          timeoutMs: DRAIN_TIMEOUT_MS,
-        });
-        return {
-          [`drain_c${concurrency}`]: r.jobsPerSec,
-          [`drain_c${concurrency}_startup_ms`]: r.startupMs,
-          bulk_enqueue: r.bulkEnqueuePerSec,
-        };
+  return withMeasurement(
+    system,
+    opts.databaseUrl,
+    workload !== "w2-single",
+    async (ctx): Promise<Metrics> => {
+      switch (workload) {
+        case "w1-c10":
+        case "w1-c50": {
+          const concurrency = workload === "w1-c10" ? 10 : 50;
+          const r = await runDrain(ctx, {
+            kind: "noop",
+            n: scaled(s.drainJobs),
+            concurrency,
+            batchSize: s.bulkBatch,
+            timeoutMs: DRAIN_TIMEOUT_MS,
+          });
+          return {
+            [`drain_c${concurrency}`]: r.jobsPerSec,
+            [`drain_c${concurrency}_startup_ms`]: r.startupMs,
+            bulk_enqueue: r.bulkEnqueuePerSec,
+          };
+        }
+        case "w2-single":
+          return { single_enqueue: (await runSingleEnqueue(ctx, s.singleEnqueues)).jobsPerSec };
+        case "w3": {
+          const r = await runLatency(ctx, {
+            n: s.latencyJobs,
+            intervalMs: s.latencyIntervalMs,
+            concurrency: 10,
+            idleMs: opts.quick ? 200 : 500,
+            timeoutMs: 30_000,
+          });
+          return { latency_p50: r.p50, latency_p95: r.p95, latency_p99: r.p99, latency_max: r.max };
+        }
+        case "w4": {
+          const r = await runDrain(ctx, {
+            kind: "fail",
+            n: scaled(s.failJobs),
+            concurrency: 10,
+            batchSize: s.bulkBatch,
+            timeoutMs: DRAIN_TIMEOUT_MS,
+          });
+          return { fail: r.jobsPerSec };
+        }
       }
-      case "w2-single":
-        return { single_enqueue: (await runSingleEnqueue(ctx, s.singleEnqueues)).jobsPerSec };
-      case "w3": {
-        const r = await runLatency(ctx, {
-          n: s.latencyJobs,
-          intervalMs: s.latencyIntervalMs,
-          concurrency: 10,
-          idleMs: opts.quick ? 200 : 500,
-          timeoutMs: 30_000,
-        });
-        return { latency_p50: r.p50, latency_p95: r.p95, latency_p99: r.p99, latency_max: r.max };
-      }
-      case "w4": {
-        const r = await runDrain(ctx, {
-          kind: "fail",
-          n: scaled(s.failJobs),
-          concurrency: 10,
-          batchSize: s.bulkBatch,
-          timeoutMs: DRAIN_TIMEOUT_MS,
-        });
-        return { fail: r.jobsPerSec };
-      }
-    }
-  });
+    },
+  );
 }
 
 export async function runPlan(

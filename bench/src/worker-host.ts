@@ -116,6 +116,14 @@ async function execute(call: HostCall): Promise<unknown> {
   }
 }
 
+// Load the system's modules right away, while the parent creates and migrates the database.
+const preloadId = process.argv[2];
+// A failure here resurfaces (with its message) when "open" imports the same modules.
+if (preloadId)
+  findSystem(preloadId)
+    .preload?.()
+    .catch(() => {});
+
 process.on("message", (raw: HostRequest) => {
   execute(raw.call).then(
     // After "close" nothing may keep the process alive (a library's stray timer): exit once answered.

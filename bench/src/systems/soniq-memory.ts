@@ -7,6 +7,7 @@ import type { SystemAdapter } from "./types.js";
 export const soniqMemorySystem: SystemAdapter = {
   id: "soniq-memory",
   label: "Soniq memory (in-process)",
+  preload: () => Promise.all([import("@soniq/backend-memory"), import("./soniq-session.js")]),
   storage: "memory",
   inProcess: true,
   notes: "memoryBackend() with default settings; producer and worker in one process",
@@ -23,6 +24,7 @@ export const soniqMemorySystem: SystemAdapter = {
 export const soniqMemoryContractSystem: SystemAdapter = {
   id: "soniq-memory-contract",
   label: "Soniq memory (contract loop)",
+  preload: () => Promise.all([import("@soniq/backend-memory"), import("./soniq-session.js")]),
   storage: "memory",
   inProcess: true,
   optional: true,

@@ -44,6 +44,7 @@ function countQuery(url: string): { query: CountQuery; end: () => Promise<void> 
 export const soniqPostgresSystem: SystemAdapter = {
   id: "soniq-postgres",
   label: "Soniq postgres",
+  preload: () => Promise.all([import("@soniq/backend-postgres"), import("./soniq-session.js")]),
   storage: "postgres",
   inProcess: false,
   notes: "new Soniq({ backend: postgresBackend(...) }) with default settings, soniq.worker({ concurrency })",
@@ -62,6 +63,7 @@ export const soniqPostgresSystem: SystemAdapter = {
 export const soniqPostgresContractSystem: SystemAdapter = {
   id: "soniq-postgres-contract",
   label: "Soniq postgres (contract loop)",
+  preload: () => Promise.all([import("@soniq/backend-postgres"), import("./soniq-session.js")]),
   storage: "postgres",
   inProcess: false,
   optional: true,
@@ -82,6 +84,7 @@ export const soniqPostgresContractSystem: SystemAdapter = {
 export const soniqPostgresBatch500System: SystemAdapter = {
   id: "soniq-postgres-b500",
   label: "Soniq postgres (batchSize 500)",
+  preload: () => Promise.all([import("@soniq/backend-postgres"), import("./soniq-session.js")]),
   storage: "postgres",
   inProcess: false,
   optional: true,

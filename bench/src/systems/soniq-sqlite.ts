@@ -23,6 +23,7 @@ async function prepare(target: SystemTarget): Promise<void> {
 export const soniqSqliteSystem: SystemAdapter = {
   id: "soniq-sqlite",
   label: "Soniq sqlite (in-process)",
+  preload: () => Promise.all([import("@soniq/backend-sqlite"), import("./soniq-session.js")]),
   storage: "sqlite",
   inProcess: true,
   notes: "sqliteBackend({ filename }) (WAL) with default settings; producer and worker in one process",
@@ -39,6 +40,7 @@ export const soniqSqliteSystem: SystemAdapter = {
 export const soniqSqliteContractSystem: SystemAdapter = {
   id: "soniq-sqlite-contract",
   label: "Soniq sqlite (contract loop)",
+  preload: () => Promise.all([import("@soniq/backend-sqlite"), import("./soniq-session.js")]),
   storage: "sqlite",
   inProcess: true,
   optional: true,

@@ -75,6 +75,8 @@ export interface SystemAdapter {
   readonly drainScale?: number;
   /** Why this system cannot run here (e.g. its package has not landed yet), or null. */
   unavailable?(): Promise<string | null>;
+  /** Load what `open` needs ahead of time (modules imported on first use). */
+  preload?(): Promise<unknown>;
   /** Create the schema in a fresh target. Runs once per measurement, before any session opens. */
   prepare(target: SystemTarget): Promise<void>;
   open(target: SystemTarget): Promise<SystemSession>;
