@@ -94,6 +94,51 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       expect(await soniq.getJob(id)).toMatchObject({ status: "cancelled", result: null });
     });
 
+    it("runtime/matrix-cancel-from-peer: a cancel through another instance reaches the handler at the next heartbeat", async () => {
+      const soniqA = await app();
+      const soniqB = await app(kind.createPeer());
+      const running = gate();
+      const aborted = gate<unknown>();
+      const job = soniqA.job(
+        "matrix.cancel_remote",
+        (_args, ctx) =>
+          new Promise((resolve) => {
+            running.open();
+            ctx.signal.addEventListener("abort", () => {
+              aborted.open(ctx.signal.reason);
+              resolve("too late");
+            });
+          }),
+        { queue },
+      );
+      const { id } = await job.enqueue({});
+      await started(soniqA.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 }));
+      await running.promise;
+      expect(await soniqB.backend.cancel(id)).toBe(true);
+      expect(((await aborted.promise) as JobAbortedError).why).toBe("cancelled");
+      expect((await soniqA.getJob(id))?.status).toBe("cancelled");
+    });
+
+    it("runtime/matrix-declared-stale: a worker whose heartbeat is refused re-registers and keeps working", async () => {
+      const soniq = await app();
+      const job = soniq.job("matrix.after_stale", async () => "still working", { queue });
+      const worker = await started(
+        soniq.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 30 }),
+      );
+      const stale = gate<string>();
+      worker.on("worker:stale", ({ workerId }) => stale.open(workerId));
+      await eventually(async () => {
+        expect((await soniq.backend.recoverStaleWorkers(1)).workerIds).toContain(worker.id);
+      });
+      expect(await stale.promise).toBe(worker.id);
+      await eventually(async () => {
+        const row = (await soniq.backend.listWorkers()).find((w) => w.id === worker.id);
+        expect(row?.status).toBe("active");
+      });
+      const { id } = await job.enqueue({});
+      await eventually(async () => expect(await soniq.getResult(id)).toBe("still working"));
+    });
+
     it("runtime/matrix-timeout: a handler over timeoutMs fails its attempt with 'timed out'", async () => {
       const soniq = await app();
       const job = soniq.job("matrix.slow", () => new Promise(() => {}), {
