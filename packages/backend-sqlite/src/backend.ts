@@ -95,6 +95,7 @@ export function sqliteBackend(
   const ctx: SqliteContext = {
     db,
     statement: (sql, on = db) => statements.get(on, sql),
+    generated: (key, build) => statements.get(db, key, build),
     notify: (queue) => wakeUps.notify(queue),
     faults: resolved.faults,
   };

@@ -21,6 +21,8 @@ export interface SqliteContext {
   readonly db: SqliteDatabase;
   /** Prepared once per connection and SQL text, reused on every call. */
   statement(sql: string, db?: SqliteDatabase): Statement;
+  /** Like `statement`, for generated SQL: looked up by a short key, built only on the first call. */
+  generated(key: string, build: () => string): Statement;
   /** Wake in-process subscribers of this backend object (after the current synchronous work). */
   notify(queue: string): void;
   readonly faults: SqliteFaults;
@@ -30,16 +32,17 @@ export interface SqliteContext {
 export class StatementCache {
   readonly #byDb = new WeakMap<SqliteDatabase, Map<string, Statement>>();
 
-  get(db: SqliteDatabase, sql: string): Statement {
+  /** The statement for `key` on `db`; `key` is the SQL itself unless `build` makes the SQL from it. */
+  get(db: SqliteDatabase, key: string, build?: () => string): Statement {
     let map = this.#byDb.get(db);
     if (!map) {
       map = new Map();
       this.#byDb.set(db, map);
     }
-    let stmt = map.get(sql);
+    let stmt = map.get(key);
     if (!stmt) {
-      stmt = db.prepare(sql);
-      map.set(sql, stmt);
+      stmt = db.prepare(build ? build() : key);
+      map.set(key, stmt);
     }
     return stmt;
   }
