@@ -2,13 +2,13 @@
  * Every ```ts block in the root README is tagged `snippet=<name>`, type-checked against the real packages,
  * and run; each run is checked for what the README says it does. A renamed API breaks this test.
  *
- * Blocks are written verbatim to apps/example/.snippets/ (so they resolve the workspace packages), run with
+ * Blocks are written verbatim under apps/example/.snippets/ (so they resolve the workspace packages), run with
  * tsx in a temporary working directory (their ./soniq.db and ./app.db land there), then removed.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { mkdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import pg from "pg";
 import ts from "typescript";
@@ -17,8 +17,11 @@ import { createPostgresDatabase, tempDir } from "./support.js";
 
 const appDir = fileURLToPath(new URL("..", import.meta.url));
 const repoRoot = join(appDir, "..", "..");
-const snippetDir = join(appDir, ".snippets");
-const tsxBin = join(appDir, "node_modules", ".bin", "tsx");
+// One folder per run, so two runs in the same checkout never remove each other's files.
+const snippetDir = join(appDir, ".snippets", `run-${process.pid}-${Date.now()}`);
+// tsx as a loader in the snippet's own node process (not the tsx CLI, which runs a child): signals sent to
+// the process reach the snippet's handlers directly.
+const tsxLoader = pathToFileURL(join(appDir, "node_modules", "tsx", "dist", "loader.mjs")).href;
 const vitestBin = join(appDir, "node_modules", ".bin", "vitest");
 
 /** The fenced ```ts blocks of a markdown text, with the name from `snippet=<name>` (null when untagged). */
@@ -73,7 +76,7 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 }
 
 const runSnippet = (name: string, cwd: string, env?: NodeJS.ProcessEnv, stopWhen?: RegExp) =>
-  run(tsxBin, ["--conditions=source", fileOf(name)], cwd, env, stopWhen);
+  run(process.execPath, ["--import", tsxLoader, "--conditions=source", fileOf(name)], cwd, env, stopWhen);
 
 function expectSuccess(result: Run): void {
   expect(result.stderr).toBe("");
@@ -97,6 +100,9 @@ describe("example/readme-snippets", () => {
   }, 30_000);
   afterAll(async () => {
     rmSync(snippetDir, { recursive: true, force: true });
+    try {
+      rmdirSync(dirname(snippetDir)); // only when no other run is using it
+    } catch {}
     work.remove();
     await postgres?.drop();
   }, 30_000);
