@@ -3,7 +3,9 @@
  * handlers in flight, claiming in batches into a local buffer and flushing completions in batches (what
  * the worker runtime does), on a database of its own. Prints jobs/s.
  *
- *   pnpm exec tsx --conditions=source packages/backend-postgres/scripts/drain.ts [jobs] [concurrency] [claimBatch]
+ *   pnpm exec tsx --conditions=source packages/backend-postgres/scripts/drain.ts [jobs] [concurrency] [claimBatch] [async]
+ *
+ * A fourth argument `async` runs with `asyncOutcomes: true`.
  *
  * Uses DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) to create and drop the database.
  */
@@ -15,6 +17,7 @@ import { type PostgresBackend, postgresBackend } from "../src/index.js";
 const TOTAL = Number(process.argv[2] ?? 10_000);
 const CONCURRENCY = Number(process.argv[3] ?? 10);
 const CLAIM_BATCH = Number(process.argv[4] ?? 100);
+const ASYNC_OUTCOMES = process.argv[5] === "async";
 const RESULT_TTL_MS = 300_000; // done rows are kept, as with the runtime's default result TTL
 const QUEUE = "drain";
 const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -96,7 +99,10 @@ async function main(): Promise<void> {
   await admin(`CREATE DATABASE ${name}`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  const backend = postgresBackend({ connectionString: url.toString(), poolConfig: { max: CONCURRENCY + 2 } });
+  const backend = postgresBackend(
+    { connectionString: url.toString(), poolConfig: { max: CONCURRENCY + 2 } },
+    { asyncOutcomes: ASYNC_OUTCOMES },
+  );
   try {
     await backend.migrate();
     const singles = 1000;
@@ -122,7 +128,7 @@ async function main(): Promise<void> {
       `enqueueMany: ${TOTAL} jobs in ${enqueueMs.toFixed(0)} ms = ${Math.round((TOTAL / enqueueMs) * 1000)} jobs/s`,
     );
     console.log(
-      `drain: ${TOTAL} jobs, concurrency ${CONCURRENCY}, claim batch ${CLAIM_BATCH}: ${ms.toFixed(0)} ms = ${Math.round((TOTAL / ms) * 1000)} jobs/s`,
+      `drain: ${TOTAL} jobs, concurrency ${CONCURRENCY}, claim batch ${CLAIM_BATCH}${ASYNC_OUTCOMES ? ", asyncOutcomes" : ""}: ${ms.toFixed(0)} ms = ${Math.round((TOTAL / ms) * 1000)} jobs/s`,
     );
   } finally {
     await backend.close();

@@ -46,7 +46,11 @@ export function postgresBackend(
   options: PostgresBackendOptions = {},
 ): PostgresBackend {
   const resolved = resolveConnection(connection, options);
-  const ctx: PgContext = { pool: resolved.pool, testHooks: { ...options.testHooks } };
+  const ctx: PgContext = {
+    pool: resolved.pool,
+    asyncOutcomes: options.asyncOutcomes === true,
+    testHooks: { ...options.testHooks },
+  };
   const wakeUps = new WakeUpChannel(resolved.clientConfig);
   const leases = new AdvisoryLeases(resolved.clientConfig);
   let closing: Promise<void> | undefined;

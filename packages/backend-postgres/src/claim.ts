@@ -17,14 +17,14 @@
  */
 import type { ClaimRequest, Job } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
-import { type PgContext, query } from "./context.js";
+import { ASYNC_COMMIT, type PgContext, query } from "./context.js";
 import { moveExhaustedJobs } from "./dead-letter.js";
 import { JOB_COLUMNS, mapJob, type Row } from "./rows.js";
 
 function claimSql(queueFilter: string): string {
   return `UPDATE soniq_jobs
 SET status = 'processing', attempts = attempts + 1, worker_id = $2, updated_at = now()
-FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
+FROM ${ASYNC_COMMIT}
 WHERE id = ANY(ARRAY(
   SELECT id FROM soniq_jobs
   WHERE status = 'queued' AND scheduled_at <= now()${queueFilter}

@@ -10,16 +10,17 @@
  */
 import type { CompleteItem } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
-import { type PgContext, query } from "./context.js";
+import { ASYNC_COMMIT, type PgContext, query } from "./context.js";
 import { isUuid } from "./errors.js";
 
 // $2: { "<id>": [attempt, resultTtlMs, result?] }; a missing third element leaves result NULL.
-const COMPLETE = `UPDATE soniq_jobs
+const COMPLETE = (from: string) => `UPDATE soniq_jobs
 SET status = 'done', result = $2::jsonb -> id::text -> 2, updated_at = now(),
     expires_at = now() + ($2::jsonb -> id::text ->> 1)::float8 * interval '1 millisecond'
+${from ? `FROM ${from}` : ""}
 WHERE id = ANY($1::uuid[]) AND status = 'processing' AND attempts = ($2::jsonb -> id::text ->> 0)::int`;
 
-const COMPLETE_AND_DELETE = `DELETE FROM soniq_jobs
+const COMPLETE_AND_DELETE = (from: string) => `DELETE FROM soniq_jobs ${from ? `USING ${from}` : ""}
 WHERE id = ANY($1::uuid[]) AND status = 'processing' AND attempts = ($2::jsonb -> id::text ->> 0)::int`;
 
 function validate(items: readonly CompleteItem[]): void {
@@ -50,8 +51,8 @@ function encodeItems(items: readonly CompleteItem[]): string {
 async function markDone(ctx: PgContext, items: readonly CompleteItem[]): Promise<number> {
   if (items.length === 0) return 0;
   const res = await query(ctx, "complete", {
-    name: "soniq_complete",
-    text: COMPLETE,
+    name: ctx.asyncOutcomes ? "soniq_complete_async" : "soniq_complete",
+    text: COMPLETE(ctx.asyncOutcomes ? ASYNC_COMMIT : ""),
     values: [items.map((i) => i.id), encodeItems(items)],
   });
   return res.rowCount ?? 0;
@@ -60,8 +61,8 @@ async function markDone(ctx: PgContext, items: readonly CompleteItem[]): Promise
 async function deleteDone(ctx: PgContext, items: readonly CompleteItem[]): Promise<number> {
   if (items.length === 0) return 0;
   const res = await query(ctx, "complete", {
-    name: "soniq_complete_delete",
-    text: COMPLETE_AND_DELETE,
+    name: ctx.asyncOutcomes ? "soniq_complete_delete_async" : "soniq_complete_delete",
+    text: COMPLETE_AND_DELETE(ctx.asyncOutcomes ? ASYNC_COMMIT : ""),
     values: [items.map((i) => i.id), encodeItems(items)],
   });
   return res.rowCount ?? 0;

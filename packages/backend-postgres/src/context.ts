@@ -20,8 +20,16 @@ export interface PostgresTestHooks {
   interruptDeadLetterMove?: () => DeadLetterInterrupt | undefined;
 }
 
+/**
+ * A FROM / USING item whose only effect is `SET LOCAL synchronous_commit = off` for the statement's own
+ * implicit transaction: it commits without waiting for the WAL flush; the session keeps its setting.
+ */
+export const ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', true)) AS async_commit";
+
 export interface PgContext {
   readonly pool: pg.Pool;
+  /** Worker outcomes (complete, retry, nack, reschedule, dead-letter move) commit asynchronously. */
+  readonly asyncOutcomes: boolean;
   readonly testHooks: PostgresTestHooks;
 }
 

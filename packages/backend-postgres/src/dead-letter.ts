@@ -10,7 +10,7 @@
  */
 import type { DeadLetterOptions, Job } from "@soniq/core";
 import type pg from "pg";
-import { type DeadLetterInterrupt, type PgContext, query } from "./context.js";
+import { ASYNC_COMMIT, type DeadLetterInterrupt, type PgContext, query } from "./context.js";
 import { isUuid, translatePgError } from "./errors.js";
 
 const DLQ_INSERT_COLUMNS =
@@ -22,17 +22,21 @@ function movableWhere(fenced: boolean): string {
     : "id = $1 AND status IN ('queued', 'processing')";
 }
 
-function moveSql(fenced: boolean): string {
+function moveSql(fenced: boolean, asyncCommit: boolean): string {
   return `WITH moved AS (
-  DELETE FROM soniq_jobs WHERE ${movableWhere(fenced)}
+  DELETE FROM soniq_jobs ${asyncCommit ? `USING ${ASYNC_COMMIT}` : ""} WHERE ${movableWhere(fenced)}
   RETURNING id, job_name, args, queue, priority, max_attempts, attempts, created_at)
 INSERT INTO soniq_dead_letter_jobs (${DLQ_INSERT_COLUMNS})
 SELECT id, job_name, args, queue, priority, max_attempts, attempts, $2, $3, $4::jsonb, created_at FROM moved
 RETURNING id`;
 }
 
-const MOVE = moveSql(false);
-const MOVE_FENCED = moveSql(true);
+const MOVES = {
+  plain: moveSql(false, false),
+  fenced: moveSql(true, false),
+  plainAsync: moveSql(false, true),
+  fencedAsync: moveSql(true, true),
+} as const;
 
 function moveValues(id: string, options: DeadLetterOptions): unknown[] {
   const tags = options.tags === undefined || options.tags === null ? null : JSON.stringify(options.tags);
@@ -49,10 +53,11 @@ export async function markJobDeadLetter(
   if (!isUuid(id)) return false;
   const interrupt = ctx.testHooks.interruptDeadLetterMove?.();
   if (interrupt) return moveInTwoSteps(ctx, id, options, interrupt);
-  const fenced = options.attempt !== undefined;
+  const variant =
+    `${options.attempt !== undefined ? "fenced" : "plain"}${ctx.asyncOutcomes ? "Async" : ""}` as const;
   const res = await query(ctx, "markJobDeadLetter", {
-    name: fenced ? "soniq_dlq_move_fenced" : "soniq_dlq_move",
-    text: fenced ? MOVE_FENCED : MOVE,
+    name: `soniq_dlq_move_${variant}`,
+    text: MOVES[variant],
     values: moveValues(id, options),
   });
   return res.rowCount === 1;

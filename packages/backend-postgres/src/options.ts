@@ -13,6 +13,14 @@ export type PostgresConnection =
   | { pool: pg.Pool };
 
 export interface PostgresBackendOptions {
+  /**
+   * Commit worker outcomes (complete, retry, nack, reschedule, dead-letter move) without waiting for the
+   * WAL flush. Default false. Faster on the worker's write path; after a crash of the database (not of a
+   * worker) the outcomes of the last moments (about 3 x wal_writer_delay) can be lost, and those jobs go
+   * back through stale-worker recovery and run again, as at-least-once delivery allows. Enqueues stay
+   * synchronous either way.
+   */
+  asyncOutcomes?: boolean;
   /** Fault injection for conformance tests (see `PostgresTestHooks`). Never set it in production. */
   testHooks?: PostgresTestHooks;
 }
@@ -54,13 +62,19 @@ function problemsOf(connection: unknown): string[] {
 export function optionProblems(options: unknown): string[] {
   if (options === undefined) return [];
   if (typeof options !== "object" || options === null) return ["options must be an object"];
+  const problems: string[] = [];
+  const asyncOutcomes = (options as { asyncOutcomes?: unknown }).asyncOutcomes;
+  if (asyncOutcomes !== undefined && typeof asyncOutcomes !== "boolean") {
+    problems.push("asyncOutcomes must be a boolean");
+  }
   const hooks = (options as { testHooks?: unknown }).testHooks;
-  if (hooks === undefined) return [];
-  if (typeof hooks !== "object" || hooks === null) return ["testHooks must be an object"];
+  if (hooks === undefined) return problems;
+  if (typeof hooks !== "object" || hooks === null) return [...problems, "testHooks must be an object"];
   const interrupt = (hooks as { interruptDeadLetterMove?: unknown }).interruptDeadLetterMove;
-  return interrupt === undefined || typeof interrupt === "function"
-    ? []
-    : ["testHooks.interruptDeadLetterMove must be a function"];
+  if (interrupt !== undefined && typeof interrupt !== "function") {
+    problems.push("testHooks.interruptDeadLetterMove must be a function");
+  }
+  return problems;
 }
 
 export function resolveConnection(

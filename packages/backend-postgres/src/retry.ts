@@ -4,30 +4,38 @@
  */
 import type { JobRef, RescheduleOptions, RetryOptions } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
-import type { PgContext } from "./context.js";
+import { ASYNC_COMMIT, type PgContext } from "./context.js";
 import { isUuid } from "./errors.js";
 import { KEEP_KEYS, requeueQuery } from "./requeue.js";
 
 const FENCE = "id = $1 AND status = 'processing' AND attempts = $2";
 
 // `keys` is KEEP_KEYS on the hot path, CLEAR_COLLIDING_KEYS after a dedup-index conflict (requeue.ts).
-const RETRY = (keys: string) => `UPDATE soniq_jobs
+const RETRY = (keys: string, from: string) => `UPDATE soniq_jobs
 SET status = 'queued', last_error = $3, scheduled_at = now() + $4 * interval '1 millisecond',
     updated_at = now()${keys}
+${from ? `FROM ${from}` : ""}
 WHERE ${FENCE}`;
 
-const NACK = (keys: string) => `UPDATE soniq_jobs
+const NACK = (keys: string, from: string) => `UPDATE soniq_jobs
 SET status = 'queued', worker_id = NULL, scheduled_at = now(), updated_at = now()${keys}
+${from ? `FROM ${from}` : ""}
 WHERE ${FENCE}`;
 
-const RESCHEDULE = (keys: string) => `UPDATE soniq_jobs
+const RESCHEDULE = (keys: string, from: string) => `UPDATE soniq_jobs
 SET status = 'queued', attempts = attempts - 1, last_error = $3,
     scheduled_at = now() + $4 * interval '1 millisecond', updated_at = now()${keys}
+${from ? `FROM ${from}` : ""}
 WHERE ${FENCE}`;
 
 /** Named only on the hot path; the key-clearing variant is rare and runs unnamed. */
-function nameFor(name: string, keys: string): string | undefined {
-  return keys === KEEP_KEYS ? name : undefined;
+function nameFor(ctx: PgContext, name: string, keys: string): string | undefined {
+  if (keys !== KEEP_KEYS) return undefined;
+  return ctx.asyncOutcomes ? `${name}_async` : name;
+}
+
+function fromFor(ctx: PgContext): string {
+  return ctx.asyncOutcomes ? ASYNC_COMMIT : "";
 }
 
 function checkRef(operation: string, ref: JobRef, delayMs = 0): boolean {
@@ -44,8 +52,8 @@ function checkRef(operation: string, ref: JobRef, delayMs = 0): boolean {
 export async function retry(ctx: PgContext, ref: JobRef, options: RetryOptions): Promise<boolean> {
   if (!checkRef("retry", ref, options.delayMs)) return false;
   const res = await requeueQuery(ctx, "retry", (keys) => ({
-    name: nameFor("soniq_retry", keys),
-    text: RETRY(keys),
+    name: nameFor(ctx, "soniq_retry", keys),
+    text: RETRY(keys, fromFor(ctx)),
     values: [ref.id, ref.attempt, options.error, options.delayMs],
   }));
   return res.rowCount === 1;
@@ -54,8 +62,8 @@ export async function retry(ctx: PgContext, ref: JobRef, options: RetryOptions):
 export async function nack(ctx: PgContext, ref: JobRef): Promise<boolean> {
   if (!checkRef("nack", ref)) return false;
   const res = await requeueQuery(ctx, "nack", (keys) => ({
-    name: nameFor("soniq_nack", keys),
-    text: NACK(keys),
+    name: nameFor(ctx, "soniq_nack", keys),
+    text: NACK(keys, fromFor(ctx)),
     values: [ref.id, ref.attempt],
   }));
   return res.rowCount === 1;
@@ -65,8 +73,8 @@ export async function reschedule(ctx: PgContext, ref: JobRef, options: Reschedul
   if (!checkRef("reschedule", ref, options.delayMs)) return false;
   const reason = options.reason ? `SNOOZE: ${options.reason}` : "SNOOZE";
   const res = await requeueQuery(ctx, "reschedule", (keys) => ({
-    name: nameFor("soniq_reschedule", keys),
-    text: RESCHEDULE(keys),
+    name: nameFor(ctx, "soniq_reschedule", keys),
+    text: RESCHEDULE(keys, fromFor(ctx)),
     values: [ref.id, ref.attempt, reason, options.delayMs],
   }));
   return res.rowCount === 1;

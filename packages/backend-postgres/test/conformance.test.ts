@@ -1,4 +1,8 @@
-/** The testkit's conformance suite, through its published entry points, on one database for this file. */
+/**
+ * The testkit's conformance suite, through its published entry points: once with the defaults and once
+ * with worker outcomes committed asynchronously. Each run has a database of its own (the kit's cases
+ * share storage within a run; a unique job's name + args are not per case, so two runs must not share).
+ */
 import { registerConformanceSuite } from "@soniq/testkit";
 import { vitestRunner } from "@soniq/testkit/vitest";
 import pg from "pg";
@@ -7,52 +11,72 @@ import { type DeadLetterInterrupt, postgresBackend } from "../src/index.js";
 import { postgresInspector } from "./inspector.js";
 import { createMigratedDatabase, type TestDatabase } from "./pgdb.js";
 
-let db: TestDatabase;
-let admin: pg.Pool;
+interface Storage {
+  db: TestDatabase;
+  admin: pg.Pool;
+}
+
+const MODES = [false, true] as const;
+const storage = new Map<boolean, Storage>();
 
 beforeAll(async () => {
-  db = await createMigratedDatabase();
-  // Long-lived and opened before the suite, so the per-case leak check does not count its sockets.
-  admin = new pg.Pool({ connectionString: db.url, max: 2, idleTimeoutMillis: 0 });
-  admin.on("error", () => {});
-  const warm = await Promise.all([admin.connect(), admin.connect()]);
-  for (const client of warm) client.release();
+  for (const mode of MODES) {
+    const db = await createMigratedDatabase();
+    // Long-lived and opened before the suite, so the per-case leak check does not count its sockets.
+    const admin = new pg.Pool({ connectionString: db.url, max: 2, idleTimeoutMillis: 0 });
+    admin.on("error", () => {});
+    const warm = await Promise.all([admin.connect(), admin.connect()]);
+    for (const client of warm) client.release();
+    storage.set(mode, { db, admin });
+  }
 });
 afterAll(async () => {
-  await admin?.end();
-  await db?.drop();
+  for (const { db, admin } of storage.values()) {
+    await admin.end();
+    await db.drop();
+  }
 });
 
-// The injected fault: the move's own connection is killed from another one between its two statements.
-const killConnection: DeadLetterInterrupt = async (_jobId, { pid }) => {
-  await admin.query("SELECT pg_terminate_backend($1)", [pid]);
-};
+function storageFor(asyncOutcomes: boolean): Storage {
+  const found = storage.get(asyncOutcomes);
+  if (!found) throw new Error("the conformance databases were not created");
+  return found;
+}
 
-registerConformanceSuite({
-  name: "postgres backend conformance",
-  runner: vitestRunner(),
-  harness: () => {
-    let armed = false;
-    const backend = postgresBackend(
-      { connectionString: db.url },
-      {
-        testHooks: {
-          interruptDeadLetterMove: () => {
-            if (!armed) return undefined;
-            armed = false;
-            return killConnection;
+for (const asyncOutcomes of MODES) {
+  registerConformanceSuite({
+    name: `postgres backend conformance${asyncOutcomes ? " (asyncOutcomes)" : ""}`,
+    runner: vitestRunner(),
+    harness: () => {
+      const { db, admin } = storageFor(asyncOutcomes);
+      // The injected fault: the move's own connection is killed from another one between its two statements.
+      const killConnection: DeadLetterInterrupt = async (_jobId, { pid }) => {
+        await admin.query("SELECT pg_terminate_backend($1)", [pid]);
+      };
+      let armed = false;
+      const backend = postgresBackend(
+        { connectionString: db.url },
+        {
+          asyncOutcomes,
+          testHooks: {
+            interruptDeadLetterMove: () => {
+              if (!armed) return undefined;
+              armed = false;
+              return killConnection;
+            },
           },
         },
-      },
-    );
-    return {
-      backend,
-      inspector: postgresInspector(admin),
-      injectDeadLetterFault: () => {
-        armed = true;
-      },
-      // Another pool on the same database, as a second process would have.
-      openPeer: () => postgresBackend({ connectionString: db.url }),
-    };
-  },
-});
+      );
+      return {
+        backend,
+        inspector: postgresInspector(admin),
+        injectDeadLetterFault: () => {
+          armed = true;
+        },
+        // Another pool on the same database, as a second process would have.
+        openPeer: () =>
+          postgresBackend({ connectionString: db.url, poolConfig: { max: 4 } }, { asyncOutcomes }),
+      };
+    },
+  });
+}
