@@ -103,9 +103,14 @@ export interface WorkerOptions {
   queues?: readonly string[];
   /** Handlers run at once. Default 10. */
   concurrency?: number;
-  /** Claimed-but-not-started jobs kept locally. Default: `concurrency`. */
+  /** Claimed-but-not-started jobs kept locally, at first and whenever the queue runs dry. Default: `concurrency`. */
   batchSize?: number;
-  /** Completions written per backend call at most. Default 100. */
+  /**
+   * Upper bound of the adaptive claim window: while jobs finish faster than a claim round trip refills
+   * them, the window doubles up to this. Default: `max(batchSize, 500)`; set it to `batchSize` to fix the window.
+   */
+  maxBatchSize?: number;
+  /** Completions written per backend call at most. Default 500. */
   completeBatchSize?: number;
   /** Idle polling period (± 20 % jitter); notifications wake the worker sooner. Default 1000. */
   pollIntervalMs?: number;
@@ -291,6 +296,7 @@ const WORKER_OPTION_KEYS = [
   "queues",
   "concurrency",
   "batchSize",
+  "maxBatchSize",
   "completeBatchSize",
   "pollIntervalMs",
   "heartbeatIntervalMs",
@@ -313,6 +319,7 @@ export function resolveWorkerOptions(options: WorkerOptions | undefined): Resolv
   }
   intIn(1, 10_000)(problems, o.concurrency, "concurrency");
   intIn(1, 10_000)(problems, o.batchSize, "batchSize");
+  intIn(1, 10_000)(problems, o.maxBatchSize, "maxBatchSize");
   intIn(1, 10_000)(problems, o.completeBatchSize, "completeBatchSize");
   intIn(1, MAX_TIMER_MS)(problems, o.pollIntervalMs, "pollIntervalMs");
   intIn(1, MAX_TIMER_MS)(problems, o.heartbeatIntervalMs, "heartbeatIntervalMs");
@@ -329,11 +336,16 @@ export function resolveWorkerOptions(options: WorkerOptions | undefined): Resolv
   }
   if (problems.length > 0) fail("worker options", problems);
   const concurrency = o.concurrency ?? 10;
+  const batchSize = o.batchSize ?? concurrency;
+  const maxBatchSize = o.maxBatchSize ?? Math.max(batchSize, 500);
+  if (maxBatchSize < batchSize)
+    fail("worker options", [`maxBatchSize (${maxBatchSize}) must be >= batchSize (${batchSize})`]);
   return Object.freeze({
     queues: o.queues ? Object.freeze([...new Set(o.queues)]) : null,
     concurrency,
-    batchSize: o.batchSize ?? concurrency,
-    completeBatchSize: o.completeBatchSize ?? 100,
+    batchSize,
+    maxBatchSize,
+    completeBatchSize: o.completeBatchSize ?? 500,
     pollIntervalMs: o.pollIntervalMs ?? 1000,
     heartbeatIntervalMs: heartbeat,
     staleAfterMs: stale,

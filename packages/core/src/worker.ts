@@ -18,6 +18,7 @@ import { hostname } from "node:os";
 import { DeadlineSweeper } from "./deadline-sweeper.js";
 import { SoniqError } from "./errors.js";
 import { TypedEmitter } from "./events.js";
+import { JobBuffer } from "./job-buffer.js";
 import { executeJob, failureOutcome, JobAbortedError, type Outcome, Running } from "./job-runner.js";
 import type { ResolvedWorkerOptions } from "./options.js";
 import { OutcomeWriter } from "./outcome-writer.js";
@@ -42,7 +43,9 @@ export class Worker implements LocalWorker, AsyncDisposable {
   readonly #writer: OutcomeWriter;
   readonly #upkeep: WorkerUpkeep;
   #state: State = "idle";
-  #buffer: Job[] = [];
+  readonly #buffer = new JobBuffer();
+  /** Current claim window (see `#claim`): starts at `batchSize`, grows up to `maxBatchSize`. */
+  #window: number;
   readonly #inFlight = new Map<string, Running>();
   #claiming: Promise<void> | null = null;
   #idle = false;
@@ -59,6 +62,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
   constructor(rt: Runtime, options: ResolvedWorkerOptions) {
     this.#rt = rt;
     this.options = options;
+    this.#window = options.batchSize;
     this.#events = new TypedEmitter((event, err) =>
       rt.logger.warn({ err, event, workerId: this.id }, "worker event listener failed; ignoring"),
     );
@@ -198,7 +202,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
         const jobs = await this.#rt.backend.claim({ queues: this.options.queues, limit, workerId: null });
         if (jobs.length === 0) break;
         processed += jobs.length;
-        this.#buffer.push(...jobs);
+        this.#buffer.push(jobs);
         this.#pump();
         await this.#waitFor(() => this.#quiet());
       }
@@ -227,8 +231,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
 
   /** Called by the instance after `cancelJob` succeeded: abort the run here, if it is here. */
   cancelLocal(jobId: string): void {
-    const buffered = this.#buffer.findIndex((j) => j.id === jobId);
-    if (buffered >= 0) this.#buffer.splice(buffered, 1);
+    this.#buffer.remove(jobId);
     const run = this.#inFlight.get(jobId);
     if (run) this.#abandon(run, "cancelled");
   }
@@ -248,12 +251,22 @@ export class Worker implements LocalWorker, AsyncDisposable {
   #pump(): void {
     if (this.#state !== "running" && this.#state !== "once") return;
     const c = this.options.concurrency;
-    while (this.#inFlight.size < c && this.#buffer.length > 0) this.#start(this.#buffer.shift() as Job);
+    while (this.#inFlight.size < c) {
+      const job = this.#buffer.take();
+      if (!job) break;
+      this.#start(job);
+    }
     if (this.#state !== "running" || this.#claiming || this.#idle) return;
-    const want = c - this.#inFlight.size + this.options.batchSize - this.#buffer.length;
-    if (want >= Math.ceil(this.options.batchSize / 2)) this.#claiming = this.#claim(want);
+    const want = c - this.#inFlight.size + this.#window - this.#buffer.size;
+    if (want >= Math.ceil(this.#window / 2)) this.#claiming = this.#claim(want);
   }
 
+  /**
+   * One claim round trip. The claim window adapts: when a claim comes back full while slots sat idle
+   * waiting for it (jobs finish faster than a round trip refills them), the window doubles up to
+   * `maxBatchSize`; when the queue runs dry it returns to `batchSize`. Slow jobs never starve the slots,
+   * so they keep the small window and jobs stay spread across workers.
+   */
   async #claim(limit: number): Promise<void> {
     this.#wakePending = false;
     const { backend, logger, metrics } = this.#rt;
@@ -271,14 +284,18 @@ export class Worker implements LocalWorker, AsyncDisposable {
     }
     this.#claiming = null;
     if (metrics.active) metrics.claim(jobs.length, performance.now() - t0);
-    for (const job of jobs) this.#buffer.push(job);
+    const starved = this.#inFlight.size < this.options.concurrency && this.#buffer.size === 0;
+    this.#buffer.push(jobs);
     if (this.#state !== "running") return; // stopping: stop() gives the buffer back
     if (failed || jobs.length < limit) {
+      this.#window = this.options.batchSize;
       if (this.#wakePending && !failed) this.#wakePending = false;
       else {
         this.#idle = true;
         this.#schedulePoll();
       }
+    } else if (starved) {
+      this.#window = Math.min(this.#window * 2, this.options.maxBatchSize);
     }
     this.#pump();
   }
@@ -362,7 +379,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
 
   /** No job buffered or running and no write pending. */
   #quiet(): boolean {
-    return this.#inFlight.size === 0 && this.#buffer.length === 0 && !this.#writer.busy;
+    return this.#inFlight.size === 0 && this.#buffer.size === 0 && !this.#writer.busy;
   }
 
   #waitFor(ready: () => boolean): Promise<void> {
@@ -389,7 +406,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     if (this.#unsubscribe)
       await this.#unsubscribe().catch((err: unknown) => logger.warn({ err }, "unsubscribe failed"));
     if (this.#claiming) await this.#claiming;
-    const unstarted = this.#buffer.splice(0);
+    const unstarted = this.#buffer.drain();
     await Promise.all(
       unstarted.map((job) =>
         // Not nack: the claim counted an attempt that never ran. reschedule gives it back (attempts - 1)
