@@ -342,21 +342,38 @@ describe("LISTEN", () => {
   });
 });
 
-describe("claim commit", () => {
-  it("turns synchronous_commit off for the claim's own transaction only, not for the session", async () => {
+describe("asynchronous commits", () => {
+  it("claims and asyncOutcomes writes turn synchronous_commit off for their own transaction only", async () => {
     const pool = new pg.Pool({ connectionString: db.url, max: 1 });
     pool.on("error", () => {});
-    const single = postgresBackend({ pool });
+    const single = postgresBackend({ pool }, { asyncOutcomes: true });
+    const show = async () =>
+      (await pool.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]
+        ?.synchronous_commit;
     try {
       const queue = queueName();
-      await single.enqueue(newJob({ queue }));
-      expect(await single.claim({ queues: [queue], limit: 1, workerId: null })).toHaveLength(1);
-      const res = await pool.query<{ synchronous_commit: string }>("SHOW synchronous_commit");
-      expect(res.rows[0]?.synchronous_commit).toBe("on");
+      await single.enqueueMany([newJob({ queue }), newJob({ queue }), newJob({ queue })]);
+      const [a, b, c] = await single.claim({ queues: [queue], limit: 3, workerId: null });
+      expect(await show()).toBe("on");
+      if (!a || !b || !c) throw new Error("expected three claimed jobs");
+      expect(await single.complete([{ id: a.id, attempt: a.attempts, result: 1, resultTtlMs: 1000 }])).toBe(
+        1,
+      );
+      expect(await single.retry({ id: b.id, attempt: b.attempts }, { error: "e", delayMs: 0 })).toBe(true);
+      expect(await single.markJobDeadLetter(c.id, { reason: "r", error: null, attempt: c.attempts })).toBe(
+        true,
+      );
+      expect(await show()).toBe("on");
+      expect((await single.getQueueStats({ queue })).done).toBe(1);
     } finally {
       await single.close();
       await pool.end();
     }
+  });
+
+  it("rejects a non-boolean asyncOutcomes", () => {
+    const bad = { asyncOutcomes: "yes" } as unknown as PostgresBackendOptions;
+    expect(() => postgresBackend({ connectionString: db.url }, bad)).toThrow(/asyncOutcomes/);
   });
 });
 
