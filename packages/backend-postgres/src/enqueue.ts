@@ -1,7 +1,7 @@
 /**
- * Enqueue, one or many, in ONE statement: the jobs arrive as one jsonb array (jsonb_to_recordset), each
- * kind of job is inserted by its own data-modifying CTE, and the queues that got jobs are NOTIFYed
- * (delivered on commit, so a rolled-back transactional enqueue wakes nobody).
+ * Enqueue, one or many, in ONE statement each. A single job is a plain-parameter INSERT; a batch arrives as
+ * one jsonb array (jsonb_to_recordset) and each kind of job is inserted by its own data-modifying CTE. The
+ * queues that got jobs are NOTIFYed (delivered on commit, so a rolled-back transactional enqueue wakes nobody).
  *
  * Dedup goes through the partial unique indexes, so it is race-free:
  * - dedupKey only: ON CONFLICT on the dedup_key index; DO UPDATE (a no-op write) locks and returns the
