@@ -2,6 +2,7 @@
  * Opening and configuring the connection. The backend owns (and closes) a Database it opened from a
  * filename; a Database it was handed stays open and belongs to the caller.
  */
+import { SoniqError } from "@soniq/core";
 import Database from "better-sqlite3";
 import type { SqliteDatabase } from "./context.js";
 
@@ -26,7 +27,17 @@ export function configureConnection(db: SqliteDatabase, options: PragmaOptions):
 }
 
 export function openDatabase(filename: string, options: PragmaOptions): SqliteDatabase {
-  const db = new Database(filename, { timeout: options.busyTimeoutMs });
+  let db: SqliteDatabase;
+  try {
+    db = new Database(filename, { timeout: options.busyTimeoutMs });
+  } catch (err) {
+    throw new SoniqError(
+      "SONIQ_BACKEND_ERROR",
+      `Cannot open the SQLite database "${filename}": ${err instanceof Error ? err.message : String(err)}. ` +
+        "Check that its directory exists and is writable.",
+      { context: { filename }, cause: err },
+    );
+  }
   try {
     configureConnection(db, options);
   } catch (err) {

@@ -64,6 +64,13 @@ describe("sqlite/connection", () => {
     await backend.close();
   });
 
+  it("a file that cannot be opened is SONIQ_BACKEND_ERROR naming the path", () => {
+    const filename = `${tmp.dir}/missing-dir/soniq.db`;
+    expect(() => sqliteBackend({ filename })).toThrow(
+      expect.objectContaining({ code: "SONIQ_BACKEND_ERROR", context: { filename } }),
+    );
+  });
+
   it("rejects bad options with every problem listed", () => {
     expect(() => sqliteBackend({} as never, { busyTimeoutMs: -1 })).toThrow(
       expect.objectContaining({ code: "SONIQ_INVALID_OPTIONS", context: { problems: expect.any(Array) } }),
