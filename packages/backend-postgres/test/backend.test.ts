@@ -40,6 +40,43 @@ async function claimOne(queue: string) {
   return job;
 }
 
+describe("enqueueMany", () => {
+  it("is all or nothing: one bad job in the batch leaves no row", async () => {
+    const queue = queueName();
+    const batch = [
+      newJob({ queue }),
+      newJob({ queue, dedupKey: randomUUID() }),
+      newJob({ queue, priority: 2 ** 40 }),
+    ];
+    await expect(backend.enqueueMany(batch)).rejects.toMatchObject({ code: "SONIQ_BACKEND_ERROR" });
+    expect((await backend.getQueueStats({ queue })).total).toBe(0);
+  });
+
+  it("returns results in input order across every kind of job, duplicates included", async () => {
+    const queue = queueName();
+    const key = randomUUID();
+    const existing = await backend.enqueue(newJob({ queue, dedupKey: key }));
+    const batch = [
+      newJob({ queue }),
+      newJob({ queue, dedupKey: key }),
+      newJob({ queue, unique: true, argsHash: "u1" }),
+      newJob({ queue, unique: true, argsHash: "u1", dedupKey: randomUUID() }),
+      newJob({ queue, dedupKey: randomUUID(), unique: true, argsHash: "u2" }),
+      newJob({ queue }),
+    ];
+    const results = await backend.enqueueMany(batch);
+    expect(results).toEqual([
+      { id: batch[0]?.id, deduplicated: false },
+      { id: existing.id, deduplicated: true },
+      { id: batch[2]?.id, deduplicated: false },
+      { id: batch[2]?.id, deduplicated: true },
+      { id: batch[4]?.id, deduplicated: false },
+      { id: batch[5]?.id, deduplicated: false },
+    ]);
+    expect((await backend.getQueueStats({ queue })).queued).toBe(5);
+  });
+});
+
 describe("dead-letter move", () => {
   it("moves in one statement: every field copied, job gone, dead-letter row id = job id", async () => {
     const queue = queueName();
