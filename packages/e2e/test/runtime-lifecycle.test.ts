@@ -231,3 +231,53 @@ describe("runtime/failures-and-leaks", () => {
     await eventually(() => expect(count()).toBeLessThanOrEqual(baseline));
   });
 });
+
+describe("runtime/claim-window", () => {
+  it("runtime/claim-window-grows-for-fast-jobs: claims grow while slots starve, bounded by maxBatchSize", async () => {
+    const claims: number[] = [];
+    // A claim that takes a round trip (as over a network), so fast jobs leave slots idle while it is in flight.
+    const backend = memoryBackend();
+    const slowClaims = new Proxy(backend, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (prop === "claim") {
+          return async (...args: Parameters<typeof backend.claim>) => {
+            await new Promise((resolve) => setTimeout(resolve, 2));
+            return backend.claim(...args);
+          };
+        }
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const soniq = app(
+      { metrics: { recordJobStart() {}, recordJobEnd() {}, recordClaim: (e) => void claims.push(e.count) } },
+      slowClaims,
+    );
+    const job = soniq.job("fast.noop", async () => null);
+    await soniq.enqueueMany(Array.from({ length: 3000 }, (_, i) => ({ job, args: { i } })));
+    const worker = soniq.worker({ concurrency: 4, maxBatchSize: 64 });
+    await worker.start();
+    await eventually(async () => expect((await soniq.getQueueStats()).done).toBe(3000));
+    await worker.stop();
+    expect(Math.max(...claims)).toBeGreaterThan(8); // beyond the initial concurrency + batchSize
+    expect(Math.max(...claims)).toBeLessThanOrEqual(4 + 64);
+  });
+
+  it("runtime/claim-window-stays-small-for-slow-jobs: slow jobs are not hoarded by one worker", async () => {
+    const soniq = app();
+    const release = gate();
+    const job = soniq.job("slow.gated", async () => {
+      await release.promise;
+    });
+    const first = soniq.worker({ concurrency: 2 });
+    const second = soniq.worker({ concurrency: 2 });
+    await first.start();
+    await soniq.enqueueMany(Array.from({ length: 8 }, (_, i) => ({ job, args: { i } })));
+    await eventually(() => expect(first.running).toBe(2));
+    await second.start();
+    await eventually(() => expect(second.running).toBe(2));
+    release.open();
+    await eventually(async () => expect((await soniq.getQueueStats()).done).toBe(8));
+    await Promise.all([first.stop(), second.stop()]);
+  });
+});
