@@ -1,16 +1,15 @@
 /**
- * Postgres-specific behaviour the conformance kit cannot see: the DLQ move under a killed connection,
- * error translation, requeue after a dedup-key collision, advisory leases across backends, LISTEN
- * reconnecting, pool ownership, and the claim's crash-loop guard.
+ * Postgres-specific behaviour the conformance kit cannot see: enqueueMany's shape, the DLQ move under a
+ * killed connection, the claim's crash-loop guard, requeue after a dedup-key collision, error translation,
+ * and asynchronous commits staying local to their statement.
  */
 import { randomUUID } from "node:crypto";
 import { isSoniqError } from "@soniq/core";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresBackend, type PostgresBackendOptions, postgresBackend } from "../src/index.js";
-import { resolveConnection } from "../src/options.js";
 import { postgresInspector } from "./inspector.js";
-import { createMigratedDatabase, eventually, newJob, type TestDatabase } from "./pgdb.js";
+import { createMigratedDatabase, newJob, type TestDatabase } from "./pgdb.js";
 
 let db: TestDatabase;
 let admin: pg.Pool;
@@ -296,89 +295,6 @@ describe("errors", () => {
   });
 });
 
-describe("leases", () => {
-  it("one holder across two backends; released on releaseLease and on close", async () => {
-    const other = postgresBackend({ connectionString: db.url });
-    const name = `lease-${randomUUID()}`;
-    try {
-      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(true);
-      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(true);
-      expect(await backend.tryAcquireLease(name, "b", 10_000)).toBe(false);
-      expect(await other.tryAcquireLease(name, "c", 10_000)).toBe(false);
-      await backend.releaseLease(name, "a");
-      expect(await other.tryAcquireLease(name, "c", 10_000)).toBe(true);
-      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(false);
-      await other.close();
-      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(true);
-      await backend.releaseLease(name, "a");
-    } finally {
-      await other.close();
-    }
-  });
-
-  it("a lease not renewed within its TTL is released for other holders", async () => {
-    const other = postgresBackend({ connectionString: db.url });
-    const name = `lease-${randomUUID()}`;
-    try {
-      expect(await backend.tryAcquireLease(name, "a", 200)).toBe(true);
-      expect(await other.tryAcquireLease(name, "b", 10_000)).toBe(false);
-      await eventually(async () => other.tryAcquireLease(name, "b", 10_000));
-      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(false);
-      await expect(backend.tryAcquireLease(name, "a", 0)).rejects.toMatchObject({
-        code: "SONIQ_INVALID_ARGUMENT",
-      });
-    } finally {
-      await other.close();
-    }
-  });
-
-  it("a lease whose connection died is reported lost on renewal", async () => {
-    const holder = postgresBackend({ connectionString: db.url });
-    const name = `lease-${randomUUID()}`;
-    try {
-      expect(await holder.tryAcquireLease(name, "a", 10_000)).toBe(true);
-      await admin.query(
-        `SELECT pg_terminate_backend(pid) FROM pg_locks
-         WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-           AND objid::bigint = (hashtextextended($1, 0) & 4294967295)`,
-        [`soniq.lease:${name}`],
-      );
-      const other = postgresBackend({ connectionString: db.url });
-      try {
-        await eventually(async () => other.tryAcquireLease(name, "b", 10_000));
-        expect(await holder.tryAcquireLease(name, "a", 10_000)).toBe(false);
-      } finally {
-        await other.close();
-      }
-    } finally {
-      await holder.close();
-    }
-  });
-});
-
-describe("LISTEN", () => {
-  it("wakes subscribers with the queue name, and reconnects after its connection is killed", async () => {
-    const listening = postgresBackend({ connectionString: db.url });
-    const heard: string[] = [];
-    const unsubscribe = await listening.subscribe((queue) => heard.push(queue));
-    try {
-      await backend.enqueue(newJob({ queue: "listen_a" }));
-      await eventually(() => heard.includes("listen_a"));
-      await admin.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN soniq_new_job'",
-      );
-      // Keep enqueueing until the re-established LISTEN hears one.
-      await eventually(async () => {
-        await backend.enqueue(newJob({ queue: "listen_b" }));
-        return heard.includes("listen_b");
-      }, 10_000);
-    } finally {
-      await unsubscribe();
-      await listening.close();
-    }
-  });
-});
-
 describe("asynchronous commits", () => {
   it("claims and asyncOutcomes writes turn synchronous_commit off for their own transaction only", async () => {
     const pool = new pg.Pool({ connectionString: db.url, max: 1 });
@@ -411,36 +327,5 @@ describe("asynchronous commits", () => {
   it("rejects a non-boolean asyncOutcomes", () => {
     const bad = { asyncOutcomes: "yes" } as unknown as PostgresBackendOptions;
     expect(() => postgresBackend({ connectionString: db.url }, bad)).toThrow(/asyncOutcomes/);
-  });
-});
-
-describe("ownership", () => {
-  it("never ends a pool it was given; ends the one it created", async () => {
-    const pool = new pg.Pool({ connectionString: db.url });
-    pool.on("error", () => {});
-    const given = postgresBackend({ pool });
-    await given.getQueueStats();
-    await given.close();
-    await given.close();
-    expect((await pool.query("SELECT 1 AS one")).rows[0]?.one).toBe(1);
-    await pool.end();
-
-    const owned = postgresBackend({ connectionString: db.url });
-    await owned.getQueueStats();
-    await owned.close();
-    await expect(owned.getQueueStats()).rejects.toThrow();
-  });
-
-  it("sessions it opens run in UTC", async () => {
-    const { pool, clientConfig } = resolveConnection({ connectionString: db.url });
-    const client = new pg.Client(clientConfig);
-    await client.connect();
-    try {
-      expect((await client.query("SHOW TimeZone")).rows[0]?.TimeZone).toBe("UTC");
-      expect((await pool.query("SHOW TimeZone")).rows[0]?.TimeZone).toBe("UTC");
-    } finally {
-      await client.end();
-      await pool.end();
-    }
   });
 });
