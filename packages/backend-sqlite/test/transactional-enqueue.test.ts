@@ -4,7 +4,7 @@
  * returned; the caller does not await inside the transaction.
  */
 import { isSoniqError } from "@soniq/core";
-import { soniqJobs } from "@soniq/core/schema/sqlite";
+import { soniqJobs, sqliteSchema } from "@soniq/core/schema/sqlite";
 import Database from "better-sqlite3";
 import { drizzle } from "drizzle-orm/better-sqlite3";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -79,7 +79,7 @@ describe("transactional enqueue/better-sqlite3 Database", () => {
 
 describe("transactional enqueue/Drizzle", () => {
   it("commits with a Drizzle transaction", async () => {
-    const orm = drizzle({ client: db });
+    const orm = drizzle({ client: db, schema: sqliteSchema });
     const job = newJob();
     orm.transaction((tx) => {
       void backend.enqueue(job, { tx });
