@@ -6,7 +6,7 @@
 import type { CompleteItem } from "@soniq/core";
 import { immediate, type SqliteContext } from "./context.js";
 import { invalidArgument } from "./errors.js";
-import { NOW } from "./sql.js";
+import { jsonOrNull, NOW } from "./sql.js";
 
 const FENCE = "id = @id AND status = 'processing' AND attempts = @attempt";
 
@@ -34,9 +34,7 @@ function validate(items: readonly CompleteItem[]): void {
 export function complete(ctx: SqliteContext, items: readonly CompleteItem[]): number {
   validate(items);
   if (items.length === 0) return 0;
-  const results = items.map((item) =>
-    item.result === undefined || item.result === null ? null : JSON.stringify(item.result),
-  );
+  const results = items.map((item) => jsonOrNull(item.result, "result"));
   return immediate(ctx, () => {
     let applied = 0;
     items.forEach((item, i) => {

@@ -55,7 +55,7 @@ export function markJobDeadLetter(ctx: SqliteContext, id: string, options: DeadL
     id,
     reason: options.reason,
     error: options.error ?? null,
-    tags: jsonOrNull(options.tags),
+    tags: jsonOrNull(options.tags, "tags"),
     attempt: options.attempt ?? null,
   };
   const moveSteps = () => {

@@ -7,6 +7,7 @@
  * better-sqlite3 transaction before `enqueue` returns its promise.
  */
 import type { EnqueueResult, NewJob } from "@soniq/core";
+import { SoniqError } from "@soniq/core";
 import { immediate, type SqliteContext, type SqliteDatabase } from "./context.js";
 import { invalidArgument } from "./errors.js";
 import { msOrNull, NOW } from "./sql.js";
@@ -51,11 +52,10 @@ function toParams(job: NewJob, index: number): InsertParams {
   ) {
     problems.push("scheduledAt must be a valid Date or null");
   }
-  const args = job.args === undefined ? undefined : JSON.stringify(job.args);
-  if (args === undefined) problems.push("args must be JSON");
-  if (problems.length > 0 || args === undefined) {
+  if (problems.length > 0) {
     throw invalidArgument(`Invalid job to enqueue: ${problems.join("; ")}.`, { index, id: job.id, problems });
   }
+  const args = encodeArgs(job.args, index);
   return {
     id: job.id,
     jobName: job.jobName,
@@ -69,6 +69,18 @@ function toParams(job: NewJob, index: number): InsertParams {
     scheduledAt: msOrNull(job.scheduledAt),
     producerId: job.producerId ?? null,
   };
+}
+
+/** Args as JSON text (`undefined` is stored as JSON null); a value JSON cannot encode is SONIQ_TASK_ARGS_INVALID. */
+function encodeArgs(args: unknown, index: number): string {
+  try {
+    return JSON.stringify(args) ?? "null";
+  } catch (cause) {
+    throw new SoniqError("SONIQ_TASK_ARGS_INVALID", "The args value is not JSON-serialisable.", {
+      context: { index },
+      cause,
+    });
+  }
 }
 
 function findExisting(ctx: SqliteContext, db: SqliteDatabase, p: InsertParams): string | null {

@@ -1,3 +1,5 @@
+import { SoniqError } from "@soniq/core";
+
 /**
  * SQL fragments shared by every operation. Timestamps are integer epoch milliseconds; "now" is always
  * computed by SQLite inside the statement (one value per statement), so every comparison uses the
@@ -55,9 +57,22 @@ export function jsonList(values: readonly string[]): string {
   return JSON.stringify(values);
 }
 
-/** JSON text for a nullable JSON column (`undefined` and `null` both store SQL NULL). */
-export function jsonOrNull(value: unknown): string | null {
-  return value === undefined || value === null ? null : JSON.stringify(value);
+/**
+ * JSON text for a nullable JSON column (`undefined` and `null` both store SQL NULL). A value JSON cannot
+ * encode (a BigInt, a cycle) is `SONIQ_INVALID_ARGUMENT` naming the field, before anything is written.
+ */
+export function jsonOrNull(value: unknown, field: string): string | null {
+  if (value === undefined || value === null) return null;
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (cause) {
+    throw new SoniqError("SONIQ_INVALID_ARGUMENT", `The ${field} value is not JSON-serialisable.`, {
+      context: { field },
+      cause,
+    });
+  }
+  return text ?? null;
 }
 
 /** Epoch ms for a Date, or null. */

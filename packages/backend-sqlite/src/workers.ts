@@ -27,7 +27,7 @@ export function registerWorker(ctx: SqliteContext, worker: WorkerRegistration): 
     queues: JSON.stringify([...worker.queues]),
     concurrency: worker.concurrency,
     version: worker.version ?? null,
-    metadata: jsonOrNull(worker.metadata),
+    metadata: jsonOrNull(worker.metadata, "metadata"),
   });
 }
 
@@ -44,7 +44,7 @@ export function heartbeat(
   const result =
     metadata === undefined
       ? ctx.statement(HEARTBEAT).run(workerId)
-      : ctx.statement(HEARTBEAT_METADATA).run(jsonOrNull(metadata), workerId);
+      : ctx.statement(HEARTBEAT_METADATA).run(jsonOrNull(metadata, "metadata"), workerId);
   return result.changes > 0;
 }
 

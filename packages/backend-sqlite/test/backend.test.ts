@@ -133,6 +133,29 @@ describe("sqlite/error translation", () => {
   });
 });
 
+describe("sqlite/input errors", () => {
+  it("values JSON cannot encode are rejected with a code before anything is written", async () => {
+    const backend = await migrated();
+    const err = await backend.enqueue(newJob({ args: { n: 1n } })).catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_TASK_ARGS_INVALID")).toBe(true);
+    expect((await backend.getQueueStats()).total).toBe(0);
+
+    await backend.enqueue(newJob());
+    const [job] = await backend.claim({ queues: null, limit: 1, workerId: null });
+    const ref = { id: String(job?.id), attempt: 1 };
+    const badResult = await backend
+      .complete([{ ...ref, result: { big: 2n }, resultTtlMs: 1000 }])
+      .catch((e: unknown) => e);
+    expect(isSoniqError(badResult, "SONIQ_INVALID_ARGUMENT")).toBe(true);
+    const badTags = await backend
+      .markJobDeadLetter(ref.id, { reason: "permanent_failure", error: null, tags: { big: 3n } })
+      .catch((e: unknown) => e);
+    expect(isSoniqError(badTags, "SONIQ_INVALID_ARGUMENT")).toBe(true);
+    expect((await backend.getJob(ref.id))?.status).toBe("processing");
+    await backend.close();
+  });
+});
+
 describe("sqlite/fault hook", () => {
   it("a fault between insert and delete rolls the savepoint back: the job stays, no dead-letter row", async () => {
     let broken = true;
