@@ -197,7 +197,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#rt.workers.add(this);
     let processed = 0;
     try {
-      while (processed < max) {
+      while (processed < max && this.#state === "once") {
         const limit = Math.min(this.options.concurrency, max - processed);
         const jobs = await this.#rt.backend.claim({ queues: this.options.queues, limit, workerId: null });
         if (jobs.length === 0) break;
@@ -418,7 +418,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
               { err: error, jobId: job.id },
               "could not give back an unstarted job; stale recovery will",
             );
-            this.#events.emit("error", { error, during: "nack" });
+            this.#events.emit("error", { error, during: "release" });
           }),
       ),
     );
@@ -427,9 +427,11 @@ export class Worker implements LocalWorker, AsyncDisposable {
     await this.#waitFor(() => this.#quiet());
     this.#deadlines.clear();
     await this.#upkeep.stop();
-    await backend.stopWorker(this.id).catch((error: unknown) => {
-      logger.warn({ err: error, workerId: this.id }, "could not mark the worker stopped");
-    });
+    if (this.#workerIdForJobs !== null) {
+      await backend.stopWorker(this.id).catch((error: unknown) => {
+        logger.warn({ err: error, workerId: this.id }, "could not mark the worker stopped");
+      });
+    }
     this.#state = "stopped";
     this.#rt.workers.delete(this);
     logger.info({ workerId: this.id }, "worker stopped");

@@ -128,6 +128,26 @@ describe("runtime/shutdown", () => {
     expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 1, lastError: null });
   });
 
+  it("runtime/stop-during-run-once: runOnce returns after its current batch once stop() is called", async () => {
+    const soniq = app();
+    const started = gate();
+    const release = gate();
+    const job = soniq.job("once.stoppable", async () => {
+      started.open();
+      await release.promise;
+    });
+    await soniq.enqueueMany(Array.from({ length: 6 }, (_, i) => ({ job, args: { i } })));
+    const worker = soniq.worker({ concurrency: 2 });
+    const running = worker.runOnce();
+    await started.promise;
+    const stopping = worker.stop();
+    release.open();
+    expect(await running).toBe(2);
+    await stopping;
+    expect(worker.state).toBe("stopped");
+    expect((await soniq.getQueueStats()).queued).toBe(4);
+  });
+
   it("runtime/close: stops workers, is memoised, and later calls reject with SONIQ_CLOSED", async () => {
     const soniq = app();
     const job = soniq.job("close.me", async () => null);
