@@ -37,7 +37,8 @@ export class WorkerUpkeep {
 
   constructor(private readonly host: UpkeepHost) {}
 
-  start(): void {
+  /** Starts the heartbeat and, unless `maintenance` is false (runOnce), the maintenance duty. */
+  start(maintenance = true): void {
     const { heartbeatIntervalMs, maintenanceIntervalMs } = this.host.options;
     this.#heartbeatTimer = setInterval(() => {
       this.#beating ??= this.#beat().finally(() => {
@@ -45,6 +46,7 @@ export class WorkerUpkeep {
       });
     }, heartbeatIntervalMs);
     this.#heartbeatTimer.unref();
+    if (!maintenance) return;
     const maintain = () => {
       this.#maintaining ??= this.#maintain().finally(() => {
         this.#maintaining = null;

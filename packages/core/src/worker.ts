@@ -180,7 +180,9 @@ export class Worker implements LocalWorker, AsyncDisposable {
   /**
    * Claims and runs what is due now, up to `maxJobs` (default: no limit), and returns how many jobs it
    * ran once every outcome is written. Jobs that become due meanwhile (e.g. a retry with no delay) are
-   * run too. No worker row, heartbeat or subscription: for scripts and tests.
+   * run too. For scripts and tests: no subscription and no maintenance, but the worker registers and
+   * heartbeats while it runs, so if the process dies mid-run its jobs are recovered like any worker's.
+   * A worker can run `runOnce` again; `stop()` ends it after the current batch.
    */
   async runOnce(options: { maxJobs?: number } = {}): Promise<number> {
     const max = options.maxJobs ?? Number.POSITIVE_INFINITY;
@@ -194,12 +196,21 @@ export class Worker implements LocalWorker, AsyncDisposable {
       );
     }
     this.#state = "once";
+    const { backend, logger } = this.#rt;
+    try {
+      await backend.registerWorker(this.#registration());
+    } catch (err) {
+      this.#state = "idle";
+      throw err;
+    }
+    this.#workerIdForJobs = this.id;
     this.#rt.workers.add(this);
+    this.#upkeep.start(false);
     let processed = 0;
     try {
       while (processed < max && this.#state === "once") {
         const limit = Math.min(this.options.concurrency, max - processed);
-        const jobs = await this.#rt.backend.claim({ queues: this.options.queues, limit, workerId: null });
+        const jobs = await backend.claim({ queues: this.options.queues, limit, workerId: this.id });
         if (jobs.length === 0) break;
         processed += jobs.length;
         this.#buffer.push(jobs);
@@ -208,6 +219,10 @@ export class Worker implements LocalWorker, AsyncDisposable {
       }
     } finally {
       this.#deadlines.clear();
+      await this.#upkeep.stop();
+      await backend.stopWorker(this.id).catch((err: unknown) => {
+        logger.warn({ err, workerId: this.id }, "could not mark the worker stopped");
+      });
       this.#rt.workers.delete(this);
       if (this.#state === "once") this.#state = "idle";
     }

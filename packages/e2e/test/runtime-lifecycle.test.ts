@@ -148,6 +148,31 @@ describe("runtime/shutdown", () => {
     expect((await soniq.getQueueStats()).queued).toBe(4);
   });
 
+  it("runtime/run-once-is-recoverable: jobs claimed by runOnce belong to a registered worker that stale recovery covers", async () => {
+    const soniq = app();
+    const started = gate();
+    const job = soniq.job("once.hangs", async () => {
+      started.open();
+      await new Promise(() => {});
+    });
+    const { id } = await job.enqueue({});
+    const worker = soniq.worker({
+      heartbeatIntervalMs: 60_000,
+      staleAfterMs: 120_000,
+      shutdownTimeoutMs: 10,
+    });
+    const running = worker.runOnce();
+    await started.promise;
+    expect((await soniq.getJob(id))?.workerId).toBe(worker.id);
+    // As if the process had died: its heartbeat goes stale and a peer's sweep requeues the job.
+    await eventually(async () => {
+      expect((await soniq.backend.recoverStaleWorkers(1)).requeuedJobIds).toContain(id);
+    });
+    expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 1 });
+    await worker.stop();
+    expect(await running).toBe(1);
+  });
+
   it("runtime/close: stops workers, is memoised, and later calls reject with SONIQ_CLOSED", async () => {
     const soniq = app();
     const job = soniq.job("close.me", async () => null);
