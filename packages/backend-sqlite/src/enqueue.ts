@@ -95,6 +95,8 @@ function findExisting(ctx: SqliteContext, db: SqliteDatabase, p: InsertParams): 
   return null;
 }
 
+const ID_EXISTS = "SELECT 1 FROM soniq_jobs WHERE id = ?";
+
 function insertOne(ctx: SqliteContext, db: SqliteDatabase, p: InsertParams): EnqueueResult {
   // A conflicting row can leave `queued` between our insert and our read (another process claimed it);
   // then the insert is simply tried again.
@@ -103,6 +105,11 @@ function insertOne(ctx: SqliteContext, db: SqliteDatabase, p: InsertParams): Enq
     if (inserted) return { id: inserted.id, deduplicated: false };
     const existing = findExisting(ctx, db, p);
     if (existing !== null) return { id: existing, deduplicated: true };
+    if (ctx.statement(ID_EXISTS, db).get(p.id)) {
+      throw invalidArgument(`A job with id ${p.id} already exists; every enqueue needs a fresh id.`, {
+        id: p.id,
+      });
+    }
   }
   ctx.statement(INSERT_STRICT, db).run(p);
   return { id: p.id, deduplicated: false };

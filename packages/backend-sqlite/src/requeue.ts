@@ -1,7 +1,8 @@
 /**
  * A claimed job goes back to the queue: retry (an attempt failed), nack (given back untouched) and
  * reschedule (snooze, without spending the attempt). All fenced by the JobRef like every worker write.
- * A requeued job gives up a dedup_key or unique args that another queued job took meanwhile.
+ * A requeued job gives up a dedup_key or unique args that another queued job took meanwhile. Retry keeps
+ * worker_id (who ran the failed attempt); nack, reschedule and recovery clear it.
  */
 import type { JobRef, RescheduleOptions, RetryOptions } from "@soniq/core";
 import type { SqliteContext } from "./context.js";
@@ -11,7 +12,7 @@ import { NOW, RELEASE_TAKEN_KEYS } from "./sql.js";
 const FENCE = "id = @id AND status = 'processing' AND attempts = @attempt";
 
 const RETRY = `UPDATE soniq_jobs
-  SET status = 'queued', last_error = @error, scheduled_at = ${NOW} + @delayMs, worker_id = NULL,
+  SET status = 'queued', last_error = @error, scheduled_at = ${NOW} + @delayMs,
     updated_at = ${NOW}, ${RELEASE_TAKEN_KEYS}
   WHERE ${FENCE} RETURNING queue`;
 

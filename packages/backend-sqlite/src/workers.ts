@@ -1,8 +1,8 @@
 /**
  * Worker rows: register, heartbeat, stop, list, stale recovery, and the observability-only task registry.
  * Stale recovery runs in one IMMEDIATE transaction: the workers whose heartbeat is older than the
- * threshold become `stopped` and their processing jobs go back to queued (attempts unchanged: the
- * claim already counted the run).
+ * threshold become `stopped`, and the processing jobs of every worker past the threshold (stopped ones
+ * included) go back to queued (attempts unchanged: the claim already counted the run).
  */
 import type { StaleRecovery, WorkerInfo, WorkerRegistration } from "@soniq/core";
 import { immediate, type SqliteContext } from "./context.js";
@@ -48,8 +48,12 @@ export function heartbeat(
   return result.changes > 0;
 }
 
+// The heartbeat is refreshed so jobs a stopping worker failed to give back wait one full threshold
+// before recovery takes them (recovery also covers stopped workers).
+const STOP = `UPDATE soniq_workers SET status = 'stopped', last_heartbeat = ${NOW} WHERE id = ?`;
+
 export function stopWorker(ctx: SqliteContext, workerId: string): void {
-  ctx.statement("UPDATE soniq_workers SET status = 'stopped' WHERE id = ?").run(workerId);
+  ctx.statement(STOP).run(workerId);
 }
 
 export function listWorkers(ctx: SqliteContext): WorkerInfo[] {
@@ -59,6 +63,9 @@ export function listWorkers(ctx: SqliteContext): WorkerInfo[] {
 
 const MARK_STALE = `UPDATE soniq_workers SET status = 'stopped'
   WHERE status <> 'stopped' AND last_heartbeat < ${NOW} - ? RETURNING id`;
+// Every worker past the threshold, stopped ones included: a job whose give-back failed at shutdown is
+// not held forever.
+const PAST_THRESHOLD = `SELECT id FROM soniq_workers WHERE last_heartbeat < ${NOW} - ?`;
 const HELD_BY_WORKERS = `SELECT id FROM soniq_jobs
   WHERE status = 'processing' AND worker_id IN (SELECT value FROM json_each(?))`;
 // One row per statement, so a job giving up a dedup_key sees the one requeued just before it.
@@ -70,13 +77,15 @@ export function recoverStaleWorkers(ctx: SqliteContext, staleAfterMs: number): S
     throw invalidArgument("staleAfterMs must be a finite number >= 0.", { staleAfterMs });
   }
   const { workerIds, jobs } = immediate(ctx, () => {
-    const stale = ctx.statement(MARK_STALE).all(Math.round(staleAfterMs)) as { id: string }[];
-    const ids = stale.map((w) => w.id);
-    if (ids.length === 0) return { workerIds: ids, jobs: [] };
-    const held = ctx.statement(HELD_BY_WORKERS).all(jsonList(ids)) as { id: string }[];
+    const threshold = Math.round(staleAfterMs);
+    const stale = ctx.statement(MARK_STALE).all(threshold) as { id: string }[];
+    const past = ctx.statement(PAST_THRESHOLD).all(threshold) as { id: string }[];
+    const workerIds = stale.map((w) => w.id);
+    if (past.length === 0) return { workerIds, jobs: [] };
+    const held = ctx.statement(HELD_BY_WORKERS).all(jsonList(past.map((w) => w.id))) as { id: string }[];
     const requeue = ctx.statement(REQUEUE);
     const jobs = held.map((job) => requeue.get(job.id) as { id: string; queue: string });
-    return { workerIds: ids, jobs };
+    return { workerIds, jobs };
   });
   for (const queue of new Set(jobs.map((j) => j.queue))) ctx.notify(queue);
   return { workerIds, requeuedJobIds: jobs.map((j) => j.id) };

@@ -156,6 +156,46 @@ describe("sqlite/input errors", () => {
   });
 });
 
+describe("sqlite/workers", () => {
+  it("recovery also takes back jobs a stopped worker still holds, once its heartbeat is past the threshold", async () => {
+    const file = tmp.file();
+    const backend = await migrated(file);
+    await backend.registerWorker({
+      id: "w",
+      hostname: "h",
+      pid: 1,
+      queues: [],
+      concurrency: 1,
+      version: null,
+      metadata: null,
+    });
+    const job = newJob();
+    await backend.enqueue(job);
+    await backend.claim({ queues: null, limit: 1, workerId: "w" });
+    await backend.stopWorker("w"); // its give-back never happened
+    expect(await backend.recoverStaleWorkers(60_000)).toEqual({ workerIds: [], requeuedJobIds: [] });
+    const db = new Database(file);
+    db.prepare("UPDATE soniq_workers SET last_heartbeat = last_heartbeat - 120000").run();
+    db.close();
+    expect(await backend.recoverStaleWorkers(60_000)).toEqual({ workerIds: [], requeuedJobIds: [job.id] });
+    expect((await backend.getJob(job.id))?.status).toBe("queued");
+    await backend.close();
+  });
+});
+
+describe("sqlite/enqueue ids", () => {
+  it("an id that already exists rejects the whole enqueueMany with SONIQ_INVALID_ARGUMENT", async () => {
+    const backend = await migrated();
+    const first = newJob();
+    await backend.enqueue(first);
+    const fresh = newJob();
+    const err = await backend.enqueueMany([fresh, { ...newJob(), id: first.id }]).catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
+    expect(await backend.getJob(fresh.id)).toBeNull();
+    await backend.close();
+  });
+});
+
 describe("sqlite/fault hook", () => {
   it("a fault between insert and delete rolls the savepoint back: the job stays, no dead-letter row", async () => {
     let broken = true;
