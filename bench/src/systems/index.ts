@@ -4,6 +4,7 @@ import { limitSystem } from "./limit.js";
 import { pgBossSystem } from "./pg-boss.js";
 import { soniqMemoryContractSystem, soniqMemorySystem } from "./soniq-memory.js";
 import {
+  soniqPostgresAsyncSystem,
   soniqPostgresBatch500System,
   soniqPostgresContractSystem,
   soniqPostgresSystem,
@@ -21,6 +22,7 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   limitSystem,
   soniqPostgresContractSystem,
   soniqPostgresBatch500System,
+  soniqPostgresAsyncSystem,
   soniqSqliteContractSystem,
   soniqMemoryContractSystem,
 ];

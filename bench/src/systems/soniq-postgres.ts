@@ -101,3 +101,24 @@ export const soniqPostgresBatch500System: SystemAdapter = {
     return new SoniqAppSession(backend, counts.query, counts.end, { batchSize: 500, completeBatchSize: 500 });
   },
 };
+
+export const soniqPostgresAsyncSystem: SystemAdapter = {
+  id: "soniq-postgres-async",
+  label: "Soniq postgres (asyncOutcomes)",
+  preload: () => Promise.all([import("@soniq/backend-postgres"), import("./soniq-session.js")]),
+  storage: "postgres",
+  inProcess: false,
+  optional: true,
+  notes: "diagnostic: the Soniq postgres row with postgresBackend(..., { asyncOutcomes: true })",
+  prepare,
+  async open(target) {
+    const url = requireUrl(target);
+    const [{ postgresBackend }, { SoniqAppSession }] = await Promise.all([
+      import("@soniq/backend-postgres"),
+      import("./soniq-session.js"),
+    ]);
+    const counts = countQuery(url);
+    const backend = postgresBackend({ connectionString: url }, { asyncOutcomes: true });
+    return new SoniqAppSession(backend, counts.query, counts.end);
+  },
+};
