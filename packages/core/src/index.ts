@@ -82,4 +82,4 @@ export {
   type WorkerStatus,
 } from "./types.js";
 export { SONIQ_VERSION } from "./version.js";
-export { Worker, type WorkerEvents } from "./worker.js";
+export { Worker, type WorkerEvents, type WorkerState } from "./worker.js";

@@ -2,10 +2,13 @@
  * The worker loop. States: idle -> starting -> running -> stopping -> stopped (and idle -> once -> idle
  * for `runOnce`). A worker is not restartable; make a new one.
  *
- * running: claim a batch into the local buffer whenever free capacity (free slots + buffer room) reaches
- *   half a batch; start buffered jobs while slots are free. A claim that returns less than it asked for
- *   means the queue is drained: wait for a wake-up (backend notification, local enqueue) or the jittered
- *   poll timer. Each finished job becomes one backend write; completions are batched.
+ * running: claim into the local buffer whenever free capacity (free slots + window - buffered) reaches
+ *   half the claim window; start buffered jobs while slots are free. The window adapts (see `#claim`).
+ *   A claim that returns less than it asked for means the queue is drained: wait for a wake-up (backend
+ *   notification, local enqueue) or the jittered poll timer. Each finished job becomes one backend write;
+ *   completions are batched (`OutcomeWriter`).
+ * once: `runOnce` claims up to `concurrency` at a time and waits for each batch's writes; registered and
+ *   heartbeating, without subscription or maintenance.
  * stopping: stop claiming, give back buffered jobs (attempt refunded), wait for running handlers up to
  *   `shutdownTimeoutMs`, then abort their signals and nack them (attempts preserved), wait for every
  *   pending write, stop upkeep, release the maintenance lease and mark the worker row stopped.
@@ -33,7 +36,7 @@ const RELEASED = "released unstarted at worker shutdown";
 
 export type { WorkerEvents } from "./worker-events.js";
 
-type State = "idle" | "starting" | "running" | "once" | "stopping" | "stopped";
+export type WorkerState = "idle" | "starting" | "running" | "once" | "stopping" | "stopped";
 
 export class Worker implements LocalWorker, AsyncDisposable {
   readonly id: string = randomUUID();
@@ -42,7 +45,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
   readonly #events: TypedEmitter<WorkerEvents>;
   readonly #writer: OutcomeWriter;
   readonly #upkeep: WorkerUpkeep;
-  #state: State = "idle";
+  #state: WorkerState = "idle";
   readonly #buffer = new JobBuffer();
   /** Current claim window (see `#claim`): starts at `batchSize`, grows up to `maxBatchSize`. */
   #window: number;
@@ -92,7 +95,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     });
   }
 
-  get state(): State {
+  get state(): WorkerState {
     return this.#state;
   }
 
