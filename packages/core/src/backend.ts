@@ -103,6 +103,13 @@ export interface DeadLetterOptions {
   attempt?: number;
 }
 
+/** One worker-side dead-letter move for `markJobsDeadLetter`: fenced like `markJobDeadLetter` with `attempt`. */
+export interface DeadLetterItem extends JobRef {
+  reason: string;
+  error: string | null;
+  tags?: Record<string, unknown> | null;
+}
+
 export interface ListJobsFilter {
   status?: JobStatus | readonly JobStatus[];
   queue?: string;
@@ -197,6 +204,13 @@ export interface Backend<TTx = never> {
    * Throws `SONIQ_DEAD_LETTER_CONFLICT` (nothing changed) when a dead-letter row with the id exists.
    */
   markJobDeadLetter(id: string, options: DeadLetterOptions): Promise<boolean>;
+  /**
+   * Optional (additive): several worker-side moves in one round trip, each atomic and fenced like
+   * `markJobDeadLetter` with `attempt`. An item that cannot move (not processing under that attempt, or a
+   * dead-letter row with its id already exists) is skipped and changes nothing; the others move. Returns
+   * the ids that moved. When absent, core calls `markJobDeadLetter` once per job.
+   */
+  markJobsDeadLetter?(items: readonly DeadLetterItem[]): Promise<string[]>;
   /** Cancel a queued or processing job. False when it is missing or already terminal. */
   cancel(id: string): Promise<boolean>;
 

@@ -42,6 +42,11 @@ export const BACKEND_METHODS = [
   "close",
 ] as const satisfies readonly (keyof Backend<unknown>)[];
 
+/** Optional methods of the contract: forwarded (and guarded) when the backend has them. */
+export const OPTIONAL_BACKEND_METHODS = [
+  "markJobsDeadLetter",
+] as const satisfies readonly (keyof Backend<unknown>)[];
+
 const GUARDED = Symbol.for("soniq.guardedBackend");
 
 type AnyFn = (...args: unknown[]) => Promise<unknown>;
@@ -75,7 +80,10 @@ export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
     capabilities: Object.freeze({ ...backend.capabilities }),
     [GUARDED]: true,
   };
-  for (const method of BACKEND_METHODS) {
+  const present = OPTIONAL_BACKEND_METHODS.filter(
+    (m) => typeof (backend as unknown as Record<string, unknown>)[m] === "function",
+  );
+  for (const method of [...BACKEND_METHODS, ...present]) {
     const fn = (backend as unknown as Record<string, AnyFn>)[method] as AnyFn;
     guarded[method] = (...args: unknown[]) => {
       if (closing) return Promise.reject(closedError(method));

@@ -5,6 +5,7 @@ export type {
   ClaimRequest,
   CompleteItem,
   DeadLetterFilter,
+  DeadLetterItem,
   DeadLetterOptions,
   EnqueueOptions,
   EnqueueResult,
@@ -29,7 +30,7 @@ export {
   type SoniqErrorCode,
   type SoniqErrorOptions,
 } from "./errors.js";
-export { BACKEND_METHODS, guardBackend, unwrapBackend } from "./guard.js";
+export { BACKEND_METHODS, guardBackend, OPTIONAL_BACKEND_METHODS, unwrapBackend } from "./guard.js";
 export { JobAbortedError, MAX_ERROR_LENGTH } from "./job-runner.js";
 export type { Handler, JobDefinition, JobResult } from "./jobs.js";
 export { argsHash, canonicalJson } from "./json.js";
