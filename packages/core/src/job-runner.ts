@@ -76,6 +76,8 @@ export class Running {
   /** Set when done, for the `job:done` event after the batched write. */
   result: unknown = undefined;
   durationMs = 0;
+  /** Set when dead-lettered, for the `job:dead_letter` event after a batched move. */
+  deadLetter: { reason: DeadLetterReason; error: string } | undefined = undefined;
   readonly startedAt = performance.now();
   readonly ctx: RunContext;
   #controller: AbortController | undefined;

@@ -5,13 +5,14 @@
  * `error` event and counted (`write_failed`): the job stays processing and stale recovery requeues it.
  * A write the backend ignores (the fence: the job was cancelled or recovered meanwhile) is logged at debug.
  */
-import { CompletionBatcher } from "./completion-batcher.js";
+import type { CompleteItem, DeadLetterItem } from "./backend.js";
 import type { TypedEmitter } from "./events.js";
 import type { Outcome, Running } from "./job-runner.js";
 import type { JobEndStatus } from "./metrics.js";
 import type { Runtime } from "./runtime.js";
 import type { DeadLetterReason } from "./schema/constants.js";
 import type { WorkerEvents } from "./worker-events.js";
+import { WriteBatcher } from "./write-batcher.js";
 
 /** Calls a backend write, turning a synchronous throw into a rejection. */
 function call(write: () => Promise<boolean>): Promise<boolean> {
@@ -24,7 +25,9 @@ function call(write: () => Promise<boolean>): Promise<boolean> {
 
 export class OutcomeWriter {
   #writes = 0;
-  readonly #batcher: CompletionBatcher<Running>;
+  readonly #completions: WriteBatcher<CompleteItem, Running, number>;
+  /** Only when the backend implements `markJobsDeadLetter`; else one `markJobDeadLetter` per job. */
+  readonly #deadLetters: WriteBatcher<DeadLetterItem, Running, string[]> | null;
 
   constructor(
     private readonly rt: Runtime,
@@ -36,24 +39,37 @@ export class OutcomeWriter {
     /** Whether the completion flush may be unref'd. */
     unref: () => boolean,
   ) {
-    this.#batcher = new CompletionBatcher<Running>(
-      rt.backend,
+    const { backend } = rt;
+    this.#completions = new WriteBatcher(
+      (items: CompleteItem[]) => backend.complete(items),
       completeBatchSize,
-      (runs) => this.#completed(runs),
+      (runs: Running[]) => this.#completed(runs),
       (runs, err) => this.#failed(runs, err, "complete"),
       onSettled,
       unref,
     );
+    const moveMany = backend.markJobsDeadLetter?.bind(backend);
+    this.#deadLetters = moveMany
+      ? new WriteBatcher(
+          (items: DeadLetterItem[]) => moveMany(items),
+          completeBatchSize,
+          (runs: Running[], moved: string[]) => this.#deadLettered(runs, moved),
+          (runs, err) => this.#failed(runs, err, "markJobsDeadLetter"),
+          onSettled,
+          unref,
+        )
+      : null;
   }
 
   /** Writes queued or in flight. */
   get busy(): boolean {
-    return this.#writes > 0 || this.#batcher.busy;
+    return this.#writes > 0 || this.#completions.busy || (this.#deadLetters?.busy ?? false);
   }
 
   /** Writes queued completions now instead of on the next turn of the event loop. */
   flush(): void {
-    this.#batcher.flush();
+    this.#completions.flush();
+    this.#deadLetters?.flush();
   }
 
   record(run: Running, outcome: Outcome): void {
@@ -66,7 +82,10 @@ export class OutcomeWriter {
         run.durationMs = performance.now() - run.startedAt;
         this.#metrics(run, "done");
         const resultTtlMs = run.def?.options.resultTtlMs ?? this.rt.options.resultTtlMs;
-        this.#batcher.add({ id: job.id, attempt: job.attempts, result: outcome.result, resultTtlMs }, run);
+        this.#completions.add(
+          { id: job.id, attempt: job.attempts, result: outcome.result, resultTtlMs },
+          run,
+        );
         return;
       }
       case "retry": {
@@ -83,6 +102,11 @@ export class OutcomeWriter {
       case "dead_letter": {
         const { reason, error } = outcome;
         this.#metrics(run, "dead_letter", { error, reason });
+        run.deadLetter = { reason, error };
+        if (this.#deadLetters) {
+          this.#deadLetters.add({ id: job.id, attempt: job.attempts, reason, error }, run);
+          return;
+        }
         this.#write(
           run,
           "markJobDeadLetter",
@@ -165,6 +189,16 @@ export class OutcomeWriter {
     if (!this.events.hasListeners("job:done")) return;
     for (const run of runs) {
       this.events.emit("job:done", { job: run.job, result: run.result, durationMs: run.durationMs });
+    }
+  }
+
+  #deadLettered(runs: Running[], moved: string[]): void {
+    if (!this.events.hasListeners("job:dead_letter")) return;
+    const ids = new Set(moved);
+    for (const run of runs) {
+      const outcome = run.deadLetter;
+      if (!outcome || !ids.has(run.job.id)) continue;
+      this.events.emit("job:dead_letter", { job: run.job, reason: outcome.reason, error: outcome.error });
     }
   }
 

@@ -1,6 +1,7 @@
 /** Runtime scenarios on the memory backend: outcomes, retries, timeouts. */
 import { memoryBackend } from "@soniq/backend-memory";
 import {
+  type DeadLetterItem,
   JobAbortedError,
   PermanentError,
   type RetryContext,
@@ -326,5 +327,51 @@ describe("runtime/settle-once", () => {
     expect(await soniq.worker().runOnce()).toBe(1);
     expect(ends).toEqual(["done"]);
     expect(await soniq.getJob(id)).toMatchObject({ status: "done", attempts: 1, result: "finished in time" });
+  });
+});
+
+describe("runtime/batched-dead-letters", () => {
+  it("runtime/dead-letters-batched: with markJobsDeadLetter, failures move in batches and each is reported", async () => {
+    const backend = memoryBackend();
+    const batches: number[] = [];
+    const batching = new Proxy(backend, {
+      get(target, prop, receiver) {
+        if (prop === "markJobsDeadLetter") {
+          // A backend's batch move, emulated with the single move (fenced by attempt).
+          return async (items: DeadLetterItem[]) => {
+            batches.push(items.length);
+            const moved: string[] = [];
+            for (const { id, attempt, reason, error } of items) {
+              if (await backend.markJobDeadLetter(id, { reason, error, attempt })) moved.push(id);
+            }
+            return moved;
+          };
+        }
+        if (prop === "markJobDeadLetter") {
+          return async () => {
+            throw new Error("the single move should not be used");
+          };
+        }
+        const value: unknown = Reflect.get(target, prop, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    const soniq = app({}, batching);
+    const job = soniq.job(
+      "batch.fail",
+      async () => {
+        throw new Error("nope");
+      },
+      { maxAttempts: 1 },
+    );
+    await soniq.enqueueMany(Array.from({ length: 40 }, (_, i) => ({ job, args: { i } })));
+    const worker = soniq.worker({ concurrency: 20 });
+    const reported: string[] = [];
+    worker.on("job:dead_letter", ({ job, reason }) => void reported.push(`${job.id}:${reason}`));
+    expect(await worker.runOnce()).toBe(40);
+    expect((await soniq.getQueueStats()).dead_letter).toBe(40);
+    expect(reported).toHaveLength(40);
+    expect(batches.reduce((a, b) => a + b, 0)).toBe(40);
+    expect(batches.length).toBeLessThan(40);
   });
 });

@@ -1,22 +1,22 @@
 /**
- * Batches successful completions into one `backend.complete(items)` call: items added during one turn
- * of the event loop are flushed together on the next (`setImmediate`), or at once when a batch is full.
- * One flush is in flight at a time; items that arrive meanwhile form the next batch, so batches grow
- * with load instead of round trips.
+ * Batches worker writes of one kind (completions; dead-letter moves when the backend can batch them) into
+ * one backend call: items added during one turn of the event loop are flushed together on the next
+ * (`setImmediate`), or at once when a batch is full. One flush is in flight at a time; items that arrive
+ * meanwhile form the next batch, so batches grow with load instead of round trips.
  */
-import type { Backend, CompleteItem } from "./backend.js";
 
-export class CompletionBatcher<T> {
-  #items: CompleteItem[] = [];
+export class WriteBatcher<I, T, R> {
+  #items: I[] = [];
   #tags: T[] = [];
   #flushing = false;
   #scheduled = false;
 
   constructor(
-    private readonly backend: Backend<unknown>,
+    /** The backend call for one batch. */
+    private readonly write: (items: I[]) => Promise<R>,
     private readonly maxBatch: number,
-    /** After a batch was written; `applied` is how many rows the backend changed. */
-    private readonly onWritten: (tags: T[], applied: number) => void,
+    /** After a batch was written, with what the backend call returned. */
+    private readonly onWritten: (tags: T[], result: R) => void,
     /** A batch write failed: the rows stay processing until stale recovery requeues them. */
     private readonly onFailed: (tags: T[], err: unknown) => void,
     /** Called whenever the batcher becomes empty and idle. */
@@ -30,7 +30,7 @@ export class CompletionBatcher<T> {
     return this.#flushing || this.#items.length > 0;
   }
 
-  add(item: CompleteItem, tag: T): void {
+  add(item: I, tag: T): void {
     this.#items.push(item);
     this.#tags.push(tag);
     if (this.#items.length >= this.maxBatch) this.flush();
@@ -59,8 +59,14 @@ export class CompletionBatcher<T> {
       this.#tags = this.#tags.slice(this.maxBatch);
     }
     this.#flushing = true;
-    this.backend.complete(items).then(
-      (applied) => this.#done(() => this.onWritten(tags, applied)),
+    let pending: Promise<R>;
+    try {
+      pending = this.write(items);
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    pending.then(
+      (result) => this.#done(() => this.onWritten(tags, result)),
       (err: unknown) => this.#done(() => this.onFailed(tags, err)),
     );
   }
