@@ -1,5 +1,5 @@
 /** The app without storage: options, definitions and enqueue validation against a recording stub backend. */
-import { describe, expect, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import type { Backend, NewJob } from "../src/backend.js";
 import { isSoniqError } from "../src/errors.js";
@@ -191,5 +191,27 @@ describe("app/enqueue", () => {
     await soniq[Symbol.asyncDispose]();
     expect(calls.filter((c) => c.method === "close")).toHaveLength(1);
     await expect(soniq.getJob("x")).rejects.toMatchObject({ code: "SONIQ_CLOSED" });
+  });
+});
+
+describe("app/types", () => {
+  it("a schema types the handler with its output and enqueue with its input; tx follows the backend", () => {
+    const soniq = new Soniq({ backend: stubBackend(true).backend });
+    const job = soniq.job(
+      "typed.defaults",
+      async (args) => {
+        expectTypeOf(args).toEqualTypeOf<{ count: number }>();
+        return args.count * 2;
+      },
+      { schema: z.object({ count: z.number().default(21) }) },
+    );
+    expectTypeOf(job.enqueue).parameter(0).toEqualTypeOf<{ count?: number | undefined }>();
+    expectTypeOf(job.enqueue)
+      .parameter(1)
+      .exclude<undefined>()
+      .toHaveProperty("tx")
+      .toEqualTypeOf<{ client: string } | undefined>();
+    const plain = soniq.job("plain.job", async (args: { to: string }) => ({ sent: args.to }));
+    expectTypeOf(plain.enqueue).parameter(0).toEqualTypeOf<{ to: string }>();
   });
 });
