@@ -6,7 +6,7 @@ import type { Backend, BackendCapabilities } from "@soniq/core";
 import { cancel } from "./cancel.js";
 import { claim } from "./claim.js";
 import { complete } from "./complete.js";
-import { markJobDeadLetter } from "./dead-letter.js";
+import { markJobDeadLetter, markJobsDeadLetter } from "./dead-letter.js";
 import { getDeadLetterJob, listDeadLetterJobs, purgeDeadLetterJob } from "./dead-letter-jobs.js";
 import { enqueue, enqueueMany } from "./enqueue.js";
 import { deleteExpiredJobs } from "./expiry.js";
@@ -54,6 +54,7 @@ export function memoryBackend(options?: MemoryBackendOptions): MemoryBackend {
     nack: async (ref) => nack(store, ref),
     reschedule: async (ref, opts) => reschedule(store, ref, opts),
     markJobDeadLetter: async (id, opts) => markJobDeadLetter(store, id, opts),
+    markJobsDeadLetter: async (items) => markJobsDeadLetter(store, items),
     cancel: async (id) => cancel(store, id),
     getJob: async (id) => getJob(store, id),
     listJobs: async (filter) => listJobs(store, filter),

@@ -3,10 +3,11 @@
  * dead-letter row, delete the job) that either both happen or neither: a failure between them
  * (the test hook) removes the inserted row again, as a rolled-back transaction would.
  */
-import type { DeadLetterOptions } from "@soniq/core";
+import type { DeadLetterItem, DeadLetterOptions } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
 import { invalidArgument, requireString } from "./errors.js";
-import { encodeJson, type JobRecord } from "./rows.js";
+import { claimedJob } from "./fence.js";
+import { type DeadLetterRecord, encodeJson, type JobRecord } from "./rows.js";
 import type { MemoryStore } from "./store.js";
 
 export interface DeadLetterMove {
@@ -44,16 +45,9 @@ export function assertNoDeadLetterRow(store: MemoryStore, id: string): void {
   }
 }
 
-/** Both steps of the move. The caller checked there is no dead-letter row with this id. */
-export function moveToDeadLetter(
-  store: MemoryStore,
-  job: JobRecord,
-  move: DeadLetterMove,
-  betweenSteps?: (jobId: string) => void,
-  popped = false,
-): void {
+function deadLetterRow(store: MemoryStore, job: JobRecord, move: DeadLetterMove): DeadLetterRecord {
   const now = store.now();
-  const row = {
+  return {
     id: job.id,
     jobName: job.jobName,
     argsJson: job.argsJson,
@@ -71,6 +65,17 @@ export function moveToDeadLetter(
     createdAt: now,
     seq: store.nextSeq(),
   };
+}
+
+/** Both steps of the move. The caller checked there is no dead-letter row with this id. */
+export function moveToDeadLetter(
+  store: MemoryStore,
+  job: JobRecord,
+  move: DeadLetterMove,
+  betweenSteps?: (jobId: string) => void,
+  popped = false,
+): void {
+  const row = deadLetterRow(store, job, move);
   store.addDeadLetter(row);
   try {
     betweenSteps?.(job.id);
@@ -83,4 +88,37 @@ export function moveToDeadLetter(
     );
   }
   store.removeJob(job, popped);
+}
+
+/**
+ * markJobsDeadLetter: the worker's batched moves in one synchronous step (nothing else runs in between).
+ * Items not processing under their attempt, repeated ids, and ids that already have a dead-letter row are
+ * skipped. The moves run as the SQL backends' single transaction would: every dead-letter row is inserted,
+ * then every job deleted; a failure between the steps (the test hook) removes the inserted rows again, so
+ * nothing of the batch moved.
+ */
+export function markJobsDeadLetter(store: MemoryStore, items: readonly DeadLetterItem[]): string[] {
+  if (!Array.isArray(items)) throw invalidArgument("items must be an array.", { items });
+  const picked: { job: JobRecord; move: DeadLetterMove }[] = [];
+  const seen = new Set<string>();
+  for (const item of items) {
+    const reason = requireString(item?.reason, "reason");
+    const job = claimedJob(store, item);
+    if (job === null || seen.has(job.id) || store.deadLetters.has(job.id)) continue;
+    seen.add(job.id);
+    picked.push({ job, move: { reason, error: item.error ?? null, tags: item.tags ?? null } });
+  }
+  const inserted = picked.map(({ job, move }) => deadLetterRow(store, job, move));
+  for (const row of inserted) store.addDeadLetter(row);
+  try {
+    for (const { job } of picked) store.hooks.afterDeadLetterInsert?.(job.id);
+  } catch (cause) {
+    for (const row of inserted) store.removeDeadLetter(row);
+    throw new SoniqError("SONIQ_BACKEND_ERROR", "A batched dead-letter move failed; nothing was moved.", {
+      context: { ids: picked.map(({ job }) => job.id) },
+      cause,
+    });
+  }
+  for (const { job } of picked) store.removeJob(job);
+  return picked.map(({ job }) => job.id);
 }

@@ -13,6 +13,7 @@ import {
   purgeDeadLetterJob,
   replayDeadLetterJob,
 } from "./dead-letter-admin.js";
+import { markJobsDeadLetter } from "./dead-letter-batch.js";
 import { enqueue, enqueueMany } from "./enqueue.js";
 import { cancel, deleteExpiredJobs, getJob, getQueueStats, listJobs } from "./jobs.js";
 import { AdvisoryLeases } from "./lease.js";
@@ -83,6 +84,7 @@ export function postgresBackend(
     nack: (ref) => nack(ctx, ref),
     reschedule: (ref, opts) => reschedule(ctx, ref, opts),
     markJobDeadLetter: (id, opts) => markJobDeadLetter(ctx, id, opts),
+    markJobsDeadLetter: (items) => markJobsDeadLetter(ctx, items),
     cancel: (id) => cancel(ctx, id),
     getJob: (id) => getJob(ctx, id),
     listJobs: (filter) => listJobs(ctx, filter),

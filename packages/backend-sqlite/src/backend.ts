@@ -10,7 +10,12 @@ import { claim } from "./claim.js";
 import { complete } from "./complete.js";
 import { configureConnection, openDatabase } from "./connection.js";
 import { runSync, type SqliteContext, type SqliteDatabase, StatementCache } from "./context.js";
-import { markJobDeadLetter, purgeDeadLetterJob, replayDeadLetterJob } from "./dead-letter.js";
+import {
+  markJobDeadLetter,
+  markJobsDeadLetter,
+  purgeDeadLetterJob,
+  replayDeadLetterJob,
+} from "./dead-letter.js";
 import { getDeadLetterJob, listDeadLetterJobs } from "./dead-letter-list.js";
 import { enqueue, enqueueMany } from "./enqueue.js";
 import { deleteExpiredJobs, getJob, getQueueStats, listJobs } from "./jobs.js";
@@ -56,6 +61,7 @@ function operations(ctx: SqliteContext, wakeUps: WakeUps): JobOperations {
     nack: (ref) => runSync("nack", () => nack(ctx, ref)),
     reschedule: (ref, opts) => runSync("reschedule", () => reschedule(ctx, ref, opts)),
     markJobDeadLetter: (id, opts) => runSync("markJobDeadLetter", () => markJobDeadLetter(ctx, id, opts)),
+    markJobsDeadLetter: (items) => runSync("markJobsDeadLetter", () => markJobsDeadLetter(ctx, items)),
     cancel: (id) => runSync("cancel", () => cancel(ctx, id)),
     getJob: (id) => runSync("getJob", () => getJob(ctx, id)),
     listJobs: (filter) => runSync("listJobs", () => listJobs(ctx, filter)),

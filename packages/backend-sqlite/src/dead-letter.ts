@@ -5,7 +5,7 @@
  * transaction, the two steps wrapped in a SAVEPOINT: any failure between them (including the test-only
  * fault hook) rolls the savepoint back, so at every consistent read the job is in exactly one table.
  */
-import type { DeadLetterOptions, ReplayOptions } from "@soniq/core";
+import type { DeadLetterItem, DeadLetterOptions, ReplayOptions } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
 import { immediate, type SqliteContext } from "./context.js";
 import { deadLetterConflict, invalidArgument, isUniqueViolation } from "./errors.js";
@@ -75,6 +75,40 @@ export function markJobDeadLetter(ctx: SqliteContext, id: string, options: DeadL
     }
     throw err;
   }
+}
+
+const HAS_DEAD_LETTER_ROW = "SELECT 1 FROM soniq_dead_letter_jobs WHERE id = ?";
+
+/**
+ * The worker's batched, fenced moves in one IMMEDIATE transaction with the move's prepared statements.
+ * An item whose job is not processing under its attempt, or whose id already has a dead-letter row, is
+ * skipped (nothing of it changes); the others move. A failure (the test-only fault included) rolls the
+ * whole transaction back, so nothing of the batch moved. Returns the ids that moved.
+ */
+export function markJobsDeadLetter(ctx: SqliteContext, items: readonly DeadLetterItem[]): string[] {
+  for (const item of items) validateDeadLetter(item.id, item);
+  return immediate(ctx, () => {
+    const moved: string[] = [];
+    for (const item of items) {
+      if (ctx.statement(HAS_DEAD_LETTER_ROW).get(item.id) !== undefined) continue;
+      const inserted = ctx.statement(MOVE_INSERT).run({
+        id: item.id,
+        reason: item.reason,
+        error: item.error ?? null,
+        tags: jsonOrNull(item.tags, "tags"),
+        attempt: item.attempt,
+      }).changes;
+      if (inserted === 0) continue;
+      if (ctx.faults.breakDeadLetterMove?.(item.id)) {
+        throw new SoniqError("SONIQ_BACKEND_ERROR", new InjectedFault(item.id).message, {
+          context: { id: item.id },
+        });
+      }
+      ctx.statement(MOVE_DELETE).run(item.id);
+      moved.push(item.id);
+    }
+    return moved;
+  });
 }
 
 /** Inside the claim's transaction: move rows the claim found over their attempt budget. */

@@ -124,6 +124,11 @@ export function unmetRequirements(
       return `needs the harness to provide inspector.${method}()`;
     }
   }
+  for (const method of requires.methods ?? []) {
+    if (typeof harness.backend[method] !== "function") {
+      return `needs the optional Backend method ${method}()`;
+    }
+  }
   if (requires.deadLetterFault === true && typeof harness.injectDeadLetterFault !== "function") {
     return "needs the harness to provide injectDeadLetterFault()";
   }

@@ -76,7 +76,12 @@ export interface CaseRequirements {
   deadLetterFault?: boolean;
   /** The case opens a second instance on the same storage (`harness.openPeer`). */
   peer?: boolean;
+  /** Optional contract methods the backend must implement (e.g. `markJobsDeadLetter`). */
+  methods?: readonly OptionalBackendMethod[];
 }
+
+/** The contract's optional methods. */
+export type OptionalBackendMethod = "markJobsDeadLetter";
 
 /** What a case body receives. */
 export interface CaseContext {

@@ -1,5 +1,6 @@
 import { claimCases } from "./claim.js";
 import { deadLetterCases } from "./dead-letter.js";
+import { deadLetterBatchCases } from "./dead-letter-batch.js";
 import { dedupCases } from "./dedup.js";
 import { enqueueCases } from "./enqueue.js";
 import { jobsCases } from "./jobs.js";
@@ -19,6 +20,7 @@ export const CONFORMANCE_CASES = [
   ...claimCases,
   ...stateCases,
   ...deadLetterCases,
+  ...deadLetterBatchCases,
   ...statsCases,
   ...jobsCases,
   ...workerCases,

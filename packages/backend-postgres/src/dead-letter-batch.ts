@@ -1,0 +1,109 @@
+/**
+ * `markJobsDeadLetter`: the worker's batched, fenced dead-letter moves in ONE statement. A data-modifying
+ * CTE reads the items from one jsonb array (`jsonb_to_recordset`), DELETEs every fenced row (processing
+ * under the item's attempt) RETURNING it, and INSERTs those rows into soniq_dead_letter_jobs. One
+ * statement is one transaction: each job is in exactly one table at every consistent read.
+ *
+ * Conflict policy: an item whose id already has a dead-letter row is skipped (its job stays processing,
+ * untouched) and the others move; the DELETE excludes it, because an `ON CONFLICT DO NOTHING` on the
+ * INSERT would let the DELETE of that row commit and lose the job. The caller learns which ids moved from
+ * the returned list. (Dead-letter ids are only written by moves that first lock the job row, so a
+ * conflicting row cannot appear between the check and the insert from Soniq itself; if something else
+ * inserts one concurrently, the statement fails as a whole and nothing moves.)
+ */
+import type { DeadLetterItem } from "@soniq/core";
+import type pg from "pg";
+import { ASYNC_COMMIT, type DeadLetterInterrupt, type PgContext, query } from "./context.js";
+import { isUuid, translatePgError } from "./errors.js";
+
+function batchSql(asyncCommit: boolean): string {
+  return `WITH items AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb)
+    AS x(id uuid, attempt int, reason text, error text, tags jsonb)),
+moved AS (
+  DELETE FROM soniq_jobs j USING items i ${asyncCommit ? `, ${ASYNC_COMMIT}` : ""}
+  WHERE j.id = i.id AND j.status = 'processing' AND j.attempts = i.attempt
+    AND NOT EXISTS (SELECT 1 FROM soniq_dead_letter_jobs d WHERE d.id = j.id)
+  RETURNING j.id, j.job_name, j.args, j.queue, j.priority, j.max_attempts, j.attempts, j.created_at,
+    i.reason, i.error, i.tags)
+INSERT INTO soniq_dead_letter_jobs (id, job_name, args, queue, priority, max_attempts, attempts, last_error,
+  dead_letter_reason, tags, original_created_at)
+SELECT id, job_name, args, queue, priority, max_attempts, attempts, error, reason, tags, created_at FROM moved
+RETURNING id`;
+}
+
+const BATCH = { sync: batchSql(false), async: batchSql(true) } as const;
+
+/** One JSON document for all items; malformed ids are "not found" and never reach the database. */
+function itemsJson(items: readonly DeadLetterItem[]): string {
+  const seen = new Set<string>();
+  const rows = [];
+  for (const item of items) {
+    // A repeated id would make the DELETE match once; keep the first, as the single-call order would.
+    if (!isUuid(item.id) || seen.has(item.id)) continue;
+    seen.add(item.id);
+    rows.push({
+      id: item.id,
+      attempt: item.attempt,
+      reason: item.reason,
+      error: item.error,
+      tags: item.tags ?? null,
+    });
+  }
+  return JSON.stringify(rows);
+}
+
+export async function markJobsDeadLetter(
+  ctx: PgContext,
+  items: readonly DeadLetterItem[],
+): Promise<string[]> {
+  const json = itemsJson(items);
+  if (json === "[]") return [];
+  const interrupt = ctx.testHooks.interruptDeadLetterMove?.();
+  if (interrupt) return moveInterrupted(ctx, json, items[0]?.id ?? "", interrupt);
+  const res = await query<{ id: string }>(ctx, "markJobsDeadLetter", {
+    name: ctx.asyncOutcomes ? "soniq_dlq_move_batch_async" : "soniq_dlq_move_batch",
+    text: ctx.asyncOutcomes ? BATCH.async : BATCH.sync,
+    values: [json],
+  });
+  return res.rows.map((r) => r.id);
+}
+
+/**
+ * Test-only path: the same statement inside an explicit transaction on a dedicated connection, with the
+ * fault hook awaited before COMMIT, so the kit can kill the connection and see that nothing moved.
+ */
+async function moveInterrupted(
+  ctx: PgContext,
+  json: string,
+  firstId: string,
+  interrupt: DeadLetterInterrupt,
+): Promise<string[]> {
+  const client = await ctx.pool.connect();
+  const ignore = () => {};
+  client.on("error", ignore);
+  let broken: unknown;
+  try {
+    const pidRes = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+    await client.query("BEGIN");
+    const res = await client.query<{ id: string }>(BATCH.sync, [json]);
+    await interrupt(firstId, { pid: pidRes.rows[0]?.pid ?? 0 });
+    await client.query("COMMIT");
+    return res.rows.map((r) => r.id);
+  } catch (err) {
+    broken = err;
+    await rollbackQuietly(client);
+    throw translatePgError(err, "markJobsDeadLetter", { jobId: firstId });
+  } finally {
+    client.off("error", ignore);
+    client.release(broken instanceof Error ? broken : undefined);
+  }
+}
+
+async function rollbackQuietly(client: pg.PoolClient): Promise<void> {
+  try {
+    await client.query("ROLLBACK");
+  } catch {
+    // The connection is gone; Postgres already rolled the transaction back.
+  }
+}
