@@ -89,6 +89,14 @@ export interface RetryOptions {
   delayMs: number;
 }
 
+export interface NackOptions {
+  /**
+   * Give back the attempt the claim counted (attempts - 1): for a job claimed but never started, e.g.
+   * released at graceful shutdown. Default false: the run counted (e.g. aborted at the shutdown timeout).
+   */
+  refundAttempt?: boolean;
+}
+
 export interface RescheduleOptions {
   delayMs: number;
   /** Stored as `last_error = "SNOOZE: <reason>"` (or `"SNOOZE"`). */
@@ -194,8 +202,11 @@ export interface Backend<TTx = never> {
   complete(items: readonly CompleteItem[]): Promise<number>;
   /** Back to queued after a failed attempt: last_error set, due after `delayMs`. */
   retry(ref: JobRef, options: RetryOptions): Promise<boolean>;
-  /** Give a claimed job back untouched: queued, due now, attempts and last_error unchanged. Idempotent. */
-  nack(ref: JobRef): Promise<boolean>;
+  /**
+   * Give a claimed job back: queued, due now, worker_id cleared, last_error unchanged; attempts unchanged,
+   * or attempts - 1 with `refundAttempt`. Fenced like other worker writes, so a second call is a no-op.
+   */
+  nack(ref: JobRef, options?: NackOptions): Promise<boolean>;
   /** Snooze: queued after `delayMs` without spending an attempt (attempts - 1). */
   reschedule(ref: JobRef, options: RescheduleOptions): Promise<boolean>;
   /**
@@ -209,6 +220,8 @@ export interface Backend<TTx = never> {
    * `markJobDeadLetter` with `attempt`. An item that cannot move (not processing under that attempt, or a
    * dead-letter row with its id already exists) is skipped and changes nothing; the others move. Returns
    * the ids that moved. When absent, core calls `markJobDeadLetter` once per job.
+   * It stays optional so backends written against the earlier contract keep working: every backend in
+   * this repository implements it, and the testkit's `dlq/batch-move-*` cases certify it where present.
    */
   markJobsDeadLetter?(items: readonly DeadLetterItem[]): Promise<string[]>;
   /** Cancel a queued or processing job. False when it is missing or already terminal. */

@@ -13,6 +13,7 @@ export type {
   ListJobsFilter,
   MigrationReport,
   MigrationStatus,
+  NackOptions,
   NewJob,
   ReplayOptions,
   RescheduleOptions,
