@@ -51,7 +51,7 @@ export function memoryBackend(options?: MemoryBackendOptions): MemoryBackend {
     claim: async (request) => claim(store, request),
     complete: async (items) => complete(store, items),
     retry: async (ref, opts) => retry(store, ref, opts),
-    nack: async (ref) => nack(store, ref),
+    nack: async (ref, opts) => nack(store, ref, opts),
     reschedule: async (ref, opts) => reschedule(store, ref, opts),
     markJobDeadLetter: async (id, opts) => markJobDeadLetter(store, id, opts),
     markJobsDeadLetter: async (items) => markJobsDeadLetter(store, items),

@@ -81,7 +81,7 @@ export function postgresBackend(
     claim: (request) => claim(ctx, request),
     complete: (items) => complete(ctx, items),
     retry: (ref, opts) => retry(ctx, ref, opts),
-    nack: (ref) => nack(ctx, ref),
+    nack: (ref, opts) => nack(ctx, ref, opts),
     reschedule: (ref, opts) => reschedule(ctx, ref, opts),
     markJobDeadLetter: (id, opts) => markJobDeadLetter(ctx, id, opts),
     markJobsDeadLetter: (items) => markJobsDeadLetter(ctx, items),

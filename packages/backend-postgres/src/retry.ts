@@ -1,8 +1,8 @@
 /**
  * The worker's other outcomes, each one fenced statement (one round trip): retry after a failure, nack
- * (give the job back untouched), reschedule (snooze without spending an attempt).
+ * (give the job back, optionally refunding the claim's attempt), reschedule (snooze without spending an attempt).
  */
-import type { JobRef, RescheduleOptions, RetryOptions } from "@soniq/core";
+import type { JobRef, NackOptions, RescheduleOptions, RetryOptions } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
 import { ASYNC_COMMIT, type PgContext } from "./context.js";
 import { isUuid } from "./errors.js";
@@ -18,7 +18,8 @@ ${from ? `FROM ${from}` : ""}
 WHERE ${FENCE}`;
 
 const NACK = (keys: string, from: string) => `UPDATE soniq_jobs
-SET status = 'queued', worker_id = NULL, scheduled_at = now(), updated_at = now()${keys}
+SET status = 'queued', worker_id = NULL, attempts = GREATEST(attempts - $3::int, 0), scheduled_at = now(),
+    updated_at = now()${keys}
 ${from ? `FROM ${from}` : ""}
 WHERE ${FENCE}`;
 
@@ -59,12 +60,12 @@ export async function retry(ctx: PgContext, ref: JobRef, options: RetryOptions):
   return res.rowCount === 1;
 }
 
-export async function nack(ctx: PgContext, ref: JobRef): Promise<boolean> {
+export async function nack(ctx: PgContext, ref: JobRef, options?: NackOptions): Promise<boolean> {
   if (!checkRef("nack", ref)) return false;
   const res = await requeueQuery(ctx, "nack", (keys) => ({
     name: nameFor(ctx, "soniq_nack", keys),
     text: NACK(keys, fromFor(ctx)),
-    values: [ref.id, ref.attempt],
+    values: [ref.id, ref.attempt, options?.refundAttempt === true ? 1 : 0],
   }));
   return res.rowCount === 1;
 }

@@ -58,7 +58,7 @@ function operations(ctx: SqliteContext, wakeUps: WakeUps): JobOperations {
     claim: (request) => runSync("claim", () => claim(ctx, request)),
     complete: (items) => runSync("complete", () => complete(ctx, items)),
     retry: (ref, opts) => runSync("retry", () => retry(ctx, ref, opts)),
-    nack: (ref) => runSync("nack", () => nack(ctx, ref)),
+    nack: (ref, opts) => runSync("nack", () => nack(ctx, ref, opts)),
     reschedule: (ref, opts) => runSync("reschedule", () => reschedule(ctx, ref, opts)),
     markJobDeadLetter: (id, opts) => runSync("markJobDeadLetter", () => markJobDeadLetter(ctx, id, opts)),
     markJobsDeadLetter: (items) => runSync("markJobsDeadLetter", () => markJobsDeadLetter(ctx, items)),

@@ -1,10 +1,10 @@
 /**
- * A claimed job goes back to the queue: retry (an attempt failed), nack (given back untouched) and
+ * A claimed job goes back to the queue: retry (an attempt failed), nack (given back, optionally refunding the claim's attempt) and
  * reschedule (snooze, without spending the attempt). All fenced by the JobRef like every worker write.
  * A requeued job gives up a dedup_key or unique args that another queued job took meanwhile. Retry keeps
  * worker_id (who ran the failed attempt); nack, reschedule and recovery clear it.
  */
-import type { JobRef, RescheduleOptions, RetryOptions } from "@soniq/core";
+import type { JobRef, NackOptions, RescheduleOptions, RetryOptions } from "@soniq/core";
 import type { SqliteContext } from "./context.js";
 import { invalidArgument } from "./errors.js";
 import { NOW, RELEASE_TAKEN_KEYS } from "./sql.js";
@@ -17,7 +17,8 @@ const RETRY = `UPDATE soniq_jobs
   WHERE ${FENCE} RETURNING queue`;
 
 const NACK = `UPDATE soniq_jobs
-  SET status = 'queued', scheduled_at = ${NOW}, worker_id = NULL, updated_at = ${NOW}, ${RELEASE_TAKEN_KEYS}
+  SET status = 'queued', attempts = MAX(attempts - @refund, 0), scheduled_at = ${NOW}, worker_id = NULL,
+    updated_at = ${NOW}, ${RELEASE_TAKEN_KEYS}
   WHERE ${FENCE} RETURNING queue`;
 
 const RESCHEDULE = `UPDATE soniq_jobs
@@ -51,9 +52,10 @@ export function retry(ctx: SqliteContext, ref: JobRef, options: RetryOptions): b
   return requeued(ctx, row, delayMs);
 }
 
-export function nack(ctx: SqliteContext, ref: JobRef): boolean {
+export function nack(ctx: SqliteContext, ref: JobRef, options?: NackOptions): boolean {
   checkRef(ref, "nack");
-  return requeued(ctx, ctx.statement(NACK).get({ id: ref.id, attempt: ref.attempt }), 0);
+  const refund = options?.refundAttempt === true ? 1 : 0;
+  return requeued(ctx, ctx.statement(NACK).get({ id: ref.id, attempt: ref.attempt, refund }), 0);
 }
 
 export function reschedule(ctx: SqliteContext, ref: JobRef, options: RescheduleOptions): boolean {

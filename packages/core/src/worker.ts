@@ -31,7 +31,7 @@ import { SONIQ_VERSION } from "./version.js";
 import type { WorkerEvents } from "./worker-events.js";
 import { WorkerUpkeep } from "./worker-upkeep.js";
 
-/** `last_error` of a job claimed but never started when its worker stopped ("SNOOZE: ..."). */
+/** Why a claimed, never-started job went back at shutdown: logged, never written to the row. */
 const RELEASED = "released unstarted at worker shutdown";
 
 export type { WorkerEvents } from "./worker-events.js";
@@ -427,10 +427,13 @@ export class Worker implements LocalWorker, AsyncDisposable {
     const unstarted = this.#buffer.drain();
     await Promise.all(
       unstarted.map((job) =>
-        // Not nack: the claim counted an attempt that never ran. reschedule gives it back (attempts - 1)
-        // so a job with maxAttempts 1 is not dead-lettered by its next claim.
+        // The claim counted an attempt that never ran: nack refunds it (attempts - 1), so a job with
+        // maxAttempts 1 is not dead-lettered by its next claim; last_error stays as it was.
         backend
-          .reschedule({ id: job.id, attempt: job.attempts }, { delayMs: 0, reason: RELEASED })
+          .nack({ id: job.id, attempt: job.attempts }, { refundAttempt: true })
+          .then((applied) => {
+            if (applied) logger.info({ jobId: job.id, reason: RELEASED }, "job released");
+          })
           .catch((error: unknown) => {
             logger.error(
               { err: error, jobId: job.id },

@@ -104,7 +104,12 @@ describe("runtime/shutdown", () => {
     expect(await soniq.getJob(a?.id as string)).toMatchObject({ status: "done", result: "released" });
     for (const r of [b, c]) {
       // Given back with the claim's attempt refunded, so maxAttempts 1 still allows a run.
-      expect(await soniq.getJob(r?.id as string)).toMatchObject({ status: "queued", attempts: 0 });
+      expect(await soniq.getJob(r?.id as string)).toMatchObject({
+        status: "queued",
+        attempts: 0,
+        lastError: null,
+        workerId: null,
+      });
     }
     expect(await soniq.worker().runOnce()).toBe(2);
   });

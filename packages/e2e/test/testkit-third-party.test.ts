@@ -75,6 +75,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
     expect(failed(outcomes)).toEqual([]);
     const skipped = outcomes.filter((o) => o.status === "skipped");
     expect(skipped.map((o) => o.id).sort()).toEqual([
+      "dlq/batch-move-fault-leaves-all-intact",
       "dlq/dead-letter-is-not-a-job-status",
       "dlq/fault-between-steps-leaves-source-intact",
       "peers/claims-never-overlap",
@@ -117,6 +118,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       })),
     );
     expect(failed(outcomes)).toEqual([
+      "dlq/batch-move-skips-conflicting-items",
       "dlq/concurrent-moves-keep-stats-consistent",
       "dlq/conflict-leaves-source-intact",
       "dlq/list-filters-and-order",

@@ -104,6 +104,56 @@ export const stateCases = [
     },
   }),
   defineCase({
+    id: "nack/refund-attempt-gives-back-the-claim",
+    title:
+      "nack with refundAttempt requeues due now with attempts - 1, worker_id cleared and last_error unchanged; fenced",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const workerId = ctx.id();
+      await ctx.backend.registerWorker({
+        id: workerId,
+        hostname: "conformance",
+        pid: 1,
+        queues: [queue],
+        concurrency: 1,
+        version: null,
+        metadata: null,
+      });
+      const job = await enqueue(ctx, { queue, maxAttempts: 2 });
+      const first = await claimOne(ctx, queue, workerId);
+      await ctx.backend.retry(
+        { id: job.id, attempt: first.attempts },
+        { error: "first failure", delayMs: 0 },
+      );
+      const second = await claimOne(ctx, queue, workerId);
+      equal(second.attempts, 2);
+      const ref = { id: job.id, attempt: second.attempts };
+      equal(
+        await ctx.backend.nack({ id: job.id, attempt: 1 }, { refundAttempt: true }),
+        false,
+        "a refund carrying an old attempt must be a no-op",
+      );
+      equal(
+        await ctx.backend.nack(ref, { refundAttempt: true }),
+        true,
+        "the refund of a processing job applies",
+      );
+      const row = await ctx.backend.getJob(job.id);
+      equal(row?.status, "queued");
+      equal(row?.attempts, 1, "refundAttempt must give back the claim's attempt");
+      equal(row?.lastError, "first failure", "refundAttempt must keep last_error");
+      equal(row?.workerId, null, "nack must clear worker_id");
+      equal(await ctx.backend.nack(ref, { refundAttempt: true }), false, "a second refund must return false");
+      equal((await ctx.backend.getJob(job.id))?.attempts, 1, "a second refund must change nothing");
+      // maxAttempts 2 and 2 claims so far: without the refund this claim would dead-letter the job.
+      const again = await claimOne(ctx, queue, workerId);
+      equal(again.id, job.id, "a refunded job must be due at once and claimable within its budget");
+      equal(again.attempts, 2);
+      await ctx.backend.nack({ id: job.id, attempt: again.attempts }, { refundAttempt: false });
+      equal((await ctx.backend.getJob(job.id))?.attempts, 2, "refundAttempt: false keeps attempts");
+    },
+  }),
+  defineCase({
     id: "reschedule/snooze-keeps-attempt",
     title: "reschedule requeues after delayMs with attempts - 1 and last_error 'SNOOZE: <reason>'",
     async run(ctx) {
