@@ -6,8 +6,9 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { now } from "./clock.js";
+import { cleanupLiveTargets } from "./measure.js";
 import { parseOptions, USAGE } from "./options.js";
-import { dropLiveDatabases, serverInfo } from "./pg-admin.js";
+import { serverInfo } from "./pg-admin.js";
 import { runPlan } from "./plan.js";
 import { computeRatios, invalidRows, machineInfo, renderRatios, renderTable, summarise } from "./report.js";
 import { availableSystems, SYSTEMS } from "./systems/index.js";
@@ -85,15 +86,20 @@ async function main(): Promise<number> {
 // Ctrl-C: the measurement's own cleanup never runs, so drop its database here (the children die with us).
 for (const signal of ["SIGINT", "SIGTERM"] as const) {
   process.once(signal, () => {
-    log(`${signal}: dropping the measurement databases`);
-    void dropLiveDatabases().finally(() => process.exit(130));
+    log(`${signal}: removing the running measurement's database or file`);
+    void cleanupLiveTargets().finally(() => process.exit(130));
   });
 }
 
 main().then(
   (code) => process.exit(code),
-  (err: unknown) => {
-    log(err instanceof Error ? (err.stack ?? err.message) : String(err));
-    process.exit(2);
-  },
+  (err: unknown) => fail(err),
 );
+
+/** The bench itself broke (not a row): report, remove what is still live, exit 2. */
+function fail(err: unknown): void {
+  log(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  void cleanupLiveTargets().finally(() => process.exit(2));
+}
+
+process.on("uncaughtException", fail);

@@ -6,7 +6,7 @@ import { rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HostClient } from "./host-client.js";
-import { benchDatabaseName, createDatabase, dropDatabase } from "./pg-admin.js";
+import { benchDatabaseName, createDatabase, dropDatabase, dropLiveDatabases } from "./pg-admin.js";
 import { localProducer, type ProducerHandle } from "./producer.js";
 import type { SystemAdapter, SystemTarget } from "./systems/types.js";
 
@@ -29,6 +29,21 @@ export interface MeasureContext {
   host(): Promise<HostClient>;
 }
 
+/** Removes a SQLite file and its companions. */
+function removeSqliteFiles(path: string): void {
+  for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(`${path}${suffix}`, { force: true });
+}
+
+/** SQLite files in use, so an interrupted run can still remove them (databases: see pg-admin). */
+const liveSqliteFiles = new Set<string>();
+
+/** Drops every database and removes every SQLite file of measurements still running (Ctrl-C, crash). */
+export async function cleanupLiveTargets(): Promise<void> {
+  for (const path of liveSqliteFiles) removeSqliteFiles(path);
+  liveSqliteFiles.clear();
+  await dropLiveDatabases();
+}
+
 async function makeTarget(
   system: SystemAdapter,
   adminUrl: string,
@@ -40,9 +55,10 @@ async function makeTarget(
   }
   if (system.storage === "sqlite") {
     const sqlitePath = join(tmpdir(), `${name}.db`);
+    liveSqliteFiles.add(sqlitePath);
     const cleanup = async () => {
-      for (const suffix of ["", "-wal", "-shm", "-journal"])
-        rmSync(`${sqlitePath}${suffix}`, { force: true });
+      removeSqliteFiles(sqlitePath);
+      liveSqliteFiles.delete(sqlitePath);
     };
     return { target: { databaseUrl: null, sqlitePath }, cleanup };
   }
