@@ -5,7 +5,14 @@ import type { HostCall, HostMessage, StartReport } from "./host-protocol.js";
 import type { ProduceRequest, ProduceResult, ProducerHandle } from "./producer.js";
 import type { Counts, SystemTarget, TaskKind } from "./systems/types.js";
 
-const HOST_ENTRY = fileURLToPath(new URL("./worker-host.ts", import.meta.url));
+/**
+ * `pnpm bench` runs the compiled harness (`dist/`) on plain Node, so the measured child loads Soniq's built
+ * `dist/` as users do (no tsx loader hooks, no source-map work when a stack is built). Run from source (the
+ * tests, `tsx src/main.ts`), the child loads the workspace's `src/` through tsx instead.
+ */
+const FROM_SOURCE = import.meta.url.endsWith(".ts");
+const HOST_ENTRY = fileURLToPath(new URL(FROM_SOURCE ? "./worker-host.ts" : "./worker-host.js", import.meta.url));
+const HOST_EXEC_ARGV = FROM_SOURCE ? ["--conditions=source", "--import", "tsx"] : [];
 
 interface Pending {
   resolve: (value: unknown) => void;
@@ -23,7 +30,7 @@ export class HostClient {
   /** Starts the child at once; it loads the system's modules while the parent prepares the database. */
   constructor(systemId: string) {
     this.child = fork(HOST_ENTRY, [systemId], {
-      execArgv: ["--conditions=source", "--import", "tsx"],
+      execArgv: HOST_EXEC_ARGV,
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     this.child.on("message", (m: HostMessage) => this.onMessage(m));
