@@ -2,7 +2,7 @@ import { memoryBackend } from "@soniq/backend-memory";
 import { registerConformanceSuite } from "@soniq/testkit";
 import { vitestRunner } from "@soniq/testkit/vitest";
 
-registerConformanceSuite({
+await registerConformanceSuite({
   name: "memory backend conformance",
   runner: vitestRunner(),
   harness: () => {

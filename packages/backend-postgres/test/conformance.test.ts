@@ -1,12 +1,13 @@
 /**
  * The testkit's conformance suite, through its published entry points: once with the defaults and once
  * with worker outcomes committed asynchronously. Each run has a database of its own (the kit's cases
- * share storage within a run; a unique job's name + args are not per case, so two runs must not share).
+ * share storage within a run). The databases are created at the top level, before registration, because
+ * the kit opens one harness to decide which cases apply before it registers them.
  */
 import { registerConformanceSuite } from "@soniq/testkit";
 import { vitestRunner } from "@soniq/testkit/vitest";
 import pg from "pg";
-import { afterAll, beforeAll } from "vitest";
+import { afterAll } from "vitest";
 import { type DeadLetterInterrupt, postgresBackend } from "../src/index.js";
 import { postgresInspector } from "./inspector.js";
 import { createMigratedDatabase, type TestDatabase } from "./pgdb.js";
@@ -19,7 +20,7 @@ interface Storage {
 const MODES = [false, true] as const;
 const storage = new Map<boolean, Storage>();
 
-beforeAll(async () => {
+async function createStorage(): Promise<void> {
   for (const mode of MODES) {
     const db = await createMigratedDatabase();
     // Long-lived and opened before the suite, so the per-case leak check does not count its sockets.
@@ -29,13 +30,16 @@ beforeAll(async () => {
     for (const client of warm) client.release();
     storage.set(mode, { db, admin });
   }
-});
+}
+
+// Registered first, so a failure half way through creating the databases still drops what was created.
 afterAll(async () => {
   for (const { db, admin } of storage.values()) {
     await admin.end();
     await db.drop();
   }
 });
+await createStorage();
 
 function storageFor(asyncOutcomes: boolean): Storage {
   const found = storage.get(asyncOutcomes);
@@ -44,7 +48,7 @@ function storageFor(asyncOutcomes: boolean): Storage {
 }
 
 for (const asyncOutcomes of MODES) {
-  registerConformanceSuite({
+  await registerConformanceSuite({
     name: `postgres backend conformance${asyncOutcomes ? " (asyncOutcomes)" : ""}`,
     runner: vitestRunner(),
     harness: () => {

@@ -8,7 +8,7 @@ import { sqliteInspector } from "./inspector.js";
 const tmp = tempDir("soniq-sqlite-conformance-");
 afterAll(() => tmp.remove());
 
-registerConformanceSuite({
+await registerConformanceSuite({
   name: "sqlite backend conformance",
   runner: vitestRunner(),
   harness: ({ caseId }) => {

@@ -42,16 +42,20 @@ describe("registerConformanceSuite", () => {
     }
   });
 
-  it("registers one test per case plus the leak check, named '<id>: <title>'", () => {
+  it("registers one test per applicable case, then suite/applicability and the leak check, named '<id>: <title>'", async () => {
     const { runner, tests } = collect();
-    registerConformanceSuite({ runner, harness });
-    expect([...tests.keys()]).toEqual([...CONFORMANCE_CASES.map((c) => c.id), "suite/no-leaks"]);
+    const plan = await registerConformanceSuite({ runner, harness });
+    const excluded = new Set(plan.excluded.map((e) => e.id));
+    const applicable = CONFORMANCE_CASES.map((c) => c.id).filter((id) => !excluded.has(id));
+    expect([...tests.keys()]).toEqual([...applicable, "suite/applicability", "suite/no-leaks"]);
+    expect(plan.registered).toEqual([...tests.keys()]);
+    expect(plan.skipped).toEqual([]);
     const off = collect();
-    registerConformanceSuite({ runner: off.runner, harness, leakCheck: false });
+    await registerConformanceSuite({ runner: off.runner, harness, leakCheck: false });
     expect(off.tests.has("suite/no-leaks")).toBe(false);
   });
 
-  it("rejects unknown skip ids and skips without a reason, listing every problem", () => {
+  it("rejects unknown skip ids and skips without a reason, listing every problem", async () => {
     const { runner } = collect();
     const options = {
       runner,
@@ -60,7 +64,7 @@ describe("registerConformanceSuite", () => {
     } as unknown as ConformanceOptions;
     let error: unknown;
     try {
-      registerConformanceSuite(options);
+      await registerConformanceSuite(options);
     } catch (err) {
       error = err;
     }
@@ -72,7 +76,7 @@ describe("registerConformanceSuite", () => {
   it("reports a typed skip with its reason and never calls the harness for it", async () => {
     const { runner, run } = collect();
     let calls = 0;
-    registerConformanceSuite({
+    const plan = await registerConformanceSuite({
       runner,
       harness: () => {
         calls++;
@@ -80,34 +84,71 @@ describe("registerConformanceSuite", () => {
       },
       skip: { "leases/exclusive": "leases land in issue 12" },
     });
+    expect(plan.skipped).toEqual([{ id: "leases/exclusive", reason: "leases land in issue 12" }]);
+    const probes = calls;
     expect(await run("leases/exclusive")).toBe("skipped by the harness: leases land in issue 12");
-    expect(calls).toBe(0);
+    expect(calls).toBe(probes);
   });
 
-  it("selects cases by declared capability and by what the harness provides", async () => {
-    const { runner, run } = collect();
-    registerConformanceSuite({
-      runner,
+  it("leaves out, unregistered, the cases whose capabilities, optional methods or hooks are missing, and lists them", async () => {
+    const { runner, run, tests } = collect();
+    const titles: string[] = [];
+    const plan = await registerConformanceSuite({
+      runner: {
+        ...runner,
+        test: (name, fn, ms) => {
+          titles.push(name);
+          runner.test(name, fn, ms);
+        },
+      },
       harness: () => {
-        const backend = memoryBackend();
+        const { markJobsDeadLetter: _omitted, ...backend } = memoryBackend();
         return {
           backend: { ...backend, capabilities: { ...backend.capabilities, transactionalEnqueue: true } },
         };
       },
     });
-    expect(await run("enqueue/tx-rejected-without-capability")).toBe(
+    const reasons = Object.fromEntries(plan.excluded.map((e) => [e.id, e.reason]));
+    expect(reasons["enqueue/tx-rejected-without-capability"]).toBe(
       "needs capabilities.transactionalEnqueue = false; this backend declares true",
     );
-    expect(await run("dlq/fault-between-steps-leaves-source-intact")).toMatch(
+    expect(reasons["dlq/fault-between-steps-leaves-source-intact"]).toMatch(
       /^needs the harness to provide (inspector\.readJob|injectDeadLetterFault)\(\)$/,
     );
+    expect(reasons["dlq/batch-move-moves-fenced-items"]).toBe(
+      "needs the optional Backend method markJobsDeadLetter()",
+    );
+    for (const id of Object.keys(reasons)) expect(tests.has(id)).toBe(false);
+    const title = titles.find((t) => t.startsWith("suite/applicability:")) ?? "";
+    expect(title).toContain(
+      "enqueue/tx-rejected-without-capability (needs capabilities.transactionalEnqueue = false; this backend declares true)",
+    );
+    expect(await run("suite/applicability")).toBeNull();
     expect(await run("claim/batch-returns-distinct-jobs")).toBeNull();
+  });
+
+  it("fails a case, and suite/applicability, when a harness provides less than the probe's did", async () => {
+    const { runner, run } = collect();
+    let probed = false;
+    await registerConformanceSuite({
+      runner,
+      harness: () => {
+        const backend = memoryBackend();
+        if (probed) return { backend };
+        probed = true;
+        return { backend, inspector: backend.inspector() };
+      },
+    });
+    await expect(run("dlq/dead-letter-is-not-a-job-status")).rejects.toThrow(
+      "does not provide what the probe's harness did: it needs the harness to provide inspector.writeJobStatus()",
+    );
+    await expect(run("suite/applicability")).rejects.toThrow("The harness is not consistent");
   });
 
   it("closes each case's backend and runs the harness cleanup, even when the case fails", async () => {
     const { runner, run } = collect();
     const closed: string[] = [];
-    registerConformanceSuite({
+    await registerConformanceSuite({
       runner,
       harness: ({ caseId }) => {
         const inner = memoryBackend();
@@ -121,6 +162,8 @@ describe("registerConformanceSuite", () => {
         };
       },
     });
+    // The probe opened and closed one harness before registering.
+    expect(closed.splice(0)).toEqual(["close suite/applicability", "cleanup suite/applicability"]);
     await expect(run("claim/batch-returns-distinct-jobs")).rejects.toThrow(
       "claim with limit 3 and 5 due jobs must return 3",
     );
@@ -139,7 +182,7 @@ describe("@soniq/testkit README", () => {
         new RegExp(`\\| \`${c.id}\` +\\| ${escapeRegExp(c.title)}`),
       );
     }
-    expect(readme).toContain(`${CONFORMANCE_CASES.length} cases, plus \`suite/no-leaks\``);
+    expect(readme).toContain(`${CONFORMANCE_CASES.length} cases, plus \`suite/applicability\``);
   });
 });
 

@@ -1,7 +1,9 @@
+export { APPLICABILITY_ID, type ExcludedCase } from "./applicability.js";
 export { CONFORMANCE_CASES, type ConformanceCaseId } from "./cases/index.js";
 export { delay, type EventuallyOptions, eventually } from "./eventually.js";
 export {
   type ConformanceOptions,
+  type ConformancePlan,
   type ConformanceSkips,
   LEAK_CHECK_ID,
   registerConformanceSuite,
@@ -14,6 +16,7 @@ export type {
   ConformanceCase,
   HarnessFactory,
   HarnessInfo,
+  OptionalBackendMethod,
   RunnerTestContext,
   TestRunner,
 } from "./types.js";

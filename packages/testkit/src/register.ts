@@ -1,19 +1,22 @@
 /**
- * registerConformanceSuite: registers one test per conformance case with the injected runner.
- * Each case gets a fresh harness (backend + hooks), the kit guards and migrates the backend, runs the
- * case, runs its defers, closes the backend, runs the harness cleanup, then checks for leaked handles.
+ * registerConformanceSuite: decides once which cases apply to the backend (a probe harness, see
+ * applicability.ts), then registers one test per applicable case with the injected runner, plus
+ * `suite/applicability` (lists what was left out) and `suite/no-leaks`. Each case gets a fresh harness
+ * (backend + hooks), the kit guards and migrates the backend, runs the case, runs its defers, closes the
+ * backend, runs the harness cleanup, then checks for leaked handles.
  */
 import { type Backend, guardBackend, SoniqError } from "@soniq/core";
+import {
+  APPLICABILITY_ID,
+  applicabilityTitle,
+  type ExcludedCase,
+  probeApplicability,
+  unmetRequirements,
+} from "./applicability.js";
 import { CONFORMANCE_CASES, type ConformanceCaseId } from "./cases/index.js";
 import { createCaseContext } from "./context.js";
 import { leakedSince, resourceCounts } from "./leaks.js";
-import type {
-  BackendHarness,
-  CaseRequirements,
-  ConformanceCase,
-  HarnessFactory,
-  TestRunner,
-} from "./types.js";
+import type { ConformanceCase, HarnessFactory, TestRunner } from "./types.js";
 
 /** Cases not to run, keyed by case id, each with the reason (shown in the runner's report). */
 export type ConformanceSkips = { readonly [K in ConformanceCaseId]?: string };
@@ -21,7 +24,7 @@ export type ConformanceSkips = { readonly [K in ConformanceCaseId]?: string };
 export interface ConformanceOptions {
   /** The test runner (`vitestRunner()` from `@soniq/testkit/vitest`, or your adapter). */
   runner: TestRunner;
-  /** Called once per case; returns a fresh backend and the optional inspector, fault hook and cleanup. */
+  /** Called once per case (and once more to probe); returns a fresh backend and the optional hooks. */
   harness: HarnessFactory;
   /** Name of the enclosing suite. Default `"backend conformance"`. */
   name?: string;
@@ -33,30 +36,53 @@ export interface ConformanceOptions {
   leakCheck?: boolean;
 }
 
+/** What `registerConformanceSuite` registered, and what it left out. */
+export interface ConformancePlan {
+  /** Test ids in registration order (cases, `suite/applicability`, `suite/no-leaks`). */
+  registered: string[];
+  /** Cases whose requirements the backend or harness does not meet: not registered. */
+  excluded: ExcludedCase[];
+  /** Cases the options' `skip` names: registered, reported as skipped with the reason. */
+  skipped: ExcludedCase[];
+}
+
 export const LEAK_CHECK_ID = "suite/no-leaks";
 
-export function registerConformanceSuite(options: ConformanceOptions): void {
+export async function registerConformanceSuite(options: ConformanceOptions): Promise<ConformancePlan> {
   const { runner, harness } = validate(options);
   const skips: Readonly<Record<string, string>> = options.skip ?? {};
   const timeoutMs = options.timeoutMs ?? 30_000;
   const leakCheck = options.leakCheck ?? true;
+  const excluded = await probeApplicability(harness, CONFORMANCE_CASES);
+  const excludedIds = new Set(excluded.map((e) => e.id));
+  const plan: ConformancePlan = { registered: [], excluded, skipped: [] };
   const leaks: string[] = [];
   runner.describe(options.name ?? "backend conformance", () => {
     for (const c of CONFORMANCE_CASES) {
+      const reason = skips[c.id];
+      if (reason === undefined && excludedIds.has(c.id)) continue;
+      if (reason !== undefined) plan.skipped.push({ id: c.id, reason });
+      plan.registered.push(c.id);
       runner.test(
         `${c.id}: ${c.title}`,
         async (t) => {
-          const reason = skips[c.id];
           if (reason !== undefined) {
             t.skip(`skipped by the harness: ${reason}`);
             return;
           }
-          await runCase(c, harness, t.skip.bind(t), leakCheck ? leaks : null);
+          await runCase(c, harness, leakCheck ? leaks : null);
         },
         timeoutMs,
       );
     }
+    plan.registered.push(APPLICABILITY_ID);
+    runner.test(
+      applicabilityTitle(CONFORMANCE_CASES.length, excluded),
+      () => checkApplicability(harness, excluded),
+      timeoutMs,
+    );
     if (leakCheck) {
+      plan.registered.push(LEAK_CHECK_ID);
       runner.test(
         `${LEAK_CHECK_ID}: no case left a socket, server or ref'ed timer open`,
         async () => {
@@ -72,22 +98,33 @@ export function registerConformanceSuite(options: ConformanceOptions): void {
       );
     }
   });
+  return plan;
 }
 
-async function runCase(
-  c: ConformanceCase,
-  factory: HarnessFactory,
-  skip: (reason: string) => void,
-  leaks: string[] | null,
-): Promise<void> {
+/** The probe must be reproducible: a fresh harness leaves out exactly the same cases. */
+async function checkApplicability(harness: HarnessFactory, excluded: readonly ExcludedCase[]): Promise<void> {
+  const again = await probeApplicability(harness, CONFORMANCE_CASES);
+  const show = (list: readonly ExcludedCase[]) =>
+    list.map((e) => `${e.id} (${e.reason})`).join("; ") || "none";
+  if (show(again) !== show(excluded)) {
+    throw new Error(
+      `The harness is not consistent: at registration it left out ${show(excluded)}; now it leaves out ${show(again)}. ` +
+        "Return the same capabilities, optional methods and hooks for every case.",
+    );
+  }
+}
+
+async function runCase(c: ConformanceCase, factory: HarnessFactory, leaks: string[] | null): Promise<void> {
   const before = leaks === null ? null : resourceCounts();
   const harness = await factory({ caseId: c.id });
   let backend: Backend<unknown> | undefined;
   try {
     const unmet = unmetRequirements(c.requires, harness);
     if (unmet !== null) {
-      skip(unmet);
-      return;
+      throw new Error(
+        `The harness for ${c.id} does not provide what the probe's harness did: it ${unmet}. ` +
+          "Return the same capabilities, optional methods and hooks for every case.",
+      );
     }
     backend = guardBackend(harness.backend);
     await backend.migrate();
@@ -105,37 +142,6 @@ async function runCase(
       if (leaked.length > 0) leaks.push(`${c.id}: ${leaked.join(", ")}`);
     }
   }
-}
-
-/** Why the harness cannot run this case, or null when it can. */
-export function unmetRequirements(
-  requires: CaseRequirements | undefined,
-  harness: BackendHarness,
-): string | null {
-  if (requires === undefined) return null;
-  const capabilities = harness.backend.capabilities;
-  for (const [name, wanted] of Object.entries(requires.capabilities ?? {})) {
-    const actual = capabilities[name as keyof typeof capabilities];
-    if (actual !== wanted)
-      return `needs capabilities.${name} = ${String(wanted)}; this backend declares ${String(actual)}`;
-  }
-  for (const method of requires.inspector ?? []) {
-    if (typeof harness.inspector?.[method] !== "function") {
-      return `needs the harness to provide inspector.${method}()`;
-    }
-  }
-  for (const method of requires.methods ?? []) {
-    if (typeof harness.backend[method] !== "function") {
-      return `needs the optional Backend method ${method}()`;
-    }
-  }
-  if (requires.deadLetterFault === true && typeof harness.injectDeadLetterFault !== "function") {
-    return "needs the harness to provide injectDeadLetterFault()";
-  }
-  if (requires.peer === true && typeof harness.openPeer !== "function") {
-    return "needs the harness to provide openPeer() (a second instance on the same storage)";
-  }
-  return null;
 }
 
 function validate(options: ConformanceOptions): { runner: TestRunner; harness: HarnessFactory } {

@@ -1,4 +1,4 @@
-/** The vitest adapter: `registerConformanceSuite({ runner: vitestRunner(), harness })` in a test file. */
+/** The vitest adapter: `await registerConformanceSuite({ runner: vitestRunner(), harness })` in a test file. */
 import { describe, it } from "vitest";
 import type { TestRunner } from "./types.js";
 

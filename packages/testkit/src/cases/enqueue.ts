@@ -8,10 +8,13 @@ export const enqueueCases = [
     title: "an enqueued job reads back with every field as given and queued/attempts 0 defaults",
     async run(ctx) {
       const scheduledAt = new Date(Date.now() + 60_000);
+      // Unique per run (the queue name is the case id plus a random part): a unique job's name + hash
+      // would otherwise collide with a queued row left by an earlier run on the same storage.
+      const argsHash = `hash-${ctx.queue("fields")}`;
       const job = ctx.newJob({
         jobName: "conformance.fields",
         args: { s: "x", n: 1.5, b: true, nil: null, list: [1, { a: "b" }] },
-        argsHash: "hash-fields",
+        argsHash,
         priority: 42,
         maxAttempts: 7,
         scheduledAt,
@@ -26,7 +29,7 @@ export const enqueueCases = [
         id: job.id,
         jobName: "conformance.fields",
         args: job.args,
-        argsHash: "hash-fields",
+        argsHash,
         status: "queued",
         attempts: 0,
         maxAttempts: 7,
