@@ -1,0 +1,75 @@
+/**
+ * Which cases apply to a backend, decided once before any test is registered: the kit opens one harness
+ * (the probe), reads the backend's capabilities, its optional methods and the hooks the harness provides,
+ * then closes it. Cases that do not apply are not registered at all; `suite/applicability` lists them.
+ */
+import { guardBackend } from "@soniq/core";
+import type { BackendHarness, CaseRequirements, ConformanceCase, HarnessFactory } from "./types.js";
+
+export const APPLICABILITY_ID = "suite/applicability";
+
+/** A case the kit did not register for this backend, and why. */
+export interface ExcludedCase {
+  id: string;
+  reason: string;
+}
+
+/** Why the harness cannot run this case, or null when it can. */
+export function unmetRequirements(
+  requires: CaseRequirements | undefined,
+  harness: BackendHarness,
+): string | null {
+  if (requires === undefined) return null;
+  const capabilities = harness.backend.capabilities;
+  for (const [name, wanted] of Object.entries(requires.capabilities ?? {})) {
+    const actual = capabilities[name as keyof typeof capabilities];
+    if (actual !== wanted)
+      return `needs capabilities.${name} = ${String(wanted)}; this backend declares ${String(actual)}`;
+  }
+  for (const method of requires.methods ?? []) {
+    if (typeof harness.backend[method] !== "function") {
+      return `needs the optional Backend method ${method}()`;
+    }
+  }
+  for (const method of requires.inspector ?? []) {
+    if (typeof harness.inspector?.[method] !== "function") {
+      return `needs the harness to provide inspector.${method}()`;
+    }
+  }
+  if (requires.deadLetterFault === true && typeof harness.injectDeadLetterFault !== "function") {
+    return "needs the harness to provide injectDeadLetterFault()";
+  }
+  if (requires.peer === true && typeof harness.openPeer !== "function") {
+    return "needs the harness to provide openPeer() (a second instance on the same storage)";
+  }
+  return null;
+}
+
+/** Open one harness, list the cases it cannot run, then close its backend and run its cleanup. */
+export async function probeApplicability(
+  factory: HarnessFactory,
+  cases: readonly ConformanceCase[],
+): Promise<ExcludedCase[]> {
+  const harness = await factory({ caseId: APPLICABILITY_ID });
+  try {
+    const excluded: ExcludedCase[] = [];
+    for (const c of cases) {
+      const reason = unmetRequirements(c.requires, harness);
+      if (reason !== null) excluded.push({ id: c.id, reason });
+    }
+    return excluded;
+  } finally {
+    try {
+      await guardBackend(harness.backend).close();
+    } finally {
+      await harness.cleanup?.();
+    }
+  }
+}
+
+/** The applicability test's title: what was left out, so a backend author sees it in the report. */
+export function applicabilityTitle(total: number, excluded: readonly ExcludedCase[]): string {
+  if (excluded.length === 0) return `${APPLICABILITY_ID}: all ${total} cases apply to this backend`;
+  const list = excluded.map((e) => `${e.id} (${e.reason})`).join("; ");
+  return `${APPLICABILITY_ID}: ${total - excluded.length} of ${total} cases apply; not registered: ${list}`;
+}
