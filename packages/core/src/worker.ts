@@ -55,6 +55,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
   #wakePending = false;
   #claimErrors = 0;
   #pollTimer: NodeJS.Timeout | undefined;
+  /** The one ref'd handle: a started worker holds the process open until `stop()` (see `#boot`). */
+  #keepAlive: NodeJS.Timeout | undefined;
   readonly #deadlines: DeadlineSweeper;
   #waiters: { ready: () => boolean; resolve: () => void }[] = [];
   #unsubscribe: (() => Promise<void>) | null = null;
@@ -154,6 +156,9 @@ export class Worker implements LocalWorker, AsyncDisposable {
     }
     if (this.#state !== "starting") return; // stop() was called meanwhile
     this.#state = "running";
+    // A started worker is what a worker-only process exists for, so it keeps the event loop alive (on every
+    // backend, not only where a LISTEN socket happens to) until stop(). Every other timer stays unref'd.
+    this.#keepAlive = setInterval(() => {}, 2 ** 31 - 1);
     this.#upkeep.start();
     logger.info(
       { workerId: this.id, queues: this.options.queues, concurrency: this.options.concurrency },
@@ -454,6 +459,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
       });
     }
     this.#state = "stopped";
+    clearInterval(this.#keepAlive);
+    this.#keepAlive = undefined;
     this.#rt.workers.delete(this);
     logger.info({ workerId: this.id }, "worker stopped");
     this.#events.emit("stopped", { workerId: this.id });

@@ -1,5 +1,5 @@
 /** Runtime scenarios on the memory backend: cancel, shutdown, failures, leaks. */
-import { execFile } from "node:child_process";
+import { execFile, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { memoryBackend } from "@soniq/backend-memory";
@@ -264,22 +264,43 @@ describe("runtime/failures-and-leaks", () => {
     expect(JSON.parse(stdout)).toEqual({ ran: 2, done: 1, deadLetter: 1 });
   }, 90_000);
 
-  it("runtime/no-leaks: the runtime's timers never keep the process alive, before or after close", async () => {
+  it("runtime/no-leaks: a started worker holds one ref'd handle until stop(); every other timer is unref'd", async () => {
     // getActiveResourcesInfo() lists only handles that keep the event loop alive (unref'd timers are not).
     const count = () =>
       process.getActiveResourcesInfo().filter((r) => r === "Timeout" || r === "Immediate").length;
     const baseline = count();
     const soniq = new Soniq({ backend: memoryBackend() });
     const job = soniq.job("leak.check", async () => "ok", { timeoutMs: 60_000 });
+    await soniq.enqueueMany([1, 2].map((i) => ({ job, args: { i } })));
+    expect(await soniq.worker().runOnce()).toBe(2);
+    expect(count()).toBeLessThanOrEqual(baseline); // runOnce holds nothing once it returned
     const worker = soniq.worker({ pollIntervalMs: 50, heartbeatIntervalMs: 20 });
     await worker.start();
-    await soniq.enqueueMany([1, 2, 3].map((i) => ({ job, args: { i } })));
-    await eventually(async () => expect((await soniq.getQueueStats()).done).toBe(3));
-    expect(count()).toBeLessThanOrEqual(baseline); // heartbeat, poll, timeout and maintenance timers are unref'd
+    await soniq.enqueueMany([3, 4, 5].map((i) => ({ job, args: { i } })));
+    await eventually(async () => expect((await soniq.getQueueStats()).done).toBe(5));
+    // Exactly the keep-alive: heartbeat, poll, timeout and maintenance timers are unref'd.
+    expect(count()).toBe(baseline + 1);
     await soniq.close();
     expect(worker.state).toBe("stopped");
     await eventually(() => expect(count()).toBeLessThanOrEqual(baseline));
   });
+
+  it("runtime/keeps-process-alive: a worker-only process stays up while started and exits by itself after stop()", async () => {
+    const child = fork(fileURLToPath(new URL("./runtime-keepalive-child.ts", import.meta.url)), [], {
+      execArgv: ["--conditions=source", "--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    });
+    const messages: string[] = [];
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    child.on("message", (m: string) => {
+      messages.push(m);
+      // The child unref'd its IPC channel: only the worker holds it open. Had it exited while idle, this
+      // message would find no process and "stopped" would never come.
+      if (m === "idle") child.send("stop");
+    });
+    expect(await exited).toBe(0);
+    expect(messages).toEqual(["idle", "stopped"]);
+  }, 60_000);
 });
 
 describe("runtime/claim-window", () => {
