@@ -11,11 +11,8 @@ const config = readConfig(process.env);
 const { db, soniq } = await openSoniq(config.database, { reviewDelayMs: config.reviewDelayMs });
 const worker = soniq.worker(DEFAULT_WORKER_OPTIONS);
 logWorkerEvents(worker, (line) => console.log(`[worker] ${line}`));
-// Soniq unrefs its timers so it never holds a process open by itself; this process exists to run jobs,
-// so it keeps the event loop alive until a signal asks it to stop.
-const keepAlive = setInterval(() => {}, 1 << 30);
+// A started worker holds the process open until it is stopped, so this process runs until a signal.
 exitOnSignals(async () => {
-  clearInterval(keepAlive);
   try {
     await soniq.close(); // stops the worker gracefully, then the backend
   } finally {
