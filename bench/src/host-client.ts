@@ -11,7 +11,9 @@ import type { Counts, SystemTarget, TaskKind } from "./systems/types.js";
  * tests, `tsx src/main.ts`), the child loads the workspace's `src/` through tsx instead.
  */
 const FROM_SOURCE = import.meta.url.endsWith(".ts");
-const HOST_ENTRY = fileURLToPath(new URL(FROM_SOURCE ? "./worker-host.ts" : "./worker-host.js", import.meta.url));
+const HOST_ENTRY = fileURLToPath(
+  new URL(FROM_SOURCE ? "./worker-host.ts" : "./worker-host.js", import.meta.url),
+);
 const HOST_EXEC_ARGV = FROM_SOURCE ? ["--conditions=source", "--import", "tsx"] : [];
 
 interface Pending {
