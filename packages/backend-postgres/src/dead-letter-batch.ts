@@ -1,8 +1,13 @@
 /**
  * `markJobsDeadLetter`: the worker's batched, fenced dead-letter moves in ONE statement. A data-modifying
- * CTE reads the items from one jsonb array (`jsonb_to_recordset`), DELETEs every fenced row (processing
- * under the item's attempt) RETURNING it, and INSERTs those rows into soniq_dead_letter_jobs. One
- * statement is one transaction: each job is in exactly one table at every consistent read.
+ * CTE DELETEs every fenced row (processing under the item's attempt) RETURNING it, and INSERTs those rows
+ * into soniq_dead_letter_jobs. One statement is one transaction: each job is in exactly one table at every
+ * consistent read.
+ *
+ * Rows are found by `id = ANY($1)` (primary-key lookups); each item's attempt, reason, error and tags are
+ * read from one jsonb object keyed by id, as in `complete`. A join with `jsonb_to_recordset` (estimated at
+ * 100 rows) was planned as a nested loop over a sequential scan that re-read the item list per row: 58 ms
+ * for 500 items on a 20,000-row table, quadratic in the batch; this form is linear.
  *
  * Conflict policy: an item whose id already has a dead-letter row is skipped (its job stays processing,
  * untouched) and the others move; the DELETE excludes it, because an `ON CONFLICT DO NOTHING` on the
@@ -16,55 +21,51 @@ import type pg from "pg";
 import { ASYNC_COMMIT, type DeadLetterInterrupt, type PgContext, query } from "./context.js";
 import { isUuid, translatePgError } from "./errors.js";
 
+// $1: the ids; $2: { "<id>": [attempt, reason, error, tags?] } (a missing fourth element leaves tags NULL).
 function batchSql(asyncCommit: boolean): string {
-  return `WITH items AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb)
-    AS x(id uuid, attempt int, reason text, error text, tags jsonb)),
-moved AS (
-  DELETE FROM soniq_jobs j USING items i ${asyncCommit ? `, ${ASYNC_COMMIT}` : ""}
-  WHERE j.id = i.id AND j.status = 'processing' AND j.attempts = i.attempt
+  return `WITH moved AS (
+  DELETE FROM soniq_jobs j ${asyncCommit ? `USING ${ASYNC_COMMIT}` : ""}
+  WHERE j.id = ANY($1::uuid[]) AND j.status = 'processing' AND j.attempts = ($2::jsonb -> j.id::text ->> 0)::int
     AND NOT EXISTS (SELECT 1 FROM soniq_dead_letter_jobs d WHERE d.id = j.id)
-  RETURNING j.id, j.job_name, j.args, j.queue, j.priority, j.max_attempts, j.attempts, j.created_at,
-    i.reason, i.error, i.tags)
+  RETURNING j.id, j.job_name, j.args, j.queue, j.priority, j.max_attempts, j.attempts, j.created_at)
 INSERT INTO soniq_dead_letter_jobs (id, job_name, args, queue, priority, max_attempts, attempts, last_error,
   dead_letter_reason, tags, original_created_at)
-SELECT id, job_name, args, queue, priority, max_attempts, attempts, error, reason, tags, created_at FROM moved
+SELECT id, job_name, args, queue, priority, max_attempts, attempts, $2::jsonb -> id::text ->> 2,
+  $2::jsonb -> id::text ->> 1, $2::jsonb -> id::text -> 3, created_at FROM moved
 RETURNING id`;
 }
 
 const BATCH = { sync: batchSql(false), async: batchSql(true) } as const;
 
-/** One JSON document for all items; malformed ids are "not found" and never reach the database. */
-function itemsJson(items: readonly DeadLetterItem[]): string {
-  const seen = new Set<string>();
-  const rows = [];
+/** The statement's two parameters; malformed ids are "not found" and never reach the database. */
+function itemsParams(items: readonly DeadLetterItem[]): [string[], string] {
+  const ids: string[] = [];
+  const byId: Record<string, unknown[]> = {};
   for (const item of items) {
-    // A repeated id would make the DELETE match once; keep the first, as the single-call order would.
-    if (!isUuid(item.id) || seen.has(item.id)) continue;
-    seen.add(item.id);
-    rows.push({
-      id: item.id,
-      attempt: item.attempt,
-      reason: item.reason,
-      error: item.error,
-      tags: item.tags ?? null,
-    });
+    // Keyed as Postgres prints a uuid (lower case). A repeated id would make the DELETE match once; keep
+    // the first, as the single-call order would.
+    const key = isUuid(item.id) ? item.id.toLowerCase() : null;
+    if (key === null || key in byId) continue;
+    ids.push(key);
+    const tags = item.tags ?? null;
+    byId[key] =
+      tags === null ? [item.attempt, item.reason, item.error] : [item.attempt, item.reason, item.error, tags];
   }
-  return JSON.stringify(rows);
+  return [ids, JSON.stringify(byId)];
 }
 
 export async function markJobsDeadLetter(
   ctx: PgContext,
   items: readonly DeadLetterItem[],
 ): Promise<string[]> {
-  const json = itemsJson(items);
-  if (json === "[]") return [];
+  const params = itemsParams(items);
+  if (params[0].length === 0) return [];
   const interrupt = ctx.testHooks.interruptDeadLetterMove?.();
-  if (interrupt) return moveInterrupted(ctx, json, items[0]?.id ?? "", interrupt);
+  if (interrupt) return moveInterrupted(ctx, params, items[0]?.id ?? "", interrupt);
   const res = await query<{ id: string }>(ctx, "markJobsDeadLetter", {
     name: ctx.asyncOutcomes ? "soniq_dlq_move_batch_async" : "soniq_dlq_move_batch",
     text: ctx.asyncOutcomes ? BATCH.async : BATCH.sync,
-    values: [json],
+    values: params,
   });
   return res.rows.map((r) => r.id);
 }
@@ -75,7 +76,7 @@ export async function markJobsDeadLetter(
  */
 async function moveInterrupted(
   ctx: PgContext,
-  json: string,
+  params: [string[], string],
   firstId: string,
   interrupt: DeadLetterInterrupt,
 ): Promise<string[]> {
@@ -86,7 +87,7 @@ async function moveInterrupted(
   try {
     const pidRes = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
     await client.query("BEGIN");
-    const res = await client.query<{ id: string }>(BATCH.sync, [json]);
+    const res = await client.query<{ id: string }>(BATCH.sync, params);
     await interrupt(firstId, { pid: pidRes.rows[0]?.pid ?? 0 });
     await client.query("COMMIT");
     return res.rows.map((r) => r.id);
