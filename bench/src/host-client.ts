@@ -14,7 +14,11 @@ const FROM_SOURCE = import.meta.url.endsWith(".ts");
 const HOST_ENTRY = fileURLToPath(
   new URL(FROM_SOURCE ? "./worker-host.ts" : "./worker-host.js", import.meta.url),
 );
-const HOST_EXEC_ARGV = FROM_SOURCE ? ["--conditions=source", "--import", "tsx"] : [];
+/** Diagnostics: `BENCH_CPU_PROF=<dir>` writes a V8 CPU profile of every worker host into that folder. */
+const PROFILE_ARGV = process.env.BENCH_CPU_PROF
+  ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+  : [];
+const HOST_EXEC_ARGV = [...(FROM_SOURCE ? ["--conditions=source", "--import", "tsx"] : []), ...PROFILE_ARGV];
 
 interface Pending {
   resolve: (value: unknown) => void;
