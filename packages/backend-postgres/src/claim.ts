@@ -14,6 +14,10 @@
  * ~3 x wal_writer_delay), and then the job is simply queued again, which at-least-once delivery allows. Every
  * later synchronous commit (a completion, a retry, a dead-letter move) flushes the WAL up to itself, so a
  * durable outcome always implies its durable claim.
+ *
+ * Only a registered worker may claim. `soniq_jobs.worker_id` has no foreign key (its check cost a lookup and
+ * a row lock per claimed row), so the statement checks the registration once (an uncorrelated EXISTS, a
+ * one-time filter) and claims nothing for an unknown worker; an empty claim then asks which case it was.
  */
 import type { ClaimRequest, Job } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
@@ -28,6 +32,7 @@ FROM ${ASYNC_COMMIT}
 WHERE id = ANY(ARRAY(
   SELECT id FROM soniq_jobs
   WHERE status = 'queued' AND scheduled_at <= now()${queueFilter}
+    AND ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM soniq_workers w WHERE w.id = $2::uuid))
   ORDER BY priority, scheduled_at, created_at
   LIMIT $1
   FOR UPDATE SKIP LOCKED))
@@ -56,6 +61,20 @@ function statementFor(request: ClaimRequest) {
   return { name: "soniq_claim_some", text: CLAIM_SOME_QUEUES, values: [...base, [...queues]] };
 }
 
+async function requireRegistered(ctx: PgContext, workerId: string): Promise<void> {
+  const res = await query(ctx, "claim", {
+    name: "soniq_worker_registered",
+    text: "SELECT 1 FROM soniq_workers WHERE id = $1::uuid",
+    values: [workerId],
+  });
+  if (res.rows.length > 0) return;
+  throw new SoniqError(
+    "SONIQ_INVALID_ARGUMENT",
+    "claim: the worker id is not registered; call registerWorker() before claiming with it.",
+    { context: { workerId } },
+  );
+}
+
 function byClaimOrder(a: Job, b: Job): number {
   return (
     a.priority - b.priority ||
@@ -68,7 +87,10 @@ export async function claim(ctx: PgContext, request: ClaimRequest): Promise<Job[
   validate(request);
   if (request.queues !== null && request.queues.length === 0) return [];
   const res = await query<Row>(ctx, "claim", statementFor(request));
-  if (res.rows.length === 0) return [];
+  if (res.rows.length === 0) {
+    if (request.workerId !== null) await requireRegistered(ctx, request.workerId);
+    return [];
+  }
   const jobs = res.rows.map(mapJob);
   // Rare path: a job whose workers kept dying before they could record a failure. It must not run again.
   const exhausted = jobs.filter((job) => job.attempts > job.maxAttempts);
