@@ -107,7 +107,7 @@ export interface WorkerOptions {
   batchSize?: number;
   /**
    * Upper bound of the adaptive claim window: while jobs finish faster than a claim round trip refills
-   * them, the window doubles up to this. Default: `max(batchSize, 500)`; set it to `batchSize` to fix the window.
+   * them, the window grows (4x per claim) up to this. Default: `max(batchSize, 500)`; set it to `batchSize` to fix the window.
    */
   maxBatchSize?: number;
   /** Completions written per backend call at most. Default 500. */
