@@ -27,6 +27,5 @@ const worker = soniq.worker({
   maintenanceIntervalMs: 600_000,
 });
 await worker.start();
+// The started worker keeps this process alive until the parent kills it.
 process.send?.({ ready: worker.id });
-// Keep the process alive until the parent kills it (all library timers are unref'd).
-setInterval(() => {}, 1 << 30);
