@@ -143,6 +143,12 @@ export async function executeJob(rt: Runtime, run: Running): Promise<Outcome | n
     args = parsed.value;
   }
   if (rt.plugins.length > 0) await callHook(rt, "beforeJob", (p) => p.beforeJob?.(ctx));
+  // Call the handler from a fresh microtask. Jobs start back to back from the worker's synchronous pump
+  // chain (a finished job's write starts the next job), so an error the handler throws would capture
+  // ten frames of Soniq internals and none of the caller's; V8 capturing and formatting them was the
+  // largest part of a failed job's CPU (bench/README.md). Now a stack holds the handler's frames,
+  // executeJob and the "async" caller.
+  await undefined;
   let value: unknown;
   try {
     // Without middleware, call the handler directly: no chain closures on the hot path.
