@@ -21,9 +21,9 @@
  */
 import type { ClaimRequest, Job } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
+import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./claim-rows.js";
 import { ASYNC_COMMIT, type PgContext, query } from "./context.js";
 import { moveExhaustedJobs } from "./dead-letter.js";
-import { JOB_COLUMNS, mapJob, type Row } from "./rows.js";
 
 function claimSql(queueFilter: string): string {
   return `UPDATE soniq_jobs
@@ -36,7 +36,7 @@ WHERE id = ANY(ARRAY(
   ORDER BY priority, scheduled_at, created_at
   LIMIT $1
   FOR UPDATE SKIP LOCKED))
-RETURNING ${JOB_COLUMNS}`;
+RETURNING ${CLAIM_COLUMNS}`;
 }
 
 const CLAIM_ANY_QUEUE = claimSql("");
@@ -53,12 +53,13 @@ function validate(request: ClaimRequest): void {
 
 function statementFor(request: ClaimRequest) {
   const base = [request.limit, request.workerId];
+  const shape = { rowMode: "array" as const, types: CLAIM_TYPES };
   const queues = request.queues;
-  if (queues === null) return { name: "soniq_claim_any", text: CLAIM_ANY_QUEUE, values: base };
+  if (queues === null) return { name: "soniq_claim_any", text: CLAIM_ANY_QUEUE, values: base, ...shape };
   if (queues.length === 1) {
-    return { name: "soniq_claim_one", text: CLAIM_ONE_QUEUE, values: [...base, queues[0]] };
+    return { name: "soniq_claim_one", text: CLAIM_ONE_QUEUE, values: [...base, queues[0]], ...shape };
   }
-  return { name: "soniq_claim_some", text: CLAIM_SOME_QUEUES, values: [...base, [...queues]] };
+  return { name: "soniq_claim_some", text: CLAIM_SOME_QUEUES, values: [...base, [...queues]], ...shape };
 }
 
 async function requireRegistered(ctx: PgContext, workerId: string): Promise<void> {
@@ -86,12 +87,13 @@ function byClaimOrder(a: Job, b: Job): number {
 export async function claim(ctx: PgContext, request: ClaimRequest): Promise<Job[]> {
   validate(request);
   if (request.queues !== null && request.queues.length === 0) return [];
-  const res = await query<Row>(ctx, "claim", statementFor(request));
+  const res = await query<unknown[]>(ctx, "claim", statementFor(request));
   if (res.rows.length === 0) {
     if (request.workerId !== null) await requireRegistered(ctx, request.workerId);
     return [];
   }
-  const jobs = res.rows.map(mapJob);
+  const workerId = request.workerId;
+  const jobs = res.rows.map((row) => mapClaimedRow(row, workerId));
   // Rare path: a job whose workers kept dying before they could record a failure. It must not run again.
   const exhausted = jobs.filter((job) => job.attempts > job.maxAttempts);
   if (exhausted.length === 0) return jobs.sort(byClaimOrder);

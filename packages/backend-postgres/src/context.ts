@@ -38,6 +38,10 @@ export interface Statement {
   name?: string;
   text: string;
   values?: unknown[];
+  /** 'array': rows as arrays in column order (the claim's hot path maps them by position). */
+  rowMode?: "array";
+  /** Per-statement type parsers (the claim's timestamptz memo). */
+  types?: pg.CustomTypesConfig;
 }
 
 /** Run one statement on the pool; every failure leaves as a `SoniqError`. */
