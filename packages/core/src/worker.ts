@@ -3,7 +3,7 @@
  * for `runOnce`). A worker is not restartable; make a new one.
  *
  * running: claim into the local buffer whenever free capacity (free slots + window - buffered) reaches
- *   half the claim window; start buffered jobs while slots are free. The window adapts (see `#claim`).
+ *   half the claim window; start buffered jobs while slots are free. The window adapts (claim-pacing.ts).
  *   A claim that returns less than it asked for means the queue is drained: wait for a wake-up (backend
  *   notification, local enqueue) or the jittered poll timer. Each finished job becomes one backend write;
  *   completions are batched (`OutcomeWriter`).
@@ -17,22 +17,22 @@
  * its late result is ignored (the row was already written or given back).
  */
 import { randomUUID } from "node:crypto";
-import { hostname } from "node:os";
+import { nextClaimWindow, PollTimer } from "./claim-pacing.js";
 import { DeadlineSweeper } from "./deadline-sweeper.js";
 import { SoniqError } from "./errors.js";
 import { TypedEmitter } from "./events.js";
 import { JobBuffer } from "./job-buffer.js";
-import { executeJob, failureOutcome, JobAbortedError, type Outcome, Running } from "./job-runner.js";
+import { executeJob, failureOutcome, type Outcome, Running } from "./job-runner.js";
 import type { ResolvedWorkerOptions } from "./options.js";
 import { OutcomeWriter } from "./outcome-writer.js";
 import type { LocalWorker, Runtime } from "./runtime.js";
 import type { Job } from "./types.js";
-import { SONIQ_VERSION } from "./version.js";
+import { type AbandonReason, abandonError, timeoutError } from "./worker-aborts.js";
 import type { WorkerEvents } from "./worker-events.js";
+import { maxJobsOf, subscribeWakeUps, workerRegistration } from "./worker-setup.js";
+import { markStopped, releaseUnstarted, waitAtMost } from "./worker-shutdown.js";
 import { WorkerUpkeep } from "./worker-upkeep.js";
-
-/** Why a claimed, never-started job went back at shutdown: logged, never written to the row. */
-const RELEASED = "released unstarted at worker shutdown";
+import { Waiters } from "./worker-waiters.js";
 
 export type { WorkerEvents } from "./worker-events.js";
 
@@ -47,7 +47,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
   readonly #upkeep: WorkerUpkeep;
   #state: WorkerState = "idle";
   readonly #buffer = new JobBuffer();
-  /** Current claim window (see `#claim`): starts at `batchSize`, grows up to `maxBatchSize`. */
+  /** Current claim window (see claim-pacing.ts): starts at `batchSize`, grows up to `maxBatchSize`. */
   #window: number;
   readonly #inFlight = new Map<string, Running>();
   #claiming: Promise<void> | null = null;
@@ -56,11 +56,14 @@ export class Worker implements LocalWorker, AsyncDisposable {
   #claimErrors = 0;
   /** Jobs finished so far (the claim window grows only when jobs finished while a claim was in flight). */
   #finished = 0;
-  #pollTimer: NodeJS.Timeout | undefined;
+  readonly #poll = new PollTimer(() => {
+    this.#idle = false;
+    this.#pump();
+  });
   /** The one ref'd handle: a started worker holds the process open until `stop()` (see `#boot`). */
   #keepAlive: NodeJS.Timeout | undefined;
   readonly #deadlines: DeadlineSweeper;
-  #waiters: { ready: () => boolean; resolve: () => void }[] = [];
+  readonly #waiters = new Waiters();
   #unsubscribe: (() => Promise<void>) | null = null;
   #starting: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
@@ -84,7 +87,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       this.#events,
       this.id,
       options.completeBatchSize,
-      () => this.#check(),
+      () => this.#waiters.check(),
       () => this.#state !== "once",
     );
     this.#upkeep = new WorkerUpkeep({
@@ -123,9 +126,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
         new SoniqError(
           "SONIQ_INVALID_STATE",
           `Cannot start a worker that is ${this.#state}; create a new worker.`,
-          {
-            context: { workerId: this.id, state: this.#state },
-          },
+          { context: { workerId: this.id, state: this.#state } },
         ),
       );
     }
@@ -148,14 +149,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     backend.registerTaskNames(this.id, [...this.#rt.registry.keys()]).catch((err: unknown) => {
       logger.warn({ err, workerId: this.id }, "could not record task names (observability only)");
     });
-    try {
-      const queues = this.options.queues;
-      this.#unsubscribe = await backend.subscribe((queue) => {
-        if (queues === null || queues.includes(queue)) this.nudge();
-      });
-    } catch (err) {
-      logger.warn({ err, workerId: this.id }, "could not subscribe to wake-ups; polling only");
-    }
+    this.#unsubscribe = await subscribeWakeUps(this.#rt, this.id, this.options.queues, () => this.nudge());
     if (this.#state !== "starting") return; // stop() was called meanwhile
     this.#state = "running";
     // A started worker is what a worker-only process exists for, so it keeps the event loop alive (on every
@@ -195,10 +189,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
    * A worker can run `runOnce` again; `stop()` ends it after the current batch.
    */
   async runOnce(options: { maxJobs?: number } = {}): Promise<number> {
-    const max = options.maxJobs ?? Number.POSITIVE_INFINITY;
-    if (!(max >= 0) || (Number.isFinite(max) && !Number.isSafeInteger(max))) {
-      throw new SoniqError("SONIQ_INVALID_ARGUMENT", `maxJobs must be an integer >= 0 (got ${String(max)}).`);
-    }
+    const max = maxJobsOf(options);
     if (this.#state !== "idle") {
       throw new SoniqError(
         "SONIQ_INVALID_STATE",
@@ -206,7 +197,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       );
     }
     this.#state = "once";
-    const { backend, logger } = this.#rt;
+    const { backend } = this.#rt;
     try {
       await backend.registerWorker(this.#registration());
     } catch (err) {
@@ -225,14 +216,12 @@ export class Worker implements LocalWorker, AsyncDisposable {
         processed += jobs.length;
         this.#buffer.push(jobs);
         this.#pump();
-        await this.#waitFor(() => this.#quiet());
+        await this.#waiters.wait(() => this.#quiet());
       }
     } finally {
       this.#deadlines.clear();
       await this.#upkeep.stop();
-      await backend.stopWorker(this.id).catch((err: unknown) => {
-        logger.warn({ err, workerId: this.id }, "could not mark the worker stopped");
-      });
+      await markStopped(this.#rt, this.id);
       this.#rt.workers.delete(this);
       if (this.#state === "once") this.#state = "idle";
     }
@@ -248,8 +237,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     }
     if (this.#idle) {
       this.#idle = false;
-      clearTimeout(this.#pollTimer);
-      this.#pollTimer = undefined;
+      this.#poll.cancel();
     }
     this.#pump();
   }
@@ -262,15 +250,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
   }
 
   #registration() {
-    return {
-      id: this.id,
-      hostname: hostname(),
-      pid: process.pid,
-      queues: this.options.queues ?? [],
-      concurrency: this.options.concurrency,
-      version: SONIQ_VERSION,
-      metadata: this.options.metadata,
-    };
+    return workerRegistration(this.id, this.options);
   }
 
   #pump(): void {
@@ -286,13 +266,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     if (want >= Math.ceil(this.#window / 2)) this.#claiming = this.#claim(want);
   }
 
-  /**
-   * One claim round trip. The claim window adapts: when a claim comes back full while slots sat idle
-   * waiting for it and jobs finished meanwhile (they finish faster than a round trip refills them), the
-   * window grows 4x up to
-   * `maxBatchSize`; when the queue runs dry it returns to `batchSize`. Slow jobs never starve the slots,
-   * so they keep the small window and jobs stay spread across workers.
-   */
+  /** One claim round trip; the window adapts to how fast jobs finish (see claim-pacing.ts). */
   async #claim(limit: number): Promise<void> {
     this.#wakePending = false;
     const { backend, logger, metrics } = this.#rt;
@@ -318,30 +292,16 @@ export class Worker implements LocalWorker, AsyncDisposable {
       this.#buffer.size === 0;
     this.#buffer.push(jobs);
     if (this.#state !== "running") return; // stopping: stop() gives the buffer back
-    if (failed || jobs.length < limit) {
-      this.#window = this.options.batchSize;
+    const drained = failed || jobs.length < limit;
+    this.#window = nextClaimWindow(this.#window, this.options, drained, starved);
+    if (drained) {
       if (this.#wakePending && !failed) this.#wakePending = false;
       else {
         this.#idle = true;
-        this.#schedulePoll();
+        this.#poll.schedule(this.options.pollIntervalMs, this.#claimErrors);
       }
-    } else if (starved) {
-      // x4, not x2: a drain reaches the full window in three claims instead of six (W1 and W4 in bench/).
-      this.#window = Math.min(this.#window * 4, this.options.maxBatchSize);
     }
     this.#pump();
-  }
-
-  #schedulePoll(): void {
-    if (this.#pollTimer) return;
-    const backoff = this.#claimErrors > 0 ? Math.min(2 ** (this.#claimErrors - 1), 30) : 1;
-    const delay = this.options.pollIntervalMs * backoff * (0.8 + Math.random() * 0.4);
-    this.#pollTimer = setTimeout(() => {
-      this.#pollTimer = undefined;
-      this.#idle = false;
-      this.#pump();
-    }, delay);
-    this.#pollTimer.unref();
   }
 
   #start(job: Job): void {
@@ -382,23 +342,15 @@ export class Worker implements LocalWorker, AsyncDisposable {
   #timeOut(run: Running): void {
     if (!run.settle()) return;
     run.takenOver = true;
-    const ms = run.def?.options.timeoutMs ?? 0;
-    const err = new JobAbortedError("timeout", `Job "${run.job.jobName}" timed out after ${ms} ms`);
-    err.stack = `${err.name}: ${err.message}`;
+    const err = timeoutError(run);
     run.abort(err);
     failureOutcome(this.#rt, run, err).then((o) => this.#record(run, o));
   }
 
-  #abandon(run: Running, why: "cancelled" | "lost" | "shutdown"): void {
+  #abandon(run: Running, why: AbandonReason): void {
     if (!run.settle()) return;
     run.takenOver = true;
-    const message =
-      why === "cancelled"
-        ? "The job was cancelled"
-        : why === "lost"
-          ? "The job is no longer held by this worker (recovered as stale)"
-          : "The worker is shutting down";
-    run.abort(new JobAbortedError(why, message));
+    run.abort(abandonError(why));
     this.#record(run, why === "shutdown" ? { kind: "nack" } : { kind: "abandoned", why });
   }
 
@@ -407,7 +359,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#finished++;
     this.#writer.record(run, outcome);
     this.#pump();
-    this.#check();
+    this.#waiters.check();
   }
 
   /** No job buffered or running and no write pending. */
@@ -415,59 +367,22 @@ export class Worker implements LocalWorker, AsyncDisposable {
     return this.#inFlight.size === 0 && this.#buffer.size === 0 && !this.#writer.busy;
   }
 
-  #waitFor(ready: () => boolean): Promise<void> {
-    if (ready()) return Promise.resolve();
-    return new Promise((resolve) => this.#waiters.push({ ready, resolve }));
-  }
-
-  #check(): void {
-    if (this.#waiters.length === 0) return;
-    this.#waiters = this.#waiters.filter((w) => {
-      if (!w.ready()) return true;
-      w.resolve();
-      return false;
-    });
-  }
-
   async #shutdown(): Promise<void> {
-    const { backend, logger } = this.#rt;
+    const { logger } = this.#rt;
     if (this.#starting) await this.#starting.catch(() => {});
     if (this.#state === "stopped") return;
     this.#state = "stopping";
-    clearTimeout(this.#pollTimer);
-    this.#pollTimer = undefined;
+    this.#poll.cancel();
     if (this.#unsubscribe)
       await this.#unsubscribe().catch((err: unknown) => logger.warn({ err }, "unsubscribe failed"));
     if (this.#claiming) await this.#claiming;
-    const unstarted = this.#buffer.drain();
-    await Promise.all(
-      unstarted.map((job) =>
-        // The claim counted an attempt that never ran: nack refunds it (attempts - 1), so a job with
-        // maxAttempts 1 is not dead-lettered by its next claim; last_error stays as it was.
-        backend
-          .nack({ id: job.id, attempt: job.attempts }, { refundAttempt: true })
-          .then((applied) => {
-            if (applied) logger.info({ jobId: job.id, reason: RELEASED }, "job released");
-          })
-          .catch((error: unknown) => {
-            logger.error(
-              { err: error, jobId: job.id },
-              "could not give back an unstarted job; stale recovery will",
-            );
-            this.#events.emit("error", { error, during: "release" });
-          }),
-      ),
-    );
+    await releaseUnstarted(this.#rt, this.#events, this.#buffer.drain());
     await this.#drainInFlight();
     this.#writer.flush();
-    await this.#waitFor(() => this.#quiet());
+    await this.#waiters.wait(() => this.#quiet());
     this.#deadlines.clear();
     await this.#upkeep.stop();
-    if (this.#workerIdForJobs !== null) {
-      await backend.stopWorker(this.id).catch((error: unknown) => {
-        logger.warn({ err: error, workerId: this.id }, "could not mark the worker stopped");
-      });
-    }
+    if (this.#workerIdForJobs !== null) await markStopped(this.#rt, this.id);
     this.#state = "stopped";
     clearInterval(this.#keepAlive);
     this.#keepAlive = undefined;
@@ -478,13 +393,10 @@ export class Worker implements LocalWorker, AsyncDisposable {
 
   async #drainInFlight(): Promise<void> {
     if (this.#inFlight.size === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, this.options.shutdownTimeoutMs);
-      timer.unref();
-    });
-    await Promise.race([this.#waitFor(() => this.#inFlight.size === 0), timedOut]);
-    clearTimeout(timer);
+    await waitAtMost(
+      this.#waiters.wait(() => this.#inFlight.size === 0),
+      this.options.shutdownTimeoutMs,
+    );
     for (const run of [...this.#inFlight.values()]) this.#abandon(run, "shutdown");
   }
 }
