@@ -1,29 +1,9 @@
-/** Runtime scenarios on the memory backend: enqueue validation, dedup, scheduling, wake-ups. */
-import { memoryBackend } from "@soniq/backend-memory";
-import { isSoniqError, Soniq, type SoniqOptions } from "@soniq/core";
-import { afterEach, describe, expect, it } from "vitest";
+import { isSoniqError } from "@soniq/core";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { eventually } from "./runtime-support.js";
+import { eventually, memoryApps, rejection } from "./runtime-support.js";
 
-const open: Soniq[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-
-function app(options: Partial<SoniqOptions> = {}, backend = memoryBackend()): Soniq {
-  const soniq = new Soniq({ backend, ...options });
-  open.push(soniq);
-  return soniq;
-}
-
-async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a rejection");
-}
+const app = memoryApps();
 
 describe("runtime/enqueue-validation", () => {
   it("runtime/schema-rejects-at-enqueue: SONIQ_TASK_ARGS_INVALID with issues, nothing written", async () => {

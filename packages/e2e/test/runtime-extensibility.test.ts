@@ -1,27 +1,10 @@
 import { PassThrough } from "node:stream";
 import { memoryBackend } from "@soniq/backend-memory";
-import {
-  isSoniqError,
-  type JobEndStatus,
-  type Logger,
-  type MetricsSink,
-  Soniq,
-  type SoniqOptions,
-  snooze,
-} from "@soniq/core";
-import { afterEach, describe, expect, it } from "vitest";
-import { eventually } from "./runtime-support.js";
+import { isSoniqError, type JobEndStatus, type Logger, type MetricsSink, snooze } from "@soniq/core";
+import { describe, expect, it } from "vitest";
+import { eventually, memoryApps } from "./runtime-support.js";
 
-const open: Soniq[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-
-function app(options: Partial<SoniqOptions> = {}, backend = memoryBackend()): Soniq {
-  const soniq = new Soniq({ backend, ...options });
-  open.push(soniq);
-  return soniq;
-}
+const app = memoryApps();
 
 describe("runtime/extensibility", () => {
   it("runtime/middleware-order: outer to inner, hooks in order, results can be transformed", async () => {

@@ -3,20 +3,11 @@ import { execFile, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { memoryBackend } from "@soniq/backend-memory";
-import { JobAbortedError, type Logger, Soniq, type SoniqOptions } from "@soniq/core";
-import { afterEach, describe, expect, it } from "vitest";
-import { eventually, gate } from "./runtime-support.js";
+import { JobAbortedError, type Logger, Soniq } from "@soniq/core";
+import { describe, expect, it } from "vitest";
+import { eventually, gate, memoryApps } from "./runtime-support.js";
 
-const open: Soniq[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-
-function app(options: Partial<SoniqOptions> = {}, backend = memoryBackend()): Soniq {
-  const soniq = new Soniq({ backend, ...options });
-  open.push(soniq);
-  return soniq;
-}
+const app = memoryApps();
 
 /** A handler that waits until its signal aborts (or the gate opens), recording the abort reason. */
 function waiter(started: { open: () => void }, release?: Promise<void>) {

@@ -1,36 +1,11 @@
 /** Runtime scenarios on the memory backend: outcomes, retries, timeouts. */
 import { memoryBackend } from "@soniq/backend-memory";
-import {
-  type DeadLetterItem,
-  JobAbortedError,
-  PermanentError,
-  type RetryContext,
-  Soniq,
-  type SoniqOptions,
-  snooze,
-} from "@soniq/core";
-import { afterEach, describe, expect, it } from "vitest";
+import { type DeadLetterItem, JobAbortedError, PermanentError, type RetryContext, snooze } from "@soniq/core";
+import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { memoryApps } from "./runtime-support.js";
 
-const open: Soniq[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-
-function app(options: Partial<SoniqOptions> = {}, backend = memoryBackend()): Soniq {
-  const soniq = new Soniq({ backend, ...options });
-  open.push(soniq);
-  return soniq;
-}
-
-async function _rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a rejection");
-}
+const app = memoryApps();
 
 describe("runtime/outcomes", () => {
   it("runtime/done-stores-result: the return value is stored and readable", async () => {

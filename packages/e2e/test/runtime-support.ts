@@ -1,7 +1,8 @@
 /**
  * Shared support for the runtime tests: the backend matrix (memory; SQLite on a temp file per test;
  * PostgreSQL on one database per test file, created on DATABASE_URL and dropped WITH (FORCE)),
- * a bounded `eventually`, and a gate for handlers that must wait for the test.
+ * a bounded `eventually`, a gate for handlers that must wait for the test, and the memory-backend `app()`
+ * the single-backend runtime tests share.
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -10,8 +11,9 @@ import { join } from "node:path";
 import { memoryBackend } from "@soniq/backend-memory";
 import { postgresBackend } from "@soniq/backend-postgres";
 import { sqliteBackend } from "@soniq/backend-sqlite";
-import type { Backend } from "@soniq/core";
+import { type Backend, Soniq, type SoniqOptions } from "@soniq/core";
 import pg from "pg";
+import { afterEach } from "vitest";
 
 export const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -35,6 +37,32 @@ export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => voi
     open = resolve;
   });
   return { promise, open };
+}
+
+/** The error `p` rejects with; throws if it resolves. */
+export async function rejection(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  throw new Error("expected a rejection");
+}
+
+/**
+ * Call at a test file's top level: returns `app(options, backend)`, which makes a `Soniq` on a fresh
+ * memory backend (or the one given) and closes it after the test.
+ */
+export function memoryApps(): (options?: Partial<SoniqOptions>, backend?: Backend<unknown>) => Soniq {
+  const open: Soniq[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+  return (options = {}, backend = memoryBackend()) => {
+    const soniq = new Soniq({ backend, ...options });
+    open.push(soniq);
+    return soniq;
+  };
 }
 
 export function uniqueName(prefix: string): string {
