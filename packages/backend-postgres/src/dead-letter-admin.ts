@@ -2,7 +2,7 @@
 import type { DeadLetterFilter, DeadLetterJob, ReplayOptions } from "@soniq/core";
 import { type PgContext, query } from "./context.js";
 import { isUuid } from "./errors.js";
-import { pageOf } from "./jobs.js";
+import { type Condition, listQuery, pageOf } from "./list-query.js";
 import { NEW_JOB_CHANNEL } from "./listen.js";
 import { DEAD_LETTER_COLUMNS, mapDeadLetterJob, type Row } from "./rows.js";
 
@@ -10,26 +10,16 @@ export async function listDeadLetterJobs(
   ctx: PgContext,
   filter: DeadLetterFilter = {},
 ): Promise<DeadLetterJob[]> {
-  const { limit, offset } = pageOf("listDeadLetterJobs", filter);
-  const where: string[] = [];
-  const values: unknown[] = [];
-  const add = (clause: string, value: unknown) => {
-    values.push(value);
-    where.push(clause.replace("?", `$${values.length}`));
-  };
-  if (filter.jobName !== undefined) add("job_name = ?", filter.jobName);
-  if (filter.queue !== undefined) add("queue = ?", filter.queue);
-  if (filter.reason !== undefined) add("dead_letter_reason = ?", filter.reason);
-  if (filter.since !== undefined) add("moved_to_dead_letter_at >= ?", filter.since);
-  if (filter.until !== undefined) add("moved_to_dead_letter_at < ?", filter.until);
-  values.push(limit, offset);
-  const res = await query<Row>(ctx, "listDeadLetterJobs", {
-    text: `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs
-      ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY moved_to_dead_letter_at DESC, id
-      LIMIT $${values.length - 1} OFFSET $${values.length}`,
-    values,
-  });
+  const page = pageOf("listDeadLetterJobs", filter);
+  const conditions: Condition[] = [];
+  if (filter.jobName !== undefined) conditions.push(["job_name = ?", filter.jobName]);
+  if (filter.queue !== undefined) conditions.push(["queue = ?", filter.queue]);
+  if (filter.reason !== undefined) conditions.push(["dead_letter_reason = ?", filter.reason]);
+  if (filter.since !== undefined) conditions.push(["moved_to_dead_letter_at >= ?", filter.since]);
+  if (filter.until !== undefined) conditions.push(["moved_to_dead_letter_at < ?", filter.until]);
+  const select = `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs`;
+  const order = "moved_to_dead_letter_at DESC, id";
+  const res = await query<Row>(ctx, "listDeadLetterJobs", listQuery(select, conditions, order, page));
   return res.rows.map(mapDeadLetterJob);
 }
 

@@ -9,25 +9,8 @@ import {
 } from "@soniq/core";
 import { type PgContext, query } from "./context.js";
 import { isUuid } from "./errors.js";
+import { type Condition, listQuery, pageOf } from "./list-query.js";
 import { JOB_COLUMNS, mapJob, type Row } from "./rows.js";
-
-const DEFAULT_LIMIT = 100;
-const MAX_LIMIT = 1000;
-
-/** Validated `limit` / `offset` of a list filter: default 100, capped at 1000. */
-export function pageOf(operation: string, filter: { limit?: number; offset?: number }) {
-  const limit = filter.limit ?? DEFAULT_LIMIT;
-  const offset = filter.offset ?? 0;
-  const problems: string[] = [];
-  if (!Number.isSafeInteger(limit) || limit < 0) problems.push("limit must be an integer >= 0");
-  if (!Number.isSafeInteger(offset) || offset < 0) problems.push("offset must be an integer >= 0");
-  if (problems.length > 0) {
-    throw new SoniqError("SONIQ_INVALID_ARGUMENT", `${operation}(): ${problems.join("; ")}.`, {
-      context: { limit, offset, problems },
-    });
-  }
-  return { limit: Math.min(limit, MAX_LIMIT), offset };
-}
 
 function statusesOf(filter: ListJobsFilter): JobStatus[] | undefined {
   if (filter.status === undefined) return undefined;
@@ -55,25 +38,14 @@ export async function getJob(ctx: PgContext, id: string): Promise<Job | null> {
 }
 
 export async function listJobs(ctx: PgContext, filter: ListJobsFilter = {}): Promise<Job[]> {
-  const { limit, offset } = pageOf("listJobs", filter);
+  const page = pageOf("listJobs", filter);
   const statuses = statusesOf(filter);
-  const where: string[] = [];
-  const values: unknown[] = [];
-  const add = (clause: string, value: unknown) => {
-    values.push(value);
-    where.push(clause.replace("?", `$${values.length}`));
-  };
-  if (statuses !== undefined) add("status = ANY(?::text[])", statuses);
-  if (filter.queue !== undefined) add("queue = ?", filter.queue);
-  if (filter.jobName !== undefined) add("job_name = ?", filter.jobName);
-  values.push(limit, offset);
-  const res = await query<Row>(ctx, "listJobs", {
-    text: `SELECT ${JOB_COLUMNS} FROM soniq_jobs
-      ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY created_at DESC, id
-      LIMIT $${values.length - 1} OFFSET $${values.length}`,
-    values,
-  });
+  const conditions: Condition[] = [];
+  if (statuses !== undefined) conditions.push(["status = ANY(?::text[])", statuses]);
+  if (filter.queue !== undefined) conditions.push(["queue = ?", filter.queue]);
+  if (filter.jobName !== undefined) conditions.push(["job_name = ?", filter.jobName]);
+  const select = `SELECT ${JOB_COLUMNS} FROM soniq_jobs`;
+  const res = await query<Row>(ctx, "listJobs", listQuery(select, conditions, "created_at DESC, id", page));
   return res.rows.map(mapJob);
 }
 
