@@ -17,9 +17,9 @@
  * inserts one concurrently, the statement fails as a whole and nothing moves.)
  */
 import type { DeadLetterItem } from "@soniq/core";
-import type pg from "pg";
 import { ASYNC_COMMIT, type DeadLetterInterrupt, type PgContext, query } from "./context.js";
-import { isUuid, translatePgError } from "./errors.js";
+import { isUuid } from "./errors.js";
+import { inDedicatedTransaction } from "./interrupted-move.js";
 
 // $1: the ids; $2: { "<id>": [attempt, reason, error, tags?] } (a missing fourth element leaves tags NULL).
 function batchSql(asyncCommit: boolean): string {
@@ -74,37 +74,16 @@ export async function markJobsDeadLetter(
  * Test-only path: the same statement inside an explicit transaction on a dedicated connection, with the
  * fault hook awaited before COMMIT, so the kit can kill the connection and see that nothing moved.
  */
-async function moveInterrupted(
+function moveInterrupted(
   ctx: PgContext,
   params: [string[], string],
   firstId: string,
   interrupt: DeadLetterInterrupt,
 ): Promise<string[]> {
-  const client = await ctx.pool.connect();
-  const ignore = () => {};
-  client.on("error", ignore);
-  let broken: unknown;
-  try {
-    const pidRes = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-    await client.query("BEGIN");
+  return inDedicatedTransaction(ctx, "markJobsDeadLetter", firstId, async (client, pid) => {
     const res = await client.query<{ id: string }>(BATCH.sync, params);
-    await interrupt(firstId, { pid: pidRes.rows[0]?.pid ?? 0 });
+    await interrupt(firstId, { pid });
     await client.query("COMMIT");
     return res.rows.map((r) => r.id);
-  } catch (err) {
-    broken = err;
-    await rollbackQuietly(client);
-    throw translatePgError(err, "markJobsDeadLetter", { jobId: firstId });
-  } finally {
-    client.off("error", ignore);
-    client.release(broken instanceof Error ? broken : undefined);
-  }
-}
-
-async function rollbackQuietly(client: pg.PoolClient): Promise<void> {
-  try {
-    await client.query("ROLLBACK");
-  } catch {
-    // The connection is gone; Postgres already rolled the transaction back.
-  }
+  });
 }

@@ -9,9 +9,9 @@
  * kill the connection mid-move. Every other move, in tests too, takes the single-statement path.
  */
 import type { DeadLetterOptions, Job } from "@soniq/core";
-import type pg from "pg";
 import { ASYNC_COMMIT, type DeadLetterInterrupt, type PgContext, query } from "./context.js";
-import { isUuid, translatePgError } from "./errors.js";
+import { isUuid } from "./errors.js";
+import { inDedicatedTransaction } from "./interrupted-move.js";
 
 const DLQ_INSERT_COLUMNS =
   "id, job_name, args, queue, priority, max_attempts, attempts, last_error, dead_letter_reason, tags, original_created_at";
@@ -63,21 +63,14 @@ export async function markJobDeadLetter(
   return res.rowCount === 1;
 }
 
-async function moveInTwoSteps(
+function moveInTwoSteps(
   ctx: PgContext,
   id: string,
   options: DeadLetterOptions,
   interrupt: DeadLetterInterrupt,
 ): Promise<boolean> {
   const fenced = options.attempt !== undefined;
-  const client = await ctx.pool.connect();
-  // A connection killed while checked out emits 'error' outside any query; the failing query reports it.
-  const ignore = () => {};
-  client.on("error", ignore);
-  let broken: unknown;
-  try {
-    const pidRes = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-    await client.query("BEGIN");
+  return inDedicatedTransaction(ctx, "markJobDeadLetter", id, async (client, pid) => {
     const copied = await client.query(
       `INSERT INTO soniq_dead_letter_jobs (${DLQ_INSERT_COLUMNS})
        SELECT id, job_name, args, queue, priority, max_attempts, attempts, $2, $3, $4::jsonb, created_at
@@ -88,27 +81,11 @@ async function moveInTwoSteps(
       await client.query("ROLLBACK");
       return false;
     }
-    await interrupt(id, { pid: pidRes.rows[0]?.pid ?? 0 });
+    await interrupt(id, { pid });
     await client.query("DELETE FROM soniq_jobs WHERE id = $1", [id]);
     await client.query("COMMIT");
     return true;
-  } catch (err) {
-    broken = err;
-    await rollbackQuietly(client);
-    throw translatePgError(err, "markJobDeadLetter", { jobId: id });
-  } finally {
-    client.off("error", ignore);
-    // A connection that failed mid-transaction is discarded rather than returned to the pool.
-    client.release(broken instanceof Error ? broken : undefined);
-  }
-}
-
-async function rollbackQuietly(client: pg.PoolClient): Promise<void> {
-  try {
-    await client.query("ROLLBACK");
-  } catch {
-    // The connection is gone; Postgres already rolled the transaction back.
-  }
+  });
 }
 
 const MOVE_EXHAUSTED = `WITH moved AS (
