@@ -5,7 +5,7 @@ import { promisify } from "node:util";
 import { memoryBackend } from "@soniq/backend-memory";
 import { JobAbortedError, type Logger, Soniq } from "@soniq/core";
 import { describe, expect, it } from "vitest";
-import { eventually, gate, memoryApps } from "./runtime-support.js";
+import { eventually, expectStaleThenReregistered, gate, memoryApps } from "./runtime-support.js";
 
 const app = memoryApps();
 
@@ -199,18 +199,9 @@ describe("runtime/shutdown", () => {
     const logger: Logger = { debug() {}, info() {}, error() {}, warn: (_o, msg) => void warnings.push(msg) };
     const soniq = app({ logger });
     const worker = soniq.worker({ heartbeatIntervalMs: 20 });
-    const stale = gate<string>();
-    worker.on("worker:stale", ({ workerId }) => stale.open(workerId));
     await worker.start();
     // A peer with a tiny threshold declares this worker stale as soon as its heartbeat is a few ms old.
-    await eventually(async () => {
-      expect((await soniq.backend.recoverStaleWorkers(1)).workerIds).toContain(worker.id);
-    });
-    expect(await stale.promise).toBe(worker.id);
-    await eventually(async () => {
-      const row = (await soniq.backend.listWorkers()).find((w) => w.id === worker.id);
-      expect(row?.status).toBe("active");
-    });
+    await expectStaleThenReregistered(soniq, worker);
     expect(warnings.some((w) => w.includes("declared stale"))).toBe(true);
     await worker.stop();
   });

@@ -4,7 +4,7 @@
  */
 import { type Backend, type JobAbortedError, Soniq, type Worker } from "@soniq/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ALL_KINDS, eventually, gate, uniqueName } from "./runtime-support.js";
+import { ALL_KINDS, eventually, expectStaleThenReregistered, gate, uniqueName } from "./runtime-support.js";
 
 describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
   "runtime/matrix on %s",
@@ -125,16 +125,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const worker = await started(
         soniq.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 30 }),
       );
-      const stale = gate<string>();
-      worker.on("worker:stale", ({ workerId }) => stale.open(workerId));
-      await eventually(async () => {
-        expect((await soniq.backend.recoverStaleWorkers(1)).workerIds).toContain(worker.id);
-      });
-      expect(await stale.promise).toBe(worker.id);
-      await eventually(async () => {
-        const row = (await soniq.backend.listWorkers()).find((w) => w.id === worker.id);
-        expect(row?.status).toBe("active");
-      });
+      await expectStaleThenReregistered(soniq, worker);
       const { id } = await job.enqueue({});
       await eventually(async () => expect(await soniq.getResult(id)).toBe("still working"));
     });

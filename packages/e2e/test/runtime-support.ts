@@ -11,9 +11,9 @@ import { join } from "node:path";
 import { memoryBackend } from "@soniq/backend-memory";
 import { postgresBackend } from "@soniq/backend-postgres";
 import { sqliteBackend } from "@soniq/backend-sqlite";
-import { type Backend, Soniq, type SoniqOptions } from "@soniq/core";
+import { type Backend, Soniq, type SoniqOptions, type Worker } from "@soniq/core";
 import pg from "pg";
-import { afterEach } from "vitest";
+import { afterEach, expect } from "vitest";
 
 export const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -63,6 +63,23 @@ export function memoryApps(): (options?: Partial<SoniqOptions>, backend?: Backen
     open.push(soniq);
     return soniq;
   };
+}
+
+/**
+ * Has a peer declare `worker` stale (a 1 ms threshold) and waits until the worker learnt it
+ * (`worker:stale`) and re-registered itself as active.
+ */
+export async function expectStaleThenReregistered(soniq: Soniq, worker: Worker): Promise<void> {
+  const stale = gate<string>();
+  worker.on("worker:stale", ({ workerId }) => stale.open(workerId));
+  await eventually(async () => {
+    expect((await soniq.backend.recoverStaleWorkers(1)).workerIds).toContain(worker.id);
+  });
+  expect(await stale.promise).toBe(worker.id);
+  await eventually(async () => {
+    const row = (await soniq.backend.listWorkers()).find((w) => w.id === worker.id);
+    expect(row?.status).toBe("active");
+  });
 }
 
 export function uniqueName(prefix: string): string {
