@@ -332,6 +332,8 @@ export const BACKEND_FACETS = {
   workers: ["register", "heartbeat", "stop", "list", "recoverStale", "registerTaskNames", "listTaskNames"],
   leases: ["tryAcquire", "release"],
   wakeUps: ["subscribe"],
-} as const satisfies { [F in Exclude<keyof Backend, "name" | "capabilities" | "close">]: readonly (keyof Backend[F])[] };
+} as const satisfies {
+  [F in Exclude<keyof Backend, "name" | "capabilities" | "close">]: readonly (keyof Backend[F])[];
+};
 
 export type BackendFacetName = keyof typeof BACKEND_FACETS;

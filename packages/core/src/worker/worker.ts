@@ -5,8 +5,9 @@
  * running: claim into the local buffer whenever free capacity (free slots + window - buffered) reaches
  *   half the claim window; start buffered jobs while slots are free. The window adapts (claim-pacing.ts).
  *   A claim that returns less than it asked for means the queue is drained: wait for a wake-up (backend
- *   notification, local enqueue) or the jittered poll timer. Each finished job becomes one backend write;
- *   completions are batched (`OutcomeWriter`).
+ *   notification, local enqueue) or the jittered poll timer. Jobs the claim took past their attempts are
+ *   dead-lettered unrun (claim.ts). Every outcome becomes one settlement, batched into `runs.settle`
+ *   (`OutcomeWriter`).
  * once: `runOnce` claims up to `concurrency` at a time and waits for each batch's writes; registered and
  *   heartbeating, without subscription or maintenance.
  * stopping: stop claiming, give back buffered jobs (attempt refunded), wait for running handlers up to
@@ -17,24 +18,32 @@
  * its late result is ignored (the row was already written or given back).
  */
 import { randomUUID } from "node:crypto";
+import { SoniqError } from "../errors.js";
+import type { ResolvedWorkerOptions } from "../options.js";
+import type { LocalWorker, Runtime } from "../runtime.js";
+import { TypedEmitter } from "../typed-emitter.js";
+import type { Job } from "../types.js";
+import { claimJobs } from "./claim.js";
 import { nextClaimWindow, PollTimer } from "./claim-pacing.js";
 import { DeadlineSweeper } from "./deadline-sweeper.js";
-import { SoniqError } from "./errors.js";
-import { TypedEmitter } from "./events.js";
+import type { WorkerEvents } from "./events.js";
 import { JobBuffer } from "./job-buffer.js";
-import { executeJob, failureOutcome, type Outcome, Running } from "./job-runner.js";
-import type { ResolvedWorkerOptions } from "./options.js";
 import { OutcomeWriter } from "./outcome-writer.js";
-import type { LocalWorker, Runtime } from "./runtime.js";
-import type { Job } from "./types.js";
-import { type AbandonReason, abandonError, timeoutError } from "./worker-aborts.js";
-import type { WorkerEvents } from "./worker-events.js";
-import { maxJobsOf, subscribeWakeUps, workerRegistration } from "./worker-setup.js";
-import { markStopped, releaseUnstarted, waitAtMost } from "./worker-shutdown.js";
-import { WorkerUpkeep } from "./worker-upkeep.js";
-import { Waiters } from "./worker-waiters.js";
+import {
+  type AbandonReason,
+  abandonError,
+  executeJob,
+  failureOutcome,
+  type Outcome,
+  Running,
+  timeoutError,
+} from "./runner.js";
+import { maxJobsOf, subscribeWakeUps, workerRegistration } from "./setup.js";
+import { markStopped, waitAtMost } from "./shutdown.js";
+import { WorkerUpkeep } from "./upkeep.js";
+import { Waiters } from "./waiters.js";
 
-export type { WorkerEvents } from "./worker-events.js";
+export type { WorkerEvents } from "./events.js";
 
 export type WorkerState = "idle" | "starting" | "running" | "once" | "stopping" | "stopped";
 
@@ -139,14 +148,14 @@ export class Worker implements LocalWorker, AsyncDisposable {
     const { backend, logger } = this.#rt;
     this.#rt.workers.add(this);
     try {
-      await backend.registerWorker(this.#registration());
+      await backend.workers.register(this.#registration());
     } catch (err) {
       this.#state = "stopped";
       this.#rt.workers.delete(this);
       throw err;
     }
     this.#workerIdForJobs = this.id;
-    backend.registerTaskNames(this.id, [...this.#rt.registry.keys()]).catch((err: unknown) => {
+    backend.workers.registerTaskNames(this.id, [...this.#rt.registry.keys()]).catch((err: unknown) => {
       logger.warn({ err, workerId: this.id }, "could not record task names (observability only)");
     });
     this.#unsubscribe = await subscribeWakeUps(this.#rt, this.id, this.options.queues, () => this.nudge());
@@ -197,9 +206,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
       );
     }
     this.#state = "once";
-    const { backend } = this.#rt;
     try {
-      await backend.registerWorker(this.#registration());
+      await this.#rt.backend.workers.register(this.#registration());
     } catch (err) {
       this.#state = "idle";
       throw err;
@@ -211,10 +219,14 @@ export class Worker implements LocalWorker, AsyncDisposable {
     try {
       while (processed < max && this.#state === "once") {
         const limit = Math.min(this.options.concurrency, max - processed);
-        const jobs = await backend.claim({ queues: this.options.queues, limit, workerId: this.id });
-        if (jobs.length === 0) break;
-        processed += jobs.length;
-        this.#buffer.push(jobs);
+        const { taken, runnable } = await claimJobs(this.#rt, this.#writer, {
+          queues: this.options.queues,
+          limit,
+          workerId: this.id,
+        });
+        if (taken === 0) break;
+        processed += runnable.length;
+        this.#buffer.push(runnable);
         this.#pump();
         await this.#waiters.wait(() => this.#quiet());
       }
@@ -269,13 +281,18 @@ export class Worker implements LocalWorker, AsyncDisposable {
   /** One claim round trip; the window adapts to how fast jobs finish (see claim-pacing.ts). */
   async #claim(limit: number): Promise<void> {
     this.#wakePending = false;
-    const { backend, logger, metrics } = this.#rt;
+    const { logger, metrics } = this.#rt;
     const t0 = performance.now();
     const finishedBefore = this.#finished;
+    let taken = 0;
     let jobs: Job[] = [];
     let failed = false;
     try {
-      jobs = await backend.claim({ queues: this.options.queues, limit, workerId: this.id });
+      ({ taken, runnable: jobs } = await claimJobs(this.#rt, this.#writer, {
+        queues: this.options.queues,
+        limit,
+        workerId: this.id,
+      }));
       this.#claimErrors = 0;
     } catch (error) {
       failed = true;
@@ -284,7 +301,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       this.#events.emit("error", { error, during: "claim" });
     }
     this.#claiming = null;
-    if (metrics.active) metrics.claim(jobs.length, performance.now() - t0);
+    if (metrics.active) metrics.claim(taken, performance.now() - t0);
     // Slots sat idle and jobs finished meanwhile: the jobs outpace the claims (not merely a first claim).
     const starved =
       this.#finished > finishedBefore &&
@@ -292,7 +309,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       this.#buffer.size === 0;
     this.#buffer.push(jobs);
     if (this.#state !== "running") return; // stopping: stop() gives the buffer back
-    const drained = failed || jobs.length < limit;
+    const drained = failed || taken < limit;
     this.#window = nextClaimWindow(this.#window, this.options, drained, starved);
     if (drained) {
       if (this.#wakePending && !failed) this.#wakePending = false;
@@ -376,7 +393,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     if (this.#unsubscribe)
       await this.#unsubscribe().catch((err: unknown) => logger.warn({ err }, "unsubscribe failed"));
     if (this.#claiming) await this.#claiming;
-    await releaseUnstarted(this.#rt, this.#events, this.#buffer.drain());
+    this.#writer.release(this.#buffer.drain());
     await this.#drainInFlight();
     this.#writer.flush();
     await this.#waiters.wait(() => this.#quiet());

@@ -1,10 +1,10 @@
 /** What a worker checks and does once when it starts: its registration row and its wake-up subscription. */
 import { hostname } from "node:os";
-import type { WorkerRegistration } from "./backend.js";
-import { SoniqError } from "./errors.js";
-import type { ResolvedWorkerOptions } from "./options.js";
-import type { Runtime } from "./runtime.js";
-import { SONIQ_VERSION } from "./version.js";
+import type { WorkerRegistration } from "../backend.js";
+import { SoniqError } from "../errors.js";
+import type { ResolvedWorkerOptions } from "../options.js";
+import type { Runtime } from "../runtime.js";
+import { SONIQ_VERSION } from "../version.js";
 
 /** The worker row a worker registers (again after being declared stale). */
 export function workerRegistration(id: string, options: ResolvedWorkerOptions): WorkerRegistration {
@@ -30,7 +30,7 @@ export async function subscribeWakeUps(
   nudge: () => void,
 ): Promise<(() => Promise<void>) | null> {
   try {
-    return await rt.backend.subscribe((queue) => {
+    return await rt.backend.wakeUps.subscribe((queue) => {
       if (queues === null || queues.includes(queue)) nudge();
     });
   } catch (err) {

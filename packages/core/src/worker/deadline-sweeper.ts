@@ -3,7 +3,7 @@
  * deadline; when it fires it times out every expired run and re-arms for the next. Finished runs need no
  * clean-up (a later sweep simply skips them), which keeps the hot path free of timer calls.
  */
-import type { Running } from "./job-runner.js";
+import type { Running } from "./runner.js";
 
 export class DeadlineSweeper {
   #timer: NodeJS.Timeout | undefined;

@@ -9,11 +9,11 @@
  *   `soniq.maintenance` lease so one worker does it at a time: requeue jobs of stale peers, delete
  *   expired done rows.
  */
-import type { WorkerRegistration } from "./backend.js";
-import type { Running } from "./job-runner.js";
-import type { ResolvedWorkerOptions } from "./options.js";
-import type { Runtime } from "./runtime.js";
-import type { WorkerEvents } from "./worker-events.js";
+import type { WorkerRegistration } from "../backend.js";
+import type { ResolvedWorkerOptions } from "../options.js";
+import type { Runtime } from "../runtime.js";
+import type { WorkerEvents } from "./events.js";
+import type { Running } from "./runner.js";
 
 export const MAINTENANCE_LEASE = "soniq.maintenance";
 
@@ -63,9 +63,11 @@ export class WorkerUpkeep {
     await Promise.all([this.#beating, this.#maintaining]);
     if (this.#holdsLease) {
       this.#holdsLease = false;
-      await this.host.rt.backend.releaseLease(MAINTENANCE_LEASE, this.host.workerId).catch((err: unknown) => {
-        this.host.rt.logger.warn({ err }, "could not release the maintenance lease; it expires on its own");
-      });
+      await this.host.rt.backend.leases
+        .release(MAINTENANCE_LEASE, this.host.workerId)
+        .catch((err: unknown) => {
+          this.host.rt.logger.warn({ err }, "could not release the maintenance lease; it expires on its own");
+        });
     }
   }
 
@@ -78,7 +80,7 @@ export class WorkerUpkeep {
     const { rt, workerId, options } = this.host;
     let alive: boolean;
     try {
-      alive = await rt.backend.heartbeat(workerId, options.metadata);
+      alive = await rt.backend.workers.heartbeat(workerId, options.metadata);
     } catch (err) {
       this.#failed(err, "heartbeat");
       return;
@@ -91,7 +93,7 @@ export class WorkerUpkeep {
       rt.metrics.event("worker_stale", { workerId });
       this.host.emit("worker:stale", { workerId });
       try {
-        await rt.backend.registerWorker(this.host.registration());
+        await rt.backend.workers.register(this.host.registration());
       } catch (err) {
         this.#failed(err, "re-register");
       }
@@ -108,7 +110,7 @@ export class WorkerUpkeep {
     await Promise.all(
       runs.map(async (run) => {
         try {
-          const row = await rt.backend.getJob(run.job.id);
+          const row = await rt.backend.jobs.get(run.job.id);
           if (run.settled) return;
           if (row?.status === "cancelled") this.host.abandon(run, "cancelled");
           else if (row?.status !== "processing" || row.attempts !== run.job.attempts) {
@@ -124,13 +126,13 @@ export class WorkerUpkeep {
   async #maintain(): Promise<void> {
     const { rt, workerId, options } = this.host;
     try {
-      this.#holdsLease = await rt.backend.tryAcquireLease(
+      this.#holdsLease = await rt.backend.leases.tryAcquire(
         MAINTENANCE_LEASE,
         workerId,
         options.maintenanceIntervalMs * 2 + options.heartbeatIntervalMs,
       );
       if (!this.#holdsLease) return;
-      const recovery = await rt.backend.recoverStaleWorkers(options.staleAfterMs);
+      const recovery = await rt.backend.workers.recoverStale(options.staleAfterMs);
       if (recovery.requeuedJobIds.length > 0 || recovery.workerIds.length > 0) {
         rt.logger.warn(
           { staleWorkerIds: recovery.workerIds, requeuedJobIds: recovery.requeuedJobIds },
@@ -138,7 +140,7 @@ export class WorkerUpkeep {
         );
         this.host.nudge();
       }
-      const deleted = await rt.backend.deleteExpiredJobs();
+      const deleted = await rt.backend.jobs.deleteExpired();
       if (deleted > 0) rt.logger.debug({ deleted }, "deleted expired done jobs");
     } catch (err) {
       this.#failed(err, "maintenance");

@@ -11,7 +11,7 @@
  * timer. The interval is jittered (±20 %) so workers do not claim in step, and backs off exponentially
  * (up to 30x) while claims keep failing.
  */
-import type { ResolvedWorkerOptions } from "./options.js";
+import type { ResolvedWorkerOptions } from "../options.js";
 
 export function nextClaimWindow(
   window: number,

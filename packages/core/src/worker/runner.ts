@@ -1,6 +1,6 @@
 /**
- * Runs one claimed job and decides its outcome; writes nothing. The worker turns the outcome into one
- * backend call. Outcome table (DESIGN.md section 4, UPSTREAM.md 4.3):
+ * Runs one claimed job and decides its outcome; writes nothing. The outcome writer turns the outcome into
+ * its settlement (settlements.ts). Outcome table (DESIGN.md section 4, UPSTREAM.md 4.3):
  *
  * | what happened                         | outcome                                   |
  * | ------------------------------------- | ----------------------------------------- |
@@ -13,35 +13,45 @@
  * | retry function returned null          | dead letter, `permanent_failure`          |
  * | threw / timed out, no attempts left   | dead letter, `max_retries_exceeded`       |
  */
-import { RunContext } from "./context.js";
-import { formatIssues, type RegisteredJob, validateWithSchema } from "./jobs.js";
-import { checkJson } from "./json.js";
-import { runChain } from "./middleware.js";
-import { isPermanentError, isSnooze } from "./outcomes.js";
-import { computeRetryDelay, DEFAULT_RETRY } from "./retry-policy.js";
-import { callHook, type Runtime } from "./runtime.js";
-import type { DeadLetterReason } from "./schema/constants.js";
-import type { Job } from "./types.js";
+import { RunContext } from "../context.js";
+import { JobAbortedError } from "../errors.js";
+import { formatIssues, type RegisteredJob, validateWithSchema } from "../jobs.js";
+import { checkJson } from "../json.js";
+import { runChain } from "../middleware.js";
+import { isPermanentError, isSnooze } from "../outcomes.js";
+import { computeRetryDelay, DEFAULT_RETRY } from "../retry-policy.js";
+import { callHook, type Runtime } from "../runtime.js";
+import type { DeadLetterReason } from "../schema/constants.js";
+import type { Job } from "../types.js";
 
 export type Outcome =
   | { kind: "done"; result: unknown }
   | { kind: "retry"; error: string; delayMs: number }
-  | { kind: "dead_letter"; reason: DeadLetterReason; error: string }
+  | { kind: "dead_letter"; reason: DeadLetterReason; error: string | null }
   | { kind: "snooze"; delayMs: number; reason: string | null }
   /** No write: the row was cancelled (or taken over by stale recovery) while the job ran. */
   | { kind: "abandoned"; why: "cancelled" | "lost" }
   /** Shutdown: give the job back with its attempt preserved. */
   | { kind: "nack" };
 
-/** Why a job's `ctx.signal` was aborted; `signal.reason` is one of these. */
-export class JobAbortedError extends Error {
-  constructor(
-    readonly why: "timeout" | "cancelled" | "shutdown" | "lost",
-    message: string,
-  ) {
-    super(message);
-    this.name = "JobAbortedError";
-  }
+/** Why a worker took a running job over (its signal is aborted with `abandonError(why)`). */
+export type AbandonReason = "cancelled" | "lost" | "shutdown";
+
+export function abandonError(why: AbandonReason): JobAbortedError {
+  const message =
+    why === "cancelled"
+      ? "The job was cancelled"
+      : why === "lost"
+        ? "The job is no longer held by this worker (recovered as stale)"
+        : "The worker is shutting down";
+  return new JobAbortedError(why, message);
+}
+
+export function timeoutError(run: Running): JobAbortedError {
+  const ms = run.def?.options.timeoutMs ?? 0;
+  const err = new JobAbortedError("timeout", `Job "${run.job.jobName}" timed out after ${ms} ms`);
+  err.stack = `${err.name}: ${err.message}`;
+  return err;
 }
 
 /** Longest `last_error` stored (characters). */
@@ -73,11 +83,9 @@ export class Running {
   takenOver = false;
   /** Epoch ms when the job times out; 0 = no limit. */
   deadline = 0;
-  /** Set when done, for the `job:done` event after the batched write. */
-  result: unknown = undefined;
+  /** Set when recorded, for the event sent once the settlement is written. */
+  outcome: Outcome | undefined = undefined;
   durationMs = 0;
-  /** Set when dead-lettered, for the `job:dead_letter` event after a batched move. */
-  deadLetter: { reason: DeadLetterReason; error: string } | undefined = undefined;
   readonly startedAt = performance.now();
   readonly ctx: RunContext;
   #controller: AbortController | undefined;
