@@ -1,5 +1,5 @@
 /**
- * Migrations: drizzle's node-postgres migrator applies `drizzle/` (generated from core's pg schema plus the
+ * The migrations facet: drizzle's node-postgres migrator applies `drizzle/` (generated from core's pg schema plus the
  * custom status-guard migration). The migrator itself takes no lock, so concurrent callers would race on
  * creating its bookkeeping table; every run holds `pg_advisory_lock` on one dedicated connection, and the
  * migrator runs on that same connection (so a pool of size 1 cannot deadlock). The connection is destroyed
@@ -7,13 +7,13 @@
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { MigrationReport, MigrationStatus } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
+import type { MigrationReport, MigrationStatus, MigrationsFacet } from "@soniq/core/backend";
 import { drizzle } from "drizzle-orm/node-postgres";
 import { migrate as drizzleMigrate } from "drizzle-orm/node-postgres/migrator";
 import type pg from "pg";
-import type { PgContext } from "./context.js";
-import { sqlState } from "./errors.js";
+import type { PgContext } from "./internal/context.js";
+import { sqlState } from "./internal/errors.js";
 
 /** `drizzle/` beside `src/` and `dist/` alike (this file sits one level below the package root in both). */
 export const migrationsFolder = fileURLToPath(new URL("../drizzle", import.meta.url));
@@ -60,23 +60,23 @@ function migrationError(err: unknown, operation: string): SoniqError {
   });
 }
 
-export async function migrationStatus(ctx: PgContext): Promise<MigrationStatus> {
+async function status(ctx: PgContext): Promise<MigrationStatus> {
   const client = await ctx.pool.connect();
   try {
     return await statusOn(client);
   } catch (err) {
-    throw migrationError(err, "migrationStatus");
+    throw migrationError(err, "migrations.status");
   } finally {
     client.release();
   }
 }
 
-export async function migrate(ctx: PgContext): Promise<MigrationReport> {
+async function apply(ctx: PgContext): Promise<MigrationReport> {
   let client: pg.PoolClient;
   try {
     client = await ctx.pool.connect();
   } catch (err) {
-    throw migrationError(err, "migrate");
+    throw migrationError(err, "migrations.apply");
   }
   try {
     await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [LOCK_KEY]);
@@ -85,9 +85,13 @@ export async function migrate(ctx: PgContext): Promise<MigrationReport> {
     const after = await statusOn(client);
     return { ...after, appliedNow: before.pending.filter((tag) => after.applied.includes(tag)) };
   } catch (err) {
-    throw migrationError(err, "migrate");
+    throw migrationError(err, "migrations.apply");
   } finally {
     // Destroy, not return: the session-level lock goes with the connection.
     client.release(true);
   }
+}
+
+export function migrationsFacet(ctx: PgContext): MigrationsFacet {
+  return { apply: () => apply(ctx), status: () => status(ctx) };
 }

@@ -1,24 +1,10 @@
 /**
- * What every operation file receives: the pool and the test-only fault hooks. Operations are plain
- * functions of this context, so the backend object in `backend.ts` is only wiring.
+ * What every facet receives: the pool, the outcome commit mode and the test-only fault hooks, plus the one
+ * way to run a statement on the pool (every failure leaves as a `SoniqError`).
  */
 import type pg from "pg";
+import type { PostgresTestHooks } from "../options.js";
 import { translatePgError } from "./errors.js";
-
-/** Runs between the two steps of a split dead-letter move; `session.pid` is the move's backend pid. */
-export type DeadLetterInterrupt = (jobId: string, session: { pid: number }) => Promise<void> | void;
-
-/** Test-only hooks (the conformance kit's fault injection). Never set them in production. */
-export interface PostgresTestHooks {
-  /**
-   * Consulted before each `markJobDeadLetter`. Return undefined for the normal move (one statement).
-   * Return a function to run this move instead as two statements in one transaction on a dedicated
-   * connection (INSERT ... SELECT into the dead-letter table, then DELETE from soniq_jobs) with the
-   * function awaited between them: it may `pg_terminate_backend(session.pid)` from another connection, or
-   * throw, and the move must then leave the pre-move state.
-   */
-  interruptDeadLetterMove?: () => DeadLetterInterrupt | undefined;
-}
 
 /**
  * A FROM / USING item whose only effect is `SET LOCAL synchronous_commit = off` for the statement's own
@@ -28,7 +14,7 @@ export const ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', tru
 
 export interface PgContext {
   readonly pool: pg.Pool;
-  /** Worker outcomes (complete, retry, nack, reschedule, dead-letter move) commit asynchronously. */
+  /** Worker outcomes (`runs.settle`) commit asynchronously. */
   readonly asyncOutcomes: boolean;
   readonly testHooks: PostgresTestHooks;
 }

@@ -12,11 +12,12 @@
  *   simply run again (it is all-or-nothing), inside one the error is reported.
  * Duplicates within one batch are resolved here first: Postgres cannot upsert the same row twice in a statement.
  */
-import type { EnqueueOptions, EnqueueResult, NewJob } from "@soniq/core";
+
 import { SoniqError } from "@soniq/core";
+import type { EnqueueOptions, EnqueueResult, NewJob } from "@soniq/core/backend";
 import { type PgContext, query } from "./context.js";
 import { isQueuedKeyConflict } from "./errors.js";
-import { NEW_JOB_CHANNEL } from "./listen.js";
+import { NEW_JOB_CHANNEL } from "./listen-client.js";
 import { type TxRunner, txRunner } from "./tx.js";
 
 const KINDS = ["plain", "dedup", "uniq", "both"] as const;

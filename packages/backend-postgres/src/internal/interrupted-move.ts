@@ -1,7 +1,7 @@
 /**
- * The test-only path of the dead-letter moves (`testHooks.interruptDeadLetterMove`): the move runs in an
- * explicit transaction on a dedicated connection, so the hook can kill that connection mid-move and the
- * kit can see that nothing moved. Production moves never come here.
+ * The test-only path of a settle holding dead_letter items (`testHooks.interruptDeadLetterMove`): it runs in
+ * an explicit transaction on a dedicated connection, so the hook can kill that connection before COMMIT and
+ * the kit can see that nothing moved. Production settles never come here.
  */
 import type pg from "pg";
 import type { PgContext } from "./context.js";

@@ -47,14 +47,7 @@ export function translatePgError(err: unknown, operation: string, context: Recor
   if (pgError?.code === "23505" && pgError.constraint === "soniq_dead_letter_jobs_pkey") {
     return new SoniqError(
       "SONIQ_DEAD_LETTER_CONFLICT",
-      `${operation}: soniq_dead_letter_jobs already holds a row with this job's id; nothing was moved. Purge or inspect that row first.`,
-      { context: ctx, cause: err },
-    );
-  }
-  if (pgError?.code === "23503" && pgError.constraint === "soniq_jobs_worker_id_fkey") {
-    return new SoniqError(
-      "SONIQ_INVALID_ARGUMENT",
-      `${operation}: the worker id is not registered; call registerWorker() before claiming with it.`,
+      `${operation}: soniq_dead_letter_jobs already holds a row with this job's id; the statement changed nothing. Purge or inspect that row first.`,
       { context: ctx, cause: err },
     );
   }
@@ -76,11 +69,4 @@ export function isQueuedKeyConflict(err: unknown): boolean {
     (pgError.constraint === "idx_soniq_jobs_unique_queued" ||
       pgError.constraint === "idx_soniq_jobs_dedup_key")
   );
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** Ids are opaque to callers; one that is not a UUID names no row here, so it is "not found", not an error. */
-export function isUuid(id: unknown): id is string {
-  return typeof id === "string" && UUID.test(id);
 }

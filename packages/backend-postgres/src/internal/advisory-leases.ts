@@ -6,7 +6,6 @@
  * Advisory locks are re-entrant per session, so this class tracks which holder owns each name and
  * serialises its calls; a different holder in the same process is refused like any other.
  */
-import { SoniqError } from "@soniq/core";
 import pg from "pg";
 import { translatePgError } from "./errors.js";
 
@@ -23,13 +22,6 @@ export class AdvisoryLeases {
   constructor(private readonly config: pg.ClientConfig) {}
 
   tryAcquire(name: string, holder: string, ttlMs: number): Promise<boolean> {
-    if (!Number.isFinite(ttlMs) || ttlMs <= 0) {
-      return Promise.reject(
-        new SoniqError("SONIQ_INVALID_ARGUMENT", "tryAcquireLease(): ttlMs must be a number > 0.", {
-          context: { name, ttlMs },
-        }),
-      );
-    }
     return this.serialised(async () => {
       const owner = this.held.get(name)?.holder;
       if (owner !== undefined && owner !== holder) return false;
@@ -45,7 +37,7 @@ export class AdvisoryLeases {
       const ok = res.rows[0]?.ok === true;
       if (ok) this.hold(name, holder, ttlMs);
       return ok;
-    }, "tryAcquireLease");
+    }, "leases.tryAcquire");
   }
 
   release(name: string, holder: string): Promise<void> {
@@ -56,7 +48,7 @@ export class AdvisoryLeases {
       this.held.delete(name);
       if (!this.client) return;
       await this.client.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lockKey(name)]);
-    }, "releaseLease");
+    }, "leases.release");
   }
 
   /** (Re)start the lease's TTL: unless renewed in time, the holder's lease is released. */
@@ -78,7 +70,7 @@ export class AdvisoryLeases {
       const client = this.client;
       this.forget();
       if (client) await client.end().catch(() => {});
-    }, "close");
+    }, "leases.close");
   }
 
   private async serialised<T>(fn: () => Promise<T>, operation: string): Promise<T> {

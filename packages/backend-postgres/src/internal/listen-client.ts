@@ -7,7 +7,7 @@
  *   backoff (timer unref'd) while subscribers remain. Wake-ups are hints; the worker's polling covers the gap.
  * - last unsubscribe or close -> idle: the connection is ended.
  */
-import type { WakeUpListener } from "@soniq/core";
+import type { WakeUpListener } from "@soniq/core/backend";
 import pg from "pg";
 import { translatePgError } from "./errors.js";
 
