@@ -1,5 +1,5 @@
 /**
- * Migrations: the SQL files drizzle-kit generated into `drizzle/` (plus the custom status-guard
+ * The migrations facet: the SQL files drizzle-kit generated into `drizzle/` (plus the custom status-guard
  * migration), read with drizzle's `readMigrationFiles` and recorded in drizzle's own
  * `__drizzle_migrations` table, in drizzle's format, so drizzle-kit and drizzle's migrator agree with us.
  *
@@ -13,10 +13,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { MigrationReport, MigrationStatus } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
+import type { MigrationReport, MigrationStatus, MigrationsFacet } from "@soniq/core/backend";
 import { readMigrationFiles } from "drizzle-orm/migrator";
-import type { SqliteDatabase } from "./context.js";
+import { runSync, type SqliteDatabase } from "./internal/context.js";
 
 /** The folder of generated migrations; the same relative depth from src/ and dist/. */
 export const migrationsFolder = fileURLToPath(new URL("../drizzle", import.meta.url));
@@ -64,12 +64,12 @@ function split(migrations: Migration[], last: number | null): { applied: Migrati
   return { applied: migrations.filter(isApplied), pending: migrations.filter((m) => !isApplied(m)) };
 }
 
-export function migrationStatus(db: SqliteDatabase, folder = migrationsFolder): MigrationStatus {
+export function migrationStatus(db: SqliteDatabase, folder: string): MigrationStatus {
   const { applied, pending } = split(loadMigrations(folder), lastAppliedMillis(db));
   return { applied: applied.map((m) => m.tag), pending: pending.map((m) => m.tag) };
 }
 
-export function migrate(db: SqliteDatabase, folder = migrationsFolder): MigrationReport {
+export function applyMigrations(db: SqliteDatabase, folder: string): MigrationReport {
   const migrations = loadMigrations(folder);
   try {
     const appliedNow = db
@@ -93,4 +93,11 @@ export function migrate(db: SqliteDatabase, folder = migrationsFolder): Migratio
       cause: err,
     });
   }
+}
+
+export function migrationsFacet(db: SqliteDatabase): MigrationsFacet {
+  return {
+    apply: () => runSync("migrations.apply", () => applyMigrations(db, migrationsFolder)),
+    status: () => runSync("migrations.status", () => migrationStatus(db, migrationsFolder)),
+  };
 }

@@ -1,21 +1,13 @@
 /**
- * What every operation gets: the connection, a prepared-statement cache, the in-process wake-up
- * fan-out and the test-only fault hooks.
+ * What every facet gets: the connection, a prepared-statement cache, the in-process wake-up fan-out
+ * and the test-only hooks; plus the two ways an operation runs (`runSync`, `immediate`).
  */
 import type Database from "better-sqlite3";
+import type { SqliteTestHooks } from "../options.js";
 import { translateError } from "./errors.js";
 
 export type SqliteDatabase = Database.Database;
 export type Statement = Database.Statement;
-
-/** Internal hooks for the conformance kit's fault injection. Not part of the public API. */
-export interface SqliteFaults {
-  /**
-   * Called inside the dead-letter move after the insert into soniq_dead_letter_jobs and before the
-   * delete from soniq_jobs. Return true to roll the move's SAVEPOINT back there and fail the call.
-   */
-  breakDeadLetterMove?: (jobId: string) => boolean;
-}
 
 export interface SqliteContext {
   readonly db: SqliteDatabase;
@@ -25,7 +17,7 @@ export interface SqliteContext {
   generated(key: string, build: () => string): Statement;
   /** Wake in-process subscribers of this backend object (after the current synchronous work). */
   notify(queue: string): void;
-  readonly faults: SqliteFaults;
+  readonly testHooks: SqliteTestHooks;
 }
 
 /** Prepared statements per connection: the backend's own, and any caller connection passed as `tx`. */
@@ -63,7 +55,7 @@ export function runSync<T>(operation: string, fn: () => T): Promise<T> {
 /**
  * `BEGIN IMMEDIATE` around `fn` (the write lock is taken before the first read), with the BEGIN and
  * COMMIT statements prepared once per connection. Inside an open transaction (a caller's `tx`),
- * better-sqlite3 nests it as a SAVEPOINT instead.
+ * better-sqlite3 nests it as a SAVEPOINT instead. A throw rolls everything `fn` wrote back.
  */
 export function immediate<T>(ctx: SqliteContext, fn: () => T, db: SqliteDatabase = ctx.db): T {
   if (db.inTransaction) return db.transaction(fn)();

@@ -22,11 +22,6 @@ export function findSqliteError(err: unknown): SqliteLikeError | null {
   return null;
 }
 
-export function isUniqueViolation(err: unknown): boolean {
-  const code = findSqliteError(err)?.code;
-  return code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE";
-}
-
 /**
  * Translate what SQLite threw into the contract's error codes. SoniqErrors pass through; errors that
  * are not from SQLite (programming errors) are returned unchanged.
@@ -47,7 +42,7 @@ export function translateError(err: unknown, operation: string): unknown {
   if (sqlite.message.includes("no such table")) {
     return new SoniqError(
       "SONIQ_BACKEND_ERROR",
-      `${operation} failed: ${sqlite.message}. The schema is missing: run soniq.setup() (backend.migrate()) first.`,
+      `${operation} failed: ${sqlite.message}. The schema is missing: run soniq.setup() (backend.migrations.apply()) first.`,
       { context, cause: err },
     );
   }
@@ -55,14 +50,6 @@ export function translateError(err: unknown, operation: string): unknown {
     context,
     cause: err,
   });
-}
-
-export function deadLetterConflict(id: string, cause: unknown): SoniqError {
-  return new SoniqError(
-    "SONIQ_DEAD_LETTER_CONFLICT",
-    `soniq_dead_letter_jobs already holds a row with id ${id}; nothing was moved. Purge or inspect that row first.`,
-    { context: { id }, cause },
-  );
 }
 
 export function invalidArgument(message: string, context: Record<string, unknown>): SoniqError {
