@@ -361,7 +361,11 @@ describe("runtime/settle", () => {
     expect(await worker.runOnce()).toBe(1);
     expect(ran).toBe(1);
     expect(await soniq.getJob(healthy.id)).toMatchObject({ status: "done", result: 1 });
-    expect(dead.sort()).toEqual(crashed.map((r) => `${r.id}:max_retries_exceeded:null`).sort());
+    expect(dead.sort()).toEqual(
+      crashed
+        .map((r) => `${r.id}:max_retries_exceeded:claimed for attempt 2 of 1: earlier runs never settled`)
+        .sort(),
+    );
     for (const { id } of crashed) {
       expect(await soniq.deadLetter.get(id)).toMatchObject({
         deadLetterReason: "max_retries_exceeded",
