@@ -338,6 +338,26 @@ describe("runtime/settle", () => {
     expect(batches.some((kinds) => new Set(kinds).size > 1)).toBe(true);
   });
 
+  it("runtime/storable-errors: an error text with NUL or a lone surrogate is written with U+FFFD, its batch intact", async () => {
+    const soniq = app();
+    const odd = soniq.job(
+      "odd.error",
+      async () => {
+        throw new Error("bad\u0000byte \ud800half");
+      },
+      { maxAttempts: 1 },
+    );
+    const fine = soniq.job("fine.job", async () => "ok");
+    const [bad, good] = await soniq.enqueueMany([
+      { job: odd, args: {} },
+      { job: fine, args: {} },
+    ]);
+    expect(await soniq.worker({ concurrency: 2 }).runOnce()).toBe(2);
+    const dead = await soniq.deadLetter.get(bad?.id as string);
+    expect(dead?.lastError).toContain("Error: bad\ufffdbyte \ufffdhalf");
+    expect(await soniq.getResult(good?.id as string)).toBe("ok");
+  });
+
   it("runtime/claimed-past-attempts: a job claimed past maxAttempts is dead-lettered unrun, and the claim still counts it", async () => {
     const backend = memoryBackend();
     const soniq = app({}, backend);
