@@ -17,11 +17,9 @@
  */
 import type { DeadLetterSettlement, DoneSettlement, RequeueSettlement } from "../backend.js";
 import { storableText } from "../json.js";
+import { MAX_DELAY_MS } from "../option-table.js";
 import type { DeadLetterReason } from "../schema/constants.js";
 import type { Job } from "../types.js";
-
-/** Longest delay written (about 100 years), so every backend can store the due time. */
-export const MAX_DELAY_MS = 100 * 365 * 24 * 3600 * 1000;
 
 /** A whole number of milliseconds from 0 to `MAX_DELAY_MS` (a retry function may return anything >= 0). */
 function delay(ms: number): number {
