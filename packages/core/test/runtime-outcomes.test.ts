@@ -360,7 +360,11 @@ describe("runtime/settle", () => {
 
   it("runtime/claimed-past-attempts: a job claimed past maxAttempts is dead-lettered unrun, and the claim still counts it", async () => {
     const backend = memoryBackend();
-    const soniq = app({}, backend);
+    const ends: string[] = [];
+    const soniq = app(
+      { metrics: { recordJobStart() {}, recordJobEnd: (e) => void ends.push(e.status) } },
+      backend,
+    );
     let ran = 0;
     const job = soniq.job("crashy.job", async () => ++ran, { maxAttempts: 1 });
     const crashed = await soniq.enqueueMany(
@@ -380,6 +384,7 @@ describe("runtime/settle", () => {
     // The first claim (2 rows, both past their attempts) is full, so runOnce claims again and runs the third.
     expect(await worker.runOnce()).toBe(1);
     expect(ran).toBe(1);
+    expect(ends.sort()).toEqual(["dead_letter", "dead_letter", "done"]);
     expect(await soniq.getJob(healthy.id)).toMatchObject({ status: "done", result: 1 });
     expect(dead.sort()).toEqual(
       crashed
