@@ -2,6 +2,7 @@
  * The same app scenarios on every backend: memory, SQLite (a temp file per test) and PostgreSQL (one
  * database for this file, a fresh queue per test). Each scenario goes through the public API only.
  */
+import { randomUUID } from "node:crypto";
 import { type Backend, type JobAbortedError, Soniq, snooze, type Worker } from "@soniq/core";
 import { BACKEND_FACETS, type BackendFacetName } from "@soniq/core/backend";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -224,6 +225,36 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const row = await soniq.deadLetter.get(dead);
       expect(row).toMatchObject({ deadLetterReason: "max_retries_exceeded", attempts: 2 });
       expect(row?.lastError).toContain("Error: nul\ufffdinside");
+    });
+
+    it("runtime/matrix-claimed-past-attempts: a job whose runs never settled is dead-lettered unrun", async () => {
+      const soniq = await app();
+      let ran = 0;
+      const job = soniq.job("matrix.crashy", async () => ++ran, { queue, maxAttempts: 1 });
+      const { id } = await job.enqueue({});
+      // A worker claims it (attempt 1) and stops without settling; recovery requeues it, attempt spent.
+      const ghost = {
+        id: randomUUID(),
+        hostname: "ghost",
+        pid: 1,
+        queues: [queue],
+        concurrency: 1,
+        version: null,
+        metadata: null,
+      };
+      await soniq.backend.workers.register(ghost);
+      expect(await soniq.backend.runs.claim({ queues: [queue], limit: 1, workerId: ghost.id })).toHaveLength(
+        1,
+      );
+      await soniq.backend.workers.stop(ghost.id);
+      expect((await soniq.backend.workers.recoverStale(60_000)).requeuedJobIds).toContain(id);
+      expect(await soniq.worker({ queues: [queue] }).runOnce()).toBe(0);
+      expect(ran).toBe(0);
+      expect(await soniq.getJob(id)).toBeNull();
+      expect(await soniq.deadLetter.get(id)).toMatchObject({
+        deadLetterReason: "max_retries_exceeded",
+        attempts: 2,
+      });
     });
 
     it("runtime/matrix-dead-worker-recovered: a worker that dies mid-job loses it to a peer after the stale threshold", async () => {
