@@ -107,14 +107,14 @@ export function apiRoutes(state: AppState): Hono<Env> {
   );
   api.get("/workers", async (c) => c.json(await listWorkerRows(c.get("features"), staleAfterMs)));
   api.get("/audit", async (c) => {
-    const audit = c.get("features").audit;
-    if (!audit) throw notAvailable("The audit log (soniq.audit)");
     const p = c.req.query();
     const filter = {
       limit: parseLimit(p.limit),
       ...(p.action ? { action: parseText(p.action, "action", 64) } : {}),
       ...(p.since ? { since: parseInstant(p.since, "since") } : {}),
     };
+    const audit = c.get("features").audit;
+    if (!audit) throw notAvailable("The audit log (soniq.audit)");
     const entries = await audit.list(filter);
     return c.json({ entries: Array.isArray(entries) ? entries : [] });
   });
@@ -161,12 +161,12 @@ export function apiRoutes(state: AppState): Hono<Env> {
 
   for (const action of ["pause", "resume", "configure"] as const) {
     api.post(`/queues/:name/${action}`, async (c) => {
+      const name = queueName(c.req.param("name"));
+      const settings = action === "configure" ? configureBody(await readJsonBody(c.req.raw)) : null;
       const queues = c.get("features").queues;
       const method = queues?.[action];
       if (!queues || !method) throw notAvailable(`Queue ${action} (soniq.queues.${action})`);
-      const name = queueName(c.req.param("name"));
-      if (action === "configure") {
-        const settings = configureBody(await readJsonBody(c.req.raw));
+      if (settings) {
         const call = method as unknown as (q: string, s: object, o?: object) => Promise<unknown>;
         const a = actor(c);
         await (a ? call.call(queues, name, settings, a) : call.call(queues, name, settings));

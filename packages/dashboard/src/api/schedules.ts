@@ -41,14 +41,15 @@ export function scheduleRoutes(): Hono<Env> {
   });
   r.get("/:name", async (c) => {
     const limit = parseLimit(c.req.query("limit"), 50);
-    return c.json(await scheduleDetail(schedulesOf(c), scheduleName(c.req.param("name")), limit));
+    const name = scheduleName(c.req.param("name"));
+    return c.json(await scheduleDetail(schedulesOf(c), name, limit));
   });
   for (const action of ["pause", "resume", "trigger"] as const) {
     r.post(`/:name/${action}`, async (c) => {
+      const name = scheduleName(c.req.param("name"));
       const schedules = schedulesOf(c);
       const method = schedules[action];
       if (!method) throw notAvailable(`Schedule ${action} (soniq.schedules.${action})`);
-      const name = scheduleName(c.req.param("name"));
       if (schedules.get && !(await schedules.get(name))) throw notFound(`No schedule named ${name}.`);
       const result = await actorCall(schedules, method, name, actor(c));
       return c.json({

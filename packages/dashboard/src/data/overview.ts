@@ -129,13 +129,13 @@ export async function metricsSeries(
   features: Features,
   request: { since: Date; bucketMs: number; queue?: string | undefined; now?: number },
 ): Promise<MetricsSeries> {
-  if (!features.metrics) throw notAvailable("Per-minute metrics (soniq.metrics)");
   const now = request.now ?? Date.now();
   const { bucketMs } = request;
   const start = Math.floor(request.since.getTime() / bucketMs) * bucketMs;
   const count = Math.ceil((now - start) / bucketMs);
   if (count > MAX_BUCKETS) throw badRequest(`since/bucketMs would make more than ${MAX_BUCKETS} buckets`);
   if (count < 1) throw badRequest("since must be in the past");
+  if (!features.metrics) throw notAvailable("Per-minute metrics (soniq.metrics)");
   const rows = await features.metrics.query({
     since: new Date(start),
     until: new Date(now),
