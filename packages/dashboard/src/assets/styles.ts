@@ -25,6 +25,7 @@ h1{font-size:22px;margin:4px 0 14px}h2{font-size:17px;margin:22px 0 10px}
 .banner.warn{border-color:var(--warn)}.banner.bad{border-color:var(--bad)}.banner.ok{border-color:var(--ok)}
 .cards{display:grid;grid-template-columns:repeat(auto-fit,minmax(140px,1fr));gap:10px}
 .card{background:var(--panel);border:1px solid var(--border);border-radius:8px;padding:10px 12px}
+a.card{text-decoration:none;color:inherit}a.card:hover{border-color:var(--accent)}
 .card .label{color:var(--muted);font-size:13px}.card .value{font-size:24px;font-weight:650}
 .panel{background:var(--panel);border:1px solid var(--border);border-radius:8px;padding:12px;margin-bottom:12px}
 table{border-collapse:collapse;width:100%;background:var(--panel);font-size:14px}
@@ -56,7 +57,7 @@ svg.chart{width:100%;height:140px;display:block}
 svg.chart .bar{fill:var(--accent)}svg.chart .bar.bad{fill:var(--bad)}svg.chart .bar.warn{fill:var(--warn)}
 svg.chart .axis{stroke:var(--border)}svg.chart text{fill:var(--muted);font-size:10px}
 .actions{display:flex;gap:8px;flex-wrap:wrap;align-items:center}
-#flash:empty{display:none}
+#flash{margin:12px 20px 0}#flash:empty{display:none}
 .confirm{border:1px solid var(--warn);padding:8px 12px;border-radius:6px;background:var(--panel)}
 .login{max-width:380px;margin:60px auto}
 .login form{display:flex;flex-direction:column;gap:10px}

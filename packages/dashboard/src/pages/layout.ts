@@ -65,8 +65,8 @@ ${frame.principal.csrf ? html`<meta name="csrf-token" content="${frame.principal
 ${who(frame)}
 </div>
 </header>
-<main id="main" tabindex="-1"${page.refresh === false ? html` data-refresh="off"` : ""}>
 <div id="flash" role="status" aria-live="polite"></div>
+<main id="main" tabindex="-1"${page.refresh === false ? html` data-refresh="off"` : ""}>
 ${page.body}
 </main>
 </body>
