@@ -1,7 +1,7 @@
 /**
  * Dead letters: filtered, searched, paged; and the bulk actions by filter. When core has
  * `deadLetter.replayWhere` / `purgeWhere` they are used; otherwise the dashboard lists the matching
- * ids in pages of 500 and replays or purges them one by one (not one transaction: a failure partway
+ * ids in pages of 1000 and replays or purges them one by one (not one transaction: a failure partway
  * leaves the earlier ones done, and the answer says which failed).
  */
 import type { DeadLetterFilter, DeadLetterJob, Soniq } from "@soniq/core";
@@ -11,7 +11,7 @@ import { actorOptions, type Features } from "../features.js";
 import { type Cursor, keysetPage, type Page } from "../paging.js";
 import { textMatcher, UUID_PATTERN } from "./jobs.js";
 
-export const BULK_PAGE = 500;
+export const BULK_PAGE = 1000;
 export const MAX_IDS = 1000;
 
 export interface DeadLetterQuery {
@@ -85,7 +85,12 @@ export interface BulkResult {
   via: "core" | "ids";
 }
 
-/** Every matching id, read in pages of BULK_PAGE (the whole set first, so replays do not shift pages). */
+/**
+ * Every matching id, read before acting (so replays cannot shift the pages). Pages walk the
+ * `moved_to_dead_letter_at` order by moving `until` to the last row's instant (keyset, so each page
+ * is an index range rather than a growing OFFSET); rows at that boundary millisecond are remembered
+ * so none repeats. More than a page of rows in one millisecond falls back to offsets inside it.
+ */
 async function matchingIds(soniq: Soniq, req: BulkRequest): Promise<string[]> {
   if (req.ids) {
     const rows = await Promise.all(req.ids.map((id) => soniq.deadLetter.get(id)));
@@ -95,11 +100,36 @@ async function matchingIds(soniq: Soniq, req: BulkRequest): Promise<string[]> {
   }
   const filter = coreFilter(req.filter);
   const match = req.filter.q ? textMatcher(req.filter.q) : () => true;
-  const ids: string[] = [];
+  const ids = new Set<string>();
+  let until = filter.until;
+  for (;;) {
+    const rows = await soniq.deadLetter.list({ ...filter, ...(until ? { until } : {}), limit: BULK_PAGE });
+    for (const row of rows) if (match(row)) ids.add(row.id);
+    const last = rows[rows.length - 1];
+    if (rows.length < BULK_PAGE || !last) return [...ids];
+    const t = last.movedToDeadLetterAt.getTime();
+    if (rows[0]?.movedToDeadLetterAt.getTime() === t) {
+      await sameInstant(soniq, filter, t, match, ids);
+      until = new Date(t);
+    } else {
+      until = new Date(t + 1);
+    }
+  }
+}
+
+/** All rows moved in one millisecond, by offset (only when more than a page share it). */
+async function sameInstant(
+  soniq: Soniq,
+  filter: DeadLetterFilter,
+  t: number,
+  match: (row: DeadLetterJob) => boolean,
+  ids: Set<string>,
+): Promise<void> {
   for (let offset = 0; ; offset += BULK_PAGE) {
-    const rows = await soniq.deadLetter.list({ ...filter, limit: BULK_PAGE, offset });
-    for (const row of rows) if (match(row)) ids.push(row.id);
-    if (rows.length < BULK_PAGE) return ids;
+    const window = { ...filter, since: new Date(t), until: new Date(t + 1), limit: BULK_PAGE, offset };
+    const rows = await soniq.deadLetter.list(window);
+    for (const row of rows) if (match(row)) ids.add(row.id);
+    if (rows.length < BULK_PAGE) return;
   }
 }
 

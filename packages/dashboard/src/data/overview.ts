@@ -23,6 +23,8 @@ export interface QueuesResult {
 }
 
 export const DERIVED_QUEUE_SCAN = 1000;
+/** Newest jobs of any status read for queue names: few, since core sorts every row to find them. */
+const RECENT_QUEUE_SCAN = 100;
 const MAX_DERIVED_QUEUES = 50;
 
 function num(value: unknown): number | null {
@@ -55,13 +57,15 @@ export async function listQueues(
     const rows = Array.isArray(list) ? (list as QueueInfo[]).map(normaliseQueue) : [];
     return { queues: rows, controls: true, source: "soniq.queues.list()" };
   }
-  const [jobs, dead, ws] = await Promise.all([
-    soniq.listJobs({ limit: DERIVED_QUEUE_SCAN }),
+  const [recent, waiting, dead, ws] = await Promise.all([
+    soniq.listJobs({ limit: RECENT_QUEUE_SCAN }),
+    soniq.listJobs({ status: ["queued", "processing"], limit: DERIVED_QUEUE_SCAN }),
     soniq.deadLetter.list({ limit: DERIVED_QUEUE_SCAN }),
     workers().catch(() => [] as WorkerInfo[]),
   ]);
   const names = new Set<string>();
-  for (const j of jobs) names.add(j.queue);
+  for (const j of recent) names.add(j.queue);
+  for (const j of waiting) names.add(j.queue);
   for (const d of dead) names.add(d.queue);
   for (const w of ws) if (w.status !== "stopped") for (const q of w.queues) names.add(q);
   const sorted = [...names].sort().slice(0, MAX_DERIVED_QUEUES);
@@ -77,7 +81,7 @@ export async function listQueues(
       lagMs: null,
     })),
     controls: false,
-    source: `derived from the ${DERIVED_QUEUE_SCAN} newest jobs and dead letters and the live workers`,
+    source: `derived from the ${RECENT_QUEUE_SCAN} newest jobs, ${DERIVED_QUEUE_SCAN} waiting jobs, ${DERIVED_QUEUE_SCAN} newest dead letters and the live workers`,
   };
 }
 
