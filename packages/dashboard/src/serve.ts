@@ -1,8 +1,9 @@
 /** `serveDashboard()`: the dashboard on node:http (via @hono/node-server), on 127.0.0.1:6161 by default. */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { serve } from "@hono/node-server";
+import { getRequestListener, serve } from "@hono/node-server";
 import { SoniqError } from "@soniq/core";
-import { dashboard } from "./app.js";
+import { type DashboardHandler, dashboard } from "./app.js";
 import type { DashboardOptions } from "./options.js";
 
 export interface ServeDashboardOptions extends DashboardOptions {
@@ -18,6 +19,13 @@ export interface DashboardServer extends AsyncDisposable {
   readonly port: number;
   /** Stops accepting connections and closes open ones. Memoised. Does not close the Soniq instance. */
   close(): Promise<void>;
+}
+
+/** A node:http listener `(req, res)` for a dashboard handler: for node:http, Express and Fastify. */
+export function nodeListener(
+  handler: DashboardHandler,
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return getRequestListener(handler);
 }
 
 export async function serveDashboard(options: ServeDashboardOptions): Promise<DashboardServer> {

@@ -1,8 +1,11 @@
 /** Pages render and escape; options are validated; the server binds to 127.0.0.1; no bad input is a 5xx. */
+
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { memoryBackend } from "@soniq/backend-memory";
 import { isSoniqError, Soniq } from "@soniq/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dashboard, serveDashboard } from "../src/index.js";
+import { dashboard, nodeListener, serveDashboard } from "../src/index.js";
 import { call, handlerFor, json, KEYS, login, type Seeded, seededApp, WRITE_KEY } from "./support.js";
 
 let app: Seeded;
@@ -172,5 +175,27 @@ describe("safety", () => {
     await expect(serveDashboard({ soniq: app.soniq, port: 70000 })).rejects.toMatchObject({
       code: "SONIQ_INVALID_OPTIONS",
     });
+  });
+
+  it("safety/node-listener: mounted under a prefix in an app's own node:http server, as the README shows", async () => {
+    const listener = nodeListener(dashboard({ soniq: app.soniq, basePath: "/soniq", apiKeys: KEYS }));
+    const server = createServer((req, res) => {
+      if (req.url?.startsWith("/soniq")) return void listener(req, res);
+      res.end("the app");
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect(await (await fetch(`${base}/`)).text()).toBe("the app");
+      expect((await fetch(`${base}/soniq/api/stats`)).status).toBe(401);
+      const res = await fetch(`${base}/soniq/api/jobs/${app.reports[1]}/cancel`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${WRITE_KEY}` },
+      });
+      expect(res.status).toBe(200);
+      expect((await app.soniq.getJob(app.reports[1] as string))?.status).toBe("cancelled");
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
