@@ -79,10 +79,12 @@ export async function keysetPage<T>(req: PageRequest<T>): Promise<Page<T>> {
   let scanned = 0;
   let last: { row: T; index: number } | null = null;
   let exhausted = false;
-  while (items.length <= limit && !(match && scanned >= scanCap)) {
+  const capped = () => match !== undefined && scanned >= scanCap;
+  while (items.length <= limit && !capped()) {
     const want = Math.min(CHUNK, match ? CHUNK : limit + 1 - items.length + (skipping ? back : 0));
     const rows = await req.fetch(pos, want);
-    for (let k = 0; k < rows.length && items.length <= limit; k++) {
+    let k = 0;
+    for (; k < rows.length && items.length <= limit && !capped(); k++) {
       const row = rows[k] as T;
       const index = pos + k;
       if (skipping && cursor) {
@@ -99,7 +101,7 @@ export async function keysetPage<T>(req: PageRequest<T>): Promise<Page<T>> {
       if (!match || match(row)) items.push({ row, index });
     }
     pos += rows.length;
-    if (rows.length < want) {
+    if (rows.length < want && k === rows.length) {
       exhausted = true;
       break;
     }
