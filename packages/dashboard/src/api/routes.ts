@@ -2,6 +2,7 @@
  * The JSON API under `/api` (DESIGN.md section 11). Reads answer 200 with an object; writes need a
  * write key (see auth.ts). Features core lacks answer 501 `not_available`.
  */
+import type { Soniq } from "@soniq/core";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import type { AppState, Env } from "../context.js";
@@ -68,9 +69,8 @@ function configureBody(body: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
-export function apiRoutes(state: AppState): Hono<Env> {
+function readRoutes(api: Hono<Env>, state: AppState): void {
   const { soniq, staleAfterMs } = state.options;
-  const api = new Hono<Env>();
   const workers = (c: Context<Env>) => () =>
     listWorkerRows(c.get("features"), staleAfterMs).then((r) => r.workers);
 
@@ -124,7 +124,9 @@ export function apiRoutes(state: AppState): Hono<Env> {
     const bucketMs = parseBucketMs(p.bucketMs, 60_000);
     return c.json(await metricsSeries(c.get("features"), { since, bucketMs, queue: parseQueue(p.queue) }));
   });
+}
 
+function writeRoutes(api: Hono<Env>, soniq: Soniq): void {
   api.post("/jobs/:id/cancel", async (c) => {
     const id = parseId(c.req.param("id"));
     const job = await soniq.getJob(id);
@@ -158,7 +160,9 @@ export function apiRoutes(state: AppState): Hono<Env> {
     if (!(await actOnOne(soniq, "purge", id, actor(c)))) throw notFound(`No dead-letter job with id ${id}.`);
     return c.json({ purged: true });
   });
+}
 
+function queueRoutes(api: Hono<Env>): void {
   for (const action of ["pause", "resume", "configure"] as const) {
     api.post(`/queues/:name/${action}`, async (c) => {
       const name = queueName(c.req.param("name"));
@@ -176,6 +180,13 @@ export function apiRoutes(state: AppState): Hono<Env> {
       return c.json({ ok: true, queue: name, action });
     });
   }
+}
+
+export function apiRoutes(state: AppState): Hono<Env> {
+  const api = new Hono<Env>();
+  readRoutes(api, state);
+  writeRoutes(api, state.options.soniq);
+  queueRoutes(api);
   api.route("/schedules", scheduleRoutes());
   return api;
 }

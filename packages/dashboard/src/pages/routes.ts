@@ -9,7 +9,7 @@ import type { AppState, Env } from "../context.js";
 import { deadLetterDetail, listDeadLettersPage } from "../data/dead-letters.js";
 import { jobDetail, listJobsPage } from "../data/jobs.js";
 import { listQueues, RANGES, type RangeName } from "../data/overview.js";
-import { listWorkerRows } from "../data/workers.js";
+import { listWorkerRows, type WorkerRow } from "../data/workers.js";
 import { DashboardError } from "../errors.js";
 import type { AuditEntry, ScheduleInfo } from "../features.js";
 import type { Html } from "../html.js";
@@ -21,24 +21,37 @@ import { layout, notAvailablePanel, type PageFrame } from "./layout.js";
 import { auditPage, queuesPage, scheduleDetailPage, schedulesPage, workersPage } from "./operations.js";
 import { overviewPage } from "./overview.js";
 
-export function pageRoutes(state: AppState): Hono<Env> {
-  const { soniq, staleAfterMs, basePath, refreshIntervalMs } = state.options;
-  const pages = new Hono<Env>();
+interface PageKit {
+  frame(c: Context<Env>): PageFrame;
+  send(c: Context<Env>, title: string, active: string, body: Html, status?: 200 | 400): Response;
+  workers(c: Context<Env>): () => Promise<WorkerRow[]>;
+  /** The message of a 400 (shown on the page), rethrowing anything else. */
+  badInput(err: unknown): string;
+}
+
+function pageKit(state: AppState): PageKit {
+  const { staleAfterMs, basePath, refreshIntervalMs } = state.options;
   const frame = (c: Context<Env>): PageFrame => ({
     base: basePath,
     principal: c.get("principal"),
     keysConfigured: state.auth.enabled,
     refreshMs: refreshIntervalMs,
   });
-  const send = (c: Context<Env>, title: string, active: string, body: Html, status: 200 | 400 = 200) =>
-    c.html(layout(frame(c), { title, active, body }).value, status);
-  const workers = (c: Context<Env>) => () =>
-    listWorkerRows(c.get("features"), staleAfterMs).then((r) => r.workers);
-  const badInput = (err: unknown): string => {
-    if (err instanceof DashboardError && err.status === 400) return err.message;
-    throw err;
+  return {
+    frame,
+    send: (c, title, active, body, status = 200) =>
+      c.html(layout(frame(c), { title, active, body }).value, status),
+    workers: (c) => () => listWorkerRows(c.get("features"), staleAfterMs).then((r) => r.workers),
+    badInput: (err) => {
+      if (err instanceof DashboardError && err.status === 400) return err.message;
+      throw err;
+    },
   };
+}
 
+function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
+  const { soniq, basePath } = state.options;
+  const { frame, send, workers, badInput } = kit;
   pages.get("/", async (c) => {
     const r = c.req.query("range");
     const range: RangeName = r && r in RANGES ? (r as RangeName) : "1h";
@@ -92,6 +105,11 @@ export function pageRoutes(state: AppState): Hono<Env> {
     const row = await deadLetterDetail(soniq, parseId(c.req.param("id"), "dead-letter job"));
     return send(c, `Dead letter ${row.id.slice(0, 8)}`, "/dead-letters", deadLetterDetailPage(frame(c), row));
   });
+}
+
+function operationPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
+  const { soniq, staleAfterMs } = state.options;
+  const { frame, send, workers } = kit;
   pages.get("/workers", async (c) => {
     const features = c.get("features");
     const result = features.workers ? await listWorkerRows(features, staleAfterMs) : null;
@@ -127,5 +145,12 @@ export function pageRoutes(state: AppState): Hono<Env> {
     const rows = entries === null ? null : Array.isArray(entries) ? (entries as AuditEntry[]) : [];
     return send(c, "Audit log", "/audit", auditPage(frame(c), rows));
   });
+}
+
+export function pageRoutes(state: AppState): Hono<Env> {
+  const pages = new Hono<Env>();
+  const kit = pageKit(state);
+  jobPages(pages, state, kit);
+  operationPages(pages, state, kit);
   return pages;
 }
