@@ -190,4 +190,53 @@ describe("in chromium", { timeout: 60_000 }, () => {
       await fast.close();
     }
   });
+
+  it("browser/queue-controls: with soniq.queues (a stand-in with core's documented names), pause and limits post from the page", async () => {
+    const calls: unknown[][] = [];
+    const other = await seededApp();
+    Object.assign(other.soniq, {
+      queues: {
+        list: async () => [
+          {
+            name: "default",
+            paused: false,
+            concurrency: null,
+            groupConcurrency: null,
+            rateLimit: null,
+            lagMs: 2500,
+          },
+        ],
+        pause: async (...args: unknown[]) => void calls.push(["pause", ...args]),
+        resume: async (...args: unknown[]) => void calls.push(["resume", ...args]),
+        configure: async (...args: unknown[]) => void calls.push(["configure", ...args]),
+      },
+    });
+    const controlled = await serveDashboard({
+      soniq: other.soniq,
+      port: 0,
+      apiKeys: KEYS,
+      refreshIntervalMs: 600_000,
+    });
+    try {
+      const page = await loggedIn(WRITE_KEY, controlled.url);
+      await page.goto(`${controlled.url}/queues`);
+      await page.fill("form[data-configure] input[name=concurrency]", "5");
+      await page.fill("form[data-configure] input[name=rateMax]", "none");
+      await page.click("form[data-configure] button[type=submit]");
+      await page.waitForSelector("#flash.ok");
+      await page.click("button[data-post$='/queues/default/pause']");
+      await page.waitForFunction(
+        () =>
+          (globalThis as unknown as InPage).document.querySelector("#flash")?.textContent ===
+          "Paused default.",
+      );
+      expect(calls).toEqual([
+        ["configure", "default", { concurrency: 5, rateLimit: null }],
+        ["pause", "default"],
+      ]);
+    } finally {
+      await controlled.close();
+      await other.soniq.close();
+    }
+  });
 });

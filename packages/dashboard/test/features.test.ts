@@ -230,6 +230,7 @@ describe("with queue controls, explain, audit, metrics and schedules in core", (
     expect(overview).not.toContain("not available");
     for (const [path, text] of [
       ["/queues", "Resume"],
+      ["/queues", `data-configure="/api/queues/default/configure"`],
       ["/schedules", "reports.daily"],
       ["/schedules/reports.daily", "Trigger now"],
       ["/audit", "dead_letter.replay"],

@@ -137,7 +137,26 @@ export const CLIENT_JS = String.raw`(function () {
     }).catch(function (err) { flash(err.message, "bad"); });
   }
 
+  function limit(v) {
+    v = (v || "").trim();
+    if (v === "") return undefined;
+    if (v === "none") return null;
+    return Number(v);
+  }
+  function onConfigure(form, event) {
+    event.preventDefault();
+    var f = form.elements, body = {};
+    var c = limit(f.concurrency.value), g = limit(f.groupConcurrency.value), m = limit(f.rateMax.value);
+    if (c !== undefined) body.concurrency = c;
+    if (g !== undefined) body.groupConcurrency = g;
+    if (m !== undefined) body.rateLimit = m === null ? null : { max: m, perMs: limit(f.ratePerMs.value) || 60000 };
+    post(form.getAttribute("data-configure"), body)
+      .then(function () { flash("Limits saved.", "ok"); refreshNow(); })
+      .catch(function (err) { flash(err.message, "bad"); });
+  }
+
   function bind(scope) {
+    $all("form[data-configure]", scope).forEach(function (f) { f.addEventListener("submit", function (e) { onConfigure(f, e); }); });
     $all("button[data-post]", scope).forEach(function (b) { b.addEventListener("click", function () { onPost(b); }); });
     $all("button[data-bulk]", scope).forEach(function (b) { b.addEventListener("click", function () { onBulk(b); }); });
     var page = $("#select-page", scope);

@@ -26,6 +26,16 @@ export function workersPage(
 <tbody>${rows.length ? rows : html`<tr><td colspan="9" class="muted">No workers have registered.</td></tr>`}</tbody></table>`;
 }
 
+/** Limits form: an empty field keeps the value, "none" clears the limit (core's configure merges). */
+function configureForm(base: string, queue: string): Html {
+  return html`<form class="filters" data-configure="${base}/api/queues/${queue}/configure" aria-label="Limits of ${queue}">
+<label>Concurrency<input name="concurrency" size="5" placeholder="keep" inputmode="numeric"></label>
+<label>Per group<input name="groupConcurrency" size="5" placeholder="keep" inputmode="numeric"></label>
+<label>Rate: starts<input name="rateMax" size="5" placeholder="keep" inputmode="numeric"></label>
+<label>per ms<input name="ratePerMs" size="7" placeholder="60000" inputmode="numeric"></label>
+<button type="submit" class="secondary">Set limits</button></form>`;
+}
+
 export function queuesPage(frame: PageFrame, result: QueuesResult, hasConfigure: boolean): Html {
   const base = frame.base;
   const controls = result.controls
@@ -38,7 +48,7 @@ export function queuesPage(frame: PageFrame, result: QueuesResult, hasConfigure:
                 : html`<button type="button" class="danger" data-post="${base}/api/queues/${q.name}/pause" data-done="Paused ${q.name}.">Pause</button>`
             }</td><td class="small">concurrency ${q.concurrency ?? "∞"} · group ${q.groupConcurrency ?? "∞"} · rate ${
               q.rateLimit ? `${q.rateLimit.max} per ${formatDuration(q.rateLimit.perMs)}` : "∞"
-            }${hasConfigure ? html` · change with <code>POST ${base}/api/queues/${q.name}/configure</code>` : ""}</td></tr>`,
+            }${hasConfigure ? configureForm(base, q.name) : ""}</td></tr>`,
         )}</tbody></table>`
       : writeHint(frame)
     : notAvailablePanel(
