@@ -47,7 +47,7 @@ input,select,button{font:inherit;color:var(--text);background:var(--panel);borde
 button,.button{cursor:pointer;background:var(--accent);color:var(--accent-text);border-color:var(--accent);text-decoration:none;
 padding:5px 10px;border-radius:6px;display:inline-block}
 button.secondary{background:var(--panel);color:var(--text);border-color:var(--border)}
-button.danger{background:var(--bad);border-color:var(--bad);color:#fff}
+button.danger{background:#b3261e;border-color:#b3261e;color:#fff}
 button:disabled{opacity:.5;cursor:not-allowed}
 .pager{display:flex;gap:10px;margin:10px 0;align-items:center}
 .muted{color:var(--muted)}.small{font-size:13px}
