@@ -50,6 +50,7 @@ export function layout(frame: PageFrame, page: PageContent): Html {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 ${frame.principal.csrf ? html`<meta name="csrf-token" content="${frame.principal.csrf}">` : ""}
 <title>${page.title} · Soniq</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${frame.base}/assets/app.css">
 <script src="${frame.base}/assets/app.js"></script>
 </head>

@@ -106,7 +106,7 @@ export function auditPage(_frame: PageFrame, entries: AuditEntry[] | null): Html
 
 export function loginPage(base: string, next: string, error: string | null): Html {
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Log in · Soniq</title><link rel="stylesheet" href="${base}/assets/app.css"><script src="${base}/assets/app.js"></script></head>
+<title>Log in · Soniq</title><link rel="icon" href="data:,"><link rel="stylesheet" href="${base}/assets/app.css"><script src="${base}/assets/app.js"></script></head>
 <body><main id="main" class="login" data-refresh="off"><h1>Soniq dashboard</h1>
 ${error ? html`<div class="banner bad" role="alert">${error}</div>` : ""}
 <form method="post" action="${base}/login"><label for="key">API key</label>
