@@ -5,7 +5,7 @@
 import { mkdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { detectFeatures } from "../src/features.js";
 import { type DashboardServer, serveDashboard } from "../src/index.js";
 import { KEYS, READ_KEY, type Seeded, seededApp, WRITE_KEY } from "./support.js";
@@ -27,11 +27,15 @@ let app: Seeded;
 let server: DashboardServer;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
+/** Uncaught exceptions in the pages' script; every test ends with none. */
+const pageErrors: string[] = [];
 
 async function newPage(): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1366, height: 900 }, colorScheme: "light" });
   contexts.push(context);
-  return context.newPage();
+  const page = await context.newPage();
+  page.on("pageerror", (err) => pageErrors.push(`${page.url()}: ${err.message}`));
+  return page;
 }
 
 async function loggedIn(key: string, base = server.url): Promise<Page> {
@@ -57,6 +61,10 @@ beforeAll(async () => {
     ],
   });
 }, 60_000);
+
+afterEach(() => {
+  expect(pageErrors).toEqual([]);
+});
 
 afterAll(async () => {
   for (const c of contexts) await c.close();
