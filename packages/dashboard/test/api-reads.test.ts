@@ -156,16 +156,19 @@ describe("GET /api/queues and /api/workers", () => {
   });
 
   it("api/workers: registered workers with a derived state", async () => {
+    const stopped = app.soniq.worker({ queues: ["reports"], concurrency: 2 });
+    await stopped.start();
+    await stopped.stop();
     const worker = app.soniq.worker({ queues: ["reports"], concurrency: 3 });
     await worker.start();
     try {
       const body = await json<{
         workers: { id: string; state: string; concurrency: number; queues: string[] }[];
       }>(await call(handler, "/api/workers"));
-      const live = body.workers.filter((w) => w.state === "live");
-      expect(live).toHaveLength(1);
-      expect(live[0]).toMatchObject({ concurrency: 3, queues: ["reports"] });
-      expect(body.workers.some((w) => w.state === "stopped")).toBe(true);
+      const byId = new Map(body.workers.map((w) => [w.id, w]));
+      expect(byId.get(worker.id)).toMatchObject({ state: "live", concurrency: 3, queues: ["reports"] });
+      expect(byId.get(stopped.id)).toMatchObject({ state: "stopped", concurrency: 2 });
+      expect(body.workers[0]?.state).toBe("live");
     } finally {
       await worker.stop();
     }
