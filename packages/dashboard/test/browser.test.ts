@@ -2,7 +2,9 @@
  * The dashboard in a real browser: Debian's chromium driven by playwright-core (never a browser
  * download; .ci/run installs chromium with apt when it is missing). Takes the README's screenshots.
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -20,7 +22,14 @@ interface InPage {
   };
 }
 
-const DOCS = fileURLToPath(new URL("../docs/", import.meta.url));
+/**
+ * The README's screenshots are rewritten only when asked (`UPDATE_SCREENSHOTS=1`), so a test run leaves the
+ * work tree clean; otherwise they are still taken, into a temporary folder.
+ */
+const DOCS =
+  process.env.UPDATE_SCREENSHOTS === "1"
+    ? fileURLToPath(new URL("../docs/", import.meta.url))
+    : `${mkdtempSync(join(tmpdir(), "soniq-dashboard-shots-"))}/`;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 let app: Seeded;
