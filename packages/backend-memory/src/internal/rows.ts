@@ -152,3 +152,74 @@ export function toWorkerInfo(r: WorkerRecord): WorkerInfo {
     metadata: decodeRecord(r.metadataJson),
   };
 }
+
+/** Newest first (`at` descending, insertion order breaking ties), then the page: how every list reads. */
+export function newestFirst<T extends { seq: number }>(
+  rows: T[],
+  at: (row: T) => number,
+  page: { limit: number; offset: number },
+): T[] {
+  rows.sort((a, b) => at(b) - at(a) || b.seq - a.seq);
+  return rows.slice(page.offset, page.offset + page.limit);
+}
+
+/** The soniq_dead_letter_jobs row a move writes for `job`. */
+export function deadLetterRow(
+  store: { nextSeq(): number },
+  job: JobRecord,
+  move: { reason: string; error: string | null },
+  tagsJson: string | null,
+  now: number,
+): DeadLetterRecord {
+  return {
+    id: job.id,
+    jobName: job.jobName,
+    argsJson: job.argsJson,
+    queue: job.queue,
+    priority: job.priority,
+    maxAttempts: job.maxAttempts,
+    attempts: job.attempts,
+    lastError: move.error,
+    deadLetterReason: move.reason,
+    tagsJson,
+    resurrectionCount: 0,
+    lastResurrectionAt: null,
+    originalCreatedAt: job.createdAt,
+    movedToDeadLetterAt: now,
+    createdAt: now,
+    seq: store.nextSeq(),
+  };
+}
+
+/** The fields a new job row takes from its caller; the rest start as every fresh queued row does. */
+export type NewJobFields = Pick<
+  JobRecord,
+  | "id"
+  | "jobName"
+  | "argsJson"
+  | "argsHash"
+  | "maxAttempts"
+  | "queue"
+  | "priority"
+  | "uniqueJob"
+  | "dedupKey"
+  | "scheduledAt"
+  | "producerId"
+  | "seq"
+>;
+
+export function queuedRecord(fields: NewJobFields, now: number): JobRecord {
+  return {
+    ...fields,
+    status: "queued",
+    attempts: 0,
+    expiresAt: null,
+    lastError: null,
+    resultJson: null,
+    workerId: null,
+    createdAt: now,
+    updatedAt: now,
+    queuedVersion: 0,
+    live: true,
+  };
+}

@@ -1,11 +1,12 @@
 /**
- * Raw access to the memory backend's state for conformance tests: read rows without the API under
- * test, attempt raw status writes (through the same guard every write path uses), age heartbeats.
+ * Raw access to a memory backend's state for conformance tests: read rows without the API under test,
+ * attempt raw status writes (through the same guard every write path uses), age heartbeats.
  * Its shape matches `@soniq/testkit`'s `BackendInspector`.
  */
 import type { DeadLetterJob, Job } from "@soniq/core";
-import { toDeadLetterJob, toJob } from "./rows.js";
-import type { MemoryStore } from "./store.js";
+import type { MemoryBackend } from "../src/index.js";
+import { toDeadLetterJob, toJob } from "../src/internal/rows.js";
+import { type MemoryStore, STORE } from "../src/internal/store.js";
 
 export interface MemoryInspector {
   readJob(id: string): Promise<Job | null>;
@@ -16,7 +17,10 @@ export interface MemoryInspector {
   backdateWorkerHeartbeat(workerId: string, byMs: number): Promise<void>;
 }
 
-export function createInspector(store: MemoryStore): MemoryInspector {
+/** The inspector of the object `memoryBackend()` returned (not of a copy or a guarded wrapper). */
+export function memoryInspector(backend: MemoryBackend): MemoryInspector {
+  const store = (backend as MemoryBackend & { [STORE]?: MemoryStore })[STORE];
+  if (store === undefined) throw new Error("memoryInspector() needs the object memoryBackend() returned.");
   return {
     async readJob(id) {
       const job = store.jobs.get(id);

@@ -7,8 +7,9 @@
  * memory equivalent of the SQL CHECK constraint and terminal-status trigger, and the only places that
  * keep the indexes in step with the rows.
  */
-import type { JobStatus, WakeUpListener } from "@soniq/core";
+import type { JobStatus } from "@soniq/core";
 import { JOB_STATUSES, SoniqError, TERMINAL_JOB_STATUSES } from "@soniq/core";
+import type { WakeUpListener } from "@soniq/core/backend";
 import { Heap } from "./heap.js";
 import { Lane } from "./lanes.js";
 import type { DeadLetterRecord, JobPatch, JobRecord, WorkerRecord } from "./rows.js";
@@ -37,9 +38,12 @@ interface ExpiryEntry {
 }
 
 export interface MemoryStoreHooks {
-  /** Runs between the two steps of the dead-letter move; a throw rolls the move back. */
-  afterDeadLetterInsert?: (jobId: string) => void;
+  /** Consulted before each dead-letter move; true makes the move fail half way (see options.ts). */
+  readonly interruptDeadLetterMove?: (jobId: string) => boolean;
 }
+
+/** Where a memory backend keeps its store, for the test inspector (test/inspector.ts); not public API. */
+export const STORE: unique symbol = Symbol("soniq.memory.store");
 
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_JOB_STATUSES);
 const STATUSES: ReadonlySet<string> = new Set(JOB_STATUSES);
@@ -118,8 +122,8 @@ export class MemoryStore {
   }
 
   /** Delete the row (result TTL 0, expiry, or the second step of the dead-letter move). */
-  removeJob(job: JobRecord, popped = false): void {
-    this.leave(job, popped);
+  removeJob(job: JobRecord): void {
+    this.leave(job, false);
     job.live = false;
     this.jobs.delete(job.id);
   }
