@@ -2,6 +2,7 @@
  * Options objects for the public constructors and calls: each is validated once, with every problem
  * reported in one `SONIQ_INVALID_OPTIONS` error (`context.problems`), defaults filled, and frozen.
  */
+
 import { hostname } from "node:os";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Backend } from "./backend.js";
@@ -10,6 +11,7 @@ import { isLogger, type Logger, silentLogger } from "./logger.js";
 import { isMetricsSink, type MetricsSink, noopMetricsSink } from "./metrics.js";
 import { QUEUE_NAME_PATTERN } from "./names.js";
 import { DEFAULT_RETRY, type RetryPolicy, retryPolicyProblems } from "./retry-policy.js";
+import { type Clock, isClock, systemClock } from "./schedules/clock.js";
 import { JOB_DEFAULTS } from "./schema/constants.js";
 
 export interface SoniqOptions<B extends Backend<unknown> = Backend<unknown>> {
@@ -37,6 +39,11 @@ export interface SoniqOptions<B extends Backend<unknown> = Backend<unknown>> {
   maxSnoozeMs?: number;
   /** Stamped on enqueued rows. Default `<hostname>:<pid>`; null stores nothing. */
   producerId?: string | null;
+  /**
+   * Where recurring jobs read the time (`soniq.schedules`, and schedulers that name no clock). Default
+   * the system clock; tests pass `manualClock()`.
+   */
+  clock?: Clock;
 }
 
 export interface ResolvedSoniqOptions {
@@ -51,6 +58,7 @@ export interface ResolvedSoniqOptions {
   readonly retry: RetryPolicy;
   readonly maxSnoozeMs: number;
   readonly producerId: string | null;
+  readonly clock: Clock;
 }
 
 export interface JobOptions<S extends StandardSchemaV1 | undefined = StandardSchemaV1 | undefined> {
@@ -198,6 +206,8 @@ export function resolveSoniqOptions(options: SoniqOptions<Backend<unknown>>): Re
   if (o.producerId !== undefined && o.producerId !== null && typeof o.producerId !== "string") {
     problems.push("producerId must be a string or null");
   }
+  if (o.clock !== undefined && !isClock(o.clock))
+    problems.push("clock needs now() and setTimer(callback, ms)");
   if (problems.length > 0) fail("Soniq options", problems);
   return Object.freeze({
     logger: o.logger ?? silentLogger,
@@ -211,6 +221,7 @@ export function resolveSoniqOptions(options: SoniqOptions<Backend<unknown>>): Re
     retry: o.retry ?? DEFAULT_RETRY,
     maxSnoozeMs: o.maxSnoozeMs ?? 86_400_000,
     producerId: o.producerId === undefined ? `${hostname()}:${process.pid}` : o.producerId,
+    clock: o.clock ?? systemClock,
   });
 }
 
@@ -227,6 +238,7 @@ const SONIQ_OPTION_KEYS = [
   "retry",
   "maxSnoozeMs",
   "producerId",
+  "clock",
 ] as const;
 
 const JOB_OPTION_KEYS = [

@@ -13,7 +13,7 @@ import type {
 } from "./backend.js";
 import { DeadLetterService } from "./dead-letter.js";
 import { SoniqError } from "./errors.js";
-import { guardBackend } from "./guard.js";
+import { guardBackend, unwrapBackend } from "./guard.js";
 import {
   type Handler,
   type JobDefinition,
@@ -37,6 +37,10 @@ import {
   type WorkerOptions,
 } from "./options.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
+import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "./schedules/declare.js";
+import { type ScheduleRuntime, schedulesFacetOf } from "./schedules/runtime.js";
+import { resolveSchedulerOptions, Scheduler, type SchedulerOptions } from "./schedules/scheduler.js";
+import { ScheduleService } from "./schedules/service.js";
 import type { Job, QueueStats } from "./types.js";
 import { Worker } from "./worker.js";
 
@@ -53,7 +57,12 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   /** The guarded backend. */
   readonly backend: B;
   readonly deadLetter: DeadLetterService;
+  /** Recurring jobs: list, pause, resume, remove, trigger, upcoming, history (from any process). */
+  readonly schedules: ScheduleService;
   readonly #rt: Runtime;
+  readonly #schedules: ScheduleRuntime;
+  readonly #declarations = new Map<string, PeriodicDeclaration>();
+  readonly #schedulers = new Set<Scheduler>();
   readonly #registry = new Map<string, RegisteredJob>();
   #closing: Promise<void> | null = null;
 
@@ -72,6 +81,17 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       metrics: new SafeMetrics(this.options.metrics, logger),
     };
     this.deadLetter = new DeadLetterService(this.#rt);
+    const raw = unwrapBackend(this.backend);
+    this.#schedules = {
+      facet: () => schedulesFacetOf(raw),
+      leases: raw.leases,
+      declarations: this.#declarations,
+      registry: this.#registry,
+      options: this.options,
+      logger,
+      clock: this.options.clock,
+    };
+    this.schedules = new ScheduleService(this.#schedules);
   }
 
   /** Creates or upgrades the schema (idempotent). */
@@ -119,6 +139,40 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       options: resolved,
       enqueue: (args: unknown, opts?: EnqueueOptions<BackendTx<B>>) => this.#enqueueOne(name, args, opts),
     });
+  }
+
+  /**
+   * Declares a recurring job: `{ cron, timezone }` or `{ every }`, with `args`, `name` (default: the job's
+   * name), `catchUp`, `queue`, `priority`. Checked now (`SONIQ_INVALID_OPTIONS` names the bad field;
+   * `SONIQ_INVALID_ARGUMENT` for a name declared twice); stored when a scheduler starts.
+   */
+  periodic<TArgs>(
+    job: JobDefinition<TArgs, unknown, never> | string,
+    options: PeriodicOptions<TArgs>,
+  ): PeriodicDeclaration {
+    const jobName = typeof job === "string" ? job : job?.name;
+    assertJobName(jobName);
+    const declaration = declarePeriodic(jobName, options as PeriodicOptions);
+    if (this.#declarations.has(declaration.name)) {
+      throw new SoniqError(
+        "SONIQ_INVALID_ARGUMENT",
+        `A schedule named "${declaration.name}" is already declared on this instance; give the second one a name.`,
+        { context: { name: declaration.name } },
+      );
+    }
+    this.#declarations.set(declaration.name, declaration);
+    return declaration;
+  }
+
+  /** A scheduler for this instance's schedules (and every other stored one). Call `start()` on it. */
+  scheduler(options: SchedulerOptions = {}): Scheduler {
+    if (this.#closing) {
+      throw new SoniqError("SONIQ_CLOSED", "Cannot create a scheduler: this Soniq instance was closed.");
+    }
+    const resolved = resolveSchedulerOptions(options, this.options.clock);
+    const scheduler = new Scheduler(this.#schedules, resolved, (s) => this.#schedulers.delete(s));
+    this.#schedulers.add(scheduler);
+    return scheduler;
   }
 
   /** Names of the jobs defined on this instance. */
@@ -265,7 +319,10 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
 
   async #close(): Promise<void> {
     const workers = [...this.#rt.workers].filter((w): w is Worker => w instanceof Worker);
-    const results = await Promise.allSettled([...workers.map((w) => w.stop())]);
+    const results = await Promise.allSettled([
+      ...workers.map((w) => w.stop()),
+      ...[...this.#schedulers].map((s) => s.stop()),
+    ]);
     results.push(...(await Promise.allSettled([this.backend.close()])));
     const errors = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
     if (errors.length === 1) throw errors[0];

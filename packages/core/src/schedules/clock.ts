@@ -19,6 +19,13 @@ export interface Clock {
   setTimer(callback: () => unknown, ms: number): ClockTimer;
 }
 
+export function isClock(value: unknown): value is Clock {
+  const v = value as Partial<Clock> | null;
+  return (
+    typeof v === "object" && v !== null && typeof v.now === "function" && typeof v.setTimer === "function"
+  );
+}
+
 export const systemClock: Clock = Object.freeze({
   now: () => Date.now(),
   setTimer(callback: () => unknown, ms: number): ClockTimer {

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { SoniqError } from "../errors.js";
-import { type Clock, type ClockTimer, systemClock } from "./clock.js";
+import { type Clock, type ClockTimer, isClock } from "./clock.js";
 import { planTicks } from "./plan.js";
 import { recordPlanned, type ScheduleRuntime, toStored } from "./runtime.js";
 import type { Schedule } from "./types.js";
@@ -21,7 +21,7 @@ import type { Schedule } from "./types.js";
 export interface SchedulerOptions {
   /** How often to check for due ticks (and to renew or contend for leadership). Default 5000. */
   checkIntervalMs?: number;
-  /** Where time comes from. Default the system clock; tests pass `manualClock()`. */
+  /** Where time comes from. Default: the instance's `clock` (the system clock unless set). */
   clock?: Clock;
 }
 
@@ -42,7 +42,10 @@ const TICKS_PER_CHECK = 500;
 
 type State = "idle" | "running" | "stopping" | "stopped";
 
-export function resolveSchedulerOptions(options: SchedulerOptions = {}): Required<SchedulerOptions> {
+export function resolveSchedulerOptions(
+  options: SchedulerOptions,
+  defaultClock: Clock,
+): Required<SchedulerOptions> {
   const problems: string[] = [];
   const ms = options.checkIntervalMs;
   if (ms !== undefined && (!Number.isSafeInteger(ms) || ms < 100 || ms > 3_600_000)) {
@@ -51,7 +54,7 @@ export function resolveSchedulerOptions(options: SchedulerOptions = {}): Require
     );
   }
   const clock = options.clock;
-  if (clock !== undefined && (typeof clock?.now !== "function" || typeof clock?.setTimer !== "function")) {
+  if (clock !== undefined && !isClock(clock)) {
     problems.push("clock must have now() and setTimer(callback, ms)");
   }
   if (problems.length > 0) {
@@ -62,7 +65,7 @@ export function resolveSchedulerOptions(options: SchedulerOptions = {}): Require
       },
     });
   }
-  return { checkIntervalMs: ms ?? 5000, clock: clock ?? systemClock };
+  return { checkIntervalMs: ms ?? 5000, clock: clock ?? defaultClock };
 }
 
 export class Scheduler implements AsyncDisposable {
