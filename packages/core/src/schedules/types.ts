@@ -5,28 +5,25 @@
  * from its `nextRunAt` and records each one, the job enqueue and the ledger row committing together.
  */
 
-/** What became of a tick, as the ledger records it. */
-export const TICK_OUTCOMES = [
-  /** A job was enqueued for the tick (`jobId`). */
-  "fired",
-  /** The schedule was paused at the tick (`reason: "paused"`), or its job could not be built. */
-  "skipped",
-  /**
-   * Nobody ticked in time (no scheduler was running, or the leader was down) and the catch-up policy
-   * did not fire it: `reason` is `catch_up_none`, `superseded` (a later tick fired under `"latest"`) or
-   * `outside_window` (older than `{ withinMs }`). Written when a scheduler next runs.
-   */
-  "missed",
-  /** The enqueue returned an existing queued job (the job is `unique`, or a dedup key matched): `jobId` is that job. */
-  "deduplicated",
-] as const;
-export type TickOutcome = (typeof TICK_OUTCOMES)[number];
+/**
+ * What became of a tick, as the ledger records it (`TICK_OUTCOMES`):
+ * - `fired`: a job was enqueued for the tick (`jobId`); reason null on time, `catch_up` when a catch-up
+ *   policy fired it late, `trigger` for `schedules.trigger()`;
+ * - `skipped`: the schedule was paused at the tick (reason `paused`);
+ * - `missed`: nobody ticked in time (no scheduler was running, or the leader was down) and the catch-up
+ *   policy did not fire it: reason `catch_up_none`, `superseded` (a later tick fired under `"latest"`) or
+ *   `outside_window` (older than `{ withinMs }`). Written when a scheduler next runs;
+ * - `deduplicated`: the enqueue returned an existing queued job (the job is `unique`): `jobId` is that job.
+ */
+export { TICK_OUTCOMES, type TickOutcome } from "../schema/constants.js";
 
 /**
  * What a scheduler does with ticks that passed while nobody was ticking:
  * `"none"` records them missed, `"latest"` (default) fires the most recent one once, `{ withinMs }` fires
  * every missed tick at most that old, oldest first.
  */
+import type { TickOutcome } from "../schema/constants.js";
+
 export type CatchUpPolicy = "none" | "latest" | { readonly withinMs: number };
 
 /** A persisted schedule (`soniq_recurring_jobs`). Exactly one of `cron` and `every` is set. */
