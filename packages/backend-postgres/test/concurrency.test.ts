@@ -25,16 +25,16 @@ function queueName(): string {
 }
 
 async function countRows(backend: PostgresBackend, queue: string): Promise<number> {
-  return (await backend.getQueueStats({ queue })).total;
+  return (await backend.jobs.stats({ queue })).total;
 }
 
 describe("concurrency/claim", () => {
   it("5 concurrent claimers on one job: exactly one gets it", async () => {
     const queue = queueName();
     const job = newJob({ queue });
-    await backends[0]?.enqueue(job);
+    await backends[0]?.jobs.enqueue(job, {});
     const results = await Promise.all(
-      backends.map((b) => b.claim({ queues: [queue], limit: 1, workerId: null })),
+      backends.map((b) => b.runs.claim({ queues: [queue], limit: 1, workerId: null })),
     );
     const claimed = results.flat();
     expect(claimed.map((j) => j.id)).toEqual([job.id]);
@@ -44,11 +44,11 @@ describe("concurrency/claim", () => {
   it("10 jobs over 5 concurrent claim loops: 10 distinct claims, nothing left", async () => {
     const queue = queueName();
     const jobs = Array.from({ length: 10 }, () => newJob({ queue }));
-    await backends[0]?.enqueueMany(jobs);
+    await backends[0]?.jobs.enqueueMany(jobs, {});
     const loop = async (backend: PostgresBackend): Promise<Job[]> => {
       const mine: Job[] = [];
       for (;;) {
-        const batch = await backend.claim({ queues: [queue], limit: 1, workerId: null });
+        const batch = await backend.runs.claim({ queues: [queue], limit: 1, workerId: null });
         if (batch.length === 0) return mine;
         mine.push(...batch);
       }
@@ -56,14 +56,17 @@ describe("concurrency/claim", () => {
     const claimed = (await Promise.all(backends.map(loop))).flat();
     expect(claimed).toHaveLength(10);
     expect(new Set(claimed.map((j) => j.id))).toEqual(new Set(jobs.map((j) => j.id)));
-    expect((await backends[0]?.getQueueStats({ queue }))?.processing).toBe(10);
+    expect((await backends[0]?.jobs.stats({ queue }))?.processing).toBe(10);
   });
 
   it("concurrent batch claims over many jobs never overlap", async () => {
     const queue = queueName();
-    await backends[0]?.enqueueMany(Array.from({ length: 200 }, () => newJob({ queue })));
+    await backends[0]?.jobs.enqueueMany(
+      Array.from({ length: 200 }, () => newJob({ queue })),
+      {},
+    );
     const results = await Promise.all(
-      backends.map((b) => b.claim({ queues: [queue], limit: 50, workerId: null })),
+      backends.map((b) => b.runs.claim({ queues: [queue], limit: 50, workerId: null })),
     );
     const ids = results.flat().map((j) => j.id);
     expect(new Set(ids).size).toBe(ids.length);
@@ -76,7 +79,7 @@ describe("concurrency/dedup", () => {
     const queue = queueName();
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        backends[i % 5]?.enqueue(newJob({ queue, unique: true, argsHash: "same-args" })),
+        backends[i % 5]?.jobs.enqueue(newJob({ queue, unique: true, argsHash: "same-args" }), {}),
       ),
     );
     const ids = new Set(results.map((r) => r?.id));
@@ -89,7 +92,7 @@ describe("concurrency/dedup", () => {
     const queue = queueName();
     const dedupKey = randomUUID();
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => backends[i % 5]?.enqueue(newJob({ queue, dedupKey }))),
+      Array.from({ length: 10 }, (_, i) => backends[i % 5]?.jobs.enqueue(newJob({ queue, dedupKey }), {})),
     );
     expect(new Set(results.map((r) => r?.id)).size).toBe(1);
     expect(await countRows(backends[0] as PostgresBackend, queue)).toBe(1);
@@ -99,7 +102,10 @@ describe("concurrency/dedup", () => {
     const queue = queueName();
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        backends[i % 5]?.enqueue(newJob({ queue, unique: true, argsHash: "both", dedupKey: randomUUID() })),
+        backends[i % 5]?.jobs.enqueue(
+          newJob({ queue, unique: true, argsHash: "both", dedupKey: randomUUID() }),
+          {},
+        ),
       ),
     );
     expect(new Set(results.map((r) => r?.id)).size).toBe(1);
@@ -110,7 +116,12 @@ describe("concurrency/dedup", () => {
     const queue = queueName();
     const keys = Array.from({ length: 20 }, () => randomUUID());
     const batches = await Promise.all(
-      backends.map((b) => b.enqueueMany(keys.map((dedupKey) => newJob({ queue, dedupKey })))),
+      backends.map((b) =>
+        b.jobs.enqueueMany(
+          keys.map((dedupKey) => newJob({ queue, dedupKey })),
+          {},
+        ),
+      ),
     );
     for (let k = 0; k < keys.length; k++) {
       expect(new Set(batches.map((batch) => batch[k]?.id)).size).toBe(1);

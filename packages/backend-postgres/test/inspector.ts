@@ -4,8 +4,8 @@
  */
 import type { BackendInspector } from "@soniq/testkit";
 import type pg from "pg";
-import { translatePgError } from "../src/errors.js";
-import { DEAD_LETTER_COLUMNS, JOB_COLUMNS, mapDeadLetterJob, mapJob } from "../src/rows.js";
+import { translatePgError } from "../src/internal/errors.js";
+import { DEAD_LETTER_COLUMNS, JOB_COLUMNS, mapDeadLetterJob, mapJob } from "../src/internal/rows.js";
 
 export function postgresInspector(pool: pg.Pool): Required<BackendInspector> {
   return {

@@ -4,7 +4,7 @@
  * fail loudly; there is no silent skip.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import type { NewJob } from "@soniq/core";
+import type { NewJob } from "@soniq/core/backend";
 import pg from "pg";
 import { postgresBackend } from "../src/index.js";
 
@@ -60,7 +60,7 @@ export async function createMigratedDatabase(): Promise<TestDatabase> {
   const db = await createTestDatabase();
   const backend = postgresBackend({ connectionString: db.url });
   try {
-    await backend.migrate();
+    await backend.migrations.apply();
   } finally {
     await backend.close();
   }

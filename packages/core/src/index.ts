@@ -1,42 +1,16 @@
-export type {
-  Backend,
-  BackendCapabilities,
-  BackendTx,
-  ClaimRequest,
-  CompleteItem,
-  DeadLetterFilter,
-  DeadLetterItem,
-  DeadLetterOptions,
-  EnqueueOptions,
-  EnqueueResult,
-  JobRef,
-  ListJobsFilter,
-  MigrationReport,
-  MigrationStatus,
-  NackOptions,
-  NewJob,
-  ReplayOptions,
-  RescheduleOptions,
-  RetryOptions,
-  ScheduleDeclaration,
-  SchedulesFacet,
-  StaleRecovery,
-  TickRecord,
-  TickRecordResult,
-  WakeUpListener,
-  WorkerRegistration,
-} from "./backend.js";
+// The app API. Backend authors import the contract from `@soniq/core/backend`.
+export type { Backend, BackendCapabilities, BackendTx, EnqueueResult, MigrationReport } from "./backend.js";
 export type { JobContext } from "./context.js";
 export { DeadLetterService, type LineSink, type ReplayOverrides } from "./dead-letter.js";
 export {
   isSoniqError,
+  JobAbortedError,
+  type JobAbortReason,
   SONIQ_ERROR_CODES,
   SoniqError,
   type SoniqErrorCode,
   type SoniqErrorOptions,
 } from "./errors.js";
-export { BACKEND_METHODS, guardBackend, OPTIONAL_BACKEND_METHODS, unwrapBackend } from "./guard.js";
-export { JobAbortedError, MAX_ERROR_LENGTH } from "./job-runner.js";
 export type { Handler, JobDefinition, JobResult } from "./jobs.js";
 export { argsHash, canonicalJson } from "./json.js";
 export { type LogFn, type Logger, silentLogger } from "./logger.js";
@@ -60,6 +34,7 @@ export type {
   WorkerOptions,
 } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
+export type { DeadLetterFilter, ListJobsFilter } from "./queries.js";
 export {
   type BackoffRetry,
   computeRetryDelay,
@@ -91,6 +66,7 @@ export {
   TICK_OUTCOMES,
   type TickOutcome,
 } from "./schedules/types.js";
+export type { WorkerScheduleOptions } from "./schedules/worker.js";
 export { JOB_DEFAULTS, JOB_STATUS_CHECK, TABLES } from "./schema/constants.js";
 export { type EnqueueManyItem, Soniq } from "./soniq.js";
 export {
@@ -110,4 +86,5 @@ export {
   type WorkerStatus,
 } from "./types.js";
 export { SONIQ_VERSION } from "./version.js";
-export { Worker, type WorkerEvents, type WorkerState } from "./worker.js";
+export { MAX_ERROR_LENGTH } from "./worker/runner.js";
+export { Worker, type WorkerEvents, type WorkerState } from "./worker/worker.js";

@@ -52,13 +52,15 @@ function filterObject(filter: unknown, what: string, keys: readonly string[]): R
 
 function optionalString(value: unknown, what: string): string | null {
   if (value === undefined) return null;
-  if (typeof value !== "string" || value.length === 0) throw invalid(what, "expected a non-empty string", value);
+  if (typeof value !== "string" || value.length === 0)
+    throw invalid(what, "expected a non-empty string", value);
   return value;
 }
 
 function optionalDate(value: unknown, what: string): Date | null {
   if (value === undefined) return null;
-  if (!(value instanceof Date) || Number.isNaN(value.getTime())) throw invalid(what, "expected a valid Date", value);
+  if (!(value instanceof Date) || Number.isNaN(value.getTime()))
+    throw invalid(what, "expected a valid Date", value);
   return value;
 }
 
@@ -113,7 +115,10 @@ export function deadLetterListQuery(
   };
 }
 
-export function statsQuery(filter: { queue?: string } | undefined, what = "getQueueStats(filter)"): StatsQuery {
+export function statsQuery(
+  filter: { queue?: string } | undefined,
+  what = "getQueueStats(filter)",
+): StatsQuery {
   const f = filterObject(filter, what, ["queue"]);
   return { queue: optionalString(f.queue, `${what}.queue`) };
 }

@@ -19,11 +19,11 @@ export class ScheduleService {
   }
 
   /** Every persisted schedule, by name. Declarations are persisted when a scheduler starts. */
-  list(): Promise<Schedule[]> {
+  async list(): Promise<Schedule[]> {
     return this.#rt.facet().list();
   }
 
-  get(name: string): Promise<Schedule | null> {
+  async get(name: string): Promise<Schedule | null> {
     return this.#rt.facet().get(name);
   }
 
@@ -54,7 +54,7 @@ export class ScheduleService {
    * Deletes the schedule and its ledger. A schedule still declared in code comes back when a scheduler
    * next starts in a process that declares it. False when there was none.
    */
-  remove(name: string): Promise<boolean> {
+  async remove(name: string): Promise<boolean> {
     return this.#rt.facet().remove(name);
   }
 
@@ -119,17 +119,13 @@ export class ScheduleService {
   }
 
   /** The tick ledger, newest first (default 20 rows, at most 1000). */
-  history(name: string, options: { limit?: number } = {}): Promise<ScheduleTick[]> {
+  async history(name: string, options: { limit?: number } = {}): Promise<ScheduleTick[]> {
     const limit = options.limit ?? 20;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
-      return Promise.reject(
-        new SoniqError(
-          "SONIQ_INVALID_ARGUMENT",
-          `history(): limit must be an integer from 1 to 1000 (got ${String(limit)}).`,
-          {
-            context: { limit },
-          },
-        ),
+      throw new SoniqError(
+        "SONIQ_INVALID_ARGUMENT",
+        `history(): limit must be an integer from 1 to 1000 (got ${String(limit)}).`,
+        { context: { limit } },
       );
     }
     return this.#rt.facet().history(name, { limit });
