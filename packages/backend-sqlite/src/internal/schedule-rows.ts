@@ -1,0 +1,83 @@
+/** soniq_recurring_jobs and soniq_schedule_ticks rows as better-sqlite3 returns them, and their mapping. */
+import type { CatchUpPolicy, Schedule, ScheduleTick, TickOutcome } from "@soniq/core";
+import type { ScheduleDeclaration } from "@soniq/core/backend";
+
+export const SCHEDULE_COLUMNS = `id, job_name, schedule_type, schedule_value, timezone, args, catch_up, queue,
+  priority, max_attempts, status, next_run_at, last_run_at, last_job_id, created_at`;
+export const TICK_COLUMNS = "tick_at, outcome, job_id, reason, recorded_at";
+
+export interface ScheduleRecord {
+  id: string;
+  job_name: string;
+  schedule_type: string;
+  schedule_value: string;
+  timezone: string | null;
+  args: string;
+  catch_up: string;
+  queue: string | null;
+  priority: number | null;
+  max_attempts: number | null;
+  status: string;
+  next_run_at: number | null;
+  last_run_at: number | null;
+  last_job_id: string | null;
+  created_at: number;
+}
+
+export interface TickRow {
+  tick_at: number;
+  outcome: string;
+  job_id: string | null;
+  reason: string | null;
+  recorded_at: number;
+}
+
+const dateOrNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
+
+/** The named parameters of the upsert for one declaration. */
+export function declarationParams(d: ScheduleDeclaration): Record<string, unknown> {
+  return {
+    name: d.name,
+    jobName: d.jobName,
+    type: d.cron !== null ? "cron" : "interval",
+    value: d.cron ?? String(d.every),
+    timezone: d.timezone,
+    args: JSON.stringify(d.args) ?? "null",
+    catchUp: JSON.stringify(d.catchUp),
+    queue: d.queue,
+    priority: d.priority,
+    maxAttempts: d.maxAttempts,
+    nextRunAt: d.nextRunAt?.getTime() ?? null,
+  };
+}
+
+export function toSchedule(r: ScheduleRecord): Schedule {
+  const cron = r.schedule_type === "cron";
+  return {
+    name: r.id,
+    jobName: r.job_name,
+    cron: cron ? r.schedule_value : null,
+    every: cron ? null : Number(r.schedule_value),
+    timezone: r.timezone,
+    args: JSON.parse(r.args) as unknown,
+    queue: r.queue,
+    priority: r.priority,
+    maxAttempts: r.max_attempts,
+    catchUp: JSON.parse(r.catch_up) as CatchUpPolicy,
+    paused: r.status === "paused",
+    nextRunAt: dateOrNull(r.next_run_at),
+    lastRunAt: dateOrNull(r.last_run_at),
+    lastJobId: r.last_job_id,
+    createdAt: new Date(r.created_at),
+  };
+}
+
+export function toTick(r: TickRow): ScheduleTick {
+  return {
+    tickAt: new Date(r.tick_at),
+    outcome: r.outcome as TickOutcome,
+    jobId: r.job_id,
+    reason: r.reason,
+    recordedAt: new Date(r.recorded_at),
+  };
+}
