@@ -4,7 +4,13 @@
  * backends' transaction, so concurrent recorders of one tick leave one row and one job.
  */
 import type { CatchUpPolicy, Schedule, ScheduleTick, TickOutcome } from "@soniq/core";
-import type { ScheduleDeclaration, SchedulesFacet, TickRecord, TickRecordResult } from "@soniq/core/backend";
+import {
+  resolveTick,
+  type ScheduleDeclaration,
+  type SchedulesFacet,
+  type TickRecord,
+  type TickRecordResult,
+} from "@soniq/core/backend";
 import type { MemoryStore } from "./internal/store.js";
 import { enqueueMany } from "./jobs.js";
 
@@ -116,15 +122,12 @@ function recordTick(
   const tickAt = tick.tickAt.getTime();
   const existing = ledger.get(tickAt);
   if (existing !== undefined) return { status: "duplicate", tick: toTick(existing) };
-  let outcome: TickOutcome = tick.outcome;
-  let reason = tick.reason;
+  const planned = resolveTick(tick, record.paused);
+  let outcome: TickOutcome = planned.outcome;
+  const reason = planned.reason;
   let jobId: string | null = null;
-  if (outcome === "fired" && record.paused && !tick.manual) {
-    outcome = "skipped";
-    reason = "paused";
-  }
-  if (outcome === "fired" && tick.job !== null) {
-    const [result] = enqueueMany(store, [tick.job], undefined);
+  if (planned.job !== null) {
+    const [result] = enqueueMany(store, [planned.job], undefined);
     jobId = result?.id ?? null;
     if (result?.deduplicated) outcome = "deduplicated";
     record.lastRunAt = tickAt;

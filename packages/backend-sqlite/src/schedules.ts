@@ -5,13 +5,19 @@
  * the write lock taken first means a second recorder of the same tick (another process) finds the row
  * and changes nothing.
  */
-import type { SchedulesFacet, TickRecord, TickRecordResult } from "@soniq/core/backend";
+import {
+  recurringStatus,
+  resolveTick,
+  SCHEDULE_COLUMNS,
+  type SchedulesFacet,
+  TICK_COLUMNS,
+  type TickRecord,
+  type TickRecordResult,
+} from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import {
   declarationParams,
-  SCHEDULE_COLUMNS,
   type ScheduleRecord,
-  TICK_COLUMNS,
   type TickRow,
   toSchedule,
   toTick,
@@ -68,7 +74,7 @@ export function schedulesFacet(ctx: SqliteContext): SchedulesFacet {
     setPaused: (name, paused) =>
       runSync(
         "schedules.setPaused",
-        () => ctx.statement(SET_PAUSED).run({ name, status: paused ? "paused" : "active" }).changes > 0,
+        () => ctx.statement(SET_PAUSED).run({ name, status: recurringStatus(paused) }).changes > 0,
       ),
     remove: (name) =>
       runSync("schedules.remove", () =>
@@ -90,18 +96,15 @@ function recordTick(ctx: SqliteContext, tick: TickRecord): TickRecordResult {
   if (schedule === undefined) return { status: "no_schedule" };
   const existing = ctx.statement(FIND_TICK).get(name, tickAt) as TickRow | undefined;
   if (existing !== undefined) return { status: "duplicate", tick: toTick(existing) };
-  let outcome: string = tick.outcome;
-  let reason = tick.reason;
+  const planned = resolveTick(tick, schedule.status === "paused");
+  let outcome: string = planned.outcome;
   let jobId: string | null = null;
-  if (outcome === "fired" && schedule.status === "paused" && !tick.manual) {
-    outcome = "skipped";
-    reason = "paused";
-  }
-  if (outcome === "fired" && tick.job !== null) {
-    const result = enqueue(ctx, ctx.db, tick.job);
+  if (planned.job !== null) {
+    const result = enqueue(ctx, ctx.db, planned.job);
     jobId = result.id;
     if (result.deduplicated) outcome = "deduplicated";
   }
+  const reason = planned.reason;
   const row = ctx.statement(INSERT_TICK).get({ name, tickAt, outcome, jobId, reason }) as TickRow;
   ctx.statement(ADVANCE).run({ name, tickAt, jobId, next: tick.nextRunAt?.getTime() ?? null });
   return { status: "recorded", tick: toTick(row) };

@@ -52,3 +52,12 @@ export {
   MAX_PAGE_SIZE,
   statsQuery,
 } from "./queries.js";
+export {
+  fromStoredTiming,
+  recurringStatus,
+  resolveTick,
+  SCHEDULE_COLUMNS,
+  type StoredTiming,
+  TICK_COLUMNS,
+  toStoredTiming,
+} from "./schedules/stored.js";

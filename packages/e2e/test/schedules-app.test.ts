@@ -2,6 +2,7 @@
 import { memoryBackend } from "@soniq/backend-memory";
 import { isSoniqError, manualClock, Soniq } from "@soniq/core";
 import { describe, expect, it } from "vitest";
+import { memoryKind } from "./runtime-support.js";
 import { ledger, MINUTE, world } from "./schedules-support.js";
 
 function codeOf(fn: () => unknown): [string | undefined, unknown] {
@@ -45,7 +46,7 @@ describe("schedules/app: periodic()", () => {
   });
 
   it("a fired job takes the schedule's queue and priority, else the job's own options", async () => {
-    const w = world();
+    const w = await world(memoryKind);
     const p = w.process();
     const report = p.job("reports.nightly", async () => "ok", {
       queue: "reports",
@@ -118,7 +119,7 @@ describe("schedules/app: backends and lifecycle", () => {
   });
 
   it("worker({ schedules: true }) fires due ticks and runs their jobs; stop() stops both", async () => {
-    const w = world();
+    const w = await world(memoryKind);
     const p = w.process();
     const ran: unknown[] = [];
     let resolveRan: () => void = () => undefined;

@@ -1,10 +1,6 @@
 /** soniq_recurring_jobs and soniq_schedule_ticks rows as better-sqlite3 returns them, and their mapping. */
 import type { CatchUpPolicy, Schedule, ScheduleTick, TickOutcome } from "@soniq/core";
-import type { ScheduleDeclaration } from "@soniq/core/backend";
-
-export const SCHEDULE_COLUMNS = `id, job_name, schedule_type, schedule_value, timezone, args, catch_up, queue,
-  priority, max_attempts, status, next_run_at, last_run_at, last_job_id, created_at`;
-export const TICK_COLUMNS = "tick_at, outcome, job_id, reason, recorded_at";
+import { fromStoredTiming, type ScheduleDeclaration, toStoredTiming } from "@soniq/core/backend";
 
 export interface ScheduleRecord {
   id: string;
@@ -36,11 +32,12 @@ const dateOrNull = (ms: number | null): Date | null => (ms === null ? null : new
 
 /** The named parameters of the upsert for one declaration. */
 export function declarationParams(d: ScheduleDeclaration): Record<string, unknown> {
+  const timing = toStoredTiming(d);
   return {
     name: d.name,
     jobName: d.jobName,
-    type: d.cron !== null ? "cron" : "interval",
-    value: d.cron ?? String(d.every),
+    type: timing.scheduleType,
+    value: timing.scheduleValue,
     timezone: d.timezone,
     args: JSON.stringify(d.args) ?? "null",
     catchUp: JSON.stringify(d.catchUp),
@@ -52,12 +49,10 @@ export function declarationParams(d: ScheduleDeclaration): Record<string, unknow
 }
 
 export function toSchedule(r: ScheduleRecord): Schedule {
-  const cron = r.schedule_type === "cron";
   return {
     name: r.id,
     jobName: r.job_name,
-    cron: cron ? r.schedule_value : null,
-    every: cron ? null : Number(r.schedule_value),
+    ...fromStoredTiming(r.schedule_type, r.schedule_value),
     timezone: r.timezone,
     args: JSON.parse(r.args) as unknown,
     queue: r.queue,
