@@ -95,8 +95,9 @@ function settle(store: MemoryStore, items: readonly Settlement[]): boolean[] {
     steps.push(step);
     return true;
   });
-  for (const step of steps) {
-    if (step.kind === "dead_letter" && store.hooks.interruptDeadLetterMove?.(step.job.id) === true) {
+  const interrupt = store.hooks.interruptDeadLetterMove;
+  for (const step of interrupt === undefined ? [] : steps) {
+    if (step.kind === "dead_letter" && interrupt?.(step.job.id) === true) {
       // Fail between the two steps of the move, then undo the insert: nothing of this call applies.
       const row = deadLetterRow(store, step.job, step.item, step.tagsJson, store.now());
       store.addDeadLetter(row);

@@ -16,8 +16,8 @@ export function workersFacet(store: MemoryStore): WorkersFacet {
       const worker = store.workers.get(workerId);
       if (worker === undefined || worker.status !== "active") return false;
       worker.lastHeartbeat = store.now();
-      // null leaves the stored metadata as it is.
-      if (metadata !== null) worker.metadataJson = encodeJson(metadata, "metadata");
+      // The heartbeat carries the worker's current metadata: null clears it, as in the SQL backends.
+      worker.metadataJson = metadata === null ? null : encodeJson(metadata, "metadata");
       return true;
     },
     stop: async (workerId) => {

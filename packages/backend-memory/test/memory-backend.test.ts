@@ -186,7 +186,7 @@ describe("memoryBackend workers and wake-ups", () => {
     metadata: null,
   });
 
-  it("recovers the jobs of a stopped worker at once and leaves those of active workers alone", async () => {
+  it("recovers the jobs of a stopped worker, or of one without a row, at once and leaves active workers' alone", async () => {
     const backend = memoryBackend();
     const stopped = randomUUID();
     const active = randomUUID();
@@ -197,9 +197,15 @@ describe("memoryBackend workers and wake-ups", () => {
     await backend.jobs.enqueue(job(), {});
     await backend.runs.claim({ queues: null, limit: 1, workerId: active });
     await backend.workers.stop(stopped);
-    expect(await backend.workers.recoverStale(60_000)).toEqual({ workerIds: [], requeuedJobIds: [lost.id] });
+    // Claimed by an id with no worker row (the memory backend does not check registration).
+    const orphan = await backend.jobs.enqueue(job(), {});
+    await backend.runs.claim({ queues: null, limit: 1, workerId: randomUUID() });
+    const recovery = await backend.workers.recoverStale(60_000);
+    expect(recovery.workerIds).toEqual([]);
+    expect(recovery.requeuedJobIds.sort()).toEqual([lost.id, orphan.id].sort());
     expect((await backend.jobs.get(lost.id))?.status).toBe("queued");
-    expect(await backend.jobs.stats({ queue: null })).toMatchObject({ queued: 1, processing: 1 });
+    expect((await backend.jobs.get(orphan.id))?.workerId).toBeNull();
+    expect(await backend.jobs.stats({ queue: null })).toMatchObject({ queued: 2, processing: 1 });
   });
 
   it("wakes subscribers for every job that becomes due now, not for delayed requeues", async () => {

@@ -30,7 +30,13 @@ import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./internal/claim-rows
 import { ASYNC_COMMIT, type PgContext, query } from "./internal/context.js";
 import { inDedicatedTransaction } from "./internal/interrupted-move.js";
 import { KEEP_KEYS, requeueQuery } from "./internal/requeue-keys.js";
-import { type EncodedSettle, encodeSettle, settleSql } from "./internal/settle-sql.js";
+import {
+  type EncodedSettle,
+  encodeSettle,
+  SETTLE_PARTS,
+  type SettlePart,
+  settleSql,
+} from "./internal/settle-sql.js";
 import type { DeadLetterInterrupt } from "./options.js";
 
 function claimSql(queueFilter: string): string {
@@ -95,12 +101,27 @@ async function claim(ctx: PgContext, request: ClaimRequest): Promise<Job[]> {
   return res.rows.map((row) => mapClaimedRow(row, workerId)).sort(byClaimOrder);
 }
 
-const SETTLE = { sync: settleSql(false, KEEP_KEYS), async: settleSql(true, KEEP_KEYS) } as const;
+function settleName(parts: readonly SettlePart[], asyncCommit: boolean): string {
+  return `soniq_settle_${parts.join("_")}${asyncCommit ? "_async" : ""}`;
+}
+
+/** The hot-path text of every combination of parts (15 per commit mode), each a named statement. */
+const SETTLE_STATEMENTS: ReadonlyMap<string, string> = new Map(
+  Array.from({ length: 2 ** SETTLE_PARTS.length - 1 }, (_, i) =>
+    SETTLE_PARTS.filter((_, bit) => ((i + 1) >> bit) & 1),
+  ).flatMap((parts) =>
+    [false, true].map((asyncCommit): [string, string] => [
+      settleName(parts, asyncCommit),
+      settleSql(parts, asyncCommit, KEEP_KEYS),
+    ]),
+  ),
+);
 
 async function settleOnPool(ctx: PgContext, encoded: EncodedSettle): Promise<unknown[][]> {
-  const res = await requeueQuery<unknown[]>(ctx, "runs.settle", (keys, hot) => ({
-    name: hot ? (ctx.asyncOutcomes ? "soniq_settle_async" : "soniq_settle") : undefined,
-    text: hot ? (ctx.asyncOutcomes ? SETTLE.async : SETTLE.sync) : settleSql(ctx.asyncOutcomes, keys),
+  const name = settleName(encoded.parts, ctx.asyncOutcomes);
+  const text = SETTLE_STATEMENTS.get(name) ?? settleSql(encoded.parts, ctx.asyncOutcomes, KEEP_KEYS);
+  const res = await requeueQuery<unknown[]>(ctx, "runs.settle", (keys, isHot) => ({
+    ...(isHot ? { name, text } : { text: settleSql(encoded.parts, ctx.asyncOutcomes, keys) }),
     values: encoded.values,
     rowMode: "array",
   }));
@@ -121,7 +142,7 @@ function settleInterrupted(
 ): Promise<unknown[][]> {
   return inDedicatedTransaction(ctx, "runs.settle", jobId, async (client, pid) => {
     const res = await client.query<unknown[]>({
-      text: SETTLE.sync,
+      text: settleSql(encoded.parts, false, KEEP_KEYS),
       values: encoded.values,
       rowMode: "array",
     });

@@ -1,9 +1,10 @@
 /**
- * Concurrency on a real database: claimers never share a job, and racing duplicate enqueues leave one
- * row and all get its id. Each claimer uses its own backend (its own pool), like separate processes.
+ * Concurrency on a real database: claimers never share a job, racing settles of one job apply once and
+ * never fail, and racing duplicate enqueues leave one row and all get its id. Each claimer uses its own backend (its own pool), like separate processes.
  */
 import { randomUUID } from "node:crypto";
 import type { Job } from "@soniq/core";
+import type { Settlement } from "@soniq/core/backend";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresBackend, postgresBackend } from "../src/index.js";
 import { createMigratedDatabase, newJob, type TestDatabase } from "./pgdb.js";
@@ -71,6 +72,46 @@ describe("concurrency/claim", () => {
     const ids = results.flat().map((j) => j.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.length).toBe(200);
+  });
+});
+
+describe("concurrency/settle", () => {
+  async function claimedJob(): Promise<Job> {
+    const queue = queueName();
+    await backends[0]?.jobs.enqueue(newJob({ queue }), {});
+    const [job] = (await backends[0]?.runs.claim({ queues: [queue], limit: 1, workerId: null })) ?? [];
+    if (!job) throw new Error("expected a claimed job");
+    return job;
+  }
+
+  it("5 concurrent dead_letter settles of one job: one applies, the others answer false, one dead-letter row", async () => {
+    const job = await claimedJob();
+    const item: Settlement = {
+      kind: "dead_letter",
+      id: job.id,
+      attempt: job.attempts,
+      reason: "permanent_failure",
+      error: "e",
+      tags: null,
+    };
+    const results = await Promise.all(backends.map((b) => b.runs.settle([item])));
+    expect(results.flat().filter(Boolean)).toHaveLength(1);
+    expect(await backends[0]?.jobs.get(job.id)).toBeNull();
+    expect((await backends[0]?.deadLetters.get(job.id))?.id).toBe(job.id);
+  });
+
+  it("concurrent settles of different outcomes for one job: exactly one applies", async () => {
+    const job = await claimedJob();
+    const ref = { id: job.id, attempt: job.attempts };
+    const items: Settlement[] = [
+      { ...ref, kind: "done", result: null, resultTtlMs: 60_000 },
+      { ...ref, kind: "dead_letter", reason: "permanent_failure", error: null, tags: null },
+      { ...ref, kind: "requeue", cause: "retry", attempts: job.attempts, delayMs: 0, lastError: "e" },
+      { ...ref, kind: "done", result: null, resultTtlMs: 0 },
+      { ...ref, kind: "requeue", cause: "nack", attempts: job.attempts, delayMs: 0, lastError: null },
+    ];
+    const results = await Promise.all(backends.map((b, i) => b.runs.settle([items[i] as Settlement])));
+    expect(results.flat().filter(Boolean)).toHaveLength(1);
   });
 });
 

@@ -21,10 +21,16 @@ export function postgresInspector(pool: pg.Pool): Required<BackendInspector> {
       return res.rows[0] ? mapDeadLetterJob(res.rows[0]) : null;
     },
     async writeJobStatus(id, status) {
+      // On a checked-out client, released without the error: pool.query() would discard the connection
+      // after a failed statement, and the pool would open a new one in a later case (the kit's leak check
+      // counts it against that case).
+      const client = await pool.connect();
       try {
-        await pool.query("UPDATE soniq_jobs SET status = $2 WHERE id::text = $1", [id, status]);
+        await client.query("UPDATE soniq_jobs SET status = $2 WHERE id::text = $1", [id, status]);
       } catch (err) {
         throw translatePgError(err, "writeJobStatus");
+      } finally {
+        client.release();
       }
     },
     async backdateWorkerHeartbeat(workerId, byMs) {

@@ -47,7 +47,7 @@ describe("migrations", () => {
     }
   });
 
-  it("three concurrent migrate() calls on a fresh database all succeed, one row per migration", async () => {
+  it("three concurrent migrations.apply() calls on a fresh database all succeed, one row per migration", async () => {
     const fresh = await createTestDatabase();
     const backends = [1, 2, 3].map(() => postgresBackend({ connectionString: fresh.url }));
     try {

@@ -26,7 +26,7 @@ afterAll(async () => {
 });
 
 describe("leases", () => {
-  it("one holder across two backends; released on releaseLease and on close", async () => {
+  it("one holder across two backends; released on leases.release and on close", async () => {
     const other = postgresBackend({ connectionString: db.url });
     const name = `lease-${randomUUID()}`;
     try {

@@ -67,7 +67,7 @@ async function plan(mode: "auto" | "force_generic_plan"): Promise<string> {
   await client.query("BEGIN");
   try {
     await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
-    await client.query(`PREPARE settle_plan AS ${settleSql(false, KEEP_KEYS)}`);
+    await client.query(`PREPARE settle_plan AS ${settleSql(encoded.parts, false, KEEP_KEYS)}`);
     const values = encoded.values.map((v) => (typeof v === "string" ? v : `{${v.join(",")}}`));
     const params = values.map((v) => `'${v.replaceAll("'", "''")}'`).join(", ");
     const res = await client.query(`EXPLAIN (ANALYZE, COSTS OFF) EXECUTE settle_plan(${params})`);

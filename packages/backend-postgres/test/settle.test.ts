@@ -334,8 +334,10 @@ describe("requeue after a dedup-key collision", () => {
     const [second] = await backend.runs.claim({ queues: [queue], limit: 1, workerId: null });
     if (!first || !second) throw new Error("expected two jobs");
     expect(await backend.runs.settle([requeue(first), requeue(second)])).toEqual([true, true]);
-    expect((await inspector.readJob(a.id))?.status).toBe("queued");
-    expect((await inspector.readJob(b.id))?.status).toBe("queued");
+    // Neither was queued when the statement started, so the key-clearing form cannot tell which keeps the
+    // key; the last form drops both (a later enqueue with the key makes a new job).
+    expect(await inspector.readJob(a.id)).toMatchObject({ status: "queued", dedupKey: null });
+    expect(await inspector.readJob(b.id)).toMatchObject({ status: "queued", dedupKey: null });
   });
 });
 

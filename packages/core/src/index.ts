@@ -24,6 +24,7 @@ export {
 } from "./metrics.js";
 export type { Hooks, Middleware, Next, Plugin } from "./middleware.js";
 export { isValidJobName, JOB_NAME_PATTERN } from "./names.js";
+export type { OptionDoc } from "./option-table.js";
 export type {
   EnqueueOptions as JobEnqueueOptions,
   JobOptions,
@@ -33,6 +34,7 @@ export type {
   SoniqOptions,
   WorkerOptions,
 } from "./options.js";
+export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
 export type { DeadLetterFilter, ListJobsFilter } from "./queries.js";
 export {

@@ -1,5 +1,8 @@
 /** Test support without storage: a recording stub backend, and helpers to catch errors and wait. */
+import { expect } from "vitest";
 import { BACKEND_FACETS, type Backend, type NewJob } from "../src/backend.js";
+import type { Soniq } from "../src/soniq.js";
+import type { Worker } from "../src/worker/worker.js";
 
 /** A backend that records every call (as "facet.method") and answers with `answers` or a neutral value. */
 export interface Call {
@@ -91,4 +94,21 @@ export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => voi
     open = resolve;
   });
   return { promise, open };
+}
+
+/**
+ * Has a peer declare `worker` stale (a 1 ms threshold) and waits until the worker learnt it
+ * (`worker:stale`) and re-registered itself as active.
+ */
+export async function expectStaleThenReregistered(soniq: Soniq, worker: Worker): Promise<void> {
+  const stale = gate<string>();
+  worker.on("worker:stale", ({ workerId }) => stale.open(workerId));
+  await eventually(async () => {
+    expect((await soniq.backend.workers.recoverStale(1)).workerIds).toContain(worker.id);
+  });
+  expect(await stale.promise).toBe(worker.id);
+  await eventually(async () => {
+    const row = (await soniq.backend.workers.list()).find((w) => w.id === worker.id);
+    expect(row?.status).toBe("active");
+  });
 }

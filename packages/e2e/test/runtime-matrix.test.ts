@@ -3,6 +3,7 @@
  * database for this file, a fresh queue per test). Each scenario goes through the public API only.
  */
 import { type Backend, type JobAbortedError, Soniq, type Worker } from "@soniq/core";
+import { BACKEND_FACETS, type BackendFacetName } from "@soniq/core/backend";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ALL_KINDS, eventually, expectStaleThenReregistered, gate, uniqueName } from "./runtime-support.js";
 
@@ -114,7 +115,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const { id } = await job.enqueue({});
       await started(soniqA.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 }));
       await running.promise;
-      expect(await soniqB.backend.cancel(id)).toBe(true);
+      expect(await soniqB.backend.jobs.cancel(id)).toBe(true);
       expect(((await aborted.promise) as JobAbortedError).why).toBe("cancelled");
       expect((await soniqA.getJob(id))?.status).toBe("cancelled");
     });
@@ -168,7 +169,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       release.open();
       await stopping;
       expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "finished" });
-      const row = (await soniq.backend.listWorkers()).find((w) => w.id === worker.id);
+      const row = (await soniq.backend.workers.list()).find((w) => w.id === worker.id);
       expect(row?.status).toBe("stopped");
     });
 
@@ -216,7 +217,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
           maintenanceIntervalMs: 100,
         }),
       );
-      expect(await soniqB.backend.tryAcquireLease("soniq.maintenance", keeper.id, 1000)).toBe(true);
+      expect(await soniqB.backend.leases.tryAcquire("soniq.maintenance", keeper.id, 1000)).toBe(true);
       const workerA = await started(
         soniqA.worker({ queues: [queue], pollIntervalMs: 50, shutdownTimeoutMs: 10 }),
       );
@@ -227,27 +228,28 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       await eventually(async () => {
         expect(await soniqB.getJob(id)).toMatchObject({ status: "done", result: "recovered on attempt 2" });
       }, 10_000);
-      const rowA = (await soniqB.backend.listWorkers()).find((w) => w.id === workerA.id);
+      const rowA = (await soniqB.backend.workers.list()).find((w) => w.id === workerA.id);
       expect(rowA?.status).toBe("stopped");
     }, 20_000);
   },
 );
 
-/** A backend whose "process" can be killed: afterwards every call but close() fails. */
+/** A backend whose "process" can be killed: afterwards every facet call fails (close() still works). */
 function killable(backend: Backend<unknown>): { backend: Backend<unknown>; kill: () => void } {
   let dead = false;
-  const proxy = new Proxy(backend, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== "function") return value;
-      const fn = value as (...args: unknown[]) => unknown;
-      if (prop === "close") return fn.bind(target);
-      return (...args: unknown[]) =>
-        dead ? Promise.reject(new Error("the worker process is gone")) : fn.apply(target, args);
-    },
-  });
+  const wrapped: Record<string, unknown> = { ...backend };
+  for (const facet of Object.keys(BACKEND_FACETS) as BackendFacetName[]) {
+    const methods: Record<string, unknown> = {};
+    for (const [name, fn] of Object.entries(
+      backend[facet] as unknown as Record<string, (...args: unknown[]) => unknown>,
+    )) {
+      methods[name] = (...args: unknown[]) =>
+        dead ? Promise.reject(new Error("the worker process is gone")) : fn(...args);
+    }
+    wrapped[facet] = methods;
+  }
   return {
-    backend: proxy,
+    backend: wrapped as unknown as Backend<unknown>,
     kill: () => {
       dead = true;
     },

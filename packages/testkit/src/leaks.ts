@@ -47,14 +47,30 @@ export function trackResources(): LeakTracker {
     async finish(settleMs = 1000) {
       recording = false;
       const deadline = Date.now() + settleMs;
-      while (live.size > 0 && Date.now() < deadline) {
-        // Closing handles and fired timers report their destruction a little later.
+      // Closing handles report their destruction a little later, and a pending one-shot timer may still
+      // fire: wait for those. An interval never ends by itself, so it is reported at once.
+      while ([...live.values()].some((t) => alive(t) && !isInterval(t)) && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       hook.disable();
-      return describe([...live.values()]);
+      return describe([...live.values()].filter(alive));
     },
   };
+}
+
+interface TimerFields {
+  _repeat?: unknown;
+  _destroyed?: unknown;
+  hasRef?: () => boolean;
+}
+
+/** A timer that fired or was cleared is done even before its destroy event arrives. */
+function alive(t: Tracked): boolean {
+  return t.type !== "Timeout" || (t.resource as TimerFields)._destroyed !== true;
+}
+
+function isInterval(t: Tracked): boolean {
+  return t.type === "Timeout" && typeof (t.resource as TimerFields)._repeat === "number";
 }
 
 function describe(leaked: readonly Tracked[]): string[] {
@@ -73,7 +89,7 @@ function describe(leaked: readonly Tracked[]): string[] {
 
 /** "Timeout" plus what made it, e.g. "Timeout from setInterval, ref'ed". */
 function timerKind(resource: object): string {
-  const timer = resource as { _repeat?: unknown; hasRef?: () => boolean };
+  const timer = resource as TimerFields;
   const from = typeof timer._repeat === "number" ? "setInterval" : "setTimeout";
   const ref = typeof timer.hasRef === "function" && !timer.hasRef() ? "unref'ed" : "ref'ed";
   return `Timeout from ${from}, ${ref}`;
@@ -82,8 +98,6 @@ function timerKind(resource: object): string {
 /** The first stack frame outside Node's internals and this file: the code that created the resource. */
 function siteOf(site: Error): string {
   const frames = (site.stack ?? "").split("\n").slice(1);
-  const own = frames.find(
-    (f) => !f.includes("node:") && !f.includes("leaks.ts") && !f.includes("leaks.js") && f.includes("("),
-  );
+  const own = frames.find((f) => !f.includes("node:") && !/leaks\.[jt]s:/.test(f));
   return (own ?? frames[0] ?? "unknown").trim().replace(/^at /, "");
 }

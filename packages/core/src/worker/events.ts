@@ -6,7 +6,8 @@ export interface WorkerEvents {
   "job:start": { job: Job };
   "job:done": { job: Job; result: unknown; durationMs: number };
   "job:failed": { job: Job; error: string; delayMs: number };
-  "job:dead_letter": { job: Job; reason: DeadLetterReason; error: string | null };
+  /** `error` is what the row records; for a job claimed past its attempts with no error recorded, why it was moved. */
+  "job:dead_letter": { job: Job; reason: DeadLetterReason; error: string };
   "job:snoozed": { job: Job; delayMs: number };
   "job:cancelled": { job: Job; why: "cancelled" | "lost" };
   "job:nacked": { job: Job };

@@ -87,7 +87,7 @@ export class OutcomeWriter {
         this.#batcher.add(retrySettlement(job, outcome.error, outcome.delayMs), run);
         return;
       case "dead_letter":
-        this.#metrics(run, "dead_letter", { error: outcome.error ?? undefined, reason: outcome.reason });
+        this.#metrics(run, "dead_letter", { error: outcome.error, reason: outcome.reason });
         this.#batcher.add(deadLetterSettlement(job, outcome.reason, outcome.error), run);
         return;
       case "snooze":
@@ -114,7 +114,10 @@ export class OutcomeWriter {
   /** A job the claim took past its attempts: dead-lettered without running (`max_retries_exceeded`). */
   overAttempts(job: Job): void {
     const settlement = overAttemptsSettlement(job);
-    const outcome: Written = { kind: "dead_letter", reason: settlement.reason, error: settlement.error };
+    const error =
+      settlement.error ??
+      `claimed for attempt ${job.attempts} of ${job.maxAttempts}: earlier runs never settled`;
+    const outcome: Written = { kind: "dead_letter", reason: settlement.reason, error };
     this.#batcher.add(settlement, { job, outcome, durationMs: 0 });
   }
 

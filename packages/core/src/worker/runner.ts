@@ -27,7 +27,7 @@ import type { Job } from "../types.js";
 export type Outcome =
   | { kind: "done"; result: unknown }
   | { kind: "retry"; error: string; delayMs: number }
-  | { kind: "dead_letter"; reason: DeadLetterReason; error: string | null }
+  | { kind: "dead_letter"; reason: DeadLetterReason; error: string }
   | { kind: "snooze"; delayMs: number; reason: string | null }
   /** No write: the row was cancelled (or taken over by stale recovery) while the job ran. */
   | { kind: "abandoned"; why: "cancelled" | "lost" }

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
+import type { MigrationReport } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
-import { deadLetter, deepEqual, done, equal, rejectsWith, requeue } from "./helpers.js";
+import { deadLetter, deepEqual, describeError, done, equal, rejectsWith, requeue } from "./helpers.js";
 
 export const lifecycleCases = [
   defineCase({
@@ -11,12 +12,24 @@ export const lifecycleCases = [
       // The unguarded backend: the guard runs apply() once and caches it, which would hide a second run.
       const before = await rawBackend.migrations.status();
       deepEqual(before.pending, [], "after the kit's migrations.apply(), status().pending must be empty");
-      const first = await rawBackend.migrations.apply();
-      deepEqual(first.appliedNow, [], "apply() on a migrated store must apply nothing");
-      const second = await rawBackend.migrations.apply();
-      deepEqual(second.appliedNow, [], "a second apply() must apply nothing");
-      deepEqual(second.pending, [], "a second apply() must leave nothing pending");
-      deepEqual(second.applied, before.applied, "a second apply() must report the same applied migrations");
+      for (const run of ["apply() on a migrated store", "a second apply()"]) {
+        let report: MigrationReport;
+        try {
+          report = await rawBackend.migrations.apply();
+        } catch (err) {
+          throw new Error(
+            `${run} rejected (${describeError(err)}): migrations.apply() must be idempotent, applying nothing once up to date`,
+            { cause: err },
+          );
+        }
+        deepEqual(report.appliedNow, [], `${run} must apply nothing (appliedNow [])`);
+        deepEqual(report.pending, [], `${run} must leave nothing pending`);
+        deepEqual(
+          report.applied,
+          before.applied,
+          `${run} must report the same applied migrations as status()`,
+        );
+      }
       deepEqual(
         await rawBackend.migrations.status(),
         before,
@@ -48,15 +61,16 @@ export const lifecycleCases = [
     id: "lifecycle/unknown-ids-are-not-found",
     title: "ids that name no row (including malformed ones) read as null and write as false, never throw",
     async run({ backend }) {
+      const unknown = { id: randomUUID(), attempts: 1 };
+      // Settle items come from claims, so only an unknown UUID (a row deleted meanwhile) is meaningful there.
+      deepEqual(
+        await backend.runs.settle([done(unknown), requeue(unknown), deadLetter(unknown)]),
+        [false, false, false],
+        `runs.settle of done, requeue and dead_letter items for an unknown id must apply none`,
+      );
       for (const id of [randomUUID(), "not-a-uuid"]) {
-        const ref = { id, attempts: 1 };
         equal(await backend.jobs.get(id), null, `jobs.get("${id}") must return null`);
         equal(await backend.jobs.cancel(id), false, `jobs.cancel("${id}") must return false`);
-        deepEqual(
-          await backend.runs.settle([done(ref), requeue(ref), deadLetter(ref)]),
-          [false, false, false],
-          `runs.settle of done, requeue and dead_letter for "${id}" must apply none`,
-        );
         equal(await backend.deadLetters.get(id), null, `deadLetters.get("${id}") must return null`);
         equal(await backend.deadLetters.purge(id), false, `deadLetters.purge("${id}") must return false`);
         equal(

@@ -37,7 +37,7 @@ export const workerCases = [
   defineCase({
     id: "workers/register-heartbeat-stop",
     title:
-      "a registered worker is listed active; heartbeat keeps it and stores metadata; after stop, heartbeat returns false",
+      "a registered worker is listed active; heartbeat keeps it and replaces its metadata; after stop, heartbeat returns false",
     async run(ctx) {
       const reg = registration(ctx);
       await ctx.backend.workers.register(reg);
@@ -55,6 +55,8 @@ export const workerCases = [
       equal(await ctx.backend.workers.heartbeat(reg.id, { busy: 2 }), true, "heartbeat of an active worker");
       const beat = await listed(ctx, reg.id);
       deepEqual(beat?.metadata, { busy: 2 }, "heartbeat with metadata must store it");
+      equal(await ctx.backend.workers.heartbeat(reg.id, null), true, "heartbeat without metadata");
+      equal((await listed(ctx, reg.id))?.metadata, null, "heartbeat with metadata null must clear it");
       assert.ok(
         (beat?.lastHeartbeat.getTime() ?? 0) >= row.lastHeartbeat.getTime(),
         "heartbeat must not move last_heartbeat back",

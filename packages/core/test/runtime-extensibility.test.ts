@@ -1,8 +1,8 @@
 import { PassThrough } from "node:stream";
-import { memoryBackend } from "@soniq/backend-memory";
-import { isSoniqError, type JobEndStatus, type Logger, type MetricsSink, snooze } from "@soniq/core";
 import { describe, expect, it } from "vitest";
-import { eventually, memoryApps } from "./runtime-support.js";
+import { isSoniqError, type JobEndStatus, type Logger, type MetricsSink, snooze } from "../src/index.js";
+import { memoryApps, memoryBackend } from "./memory.js";
+import { eventually } from "./support.js";
 
 const app = memoryApps();
 

@@ -1,12 +1,12 @@
 /**
  * Throughput of the memory backend through the Soniq worker (default: 20,000 no-op jobs, concurrency 10,
- * 5 rounds), next to a bare claim/complete loop on the same backend (what the backend alone allows).
+ * 5 rounds), next to a bare claim/settle loop on the same backend (what the backend alone allows).
  * A measurement script, not a test:
- *   node --conditions=source --import tsx packages/e2e/test/runtime-throughput.ts [jobs] [concurrency] [rounds]
+ *   node --conditions=source --import tsx packages/core/test/runtime-throughput.ts [jobs] [concurrency] [rounds]
  * (BATCH=n sets the worker's batchSize.) Prints wall-clock and CPU-time rates, medians of the rounds.
  */
-import { memoryBackend } from "@soniq/backend-memory";
-import { Soniq } from "@soniq/core";
+import { memoryBackend } from "../../backend-memory/src/index.js";
+import { Soniq } from "../src/index.js";
 
 const N = Number(process.argv[2] ?? 20000);
 const C = Number(process.argv[3] ?? 10);
@@ -41,16 +41,16 @@ async function viaWorker(): Promise<number> {
 
 async function bareLoop(): Promise<number> {
   const backend = memoryBackend();
-  await backend.migrate();
+  await backend.migrations.apply();
   const soniq = new Soniq({ backend, allowUnknownJobNames: true });
   await soniq.enqueueMany(Array.from({ length: N }, (_, i) => ({ job: "bench.noop", args: { i } })));
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (;;) {
-    const jobs = await backend.claim({ queues: null, limit: 2 * C, workerId: null });
+    const jobs = await backend.runs.claim({ queues: null, limit: 2 * C, workerId: null });
     if (jobs.length === 0) break;
-    await backend.complete(
-      jobs.map((j) => ({ id: j.id, attempt: j.attempts, result: null, resultTtlMs: 300_000 })),
+    await backend.runs.settle(
+      jobs.map((j) => ({ kind: "done", id: j.id, attempt: j.attempts, result: null, resultTtlMs: 300_000 })),
     );
   }
   const ms = performance.now() - t0;
@@ -73,7 +73,7 @@ console.log(
   `worker (concurrency ${C}): ${worker.map(Math.round).join(", ")} jobs/s; median ${Math.round(median(worker))}`,
 );
 console.log(
-  `bare claim/complete loop: ${bare.map(Math.round).join(", ")} jobs/s; median ${Math.round(median(bare))}`,
+  `bare claim/settle loop: ${bare.map(Math.round).join(", ")} jobs/s; median ${Math.round(median(bare))}`,
 );
 console.log(`worker / bare: ${(median(worker) / median(bare)).toFixed(2)}`);
 console.log(

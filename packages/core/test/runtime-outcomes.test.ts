@@ -1,9 +1,9 @@
 /** Runtime scenarios on the memory backend: outcomes, retries, timeouts. */
-import { memoryBackend } from "@soniq/backend-memory";
-import { type DeadLetterItem, JobAbortedError, PermanentError, type RetryContext, snooze } from "@soniq/core";
+
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { memoryApps } from "./runtime-support.js";
+import { JobAbortedError, PermanentError, type RetryContext, snooze } from "../src/index.js";
+import { memoryApps, memoryBackend, overriding } from "./memory.js";
 
 const app = memoryApps();
 
@@ -305,48 +305,72 @@ describe("runtime/settle-once", () => {
   });
 });
 
-describe("runtime/batched-dead-letters", () => {
-  it("runtime/dead-letters-batched: with markJobsDeadLetter, failures move in batches and each is reported", async () => {
+describe("runtime/settle", () => {
+  it("runtime/outcomes-batched: done and dead-letter outcomes share settle calls, and each is reported", async () => {
     const backend = memoryBackend();
-    const batches: number[] = [];
-    const batching = new Proxy(backend, {
-      get(target, prop, receiver) {
-        if (prop === "markJobsDeadLetter") {
-          // A backend's batch move, emulated with the single move (fenced by attempt).
-          return async (items: DeadLetterItem[]) => {
-            batches.push(items.length);
-            const moved: string[] = [];
-            for (const { id, attempt, reason, error } of items) {
-              if (await backend.markJobDeadLetter(id, { reason, error, attempt })) moved.push(id);
-            }
-            return moved;
-          };
-        }
-        if (prop === "markJobDeadLetter") {
-          return async () => {
-            throw new Error("the single move should not be used");
-          };
-        }
-        const value: unknown = Reflect.get(target, prop, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
+    const batches: string[][] = [];
+    const counting = overriding(backend, "runs", {
+      settle: (items) => {
+        batches.push(items.map((i) => i.kind));
+        return backend.runs.settle(items);
       },
     });
-    const soniq = app({}, batching);
+    const soniq = app({}, counting);
     const job = soniq.job(
-      "batch.fail",
-      async () => {
-        throw new Error("nope");
+      "batch.mixed",
+      async (args: { i: number }) => {
+        if (args.i % 2 === 1) throw new Error("odd");
+        return args.i;
       },
       { maxAttempts: 1 },
     );
     await soniq.enqueueMany(Array.from({ length: 40 }, (_, i) => ({ job, args: { i } })));
     const worker = soniq.worker({ concurrency: 20 });
     const reported: string[] = [];
-    worker.on("job:dead_letter", ({ job, reason }) => void reported.push(`${job.id}:${reason}`));
+    worker.on("job:done", () => void reported.push("done"));
+    worker.on("job:dead_letter", ({ reason }) => void reported.push(reason));
     expect(await worker.runOnce()).toBe(40);
-    expect((await soniq.getQueueStats()).dead_letter).toBe(40);
-    expect(reported).toHaveLength(40);
-    expect(batches.reduce((a, b) => a + b, 0)).toBe(40);
+    expect(await soniq.getQueueStats()).toMatchObject({ done: 20, dead_letter: 20 });
+    expect(reported.filter((r) => r === "done")).toHaveLength(20);
+    expect(reported.filter((r) => r === "max_retries_exceeded")).toHaveLength(20);
+    expect(batches.flat()).toHaveLength(40);
     expect(batches.length).toBeLessThan(40);
+    expect(batches.some((kinds) => new Set(kinds).size > 1)).toBe(true);
+  });
+
+  it("runtime/claimed-past-attempts: a job claimed past maxAttempts is dead-lettered unrun, and the claim still counts it", async () => {
+    const backend = memoryBackend();
+    const soniq = app({}, backend);
+    let ran = 0;
+    const job = soniq.job("crashy.job", async () => ++ran, { maxAttempts: 1 });
+    const crashed = await soniq.enqueueMany(
+      [1, 2].map((i) => ({ job, args: { i }, options: { priority: 1 } })),
+    );
+    // Two runs whose worker died before settling (its row is gone): recovery requeues them with attempt 1 spent.
+    expect(
+      await backend.runs.claim({ queues: null, limit: 2, workerId: "0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b" }),
+    ).toHaveLength(2);
+    expect((await backend.workers.recoverStale(60_000)).requeuedJobIds.sort()).toEqual(
+      crashed.map((r) => r.id).sort(),
+    );
+    const healthy = await job.enqueue({ i: 3 });
+    const worker = soniq.worker({ concurrency: 2 });
+    const dead: string[] = [];
+    worker.on("job:dead_letter", ({ job, reason, error }) => void dead.push(`${job.id}:${reason}:${error}`));
+    // The first claim (2 rows, both past their attempts) is full, so runOnce claims again and runs the third.
+    expect(await worker.runOnce()).toBe(1);
+    expect(ran).toBe(1);
+    expect(await soniq.getJob(healthy.id)).toMatchObject({ status: "done", result: 1 });
+    expect(dead.sort()).toEqual(
+      crashed
+        .map((r) => `${r.id}:max_retries_exceeded:claimed for attempt 2 of 1: earlier runs never settled`)
+        .sort(),
+    );
+    for (const { id } of crashed) {
+      expect(await soniq.deadLetter.get(id)).toMatchObject({
+        deadLetterReason: "max_retries_exceeded",
+        attempts: 2,
+      });
+    }
   });
 });

@@ -2,8 +2,8 @@
  * A script for runtime-lifecycle.test.ts: awaits runOnce() on a job that hangs until its timeout. With
  * nothing else keeping the process alive, the script must still get its answer and exit 0.
  */
-import { memoryBackend } from "@soniq/backend-memory";
-import { Soniq } from "@soniq/core";
+import { memoryBackend } from "../../backend-memory/src/index.js";
+import { Soniq } from "../src/index.js";
 
 const soniq = new Soniq({ backend: memoryBackend() });
 const slow = soniq.job("script.slow", () => new Promise(() => {}), { timeoutMs: 100, maxAttempts: 1 });

@@ -2,10 +2,10 @@
 import { execFile, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { memoryBackend } from "@soniq/backend-memory";
-import { JobAbortedError, type Logger, Soniq } from "@soniq/core";
 import { describe, expect, it } from "vitest";
-import { eventually, expectStaleThenReregistered, gate, memoryApps } from "./runtime-support.js";
+import { JobAbortedError, type Logger, Soniq } from "../src/index.js";
+import { memoryApps, memoryBackend, overriding } from "./memory.js";
+import { eventually, expectStaleThenReregistered, gate } from "./support.js";
 
 const app = memoryApps();
 
@@ -162,7 +162,7 @@ describe("runtime/shutdown", () => {
     expect((await soniq.getJob(id))?.workerId).toBe(worker.id);
     // As if the process had died: its heartbeat goes stale and a peer's sweep requeues the job.
     await eventually(async () => {
-      expect((await soniq.backend.recoverStaleWorkers(1)).requeuedJobIds).toContain(id);
+      expect((await soniq.backend.workers.recoverStale(1)).requeuedJobIds).toContain(id);
     });
     expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 1 });
     await worker.stop();
@@ -209,13 +209,8 @@ describe("runtime/shutdown", () => {
 
 describe("runtime/failures-and-leaks", () => {
   it("runtime/write-failure-reported: a failed state write is logged and emitted; the job stays claimed", async () => {
-    const backend = memoryBackend();
-    const failing = new Proxy(backend, {
-      get(target, prop, receiver) {
-        if (prop === "retry") return () => Promise.reject(new Error("database unavailable"));
-        const value: unknown = Reflect.get(target, prop, receiver);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
+    const failing = overriding(memoryBackend(), "runs", {
+      settle: () => Promise.reject(new Error("database unavailable")),
     });
     const errors: string[] = [];
     const logger: Logger = { debug() {}, info() {}, warn() {}, error: (_o, msg) => void errors.push(msg) };
@@ -228,7 +223,7 @@ describe("runtime/failures-and-leaks", () => {
     worker.on("error", ({ during }) => emitted.open(during));
     await worker.start();
     const { id } = await job.enqueue({});
-    expect(await emitted.promise).toBe("retry");
+    expect(await emitted.promise).toBe("settle");
     expect(errors.some((m) => m.includes("stale-worker recovery"))).toBe(true);
     expect((await soniq.getJob(id))?.status).toBe("processing");
     await worker.stop();
@@ -290,16 +285,10 @@ describe("runtime/claim-window", () => {
     const claims: number[] = [];
     // A claim that takes a round trip (as over a network), so fast jobs leave slots idle while it is in flight.
     const backend = memoryBackend();
-    const slowClaims = new Proxy(backend, {
-      get(target, prop, receiver) {
-        const value: unknown = Reflect.get(target, prop, receiver);
-        if (prop === "claim") {
-          return async (...args: Parameters<typeof backend.claim>) => {
-            await new Promise((resolve) => setTimeout(resolve, 2));
-            return backend.claim(...args);
-          };
-        }
-        return typeof value === "function" ? value.bind(target) : value;
+    const slowClaims = overriding(backend, "runs", {
+      claim: async (request) => {
+        await new Promise((resolve) => setTimeout(resolve, 2));
+        return backend.runs.claim(request);
       },
     });
     const soniq = app(

@@ -1,7 +1,8 @@
-import { isSoniqError } from "@soniq/core";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { eventually, memoryApps, rejection } from "./runtime-support.js";
+import { isSoniqError } from "../src/index.js";
+import { memoryApps } from "./memory.js";
+import { eventually, rejection } from "./support.js";
 
 const app = memoryApps();
 

@@ -3,8 +3,8 @@
  * the memory backend, lets it run a job, unrefs its IPC channel (so only the worker can hold the process
  * open), says "idle", and stops the worker when the parent says "stop". It must then exit by itself.
  */
-import { memoryBackend } from "@soniq/backend-memory";
-import { Soniq } from "@soniq/core";
+import { memoryBackend } from "../../backend-memory/src/index.js";
+import { Soniq } from "../src/index.js";
 
 const soniq = new Soniq({ backend: memoryBackend() });
 const job = soniq.job("keepalive.noop", async () => null);
