@@ -2,12 +2,13 @@
  * The options objects' types, as users write them and as core resolves them. What each option checks,
  * defaults to and means is declared once, in the tables of options.ts.
  */
-import type { Clock } from "./schedules/clock.js";
+
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Backend } from "./backend.js";
 import type { Logger } from "./logger.js";
 import type { MetricsSink } from "./metrics.js";
 import type { RetryPolicy } from "./retry-policy.js";
+import type { Clock } from "./schedules/clock.js";
 
 export interface SoniqOptions<B extends Backend<unknown> = Backend<unknown>> {
   /** Storage: `memoryBackend()`, `sqliteBackend({...})`, `postgresBackend({...})` or your own. */
