@@ -24,7 +24,6 @@ export {
   type MigrationStatus,
   type MigrationsFacet,
   type NewJob,
-  OPTIONAL_BACKEND_FACETS,
   type ReplayRequest,
   type RequeueSettlement,
   type RunsFacet,

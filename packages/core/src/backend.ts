@@ -384,11 +384,7 @@ export interface Backend<TTx = never> {
   readonly workers: WorkersFacet;
   readonly leases: LeasesFacet;
   readonly wakeUps: WakeUpsFacet;
-  /**
-   * Recurring jobs. Optional while the backends adopt it: core's scheduler and `soniq.schedules` throw
-   * `SONIQ_INVALID_STATE` on a backend without it.
-   */
-  readonly schedules?: SchedulesFacet;
+  readonly schedules: SchedulesFacet;
   /** Release what the backend owns (never a pool or database handed to it). */
   close(): Promise<void>;
 }
@@ -412,16 +408,9 @@ export const BACKEND_FACETS = {
   workers: ["register", "heartbeat", "stop", "list", "recoverStale", "registerTaskNames", "listTaskNames"],
   leases: ["tryAcquire", "release"],
   wakeUps: ["subscribe"],
+  schedules: ["upsert", "list", "get", "setPaused", "remove", "recordTick", "history"],
 } as const satisfies {
-  [F in Exclude<
-    keyof Backend,
-    "name" | "capabilities" | "close" | "schedules"
-  >]: readonly (keyof Backend[F])[];
+  [F in Exclude<keyof Backend, "name" | "capabilities" | "close">]: readonly (keyof Backend[F])[];
 };
 
 export type BackendFacetName = keyof typeof BACKEND_FACETS;
-
-/** The methods of the optional facets (checked when a backend has the facet). */
-export const OPTIONAL_BACKEND_FACETS = {
-  schedules: ["upsert", "list", "get", "setPaused", "remove", "recordTick", "history"],
-} as const satisfies { [F in "schedules"]: readonly (keyof NonNullable<Backend[F]>)[] };

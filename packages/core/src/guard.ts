@@ -8,13 +8,7 @@
  * - job and dead-letter ids are lower-cased; an id that is not a UUID string names no row, so the guard
  *   answers "not found" itself (get -> null, cancel/purge -> false, replay -> null) without a backend call.
  */
-import {
-  BACKEND_FACETS,
-  type Backend,
-  type BackendFacetName,
-  type MigrationReport,
-  OPTIONAL_BACKEND_FACETS,
-} from "./backend.js";
+import { BACKEND_FACETS, type Backend, type BackendFacetName, type MigrationReport } from "./backend.js";
 import { SoniqError } from "./errors.js";
 
 const GUARDED = Symbol.for("soniq.guardedBackend");
@@ -36,17 +30,10 @@ const BY_ID: { [F in BackendFacetName]?: { [method: string]: null | false } } = 
   deadLetters: { get: null, replay: null, purge: false },
 };
 
-/** The facets to guard: every required one, and each optional one the backend has (e.g. `schedules`). */
-function facetsOf(backend: Backend<unknown>): [string, readonly string[]][] {
-  const b = backend as unknown as Record<string, unknown>;
-  const optional = Object.entries(OPTIONAL_BACKEND_FACETS).filter(([facet]) => b[facet] !== undefined);
-  return [...Object.entries(BACKEND_FACETS), ...optional];
-}
-
 function missingMethods(backend: Backend<unknown>): string[] {
   const missing: string[] = [];
   const b = backend as unknown as Record<string, Record<string, unknown> | undefined>;
-  for (const [facet, methods] of facetsOf(backend)) {
+  for (const [facet, methods] of Object.entries(BACKEND_FACETS)) {
     const f = b[facet];
     for (const m of methods) {
       if (typeof f !== "object" || f === null || typeof f[m] !== "function") missing.push(`${facet}.${m}`);
@@ -79,9 +66,12 @@ export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
     capabilities: Object.freeze({ ...backend.capabilities }),
     [GUARDED]: true,
   };
-  for (const [facetName, methods] of facetsOf(backend as Backend<unknown>)) {
-    const facet = (backend as unknown as Record<string, Facet>)[facetName] as Facet;
-    const byId = BY_ID[facetName as BackendFacetName] ?? {};
+  for (const [facetName, methods] of Object.entries(BACKEND_FACETS) as [
+    BackendFacetName,
+    readonly string[],
+  ][]) {
+    const facet = backend[facetName] as unknown as Facet;
+    const byId = BY_ID[facetName] ?? {};
     const wrapped: Facet = {};
     for (const method of methods) {
       const fn = facet[method] as AnyFn;

@@ -32,7 +32,7 @@ import {
 import { jobListQuery, type ListJobsFilter, statsQuery } from "./queries.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
 import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "./schedules/declare.js";
-import { type ScheduleRuntime, schedulesFacetOf } from "./schedules/runtime.js";
+import type { ScheduleRuntime } from "./schedules/runtime.js";
 import { resolveSchedulerOptions, Scheduler, type SchedulerOptions } from "./schedules/scheduler.js";
 import { ScheduleService } from "./schedules/service.js";
 import { SchedulingWorker, type WorkerScheduleOptions, workerSchedulerOptions } from "./schedules/worker.js";
@@ -77,7 +77,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     };
     this.deadLetter = new DeadLetterService(this.#rt);
     this.#schedules = {
-      facet: () => schedulesFacetOf(this.backend),
+      schedules: this.backend.schedules,
       leases: this.backend.leases,
       declarations: this.#declarations,
       registry: this.#registry,

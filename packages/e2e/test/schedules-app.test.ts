@@ -78,15 +78,14 @@ describe("schedules/app: periodic()", () => {
 });
 
 describe("schedules/app: backends and lifecycle", () => {
-  it("a backend without the schedules facet fails with SONIQ_INVALID_STATE that says so", async () => {
+  it("a backend without the schedules facet is refused when the instance is made, naming the methods", () => {
     const { schedules: _none, ...withoutSchedules } = memoryBackend();
-    const soniq = new Soniq({ backend: withoutSchedules });
-    soniq.periodic("reports.nightly", { every: "1h" });
-    await expect(soniq.scheduler().start()).rejects.toMatchObject({
-      code: "SONIQ_INVALID_STATE",
-      message: expect.stringContaining("no schedules facet"),
-    });
-    await expect(soniq.schedules.list()).rejects.toMatchObject({ code: "SONIQ_INVALID_STATE" });
+    expect(() => new Soniq({ backend: withoutSchedules as never })).toThrow(
+      expect.objectContaining({
+        code: "SONIQ_INVALID_OPTIONS",
+        context: expect.objectContaining({ missing: expect.arrayContaining(["schedules.recordTick"]) }),
+      }),
+    );
   });
 
   it("scheduler options are checked; a scheduler starts once", async () => {

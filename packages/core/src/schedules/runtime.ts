@@ -10,7 +10,6 @@ import type {
   SchedulesFacet,
   TickRecordResult,
 } from "../backend.js";
-import { SoniqError } from "../errors.js";
 import type { RegisteredJob } from "../jobs.js";
 import { argsHash } from "../json.js";
 import type { Logger } from "../logger.js";
@@ -21,8 +20,7 @@ import { firstTick, type PlannedTick } from "./plan.js";
 import type { Schedule } from "./types.js";
 
 export interface ScheduleRuntime {
-  /** The backend's schedules facet; throws `SONIQ_INVALID_STATE` when the backend has none. */
-  facet(): SchedulesFacet;
+  readonly schedules: SchedulesFacet;
   readonly leases: LeasesFacet;
   readonly declarations: ReadonlyMap<string, PeriodicDeclaration>;
   readonly registry: ReadonlyMap<string, RegisteredJob>;
@@ -30,16 +28,6 @@ export interface ScheduleRuntime {
   readonly logger: Logger;
   /** The clock `soniq.schedules` uses (trigger's tick, resume, upcoming). */
   readonly clock: Clock;
-}
-
-/** The facet of a backend, or the error that says it has none. */
-export function schedulesFacetOf(backend: { name: string; schedules?: SchedulesFacet }): SchedulesFacet {
-  if (backend.schedules !== undefined) return backend.schedules;
-  throw new SoniqError(
-    "SONIQ_INVALID_STATE",
-    `The ${backend.name} backend has no schedules facet, so it cannot store recurring jobs; use a backend that implements it.`,
-    { context: { backend: backend.name } },
-  );
 }
 
 /** The row a declaration upserts, with its first tick counted from `now`. */
@@ -72,7 +60,7 @@ export function recordPlanned(
   schedule: Schedule,
   tick: PlannedTick,
 ): Promise<TickRecordResult> {
-  return rt.facet().recordTick({
+  return rt.schedules.recordTick({
     scheduleName: schedule.name,
     tickAt: tick.tickAt,
     outcome: tick.outcome,

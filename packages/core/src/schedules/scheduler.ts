@@ -109,8 +109,7 @@ export class Scheduler implements AsyncDisposable {
     try {
       const now = new Date(this.#clock.now());
       const declared = [...this.#rt.declarations.values()].map((d) => toStored(d, now));
-      if (declared.length > 0) await this.#rt.facet().upsert(declared);
-      else this.#rt.facet();
+      if (declared.length > 0) await this.#rt.schedules.upsert(declared);
     } catch (err) {
       this.#state = "stopped";
       this.#onStopped(this);
@@ -174,7 +173,7 @@ export class Scheduler implements AsyncDisposable {
     this.#leader = await this.#rt.leases.tryAcquire(SCHEDULER_LEASE, this.id, 3 * this.checkIntervalMs);
     report.leader = this.#leader;
     if (!this.#leader) return report;
-    const schedules = await this.#rt.facet().list();
+    const schedules = await this.#rt.schedules.list();
     for (const schedule of schedules) {
       if (this.#state === "stopping") break;
       try {

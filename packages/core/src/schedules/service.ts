@@ -20,16 +20,16 @@ export class ScheduleService {
 
   /** Every persisted schedule, by name. Declarations are persisted when a scheduler starts. */
   async list(): Promise<Schedule[]> {
-    return this.#rt.facet().list();
+    return this.#rt.schedules.list();
   }
 
   async get(name: string): Promise<Schedule | null> {
-    return this.#rt.facet().get(name);
+    return this.#rt.schedules.get(name);
   }
 
   /** Stops firing: every tick until `resume` is recorded `skipped`. False when there is no such schedule. */
   async pause(name: string): Promise<boolean> {
-    return this.#rt.facet().setPaused(name, true);
+    return this.#rt.schedules.setPaused(name, true);
   }
 
   /**
@@ -37,7 +37,7 @@ export class ScheduleService {
    * `paused`) first, so resuming never catches them up. False when there is no such schedule.
    */
   async resume(name: string): Promise<boolean> {
-    const schedule = await this.#rt.facet().get(name);
+    const schedule = await this.#rt.schedules.get(name);
     if (schedule === null) return false;
     if (schedule.paused) {
       const now = new Date(this.#rt.clock.now());
@@ -47,7 +47,7 @@ export class ScheduleService {
         if (result.status === "no_schedule") return false;
       }
     }
-    return this.#rt.facet().setPaused(name, false);
+    return this.#rt.schedules.setPaused(name, false);
   }
 
   /**
@@ -55,7 +55,7 @@ export class ScheduleService {
    * next starts in a process that declares it. False when there was none.
    */
   async remove(name: string): Promise<boolean> {
-    return this.#rt.facet().remove(name);
+    return this.#rt.schedules.remove(name);
   }
 
   /**
@@ -64,7 +64,7 @@ export class ScheduleService {
    * Returns the job id.
    */
   async trigger(name: string): Promise<string> {
-    const facet = this.#rt.facet();
+    const facet = this.#rt.schedules;
     const now = new Date(this.#rt.clock.now());
     let schedule = await facet.get(name);
     const declared = this.#rt.declarations.get(name);
@@ -107,7 +107,7 @@ export class ScheduleService {
       );
     }
     const now = new Date(this.#rt.clock.now());
-    const stored = await this.#rt.facet().get(name);
+    const stored = await this.#rt.schedules.get(name);
     const declared = this.#rt.declarations.get(name);
     const schedule = stored ?? (declared === undefined ? null : toStored(declared, now));
     if (schedule === null) throw noSchedule(name);
@@ -128,7 +128,7 @@ export class ScheduleService {
         { context: { limit } },
       );
     }
-    return this.#rt.facet().history(name, { limit });
+    return this.#rt.schedules.history(name, { limit });
   }
 }
 
