@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { isSoniqError } from "@soniq/core";
+import { uniqueQueue } from "@soniq/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresBackend, type PostgresBackendOptions, postgresBackend } from "../src/index.js";
@@ -30,13 +31,9 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function queueName(): string {
-  return `q_${randomUUID().slice(0, 8)}`;
-}
-
 describe("enqueueMany", () => {
   it("is all or nothing: one bad job in the batch leaves no row", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const batch = [
       newJob({ queue }),
       newJob({ queue, dedupKey: randomUUID() }),
@@ -47,7 +44,7 @@ describe("enqueueMany", () => {
   });
 
   it("returns results in input order across every kind of job, duplicates included", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const key = randomUUID();
     const existing = await backend.jobs.enqueue(newJob({ queue, dedupKey: key }), {});
     const batch = [
@@ -96,7 +93,7 @@ async function enqueueAndClaim(queue: string, workerId: string | null, overrides
 describe("workers.recoverStale", () => {
   // One recovery sees the whole table, so each case checks its own ids within the answer.
   it("stops stale workers and requeues the jobs of stale, stopped and missing workers, nothing else", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const stale = await registerWorker(queue);
     const stopped = await registerWorker(queue);
     const missing = await registerWorker(queue);
@@ -139,7 +136,7 @@ describe("workers.recoverStale", () => {
   });
 
   it("requeues a unique job even when its twin is queued again", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const workerId = await registerWorker(queue);
     const job = await enqueueAndClaim(queue, workerId, { unique: true, argsHash: "twin" });
     await backend.jobs.enqueue(newJob({ queue, unique: true, argsHash: "twin" }), {});
@@ -153,14 +150,14 @@ describe("workers.recoverStale", () => {
 
 describe("errors", () => {
   it("a raw status write to dead_letter becomes SONIQ_INVALID_STATUS_TRANSITION", async () => {
-    const job = newJob({ queue: queueName() });
+    const job = newJob({ queue: uniqueQueue() });
     await backend.jobs.enqueue(job, {});
     const err = await inspector.writeJobStatus(job.id, "dead_letter").catch((e: unknown) => e);
     expect(isSoniqError(err, "SONIQ_INVALID_STATUS_TRANSITION")).toBe(true);
   });
 
   it("claiming with an unregistered worker id is SONIQ_INVALID_ARGUMENT and claims nothing", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     await backend.jobs.enqueue(newJob({ queue }), {});
     const err = await backend.runs
       .claim({ queues: [queue], limit: 1, workerId: randomUUID() })
@@ -170,7 +167,7 @@ describe("errors", () => {
   });
 
   it("a dead-letter row inserted by something else while a settle runs fails the settle as a whole: SONIQ_DEAD_LETTER_CONFLICT", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const job = await enqueueAndClaim(queue, null);
     const other = new pg.Client({ connectionString: db.url });
     await other.connect();
@@ -242,7 +239,7 @@ describe("asynchronous commits", () => {
       (await pool.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]
         ?.synchronous_commit;
     try {
-      const queue = queueName();
+      const queue = uniqueQueue();
       await single.jobs.enqueueMany([newJob({ queue }), newJob({ queue }), newJob({ queue })], {});
       const [a, b, c] = await single.runs.claim({ queues: [queue], limit: 3, workerId: null });
       expect(await show()).toBe("on");

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Job } from "@soniq/core";
 import type { Settlement } from "@soniq/core/backend";
+import { uniqueQueue } from "@soniq/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresBackend, postgresBackend } from "../src/index.js";
 import { createMigratedDatabase, newJob, type TestDatabase } from "./pgdb.js";
@@ -21,17 +22,13 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function queueName(): string {
-  return `q_${randomUUID().slice(0, 8)}`;
-}
-
 async function countRows(backend: PostgresBackend, queue: string): Promise<number> {
   return (await backend.jobs.stats({ queue })).total;
 }
 
 describe("concurrency/claim", () => {
   it("5 concurrent claimers on one job: exactly one gets it", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const job = newJob({ queue });
     await backends[0]?.jobs.enqueue(job, {});
     const results = await Promise.all(
@@ -43,7 +40,7 @@ describe("concurrency/claim", () => {
   });
 
   it("10 jobs over 5 concurrent claim loops: 10 distinct claims, nothing left", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const jobs = Array.from({ length: 10 }, () => newJob({ queue }));
     await backends[0]?.jobs.enqueueMany(jobs, {});
     const loop = async (backend: PostgresBackend): Promise<Job[]> => {
@@ -61,7 +58,7 @@ describe("concurrency/claim", () => {
   });
 
   it("concurrent batch claims over many jobs never overlap", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     await backends[0]?.jobs.enqueueMany(
       Array.from({ length: 200 }, () => newJob({ queue })),
       {},
@@ -77,7 +74,7 @@ describe("concurrency/claim", () => {
 
 describe("concurrency/settle", () => {
   async function claimedJob(): Promise<Job> {
-    const queue = queueName();
+    const queue = uniqueQueue();
     await backends[0]?.jobs.enqueue(newJob({ queue }), {});
     const [job] = (await backends[0]?.runs.claim({ queues: [queue], limit: 1, workerId: null })) ?? [];
     if (!job) throw new Error("expected a claimed job");
@@ -117,7 +114,7 @@ describe("concurrency/settle", () => {
 
 describe("concurrency/dedup", () => {
   it("10 concurrent unique enqueues leave one row and all return its id", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         backends[i % 5]?.jobs.enqueue(newJob({ queue, unique: true, argsHash: "same-args" }), {}),
@@ -130,7 +127,7 @@ describe("concurrency/dedup", () => {
   });
 
   it("10 concurrent enqueues with one dedup key leave one row and all return its id", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const dedupKey = randomUUID();
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) => backends[i % 5]?.jobs.enqueue(newJob({ queue, dedupKey }), {})),
@@ -140,7 +137,7 @@ describe("concurrency/dedup", () => {
   });
 
   it("10 concurrent enqueues with the same unique args but different dedup keys leave one row", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
         backends[i % 5]?.jobs.enqueue(
@@ -154,7 +151,7 @@ describe("concurrency/dedup", () => {
   });
 
   it("concurrent enqueueMany batches sharing dedup keys resolve every key to one row", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const keys = Array.from({ length: 20 }, () => randomUUID());
     const batches = await Promise.all(
       backends.map((b) =>

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import type { Job } from "@soniq/core";
 import type { Settlement } from "@soniq/core/backend";
+import { uniqueQueue } from "@soniq/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DeadLetterInterrupt, type PostgresBackend, postgresBackend } from "../src/index.js";
@@ -41,17 +42,13 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function queueName(): string {
-  return `q_${randomUUID().slice(0, 8)}`;
-}
-
 /** Enqueue `count` jobs on a fresh queue and claim them all (in enqueue order: priorities 0, 1, 2, ...). */
 async function claimed(
   count: number,
   overrides: Parameters<typeof newJob>[0] = {},
   b = backend,
 ): Promise<Job[]> {
-  const queue = queueName();
+  const queue = uniqueQueue();
   const jobs = Array.from({ length: count }, (_, i) => newJob({ queue, priority: i, ...overrides }));
   await b.jobs.enqueueMany(jobs, {});
   const taken = await b.runs.claim({ queues: [queue], limit: count, workerId: null });
@@ -145,7 +142,7 @@ describe("settle", () => {
       version: null,
       metadata: null,
     });
-    const queue = queueName();
+    const queue = uniqueQueue();
     const [first, second] = [newJob({ queue, priority: 0 }), newJob({ queue, priority: 1 })];
     await backend.jobs.enqueueMany([first, second], {});
     const [a, b] = await backend.runs.claim({ queues: [queue], limit: 2, workerId });
@@ -310,7 +307,7 @@ describe("settle under the fault hook", () => {
 
 describe("requeue after a dedup-key collision", () => {
   it("still requeues when a new queued job took the key; the new job keeps it", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const first = newJob({ queue, dedupKey: `k-${randomUUID()}` });
     await backend.jobs.enqueue(first, {});
     const [job] = await backend.runs.claim({ queues: [queue], limit: 1, workerId: null });
@@ -325,7 +322,7 @@ describe("requeue after a dedup-key collision", () => {
 
   it("requeues two processing jobs sharing a key in one settle", async () => {
     const key = `k-${randomUUID()}`;
-    const queue = queueName();
+    const queue = uniqueQueue();
     const a = newJob({ queue, dedupKey: key });
     await backend.jobs.enqueue(a, {});
     const [first] = await backend.runs.claim({ queues: [queue], limit: 1, workerId: null });
@@ -343,7 +340,7 @@ describe("requeue after a dedup-key collision", () => {
 
 describe("claim", () => {
   it("returns a job already past its max_attempts (core dead-letters it), and the rest of the batch", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const exhausted = newJob({ queue, maxAttempts: 2, priority: 0 });
     const fresh = newJob({ queue, priority: 1 });
     await backend.jobs.enqueueMany([exhausted, fresh], {});

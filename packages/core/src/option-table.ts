@@ -95,6 +95,8 @@ export function describeTable<O, Ctx>(table: OptionTable<O, Ctx>): OptionDoc[] {
 const isInt = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v);
 
 export const MAX_TIMER_MS = 2_147_483_647;
+/** Longest delay core writes (about 100 years), so every backend can store the due time. */
+export const MAX_DELAY_MS = 100 * 365 * 24 * 3600 * 1000;
 
 export const intIn =
   (min: number, max: number): Check =>
@@ -104,11 +106,11 @@ export const intIn =
     }
   };
 
-export const msAtLeast =
-  (min: number): Check =>
+export const msIn =
+  (min: number, max: number): Check =>
   (problems, v, label) => {
-    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min)) {
-      problems.push(`${label} must be a number of milliseconds >= ${min} (got ${String(v)})`);
+    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max)) {
+      problems.push(`${label} must be a number of milliseconds from ${min} to ${max} (got ${String(v)})`);
     }
   };
 

@@ -338,9 +338,33 @@ describe("runtime/settle", () => {
     expect(batches.some((kinds) => new Set(kinds).size > 1)).toBe(true);
   });
 
+  it("runtime/storable-errors: an error text with NUL or a lone surrogate is written with U+FFFD, its batch intact", async () => {
+    const soniq = app();
+    const odd = soniq.job(
+      "odd.error",
+      async () => {
+        throw new Error("bad\u0000byte \ud800half");
+      },
+      { maxAttempts: 1 },
+    );
+    const fine = soniq.job("fine.job", async () => "ok");
+    const [bad, good] = await soniq.enqueueMany([
+      { job: odd, args: {} },
+      { job: fine, args: {} },
+    ]);
+    expect(await soniq.worker({ concurrency: 2 }).runOnce()).toBe(2);
+    const dead = await soniq.deadLetter.get(bad?.id as string);
+    expect(dead?.lastError).toContain("Error: bad\ufffdbyte \ufffdhalf");
+    expect(await soniq.getResult(good?.id as string)).toBe("ok");
+  });
+
   it("runtime/claimed-past-attempts: a job claimed past maxAttempts is dead-lettered unrun, and the claim still counts it", async () => {
     const backend = memoryBackend();
-    const soniq = app({}, backend);
+    const ends: string[] = [];
+    const soniq = app(
+      { metrics: { recordJobStart() {}, recordJobEnd: (e) => void ends.push(e.status) } },
+      backend,
+    );
     let ran = 0;
     const job = soniq.job("crashy.job", async () => ++ran, { maxAttempts: 1 });
     const crashed = await soniq.enqueueMany(
@@ -360,6 +384,7 @@ describe("runtime/settle", () => {
     // The first claim (2 rows, both past their attempts) is full, so runOnce claims again and runs the third.
     expect(await worker.runOnce()).toBe(1);
     expect(ran).toBe(1);
+    expect(ends.sort()).toEqual(["dead_letter", "dead_letter", "done"]);
     expect(await soniq.getJob(healthy.id)).toMatchObject({ status: "done", result: 1 });
     expect(dead.sort()).toEqual(
       crashed

@@ -107,6 +107,7 @@ describe("app/enqueue", () => {
       [soniq.enqueue("nobody.home", {}), "SONIQ_UNKNOWN_TASK_NAME"],
       [soniq.enqueue("Not Valid", {}), "SONIQ_INVALID_TASK_NAME"],
       [typed.enqueue({ n: 1 }, { priority: "high" as never }), "SONIQ_INVALID_OPTIONS"],
+      [typed.enqueue({ n: 1 }, { delayMs: 1e300 }), "SONIQ_INVALID_OPTIONS"],
       [typed.enqueue({ n: 1 }, { tx: { client: "c" } }), "SONIQ_TRANSACTION_UNSUPPORTED"],
       [
         soniq.enqueueMany([

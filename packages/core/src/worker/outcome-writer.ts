@@ -118,7 +118,9 @@ export class OutcomeWriter {
       settlement.error ??
       `claimed for attempt ${job.attempts} of ${job.maxAttempts}: earlier runs never settled`;
     const outcome: Written = { kind: "dead_letter", reason: settlement.reason, error };
-    this.#batcher.add(settlement, { job, outcome, durationMs: 0 });
+    const pending = { job, outcome, durationMs: 0 };
+    this.#metrics(pending, "dead_letter", { error, reason: settlement.reason });
+    this.#batcher.add(settlement, pending);
   }
 
   /** Claimed jobs never started, given back at shutdown with their claim's attempt refunded. */
@@ -127,7 +129,7 @@ export class OutcomeWriter {
       this.#batcher.add(releaseSettlement(job), { job, outcome: RELEASE, durationMs: 0 });
   }
 
-  #metrics(run: Running, status: JobEndStatus, extra?: { error?: string; reason?: DeadLetterReason }): void {
+  #metrics(run: Pending, status: JobEndStatus, extra?: { error?: string; reason?: DeadLetterReason }): void {
     const m = this.rt.metrics;
     if (!m.active) return;
     const { job } = run;

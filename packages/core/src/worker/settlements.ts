@@ -11,13 +11,15 @@
  * | nack (shutdown timeout)          | queued now; attempts and last_error unchanged                   |
  * | release (claimed, never started) | queued now; the claim's attempt given back; last_error unchanged |
  * | dead letter                      | moved to the dead-letter table with its reason and error        |
+ *
+ * Every text written is storable on every backend (no NUL, no lone surrogate: `storableText`), so one
+ * odd error message cannot fail the batch it is written with.
  */
 import type { DeadLetterSettlement, DoneSettlement, RequeueSettlement } from "../backend.js";
+import { storableText } from "../json.js";
+import { MAX_DELAY_MS } from "../option-table.js";
 import type { DeadLetterReason } from "../schema/constants.js";
 import type { Job } from "../types.js";
-
-/** Longest delay written (about 100 years), so every backend can store the due time. */
-export const MAX_DELAY_MS = 100 * 365 * 24 * 3600 * 1000;
 
 /** A whole number of milliseconds from 0 to `MAX_DELAY_MS` (a retry function may return anything >= 0). */
 function delay(ms: number): number {
@@ -36,13 +38,13 @@ export function retrySettlement(job: Job, error: string, delayMs: number): Reque
     attempt: job.attempts,
     attempts: job.attempts,
     delayMs: delay(delayMs),
-    lastError: error,
+    lastError: storableText(error),
   };
 }
 
 /** The row's `last_error` after a snooze. */
 export function snoozeText(reason: string | null): string {
-  return reason === null ? "SNOOZE" : `SNOOZE: ${reason}`;
+  return reason === null ? "SNOOZE" : `SNOOZE: ${storableText(reason)}`;
 }
 
 /** A snooze does not spend an attempt: the claim's increment is given back. */
@@ -84,7 +86,8 @@ export function deadLetterSettlement(
   reason: DeadLetterReason,
   error: string | null,
 ): DeadLetterSettlement {
-  return { kind: "dead_letter", id: job.id, attempt: job.attempts, reason, error, tags: null };
+  const text = error === null ? null : storableText(error);
+  return { kind: "dead_letter", id: job.id, attempt: job.attempts, reason, error: text, tags: null };
 }
 
 /** A claim took a job past its `maxAttempts` (its earlier runs never settled): it is not run again. */

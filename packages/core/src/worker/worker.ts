@@ -14,8 +14,7 @@
  *   `shutdownTimeoutMs`, then abort their signals and nack them (attempts preserved), wait for every
  *   pending write, stop upkeep, release the maintenance lease and mark the worker row stopped.
  *
- * A handler that ignores its aborted signal keeps running in the background, but its slot is freed and
- * its late result is ignored (the row was already written or given back).
+ * The running jobs themselves (deadlines, takeovers, their one outcome) are in-flight.ts.
  */
 import { randomUUID } from "node:crypto";
 import { SoniqError } from "../errors.js";
@@ -25,19 +24,10 @@ import { TypedEmitter } from "../typed-emitter.js";
 import type { Job } from "../types.js";
 import { claimJobs } from "./claim.js";
 import { nextClaimWindow, PollTimer } from "./claim-pacing.js";
-import { DeadlineSweeper } from "./deadline-sweeper.js";
 import type { WorkerEvents } from "./events.js";
+import { InFlight } from "./in-flight.js";
 import { JobBuffer } from "./job-buffer.js";
 import { OutcomeWriter } from "./outcome-writer.js";
-import {
-  type AbandonReason,
-  abandonError,
-  executeJob,
-  failureOutcome,
-  type Outcome,
-  Running,
-  timeoutError,
-} from "./runner.js";
 import { maxJobsOf, subscribeWakeUps, workerRegistration } from "./setup.js";
 import { markStopped, waitAtMost } from "./shutdown.js";
 import { WorkerUpkeep } from "./upkeep.js";
@@ -58,20 +48,17 @@ export class Worker implements LocalWorker, AsyncDisposable {
   readonly #buffer = new JobBuffer();
   /** Current claim window (see claim-pacing.ts): starts at `batchSize`, grows up to `maxBatchSize`. */
   #window: number;
-  readonly #inFlight = new Map<string, Running>();
+  readonly #inFlight: InFlight;
   #claiming: Promise<void> | null = null;
   #idle = false;
   #wakePending = false;
   #claimErrors = 0;
-  /** Jobs finished so far (the claim window grows only when jobs finished while a claim was in flight). */
-  #finished = 0;
   readonly #poll = new PollTimer(() => {
     this.#idle = false;
     this.#pump();
   });
   /** The one ref'd handle: a started worker holds the process open until `stop()` (see `#boot`). */
   #keepAlive: NodeJS.Timeout | undefined;
-  readonly #deadlines: DeadlineSweeper;
   readonly #waiters = new Waiters();
   #unsubscribe: (() => Promise<void>) | null = null;
   #starting: Promise<void> | null = null;
@@ -85,19 +72,25 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#events = new TypedEmitter((event, err) =>
       rt.logger.warn({ err, event, workerId: this.id }, "worker event listener failed; ignoring"),
     );
-    this.#deadlines = new DeadlineSweeper(
-      () => this.#inFlight.values(),
-      (run) => this.#timeOut(run),
-      // runOnce() promises to return, so there the timer keeps the process alive (cleared at the end).
-      () => this.#state !== "once",
-    );
+    // runOnce() promises to return, so there the flush and deadline timers keep the process alive.
+    const unref = () => this.#state !== "once";
     this.#writer = new OutcomeWriter(
       rt,
       this.#events,
       this.id,
       options.completeBatchSize,
       () => this.#waiters.check(),
-      () => this.#state !== "once",
+      unref,
+    );
+    this.#inFlight = new InFlight(
+      rt,
+      this.#events,
+      this.#writer,
+      () => {
+        this.#pump();
+        this.#waiters.check();
+      },
+      unref,
     );
     this.#upkeep = new WorkerUpkeep({
       rt,
@@ -105,7 +98,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       options,
       registration: () => this.#registration(),
       inFlight: () => this.#inFlight.values(),
-      abandon: (run, why) => this.#abandon(run, why),
+      abandon: (run, why) => this.#inFlight.abandon(run, why),
       nudge: () => this.nudge(),
       emit: (event, payload) => this.#events.emit(event, payload),
     });
@@ -231,7 +224,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
         await this.#waiters.wait(() => this.#quiet());
       }
     } finally {
-      this.#deadlines.clear();
+      this.#inFlight.clearDeadlines();
       await this.#upkeep.stop();
       await markStopped(this.#rt, this.id);
       this.#rt.workers.delete(this);
@@ -258,7 +251,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
   cancelLocal(jobId: string): void {
     this.#buffer.remove(jobId);
     const run = this.#inFlight.get(jobId);
-    if (run) this.#abandon(run, "cancelled");
+    if (run) this.#inFlight.abandon(run, "cancelled");
   }
 
   #registration() {
@@ -271,7 +264,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     while (this.#inFlight.size < c) {
       const job = this.#buffer.take();
       if (!job) break;
-      this.#start(job);
+      this.#inFlight.start(job, this.#workerIdForJobs);
     }
     if (this.#state !== "running" || this.#claiming || this.#idle) return;
     const want = c - this.#inFlight.size + this.#window - this.#buffer.size;
@@ -283,7 +276,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#wakePending = false;
     const { logger, metrics } = this.#rt;
     const t0 = performance.now();
-    const finishedBefore = this.#finished;
+    const finishedBefore = this.#inFlight.finished;
     let taken = 0;
     let jobs: Job[] = [];
     let failed = false;
@@ -304,7 +297,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     if (metrics.active) metrics.claim(taken, performance.now() - t0);
     // Slots sat idle and jobs finished meanwhile: the jobs outpace the claims (not merely a first claim).
     const starved =
-      this.#finished > finishedBefore &&
+      this.#inFlight.finished > finishedBefore &&
       this.#inFlight.size < this.options.concurrency &&
       this.#buffer.size === 0;
     this.#buffer.push(jobs);
@@ -319,64 +312,6 @@ export class Worker implements LocalWorker, AsyncDisposable {
       }
     }
     this.#pump();
-  }
-
-  #start(job: Job): void {
-    const rt = this.#rt;
-    const def = rt.registry.get(job.jobName);
-    const run = new Running(job, def, this.#workerIdForJobs, rt);
-    this.#inFlight.set(job.id, run);
-    if (rt.metrics.active) {
-      rt.metrics.jobStart({ jobId: job.id, jobName: job.jobName, queue: job.queue, attempt: job.attempts });
-    }
-    this.#events.emit("job:start", { job });
-    const timeoutMs = def?.options.timeoutMs ?? 0;
-    if (timeoutMs > 0) {
-      run.deadline = Date.now() + timeoutMs;
-      this.#deadlines.track(run);
-    }
-    void this.#run(run);
-  }
-
-  /** Runs the job and records its outcome (an async method: no per-job callback closures). */
-  async #run(run: Running): Promise<void> {
-    let outcome: Outcome | null;
-    try {
-      outcome = await executeJob(this.#rt, run);
-    } catch (err) {
-      this.#rt.logger.error(
-        { err, jobId: run.job.id },
-        "job runner failed unexpectedly; counting a failed attempt",
-      );
-      // Settled already: by the runner before it failed (record it here), or by a timeout, cancel or
-      // shutdown, which record it themselves (takenOver).
-      if (!run.settle() && run.takenOver) return;
-      outcome = await failureOutcome(this.#rt, run, err);
-    }
-    if (outcome) this.#record(run, outcome);
-  }
-
-  #timeOut(run: Running): void {
-    if (!run.settle()) return;
-    run.takenOver = true;
-    const err = timeoutError(run);
-    run.abort(err);
-    failureOutcome(this.#rt, run, err).then((o) => this.#record(run, o));
-  }
-
-  #abandon(run: Running, why: AbandonReason): void {
-    if (!run.settle()) return;
-    run.takenOver = true;
-    run.abort(abandonError(why));
-    this.#record(run, why === "shutdown" ? { kind: "nack" } : { kind: "abandoned", why });
-  }
-
-  #record(run: Running, outcome: Outcome): void {
-    this.#inFlight.delete(run.job.id);
-    this.#finished++;
-    this.#writer.record(run, outcome);
-    this.#pump();
-    this.#waiters.check();
   }
 
   /** No job buffered or running and no write pending. */
@@ -397,7 +332,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     await this.#drainInFlight();
     this.#writer.flush();
     await this.#waiters.wait(() => this.#quiet());
-    this.#deadlines.clear();
+    this.#inFlight.clearDeadlines();
     await this.#upkeep.stop();
     if (this.#workerIdForJobs !== null) await markStopped(this.#rt, this.id);
     this.#state = "stopped";
@@ -414,6 +349,6 @@ export class Worker implements LocalWorker, AsyncDisposable {
       this.#waiters.wait(() => this.#inFlight.size === 0),
       this.options.shutdownTimeoutMs,
     );
-    for (const run of [...this.#inFlight.values()]) this.#abandon(run, "shutdown");
+    for (const run of [...this.#inFlight.values()]) this.#inFlight.abandon(run, "shutdown");
   }
 }
