@@ -139,4 +139,44 @@ describe("schedules/app: backends and lifecycle", () => {
     expect((await ledger(p, "cleanup.run")).map((r) => r[1])).toEqual(["fired", "fired"]);
     expect(await w.backend.leases.tryAcquire("soniq:scheduler", "someone-else", 1000)).toBe(true);
   });
+
+  it("a failed check is logged and the next check carries on", async () => {
+    const clock = manualClock();
+    const inner = memoryBackend({ now: clock.now });
+    let failures = 1;
+    const backend = {
+      ...inner,
+      schedules: {
+        ...inner.schedules,
+        list: () => (failures-- > 0 ? Promise.reject(new Error("database away")) : inner.schedules.list()),
+      },
+    };
+    const errors: string[] = [];
+    const logger = { debug() {}, info() {}, warn() {}, error: (_: unknown, msg: string) => errors.push(msg) };
+    const soniq = new Soniq({ backend, clock, logger });
+    soniq.periodic("cleanup.run", { every: "1m" });
+    const s = soniq.scheduler({ checkIntervalMs: 1000 });
+    await s.start();
+    expect(errors).toEqual(["scheduler check failed; retrying at the next interval"]);
+    await clock.advance(MINUTE);
+    await s.stop();
+    expect((await ledger(soniq, "cleanup.run")).map((r) => r[1])).toEqual(["fired"]);
+  });
+
+  it("upcoming and history check their count and limit", async () => {
+    const soniq = new Soniq({ backend: memoryBackend() });
+    soniq.periodic("cleanup.run", { every: "1m" });
+    await expect(soniq.schedules.upcoming("cleanup.run", 0)).rejects.toMatchObject({
+      code: "SONIQ_INVALID_ARGUMENT",
+    });
+    await expect(soniq.schedules.history("cleanup.run", { limit: 5000 })).rejects.toMatchObject({
+      code: "SONIQ_INVALID_ARGUMENT",
+    });
+    await expect(soniq.schedules.upcoming("nothing.here")).rejects.toMatchObject({
+      code: "SONIQ_INVALID_ARGUMENT",
+    });
+    expect(await soniq.schedules.pause("nothing.here")).toBe(false);
+    expect(await soniq.schedules.resume("nothing.here")).toBe(false);
+    expect(await soniq.schedules.get("nothing.here")).toBeNull();
+  });
 });

@@ -46,23 +46,22 @@ export function resolveSchedulerOptions(
   options: SchedulerOptions,
   defaultClock: Clock,
 ): Required<SchedulerOptions> {
-  const problems: string[] = [];
+  const problems: { field: string; problem: string }[] = [];
   const ms = options.checkIntervalMs;
   if (ms !== undefined && (!Number.isSafeInteger(ms) || ms < 100 || ms > 3_600_000)) {
-    problems.push(
-      `checkIntervalMs must be a whole number of milliseconds from 100 to 3600000 (got ${String(ms)})`,
-    );
+    problems.push({
+      field: "checkIntervalMs",
+      problem: `must be a whole number of milliseconds from 100 to 3600000 (got ${String(ms)})`,
+    });
   }
   const clock = options.clock;
   if (clock !== undefined && !isClock(clock)) {
-    problems.push("clock must have now() and setTimer(callback, ms)");
+    problems.push({ field: "clock", problem: "must have now() and setTimer(callback, ms)" });
   }
   if (problems.length > 0) {
-    throw new SoniqError("SONIQ_INVALID_OPTIONS", `Invalid scheduler options: ${problems.join("; ")}.`, {
-      context: {
-        field: ms !== undefined && problems[0]?.startsWith("check") ? "checkIntervalMs" : "clock",
-        problems,
-      },
+    const lines = problems.map((p) => `${p.field} ${p.problem}`);
+    throw new SoniqError("SONIQ_INVALID_OPTIONS", `Invalid scheduler options: ${lines.join("; ")}.`, {
+      context: { field: problems[0]?.field, problems: lines },
     });
   }
   return { checkIntervalMs: ms ?? 5000, clock: clock ?? defaultClock };
