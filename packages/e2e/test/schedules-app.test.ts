@@ -163,6 +163,19 @@ describe("schedules/app: backends and lifecycle", () => {
     expect((await ledger(soniq, "cleanup.run")).map((r) => r[1])).toEqual(["fired"]);
   });
 
+  it("a schedule declared after the scheduler started is stored at its next check and fires", async () => {
+    const w = await world(memoryKind);
+    const p = w.process();
+    const s = p.scheduler({ checkIntervalMs: 1000 });
+    await s.start();
+    p.periodic("cleanup.run", { every: "1m" });
+    await w.clock.advance(1000);
+    expect((await p.schedules.get("cleanup.run"))?.nextRunAt).toEqual(new Date(w.clock.now() + MINUTE));
+    await w.clock.advance(MINUTE);
+    await s.stop();
+    expect((await ledger(p, "cleanup.run")).map((r) => r[1])).toEqual(["fired"]);
+  });
+
   it("upcoming and history check their count and limit", async () => {
     const soniq = new Soniq({ backend: memoryBackend() });
     soniq.periodic("cleanup.run", { every: "1m" });

@@ -8,7 +8,7 @@
  *      seen at the next check), plan each one's due ticks (plan.ts) and record them oldest first: each
  *      ledger row commits with its job, so a tick gives one job whatever the number of schedulers.
  * `start()` first upserts this instance's `periodic()` declarations (an unchanged schedule keeps its
- * next fire, so a restart never postpones an interval). A failed check is logged and retried at the
+ * next fire, so a restart never postpones an interval); one declared later is upserted at the next check. A failed check is logged and retried at the
  * next interval. Time comes from `clock` (a `manualClock()` in tests).
  */
 import { randomUUID } from "node:crypto";
@@ -79,6 +79,8 @@ export class Scheduler implements AsyncDisposable {
   #timer: ClockTimer | null = null;
   #checking: Promise<CheckReport> | null = null;
   #stopping: Promise<void> | null = null;
+  /** Names of the declarations this scheduler has upserted. */
+  readonly #persisted = new Set<string>();
 
   constructor(rt: ScheduleRuntime, options: Required<SchedulerOptions>, onStopped: (s: Scheduler) => void) {
     this.#rt = rt;
@@ -106,9 +108,7 @@ export class Scheduler implements AsyncDisposable {
     }
     this.#state = "running";
     try {
-      const now = new Date(this.#clock.now());
-      const declared = [...this.#rt.declarations.values()].map((d) => toStored(d, now));
-      if (declared.length > 0) await this.#rt.schedules.upsert(declared);
+      await this.#persistDeclarations();
     } catch (err) {
       this.#state = "stopped";
       this.#onStopped(this);
@@ -167,8 +167,19 @@ export class Scheduler implements AsyncDisposable {
       this.#timer = this.#clock.setTimer(() => this.#loop(), this.checkIntervalMs);
   }
 
+  /** Upserts this instance's declarations not yet stored by this scheduler (all of them at start). */
+  async #persistDeclarations(): Promise<void> {
+    const fresh = [...this.#rt.declarations.values()].filter((d) => !this.#persisted.has(d.name));
+    if (fresh.length === 0) return;
+    const now = new Date(this.#clock.now());
+    await this.#rt.schedules.upsert(fresh.map((d) => toStored(d, now)));
+    for (const d of fresh) this.#persisted.add(d.name);
+  }
+
   async #check(): Promise<CheckReport> {
     const report: CheckReport = { leader: false, fired: 0, skipped: 0, missed: 0, deduplicated: 0 };
+    // A periodic() declared after start() is stored at the next check.
+    await this.#persistDeclarations();
     this.#leader = await this.#rt.leases.tryAcquire(SCHEDULER_LEASE, this.id, 3 * this.checkIntervalMs);
     report.leader = this.#leader;
     if (!this.#leader) return report;
