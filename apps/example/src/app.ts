@@ -6,7 +6,7 @@
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Soniq, type Worker, type WorkerOptions } from "@soniq/core";
+import { Soniq, type Worker, type WorkerOptions, type WorkerScheduleOptions } from "@soniq/core";
 import { type AppDatabase, type DatabaseTarget, openDatabase } from "./database.js";
 import { requestListener } from "./http.js";
 import { type AppJobs, defineJobs, type JobSettings } from "./jobs.js";
@@ -15,8 +15,8 @@ export interface AppOptions {
   database: DatabaseTarget;
   /** Run a worker in this process. Default true. */
   worker?: boolean;
-  /** Options for that worker. Default `{ concurrency: 5, pollIntervalMs: 250 }`. */
-  workerOptions?: WorkerOptions;
+  /** Options for that worker. Default `{ concurrency: 5, pollIntervalMs: 250, schedules: true }`. */
+  workerOptions?: WorkerOptions & WorkerScheduleOptions;
   jobs?: JobSettings;
 }
 
@@ -48,7 +48,12 @@ export async function openSoniq(database: DatabaseTarget, settings?: JobSettings
   return { db, soniq, jobs };
 }
 
-export const DEFAULT_WORKER_OPTIONS: WorkerOptions = { concurrency: 5, pollIntervalMs: 250 };
+/** The app's workers also run the scheduler (the nightly report): one of them leads at a time. */
+export const DEFAULT_WORKER_OPTIONS: WorkerOptions & WorkerScheduleOptions = {
+  concurrency: 5,
+  pollIntervalMs: 250,
+  schedules: true,
+};
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { db, soniq, jobs } = await openSoniq(options.database, options.jobs);

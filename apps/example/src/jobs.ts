@@ -8,6 +8,9 @@
  * - orders.email_receipt: the mail provider rejects addresses on `.invalid` domains every time, so that
  *   job exhausts its attempts and lands in the dead-letter table; fix the address, replay, and it succeeds.
  * - orders.request_review: enqueued with a delay; asks the customer for a review later.
+ * - reports.nightly_sales: a recurring job (`soniq.periodic`, schedule `reports.nightly`): every night at
+ *   02:00 Berlin time it sums the orders of the last 24 hours. Any worker started with `schedules: true`
+ *   runs the scheduler; one of them leads, so the report is made once per night however many run.
  */
 import { randomUUID } from "node:crypto";
 import { PermanentError, type Soniq } from "@soniq/core";
@@ -29,7 +32,18 @@ export const JOB_NAMES = {
   reserveStock: "orders.reserve_stock",
   emailReceipt: "orders.email_receipt",
   requestReview: "orders.request_review",
+  nightlySales: "reports.nightly_sales",
 } as const;
+
+/** The nightly report's schedule name (see `soniq.schedules.get/trigger/history`). */
+export const NIGHTLY_REPORT = "reports.nightly";
+
+export interface SalesReport {
+  since: string;
+  until: string;
+  orders: number;
+  totalCents: number;
+}
 
 /** The pretend mail provider: addresses on reserved `.invalid` domains bounce, as they would for real. */
 export function deliverEmail(to: string, subject: string): { messageId: string; subject: string } {
@@ -87,6 +101,20 @@ export function defineJobs(soniq: Soniq, orders: OrderStore, settings: JobSettin
     return { asked: order.customer };
   });
 
+  const nightlySales = soniq.job(
+    JOB_NAMES.nightlySales,
+    async (): Promise<SalesReport> => {
+      const until = new Date();
+      const since = new Date(until.getTime() - 86_400_000);
+      const recent = (await orders.list(1000)).filter((o) => o.createdAt >= since && o.createdAt < until);
+      const totalCents = recent.reduce((sum, o) => sum + o.totalCents, 0);
+      return { since: since.toISOString(), until: until.toISOString(), orders: recent.length, totalCents };
+    },
+    { queue: "reports" },
+  );
+  // 02:00 in Berlin, winter or summer; a night missed while no worker ran is made up once ("latest").
+  soniq.periodic(nightlySales, { cron: "0 2 * * *", timezone: "Europe/Berlin", name: NIGHTLY_REPORT });
+
   /** The jobs of a new order, in one enqueueMany on the order's transaction handle (see OrderStore.create). */
   const enqueueForNewOrder = (tx: unknown, orderId: string) =>
     soniq.enqueueMany(
@@ -99,7 +127,15 @@ export function defineJobs(soniq: Soniq, orders: OrderStore, settings: JobSettin
       { tx },
     );
 
-  return { sendInvoice, reserveStock, emailReceipt, requestReview, enqueueForNewOrder, reviewDelayMs };
+  return {
+    sendInvoice,
+    reserveStock,
+    emailReceipt,
+    requestReview,
+    nightlySales,
+    enqueueForNewOrder,
+    reviewDelayMs,
+  };
 }
 
 export type AppJobs = ReturnType<typeof defineJobs>;

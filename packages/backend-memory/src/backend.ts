@@ -10,6 +10,7 @@ import { leasesFacet } from "./leases.js";
 import { migrationsFacet } from "./migrations.js";
 import { type MemoryBackendOptions, resolveOptions } from "./options.js";
 import { runsFacet } from "./runs.js";
+import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { workersFacet } from "./workers.js";
 
@@ -37,6 +38,7 @@ export function memoryBackend(options?: MemoryBackendOptions): MemoryBackend {
     workers: workersFacet(store),
     leases: leasesFacet(store),
     wakeUps: wakeUpsFacet(store),
+    schedules: schedulesFacet(store),
     close: () => {
       // Nothing to release but the listeners; the data stays readable through the test inspector.
       closing ??= Promise.resolve().then(() => store.listeners.clear());

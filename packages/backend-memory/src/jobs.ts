@@ -43,7 +43,7 @@ export function jobsFacet(store: MemoryStore): JobsFacet<never> {
   };
 }
 
-function enqueueMany(
+export function enqueueMany(
   store: MemoryStore,
   jobs: readonly NewJob[],
   options: EnqueueOptions<never> | undefined,

@@ -15,6 +15,7 @@ import { leasesFacet } from "./leases.js";
 import { migrationsFacet } from "./migrations.js";
 import type { PostgresBackendOptions, PostgresConnection } from "./options.js";
 import { runsFacet } from "./runs.js";
+import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { workersFacet } from "./workers.js";
 
@@ -67,6 +68,7 @@ export function postgresBackend(
     workers: workersFacet(ctx),
     leases: leasesFacet(leases),
     wakeUps: wakeUpsFacet(wakeUps),
+    schedules: schedulesFacet(ctx),
     close: () => {
       closing ??= close();
       return closing;

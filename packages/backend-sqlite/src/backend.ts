@@ -15,6 +15,7 @@ import { leasesFacet } from "./leases.js";
 import { migrationsFacet } from "./migrations.js";
 import { resolveOptions, type SqliteBackendOptions, type SqliteBackendTarget } from "./options.js";
 import { runsFacet } from "./runs.js";
+import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { workersFacet } from "./workers.js";
 
@@ -60,6 +61,7 @@ export function sqliteBackend(
     workers: workersFacet(ctx),
     leases: leasesFacet(ctx),
     wakeUps: wakeUpsFacet(notifier),
+    schedules: schedulesFacet(ctx),
     close: () => {
       closed ??= runSync("close", () => {
         notifier.clear();

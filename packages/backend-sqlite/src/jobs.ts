@@ -105,7 +105,7 @@ function insertOne(ctx: SqliteContext, db: SqliteDatabase, p: InsertParams): Enq
 }
 
 /** Insert one job on `db` (the backend's connection, or the caller's with `tx`). */
-function enqueue(ctx: SqliteContext, db: SqliteDatabase, job: NewJob): EnqueueResult {
+export function enqueue(ctx: SqliteContext, db: SqliteDatabase, job: NewJob): EnqueueResult {
   const params = toParams(job, 0);
   const result = insertOne(ctx, db, params);
   if (!result.deduplicated) ctx.notify(params.queue);

@@ -27,10 +27,14 @@ export {
   type ReplayRequest,
   type RequeueSettlement,
   type RunsFacet,
+  type ScheduleDeclaration,
+  type SchedulesFacet,
   type Settlement,
   type StaleRecovery,
   type StatsQuery,
   type TaskNameRow,
+  type TickRecord,
+  type TickRecordResult,
   type WakeUpListener,
   type WakeUpsFacet,
   type WorkerRegistration,
@@ -47,3 +51,12 @@ export {
   MAX_PAGE_SIZE,
   statsQuery,
 } from "./queries.js";
+export {
+  fromStoredTiming,
+  recurringStatus,
+  resolveTick,
+  SCHEDULE_COLUMNS,
+  type StoredTiming,
+  TICK_COLUMNS,
+  toStoredTiming,
+} from "./schedules/stored.js";

@@ -25,6 +25,7 @@
  *   `SONIQ_INVALID_STATUS_TRANSITION` and changes nothing (the SQL backends' storage enforces it too).
  */
 
+import type { Schedule, ScheduleTick, TickOutcome } from "./schedules/types.js";
 import type { DeadLetterReason, JobStatus } from "./schema/constants.js";
 import type { DeadLetterJob, Job, QueueStats, WorkerInfo } from "./types.js";
 
@@ -297,6 +298,80 @@ export interface WakeUpsFacet {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// schedules (recurring jobs; see src/schedules/ for the words and the rules, which live in core)
+
+/** A schedule as code declares it (see `Schedule` for the fields). Core validates it and computes its first tick. */
+export interface ScheduleDeclaration
+  extends Pick<
+    Schedule,
+    | "name"
+    | "jobName"
+    | "cron"
+    | "every"
+    | "timezone"
+    | "args"
+    | "queue"
+    | "priority"
+    | "maxAttempts"
+    | "catchUp"
+  > {
+  /**
+   * The first tick, used when the schedule is new or its timing (`cron`, `every`, `timezone`) changed.
+   * An existing schedule with the same timing keeps its `nextRunAt`, `paused`, `lastRunAt` and `lastJobId`.
+   */
+  nextRunAt: Date | null;
+}
+
+/** One tick to record. The ledger row, the job and the schedule's advance commit together or not at all. */
+export interface TickRecord {
+  scheduleName: string;
+  tickAt: Date;
+  /** `fired` enqueues `job`; `deduplicated` is never sent (the backend reports it when the enqueue deduplicated). */
+  outcome: Exclude<TickOutcome, "deduplicated">;
+  reason: string | null;
+  /** Required when `outcome` is `fired`. */
+  job: NewJob | null;
+  /**
+   * The schedule's next tick after this one: `next_run_at` moves to it (never backwards). Null leaves
+   * `next_run_at` alone (a manual trigger).
+   */
+  nextRunAt: Date | null;
+  /**
+   * A manual trigger: fires even while the schedule is paused. Otherwise a `fired` tick of a schedule
+   * that is paused when the transaction runs is recorded `skipped` with reason `paused`, and no job is made.
+   */
+  manual: boolean;
+}
+
+export type TickRecordResult =
+  /** This call wrote the ledger row (and the job, for fired/deduplicated). */
+  | { status: "recorded"; tick: ScheduleTick }
+  /** The row already existed (another scheduler recorded the tick): nothing changed; `tick` is that row. */
+  | { status: "duplicate"; tick: ScheduleTick }
+  /** No schedule has that name (removed meanwhile): nothing was written. */
+  | { status: "no_schedule" };
+
+export interface SchedulesFacet {
+  /** Insert new schedules, update changed ones (see `ScheduleDeclaration.nextRunAt`); one transaction. */
+  upsert(declarations: readonly ScheduleDeclaration[]): Promise<void>;
+  /** Every schedule, by name. */
+  list(): Promise<Schedule[]>;
+  get(name: string): Promise<Schedule | null>;
+  /** False when there is no such schedule. */
+  setPaused(name: string, paused: boolean): Promise<boolean>;
+  /** Delete the schedule and its ledger. False when there was none. */
+  remove(name: string): Promise<boolean>;
+  /**
+   * In one transaction: insert the ledger row (unique per (schedule, tick)); for a fired tick, enqueue the
+   * job (a deduplicated enqueue records `deduplicated` with the existing job's id); move `next_run_at`
+   * forward to `nextRunAt`; for a fired tick set `last_run_at` = tickAt, `last_job_id`, `run_count` + 1.
+   */
+  recordTick(tick: TickRecord): Promise<TickRecordResult>;
+  /** The ledger, newest tick first. `limit` is 1..1000. */
+  history(name: string, query: { limit: number }): Promise<ScheduleTick[]>;
+}
+
+// ---------------------------------------------------------------------------------------------------
 // the backend
 
 export interface Backend<TTx = never> {
@@ -309,6 +384,7 @@ export interface Backend<TTx = never> {
   readonly workers: WorkersFacet;
   readonly leases: LeasesFacet;
   readonly wakeUps: WakeUpsFacet;
+  readonly schedules: SchedulesFacet;
   /** Release what the backend owns (never a pool or database handed to it). */
   close(): Promise<void>;
 }
@@ -332,6 +408,7 @@ export const BACKEND_FACETS = {
   workers: ["register", "heartbeat", "stop", "list", "recoverStale", "registerTaskNames", "listTaskNames"],
   leases: ["tryAcquire", "release"],
   wakeUps: ["subscribe"],
+  schedules: ["upsert", "list", "get", "setPaused", "remove", "recordTick", "history"],
 } as const satisfies {
   [F in Exclude<keyof Backend, "name" | "capabilities" | "close">]: readonly (keyof Backend[F])[];
 };

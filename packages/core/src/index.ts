@@ -46,6 +46,29 @@ export {
   type RetryFunction,
   type RetryPolicy,
 } from "./retry-policy.js";
+export {
+  type Clock,
+  type ClockTimer,
+  type ManualClock,
+  manualClock,
+  systemClock,
+} from "./schedules/clock.js";
+export type { PeriodicDeclaration, PeriodicOptions } from "./schedules/declare.js";
+export {
+  type CheckReport,
+  SCHEDULER_LEASE,
+  Scheduler,
+  type SchedulerOptions,
+} from "./schedules/scheduler.js";
+export { ScheduleService } from "./schedules/service.js";
+export {
+  type CatchUpPolicy,
+  type Schedule,
+  type ScheduleTick,
+  TICK_OUTCOMES,
+  type TickOutcome,
+} from "./schedules/types.js";
+export type { WorkerScheduleOptions } from "./schedules/worker.js";
 export { JOB_DEFAULTS, JOB_STATUS_CHECK, TABLES } from "./schema/constants.js";
 export { type EnqueueManyItem, Soniq } from "./soniq.js";
 export {

@@ -2,11 +2,13 @@
  * The options objects' types, as users write them and as core resolves them. What each option checks,
  * defaults to and means is declared once, in the tables of options.ts.
  */
+
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Backend } from "./backend.js";
 import type { Logger } from "./logger.js";
 import type { MetricsSink } from "./metrics.js";
 import type { RetryPolicy } from "./retry-policy.js";
+import type { Clock } from "./schedules/clock.js";
 
 export interface SoniqOptions<B extends Backend<unknown> = Backend<unknown>> {
   /** Storage: `memoryBackend()`, `sqliteBackend({...})`, `postgresBackend({...})` or your own. */
@@ -33,6 +35,11 @@ export interface SoniqOptions<B extends Backend<unknown> = Backend<unknown>> {
   maxSnoozeMs?: number;
   /** Stamped on enqueued rows. Default `<hostname>:<pid>`; null stores nothing. */
   producerId?: string | null;
+  /**
+   * Where recurring jobs read the time (`soniq.schedules`, and schedulers that name no clock). Default
+   * the system clock; tests pass `manualClock()`.
+   */
+  clock?: Clock;
 }
 
 export interface ResolvedSoniqOptions {
@@ -47,6 +54,7 @@ export interface ResolvedSoniqOptions {
   readonly retry: RetryPolicy;
   readonly maxSnoozeMs: number;
   readonly producerId: string | null;
+  readonly clock: Clock;
 }
 
 export interface JobOptions<S extends StandardSchemaV1 | undefined = StandardSchemaV1 | undefined> {

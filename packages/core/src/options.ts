@@ -37,6 +37,7 @@ import type {
   WorkerOptions,
 } from "./option-types.js";
 import { DEFAULT_RETRY, retryPolicyProblems } from "./retry-policy.js";
+import { isClock, systemClock } from "./schedules/clock.js";
 import { JOB_DEFAULTS } from "./schema/constants.js";
 
 export { fail } from "./option-table.js";
@@ -142,6 +143,14 @@ const SONIQ_OPTIONS: OptionTable<SoniqOptions> = {
     default: () => `${hostname()}:${process.pid}`,
     defaultDoc: '`"<hostname>:<pid>"`',
     doc: "stamped on enqueued rows; `null` stores nothing",
+  },
+  clock: {
+    check: (problems, v) => {
+      if (v !== undefined && !isClock(v)) problems.push("clock needs now() and setTimer(callback, ms)");
+    },
+    default: () => systemClock,
+    defaultDoc: "the system clock",
+    doc: "where recurring jobs read the time; tests pass `manualClock()`",
   },
 };
 

@@ -31,6 +31,11 @@ import {
 } from "./options.js";
 import { jobListQuery, type ListJobsFilter, statsQuery } from "./queries.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
+import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "./schedules/declare.js";
+import type { ScheduleRuntime } from "./schedules/runtime.js";
+import { resolveSchedulerOptions, Scheduler, type SchedulerOptions } from "./schedules/scheduler.js";
+import { ScheduleService } from "./schedules/service.js";
+import { SchedulingWorker, type WorkerScheduleOptions, workerSchedulerOptions } from "./schedules/worker.js";
 import type { Job, QueueStats } from "./types.js";
 import { Worker } from "./worker/worker.js";
 
@@ -47,7 +52,12 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   /** The guarded backend. */
   readonly backend: B;
   readonly deadLetter: DeadLetterService;
+  /** Recurring jobs: list, pause, resume, remove, trigger, upcoming, history (from any process). */
+  readonly schedules: ScheduleService;
   readonly #rt: Runtime;
+  readonly #schedules: ScheduleRuntime;
+  readonly #declarations = new Map<string, PeriodicDeclaration>();
+  readonly #schedulers = new Set<Scheduler>();
   readonly #registry = new Map<string, RegisteredJob>();
   #closing: Promise<void> | null = null;
 
@@ -66,6 +76,16 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       metrics: new SafeMetrics(this.options.metrics, logger),
     };
     this.deadLetter = new DeadLetterService(this.#rt);
+    this.#schedules = {
+      schedules: this.backend.schedules,
+      leases: this.backend.leases,
+      declarations: this.#declarations,
+      registry: this.#registry,
+      options: this.options,
+      logger,
+      clock: this.options.clock,
+    };
+    this.schedules = new ScheduleService(this.#schedules);
   }
 
   /** Creates or upgrades the schema (idempotent). */
@@ -113,6 +133,40 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       options: resolved,
       enqueue: (args: unknown, opts?: EnqueueOptions<BackendTx<B>>) => this.#enqueueOne(name, args, opts),
     });
+  }
+
+  /**
+   * Declares a recurring job: `{ cron, timezone }` or `{ every }`, with `args`, `name` (default: the job's
+   * name), `catchUp`, `queue`, `priority`. Checked now (`SONIQ_INVALID_OPTIONS` names the bad field;
+   * `SONIQ_INVALID_ARGUMENT` for a name declared twice); stored when a scheduler starts.
+   */
+  periodic<TArgs>(
+    job: JobDefinition<TArgs, unknown, never> | string,
+    options: PeriodicOptions<TArgs>,
+  ): PeriodicDeclaration {
+    const jobName = typeof job === "string" ? job : job?.name;
+    assertJobName(jobName);
+    const declaration = declarePeriodic(jobName, options as PeriodicOptions);
+    if (this.#declarations.has(declaration.name)) {
+      throw new SoniqError(
+        "SONIQ_INVALID_ARGUMENT",
+        `A schedule named "${declaration.name}" is already declared on this instance; give the second one a name.`,
+        { context: { name: declaration.name } },
+      );
+    }
+    this.#declarations.set(declaration.name, declaration);
+    return declaration;
+  }
+
+  /** A scheduler for this instance's schedules (and every other stored one). Call `start()` on it. */
+  scheduler(options: SchedulerOptions = {}): Scheduler {
+    if (this.#closing) {
+      throw new SoniqError("SONIQ_CLOSED", "Cannot create a scheduler: this Soniq instance was closed.");
+    }
+    const resolved = resolveSchedulerOptions(options, this.options.clock);
+    const scheduler = new Scheduler(this.#schedules, resolved, (s) => this.#schedulers.delete(s));
+    this.#schedulers.add(scheduler);
+    return scheduler;
   }
 
   /** Names of the jobs defined on this instance. */
@@ -239,12 +293,19 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     return this;
   }
 
-  /** A worker for this instance's jobs. Call `start()` (or `runOnce()`) on it. */
-  worker(options?: WorkerOptions): Worker {
+  /**
+   * A worker for this instance's jobs. Call `start()` (or `runOnce()`) on it. With `schedules: true` (or
+   * `{ checkIntervalMs }`) it also runs a scheduler, started and stopped with it.
+   */
+  worker(options?: WorkerOptions & WorkerScheduleOptions): Worker {
     if (this.#closing) {
       throw new SoniqError("SONIQ_CLOSED", "Cannot create a worker: this Soniq instance was closed.");
     }
-    return new Worker(this.#rt, resolveWorkerOptions(options));
+    const { schedules, ...rest } = options ?? {};
+    const resolved = resolveWorkerOptions(options === undefined ? undefined : rest);
+    const schedulerOptions = workerSchedulerOptions(schedules);
+    if (schedulerOptions === null) return new Worker(this.#rt, resolved);
+    return new SchedulingWorker(this.#rt, resolved, this.scheduler(schedulerOptions));
   }
 
   /** Stops every started worker of this instance, then closes the backend. Memoised. */
@@ -259,7 +320,10 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
 
   async #close(): Promise<void> {
     const workers = [...this.#rt.workers].filter((w): w is Worker => w instanceof Worker);
-    const results = await Promise.allSettled([...workers.map((w) => w.stop())]);
+    const results = await Promise.allSettled([
+      ...workers.map((w) => w.stop()),
+      ...[...this.#schedulers].map((s) => s.stop()),
+    ]);
     results.push(...(await Promise.allSettled([this.backend.close()])));
     const errors = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
     if (errors.length === 1) throw errors[0];

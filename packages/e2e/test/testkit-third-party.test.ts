@@ -112,6 +112,8 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "peers/lease-exclusive-across-instances",
       "peers/see-each-others-writes",
       "peers/wake-up-reaches-other-instance",
+      "schedules/one-row-per-tick-across-instances",
+      "schedules/seen-by-peer",
       "status/raw-terminal-regressions-rejected",
       "workers/heartbeat-moves-forward",
       "workers/stale-recovery-requeues-only-stale-workers-jobs",

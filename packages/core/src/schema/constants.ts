@@ -19,6 +19,10 @@ export type RecurringStatus = (typeof RECURRING_STATUSES)[number];
 export const SCHEDULE_TYPES = ["cron", "interval"] as const;
 export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
 
+/** What became of a schedule's tick (`soniq_schedule_ticks.outcome`); see src/schedules/types.ts. */
+export const TICK_OUTCOMES = ["fired", "skipped", "missed", "deduplicated"] as const;
+export type TickOutcome = (typeof TICK_OUTCOMES)[number];
+
 export const DEAD_LETTER_REASONS = [
   "max_retries_exceeded",
   "permanent_failure",
@@ -33,6 +37,7 @@ export const TABLES = {
   workers: "soniq_workers",
   taskRegistry: "soniq_task_registry",
   recurringJobs: "soniq_recurring_jobs",
+  scheduleTicks: "soniq_schedule_ticks",
   leases: "soniq_leases",
 } as const;
 

@@ -23,6 +23,7 @@ import {
   RECURRING_STATUSES,
   SCHEDULE_TYPES,
   sqlList,
+  TICK_OUTCOMES,
   WORKER_STATUSES,
 } from "./constants.js";
 
@@ -140,12 +141,15 @@ export const soniqTaskRegistry = pgTable(
 export const soniqRecurringJobs = pgTable(
   "soniq_recurring_jobs",
   {
+    /** The schedule's name. */
     id: text("id").primaryKey(),
     jobName: text("job_name").notNull(),
     scheduleType: text("schedule_type", { enum: SCHEDULE_TYPES }).notNull(),
     scheduleValue: text("schedule_value").notNull(),
     timezone: text("timezone"),
     args: jsonb("args").$type<unknown>().notNull().default(sql`'{}'::jsonb`),
+    /** `"none"`, `"latest"` or `{ "withinMs": n }`. */
+    catchUp: jsonb("catch_up").$type<unknown>().notNull().default(sql`'"latest"'::jsonb`),
     queue: text("queue"),
     priority: integer("priority"),
     maxAttempts: integer("max_attempts"),
@@ -167,6 +171,23 @@ export const soniqRecurringJobs = pgTable(
   ],
 );
 
+/** The tick ledger: one row per (schedule, tick), written in the transaction that enqueues the tick's job. */
+export const soniqScheduleTicks = pgTable(
+  "soniq_schedule_ticks",
+  {
+    scheduleName: text("schedule_name").notNull(),
+    tickAt: tstz("tick_at").notNull(),
+    outcome: text("outcome", { enum: TICK_OUTCOMES }).notNull(),
+    jobId: uuid("job_id"),
+    reason: text("reason"),
+    recordedAt: tstz("recorded_at").notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: "soniq_schedule_ticks_pkey", columns: [t.scheduleName, t.tickAt] }),
+    check("soniq_schedule_ticks_outcome_check", sql`${t.outcome} in (${sql.raw(sqlList(TICK_OUTCOMES))})`),
+  ],
+);
+
 /** Time-bound leases for leader election where advisory locks are not used. */
 export const soniqLeases = pgTable("soniq_leases", {
   name: text("name").primaryKey(),
@@ -180,5 +201,6 @@ export const pgSchema = {
   soniqWorkers,
   soniqTaskRegistry,
   soniqRecurringJobs,
+  soniqScheduleTicks,
   soniqLeases,
 };

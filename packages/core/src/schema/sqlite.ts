@@ -22,6 +22,7 @@ import {
   RECURRING_STATUSES,
   SCHEDULE_TYPES,
   sqlList,
+  TICK_OUTCOMES,
   WORKER_STATUSES,
 } from "./constants.js";
 
@@ -135,12 +136,15 @@ export const soniqTaskRegistry = sqliteTable(
 export const soniqRecurringJobs = sqliteTable(
   "soniq_recurring_jobs",
   {
+    /** The schedule's name. */
     id: text("id").primaryKey(),
     jobName: text("job_name").notNull(),
     scheduleType: text("schedule_type", { enum: SCHEDULE_TYPES }).notNull(),
     scheduleValue: text("schedule_value").notNull(),
     timezone: text("timezone"),
     args: json<unknown>("args").notNull().default(sql`'{}'`),
+    /** `"none"`, `"latest"` or `{ "withinMs": n }`. */
+    catchUp: json<unknown>("catch_up").notNull().default(sql`'"latest"'`),
     queue: text("queue"),
     priority: integer("priority"),
     maxAttempts: integer("max_attempts"),
@@ -162,6 +166,23 @@ export const soniqRecurringJobs = sqliteTable(
   ],
 );
 
+/** The tick ledger: one row per (schedule, tick), written in the transaction that enqueues the tick's job. */
+export const soniqScheduleTicks = sqliteTable(
+  "soniq_schedule_ticks",
+  {
+    scheduleName: text("schedule_name").notNull(),
+    tickAt: ms("tick_at").notNull(),
+    outcome: text("outcome", { enum: TICK_OUTCOMES }).notNull(),
+    jobId: text("job_id"),
+    reason: text("reason"),
+    recordedAt: ms("recorded_at").notNull().default(nowMs),
+  },
+  (t) => [
+    primaryKey({ name: "soniq_schedule_ticks_pkey", columns: [t.scheduleName, t.tickAt] }),
+    check("soniq_schedule_ticks_outcome_check", sql`${t.outcome} in (${sql.raw(sqlList(TICK_OUTCOMES))})`),
+  ],
+);
+
 export const soniqLeases = sqliteTable("soniq_leases", {
   name: text("name").primaryKey(),
   holder: text("holder").notNull(),
@@ -174,5 +195,6 @@ export const sqliteSchema = {
   soniqWorkers,
   soniqTaskRegistry,
   soniqRecurringJobs,
+  soniqScheduleTicks,
   soniqLeases,
 };

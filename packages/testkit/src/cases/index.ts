@@ -6,6 +6,7 @@ import { jobsCases } from "./jobs.js";
 import { leaseCases } from "./leases.js";
 import { lifecycleCases } from "./lifecycle.js";
 import { peerCases } from "./peers.js";
+import { scheduleCases } from "./schedules.js";
 import { settleCases } from "./settle.js";
 import { statsCases } from "./stats.js";
 import { subscribeCases } from "./subscribe.js";
@@ -23,6 +24,7 @@ export const CONFORMANCE_CASES = [
   ...jobsCases,
   ...workerCases,
   ...leaseCases,
+  ...scheduleCases,
   ...subscribeCases,
   ...peerCases,
 ] as const;

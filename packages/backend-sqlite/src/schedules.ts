@@ -1,0 +1,111 @@
+/**
+ * The schedules facet: recurring-job declarations (soniq_recurring_jobs, `id` = the schedule's name) and
+ * the tick ledger (soniq_schedule_ticks, primary key (schedule_name, tick_at)). `recordTick` is one
+ * IMMEDIATE transaction: the ledger row, the job insert and the schedule's advance commit together, and
+ * the write lock taken first means a second recorder of the same tick (another process) finds the row
+ * and changes nothing.
+ */
+import {
+  recurringStatus,
+  resolveTick,
+  SCHEDULE_COLUMNS,
+  type SchedulesFacet,
+  TICK_COLUMNS,
+  type TickRecord,
+  type TickRecordResult,
+} from "@soniq/core/backend";
+import { immediate, runSync, type SqliteContext } from "./internal/context.js";
+import {
+  declarationParams,
+  type ScheduleRecord,
+  type TickRow,
+  toSchedule,
+  toTick,
+} from "./internal/schedule-rows.js";
+import { NOW } from "./internal/sql.js";
+import { enqueue } from "./jobs.js";
+
+// An unchanged timing (type, value, timezone) keeps next_run_at; SET expressions read the old row.
+const UPSERT = `INSERT INTO soniq_recurring_jobs (id, job_name, schedule_type, schedule_value, timezone, args,
+    catch_up, queue, priority, max_attempts, status, next_run_at, created_at, updated_at)
+  VALUES (@name, @jobName, @type, @value, @timezone, @args, @catchUp, @queue, @priority, @maxAttempts, 'active',
+    @nextRunAt, ${NOW}, ${NOW})
+  ON CONFLICT (id) DO UPDATE SET job_name = excluded.job_name, args = excluded.args, catch_up = excluded.catch_up,
+    queue = excluded.queue, priority = excluded.priority, max_attempts = excluded.max_attempts,
+    next_run_at = CASE WHEN schedule_type IS excluded.schedule_type AND schedule_value IS excluded.schedule_value
+      AND timezone IS excluded.timezone THEN next_run_at ELSE excluded.next_run_at END,
+    schedule_type = excluded.schedule_type, schedule_value = excluded.schedule_value,
+    timezone = excluded.timezone, updated_at = ${NOW}`;
+const LIST = `SELECT ${SCHEDULE_COLUMNS} FROM soniq_recurring_jobs ORDER BY id`;
+const GET = `SELECT ${SCHEDULE_COLUMNS} FROM soniq_recurring_jobs WHERE id = ?`;
+const SET_PAUSED = `UPDATE soniq_recurring_jobs SET status = @status, updated_at = ${NOW} WHERE id = @name`;
+const DELETE_TICKS = "DELETE FROM soniq_schedule_ticks WHERE schedule_name = ?";
+const DELETE = "DELETE FROM soniq_recurring_jobs WHERE id = ?";
+const STATUS = "SELECT status FROM soniq_recurring_jobs WHERE id = ?";
+const FIND_TICK = `SELECT ${TICK_COLUMNS} FROM soniq_schedule_ticks WHERE schedule_name = ? AND tick_at = ?`;
+const INSERT_TICK = `INSERT INTO soniq_schedule_ticks (schedule_name, tick_at, outcome, job_id, reason, recorded_at)
+  VALUES (@name, @tickAt, @outcome, @jobId, @reason, ${NOW}) RETURNING ${TICK_COLUMNS}`;
+const ADVANCE = `UPDATE soniq_recurring_jobs SET
+    next_run_at = CASE WHEN @next IS NOT NULL AND (next_run_at IS NULL OR @next > next_run_at)
+      THEN @next ELSE next_run_at END,
+    last_run_at = CASE WHEN @jobId IS NOT NULL THEN @tickAt ELSE last_run_at END,
+    last_job_id = COALESCE(@jobId, last_job_id),
+    run_count = run_count + (@jobId IS NOT NULL),
+    updated_at = ${NOW}
+  WHERE id = @name`;
+const HISTORY = `SELECT ${TICK_COLUMNS} FROM soniq_schedule_ticks WHERE schedule_name = ?
+  ORDER BY tick_at DESC LIMIT ?`;
+
+export function schedulesFacet(ctx: SqliteContext): SchedulesFacet {
+  return {
+    upsert: (declarations) =>
+      runSync("schedules.upsert", () => {
+        immediate(ctx, () => {
+          for (const d of declarations) ctx.statement(UPSERT).run(declarationParams(d));
+        });
+      }),
+    list: () =>
+      runSync("schedules.list", () => (ctx.statement(LIST).all() as ScheduleRecord[]).map(toSchedule)),
+    get: (name) =>
+      runSync("schedules.get", () => {
+        const row = ctx.statement(GET).get(name) as ScheduleRecord | undefined;
+        return row === undefined ? null : toSchedule(row);
+      }),
+    setPaused: (name, paused) =>
+      runSync(
+        "schedules.setPaused",
+        () => ctx.statement(SET_PAUSED).run({ name, status: recurringStatus(paused) }).changes > 0,
+      ),
+    remove: (name) =>
+      runSync("schedules.remove", () =>
+        immediate(ctx, () => {
+          ctx.statement(DELETE_TICKS).run(name);
+          return ctx.statement(DELETE).run(name).changes > 0;
+        }),
+      ),
+    recordTick: (tick) => runSync("schedules.recordTick", () => immediate(ctx, () => recordTick(ctx, tick))),
+    history: (name, { limit }) =>
+      runSync("schedules.history", () => (ctx.statement(HISTORY).all(name, limit) as TickRow[]).map(toTick)),
+  };
+}
+
+function recordTick(ctx: SqliteContext, tick: TickRecord): TickRecordResult {
+  const name = tick.scheduleName;
+  const tickAt = tick.tickAt.getTime();
+  const schedule = ctx.statement(STATUS).get(name) as { status: string } | undefined;
+  if (schedule === undefined) return { status: "no_schedule" };
+  const existing = ctx.statement(FIND_TICK).get(name, tickAt) as TickRow | undefined;
+  if (existing !== undefined) return { status: "duplicate", tick: toTick(existing) };
+  const planned = resolveTick(tick, schedule.status === "paused");
+  let outcome: string = planned.outcome;
+  let jobId: string | null = null;
+  if (planned.job !== null) {
+    const result = enqueue(ctx, ctx.db, planned.job);
+    jobId = result.id;
+    if (result.deduplicated) outcome = "deduplicated";
+  }
+  const reason = planned.reason;
+  const row = ctx.statement(INSERT_TICK).get({ name, tickAt, outcome, jobId, reason }) as TickRow;
+  ctx.statement(ADVANCE).run({ name, tickAt, jobId, next: tick.nextRunAt?.getTime() ?? null });
+  return { status: "recorded", tick: toTick(row) };
+}

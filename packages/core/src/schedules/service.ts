@@ -1,0 +1,141 @@
+/**
+ * `soniq.schedules`: read and steer recurring jobs from any process, with or without a running
+ * scheduler. Every call goes to storage, so what one process does, every scheduler sees at its next check.
+ */
+import { SoniqError } from "../errors.js";
+import { planTicks, timingOf } from "./plan.js";
+import { jobFor, recordPlanned, type ScheduleRuntime, toStored } from "./runtime.js";
+import { upcomingTicks } from "./ticks.js";
+import type { Schedule, ScheduleTick } from "./types.js";
+
+/** How many ticks `resume()` records as skipped in one go (a long pause is finished by the scheduler). */
+const RESUME_TICKS = 10_000;
+
+export class ScheduleService {
+  readonly #rt: ScheduleRuntime;
+
+  constructor(rt: ScheduleRuntime) {
+    this.#rt = rt;
+  }
+
+  /** Every persisted schedule, by name. Declarations are persisted when a scheduler starts. */
+  async list(): Promise<Schedule[]> {
+    return this.#rt.schedules.list();
+  }
+
+  async get(name: string): Promise<Schedule | null> {
+    return this.#rt.schedules.get(name);
+  }
+
+  /** Stops firing: every tick until `resume` is recorded `skipped`. False when there is no such schedule. */
+  async pause(name: string): Promise<boolean> {
+    return this.#rt.schedules.setPaused(name, true);
+  }
+
+  /**
+   * Fires again from the next tick on. Ticks that fell due while paused are recorded `skipped` (reason
+   * `paused`) first, so resuming never catches them up. False when there is no such schedule.
+   */
+  async resume(name: string): Promise<boolean> {
+    const schedule = await this.#rt.schedules.get(name);
+    if (schedule === null) return false;
+    if (schedule.paused) {
+      const now = new Date(this.#rt.clock.now());
+      const due = planTicks(schedule, now, { lateAfterMs: 0, limit: RESUME_TICKS });
+      for (const tick of due) {
+        const result = await recordPlanned(this.#rt, schedule, tick);
+        if (result.status === "no_schedule") return false;
+      }
+    }
+    return this.#rt.schedules.setPaused(name, false);
+  }
+
+  /**
+   * Deletes the schedule and its ledger. A schedule still declared in code comes back when a scheduler
+   * next starts in a process that declares it. False when there was none.
+   */
+  async remove(name: string): Promise<boolean> {
+    return this.#rt.schedules.remove(name);
+  }
+
+  /**
+   * Fires the schedule's job now, once (even while paused), recorded in the ledger with `tickAt` = now.
+   * Works without a running scheduler; a schedule declared here but not yet persisted is persisted first.
+   * Returns the job id.
+   */
+  async trigger(name: string): Promise<string> {
+    const facet = this.#rt.schedules;
+    const now = new Date(this.#rt.clock.now());
+    let schedule = await facet.get(name);
+    const declared = this.#rt.declarations.get(name);
+    if (schedule === null && declared !== undefined) {
+      await facet.upsert([toStored(declared, now)]);
+      schedule = await facet.get(name);
+    }
+    if (schedule === null) throw noSchedule(name);
+    const result = await facet.recordTick({
+      scheduleName: name,
+      tickAt: now,
+      outcome: "fired",
+      reason: "trigger",
+      job: jobFor(this.#rt, schedule),
+      nextRunAt: null,
+      manual: true,
+    });
+    if (result.status === "no_schedule") throw noSchedule(name);
+    if (result.tick.jobId === null) {
+      throw new SoniqError(
+        "SONIQ_INVALID_STATE",
+        `Schedule "${name}" already recorded a ${result.tick.outcome} tick at this instant.`,
+        {
+          context: { name, tickAt: now.toISOString() },
+        },
+      );
+    }
+    return result.tick.jobId;
+  }
+
+  /** The next `count` fire times (default 5), DST-correct in the schedule's timezone. */
+  async upcoming(name: string, count = 5): Promise<Date[]> {
+    if (!Number.isSafeInteger(count) || count < 1 || count > 1000) {
+      throw new SoniqError(
+        "SONIQ_INVALID_ARGUMENT",
+        `upcoming(): count must be an integer from 1 to 1000 (got ${String(count)}).`,
+        {
+          context: { count },
+        },
+      );
+    }
+    const now = new Date(this.#rt.clock.now());
+    const stored = await this.#rt.schedules.get(name);
+    const declared = this.#rt.declarations.get(name);
+    const schedule = stored ?? (declared === undefined ? null : toStored(declared, now));
+    if (schedule === null) throw noSchedule(name);
+    const next = schedule.nextRunAt;
+    if (next === null) return [];
+    const timing = timingOf(schedule, next);
+    if (next.getTime() > now.getTime()) return [next, ...upcomingTicks(timing, next, count - 1)];
+    return upcomingTicks(timing, now, count);
+  }
+
+  /** The tick ledger, newest first (default 20 rows, at most 1000). */
+  async history(name: string, options: { limit?: number } = {}): Promise<ScheduleTick[]> {
+    const limit = options.limit ?? 20;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
+      throw new SoniqError(
+        "SONIQ_INVALID_ARGUMENT",
+        `history(): limit must be an integer from 1 to 1000 (got ${String(limit)}).`,
+        { context: { limit } },
+      );
+    }
+    return this.#rt.schedules.history(name, { limit });
+  }
+}
+
+function noSchedule(name: string): SoniqError {
+  return new SoniqError(
+    "SONIQ_INVALID_ARGUMENT",
+    `No schedule named "${name}": declare it with soniq.periodic() (it is stored when a scheduler starts).`,
+    { context: { name } },
+  );
+}

@@ -1,0 +1,52 @@
+/**
+ * How the SQL backends store a schedule's timing in soniq_recurring_jobs (`schedule_type`,
+ * `schedule_value`) and its pause (`status`): one encoding, shared, so every backend reads every other's rows.
+ */
+import type { NewJob, TickRecord } from "../backend.js";
+import type { RecurringStatus, ScheduleType } from "../schema/constants.js";
+import type { Schedule } from "./types.js";
+
+/** The soniq_recurring_jobs columns a `Schedule` is read from (the same in both dialects). */
+export const SCHEDULE_COLUMNS =
+  "id, job_name, schedule_type, schedule_value, timezone, args, catch_up, queue, priority, max_attempts, " +
+  "status, next_run_at, last_run_at, last_job_id, created_at";
+/** The soniq_schedule_ticks columns a `ScheduleTick` is read from. */
+export const TICK_COLUMNS = "tick_at, outcome, job_id, reason, recorded_at";
+
+export interface StoredTiming {
+  scheduleType: ScheduleType;
+  /** The cron expression, or the interval in milliseconds as decimal text. */
+  scheduleValue: string;
+}
+
+export function toStoredTiming(schedule: Pick<Schedule, "cron" | "every">): StoredTiming {
+  return schedule.cron !== null
+    ? { scheduleType: "cron", scheduleValue: schedule.cron }
+    : { scheduleType: "interval", scheduleValue: String(schedule.every) };
+}
+
+export function fromStoredTiming(
+  scheduleType: string,
+  scheduleValue: string,
+): Pick<Schedule, "cron" | "every"> {
+  return scheduleType === "cron"
+    ? { cron: scheduleValue, every: null }
+    : { cron: null, every: Number(scheduleValue) };
+}
+
+export const recurringStatus = (paused: boolean): RecurringStatus => (paused ? "paused" : "active");
+
+/**
+ * What a backend writes for a tick, decided inside its transaction once it knows whether the schedule is
+ * paused now: a `fired` tick of a paused schedule (not a manual trigger) is recorded `skipped` with
+ * reason `paused` and makes no job. `job` is what to enqueue (null: nothing); when that enqueue
+ * deduplicates, the backend records `deduplicated` instead of `fired`.
+ */
+export function resolveTick(
+  tick: TickRecord,
+  paused: boolean,
+): { outcome: TickRecord["outcome"]; reason: string | null; job: NewJob | null } {
+  if (tick.outcome !== "fired") return { outcome: tick.outcome, reason: tick.reason, job: null };
+  if (paused && !tick.manual) return { outcome: "skipped", reason: "paused", job: null };
+  return { outcome: "fired", reason: tick.reason, job: tick.job };
+}
