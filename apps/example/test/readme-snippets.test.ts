@@ -114,6 +114,7 @@ describe("example/readme-snippets", () => {
       "tx-postgres",
       "tx-sqlite",
       "dead-letter",
+      "recurring",
       "choose-backend",
       "testkit",
     ]);
@@ -197,6 +198,17 @@ describe("example/readme-snippets", () => {
       .filter((line) => line.startsWith("// -> "))
       .map((line) => line.slice("// -> ".length));
     expect(promised).toHaveLength(5);
+    expect(result.stdout.trimEnd().split("\n")).toEqual(promised);
+  }, 60_000);
+
+  it("example/readme-snippet-recurring: fires each night once on the manual clock, as its comments say", async () => {
+    const result = await runSnippet("recurring", work.path);
+    expectSuccess(result);
+    const promised = (byName.get("recurring") ?? "")
+      .split("\n")
+      .filter((line) => line.startsWith("// -> "))
+      .map((line) => line.slice("// -> ".length));
+    expect(promised).toHaveLength(3);
     expect(result.stdout.trimEnd().split("\n")).toEqual(promised);
   }, 60_000);
 
