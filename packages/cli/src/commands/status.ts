@@ -1,0 +1,78 @@
+/** `soniq status [--watch]`: one screen with stats, queues and lag, workers, schedules and recent dead letters. */
+import { setTimeout as delay } from "node:timers/promises";
+import type { Command } from "commander";
+import { Context } from "../context.js";
+import { usage } from "../errors.js";
+import type { App } from "../features.js";
+import type { Io } from "../output.js";
+import { overview } from "../overview.js";
+import { deadLettersTable, queuesTable, schedulesTable, workersTable } from "../views.js";
+
+const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
+  delay(ms, undefined, { signal }).catch(() => {});
+
+async function screen(ctx: Context, soniq: App): Promise<void> {
+  const p = ctx.printer;
+  const view = await overview(soniq, ctx.io.now());
+  // Scripts always get an array: a core without a scheduler has no schedules.
+  if (ctx.json) return p.json({ ...view, schedules: view.schedules ?? [] });
+  const s = view.stats;
+  p.line(
+    `${p.paint("bold", "soniq status")}  ${ctx.resolveTarget().display}  ${new Date(ctx.io.now()).toISOString()}`,
+  );
+  p.line(
+    `jobs  total ${s.total}  queued ${s.queued}  processing ${s.processing}  done ${s.done}  ` +
+      `dead_letter ${s.dead_letter}  cancelled ${s.cancelled}`,
+  );
+  p.line();
+  p.line(p.paint("bold", "Queues"));
+  queuesTable(p, view.queues);
+  p.line();
+  p.line(p.paint("bold", "Workers"));
+  workersTable(p, view.workers);
+  p.line();
+  p.line(p.paint("bold", "Schedules"));
+  if (view.schedules === null) p.line("not available: this @soniq/core has no scheduler.");
+  else schedulesTable(p, view.schedules);
+  p.line();
+  p.line(p.paint("bold", `Dead letters (${s.dead_letter})`));
+  if (s.dead_letter > 0) {
+    deadLettersTable(p, await soniq.deadLetter.list({ limit: 5 }));
+    if (s.dead_letter > 5) p.line(`... and ${s.dead_letter - 5} more: soniq dead-letter list`);
+  } else p.line("none.");
+}
+
+export function registerStatus(program: Command, io: Io): void {
+  program
+    .command("status")
+    .description("stats, queues with lag, workers, schedules and dead letters at a glance")
+    .option("--watch [seconds]", "redraw every few seconds (default 2) until Ctrl-C")
+    .addHelpText(
+      "after",
+      "\nJSON (--json): { stats, queues, workers, schedules }; stats has exactly the six keys\n" +
+        "total, queued, processing, done, dead_letter, cancelled.\n\n" +
+        "Examples:\n  soniq status\n  soniq status --watch 5\n  soniq status --json | jq .stats",
+    )
+    .action(async (opts: { watch?: string | boolean }, command: Command) => {
+      const ctx = Context.of(command, io);
+      if (opts.watch === undefined) return ctx.withApp((soniq) => screen(ctx, soniq));
+      const seconds = opts.watch === true ? 2 : Number(opts.watch);
+      if (!Number.isFinite(seconds) || seconds <= 0) throw usage("--watch takes a number of seconds > 0.");
+      const stop = new AbortController();
+      const onSignal = () => stop.abort();
+      process.once("SIGINT", onSignal);
+      process.once("SIGTERM", onSignal);
+      try {
+        await ctx.withApp(async (soniq) => {
+          while (!stop.signal.aborted) {
+            if (!ctx.json && io.out.isTTY) io.out.write("\u001b[2J\u001b[H");
+            await screen(ctx, soniq);
+            await sleep(seconds * 1000, stop.signal);
+          }
+        });
+      } finally {
+        process.off("SIGINT", onSignal);
+        process.off("SIGTERM", onSignal);
+      }
+    });
+}
