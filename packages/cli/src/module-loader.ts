@@ -3,22 +3,30 @@
  * named `soniq`, else the default export). TypeScript modules go through tsx's ESM loader when tsx is
  * installed (looked up from the current directory first, then beside the CLI).
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { extname, join, resolve } from "node:path";
+import { dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { CliError } from "./errors.js";
 import type { App } from "./features.js";
 
 const TS = new Set([".ts", ".mts", ".cts", ".tsx"]);
 
+/** tsx's ESM API file (its `tsx/esm/api` import target), read from the package's own exports map. */
 function resolveTsx(): string | null {
   for (const base of [join(process.cwd(), "package.json"), import.meta.filename]) {
+    let manifest: string;
     try {
-      return createRequire(base).resolve("tsx/esm/api");
+      manifest = createRequire(base).resolve("tsx/package.json");
     } catch {
-      // not installed there
+      continue; // not installed there
     }
+    const pkg = JSON.parse(readFileSync(manifest, "utf8")) as {
+      exports?: Record<string, { import?: { default?: string } | string }>;
+    };
+    const target = pkg.exports?.["./esm/api"]?.import;
+    const file = typeof target === "string" ? target : target?.default;
+    if (file) return join(dirname(manifest), file);
   }
   return null;
 }

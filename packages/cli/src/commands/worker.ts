@@ -30,31 +30,43 @@ function checkDatabase(ctx: Context, app: App, specifier: string, log: WorkerLog
   );
 }
 
-/** Resolves after a graceful stop; a second signal exits at once. */
-function untilSignal(log: WorkerLog, describe: () => string, stop: () => Promise<void>): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        log.event(
-          "error",
-          "forced",
-          `${signal} again: exiting now; unfinished jobs return through stale recovery`,
-        );
-        process.exit(1);
-      }
-      stopping = true;
+/**
+ * Signal handling, installed before anything starts so an early SIGTERM is never lost to Node's default
+ * (which would kill the process mid-job). `untilStopped` waits for the first signal (or one that came
+ * during start-up), stops gracefully and resolves; a second signal exits 1 at once.
+ */
+function watchSignals(log: WorkerLog) {
+  let first: NodeJS.Signals | null = null;
+  let wake: (() => void) | null = null;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (first) {
+      log.event(
+        "error",
+        "forced",
+        `${signal} again: exiting now; unfinished jobs return through stale recovery`,
+      );
+      process.exit(1);
+    }
+    first = signal;
+    wake?.();
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  const detach = () => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  };
+  return {
+    detach,
+    async untilStopped(describe: () => string, stop: () => Promise<void>): Promise<void> {
+      if (!first) await new Promise<void>((resolve) => (wake = resolve));
+      const signal = first as NodeJS.Signals;
       log.event("info", "stopping", `${signal}: ${describe()} (send ${signal} again to force)`, { signal });
-      stop().then(() => {
-        process.off("SIGINT", onSignal);
-        process.off("SIGTERM", onSignal);
-        log.event("info", "stopped", "stopped gracefully");
-        resolve();
-      }, reject);
-    };
-    process.on("SIGINT", onSignal);
-    process.on("SIGTERM", onSignal);
-  });
+      await stop();
+      detach();
+      log.event("info", "stopped", "stopped gracefully");
+    },
+  };
 }
 
 interface WorkerFlags {
@@ -104,7 +116,13 @@ export function registerWorker(program: Command, io: Io): void {
       for (const key of Object.keys(options)) if (options[key] === undefined) delete options[key];
       const worker = app.worker(options);
       log.follow(worker);
-      await worker.start();
+      const signals = watchSignals(log);
+      try {
+        await worker.start();
+      } catch (err) {
+        signals.detach();
+        throw err;
+      }
       const jobs = app.jobNames();
       log.event(
         "info",
@@ -121,8 +139,7 @@ export function registerWorker(program: Command, io: Io): void {
           schedules: o.schedules === true,
         },
       );
-      await untilSignal(
-        log,
+      await signals.untilStopped(
         () => `finishing ${worker.running} running job(s), up to ${worker.options.shutdownTimeoutMs} ms`,
         () => app.close(),
       );
@@ -149,7 +166,13 @@ export function registerWorker(program: Command, io: Io): void {
       const make = app.scheduler;
       if (typeof make !== "function") throw NO_SCHEDULER("soniq scheduler");
       const scheduler = make.call(app, {});
-      await scheduler.start();
+      const signals = watchSignals(log);
+      try {
+        await scheduler.start();
+      } catch (err) {
+        signals.detach();
+        throw err;
+      }
       const names = app.schedules?.list ? (await app.schedules.list()).map((s) => s.name) : [];
       log.event(
         "info",
@@ -160,8 +183,7 @@ export function registerWorker(program: Command, io: Io): void {
           schedules: names,
         },
       );
-      await untilSignal(
-        log,
+      await signals.untilStopped(
         () => "releasing leadership",
         async () => {
           await scheduler.stop();
