@@ -72,6 +72,25 @@ export function soniqCli(
   return start(args, options).exited;
 }
 
+/**
+ * Runs the binary on a pseudo-terminal (util-linux `script`), typing `input`: how a person at a terminal
+ * answers a confirmation prompt.
+ */
+export function soniqOnTty(args: string[], input: string, options: { cwd: string }): Promise<Result> {
+  const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+  const child = spawn("script", ["-qec", quoted, "/dev/null"], { cwd: options.cwd, env: baseEnv({}) });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  child.stdin.end(input);
+  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+}
+
 /** A database for one test file: a temp SQLite file, or a fresh Postgres database dropped afterwards. */
 export interface TestDb {
   kind: "sqlite" | "postgres";

@@ -16,6 +16,7 @@ import {
   postgresDb,
   type Result,
   soniqCli,
+  soniqOnTty,
   sqliteDb,
   start,
   type TestDb,
@@ -111,6 +112,15 @@ describe.each([
     expect(typeof queues.find((q) => q.name === "emails")?.lagMs).toBe("number");
     expect(Array.isArray(view.workers)).toBe(true);
     expect(view.schedules).toEqual([]);
+  });
+
+  it("status/watch: redraws until SIGTERM, then exits 0", async () => {
+    const watch = start(["status", "--watch", "0.2", "--json", "--database-url", db.url], { cwd: db.dir });
+    await eventually(() => expect(watch.stdout().match(/"stats"/g)?.length ?? 0).toBeGreaterThanOrEqual(2), {
+      timeoutMs: 15_000,
+    });
+    watch.child.kill("SIGTERM");
+    expect((await watch.exited).code).toBe(0);
   });
 
   it("workers/list: the fixture's worker, stopped, with its heartbeat", async () => {
@@ -243,6 +253,29 @@ describe.each([
     expect((await cli("dead-letter", "purge", "00000000-0000-4000-8000-000000000000")).code).toBe(1);
   });
 
+  it("dead-letter/tty-confirm: on a terminal a bulk purge asks; no keeps the rows (exit 1), yes purges", async () => {
+    const local = await openApp(db, false);
+    local.job(
+      "test.tty_me",
+      async () => {
+        throw new PermanentError("tty fodder");
+      },
+      { queue: "tty" },
+    );
+    await local.enqueue("test.tty_me", {});
+    await local.worker({ queues: ["tty"] }).runOnce();
+    await local.close();
+    const args = ["dead-letter", "purge", "--all", "--queue", "tty", "--database-url", db.url];
+    const no = await soniqOnTty(args, "n\n", { cwd: db.dir });
+    expect(no.stdout).toContain("purge 1 dead-letter job(s)? [y/N]");
+    expect(no.code).toBe(1);
+    expect(await app.deadLetter.list({ queue: "tty" })).toHaveLength(1);
+    const yes = await soniqOnTty(args, "y\n", { cwd: db.dir });
+    expect(yes.code, yes.stdout).toBe(0);
+    expect(yes.stdout).toContain("purged 1 dead-letter job(s)");
+    expect(await app.deadLetter.list({ queue: "tty" })).toHaveLength(0);
+  });
+
   it("dead-letter/export: JSON lines or CSV to --output, the count on stderr", async () => {
     const jsonl = join(db.dir, "dead.jsonl");
     const r = await cli("dead-letter", "export", "--name", "test.fail", "--output", jsonl);
@@ -280,6 +313,13 @@ describe.each([
       expect(r.stderr).toContain(missing);
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
     }
+    const dashboard = await cli("dashboard", "--port", "0");
+    expect(dashboard.code).toBe(2); // --port takes a whole number >= 1
+    const noDashboard = await cli("dashboard");
+    expect(noDashboard.code).toBe(1);
+    expect(noDashboard.stderr).toMatch(
+      /^error \[SONIQ_CLI_MISSING_PACKAGE\] soniq dashboard needs @soniq\/dashboard/,
+    );
     const scheduler = await soniqCli(["scheduler", FIXTURE], {
       cwd: db.dir,
       env: { SONIQ_DATABASE_URL: db.url },

@@ -31,13 +31,25 @@ export const toFilter = (o: FilterFlags) => ({
 
 const PAGE = 1000;
 
-export async function matching(soniq: App, o: FilterFlags): Promise<DeadLetterJob[]> {
-  const rows: DeadLetterJob[] = [];
+/** Calls `each` with every page of matching rows, newest first. */
+export async function eachPage(
+  soniq: App,
+  o: FilterFlags,
+  each: (page: DeadLetterJob[]) => void | Promise<void>,
+): Promise<void> {
   for (let offset = 0; ; offset += PAGE) {
     const page = await soniq.deadLetter.list({ ...toFilter(o), limit: PAGE, offset });
-    rows.push(...page);
-    if (page.length < PAGE) return rows;
+    await each(page);
+    if (page.length < PAGE) return;
   }
+}
+
+export async function matching(soniq: App, o: FilterFlags): Promise<DeadLetterJob[]> {
+  const rows: DeadLetterJob[] = [];
+  await eachPage(soniq, o, (page) => {
+    rows.push(...page);
+  });
+  return rows;
 }
 
 /** The rows to act on, or an error: ids and `--all` are exclusive, filters need `--all`, unknown ids exit 1. */

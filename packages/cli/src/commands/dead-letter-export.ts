@@ -1,10 +1,10 @@
 /** `dead-letter export`: JSON lines through core's streaming export, or CSV paged the same way. */
 import { once } from "node:events";
 import { createWriteStream } from "node:fs";
-import type { DeadLetterFilter, DeadLetterJob } from "@soniq/core";
+import type { DeadLetterJob } from "@soniq/core";
 import type { App } from "../features.js";
 import type { Io } from "../output.js";
-import { matching } from "./dead-letter-bulk.js";
+import { eachPage, type FilterFlags, toFilter } from "./dead-letter-bulk.js";
 
 const CSV_COLUMNS = [
   "id",
@@ -46,7 +46,7 @@ async function write(sink: Sink, chunk: string): Promise<void> {
 
 export async function exportRows(
   soniq: App,
-  filter: DeadLetterFilter & { jobName?: string },
+  filter: FilterFlags,
   format: "jsonl" | "csv",
   output: string | undefined,
   io: Io,
@@ -54,17 +54,14 @@ export async function exportRows(
   const file = output ? createWriteStream(output) : null;
   const sink: Sink = file ?? io.out;
   try {
-    if (format === "jsonl") return await soniq.deadLetter.export(filter, sink);
-    const rows = await matching(soniq, {
-      queue: filter.queue,
-      name: filter.jobName,
-      reason: filter.reason,
-      since: filter.since,
-      until: filter.until,
-    });
+    if (format === "jsonl") return await soniq.deadLetter.export(toFilter(filter), sink);
     await write(sink, `${CSV_COLUMNS.join(",")}\n`);
-    for (const row of rows) await write(sink, `${CSV_COLUMNS.map((c) => csvCell(row[c])).join(",")}\n`);
-    return rows.length;
+    let count = 0;
+    await eachPage(soniq, filter, async (page) => {
+      for (const row of page) await write(sink, `${CSV_COLUMNS.map((c) => csvCell(row[c])).join(",")}\n`);
+      count += page.length;
+    });
+    return count;
   } finally {
     if (file) {
       file.end();

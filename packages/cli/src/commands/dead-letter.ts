@@ -167,7 +167,7 @@ export function registerDeadLetter(program: Command, io: Io): void {
     .action(async (o: FilterFlags & { output?: string; format?: "jsonl" | "csv" }, command: Command) => {
       const ctx = Context.of(command, io);
       const format = o.format ?? (o.output?.endsWith(".csv") ? "csv" : "jsonl");
-      const count = await ctx.withApp((soniq) => exportRows(soniq, toFilter(o), format, o.output, io));
+      const count = await ctx.withApp((soniq) => exportRows(soniq, o, format, o.output, io));
       io.err.write(`exported ${count} dead-letter job(s)${o.output ? ` to ${o.output}` : ""}\n`);
     });
 }
