@@ -8,7 +8,15 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { eventually } from "@soniq/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { assertBuilt, json, postgresDb, soniqCli, start, type TestDb } from "./cli.js";
+import {
+  assertBuilt,
+  expectNoRunningChildren,
+  json,
+  postgresDb,
+  soniqCli,
+  start,
+  type TestDb,
+} from "./cli.js";
 
 const PLAIN = fileURLToPath(new URL("./fixtures/plain.mjs", import.meta.url));
 const COMMANDS = [
@@ -56,6 +64,7 @@ describe("soniq basics", () => {
   });
 
   afterAll(async () => {
+    expectNoRunningChildren();
     rmSync(dir, { recursive: true, force: true });
     await pgNotSetUp?.drop();
   });

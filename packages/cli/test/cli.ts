@@ -33,14 +33,24 @@ export interface Running {
   exited: Promise<Result>;
 }
 
+/** The test process's environment without the variables the CLI reads, then `extra`. */
 const baseEnv = (extra: Record<string, string | undefined>): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  delete env.SONIQ_DATABASE_URL;
-  delete env.NO_COLOR;
-  delete env.FORCE_COLOR;
-  if (extra.SONIQ_DATABASE_URL !== undefined) env.SONIQ_DATABASE_URL = extra.SONIQ_DATABASE_URL;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ["SONIQ_DATABASE_URL", "NO_COLOR", "FORCE_COLOR"]) delete env[name];
+  for (const [name, value] of Object.entries(extra)) if (value !== undefined) env[name] = value;
   return env;
 };
+
+const children = new Set<ChildProcess>();
+
+/** The leak check: every `soniq` process a test started has exited (a leftover is killed, then reported). */
+export function expectNoRunningChildren(): void {
+  const running = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
+  for (const child of running) child.kill("SIGKILL");
+  children.clear();
+  if (running.length > 0)
+    throw new Error(`${running.length} soniq process(es) were still running after the tests`);
+}
 
 export function start(
   args: string[],
@@ -51,6 +61,7 @@ export function start(
     env: baseEnv(options.env ?? {}),
     stdio: ["ignore", "pipe", "pipe"],
   });
+  children.add(child);
   let stdout = "";
   let stderr = "";
   child.stdout?.on("data", (chunk: Buffer) => {
@@ -76,9 +87,17 @@ export function soniqCli(
  * Runs the binary on a pseudo-terminal (util-linux `script`), typing `input`: how a person at a terminal
  * answers a confirmation prompt.
  */
-export function soniqOnTty(args: string[], input: string, options: { cwd: string }): Promise<Result> {
+export function soniqOnTty(
+  args: string[],
+  input: string,
+  options: { cwd: string; env?: Record<string, string> },
+): Promise<Result> {
   const quoted = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-  const child = spawn("script", ["-qec", quoted, "/dev/null"], { cwd: options.cwd, env: baseEnv({}) });
+  const child = spawn("script", ["-qec", quoted, "/dev/null"], {
+    cwd: options.cwd,
+    env: baseEnv(options.env ?? {}),
+  });
+  children.add(child);
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => {

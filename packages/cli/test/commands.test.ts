@@ -10,6 +10,7 @@ import { eventually } from "@soniq/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   assertBuilt,
+  expectNoRunningChildren,
   FIXTURE,
   json,
   openApp,
@@ -54,6 +55,7 @@ describe.each([
   });
 
   afterAll(async () => {
+    expectNoRunningChildren();
     await app?.close();
     await db?.drop();
   });
@@ -95,6 +97,15 @@ describe.each([
     }
     expect(r.stdout).toMatch(/jobs\s+total \d+\s+queued \d+/);
     expect(r.stdout).not.toContain("\u001b["); // not a TTY: no colour
+  });
+
+  it("status/colour: colour on a terminal, none with NO_COLOR", async () => {
+    const args = ["status", "--database-url", db.url];
+    expect((await soniqOnTty(args, "", { cwd: db.dir })).stdout).toContain("\u001b[1m");
+    const plain = await soniqOnTty(args, "", { cwd: db.dir, env: { NO_COLOR: "1" } });
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain("Dead letters");
+    expect(plain.stdout).not.toContain("\u001b[");
   });
 
   it("status/json: { stats, queues, workers, schedules } with the six stat keys", async () => {

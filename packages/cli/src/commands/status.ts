@@ -36,10 +36,14 @@ async function screen(ctx: Context, soniq: App): Promise<void> {
   else schedulesTable(p, view.schedules);
   p.line();
   p.line(p.paint("bold", `Dead letters (${s.dead_letter})`));
-  if (s.dead_letter > 0) {
-    deadLettersTable(p, await soniq.deadLetter.list({ limit: 5 }));
-    if (s.dead_letter > 5) p.line(`... and ${s.dead_letter - 5} more: soniq dead-letter list`);
-  } else p.line("none.");
+  if (s.dead_letter === 0) return p.line("none.");
+  const recent = await soniq.deadLetter.list({ limit: 1000 });
+  const byReason = new Map<string, number>();
+  for (const d of recent) byReason.set(d.deadLetterReason, (byReason.get(d.deadLetterReason) ?? 0) + 1);
+  const reasons = [...byReason].map(([reason, n]) => `${reason} ${n}`).join(", ");
+  p.line(`by reason${recent.length < s.dead_letter ? ` (newest ${recent.length})` : ""}: ${reasons}`);
+  deadLettersTable(p, recent.slice(0, 5));
+  if (s.dead_letter > 5) p.line(`... and ${s.dead_letter - 5} more: soniq dead-letter list`);
 }
 
 export function registerStatus(program: Command, io: Io): void {
