@@ -161,6 +161,11 @@ describe.each([
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ jobName: "test.ok", status: "queued" });
     const id = rows[0]?.id as string;
+    const table = await cli("jobs", "list", "--queue", "emails");
+    expect(table.stdout).toMatch(/ID\s+NAME\s+STATUS\s+QUEUE\s+ATTEMPTS\s+SCHEDULED\s+CREATED/);
+    expect(table.stdout).toMatch(
+      new RegExp(`${id}\\s+test\\.ok\\s+queued\\s+emails\\s+0/3\\s+\\d+ (s|min) ago`),
+    );
     const shown = await cli("jobs", "show", id, "--json");
     expect(json<{ id: string; args: unknown }>(shown)).toMatchObject({ id, args: { n: 3 } });
     expect((await cli("jobs", "show", id)).stdout).toMatch(/name\s+test\.ok/);
@@ -189,6 +194,8 @@ describe.each([
       await cli("dead-letter", "list", "--name", "test.orphan", "--json"),
     );
     expect(orphan).toEqual([expect.objectContaining({ deadLetterReason: "job_not_found" })]);
+    const table = await cli("dead-letter", "list", "--name", "test.orphan");
+    expect(table.stdout).toMatch(/test\.orphan\s+orphans\s+job_not_found\s+1\/3\s+0\s+\d+ (s|min) ago/);
     const shown = await cli("dead-letter", "show", rows[0]?.id as string);
     expect(shown.stdout).toMatch(/reason\s+permanent_failure/);
     expect((await cli("dead-letter", "show", "nope")).code).toBe(1);
@@ -284,6 +291,7 @@ describe.each([
     const yes = await soniqOnTty(args, "y\n", { cwd: db.dir });
     expect(yes.code, yes.stdout).toBe(0);
     expect(yes.stdout).toContain("purged 1 dead-letter job(s)");
+    expect(yes.stdout).toContain("purging [##############################] 1/1"); // the progress bar
     expect(await app.deadLetter.list({ queue: "tty" })).toHaveLength(0);
   });
 
@@ -384,5 +392,24 @@ describe.each([
       .map((l) => JSON.parse(l) as { event: string; level: string; time: string; queues?: string[] });
     expect(events.map((e) => e.event)).toEqual(["started", "stopping", "done", "stopped"]);
     expect(events[0]?.queues).toEqual(["hold"]);
+  });
+
+  it("worker/second-signal-forces: a second SIGTERM exits 1 at once; the job stays for recovery", async () => {
+    const { id } = await app.enqueue("test.hold", { release: join(db.dir, "never") }, { queue: "forced" });
+    const worker = start(["worker", FIXTURE, "--queues", "forced"], {
+      cwd: db.dir,
+      env: { SONIQ_DATABASE_URL: db.url },
+    });
+    await eventually(async () => expect((await app.getJob(id))?.status).toBe("processing"), {
+      timeoutMs: 20_000,
+    });
+    worker.child.kill("SIGTERM");
+    await eventually(() => expect(worker.stdout()).toContain("stopping"), { timeoutMs: 10_000 });
+    worker.child.kill("SIGTERM");
+    const exited = await worker.exited;
+    expect(exited.code).toBe(1);
+    expect(exited.stdout).toMatch(/forced\s+SIGTERM again: exiting now/);
+    expect((await app.getJob(id))?.status).toBe("processing"); // left for stale-worker recovery
+    expect(await app.cancelJob(id)).toBe(true);
   });
 });
