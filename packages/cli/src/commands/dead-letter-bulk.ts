@@ -6,6 +6,7 @@ import type { DeadLetterJob } from "@soniq/core";
 import type { Context } from "../context.js";
 import { CliError, usage } from "../errors.js";
 import { type App, listTaskNames } from "../features.js";
+import { Progress } from "../output.js";
 
 export interface FilterFlags {
   queue?: string;
@@ -53,7 +54,7 @@ export async function matching(soniq: App, o: FilterFlags): Promise<DeadLetterJo
 }
 
 /** The rows to act on, or an error: ids and `--all` are exclusive, filters need `--all`, unknown ids exit 1. */
-export async function select(
+async function select(
   soniq: App,
   ids: string[],
   o: BulkFlags,
@@ -75,7 +76,7 @@ export async function select(
 }
 
 /** `--dry-run` output; true when the command should stop here. */
-export function dryRun(ctx: Context, o: BulkFlags, action: string, count: number): boolean {
+function dryRun(ctx: Context, o: BulkFlags, action: string, count: number): boolean {
   if (!o.dryRun) return false;
   if (ctx.json) ctx.printer.json({ count });
   else ctx.printer.line(`would ${action} ${count} dead-letter job(s)`);
@@ -97,4 +98,42 @@ export async function checkRegistered(soniq: App, rows: DeadLetterJob[], force: 
         "Start a worker that defines it, or pass --force. Nothing was changed.",
     );
   }
+}
+
+export const deadLetterNotFound = (ids: string[]): CliError =>
+  new CliError(
+    "SONIQ_CLI_NOT_FOUND",
+    `no dead-letter job with id ${ids.join(", ")}. List them with soniq dead-letter list.`,
+  );
+
+export type Actor = { actor?: string };
+
+/**
+ * The order of every bulk action: select (unknown ids exit 1), `--dry-run` stops, the action's own check,
+ * the confirmation for `--all`, then one call per row with a progress bar. Null after a dry run.
+ */
+export async function runBulk<R>(
+  ctx: Context,
+  soniq: App,
+  ids: string[],
+  o: BulkFlags,
+  spec: {
+    verb: "replay" | "purge";
+    check?: (rows: DeadLetterJob[]) => Promise<void>;
+    act: (row: DeadLetterJob) => Promise<R>;
+  },
+): Promise<R[] | null> {
+  const { rows, missing } = await select(soniq, ids, o);
+  if (missing.length > 0) throw deadLetterNotFound(missing);
+  if (dryRun(ctx, o, spec.verb, rows.length)) return null;
+  await spec.check?.(rows);
+  if (o.all) await ctx.confirm(`${spec.verb} ${rows.length} dead-letter job(s)`, o.yes);
+  const progress = new Progress(ctx.io, rows.length, spec.verb === "replay" ? "replaying" : "purging");
+  const out: R[] = [];
+  for (const row of rows) {
+    out.push(await spec.act(row));
+    progress.tick();
+  }
+  progress.end();
+  return out;
 }

@@ -2,26 +2,20 @@
 import type { DeadLetterJob } from "@soniq/core";
 import { type Command, Option } from "commander";
 import { Context } from "../context.js";
-import { CliError } from "../errors.js";
 import { writeOptions } from "../features.js";
-import { type Io, Progress } from "../output.js";
+import type { Io } from "../output.js";
 import { positiveInt, since } from "../parse.js";
 import { deadLettersTable, record, stamp } from "../views.js";
 import {
+  type Actor,
   type BulkFlags,
   checkRegistered,
-  dryRun,
+  deadLetterNotFound,
   type FilterFlags,
-  select,
+  runBulk,
   toFilter,
 } from "./dead-letter-bulk.js";
 import { exportRows } from "./dead-letter-export.js";
-
-const notFound = (ids: string[]) =>
-  new CliError(
-    "SONIQ_CLI_NOT_FOUND",
-    `no dead-letter job with id ${ids.join(", ")}. List them with soniq dead-letter list.`,
-  );
 
 function filters(command: Command, io: Io): Command {
   return command
@@ -43,7 +37,14 @@ export function registerDeadLetter(program: Command, io: Io): void {
   const dl = program
     .command("dead-letter")
     .description("inspect, replay, purge and export dead-lettered jobs");
+  listCommand(dl, io);
+  showCommand(dl, io);
+  replayCommand(dl, io);
+  purgeCommand(dl, io);
+  exportCommand(dl, io);
+}
 
+function listCommand(dl: Command, io: Io): void {
   filters(dl.command("list").description("dead letters, newest first"), io)
     .option("--limit <n>", "at most n rows (default 100, at most 1000)", positiveInt("--limit"))
     .addHelpText(
@@ -58,7 +59,9 @@ export function registerDeadLetter(program: Command, io: Io): void {
       if (ctx.json) return ctx.printer.json(rows);
       deadLettersTable(ctx.printer, rows);
     });
+}
 
+function showCommand(dl: Command, io: Io): void {
   dl.command("show")
     .description("one dead letter with its args and full last error")
     .argument("<id>", "dead-letter id (the original job's id)")
@@ -69,11 +72,13 @@ export function registerDeadLetter(program: Command, io: Io): void {
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
       const row = await ctx.withApp((soniq) => soniq.deadLetter.get(id));
-      if (!row) throw notFound([id]);
+      if (!row) throw deadLetterNotFound([id]);
       if (ctx.json) return ctx.printer.json(row);
       showRow(ctx, row);
     });
+}
 
+function replayCommand(dl: Command, io: Io): void {
   bulk(
     filters(dl.command("replay").description("replay dead letters as fresh queued jobs (the rows stay)"), io),
   )
@@ -88,34 +93,27 @@ export function registerDeadLetter(program: Command, io: Io): void {
     )
     .action(async (ids: string[], o: BulkFlags & { force?: boolean }, command: Command) => {
       const ctx = Context.of(command, io);
-      const done = await ctx.withApp(async (soniq) => {
-        const { rows, missing } = await select(soniq, ids, o);
-        if (missing.length > 0) throw notFound(missing);
-        if (dryRun(ctx, o, "replay", rows.length)) return null;
-        await checkRegistered(soniq, rows, o.force);
-        if (o.all) await ctx.confirm(`replay ${rows.length} dead-letter job(s)`, o.yes);
-        const progress = new Progress(io, rows.length, "replaying");
-        const replay = soniq.deadLetter.replay as (
-          id: string,
-          o?: { actor?: string },
-        ) => Promise<string | null>;
-        const out: { id: string; newId: string | null }[] = [];
-        for (const row of rows) {
-          out.push({
-            id: row.id,
-            newId: await replay.call(soniq.deadLetter, row.id, writeOptions(soniq, ctx.actor)),
-          });
-          progress.tick();
-        }
-        progress.end();
-        return out;
-      });
+      const done = await ctx.withApp((soniq) =>
+        runBulk(ctx, soniq, ids, o, {
+          verb: "replay",
+          check: (rows) => checkRegistered(soniq, rows, o.force),
+          act: async (row) => {
+            const replay = soniq.deadLetter.replay as (id: string, o?: Actor) => Promise<string | null>;
+            return {
+              id: row.id,
+              newId: await replay.call(soniq.deadLetter, row.id, writeOptions(soniq, ctx.actor)),
+            };
+          },
+        }),
+      );
       if (!done) return;
       if (ctx.json) return ctx.printer.json(done);
       if (o.all) ctx.printer.line(`replayed ${done.length} dead-letter job(s)`);
       else for (const r of done) ctx.printer.line(`replayed ${r.id} as ${r.newId}`);
     });
+}
 
+function purgeCommand(dl: Command, io: Io): void {
   bulk(filters(dl.command("purge").description("delete dead letters for good"), io))
     .argument("[id...]", "dead-letter ids")
     .addHelpText(
@@ -126,30 +124,26 @@ export function registerDeadLetter(program: Command, io: Io): void {
     )
     .action(async (ids: string[], o: BulkFlags, command: Command) => {
       const ctx = Context.of(command, io);
-      const done = await ctx.withApp(async (soniq) => {
-        const { rows, missing } = await select(soniq, ids, o);
-        if (missing.length > 0) throw notFound(missing);
-        if (dryRun(ctx, o, "purge", rows.length)) return null;
-        if (o.all) await ctx.confirm(`purge ${rows.length} dead-letter job(s)`, o.yes);
-        const progress = new Progress(io, rows.length, "purging");
-        const purge = soniq.deadLetter.purge as (id: string, o?: { actor?: string }) => Promise<boolean>;
-        const out: { id: string; purged: boolean }[] = [];
-        for (const row of rows) {
-          out.push({
-            id: row.id,
-            purged: await purge.call(soniq.deadLetter, row.id, writeOptions(soniq, ctx.actor)),
-          });
-          progress.tick();
-        }
-        progress.end();
-        return out;
-      });
+      const done = await ctx.withApp((soniq) =>
+        runBulk(ctx, soniq, ids, o, {
+          verb: "purge",
+          act: async (row) => {
+            const purge = soniq.deadLetter.purge as (id: string, o?: Actor) => Promise<boolean>;
+            return {
+              id: row.id,
+              purged: await purge.call(soniq.deadLetter, row.id, writeOptions(soniq, ctx.actor)),
+            };
+          },
+        }),
+      );
       if (!done) return;
       if (ctx.json) return ctx.printer.json(done);
       if (o.all) ctx.printer.line(`purged ${done.filter((r) => r.purged).length} dead-letter job(s)`);
       else for (const r of done) ctx.printer.line(`purged ${r.id}`);
     });
+}
 
+function exportCommand(dl: Command, io: Io): void {
   filters(dl.command("export").description("stream matching dead letters as JSON lines or CSV"), io)
     .option("-o, --output <file>", "write to this file instead of stdout")
     .addOption(

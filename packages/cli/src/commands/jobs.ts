@@ -16,7 +16,13 @@ const notFound = (id: string) =>
 
 export function registerJobs(program: Command, io: Io): void {
   const jobs = program.command("jobs").description("list, inspect, cancel and explain jobs");
+  listCommand(jobs, io);
+  showCommand(jobs, io);
+  cancelCommand(jobs, io);
+  explainCommand(jobs, io);
+}
 
+function listCommand(jobs: Command, io: Io): void {
   jobs
     .command("list")
     .description("jobs, newest first")
@@ -43,7 +49,9 @@ export function registerJobs(program: Command, io: Io): void {
         jobsTable(ctx.printer, rows);
       },
     );
+}
 
+function showCommand(jobs: Command, io: Io): void {
   jobs
     .command("show")
     .description("one job: args, result, last error, attempts, timings")
@@ -73,7 +81,9 @@ export function registerJobs(program: Command, io: Io): void {
       ]);
       if (job.lastError) p.line(`${p.paint("dim", "last error")}\n${job.lastError}`);
     });
+}
 
+function cancelCommand(jobs: Command, io: Io): void {
   jobs
     .command("cancel")
     .description("cancel queued or running jobs (a running job's signal aborts)")
@@ -102,7 +112,9 @@ export function registerJobs(program: Command, io: Io): void {
           );
       if (results.some((r) => !r.cancelled)) process.exitCode = 1;
     });
+}
 
+function explainCommand(jobs: Command, io: Io): void {
   jobs
     .command("explain")
     .description("why a job is (not) running: every cause that applies")

@@ -12,7 +12,12 @@ type Control = (name: string, o: { actor?: string }) => Promise<unknown>;
 
 export function registerQueues(program: Command, io: Io): void {
   const queues = program.command("queues").description("queues: stats, lag, pause, resume, limits");
+  listCommand(queues, io);
+  controlCommands(queues, io);
+  configureCommand(queues, io);
+}
 
+function listCommand(queues: Command, io: Io): void {
   queues
     .command("list")
     .description(
@@ -29,7 +34,9 @@ export function registerQueues(program: Command, io: Io): void {
       if (ctx.json) return ctx.printer.json(rows);
       queuesTable(ctx.printer, rows);
     });
+}
 
+function controlCommands(queues: Command, io: Io): void {
   for (const [verb, what] of [
     ["pause", "stop claiming from a queue (running jobs finish); durable, seen by every worker"],
     ["resume", "claim from a paused queue again"],
@@ -52,7 +59,9 @@ export function registerQueues(program: Command, io: Io): void {
         else ctx.printer.line(`${verb === "pause" ? "paused" : "resumed"} queue ${name}`);
       });
   }
+}
 
+function configureCommand(queues: Command, io: Io): void {
   queues
     .command("configure")
     .description(

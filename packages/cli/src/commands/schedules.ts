@@ -15,7 +15,14 @@ export function registerSchedules(program: Command, io: Io): void {
   const schedules = program
     .command("schedules")
     .description("recurring jobs: list, inspect, pause, resume, trigger");
+  listCommand(schedules, io);
+  showCommand(schedules, io);
+  upcomingCommand(schedules, io);
+  historyCommand(schedules, io);
+  writeCommands(schedules, io);
+}
 
+function listCommand(schedules: Command, io: Io): void {
   schedules
     .command("list")
     .description("every schedule with its next and last fire")
@@ -31,7 +38,9 @@ export function registerSchedules(program: Command, io: Io): void {
       if (ctx.json) return ctx.printer.json(rows);
       schedulesTable(ctx.printer, rows);
     });
+}
 
+function showCommand(schedules: Command, io: Io): void {
   schedules
     .command("show")
     .description("one schedule")
@@ -63,7 +72,9 @@ export function registerSchedules(program: Command, io: Io): void {
         ["last job", row.lastJobId ?? "-"],
       ]);
     });
+}
 
+function upcomingCommand(schedules: Command, io: Io): void {
   schedules
     .command("upcoming")
     .description("the next fire times, in the schedule's timezone")
@@ -85,7 +96,9 @@ export function registerSchedules(program: Command, io: Io): void {
       if (ctx.json) return ctx.printer.json(dates);
       for (const d of dates) ctx.printer.line(stamp(ctx.printer, d));
     });
+}
 
+function historyCommand(schedules: Command, io: Io): void {
   schedules
     .command("history")
     .description("the tick ledger, newest first: fired, skipped, missed, deduplicated")
@@ -111,7 +124,9 @@ export function registerSchedules(program: Command, io: Io): void {
         ticks.map((t) => [t.tickAt.toISOString(), p.status(t.outcome), t.jobId ?? "-", t.reason ?? "-"]),
       );
     });
+}
 
+function writeCommands(schedules: Command, io: Io): void {
   for (const [verb, what] of [
     ["pause", "stop firing (paused ticks are recorded skipped)"],
     ["resume", "fire again (skipped ticks are not caught up)"],

@@ -78,6 +78,11 @@ interface WorkerFlags {
 }
 
 export function registerWorker(program: Command, io: Io): void {
+  workerCommand(program, io);
+  schedulerCommand(program, io);
+}
+
+function workerCommand(program: Command, io: Io): void {
   program
     .command("worker")
     .description("run workers for the jobs a module defines, until SIGTERM/SIGINT")
@@ -144,7 +149,9 @@ export function registerWorker(program: Command, io: Io): void {
         () => app.close(),
       );
     });
+}
 
+function schedulerCommand(program: Command, io: Io): void {
   program
     .command("scheduler")
     .description("run the scheduler of recurring jobs a module declares, until SIGTERM/SIGINT")
