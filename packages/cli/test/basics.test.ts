@@ -124,6 +124,15 @@ describe("soniq basics", () => {
     expect(existsSync(join(dir, "soniq.db"))).toBe(false);
   });
 
+  it("db/sqlite-not-set-up: a file without Soniq's tables says to run setup", async () => {
+    writeFileSync(join(dir, "empty.db"), "");
+    const r = await cli(["dead-letter", "list", "--database-url", `sqlite:${join(dir, "empty.db")}`]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim()).toMatch(
+      /^error \[SONIQ_CLI_NOT_SET_UP\] Soniq's tables are missing in sqlite:.*Run soniq setup/,
+    );
+  });
+
   it("db/default-and-env: setup creates ./soniq.db by default; SONIQ_DATABASE_URL is honoured", async () => {
     const r = await cli(["setup"]);
     expect(r.code, r.stderr).toBe(0);
