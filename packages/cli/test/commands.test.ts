@@ -96,6 +96,10 @@ describe.each([
       expect(r.stdout).toContain(part);
     }
     expect(r.stdout).toMatch(/jobs\s+total \d+\s+queued \d+/);
+    expect(r.stdout).toContain("Workers (0 live, 1 stopped)"); // the fixture's worker stopped in beforeAll
+    expect(r.stdout).toMatch(
+      /by reason: (permanent_failure 3, job_not_found 1|job_not_found 1, permanent_failure 3)/,
+    );
     expect(r.stdout).not.toContain("\u001b["); // not a TTY: no colour
   });
 

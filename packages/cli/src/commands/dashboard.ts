@@ -3,7 +3,10 @@
  * SIGTERM. The package is loaded only here, so the CLI does not need it for anything else.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import { join } from "node:path";
 import { Readable } from "node:stream";
+import { pathToFileURL } from "node:url";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError } from "../errors.js";
@@ -16,10 +19,19 @@ type DashboardFactory = (options: { soniq: App }) => FetchHandler | { fetch: Fet
 
 const PACKAGE = "@soniq/dashboard";
 
+/** The package as the application sees it (its own node_modules first), else beside the CLI. */
+function locate(): string {
+  try {
+    return pathToFileURL(createRequire(join(process.cwd(), "package.json")).resolve(PACKAGE)).href;
+  } catch {
+    return PACKAGE;
+  }
+}
+
 async function loadDashboard(): Promise<DashboardFactory> {
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(PACKAGE)) as Record<string, unknown>;
+    mod = (await import(locate())) as Record<string, unknown>;
   } catch (err) {
     throw new CliError(
       "SONIQ_CLI_MISSING_PACKAGE",

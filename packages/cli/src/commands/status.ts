@@ -28,8 +28,12 @@ async function screen(ctx: Context, soniq: App): Promise<void> {
   p.line(p.paint("bold", "Queues"));
   queuesTable(p, view.queues);
   p.line();
-  p.line(p.paint("bold", "Workers"));
-  workersTable(p, view.workers);
+  // The screen shows live workers; stopped ones pile up over time and are counted (soniq workers lists them).
+  const live = view.workers.filter((w) => w.status !== "stopped");
+  const stopped = view.workers.length - live.length;
+  p.line(p.paint("bold", `Workers (${live.length} live${stopped > 0 ? `, ${stopped} stopped` : ""})`));
+  if (live.length > 0) workersTable(p, live);
+  else p.line("no live workers.");
   p.line();
   p.line(p.paint("bold", "Schedules"));
   if (view.schedules === null) p.line("not available: this @soniq/core has no scheduler.");
