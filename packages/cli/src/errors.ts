@@ -24,6 +24,8 @@ export const CLI_ERROR_CODES = [
   "SONIQ_CLI_REFUSED",
   /** The module given to `worker`/`scheduler` could not be loaded or exports no Soniq instance. */
   "SONIQ_CLI_MODULE",
+  /** A file named by `--output` cannot be written. */
+  "SONIQ_CLI_OUTPUT",
 ] as const;
 
 export type CliErrorCode = (typeof CLI_ERROR_CODES)[number];

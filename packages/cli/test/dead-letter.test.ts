@@ -136,5 +136,8 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
       expect(csv.stdout).toContain(`\n${row.id},test.fail,failing,`);
     }
     expect(csv.stderr).toContain("exported 3 dead-letter job(s)");
+    const nowhere = await cli("dead-letter", "export", "--output", join(s.db.dir, "no", "such", "dir.jsonl"));
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.stderr).toMatch(/^error \[SONIQ_CLI_OUTPUT\] cannot write .*dir\.jsonl: ENOENT/);
   });
 });

@@ -74,7 +74,13 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
       timeoutMs: 15_000,
     });
     watch.child.kill("SIGTERM");
-    expect((await watch.exited).code).toBe(0);
+    const exited = await watch.exited;
+    expect(exited.code).toBe(0);
+    const docs = exited.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { stats: object }); // JSON lines
+    for (const doc of docs) expect(Object.keys(doc.stats).sort()).toEqual(STAT_KEYS);
   });
 
   it("workers/list: the fixture's worker, stopped, with its heartbeat", async () => {

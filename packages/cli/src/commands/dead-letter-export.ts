@@ -1,7 +1,8 @@
 /** `dead-letter export`: JSON lines through core's streaming export, or CSV paged the same way. */
 import { once } from "node:events";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, type WriteStream } from "node:fs";
 import type { DeadLetterJob } from "@soniq/core";
+import { CliError } from "../errors.js";
 import type { App } from "../features.js";
 import type { Io } from "../output.js";
 import { eachPage, type FilterFlags, toFilter } from "./dead-letter-bulk.js";
@@ -44,6 +45,22 @@ async function write(sink: Sink, chunk: string): Promise<void> {
   if (!sink.write(chunk)) await new Promise<void>((resolve) => sink.once("drain", resolve));
 }
 
+async function openOutput(path: string): Promise<WriteStream> {
+  const file = createWriteStream(path);
+  try {
+    await once(file, "open");
+  } catch (err) {
+    throw new CliError(
+      "SONIQ_CLI_OUTPUT",
+      `cannot write ${path}: ${(err as Error).message}. Check the --output path.`,
+      {
+        cause: err,
+      },
+    );
+  }
+  return file;
+}
+
 export async function exportRows(
   soniq: App,
   filter: FilterFlags,
@@ -51,7 +68,7 @@ export async function exportRows(
   output: string | undefined,
   io: Io,
 ): Promise<number> {
-  const file = output ? createWriteStream(output) : null;
+  const file = output ? await openOutput(output) : null;
   const sink: Sink = file ?? io.out;
   try {
     if (format === "jsonl") return await soniq.deadLetter.export(toFilter(filter), sink);

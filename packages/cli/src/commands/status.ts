@@ -11,11 +11,17 @@ import { deadLettersTable, queuesTable, schedulesTable, workersTable } from "../
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   delay(ms, undefined, { signal }).catch(() => {});
 
-async function screen(ctx: Context, soniq: App): Promise<void> {
+async function screen(ctx: Context, soniq: App, watching = false): Promise<void> {
   const p = ctx.printer;
   const view = await overview(soniq, ctx.io.now());
   // Scripts always get an array: a core without a scheduler has no schedules.
-  if (ctx.json) return p.json({ ...view, schedules: view.schedules ?? [] });
+  if (ctx.json) {
+    const doc = { ...view, schedules: view.schedules ?? [] };
+    // --watch --json prints one compact document per line (JSON lines), so a reader can split them.
+    if (watching) p.io.out.write(`${JSON.stringify(doc)}\n`);
+    else p.json(doc);
+    return;
+  }
   const s = view.stats;
   p.line(
     `${p.paint("bold", "soniq status")}  ${ctx.resolveTarget().display}  ${new Date(ctx.io.now()).toISOString()}`,
@@ -74,7 +80,7 @@ export function registerStatus(program: Command, io: Io): void {
         await ctx.withApp(async (soniq) => {
           while (!stop.signal.aborted) {
             if (!ctx.json && io.out.isTTY) io.out.write("\u001b[2J\u001b[H");
-            await screen(ctx, soniq);
+            await screen(ctx, soniq, true);
             await sleep(seconds * 1000, stop.signal);
           }
         });
