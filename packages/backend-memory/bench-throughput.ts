@@ -1,11 +1,11 @@
 /**
  * Throughput of the memory backend, for the README and the closing note (not a test):
  *   pnpm exec tsx --conditions=source packages/backend-memory/bench-throughput.ts [jobs] [batch]
- * Enqueues `jobs` in batches of 1000, then drains them with claim(limit = batch) + complete(batch).
+ * Enqueues `jobs` in batches of 1000, then drains them with claim(limit = batch) + one settle per batch.
  * Reports rates by wall time and by this process's CPU time (the latter holds up on a busy machine).
  */
 import { randomUUID } from "node:crypto";
-import type { NewJob } from "@soniq/core";
+import type { NewJob } from "@soniq/core/backend";
 import { memoryBackend } from "./src/index.js";
 
 const total = Number(process.argv[2] ?? 100_000);
@@ -40,7 +40,7 @@ async function run(label: string, queues: string[], claimQueues: string[] | null
     const jobs: NewJob[] = [];
     for (let j = i; j < Math.min(i + 1000, total); j++)
       jobs.push(newJob(j, queues[j % queues.length] as string));
-    await backend.enqueueMany(jobs);
+    await backend.jobs.enqueueMany(jobs, {});
   }
   const enqueueMs = performance.now() - t0;
   const enqueueCpuMs = cpuMs(c0);
@@ -48,11 +48,12 @@ async function run(label: string, queues: string[], claimQueues: string[] | null
   c0 = process.cpuUsage();
   let done = 0;
   for (;;) {
-    const claimed = await backend.claim({ queues: claimQueues, limit: batch, workerId: null });
+    const claimed = await backend.runs.claim({ queues: claimQueues, limit: batch, workerId: null });
     if (claimed.length === 0) break;
-    done += await backend.complete(
-      claimed.map((j) => ({ id: j.id, attempt: j.attempts, result: null, resultTtlMs: 0 })),
+    const applied = await backend.runs.settle(
+      claimed.map((j) => ({ kind: "done", id: j.id, attempt: j.attempts, result: null, resultTtlMs: 0 })),
     );
+    done += applied.filter(Boolean).length;
   }
   const drainMs = performance.now() - t0;
   const drainCpuMs = cpuMs(c0);
@@ -60,7 +61,7 @@ async function run(label: string, queues: string[], claimQueues: string[] | null
   const rate = (ms: number) => Math.round(total / (ms / 1000)).toLocaleString("en-US");
   console.log(
     `${label}:\n  enqueueMany ${rate(enqueueMs)} jobs/s wall, ${rate(enqueueCpuMs)} jobs/s CPU` +
-      `\n  claim+complete (batch ${batch}) ${rate(drainMs)} jobs/s wall, ${rate(drainCpuMs)} jobs/s CPU`,
+      `\n  claim+settle (batch ${batch}) ${rate(drainMs)} jobs/s wall, ${rate(drainCpuMs)} jobs/s CPU`,
   );
   await backend.close();
 }

@@ -49,14 +49,14 @@ describe("example/worker process", () => {
         expect(rows.map((r) => r?.status)).toEqual(["done", "done", "done", "done"]);
       }, 20_000);
       expect(worker.output()).toMatch(/orders\.reserve_stock \w+ done on attempt 3/);
-      const [row] = await soniq.backend.listWorkers();
+      const [row] = await soniq.backend.workers.list();
       expect(row?.status).toBe("active");
 
       worker.child.kill("SIGTERM");
       expect(await worker.exited).toBe(0);
       expect(worker.output()).toContain("SIGTERM: shutting down gracefully");
       expect(worker.output()).toContain("stopped cleanly");
-      expect((await soniq.backend.listWorkers())[0]?.status).toBe("stopped");
+      expect((await soniq.backend.workers.list())[0]?.status).toBe("stopped");
     } finally {
       worker.child.kill("SIGKILL");
       await soniq.close();

@@ -1,10 +1,12 @@
 /**
  * INTERIM: a minimal worker loop on the Backend contract alone, used until `@soniq/core`'s worker runtime
  * lands (rows labelled "contract loop"). It measures what the backend itself costs: claim into a local
- * buffer sized to the concurrency, run handlers, batch completions, dead-letter failures (max attempts 1),
- * wake on the backend's subscription, poll every second as the fallback. No heartbeats or timeouts.
+ * buffer sized to the concurrency, run handlers, batch every outcome (done, retry, dead letter) into
+ * `runs.settle`, wake on the backend's subscription, poll every second as the fallback. No heartbeats or
+ * timeouts.
  */
-import type { Backend, CompleteItem, Job } from "@soniq/core";
+import type { Job } from "@soniq/core";
+import type { Backend, Settlement } from "@soniq/core/backend";
 import { type BenchWorker, handle, readIndex, TASK_NAMES, type TaskKind, type WorkerSpec } from "./types.js";
 
 const POLL_MS = 1000;
@@ -17,9 +19,8 @@ export class ContractWorker implements BenchWorker {
   /** The last claim came back short: the queue is empty until a wake-up or the poll says otherwise. */
   private drained = false;
   private stopping = false;
-  private done: CompleteItem[] = [];
+  private settlements: Settlement[] = [];
   private flushing: Promise<void> | null = null;
-  private pending = new Set<Promise<unknown>>();
   private poll: NodeJS.Timeout | null = null;
   private unsubscribe: (() => Promise<void>) | null = null;
   private idle: (() => void) | null = null;
@@ -31,7 +32,7 @@ export class ContractWorker implements BenchWorker {
   ) {}
 
   async start(): Promise<void> {
-    this.unsubscribe = await this.backend.subscribe(() => this.wake());
+    this.unsubscribe = await this.backend.wakeUps.subscribe(() => this.wake());
     this.poll = setInterval(() => this.wake(), POLL_MS);
     this.poll.unref();
     this.wake();
@@ -50,12 +51,16 @@ export class ContractWorker implements BenchWorker {
     if (room <= 0) return;
     this.fetching = true;
     this.wanted = false;
-    this.backend
+    this.backend.runs
       .claim({ queues: null, limit: room, workerId: null })
       .then((jobs) => {
         this.fetching = false;
         this.drained = jobs.length < room && !this.wanted;
-        this.buffer.push(...jobs);
+        for (const job of jobs) {
+          // Claimed past its attempts (an earlier run never settled): dead-lettered unrun, as core does.
+          if (job.attempts > job.maxAttempts) this.settle(deadLetter(job, job.lastError));
+          else this.buffer.push(job);
+        }
         this.pump();
         this.fetch();
       })
@@ -76,47 +81,45 @@ export class ContractWorker implements BenchWorker {
 
   private async run(job: Job): Promise<void> {
     const kind: TaskKind = job.jobName === TASK_NAMES.fail ? "fail" : "noop";
+    const ref = { id: job.id, attempt: job.attempts };
     try {
       await handle(this.spec, kind, readIndex(job.args));
-      this.done.push({ id: job.id, attempt: job.attempts, result: null, resultTtlMs: this.resultTtlMs });
-      this.scheduleFlush();
+      this.settle({ kind: "done", ...ref, result: null, resultTtlMs: this.resultTtlMs });
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      const write =
+      this.settle(
         job.attempts >= job.maxAttempts
-          ? this.backend.markJobDeadLetter(job.id, {
-              reason: "max_retries_exceeded",
-              error,
-              attempt: job.attempts,
-            })
-          : this.backend.retry({ id: job.id, attempt: job.attempts }, { error, delayMs: 0 });
-      this.track(write);
+          ? deadLetter(job, error)
+          : { kind: "requeue", cause: "retry", ...ref, attempts: job.attempts, delayMs: 0, lastError: error },
+      );
     }
     this.running--;
     this.pump();
     if (this.running === 0 && this.idle) this.idle();
   }
 
-  private track(write: Promise<unknown>): void {
-    const p = write
-      .catch((err: unknown) => process.emitWarning(`soniq write failed: ${String(err)}`))
-      .finally(() => this.pending.delete(p));
-    this.pending.add(p);
+  /** Every outcome goes through one batch per turn of the event loop, one settle call at a time. */
+  private settle(item: Settlement): void {
+    this.settlements.push(item);
+    this.scheduleFlush();
   }
 
   private scheduleFlush(): void {
     if (this.flushing) return;
     this.flushing = this.flush().finally(() => {
       this.flushing = null;
-      if (this.done.length > 0) this.scheduleFlush();
+      if (this.settlements.length > 0) this.scheduleFlush();
     });
   }
 
   private async flush(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
-    const items = this.done;
-    this.done = [];
-    if (items.length > 0) await this.backend.complete(items);
+    const items = this.settlements;
+    this.settlements = [];
+    if (items.length === 0) return;
+    await this.backend.runs.settle(items).catch((err: unknown) => {
+      process.emitWarning(`soniq settle failed: ${String(err)}`);
+    });
   }
 
   async stop(): Promise<void> {
@@ -124,8 +127,22 @@ export class ContractWorker implements BenchWorker {
     if (this.poll) clearInterval(this.poll);
     await this.unsubscribe?.();
     if (this.running > 0) await new Promise<void>((resolve) => (this.idle = resolve));
+    for (const job of this.buffer.splice(0)) {
+      const ref = { id: job.id, attempt: job.attempts };
+      this.settle({
+        kind: "requeue",
+        cause: "nack",
+        ...ref,
+        attempts: job.attempts,
+        delayMs: 0,
+        lastError: null,
+      });
+    }
     while (this.flushing) await this.flushing;
-    await Promise.all(this.pending);
-    for (const job of this.buffer.splice(0)) await this.backend.nack({ id: job.id, attempt: job.attempts });
   }
+}
+
+function deadLetter(job: Job, error: string | null): Settlement {
+  const ref = { id: job.id, attempt: job.attempts };
+  return { kind: "dead_letter", ...ref, reason: "max_retries_exceeded", error, tags: null };
 }

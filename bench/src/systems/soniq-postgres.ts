@@ -24,7 +24,7 @@ async function prepare(target: SystemTarget): Promise<void> {
   const { postgresBackend } = await import("@soniq/backend-postgres");
   const backend = postgresBackend({ connectionString: requireUrl(target) });
   try {
-    await backend.migrate();
+    await backend.migrations.apply();
   } finally {
     await backend.close();
   }

@@ -6,7 +6,8 @@
  * minimal loop, to separate what the backend costs from what the worker runtime adds.
  */
 import { randomUUID } from "node:crypto";
-import { type Backend, type NewJob, Soniq, type Worker, type WorkerOptions } from "@soniq/core";
+import { Soniq, type Worker, type WorkerOptions } from "@soniq/core";
+import type { Backend, NewJob } from "@soniq/core/backend";
 import { ContractWorker } from "./soniq-contract-worker.js";
 import {
   type BenchArgs,
@@ -29,7 +30,7 @@ export type CountQuery = (kind: TaskKind) => Promise<Counts>;
 
 async function statsCounts(backend: Backend<unknown>): Promise<Counts> {
   // Each measurement has its own storage and one kind of job, so whole-queue stats are the job's counts.
-  const s = await backend.getQueueStats();
+  const s = await backend.jobs.stats({ queue: null });
   return { pending: s.queued + s.processing, done: s.done, failed: s.dead_letter, distinct: null };
 }
 
@@ -103,11 +104,14 @@ export class SoniqContractSession implements SystemSession {
   ) {}
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {
-    await this.backend.enqueue(newJob(kind, i));
+    await this.backend.jobs.enqueue(newJob(kind, i), {});
   }
 
   async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
-    await this.backend.enqueueMany(Array.from({ length: count }, (_, k) => newJob(kind, from + k)));
+    await this.backend.jobs.enqueueMany(
+      Array.from({ length: count }, (_, k) => newJob(kind, from + k)),
+      {},
+    );
   }
 
   counts(kind: TaskKind): Promise<Counts> {

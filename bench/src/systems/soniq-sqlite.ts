@@ -14,7 +14,7 @@ async function prepare(target: SystemTarget): Promise<void> {
   const { sqliteBackend } = await import("@soniq/backend-sqlite");
   const backend = sqliteBackend({ filename: requirePath(target) });
   try {
-    await backend.migrate();
+    await backend.migrations.apply();
   } finally {
     await backend.close();
   }

@@ -1,20 +1,18 @@
-/** Named leases for leader election: one holder at a time until it releases or its TTL runs out. */
-import { invalidArgument, requireString } from "./errors.js";
-import type { MemoryStore } from "./store.js";
+/** The leases facet: one holder per name until it releases or its TTL runs out; acquiring again renews. */
+import type { LeasesFacet } from "@soniq/core/backend";
+import type { MemoryStore } from "./internal/store.js";
 
-export function tryAcquireLease(store: MemoryStore, name: string, holder: string, ttlMs: number): boolean {
-  requireString(name, "name");
-  requireString(holder, "holder");
-  if (typeof ttlMs !== "number" || !Number.isFinite(ttlMs) || ttlMs <= 0) {
-    throw invalidArgument(`ttlMs must be a finite number > 0, got ${String(ttlMs)}.`, { ttlMs });
-  }
-  const now = store.now();
-  const lease = store.leases.get(name);
-  if (lease !== undefined && lease.holder !== holder && lease.expiresAt > now) return false;
-  store.leases.set(name, { holder, expiresAt: now + ttlMs });
-  return true;
-}
-
-export function releaseLease(store: MemoryStore, name: string, holder: string): void {
-  if (store.leases.get(name)?.holder === holder) store.leases.delete(name);
+export function leasesFacet(store: MemoryStore): LeasesFacet {
+  return {
+    tryAcquire: async (name, holder, ttlMs) => {
+      const now = store.now();
+      const lease = store.leases.get(name);
+      if (lease !== undefined && lease.holder !== holder && lease.expiresAt > now) return false;
+      store.leases.set(name, { holder, expiresAt: now + ttlMs });
+      return true;
+    },
+    release: async (name, holder) => {
+      if (store.leases.get(name)?.holder === holder) store.leases.delete(name);
+    },
+  };
 }

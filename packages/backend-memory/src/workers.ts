@@ -1,83 +1,88 @@
 /**
- * Worker rows and stale-worker recovery.
- * A worker is active from registerWorker until stopWorker or until a peer declares it stale
- * (heartbeat older than the threshold); a stopped worker's heartbeat returns false so it knows.
- * Recovery requeues the processing jobs of every worker whose heartbeat is older than the threshold,
- * stopped ones included, so a job whose give-back failed during shutdown is not held forever.
+ * The workers facet: worker rows, stale-worker recovery and the task-name registry.
+ * A worker is active from register until stop or until recovery declares it stale (heartbeat older than
+ * the threshold); a stopped worker's heartbeat returns false so it knows. Recovery then requeues every
+ * processing job whose worker is stopped (now or earlier) or has no row, found through the store's
+ * per-worker index; a job without a worker id is left alone.
  */
-import type { StaleRecovery, WorkerInfo, WorkerRegistration } from "@soniq/core";
-import { invalidArgument, requireNonNegative, requireString } from "./errors.js";
-import { encodeJson, toWorkerInfo } from "./rows.js";
-import type { MemoryStore } from "./store.js";
+import type { StaleRecovery, TaskNameRow, WorkerRegistration, WorkersFacet } from "@soniq/core/backend";
+import { encodeJson, toWorkerInfo } from "./internal/rows.js";
+import type { MemoryStore } from "./internal/store.js";
 
-export function registerWorker(store: MemoryStore, worker: WorkerRegistration): void {
-  const id = requireString(worker?.id, "id");
-  if (!Array.isArray(worker.queues))
-    throw invalidArgument("queues must be an array.", { queues: worker.queues });
-  if (!Number.isSafeInteger(worker.concurrency) || worker.concurrency < 1) {
-    throw invalidArgument("concurrency must be an integer >= 1.", { concurrency: worker.concurrency });
-  }
+export function workersFacet(store: MemoryStore): WorkersFacet {
+  return {
+    register: async (worker) => register(store, worker),
+    heartbeat: async (workerId, metadata) => {
+      const worker = store.workers.get(workerId);
+      if (worker === undefined || worker.status !== "active") return false;
+      worker.lastHeartbeat = store.now();
+      // The heartbeat carries the worker's current metadata: null clears it, as in the SQL backends.
+      worker.metadataJson = metadata === null ? null : encodeJson(metadata, "metadata");
+      return true;
+    },
+    stop: async (workerId) => {
+      const worker = store.workers.get(workerId);
+      if (worker !== undefined) worker.status = "stopped";
+    },
+    list: async () => [...store.workers.values()].map(toWorkerInfo),
+    recoverStale: async (staleAfterMs) => recoverStale(store, staleAfterMs),
+    registerTaskNames: async (workerId, names) => {
+      const now = store.now();
+      for (const taskName of names) {
+        store.taskNames.set(`${taskName}\u0000${workerId}`, { taskName, workerId, lastSeenAt: now });
+      }
+    },
+    listTaskNames: async () => listTaskNames(store),
+  };
+}
+
+function register(store: MemoryStore, worker: WorkerRegistration): void {
   const now = store.now();
-  store.workers.set(id, {
-    id,
-    hostname: String(worker.hostname),
+  store.workers.set(worker.id, {
+    id: worker.id,
+    hostname: worker.hostname,
     pid: worker.pid,
     queues: [...worker.queues],
     concurrency: worker.concurrency,
     status: "active",
     lastHeartbeat: now,
     startedAt: now,
-    version: worker.version ?? null,
-    metadataJson: worker.metadata == null ? null : encodeJson(worker.metadata, "metadata"),
+    version: worker.version,
+    metadataJson: worker.metadata === null ? null : encodeJson(worker.metadata, "metadata"),
   });
 }
 
-export function heartbeat(
-  store: MemoryStore,
-  workerId: string,
-  metadata?: Record<string, unknown> | null,
-): boolean {
-  const worker = store.workers.get(workerId);
-  if (worker === undefined || worker.status === "stopped") return false;
-  worker.lastHeartbeat = store.now();
-  if (metadata !== undefined)
-    worker.metadataJson = metadata === null ? null : encodeJson(metadata, "metadata");
-  return true;
-}
-
-export function stopWorker(store: MemoryStore, workerId: string): void {
-  const worker = store.workers.get(workerId);
-  if (worker === undefined) return;
-  worker.status = "stopped";
-  worker.lastHeartbeat = store.now();
-}
-
-export function listWorkers(store: MemoryStore): WorkerInfo[] {
-  return [...store.workers.values()].map(toWorkerInfo);
-}
-
-export function recoverStaleWorkers(store: MemoryStore, staleAfterMs: number): StaleRecovery {
-  requireNonNegative(staleAfterMs, "staleAfterMs");
+function recoverStale(store: MemoryStore, staleAfterMs: number): StaleRecovery {
   const now = store.now();
   const cutoff = now - staleAfterMs;
   const workerIds: string[] = [];
-  const requeuedJobIds: string[] = [];
-  const queues = new Set<string>();
   for (const worker of store.workers.values()) {
-    if (worker.lastHeartbeat >= cutoff) continue;
-    if (worker.status !== "stopped") {
+    if (worker.status === "active" && worker.lastHeartbeat < cutoff) {
       worker.status = "stopped";
       workerIds.push(worker.id);
     }
-    const jobs = store.processingByWorker.get(worker.id);
-    if (jobs === undefined) continue;
+  }
+  const requeuedJobIds: string[] = [];
+  const queues = new Set<string>();
+  for (const [workerId, jobs] of [...store.processingByWorker]) {
+    if (store.workers.get(workerId)?.status === "active") continue;
     for (const job of [...jobs]) {
-      // Attempts stay as the claim counted them: the crash-loop guard at claim relies on it.
-      store.transition(job, "queued", { workerId: null }, now);
+      // Attempts stay as the claim counted them: core dead-letters a job claimed past its max_attempts.
+      store.transition(job, "queued", { workerId: null, scheduledAt: now }, now);
       requeuedJobIds.push(job.id);
       queues.add(job.queue);
     }
   }
   for (const queue of queues) store.wake(queue);
   return { workerIds, requeuedJobIds };
+}
+
+function listTaskNames(store: MemoryStore): TaskNameRow[] {
+  return [...store.taskNames.values()]
+    .sort((a, b) => compare(a.taskName, b.taskName) || compare(a.workerId, b.workerId))
+    .map((r) => ({ taskName: r.taskName, workerId: r.workerId, lastSeenAt: new Date(r.lastSeenAt) }));
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

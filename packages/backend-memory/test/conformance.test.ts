@@ -1,26 +1,28 @@
 import { memoryBackend } from "@soniq/backend-memory";
 import { registerConformanceSuite } from "@soniq/testkit";
 import { vitestRunner } from "@soniq/testkit/vitest";
+import { memoryInspector } from "./inspector.js";
 
 await registerConformanceSuite({
   name: "memory backend conformance",
   runner: vitestRunner(),
   harness: () => {
-    let faultArmed = false;
+    let armed = false;
     const backend = memoryBackend({
       testHooks: {
-        afterDeadLetterInsert: () => {
-          if (!faultArmed) return;
-          faultArmed = false;
-          throw new Error("injected fault between the dead-letter insert and the job delete");
+        // One-shot: the next dead-letter move fails between its insert and its delete.
+        interruptDeadLetterMove: () => {
+          const fire = armed;
+          armed = false;
+          return fire;
         },
       },
     });
     return {
       backend,
-      inspector: backend.inspector(),
+      inspector: memoryInspector(backend),
       injectDeadLetterFault: () => {
-        faultArmed = true;
+        armed = true;
       },
     };
   },

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
-import { isSoniqError, type NewJob } from "@soniq/core";
+import type { NewJob, Settlement } from "@soniq/core/backend";
 import { describe, expect, it } from "vitest";
 import { memoryBackend } from "../src/index.js";
+import { memoryInspector } from "./inspector.js";
 
 function clock(start = Date.UTC(2026, 0, 1)) {
   let t = start;
@@ -25,98 +26,128 @@ function job(overrides: Partial<NewJob> = {}): NewJob {
   };
 }
 
+const claimAll = { queues: null, limit: 100, workerId: null };
+const done = (ref: { id: string; attempts: number }, resultTtlMs = 60_000): Settlement => ({
+  kind: "done",
+  id: ref.id,
+  attempt: ref.attempts,
+  result: null,
+  resultTtlMs,
+});
+
 describe("memoryBackend", () => {
   it("claims across queues in priority, scheduled_at, created_at order and waits for future jobs", async () => {
     const c = clock();
-    const backend = memoryBackend({ now: c.now });
+    const { jobs, runs } = memoryBackend({ now: c.now });
     const at = (ms: number) => new Date(c.now() + ms);
-    const late = await backend.enqueue(job({ queue: "a", priority: 5, scheduledAt: at(1000) }));
-    const p10a = await backend.enqueue(job({ queue: "a", priority: 10 }));
+    const late = await jobs.enqueue(job({ queue: "a", priority: 5, scheduledAt: at(1000) }), {});
+    const p10a = await jobs.enqueue(job({ queue: "a", priority: 10 }), {});
     c.advance(1);
-    const p10b = await backend.enqueue(job({ queue: "b", priority: 10 }));
-    const p1 = await backend.enqueue(job({ queue: "b", priority: 1 }));
-    const claimed = await backend.claim({ queues: ["a", "b"], limit: 10, workerId: null });
+    const p10b = await jobs.enqueue(job({ queue: "b", priority: 10 }), {});
+    const p1 = await jobs.enqueue(job({ queue: "b", priority: 1 }), {});
+    const claimed = await runs.claim({ queues: ["a", "b"], limit: 10, workerId: null });
     expect(claimed.map((j) => j.id)).toEqual([p1.id, p10a.id, p10b.id]);
     c.advance(1000);
-    const [due] = await backend.claim({ queues: null, limit: 10, workerId: null });
+    const [due] = await runs.claim(claimAll);
     expect(due?.id).toBe(late.id);
   });
 
   it("returns copies: mutating a returned row changes nothing stored", async () => {
-    const backend = memoryBackend();
-    const { id } = await backend.enqueue(job({ args: { list: [1] } }));
-    const first = await backend.getJob(id);
+    const { jobs } = memoryBackend();
+    const { id } = await jobs.enqueue(job({ args: { list: [1] } }), {});
+    const first = await jobs.get(id);
     if (first === null) throw new Error("job missing");
     (first.args as { list: number[] }).list.push(2);
     first.scheduledAt.setTime(0);
-    const again = await backend.getJob(id);
+    const again = await jobs.get(id);
     expect(again?.args).toEqual({ list: [1] });
     expect(again?.scheduledAt.getTime()).not.toBe(0);
   });
 
   it("routes every status write through one guard: dead_letter and terminal regressions are rejected", async () => {
     const backend = memoryBackend();
-    const inspector = backend.inspector();
-    const { id } = await backend.enqueue(job());
+    const inspector = memoryInspector(backend);
+    const { id } = await backend.jobs.enqueue(job(), {});
     await expect(inspector.writeJobStatus(id, "dead_letter")).rejects.toMatchObject({
       code: "SONIQ_INVALID_STATUS_TRANSITION",
     });
-    const [claimed] = await backend.claim({ queues: ["default"], limit: 1, workerId: null });
-    await backend.complete([{ id, attempt: claimed?.attempts ?? 0, result: 1, resultTtlMs: 60_000 }]);
+    const [claimed] = await backend.runs.claim(claimAll);
+    if (!claimed) throw new Error("claim expected");
+    expect(await backend.runs.settle([done(claimed)])).toEqual([true]);
     for (const status of ["queued", "processing", "cancelled"]) {
-      const err = await inspector.writeJobStatus(id, status).catch((e: unknown) => e);
-      expect(isSoniqError(err, "SONIQ_INVALID_STATUS_TRANSITION")).toBe(true);
+      await expect(inspector.writeJobStatus(id, status)).rejects.toMatchObject({
+        code: "SONIQ_INVALID_STATUS_TRANSITION",
+      });
     }
-    expect((await backend.getJob(id))?.status).toBe("done");
-    expect(await backend.getQueueStats()).toMatchObject({ done: 1, queued: 0, processing: 0, total: 1 });
+    expect((await backend.jobs.get(id))?.status).toBe("done");
+    expect(await backend.jobs.stats({ queue: null })).toMatchObject({ done: 1, queued: 0, total: 1 });
   });
 
-  it("rolls the dead-letter move back when the hook throws between its steps", async () => {
+  it("undoes a whole settle when the fault hook interrupts one of its dead-letter moves", async () => {
     let armed = true;
     const backend = memoryBackend({
       testHooks: {
-        afterDeadLetterInsert: () => {
-          if (armed) {
-            armed = false;
-            throw new Error("injected");
-          }
+        interruptDeadLetterMove: () => {
+          const fire = armed;
+          armed = false;
+          return fire;
         },
       },
     });
-    const { id } = await backend.enqueue(job());
-    await expect(
-      backend.markJobDeadLetter(id, { reason: "permanent_failure", error: "x" }),
-    ).rejects.toMatchObject({
-      code: "SONIQ_BACKEND_ERROR",
-    });
-    expect((await backend.getJob(id))?.status).toBe("queued");
-    expect(await backend.getDeadLetterJob(id)).toBeNull();
-    expect((await backend.getQueueStats()).dead_letter).toBe(0);
-    expect(await backend.markJobDeadLetter(id, { reason: "permanent_failure", error: "x" })).toBe(true);
-    expect((await backend.getQueueStats()).dead_letter).toBe(1);
+    await backend.jobs.enqueueMany([job(), job()], {});
+    const [a, b] = await backend.runs.claim(claimAll);
+    if (!a || !b) throw new Error("two claims expected");
+    const items: Settlement[] = [
+      done(a),
+      {
+        kind: "dead_letter",
+        id: b.id,
+        attempt: b.attempts,
+        reason: "permanent_failure",
+        error: "x",
+        tags: null,
+      },
+    ];
+    await expect(backend.runs.settle(items)).rejects.toMatchObject({ code: "SONIQ_BACKEND_ERROR" });
+    expect((await backend.jobs.get(a.id))?.status).toBe("processing");
+    expect((await backend.jobs.get(b.id))?.status).toBe("processing");
+    expect(await backend.deadLetters.get(b.id)).toBeNull();
+    expect(await backend.jobs.stats({ queue: null })).toMatchObject({ processing: 2, dead_letter: 0 });
+    expect(await backend.runs.settle(items)).toEqual([true, true]);
+    expect(await backend.jobs.stats({ queue: null })).toMatchObject({ done: 1, dead_letter: 1, total: 2 });
   });
 
-  it("uses the injected clock for result expiry, heartbeats and leases", async () => {
+  it("uses the injected clock for result expiry, requeue delays, heartbeats and leases", async () => {
     const c = clock();
-    const backend = memoryBackend({ now: c.now });
-    const { id } = await backend.enqueue(job());
-    const [claimed] = await backend.claim({ queues: null, limit: 1, workerId: null });
-    await backend.complete([{ id, attempt: claimed?.attempts ?? 0, result: null, resultTtlMs: 1000 }]);
-    expect(await backend.deleteExpiredJobs()).toBe(0);
+    const { jobs, runs, leases } = memoryBackend({ now: c.now });
+    const { id } = await jobs.enqueue(job(), {});
+    const [claimed] = await runs.claim(claimAll);
+    if (!claimed) throw new Error("claim expected");
+    await runs.settle([done(claimed, 1000)]);
+    expect(await jobs.deleteExpired()).toBe(0);
     c.advance(1001);
-    expect(await backend.deleteExpiredJobs()).toBe(1);
-    expect(await backend.getJob(id)).toBeNull();
+    expect(await jobs.deleteExpired()).toBe(1);
+    expect(await jobs.get(id)).toBeNull();
 
-    expect(await backend.tryAcquireLease("leader", "a", 500)).toBe(true);
-    expect(await backend.tryAcquireLease("leader", "b", 500)).toBe(false);
+    const again = await jobs.enqueue(job(), {});
+    const [run] = await runs.claim(claimAll);
+    if (!run) throw new Error("claim expected");
+    const requeue = { kind: "requeue", cause: "retry", attempts: 1, lastError: "e" } as const;
+    await runs.settle([{ ...requeue, id: again.id, attempt: run.attempts, delayMs: 500 }]);
+    expect(await runs.claim(claimAll)).toEqual([]);
+    c.advance(500);
+    expect((await runs.claim(claimAll)).map((j) => j.id)).toEqual([again.id]);
+
+    expect(await leases.tryAcquire("leader", "a", 500)).toBe(true);
+    expect(await leases.tryAcquire("leader", "b", 500)).toBe(false);
     c.advance(501);
-    expect(await backend.tryAcquireLease("leader", "b", 500)).toBe(true);
+    expect(await leases.tryAcquire("leader", "b", 500)).toBe(true);
   });
 
   it("rejects a transaction handle and bad options with typed errors", async () => {
     const backend = memoryBackend();
     const tx = {} as never;
-    await expect(backend.enqueue(job(), { tx })).rejects.toMatchObject({
+    await expect(backend.jobs.enqueue(job(), { tx })).rejects.toMatchObject({
       code: "SONIQ_TRANSACTION_UNSUPPORTED",
     });
     expect(() => memoryBackend({ now: 5 as never, name: "" })).toThrow(
@@ -131,14 +162,12 @@ describe("memoryBackend", () => {
   });
 
   it("keeps claim order correct while many queued jobs are cancelled (lazy heap deletion and compaction)", async () => {
-    const backend = memoryBackend();
+    const { jobs, runs } = memoryBackend();
     const ids: string[] = [];
-    for (let i = 0; i < 3000; i++) {
-      ids.push((await backend.enqueue(job({ priority: i % 7 }))).id);
-    }
+    for (let i = 0; i < 3000; i++) ids.push((await jobs.enqueue(job({ priority: i % 7 }), {})).id);
     // Cancel two thirds: stale entries then outnumber live ones and the lane compacts.
-    for (let i = 0; i < 3000; i++) if (i % 3 !== 0) await backend.cancel(ids[i] as string);
-    const claimed = await backend.claim({ queues: ["default"], limit: 3000, workerId: null });
+    for (let i = 0; i < 3000; i++) if (i % 3 !== 0) await jobs.cancel(ids[i] as string);
+    const claimed = await runs.claim({ queues: ["default"], limit: 3000, workerId: null });
     expect(claimed).toHaveLength(1000);
     const keys = claimed.map((j) => j.priority);
     expect(keys).toEqual([...keys].sort((a, b) => a - b));
@@ -157,96 +186,98 @@ describe("memoryBackend workers and wake-ups", () => {
     metadata: null,
   });
 
-  it("recovers jobs still held by a stopped worker once its last heartbeat passes the threshold", async () => {
-    const c = clock();
-    const backend = memoryBackend({ now: c.now });
-    const workerId = randomUUID();
-    await backend.registerWorker(worker(workerId));
-    const { id } = await backend.enqueue(job());
-    await backend.claim({ queues: null, limit: 1, workerId });
-    await backend.stopWorker(workerId);
-    c.advance(1000);
-    expect(await backend.recoverStaleWorkers(5000)).toEqual({ workerIds: [], requeuedJobIds: [] });
-    c.advance(5000);
-    expect(await backend.recoverStaleWorkers(5000)).toEqual({ workerIds: [], requeuedJobIds: [id] });
-    expect((await backend.getJob(id))?.status).toBe("queued");
+  it("recovers the jobs of a stopped worker, or of one without a row, at once and leaves active workers' alone", async () => {
+    const backend = memoryBackend();
+    const stopped = randomUUID();
+    const active = randomUUID();
+    await backend.workers.register(worker(stopped));
+    await backend.workers.register(worker(active));
+    const lost = await backend.jobs.enqueue(job(), {});
+    await backend.runs.claim({ queues: null, limit: 1, workerId: stopped });
+    await backend.jobs.enqueue(job(), {});
+    await backend.runs.claim({ queues: null, limit: 1, workerId: active });
+    await backend.workers.stop(stopped);
+    // Claimed by an id with no worker row (the memory backend does not check registration).
+    const orphan = await backend.jobs.enqueue(job(), {});
+    await backend.runs.claim({ queues: null, limit: 1, workerId: randomUUID() });
+    const recovery = await backend.workers.recoverStale(60_000);
+    expect(recovery.workerIds).toEqual([]);
+    expect(recovery.requeuedJobIds.sort()).toEqual([lost.id, orphan.id].sort());
+    expect((await backend.jobs.get(lost.id))?.status).toBe("queued");
+    expect((await backend.jobs.get(orphan.id))?.workerId).toBeNull();
+    expect(await backend.jobs.stats({ queue: null })).toMatchObject({ queued: 2, processing: 1 });
   });
 
   it("wakes subscribers for every job that becomes due now, not for delayed requeues", async () => {
     const c = clock();
     const backend = memoryBackend({ now: c.now });
     const heard: string[] = [];
-    await backend.subscribe((queue) => heard.push(queue));
+    await backend.wakeUps.subscribe((queue) => heard.push(queue));
     const flush = () => new Promise((resolve) => setImmediate(resolve));
-    await backend.enqueueMany([job({ queue: "a" }), job({ queue: "a" }), job({ queue: "b" })]);
+    await backend.jobs.enqueueMany([job({ queue: "a" }), job({ queue: "a" }), job({ queue: "b" })], {});
     await flush();
     expect(heard.sort()).toEqual(["a", "b"]);
     heard.length = 0;
-    const [first, second] = await backend.claim({ queues: ["a"], limit: 2, workerId: null });
+    const [first, second] = await backend.runs.claim({ queues: ["a"], limit: 2, workerId: null });
     if (!first || !second) throw new Error("two claims expected");
-    await backend.retry({ id: first.id, attempt: first.attempts }, { error: "e", delayMs: 60_000 });
+    const requeue = { kind: "requeue", cause: "retry", lastError: null } as const;
+    await backend.runs.settle([
+      { ...requeue, id: first.id, attempt: first.attempts, attempts: 1, delayMs: 60_000 },
+    ]);
     await flush();
     expect(heard).toEqual([]);
-    await backend.nack({ id: second.id, attempt: second.attempts });
+    await backend.runs.settle([
+      { ...requeue, id: second.id, attempt: second.attempts, attempts: 0, delayMs: 0 },
+    ]);
     await flush();
     expect(heard).toEqual(["a"]);
   });
 
   it("drops drained queues from claim-all and keeps claiming new ones", async () => {
-    const backend = memoryBackend();
+    const { jobs, runs } = memoryBackend();
     for (let i = 0; i < 50; i++) {
-      await backend.enqueue(job({ queue: `q${i}` }));
-      const claimed = await backend.claim({ queues: null, limit: 10, workerId: null });
-      expect(claimed).toHaveLength(1);
+      await jobs.enqueue(job({ queue: `q${i}` }), {});
+      expect(await runs.claim({ queues: null, limit: 10, workerId: null })).toHaveLength(1);
     }
-    expect(await backend.claim({ queues: null, limit: 10, workerId: null })).toEqual([]);
+    expect(await runs.claim(claimAll)).toEqual([]);
   });
 
   it("treats a clock that goes backwards safely: a job no longer due is not claimed", async () => {
     const c = clock();
-    const backend = memoryBackend({ now: c.now });
-    await backend.enqueue(job({ scheduledAt: new Date(c.now() + 100) }));
-    const later = await backend.enqueue(job({ scheduledAt: new Date(c.now() + 100) }));
+    const { jobs, runs } = memoryBackend({ now: c.now });
+    await jobs.enqueue(job({ scheduledAt: new Date(c.now() + 100) }), {});
+    const later = await jobs.enqueue(job({ scheduledAt: new Date(c.now() + 100) }), {});
     c.advance(200);
     // This claim promotes both jobs to the due heap and takes the first.
-    expect(await backend.claim({ queues: null, limit: 1, workerId: null })).toHaveLength(1);
+    expect(await runs.claim({ queues: null, limit: 1, workerId: null })).toHaveLength(1);
     c.advance(-150);
-    expect(await backend.claim({ queues: null, limit: 1, workerId: null })).toEqual([]);
+    expect(await runs.claim({ queues: null, limit: 1, workerId: null })).toEqual([]);
     c.advance(100);
-    const [claimed] = await backend.claim({ queues: null, limit: 1, workerId: null });
+    const [claimed] = await runs.claim({ queues: null, limit: 1, workerId: null });
     expect(claimed?.id).toBe(later.id);
   });
 });
 
 describe("memoryBackend input errors", () => {
-  it("rejects bad arguments with typed errors and changes nothing", async () => {
+  it("rejects values that would not survive a database round trip and changes nothing", async () => {
     const backend = memoryBackend();
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    await expect(backend.enqueue(job({ args: cyclic }))).rejects.toMatchObject({
+    await expect(backend.jobs.enqueueMany([job(), job({ args: { n: 1n } })], {})).rejects.toMatchObject({
       code: "SONIQ_TASK_ARGS_INVALID",
     });
-    await expect(backend.enqueue(job({ args: { n: 1n } }))).rejects.toMatchObject({
-      code: "SONIQ_TASK_ARGS_INVALID",
-    });
-    await expect(backend.enqueueMany([job(), job({ maxAttempts: 0 })])).rejects.toMatchObject({
-      code: "SONIQ_INVALID_ARGUMENT",
-      message: expect.stringContaining("Job 1: maxAttempts"),
-    });
-    await expect(backend.claim({ queues: null, limit: 0, workerId: null })).rejects.toMatchObject({
-      code: "SONIQ_INVALID_ARGUMENT",
-    });
-    expect((await backend.getQueueStats()).total).toBe(0);
-
-    const { id } = await backend.enqueue(job());
-    const [claimed] = await backend.claim({ queues: null, limit: 1, workerId: null });
-    const ref = { id, attempt: claimed?.attempts ?? 0 };
-    await expect(backend.complete([{ ...ref, result: cyclic, resultTtlMs: 1000 }])).rejects.toMatchObject({
-      code: "SONIQ_INVALID_ARGUMENT",
-    });
-    await expect(backend.retry(ref, { error: "e", delayMs: -1 })).rejects.toMatchObject({
-      code: "SONIQ_INVALID_ARGUMENT",
-    });
-    expect((await backend.getJob(id))?.status).toBe("processing");
+    expect((await backend.jobs.stats({ queue: null })).total).toBe(0);
+    const { id } = await backend.jobs.enqueue(job(), {});
+    const [claimed] = await backend.runs.claim(claimAll);
+    if (!claimed) throw new Error("claim expected");
+    const result: Settlement = {
+      kind: "done",
+      id,
+      attempt: claimed.attempts,
+      result: cyclic,
+      resultTtlMs: 1000,
+    };
+    await expect(backend.runs.settle([result])).rejects.toMatchObject({ code: "SONIQ_INVALID_ARGUMENT" });
+    expect((await backend.jobs.get(id))?.status).toBe("processing");
   });
 });

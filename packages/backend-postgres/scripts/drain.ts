@@ -10,7 +10,8 @@
  * Uses DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test) to create and drop the database.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import type { CompleteItem, Job, NewJob } from "@soniq/core";
+import type { Job } from "@soniq/core";
+import type { DoneSettlement, NewJob } from "@soniq/core/backend";
 import pg from "pg";
 import { type PostgresBackend, postgresBackend } from "../src/index.js";
 
@@ -50,13 +51,13 @@ function job(): NewJob {
 
 async function drain(backend: PostgresBackend): Promise<number> {
   const buffer: Job[] = [];
-  const pending: CompleteItem[] = [];
+  const pending: DoneSettlement[] = [];
   let claiming: Promise<number> | undefined;
   let flushing: Promise<void> | undefined;
   let completed = 0;
 
   const claim = (): Promise<number> => {
-    claiming ??= backend
+    claiming ??= backend.runs
       .claim({ queues: [QUEUE], limit: CLAIM_BATCH, workerId: null })
       .then((jobs) => {
         buffer.push(...jobs);
@@ -68,7 +69,10 @@ async function drain(backend: PostgresBackend): Promise<number> {
     return claiming;
   };
   const flush = async (): Promise<void> => {
-    while (pending.length > 0) completed += await backend.complete(pending.splice(0));
+    while (pending.length > 0) {
+      const applied = await backend.runs.settle(pending.splice(0));
+      completed += applied.filter(Boolean).length;
+    }
   };
   const requestFlush = () => {
     flushing ??= flush().finally(() => {
@@ -84,7 +88,13 @@ async function drain(backend: PostgresBackend): Promise<number> {
       }
       if (buffer.length < CONCURRENCY) void claim(); // prefetch while the buffer runs low
       await Promise.resolve(); // the no-op handler
-      pending.push({ id: next.id, attempt: next.attempts, result: null, resultTtlMs: RESULT_TTL_MS });
+      pending.push({
+        kind: "done",
+        id: next.id,
+        attempt: next.attempts,
+        result: null,
+        resultTtlMs: RESULT_TTL_MS,
+      });
       requestFlush();
     }
   };
@@ -104,20 +114,20 @@ async function main(): Promise<void> {
     { asyncOutcomes: ASYNC_OUTCOMES },
   );
   try {
-    await backend.migrate();
+    await backend.migrations.apply();
     const singles = 1000;
     const singleStart = performance.now();
-    for (let i = 0; i < singles; i++) await backend.enqueue({ ...job(), queue: "single" });
+    for (let i = 0; i < singles; i++) await backend.jobs.enqueue({ ...job(), queue: "single" }, {});
     const singleMs = performance.now() - singleStart;
     const enqueueStart = performance.now();
     for (let i = 0; i < TOTAL; i += 1000) {
-      await backend.enqueueMany(Array.from({ length: Math.min(1000, TOTAL - i) }, job));
+      await backend.jobs.enqueueMany(Array.from({ length: Math.min(1000, TOTAL - i) }, job), {});
     }
     const enqueueMs = performance.now() - enqueueStart;
     const start = performance.now();
     const completed = await drain(backend);
     const ms = performance.now() - start;
-    const stats = await backend.getQueueStats({ queue: QUEUE });
+    const stats = await backend.jobs.stats({ queue: QUEUE });
     if (completed !== TOTAL || stats.done !== TOTAL) {
       throw new Error(`invalid run: completed ${completed}, done rows ${stats.done}, expected ${TOTAL}`);
     }

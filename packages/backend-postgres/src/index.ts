@@ -1,5 +1,9 @@
 export { type PostgresBackend, postgresBackend } from "./backend.js";
-export type { DeadLetterInterrupt, PostgresTestHooks } from "./context.js";
-export { migrationsFolder } from "./migrate.js";
-export type { PostgresBackendOptions, PostgresConnection } from "./options.js";
-export type { DrizzlePgExecutor, PgTx } from "./tx.js";
+export type { DrizzlePgExecutor, PgTx } from "./internal/tx.js";
+export { migrationsFolder } from "./migrations.js";
+export type {
+  DeadLetterInterrupt,
+  PostgresBackendOptions,
+  PostgresConnection,
+  PostgresTestHooks,
+} from "./options.js";

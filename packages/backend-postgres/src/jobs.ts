@@ -1,34 +1,14 @@
-/** Reads and operator writes on soniq_jobs: get, list, stats, cancel, expired-row cleanup. */
-import {
-  JOB_STATUSES,
-  type Job,
-  type JobStatus,
-  type ListJobsFilter,
-  type QueueStats,
-  SoniqError,
-} from "@soniq/core";
-import { type PgContext, query } from "./context.js";
-import { isUuid } from "./errors.js";
-import { type Condition, listQuery, pageOf } from "./list-query.js";
-import { JOB_COLUMNS, mapJob, type Row } from "./rows.js";
+/** The jobs facet: enqueue (internal/enqueue.ts), reads, stats, cancel and expired-row cleanup on soniq_jobs. */
+import type { Job, QueueStats } from "@soniq/core";
+import type { JobListQuery, JobsFacet, StatsQuery } from "@soniq/core/backend";
+import { type PgContext, query } from "./internal/context.js";
+import { enqueue, enqueueMany } from "./internal/enqueue.js";
+import { listQuery } from "./internal/list-query.js";
+import { JOB_COLUMNS, mapJob, type Row } from "./internal/rows.js";
+import type { PgTx } from "./internal/tx.js";
 
-function statusesOf(filter: ListJobsFilter): JobStatus[] | undefined {
-  if (filter.status === undefined) return undefined;
-  const statuses: readonly JobStatus[] = typeof filter.status === "string" ? [filter.status] : filter.status;
-  const unknown = statuses.filter((s) => !(JOB_STATUSES as readonly string[]).includes(s));
-  if (unknown.length > 0) {
-    throw new SoniqError(
-      "SONIQ_INVALID_ARGUMENT",
-      `listJobs(): unknown status ${unknown.map((s) => JSON.stringify(s)).join(", ")}; use one of ${JOB_STATUSES.join(", ")} (dead-lettered jobs are listed with listDeadLetterJobs).`,
-      { context: { status: filter.status } },
-    );
-  }
-  return [...statuses];
-}
-
-export async function getJob(ctx: PgContext, id: string): Promise<Job | null> {
-  if (!isUuid(id)) return null;
-  const res = await query<Row>(ctx, "getJob", {
+async function get(ctx: PgContext, id: string): Promise<Job | null> {
+  const res = await query<Row>(ctx, "jobs.get", {
     name: "soniq_get_job",
     text: `SELECT ${JOB_COLUMNS} FROM soniq_jobs WHERE id = $1`,
     values: [id],
@@ -37,15 +17,18 @@ export async function getJob(ctx: PgContext, id: string): Promise<Job | null> {
   return row ? mapJob(row) : null;
 }
 
-export async function listJobs(ctx: PgContext, filter: ListJobsFilter = {}): Promise<Job[]> {
-  const page = pageOf("listJobs", filter);
-  const statuses = statusesOf(filter);
-  const conditions: Condition[] = [];
-  if (statuses !== undefined) conditions.push(["status = ANY(?::text[])", statuses]);
-  if (filter.queue !== undefined) conditions.push(["queue = ?", filter.queue]);
-  if (filter.jobName !== undefined) conditions.push(["job_name = ?", filter.jobName]);
+async function list(ctx: PgContext, q: JobListQuery): Promise<Job[]> {
+  const conditions = [
+    ["status = ANY(?::text[])", q.statuses === null ? null : [...q.statuses]],
+    ["queue = ?", q.queue],
+    ["job_name = ?", q.jobName],
+  ] as const;
   const select = `SELECT ${JOB_COLUMNS} FROM soniq_jobs`;
-  const res = await query<Row>(ctx, "listJobs", listQuery(select, conditions, "created_at DESC, id", page));
+  const res = await query<Row>(
+    ctx,
+    "jobs.list",
+    listQuery(select, conditions, "created_at DESC, id DESC", q),
+  );
   return res.rows.map(mapJob);
 }
 
@@ -57,11 +40,8 @@ const STATS = `SELECT
   (SELECT count(*)::int FROM soniq_dead_letter_jobs WHERE $1::text IS NULL OR queue = $1) AS dead_letter
 FROM soniq_jobs WHERE $1::text IS NULL OR queue = $1`;
 
-export async function getQueueStats(ctx: PgContext, filter: { queue?: string } = {}): Promise<QueueStats> {
-  const res = await query<Omit<QueueStats, "total">>(ctx, "getQueueStats", {
-    text: STATS,
-    values: [filter.queue ?? null],
-  });
+async function stats(ctx: PgContext, q: StatsQuery): Promise<QueueStats> {
+  const res = await query<Omit<QueueStats, "total">>(ctx, "jobs.stats", { text: STATS, values: [q.queue] });
   const row = res.rows[0] ?? { queued: 0, processing: 0, done: 0, cancelled: 0, dead_letter: 0 };
   const { queued, processing, done, dead_letter, cancelled } = row;
   return {
@@ -74,9 +54,8 @@ export async function getQueueStats(ctx: PgContext, filter: { queue?: string } =
   };
 }
 
-export async function cancel(ctx: PgContext, id: string): Promise<boolean> {
-  if (!isUuid(id)) return false;
-  const res = await query(ctx, "cancel", {
+async function cancel(ctx: PgContext, id: string): Promise<boolean> {
+  const res = await query(ctx, "jobs.cancel", {
     name: "soniq_cancel",
     text: `UPDATE soniq_jobs SET status = 'cancelled', updated_at = now()
       WHERE id = $1 AND status IN ('queued', 'processing')`,
@@ -85,9 +64,21 @@ export async function cancel(ctx: PgContext, id: string): Promise<boolean> {
   return res.rowCount === 1;
 }
 
-export async function deleteExpiredJobs(ctx: PgContext): Promise<number> {
-  const res = await query(ctx, "deleteExpiredJobs", {
+async function deleteExpired(ctx: PgContext): Promise<number> {
+  const res = await query(ctx, "jobs.deleteExpired", {
     text: "DELETE FROM soniq_jobs WHERE status = 'done' AND expires_at <= now()",
   });
   return res.rowCount ?? 0;
+}
+
+export function jobsFacet(ctx: PgContext): JobsFacet<PgTx> {
+  return {
+    enqueue: (job, options) => enqueue(ctx, job, options),
+    enqueueMany: (jobs, options) => enqueueMany(ctx, jobs, options),
+    get: (id) => get(ctx, id),
+    list: (q) => list(ctx, q),
+    stats: (q) => stats(ctx, q),
+    cancel: (id) => cancel(ctx, id),
+    deleteExpired: () => deleteExpired(ctx),
+  };
 }

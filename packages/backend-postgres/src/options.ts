@@ -1,7 +1,5 @@
-/** `postgresBackend` options: validated once (every problem in one error), defaults filled. */
-import { SoniqError } from "@soniq/core";
-import pg from "pg";
-import type { PostgresTestHooks } from "./context.js";
+/** `postgresBackend` options: the connection, the options object, and their validation (every problem in one error). */
+import type pg from "pg";
 
 /** Where the backend gets its connections: a URL (the backend owns the pool) or your pool (left open). */
 export type PostgresConnection =
@@ -12,33 +10,38 @@ export type PostgresConnection =
     }
   | { pool: pg.Pool };
 
+/**
+ * Awaited inside a settle that holds dead_letter items, after the statement ran and before its
+ * transaction commits; `session.pid` is the backend pid of the settle's connection, `jobId` the first
+ * dead_letter item's id.
+ */
+export type DeadLetterInterrupt = (jobId: string, session: { pid: number }) => Promise<void> | void;
+
+/** Test-only hooks (the conformance kit's fault injection). Never set them in production. */
+export interface PostgresTestHooks {
+  /**
+   * Consulted before each `runs.settle` that holds dead_letter items. Return undefined for the normal
+   * path (one statement on the pool). Return a function to run this settle instead inside an explicit
+   * transaction on a dedicated connection, with the function awaited between the statement and COMMIT:
+   * it may `pg_terminate_backend(session.pid)` from another connection, or throw, and the settle must
+   * then reject and leave everything as it was.
+   */
+  interruptDeadLetterMove?: () => DeadLetterInterrupt | undefined;
+}
+
 export interface PostgresBackendOptions {
   /**
-   * Commit worker outcomes (complete, retry, nack, reschedule, dead-letter move) without waiting for the
-   * WAL flush. Default false. Faster on the worker's write path; after a crash of the database (not of a
-   * worker) the outcomes of the last moments (about 3 x wal_writer_delay) can be lost, and those jobs go
-   * back through stale-worker recovery and run again, as at-least-once delivery allows. Enqueues stay
-   * synchronous either way.
+   * Commit worker outcomes (`runs.settle`) without waiting for the WAL flush. Default false. Faster on the
+   * worker's write path; after a crash of the database (not of a worker) the outcomes of the last moments
+   * (about 3 x wal_writer_delay) can be lost, and those jobs go back through stale-worker recovery and run
+   * again, as at-least-once delivery allows. Enqueues stay synchronous either way.
    */
   asyncOutcomes?: boolean;
   /** Fault injection for conformance tests (see `PostgresTestHooks`). Never set it in production. */
   testHooks?: PostgresTestHooks;
 }
 
-export interface ResolvedConnection {
-  pool: pg.Pool;
-  /** True when the backend created the pool and must end it on close. */
-  ownsPool: boolean;
-  /** Settings for the dedicated (non-pooled) LISTEN and lease connections. */
-  clientConfig: pg.ClientConfig;
-}
-
-// Every session the backend opens runs in UTC (a startup parameter: no extra round trip).
-function withUtc(options: string | undefined): string {
-  return [options, "-c TimeZone=UTC"].filter(Boolean).join(" ");
-}
-
-function problemsOf(connection: unknown): string[] {
+function connectionProblems(connection: unknown): string[] {
   if (typeof connection !== "object" || connection === null) {
     return ["pass { connectionString } or { pool }"];
   }
@@ -58,8 +61,7 @@ function problemsOf(connection: unknown): string[] {
   return [];
 }
 
-/** Every problem with the options object (empty when it is valid). */
-export function optionProblems(options: unknown): string[] {
+function optionsProblems(options: unknown): string[] {
   if (options === undefined) return [];
   if (typeof options !== "object" || options === null) return ["options must be an object"];
   const problems: string[] = [];
@@ -77,29 +79,7 @@ export function optionProblems(options: unknown): string[] {
   return problems;
 }
 
-export function resolveConnection(
-  connection: PostgresConnection,
-  options?: PostgresBackendOptions,
-): ResolvedConnection {
-  const problems = [...problemsOf(connection), ...optionProblems(options)];
-  if (problems.length > 0) {
-    throw new SoniqError("SONIQ_INVALID_OPTIONS", `postgresBackend(): ${problems.join("; ")}.`, {
-      context: { problems },
-    });
-  }
-  if ("pool" in connection) {
-    const pool = connection.pool;
-    return { pool, ownsPool: false, clientConfig: { ...pool.options } };
-  }
-  const config: pg.PoolConfig = {
-    max: 10,
-    ...connection.poolConfig,
-    connectionString: connection.connectionString,
-  };
-  config.options = withUtc(config.options);
-  const pool = new pg.Pool(config);
-  // An idle pooled connection that dies (server restart) emits 'error' on the pool; without a listener
-  // Node would crash the process. The next query simply gets a fresh connection.
-  pool.on("error", () => {});
-  return { pool, ownsPool: true, clientConfig: config };
+/** Every problem with the connection and the options (empty when both are valid). */
+export function optionProblems(connection: unknown, options: unknown): string[] {
+  return [...connectionProblems(connection), ...optionsProblems(options)];
 }

@@ -1,19 +1,13 @@
-/** Worker registry (register, heartbeat, stop, list), stale-worker recovery, and the task-name registry. */
-import type { StaleRecovery, WorkerInfo, WorkerRegistration } from "@soniq/core";
-import { SoniqError } from "@soniq/core";
-import { type PgContext, query } from "./context.js";
-import { isUuid } from "./errors.js";
-import { NEW_JOB_CHANNEL } from "./listen.js";
-import { requeueQuery } from "./requeue.js";
-import { mapWorker, type Row, toDate, WORKER_COLUMNS } from "./rows.js";
+/** The workers facet: the registry (register, heartbeat, stop, list), stale recovery, and the task-name registry. */
+import type { WorkerInfo } from "@soniq/core";
+import type { StaleRecovery, TaskNameRow, WorkerRegistration, WorkersFacet } from "@soniq/core/backend";
+import { type PgContext, query } from "./internal/context.js";
+import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
+import { requeueQuery } from "./internal/requeue-keys.js";
+import { mapWorker, type Row, toDate, WORKER_COLUMNS } from "./internal/rows.js";
 
-export async function registerWorker(ctx: PgContext, worker: WorkerRegistration): Promise<void> {
-  if (!isUuid(worker.id)) {
-    throw new SoniqError("SONIQ_INVALID_ARGUMENT", "registerWorker(): the worker id must be a UUID.", {
-      context: { id: worker.id },
-    });
-  }
-  await query(ctx, "registerWorker", {
+async function register(ctx: PgContext, worker: WorkerRegistration): Promise<void> {
+  await query(ctx, "workers.register", {
     text: `INSERT INTO soniq_workers (id, hostname, pid, queues, concurrency, status, version, metadata)
       VALUES ($1, $2, $3, $4::text[], $5, 'active', $6, $7::jsonb)
       ON CONFLICT (id) DO UPDATE SET hostname = EXCLUDED.hostname, pid = EXCLUDED.pid,
@@ -31,78 +25,70 @@ export async function registerWorker(ctx: PgContext, worker: WorkerRegistration)
   });
 }
 
-export async function heartbeat(
+async function heartbeat(
   ctx: PgContext,
   workerId: string,
-  metadata?: Record<string, unknown> | null,
+  metadata: Record<string, unknown> | null,
 ): Promise<boolean> {
-  if (!isUuid(workerId)) return false;
-  // metadata undefined keeps what is stored; null clears it.
-  const res = await query(ctx, "heartbeat", {
+  const res = await query(ctx, "workers.heartbeat", {
     name: "soniq_heartbeat",
-    text: `UPDATE soniq_workers SET last_heartbeat = now(),
-        metadata = CASE WHEN $2::bool THEN $3::jsonb ELSE metadata END
+    text: `UPDATE soniq_workers SET last_heartbeat = now(), metadata = $2::jsonb
       WHERE id = $1 AND status <> 'stopped'`,
-    values: [
-      workerId,
-      metadata !== undefined,
-      metadata === undefined || metadata === null ? null : JSON.stringify(metadata),
-    ],
+    values: [workerId, metadata === null ? null : JSON.stringify(metadata)],
   });
   return res.rowCount === 1;
 }
 
-export async function stopWorker(ctx: PgContext, workerId: string): Promise<void> {
-  if (!isUuid(workerId)) return;
-  await query(ctx, "stopWorker", {
+async function stop(ctx: PgContext, workerId: string): Promise<void> {
+  await query(ctx, "workers.stop", {
     text: "UPDATE soniq_workers SET status = 'stopped', last_heartbeat = now() WHERE id = $1",
     values: [workerId],
   });
 }
 
-export async function listWorkers(ctx: PgContext): Promise<WorkerInfo[]> {
-  const res = await query<Row>(ctx, "listWorkers", {
+async function list(ctx: PgContext): Promise<WorkerInfo[]> {
+  const res = await query<Row>(ctx, "workers.list", {
     text: `SELECT ${WORKER_COLUMNS} FROM soniq_workers ORDER BY started_at DESC, id`,
   });
   return res.rows.map(mapWorker);
 }
 
-// One statement: the workers are marked stopped and their jobs requeued together.
+/**
+ * One statement: the stale workers are marked stopped, and every processing job whose worker is stopped
+ * (just now or earlier) or has no row is requeued (attempts unchanged, worker_id cleared; its scheduled_at
+ * is already past, so it is due now and keeps its place in line), and the queues that got jobs are
+ * notified. The requeue reads soniq_workers as it was before the statement, so the workers marked by this
+ * statement are matched through `stale`, the others through the anti-join. A job with no worker_id is not
+ * touched (nobody claimed it for a worker, e.g. `runOnce`).
+ */
 const RECOVER = (keys: string) => `WITH stale AS (
   UPDATE soniq_workers SET status = 'stopped'
   WHERE status <> 'stopped' AND last_heartbeat < now() - $1 * interval '1 millisecond'
   RETURNING id),
 requeued AS (
   UPDATE soniq_jobs SET status = 'queued', worker_id = NULL, updated_at = now()${keys}
-  WHERE status = 'processing' AND worker_id IN (SELECT id FROM stale)
+  WHERE status = 'processing' AND worker_id IS NOT NULL
+    AND (worker_id IN (SELECT id FROM stale)
+      OR NOT EXISTS (SELECT 1 FROM soniq_workers w WHERE w.id = soniq_jobs.worker_id AND w.status <> 'stopped'))
   RETURNING id, queue),
 notified AS (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) AS n FROM (SELECT DISTINCT queue AS q FROM requeued) s)
 SELECT (SELECT coalesce(array_agg(id::text), '{}') FROM stale) AS worker_ids,
        (SELECT coalesce(array_agg(id::text), '{}') FROM requeued) AS job_ids
 FROM notified`;
 
-export async function recoverStaleWorkers(ctx: PgContext, staleAfterMs: number): Promise<StaleRecovery> {
-  if (!Number.isFinite(staleAfterMs) || staleAfterMs < 0) {
-    throw new SoniqError("SONIQ_INVALID_ARGUMENT", "recoverStaleWorkers(): staleAfterMs must be >= 0.", {
-      context: { staleAfterMs },
-    });
-  }
+async function recoverStale(ctx: PgContext, staleAfterMs: number): Promise<StaleRecovery> {
   const res = await requeueQuery<{ worker_ids: string[]; job_ids: string[] }>(
     ctx,
-    "recoverStaleWorkers",
+    "workers.recoverStale",
     (keys) => ({ text: RECOVER(keys), values: [staleAfterMs] }),
   );
   const row = res.rows[0];
   return { workerIds: row?.worker_ids ?? [], requeuedJobIds: row?.job_ids ?? [] };
 }
 
-export async function registerTaskNames(
-  ctx: PgContext,
-  workerId: string,
-  names: readonly string[],
-): Promise<void> {
+async function registerTaskNames(ctx: PgContext, workerId: string, names: readonly string[]): Promise<void> {
   if (names.length === 0) return;
-  await query(ctx, "registerTaskNames", {
+  await query(ctx, "workers.registerTaskNames", {
     text: `INSERT INTO soniq_task_registry (task_name, worker_id)
       SELECT DISTINCT unnest($2::text[]), $1
       ON CONFLICT (task_name, worker_id) DO UPDATE SET last_seen_at = now()`,
@@ -110,10 +96,8 @@ export async function registerTaskNames(
   });
 }
 
-export async function listTaskNames(
-  ctx: PgContext,
-): Promise<{ taskName: string; workerId: string; lastSeenAt: Date }[]> {
-  const res = await query<Row>(ctx, "listTaskNames", {
+async function listTaskNames(ctx: PgContext): Promise<TaskNameRow[]> {
+  const res = await query<Row>(ctx, "workers.listTaskNames", {
     text: "SELECT task_name, worker_id, last_seen_at FROM soniq_task_registry ORDER BY task_name, worker_id",
   });
   return res.rows.map((row) => ({
@@ -121,4 +105,16 @@ export async function listTaskNames(
     workerId: String(row.worker_id),
     lastSeenAt: toDate(row.last_seen_at),
   }));
+}
+
+export function workersFacet(ctx: PgContext): WorkersFacet {
+  return {
+    register: (worker) => register(ctx, worker),
+    heartbeat: (workerId, metadata) => heartbeat(ctx, workerId, metadata),
+    stop: (workerId) => stop(ctx, workerId),
+    list: () => list(ctx),
+    recoverStale: (staleAfterMs) => recoverStale(ctx, staleAfterMs),
+    registerTaskNames: (workerId, names) => registerTaskNames(ctx, workerId, names),
+    listTaskNames: () => listTaskNames(ctx),
+  };
 }

@@ -1,10 +1,12 @@
 /**
- * Postgres-specific behaviour the conformance kit cannot see: enqueueMany's shape, the DLQ move under a
- * killed connection, the claim's crash-loop guard, requeue after a dedup-key collision, error translation,
- * and asynchronous commits staying local to their statement.
+ * Postgres-specific behaviour the conformance kit cannot see: enqueueMany's shape, settle as one statement
+ * (every outcome kind, fences, dead-letter conflicts, a killed connection mid-settle), requeues after a
+ * dedup-key collision, stale recovery, error translation, and asynchronous commits staying local to their
+ * statement.
  */
 import { randomUUID } from "node:crypto";
 import { isSoniqError } from "@soniq/core";
+import { uniqueQueue } from "@soniq/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresBackend, type PostgresBackendOptions, postgresBackend } from "../src/index.js";
@@ -29,32 +31,22 @@ afterAll(async () => {
   await db?.drop();
 });
 
-function queueName(): string {
-  return `q_${randomUUID().slice(0, 8)}`;
-}
-
-async function claimOne(queue: string) {
-  const [job] = await backend.claim({ queues: [queue], limit: 1, workerId: null });
-  if (!job) throw new Error("nothing claimed");
-  return job;
-}
-
 describe("enqueueMany", () => {
   it("is all or nothing: one bad job in the batch leaves no row", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const batch = [
       newJob({ queue }),
       newJob({ queue, dedupKey: randomUUID() }),
       newJob({ queue, priority: 2 ** 40 }),
     ];
-    await expect(backend.enqueueMany(batch)).rejects.toMatchObject({ code: "SONIQ_BACKEND_ERROR" });
-    expect((await backend.getQueueStats({ queue })).total).toBe(0);
+    await expect(backend.jobs.enqueueMany(batch, {})).rejects.toMatchObject({ code: "SONIQ_BACKEND_ERROR" });
+    expect((await backend.jobs.stats({ queue })).total).toBe(0);
   });
 
   it("returns results in input order across every kind of job, duplicates included", async () => {
-    const queue = queueName();
+    const queue = uniqueQueue();
     const key = randomUUID();
-    const existing = await backend.enqueue(newJob({ queue, dedupKey: key }));
+    const existing = await backend.jobs.enqueue(newJob({ queue, dedupKey: key }), {});
     const batch = [
       newJob({ queue }),
       newJob({ queue, dedupKey: key }),
@@ -63,7 +55,7 @@ describe("enqueueMany", () => {
       newJob({ queue, dedupKey: randomUUID(), unique: true, argsHash: "u2" }),
       newJob({ queue }),
     ];
-    const results = await backend.enqueueMany(batch);
+    const results = await backend.jobs.enqueueMany(batch, {});
     expect(results).toEqual([
       { id: batch[0]?.id, deduplicated: false },
       { id: existing.id, deduplicated: true },
@@ -72,212 +64,142 @@ describe("enqueueMany", () => {
       { id: batch[4]?.id, deduplicated: false },
       { id: batch[5]?.id, deduplicated: false },
     ]);
-    expect((await backend.getQueueStats({ queue })).queued).toBe(5);
+    expect((await backend.jobs.stats({ queue })).queued).toBe(5);
   });
 });
 
-describe("dead-letter move", () => {
-  it("moves in one statement: every field copied, job gone, dead-letter row id = job id", async () => {
-    const queue = queueName();
-    const job = newJob({ queue, args: { a: [1, 2] }, priority: 7, maxAttempts: 2 });
-    await backend.enqueue(job);
-    const claimed = await claimOne(queue);
-    const moved = await backend.markJobDeadLetter(job.id, {
-      reason: "permanent_failure",
-      error: "boom",
-      tags: { t: 1 },
-      attempt: claimed.attempts,
-    });
-    expect(moved).toBe(true);
-    expect(await inspector.readJob(job.id)).toBeNull();
-    expect(await inspector.readDeadLetterJob(job.id)).toMatchObject({
-      id: job.id,
-      jobName: job.jobName,
-      args: { a: [1, 2] },
-      queue,
-      priority: 7,
-      maxAttempts: 2,
-      attempts: 1,
-      lastError: "boom",
-      deadLetterReason: "permanent_failure",
-      tags: { t: 1 },
-      resurrectionCount: 0,
-      originalCreatedAt: claimed.createdAt,
-    });
+async function registerWorker(queue: string): Promise<string> {
+  const id = randomUUID();
+  await backend.workers.register({
+    id,
+    hostname: "h",
+    pid: 1,
+    queues: [queue],
+    concurrency: 1,
+    version: null,
+    metadata: null,
   });
+  return id;
+}
 
-  it("a fenced move with a stale attempt changes nothing", async () => {
-    const queue = queueName();
-    const job = newJob({ queue });
-    await backend.enqueue(job);
-    const claimed = await claimOne(queue);
-    const moved = await backend.markJobDeadLetter(job.id, {
-      reason: "max_retries_exceeded",
-      error: null,
-      attempt: claimed.attempts + 1,
-    });
-    expect(moved).toBe(false);
-    expect((await inspector.readJob(job.id))?.status).toBe("processing");
-  });
+async function enqueueAndClaim(queue: string, workerId: string | null, overrides = {}) {
+  const job = newJob({ queue, ...overrides });
+  await backend.jobs.enqueue(job, {});
+  const [claimed] = await backend.runs.claim({ queues: [queue], limit: 1, workerId });
+  if (!claimed || claimed.id !== job.id) throw new Error("expected to claim the job just enqueued");
+  return claimed;
+}
 
-  it("a conflicting dead-letter row fails the whole statement: SONIQ_DEAD_LETTER_CONFLICT, job intact", async () => {
-    const queue = queueName();
-    const job = newJob({ queue });
-    await backend.enqueue(job);
-    await admin.query(
-      `INSERT INTO soniq_dead_letter_jobs (id, job_name, args, queue, priority, max_attempts, attempts,
-         dead_letter_reason, original_created_at) VALUES ($1, 'x', '{}', $2, 1, 1, 1, 'permanent_failure', now())`,
-      [job.id, queue],
+describe("workers.recoverStale", () => {
+  // One recovery sees the whole table, so each case checks its own ids within the answer.
+  it("stops stale workers and requeues the jobs of stale, stopped and missing workers, nothing else", async () => {
+    const queue = uniqueQueue();
+    const stale = await registerWorker(queue);
+    const stopped = await registerWorker(queue);
+    const missing = await registerWorker(queue);
+    const alive = await registerWorker(queue);
+    const ofStale = await enqueueAndClaim(queue, stale, { priority: 1 });
+    const ofStopped = await enqueueAndClaim(queue, stopped, { priority: 2 });
+    const ofMissing = await enqueueAndClaim(queue, missing, { priority: 3 });
+    const ofAlive = await enqueueAndClaim(queue, alive, { priority: 4 });
+    const ofNobody = await enqueueAndClaim(queue, null, { priority: 5 });
+    await backend.workers.stop(stopped);
+    await admin.query("DELETE FROM soniq_workers WHERE id = $1", [missing]);
+    await inspector.backdateWorkerHeartbeat(stale, 60_000);
+
+    const recovered = await backend.workers.recoverStale(30_000);
+    expect(recovered.workerIds).toContain(stale);
+    expect(recovered.workerIds).not.toContain(alive);
+    expect(recovered.requeuedJobIds).toEqual(
+      expect.arrayContaining([ofStale.id, ofStopped.id, ofMissing.id]),
     );
-    const err = await backend
-      .markJobDeadLetter(job.id, { reason: "permanent_failure", error: "e" })
-      .catch((e: unknown) => e);
-    expect(isSoniqError(err, "SONIQ_DEAD_LETTER_CONFLICT")).toBe(true);
-    expect((await inspector.readJob(job.id))?.status).toBe("queued");
-    expect((await inspector.readDeadLetterJob(job.id))?.jobName).toBe("x");
-  });
-
-  it("a connection killed between the insert and the delete leaves the pre-move state; a later move works", async () => {
-    let interrupt = true;
-    const faulty = postgresBackend(
-      { connectionString: db.url },
-      {
-        testHooks: {
-          interruptDeadLetterMove: () =>
-            interrupt
-              ? async (_id, { pid }) => {
-                  await admin.query("SELECT pg_terminate_backend($1)", [pid]);
-                }
-              : undefined,
-        },
-      },
-    );
-    try {
-      const queue = queueName();
-      const job = newJob({ queue });
-      await faulty.enqueue(job);
-      const claimed = await claimOne(queue);
-      const options = { reason: "max_retries_exceeded", error: "e", attempt: claimed.attempts };
-      await expect(faulty.markJobDeadLetter(job.id, options)).rejects.toMatchObject({
-        code: "SONIQ_BACKEND_ERROR",
+    expect(recovered.requeuedJobIds).not.toContain(ofAlive.id);
+    expect(recovered.requeuedJobIds).not.toContain(ofNobody.id);
+    for (const job of [ofStale, ofStopped, ofMissing]) {
+      expect(await inspector.readJob(job.id)).toMatchObject({
+        status: "queued",
+        attempts: 1,
+        workerId: null,
       });
-      expect((await inspector.readJob(job.id))?.status).toBe("processing");
-      expect(await inspector.readDeadLetterJob(job.id)).toBeNull();
-      // The pool still works after losing that connection, and the retried move completes.
-      interrupt = false;
-      expect(await faulty.markJobDeadLetter(job.id, options)).toBe(true);
-      expect(await inspector.readJob(job.id)).toBeNull();
-      expect((await inspector.readDeadLetterJob(job.id))?.attempts).toBe(1);
-    } finally {
-      await faulty.close();
     }
+    expect(await inspector.readJob(ofAlive.id)).toMatchObject({ status: "processing", workerId: alive });
+    expect(await inspector.readJob(ofNobody.id)).toMatchObject({ status: "processing", workerId: null });
+    expect((await backend.workers.list()).find((w) => w.id === stale)?.status).toBe("stopped");
+    expect(await backend.workers.heartbeat(stale, null)).toBe(false);
+    // The requeued jobs are due now.
+    const again = await backend.runs.claim({ queues: [queue], limit: 10, workerId: null });
+    expect(again.map((j) => j.id)).toEqual([ofStale.id, ofStopped.id, ofMissing.id]);
+    // A second run finds nothing more of this case's.
+    const second = await backend.workers.recoverStale(30_000);
+    expect(second.workerIds).not.toContain(stale);
+    expect(second.requeuedJobIds).not.toContain(ofStale.id);
   });
 
-  it("a hook that throws between the steps rolls the move back", async () => {
-    const faulty = postgresBackend(
-      { connectionString: db.url },
-      {
-        testHooks: {
-          interruptDeadLetterMove: () => () => {
-            throw new Error("injected");
-          },
-        },
-      },
-    );
-    try {
-      const job = newJob({ queue: queueName() });
-      await faulty.enqueue(job);
-      await expect(faulty.markJobDeadLetter(job.id, { reason: "r", error: null })).rejects.toThrow();
-      expect((await inspector.readJob(job.id))?.status).toBe("queued");
-      expect(await inspector.readDeadLetterJob(job.id)).toBeNull();
-    } finally {
-      await faulty.close();
-    }
-  });
-});
-
-describe("claim crash-loop guard", () => {
-  it("dead-letters a job whose attempts already reached max_attempts instead of returning it", async () => {
-    const queue = queueName();
-    const job = newJob({ queue, maxAttempts: 2 });
-    await backend.enqueue(job);
-    await admin.query("UPDATE soniq_jobs SET attempts = 2, last_error = 'crashed' WHERE id = $1", [job.id]);
-    expect(await backend.claim({ queues: [queue], limit: 5, workerId: null })).toEqual([]);
-    expect(await inspector.readJob(job.id)).toBeNull();
-    expect(await inspector.readDeadLetterJob(job.id)).toMatchObject({
-      deadLetterReason: "max_retries_exceeded",
-      attempts: 2,
-      lastError: "crashed",
-    });
-  });
-});
-
-describe("requeue after a dedup-key collision", () => {
-  it("retry still requeues the job when a new queued job took its dedup key; the new job keeps the key", async () => {
-    const queue = queueName();
-    const first = newJob({ queue, dedupKey: `k-${randomUUID()}` });
-    await backend.enqueue(first);
-    const claimed = await claimOne(queue);
-    const second = await backend.enqueue(newJob({ queue, dedupKey: first.dedupKey }));
-    expect(second.deduplicated).toBe(false);
-    const retried = await backend.retry(
-      { id: first.id, attempt: claimed.attempts },
-      { error: "e", delayMs: 0 },
-    );
-    expect(retried).toBe(true);
-    expect(await inspector.readJob(first.id)).toMatchObject({ status: "queued", dedupKey: null });
-    const third = await backend.enqueue(newJob({ queue, dedupKey: first.dedupKey }));
-    expect(third).toEqual({ id: second.id, deduplicated: true });
-  });
-
-  it("stale recovery requeues a unique job even when its twin is queued again", async () => {
-    const queue = queueName();
-    const workerId = randomUUID();
-    await backend.registerWorker({
-      id: workerId,
-      hostname: "h",
-      pid: 1,
-      queues: [queue],
-      concurrency: 1,
-      version: null,
-      metadata: null,
-    });
-    const job = newJob({ queue, unique: true, argsHash: "twin" });
-    await backend.enqueue(job);
-    await backend.claim({ queues: [queue], limit: 1, workerId });
-    await backend.enqueue(newJob({ queue, unique: true, argsHash: "twin" }));
+  it("requeues a unique job even when its twin is queued again", async () => {
+    const queue = uniqueQueue();
+    const workerId = await registerWorker(queue);
+    const job = await enqueueAndClaim(queue, workerId, { unique: true, argsHash: "twin" });
+    await backend.jobs.enqueue(newJob({ queue, unique: true, argsHash: "twin" }), {});
     await inspector.backdateWorkerHeartbeat(workerId, 60_000);
-    const recovered = await backend.recoverStaleWorkers(30_000);
-    expect(recovered).toEqual({ workerIds: [workerId], requeuedJobIds: [job.id] });
-    expect((await inspector.readJob(job.id))?.status).toBe("queued");
+    const recovered = await backend.workers.recoverStale(30_000);
+    expect(recovered.workerIds).toContain(workerId);
+    expect(recovered.requeuedJobIds).toContain(job.id);
+    expect(await inspector.readJob(job.id)).toMatchObject({ status: "queued", uniqueJob: false });
   });
 });
 
 describe("errors", () => {
-  it("malformed ids are not found, never an error", async () => {
-    expect(await backend.getJob("not-a-uuid")).toBeNull();
-    expect(await backend.cancel("nope")).toBe(false);
-    expect(await backend.retry({ id: "x", attempt: 1 }, { error: "e", delayMs: 0 })).toBe(false);
-    expect(await backend.complete([{ id: "x", attempt: 1, result: null, resultTtlMs: 10 }])).toBe(0);
-    expect(await backend.markJobDeadLetter("x", { reason: "r", error: null })).toBe(false);
-    expect(await backend.getDeadLetterJob("x")).toBeNull();
-    expect(await backend.replayDeadLetterJob("x", { newId: randomUUID() })).toBeNull();
-    expect(await backend.purgeDeadLetterJob("x")).toBe(false);
-  });
-
   it("a raw status write to dead_letter becomes SONIQ_INVALID_STATUS_TRANSITION", async () => {
-    const job = newJob({ queue: queueName() });
-    await backend.enqueue(job);
+    const job = newJob({ queue: uniqueQueue() });
+    await backend.jobs.enqueue(job, {});
     const err = await inspector.writeJobStatus(job.id, "dead_letter").catch((e: unknown) => e);
     expect(isSoniqError(err, "SONIQ_INVALID_STATUS_TRANSITION")).toBe(true);
   });
 
   it("claiming with an unregistered worker id is SONIQ_INVALID_ARGUMENT and claims nothing", async () => {
-    const queue = queueName();
-    await backend.enqueue(newJob({ queue }));
-    const err = await backend.claim({ queues: [queue], limit: 1, workerId: randomUUID() }).catch((e) => e);
+    const queue = uniqueQueue();
+    await backend.jobs.enqueue(newJob({ queue }), {});
+    const err = await backend.runs
+      .claim({ queues: [queue], limit: 1, workerId: randomUUID() })
+      .catch((e) => e);
     expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
-    expect((await backend.getQueueStats({ queue })).queued).toBe(1);
+    expect((await backend.jobs.stats({ queue })).queued).toBe(1);
+  });
+
+  it("a dead-letter row inserted by something else while a settle runs fails the settle as a whole: SONIQ_DEAD_LETTER_CONFLICT", async () => {
+    const queue = uniqueQueue();
+    const job = await enqueueAndClaim(queue, null);
+    const other = new pg.Client({ connectionString: db.url });
+    await other.connect();
+    try {
+      // The other transaction holds the conflicting id uncommitted: the settle's NOT EXISTS cannot see it,
+      // its INSERT waits on it and fails once it commits.
+      await other.query("BEGIN");
+      await other.query(
+        `INSERT INTO soniq_dead_letter_jobs (id, job_name, args, queue, priority, max_attempts, attempts,
+           dead_letter_reason, original_created_at) VALUES ($1, 'x', '{}', $2, 1, 1, 1, 'permanent_failure', now())`,
+        [job.id, queue],
+      );
+      const settling = backend.runs
+        .settle([
+          {
+            kind: "dead_letter",
+            id: job.id,
+            attempt: job.attempts,
+            reason: "permanent_failure",
+            error: null,
+            tags: null,
+          },
+        ])
+        .catch((e: unknown) => e);
+      await waitForLockWait();
+      await other.query("COMMIT");
+      expect(isSoniqError(await settling, "SONIQ_DEAD_LETTER_CONFLICT")).toBe(true);
+      expect(await inspector.readJob(job.id)).toMatchObject({ status: "processing" });
+      expect((await inspector.readDeadLetterJob(job.id))?.jobName).toBe("x");
+    } finally {
+      await other.end();
+    }
   });
 
   it("rejects bad options with SONIQ_INVALID_OPTIONS", () => {
@@ -295,8 +217,21 @@ describe("errors", () => {
   });
 });
 
+/** Until some session of this database waits on a lock (the settle, blocked on the uncommitted row). */
+async function waitForLockWait(): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  for (;;) {
+    const res = await admin.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    );
+    if ((res.rows[0]?.n ?? 0) > 0) return;
+    if (Date.now() > deadline) throw new Error("the settle never waited on the conflicting row");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 describe("asynchronous commits", () => {
-  it("claims and asyncOutcomes writes turn synchronous_commit off for their own transaction only", async () => {
+  it("claims and asyncOutcomes settles turn synchronous_commit off for their own transaction only", async () => {
     const pool = new pg.Pool({ connectionString: db.url, max: 1 });
     pool.on("error", () => {});
     const single = postgresBackend({ pool }, { asyncOutcomes: true });
@@ -304,20 +239,34 @@ describe("asynchronous commits", () => {
       (await pool.query<{ synchronous_commit: string }>("SHOW synchronous_commit")).rows[0]
         ?.synchronous_commit;
     try {
-      const queue = queueName();
-      await single.enqueueMany([newJob({ queue }), newJob({ queue }), newJob({ queue })]);
-      const [a, b, c] = await single.claim({ queues: [queue], limit: 3, workerId: null });
+      const queue = uniqueQueue();
+      await single.jobs.enqueueMany([newJob({ queue }), newJob({ queue }), newJob({ queue })], {});
+      const [a, b, c] = await single.runs.claim({ queues: [queue], limit: 3, workerId: null });
       expect(await show()).toBe("on");
       if (!a || !b || !c) throw new Error("expected three claimed jobs");
-      expect(await single.complete([{ id: a.id, attempt: a.attempts, result: 1, resultTtlMs: 1000 }])).toBe(
-        1,
-      );
-      expect(await single.retry({ id: b.id, attempt: b.attempts }, { error: "e", delayMs: 0 })).toBe(true);
-      expect(await single.markJobDeadLetter(c.id, { reason: "r", error: null, attempt: c.attempts })).toBe(
-        true,
-      );
+      const results = await single.runs.settle([
+        { kind: "done", id: a.id, attempt: a.attempts, result: 1, resultTtlMs: 1000 },
+        {
+          kind: "requeue",
+          id: b.id,
+          attempt: b.attempts,
+          cause: "retry",
+          attempts: 1,
+          delayMs: 0,
+          lastError: "e",
+        },
+        {
+          kind: "dead_letter",
+          id: c.id,
+          attempt: c.attempts,
+          reason: "permanent_failure",
+          error: null,
+          tags: null,
+        },
+      ]);
+      expect(results).toEqual([true, true, true]);
       expect(await show()).toBe("on");
-      expect((await single.getQueueStats({ queue })).done).toBe(1);
+      expect(await single.jobs.stats({ queue })).toMatchObject({ done: 1, queued: 1, dead_letter: 1 });
     } finally {
       await single.close();
       await pool.end();

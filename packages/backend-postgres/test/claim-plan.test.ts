@@ -25,13 +25,14 @@ beforeAll(async () => {
   const backend = postgresBackend({ pool });
   const queues = ["a", "b", "c", "d"];
   for (let i = 0; i < 20; i++) {
-    await backend.enqueueMany(
+    await backend.jobs.enqueueMany(
       Array.from({ length: 1000 }, (_, j) => newJob({ queue: queues[j % 4] ?? "a", priority: j % 3 })),
+      {},
     );
   }
-  await backend.claim({ queues: null, limit: 1, workerId: null });
-  await backend.claim({ queues: ["a"], limit: 1, workerId: null });
-  await backend.claim({ queues: ["a", "b"], limit: 1, workerId: null });
+  await backend.runs.claim({ queues: null, limit: 1, workerId: null });
+  await backend.runs.claim({ queues: ["a"], limit: 1, workerId: null });
+  await backend.runs.claim({ queues: ["a", "b"], limit: 1, workerId: null });
   await backend.close();
   await pool.end();
   client = new pg.Client({ connectionString: db.url });

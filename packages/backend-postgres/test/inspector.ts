@@ -4,8 +4,8 @@
  */
 import type { BackendInspector } from "@soniq/testkit";
 import type pg from "pg";
-import { translatePgError } from "../src/errors.js";
-import { DEAD_LETTER_COLUMNS, JOB_COLUMNS, mapDeadLetterJob, mapJob } from "../src/rows.js";
+import { translatePgError } from "../src/internal/errors.js";
+import { DEAD_LETTER_COLUMNS, JOB_COLUMNS, mapDeadLetterJob, mapJob } from "../src/internal/rows.js";
 
 export function postgresInspector(pool: pg.Pool): Required<BackendInspector> {
   return {
@@ -21,10 +21,16 @@ export function postgresInspector(pool: pg.Pool): Required<BackendInspector> {
       return res.rows[0] ? mapDeadLetterJob(res.rows[0]) : null;
     },
     async writeJobStatus(id, status) {
+      // On a checked-out client, released without the error: pool.query() would discard the connection
+      // after a failed statement, and the pool would open a new one in a later case (the kit's leak check
+      // counts it against that case).
+      const client = await pool.connect();
       try {
-        await pool.query("UPDATE soniq_jobs SET status = $2 WHERE id::text = $1", [id, status]);
+        await client.query("UPDATE soniq_jobs SET status = $2 WHERE id::text = $1", [id, status]);
       } catch (err) {
         throw translatePgError(err, "writeJobStatus");
+      } finally {
+        client.release();
       }
     },
     async backdateWorkerHeartbeat(workerId, byMs) {

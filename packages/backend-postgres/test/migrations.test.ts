@@ -31,21 +31,21 @@ describe("migrations", () => {
   it("reports everything pending on an empty database, then applies it once", async () => {
     const backend = postgresBackend({ connectionString: db.url });
     try {
-      expect(await backend.migrationStatus()).toEqual({ applied: [], pending: ALL });
-      expect(await backend.migrate()).toEqual({ applied: ALL, pending: [], appliedNow: ALL });
-      expect(await backend.migrate()).toEqual({ applied: ALL, pending: [], appliedNow: [] });
-      expect(await backend.migrationStatus()).toEqual({ applied: ALL, pending: [] });
+      expect(await backend.migrations.status()).toEqual({ applied: [], pending: ALL });
+      expect(await backend.migrations.apply()).toEqual({ applied: ALL, pending: [], appliedNow: ALL });
+      expect(await backend.migrations.apply()).toEqual({ applied: ALL, pending: [], appliedNow: [] });
+      expect(await backend.migrations.status()).toEqual({ applied: ALL, pending: [] });
       expect(await migrationRows(db.url)).toBe(ALL.length);
     } finally {
       await backend.close();
     }
   });
 
-  it("three concurrent migrate() calls on a fresh database all succeed, one row per migration", async () => {
+  it("three concurrent migrations.apply() calls on a fresh database all succeed, one row per migration", async () => {
     const fresh = await createTestDatabase();
     const backends = [1, 2, 3].map(() => postgresBackend({ connectionString: fresh.url }));
     try {
-      const reports = await Promise.all(backends.map((b) => b.migrate()));
+      const reports = await Promise.all(backends.map((b) => b.migrations.apply()));
       for (const report of reports) expect(report).toMatchObject({ applied: ALL, pending: [] });
       // Exactly one caller applied them; the others found nothing to do.
       expect(reports.map((r) => r.appliedNow.length).sort()).toEqual([0, 0, ALL.length]);
@@ -61,7 +61,7 @@ describe("migrations", () => {
     pool.on("error", () => {});
     const backend = postgresBackend({ pool });
     try {
-      expect((await backend.migrate()).pending).toEqual([]);
+      expect((await backend.migrations.apply()).pending).toEqual([]);
       await backend.close();
       const res = await pool.query<{ one: number }>("SELECT 1 AS one");
       expect(res.rows[0]?.one).toBe(1);
@@ -75,7 +75,7 @@ describe("migrations", () => {
     url.pathname = "/soniq_no_such_database";
     const backend = postgresBackend({ connectionString: url.toString() });
     try {
-      await expect(backend.migrate()).rejects.toMatchObject({ code: "SONIQ_MIGRATION_FAILED" });
+      await expect(backend.migrations.apply()).rejects.toMatchObject({ code: "SONIQ_MIGRATION_FAILED" });
     } finally {
       await backend.close();
     }

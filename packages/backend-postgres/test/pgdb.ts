@@ -3,8 +3,7 @@
  * postgres://postgres@127.0.0.1:5432/test) and drops it WITH (FORCE) afterwards. Connection failures
  * fail loudly; there is no silent skip.
  */
-import { randomBytes, randomUUID } from "node:crypto";
-import type { NewJob } from "@soniq/core";
+import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { postgresBackend } from "../src/index.js";
 
@@ -60,27 +59,12 @@ export async function createMigratedDatabase(): Promise<TestDatabase> {
   const db = await createTestDatabase();
   const backend = postgresBackend({ connectionString: db.url });
   try {
-    await backend.migrate();
+    await backend.migrations.apply();
   } finally {
     await backend.close();
   }
   return db;
 }
 
-/** A complete `NewJob` (fresh id, due now) with overrides applied. */
-export function newJob(overrides: Partial<NewJob> = {}): NewJob {
-  return {
-    id: randomUUID(),
-    jobName: "test.job",
-    args: { n: 1 },
-    argsHash: null,
-    queue: "default",
-    priority: 100,
-    maxAttempts: 3,
-    scheduledAt: null,
-    dedupKey: null,
-    unique: false,
-    producerId: null,
-    ...overrides,
-  };
-}
+/** A complete `NewJob` (fresh id, due now) with overrides applied: the testkit's helper. */
+export { newJob } from "@soniq/testkit";

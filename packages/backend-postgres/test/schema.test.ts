@@ -15,7 +15,7 @@ beforeAll(async () => {
   db = await createTestDatabase();
   const backend = postgresBackend({ connectionString: db.url });
   try {
-    await backend.migrate();
+    await backend.migrations.apply();
   } finally {
     await backend.close();
   }

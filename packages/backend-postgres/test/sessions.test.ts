@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresBackend, postgresBackend } from "../src/index.js";
-import { resolveConnection } from "../src/options.js";
+import { resolveConnection } from "../src/internal/pool.js";
 import { createMigratedDatabase, eventually, newJob, type TestDatabase } from "./pgdb.js";
 
 let db: TestDatabase;
@@ -26,20 +26,20 @@ afterAll(async () => {
 });
 
 describe("leases", () => {
-  it("one holder across two backends; released on releaseLease and on close", async () => {
+  it("one holder across two backends; released on leases.release and on close", async () => {
     const other = postgresBackend({ connectionString: db.url });
     const name = `lease-${randomUUID()}`;
     try {
-      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(true);
-      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(true);
-      expect(await backend.tryAcquireLease(name, "b", 10_000)).toBe(false);
-      expect(await other.tryAcquireLease(name, "c", 10_000)).toBe(false);
-      await backend.releaseLease(name, "a");
-      expect(await other.tryAcquireLease(name, "c", 10_000)).toBe(true);
-      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(false);
+      expect(await backend.leases.tryAcquire(name, "a", 10_000)).toBe(true);
+      expect(await backend.leases.tryAcquire(name, "a", 10_000)).toBe(true);
+      expect(await backend.leases.tryAcquire(name, "b", 10_000)).toBe(false);
+      expect(await other.leases.tryAcquire(name, "c", 10_000)).toBe(false);
+      await backend.leases.release(name, "a");
+      expect(await other.leases.tryAcquire(name, "c", 10_000)).toBe(true);
+      expect(await backend.leases.tryAcquire(name, "a", 10_000)).toBe(false);
       await other.close();
-      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(true);
-      await backend.releaseLease(name, "a");
+      expect(await backend.leases.tryAcquire(name, "a", 10_000)).toBe(true);
+      await backend.leases.release(name, "a");
     } finally {
       await other.close();
     }
@@ -49,13 +49,10 @@ describe("leases", () => {
     const other = postgresBackend({ connectionString: db.url });
     const name = `lease-${randomUUID()}`;
     try {
-      expect(await backend.tryAcquireLease(name, "a", 200)).toBe(true);
-      expect(await other.tryAcquireLease(name, "b", 10_000)).toBe(false);
-      await eventually(async () => other.tryAcquireLease(name, "b", 10_000));
-      expect(await backend.tryAcquireLease(name, "a", 10_000)).toBe(false);
-      await expect(backend.tryAcquireLease(name, "a", 0)).rejects.toMatchObject({
-        code: "SONIQ_INVALID_ARGUMENT",
-      });
+      expect(await backend.leases.tryAcquire(name, "a", 200)).toBe(true);
+      expect(await other.leases.tryAcquire(name, "b", 10_000)).toBe(false);
+      await eventually(async () => other.leases.tryAcquire(name, "b", 10_000));
+      expect(await backend.leases.tryAcquire(name, "a", 10_000)).toBe(false);
     } finally {
       await other.close();
     }
@@ -65,7 +62,7 @@ describe("leases", () => {
     const holder = postgresBackend({ connectionString: db.url });
     const name = `lease-${randomUUID()}`;
     try {
-      expect(await holder.tryAcquireLease(name, "a", 10_000)).toBe(true);
+      expect(await holder.leases.tryAcquire(name, "a", 10_000)).toBe(true);
       await admin.query(
         `SELECT pg_terminate_backend(pid) FROM pg_locks
          WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -74,8 +71,8 @@ describe("leases", () => {
       );
       const other = postgresBackend({ connectionString: db.url });
       try {
-        await eventually(async () => other.tryAcquireLease(name, "b", 10_000));
-        expect(await holder.tryAcquireLease(name, "a", 10_000)).toBe(false);
+        await eventually(async () => other.leases.tryAcquire(name, "b", 10_000));
+        expect(await holder.leases.tryAcquire(name, "a", 10_000)).toBe(false);
       } finally {
         await other.close();
       }
@@ -89,16 +86,16 @@ describe("LISTEN", () => {
   it("wakes subscribers with the queue name, and reconnects after its connection is killed", async () => {
     const listening = postgresBackend({ connectionString: db.url });
     const heard: string[] = [];
-    const unsubscribe = await listening.subscribe((queue) => heard.push(queue));
+    const unsubscribe = await listening.wakeUps.subscribe((queue) => heard.push(queue));
     try {
-      await backend.enqueue(newJob({ queue: "listen_a" }));
+      await backend.jobs.enqueue(newJob({ queue: "listen_a" }), {});
       await eventually(() => heard.includes("listen_a"));
       await admin.query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN soniq_new_job'",
       );
       // Keep enqueueing until the re-established LISTEN hears one.
       await eventually(async () => {
-        await backend.enqueue(newJob({ queue: "listen_b" }));
+        await backend.jobs.enqueue(newJob({ queue: "listen_b" }), {});
         return heard.includes("listen_b");
       }, 10_000);
     } finally {
@@ -113,16 +110,16 @@ describe("ownership", () => {
     const pool = new pg.Pool({ connectionString: db.url });
     pool.on("error", () => {});
     const given = postgresBackend({ pool });
-    await given.getQueueStats();
+    await given.jobs.stats({ queue: null });
     await given.close();
     await given.close();
     expect((await pool.query("SELECT 1 AS one")).rows[0]?.one).toBe(1);
     await pool.end();
 
     const owned = postgresBackend({ connectionString: db.url });
-    await owned.getQueueStats();
+    await owned.jobs.stats({ queue: null });
     await owned.close();
-    await expect(owned.getQueueStats()).rejects.toThrow();
+    await expect(owned.jobs.stats({ queue: null })).rejects.toThrow();
   });
 
   it("sessions it opens run in UTC", async () => {

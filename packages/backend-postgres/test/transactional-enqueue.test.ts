@@ -30,7 +30,7 @@ afterAll(async () => {
 beforeEach(async () => {
   backend = postgresBackend({ pool });
   heard = [];
-  unsubscribe = await backend.subscribe((queue) => heard.push(queue));
+  unsubscribe = await backend.wakeUps.subscribe((queue) => heard.push(queue));
 });
 afterEach(async () => {
   await unsubscribe();
@@ -58,7 +58,7 @@ describe("transactional enqueue with a pg client", () => {
     try {
       await client.query("BEGIN");
       const job = newJob({ queue: "tx_commit" });
-      const result = await backend.enqueue(job, { tx: client });
+      const result = await backend.jobs.enqueue(job, { tx: client });
       expect(result).toEqual({ id: job.id, deduplicated: false });
       expect(await jobExists(job.id)).toBe(false);
       await flushNotifications();
@@ -76,8 +76,8 @@ describe("transactional enqueue with a pg client", () => {
     const jobs = [newJob({ queue: "tx_rollback" }), newJob({ queue: "tx_rollback" })];
     try {
       await client.query("BEGIN");
-      await backend.enqueue(newJob({ queue: "tx_rollback", id: jobs[0]?.id }), { tx: client });
-      await backend.enqueueMany([newJob({ queue: "tx_rollback", id: jobs[1]?.id })], { tx: client });
+      await backend.jobs.enqueue(newJob({ queue: "tx_rollback", id: jobs[0]?.id }), { tx: client });
+      await backend.jobs.enqueueMany([newJob({ queue: "tx_rollback", id: jobs[1]?.id })], { tx: client });
       await client.query("ROLLBACK");
     } finally {
       client.release();
@@ -93,7 +93,7 @@ describe("transactional enqueue with a pg client", () => {
     try {
       await client.query("BEGIN");
       const job = newJob({ queue: "tx_client" });
-      await backend.enqueue(job, { tx: client });
+      await backend.jobs.enqueue(job, { tx: client });
       await client.query("COMMIT");
       expect(await jobExists(job.id)).toBe(true);
     } finally {
@@ -102,12 +102,14 @@ describe("transactional enqueue with a pg client", () => {
   });
 
   it("refuses a pg.Pool as tx (its queries may run on different connections)", async () => {
-    const err = await backend.enqueue(newJob(), { tx: pool as unknown as pg.PoolClient }).catch((e) => e);
+    const err = await backend.jobs
+      .enqueue(newJob(), { tx: pool as unknown as pg.PoolClient })
+      .catch((e) => e);
     expect(isSoniqError(err, "SONIQ_TRANSACTION_UNSUPPORTED")).toBe(true);
   });
 
   it("refuses something that is not a database handle", async () => {
-    const err = await backend.enqueue(newJob(), { tx: {} as pg.PoolClient }).catch((e) => e);
+    const err = await backend.jobs.enqueue(newJob(), { tx: {} as pg.PoolClient }).catch((e) => e);
     expect(isSoniqError(err, "SONIQ_TRANSACTION_UNSUPPORTED")).toBe(true);
   });
 });
@@ -117,7 +119,7 @@ describe("transactional enqueue with Drizzle", () => {
     const orm = drizzle({ client: pool });
     const job = newJob({ queue: "drizzle_commit" });
     await orm.transaction(async (tx) => {
-      await backend.enqueue(job, { tx });
+      await backend.jobs.enqueue(job, { tx });
       expect(await jobExists(job.id)).toBe(false);
     });
     expect(await jobExists(job.id)).toBe(true);
@@ -130,7 +132,7 @@ describe("transactional enqueue with Drizzle", () => {
     const dedup = newJob({ queue: "drizzle_rollback", dedupKey: "drizzle-k" });
     await expect(
       orm.transaction(async (tx) => {
-        await backend.enqueueMany([job, dedup], { tx });
+        await backend.jobs.enqueueMany([job, dedup], { tx });
         tx.rollback();
       }),
     ).rejects.toThrow();
@@ -142,8 +144,8 @@ describe("transactional enqueue with Drizzle", () => {
 
   it("accepts a Drizzle database (not in a transaction) and deduplicates through it", async () => {
     const orm = drizzle({ client: pool });
-    const first = await backend.enqueue(newJob({ dedupKey: "drizzle-db" }), { tx: orm });
-    const second = await backend.enqueue(newJob({ dedupKey: "drizzle-db" }), { tx: orm });
+    const first = await backend.jobs.enqueue(newJob({ dedupKey: "drizzle-db" }), { tx: orm });
+    const second = await backend.jobs.enqueue(newJob({ dedupKey: "drizzle-db" }), { tx: orm });
     expect(second).toEqual({ id: first.id, deduplicated: true });
   });
 
@@ -153,19 +155,19 @@ describe("transactional enqueue with Drizzle", () => {
     const later = newJob({ queue: "drizzle_dates", scheduledAt: runAt });
     const keyed = newJob({ queue: "drizzle_dates", dedupKey: "dz-both", unique: true, argsHash: "h" });
     const results = await orm.transaction(async (tx) => [
-      await backend.enqueue(later, { tx }),
-      await backend.enqueue(keyed, { tx }),
-      await backend.enqueue({ ...keyed, id: newJob().id }, { tx }),
+      await backend.jobs.enqueue(later, { tx }),
+      await backend.jobs.enqueue(keyed, { tx }),
+      await backend.jobs.enqueue({ ...keyed, id: newJob().id }, { tx }),
     ]);
     expect(results.map((r) => r.deduplicated)).toEqual([false, false, true]);
     expect(results[2]?.id).toBe(keyed.id);
-    expect((await backend.getJob(later.id))?.scheduledAt.getTime()).toBe(runAt.getTime());
+    expect((await backend.jobs.get(later.id))?.scheduledAt.getTime()).toBe(runAt.getTime());
   });
 
   it("translates errors drizzle wraps (the pg error sits in err.cause)", async () => {
     const orm = drizzle({ client: pool });
     const bad = newJob({ priority: 2 ** 40 });
-    const err = await backend.enqueue(bad, { tx: orm }).catch((e) => e);
+    const err = await backend.jobs.enqueue(bad, { tx: orm }).catch((e) => e);
     expect(isSoniqError(err, "SONIQ_BACKEND_ERROR")).toBe(true);
     expect(err.context.sqlState).toBe("22003");
   });

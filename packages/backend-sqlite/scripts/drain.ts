@@ -6,46 +6,33 @@
  *
  * `queues` is `default` (one queue, the fetch index serves the order) or `all` (queues: null).
  */
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sqliteBackend } from "@soniq/backend-sqlite";
-import type { Backend, CompleteItem, Job, NewJob } from "@soniq/core";
+import type { Job } from "@soniq/core";
+import type { Backend, DoneSettlement } from "@soniq/core/backend";
+import { newJob } from "@soniq/testkit";
 
 const total = Number(process.argv[2] ?? 10_000);
 const concurrency = Number(process.argv[3] ?? 10);
 const queues = process.argv[4] === "all" ? null : ["default"];
 
-function noopJob(): NewJob {
-  return {
-    id: randomUUID(),
-    jobName: "bench.noop",
-    args: {},
-    argsHash: null,
-    queue: "default",
-    priority: 100,
-    maxAttempts: 3,
-    scheduledAt: null,
-    dedupKey: null,
-    unique: false,
-    producerId: null,
-  };
-}
+const noopJob = () => newJob({ jobName: "bench.noop", args: {} });
 
 async function drain(backend: Backend<unknown>): Promise<void> {
   let inFlight = 0;
   let finished = 0;
-  let toComplete: CompleteItem[] = [];
+  let toComplete: DoneSettlement[] = [];
   const run = async (job: Job) => {
     await Promise.resolve(); // the no-op handler
-    toComplete.push({ id: job.id, attempt: job.attempts, result: null, resultTtlMs: 60_000 });
+    toComplete.push({ kind: "done", id: job.id, attempt: job.attempts, result: null, resultTtlMs: 60_000 });
     inFlight--;
   };
   while (finished < total) {
     const free = concurrency - inFlight;
     if (free > 0) {
-      const jobs = await backend.claim({ queues, limit: free, workerId: null });
+      const jobs = await backend.runs.claim({ queues, limit: free, workerId: null });
       inFlight += jobs.length;
       for (const job of jobs) void run(job);
     }
@@ -53,7 +40,7 @@ async function drain(backend: Backend<unknown>): Promise<void> {
     if (toComplete.length > 0) {
       const batch = toComplete;
       toComplete = [];
-      finished += await backend.complete(batch);
+      finished += (await backend.runs.settle(batch)).filter(Boolean).length;
     }
   }
 }
@@ -61,10 +48,10 @@ async function drain(backend: Backend<unknown>): Promise<void> {
 const dir = mkdtempSync(join(tmpdir(), "soniq-drain-"));
 const backend = sqliteBackend({ filename: join(dir, "drain.db") });
 try {
-  await backend.migrate();
+  await backend.migrations.apply();
   const jobs = Array.from({ length: total }, noopJob);
   const t0 = performance.now();
-  for (let i = 0; i < jobs.length; i += 1000) await backend.enqueueMany(jobs.slice(i, i + 1000));
+  for (let i = 0; i < jobs.length; i += 1000) await backend.jobs.enqueueMany(jobs.slice(i, i + 1000), {});
   const t1 = performance.now();
   const cpu0 = process.cpuUsage();
   await drain(backend);
@@ -74,9 +61,9 @@ try {
   // Single enqueues last, so the drain above never sees them.
   const singles = Array.from({ length: 2000 }, noopJob);
   const s0 = performance.now();
-  for (const job of singles) await backend.enqueue(job);
+  for (const job of singles) await backend.jobs.enqueue(job, {});
   const s1 = performance.now();
-  const stats = await backend.getQueueStats();
+  const stats = await backend.jobs.stats({ queue: null });
   if (stats.done !== total || stats.queued !== singles.length)
     throw new Error(`expected ${total} done, got ${JSON.stringify(stats)}`);
   const rate = (n: number, ms: number) => Math.round((n / ms) * 1000).toLocaleString("en-US");

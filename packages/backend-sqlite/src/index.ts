@@ -1,5 +1,4 @@
-export { sqliteBackend } from "./backend.js";
-export type { SqliteFaults } from "./context.js";
-export { migrationsFolder } from "./migrate.js";
-export type { SqliteBackendOptions, SqliteBackendTarget } from "./options.js";
-export type { DrizzleSqliteHandle, SqliteTx } from "./tx.js";
+export { type SqliteBackend, sqliteBackend } from "./backend.js";
+export type { DrizzleSqliteHandle, SqliteTx } from "./internal/tx.js";
+export { migrationsFolder } from "./migrations.js";
+export type { SqliteBackendOptions, SqliteBackendTarget, SqliteTestHooks } from "./options.js";

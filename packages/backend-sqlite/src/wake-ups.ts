@@ -1,36 +1,10 @@
-/**
- * In-process wake-ups: subscribers of one backend object hear about jobs that object made available.
- * Delivery waits for the current synchronous work (a caller's transaction included) via a microtask.
- * Other processes are not reached (capability `notify: false`): core polls with jitter for them.
- */
-import type { WakeUpListener } from "@soniq/core";
+/** The wakeUps facet: in-process subscribers only (see internal/notifier.ts); other processes poll. */
+import type { WakeUpsFacet } from "@soniq/core/backend";
+import { runSync } from "./internal/context.js";
+import type { Notifier } from "./internal/notifier.js";
 
-export class WakeUps {
-  readonly #listeners = new Set<WakeUpListener>();
-
-  subscribe(listener: WakeUpListener): () => Promise<void> {
-    // A wrapper per subscription, so subscribing the same function twice needs two unsubscribes.
-    const entry: WakeUpListener = (queue) => listener(queue);
-    this.#listeners.add(entry);
-    return async () => {
-      this.#listeners.delete(entry);
-    };
-  }
-
-  notify(queue: string): void {
-    if (this.#listeners.size === 0) return;
-    queueMicrotask(() => {
-      for (const listener of this.#listeners) {
-        try {
-          listener(queue);
-        } catch {
-          // A listener's failure must not break the write that woke it; polling stays the fallback.
-        }
-      }
-    });
-  }
-
-  clear(): void {
-    this.#listeners.clear();
-  }
+export function wakeUpsFacet(notifier: Notifier): WakeUpsFacet {
+  return {
+    subscribe: (listener) => runSync("wakeUps.subscribe", () => notifier.subscribe(listener)),
+  };
 }

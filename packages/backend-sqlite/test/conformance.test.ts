@@ -17,9 +17,10 @@ await registerConformanceSuite({
     const backend = sqliteBackend(
       { filename: file },
       {
-        // One-shot: the next dead-letter move fails between its insert and its delete (savepoint rollback).
-        faults: {
-          breakDeadLetterMove: () => {
+        // One-shot: the next dead-letter move fails between its insert and its delete (the settle
+        // transaction rolls back).
+        testHooks: {
+          interruptDeadLetterMove: () => {
             const fire = faultArmed;
             faultArmed = false;
             return fire;

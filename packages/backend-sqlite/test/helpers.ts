@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { NewJob } from "@soniq/core";
+import type { WorkerRegistration } from "@soniq/core/backend";
+import { type SqliteBackend, type SqliteBackendOptions, sqliteBackend } from "../src/index.js";
 
 /** A fresh directory per test file; `file()` names a new database file in it. */
 export function tempDir(prefix = "soniq-sqlite-") {
@@ -16,42 +17,24 @@ export function tempDir(prefix = "soniq-sqlite-") {
   };
 }
 
-export function newJob(overrides: Partial<NewJob> = {}): NewJob {
-  return {
-    id: randomUUID(),
-    jobName: "tests.noop",
-    args: { n: 1 },
-    argsHash: null,
-    queue: "default",
-    priority: 100,
-    maxAttempts: 3,
-    scheduledAt: null,
-    dedupKey: null,
-    unique: false,
-    producerId: null,
-    ...overrides,
-  };
+/** A backend on `file` with the schema applied. */
+export async function migrated(file: string, options: SqliteBackendOptions = {}): Promise<SqliteBackend> {
+  const backend = sqliteBackend({ filename: file }, options);
+  await backend.migrations.apply();
+  return backend;
 }
 
-/** Polls `check` until it returns a truthy value or `timeoutMs` passes (then throws the last error). */
-export async function eventually<T>(
-  check: () => T | Promise<T>,
-  timeoutMs = 10_000,
-  stepMs = 20,
-): Promise<Exclude<T, null | undefined | false>> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value) return value as Exclude<T, null | undefined | false>;
-      lastError = new Error("condition still false");
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) throw lastError;
-    await new Promise((resolve) => setTimeout(resolve, stepMs));
-  }
+export function worker(id: string, overrides: Partial<WorkerRegistration> = {}): WorkerRegistration {
+  return {
+    id,
+    hostname: "h",
+    pid: 1,
+    queues: [],
+    concurrency: 1,
+    version: null,
+    metadata: null,
+    ...overrides,
+  };
 }
 
 const repoRoot = fileURLToPath(new URL("../../..", import.meta.url));

@@ -5,7 +5,7 @@
 import type { DeadLetterJob, Job, JobStatus } from "@soniq/core";
 import type { BackendInspector } from "@soniq/testkit";
 import Database from "better-sqlite3";
-import { translateError } from "../src/errors.js";
+import { translateError } from "../src/internal/errors.js";
 
 type Row = Record<string, unknown>;
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { migrationsFolder, sqliteBackend } from "../src/index.js";
-import { migrate } from "../src/migrate.js";
+import { applyMigrations } from "../src/migrations.js";
 import { runFixture, tempDir } from "./helpers.js";
 
 const tmp = tempDir();
@@ -31,13 +31,17 @@ describe("migrations", () => {
   it("reports pending, applies everything once, then nothing", async () => {
     const file = tmp.file();
     const first = sqliteBackend({ filename: file });
-    expect(await first.migrationStatus()).toEqual({ applied: [], pending: journalTags });
-    expect(await first.migrate()).toEqual({ applied: journalTags, pending: [], appliedNow: journalTags });
-    expect(await first.migrationStatus()).toEqual({ applied: journalTags, pending: [] });
+    expect(await first.migrations.status()).toEqual({ applied: [], pending: journalTags });
+    expect(await first.migrations.apply()).toEqual({
+      applied: journalTags,
+      pending: [],
+      appliedNow: journalTags,
+    });
+    expect(await first.migrations.status()).toEqual({ applied: journalTags, pending: [] });
     await first.close();
 
     const second = sqliteBackend({ filename: file });
-    expect(await second.migrate()).toEqual({ applied: journalTags, pending: [], appliedNow: [] });
+    expect(await second.migrations.apply()).toEqual({ applied: journalTags, pending: [], appliedNow: [] });
     await second.close();
     expect(migrationRows(file)).toHaveLength(journalTags.length);
   });
@@ -45,7 +49,7 @@ describe("migrations", () => {
   it("installs the status triggers", async () => {
     const file = tmp.file();
     const backend = sqliteBackend({ filename: file });
-    await backend.migrate();
+    await backend.migrations.apply();
     await backend.close();
     const db = new Database(file, { readonly: true });
     const triggers = db.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").all();
@@ -83,7 +87,7 @@ describe("migrations", () => {
     writeFileSync(journalFile, JSON.stringify({ ...journal, entries: journal.entries.slice(0, 1) }));
     const db = new Database(file);
     db.pragma("journal_mode = WAL");
-    expect(migrate(db, firstOnly).appliedNow).toEqual(["0000_init"]);
+    expect(applyMigrations(db, firstOnly).appliedNow).toEqual(["0000_init"]);
     db.close();
 
     const startAt = String(Date.now() + 2500);

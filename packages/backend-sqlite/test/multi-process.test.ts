@@ -3,11 +3,11 @@
  * process killed while it holds claimed jobs leaves a readable file whose jobs stale recovery requeues.
  */
 import { randomUUID } from "node:crypto";
-import type { StaleRecovery } from "@soniq/core";
+import { eventually, newJob } from "@soniq/testkit";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { sqliteBackend } from "../src/index.js";
-import { eventually, newJob, runFixture, tempDir } from "./helpers.js";
+import { runFixture, tempDir } from "./helpers.js";
 
 const tmp = tempDir();
 afterAll(() => tmp.remove());
@@ -16,9 +16,9 @@ describe("sqlite/multi-process", () => {
   it("two processes draining one file run each job exactly once", async () => {
     const file = tmp.file();
     const backend = sqliteBackend({ filename: file });
-    await backend.migrate();
+    await backend.migrations.apply();
     const jobs = Array.from({ length: 2000 }, () => newJob());
-    await backend.enqueueMany(jobs);
+    await backend.jobs.enqueueMany(jobs, {});
     const children = [randomUUID(), randomUUID()].map((id) => runFixture("drain-child", [file, id]));
     await Promise.all(children.map((c) => c.waitFor("READY")));
     for (const c of children) c.send("go");
@@ -33,8 +33,18 @@ describe("sqlite/multi-process", () => {
     expect(new Set(all).size).toBe(jobs.length);
     // Both processes took part (the claim lock alternates between them).
     for (const ran of perProcess) expect(ran.length).toBeGreaterThan(0);
-    expect(await backend.getQueueStats()).toMatchObject({ done: jobs.length, queued: 0, processing: 0 });
-    const attempts = await backend.listJobs({ limit: 1000 });
+    expect(await backend.jobs.stats({ queue: null })).toMatchObject({
+      done: jobs.length,
+      queued: 0,
+      processing: 0,
+    });
+    const attempts = await backend.jobs.list({
+      statuses: null,
+      queue: null,
+      jobName: null,
+      limit: 1000,
+      offset: 0,
+    });
     expect(attempts.every((j) => j.attempts === 1)).toBe(true);
     await backend.close();
   }, 90_000);
@@ -42,23 +52,26 @@ describe("sqlite/multi-process", () => {
   it("the file survives a process killed while it holds claimed jobs; recovery requeues them", async () => {
     const file = tmp.file();
     const backend = sqliteBackend({ filename: file });
-    await backend.migrate();
+    await backend.migrations.apply();
     const jobs = Array.from({ length: 5 }, () => newJob());
-    await backend.enqueueMany(jobs);
+    await backend.jobs.enqueueMany(jobs, {});
     await backend.close();
 
     const workerId = randomUUID();
     const child = runFixture("crash-child", [file, workerId, "5"]);
     await child.waitFor("CLAIMED");
     // Let it write for a moment so the kill lands in the middle of its loop of write transactions.
-    await eventually(() => {
-      const db = new Database(file, { readonly: true });
-      const n = (
-        db.prepare("SELECT COUNT(*) AS n FROM soniq_jobs WHERE queue = 'filler'").get() as { n: number }
-      ).n;
-      db.close();
-      return n > 20;
-    });
+    await eventually(
+      () => {
+        const db = new Database(file, { readonly: true });
+        const n = (
+          db.prepare("SELECT COUNT(*) AS n FROM soniq_jobs WHERE queue = 'filler'").get() as { n: number }
+        ).n;
+        db.close();
+        expect(n).toBeGreaterThan(20);
+      },
+      { timeoutMs: 10_000 },
+    );
     child.kill("SIGKILL");
     expect((await child.exited).signal).toBe("SIGKILL");
 
@@ -66,18 +79,28 @@ describe("sqlite/multi-process", () => {
     const db = new Database(file, { readonly: true });
     expect(db.pragma("integrity_check", { simple: true })).toBe("ok");
     db.close();
-    const held = await reopened.listJobs({ status: "processing" });
+    const held = await reopened.jobs.list({
+      statuses: ["processing"],
+      queue: null,
+      jobName: null,
+      limit: 100,
+      offset: 0,
+    });
     expect(held.map((j) => j.id).sort()).toEqual(jobs.map((j) => j.id).sort());
     expect(held.every((j) => j.workerId === workerId && j.attempts === 1)).toBe(true);
 
     // The dead worker stops heartbeating; once it is older than the threshold, its jobs come back.
-    const recovery = await eventually<StaleRecovery | null>(async () => {
-      const r = await reopened.recoverStaleWorkers(100);
-      return r.workerIds.length > 0 ? r : null;
-    });
+    const recovery = await eventually(
+      async () => {
+        const r = await reopened.workers.recoverStale(100);
+        expect(r.workerIds).toHaveLength(1);
+        return r;
+      },
+      { timeoutMs: 10_000 },
+    );
     expect(recovery.workerIds).toEqual([workerId]);
     expect(recovery.requeuedJobIds.sort()).toEqual(jobs.map((j) => j.id).sort());
-    const again = await reopened.claim({ queues: ["default"], limit: 10, workerId: null });
+    const again = await reopened.runs.claim({ queues: ["default"], limit: 10, workerId: null });
     expect(again.map((j) => j.id).sort()).toEqual(jobs.map((j) => j.id).sort());
     expect(again.every((j) => j.attempts === 2)).toBe(true);
     await reopened.close();

@@ -15,7 +15,7 @@ let db: Database.Database;
 beforeEach(async () => {
   const file = tmp.file();
   const backend = sqliteBackend({ filename: file });
-  await backend.migrate();
+  await backend.migrations.apply();
   await backend.close();
   db = new Database(file);
 });

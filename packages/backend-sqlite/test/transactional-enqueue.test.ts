@@ -5,11 +5,12 @@
  */
 import { isSoniqError } from "@soniq/core";
 import { soniqJobs, sqliteSchema } from "@soniq/core/schema/sqlite";
+import { newJob } from "@soniq/testkit";
 import Database from "better-sqlite3";
 import { drizzle } from "drizzle-orm/better-sqlite3";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sqliteBackend } from "../src/index.js";
-import { newJob, tempDir } from "./helpers.js";
+import { tempDir } from "./helpers.js";
 
 const tmp = tempDir();
 afterAll(() => tmp.remove());
@@ -19,7 +20,7 @@ let backend: ReturnType<typeof sqliteBackend>;
 beforeEach(async () => {
   db = new Database(tmp.file());
   backend = sqliteBackend({ database: db });
-  await backend.migrate();
+  await backend.migrations.apply();
   db.exec("CREATE TABLE orders (id INTEGER PRIMARY KEY, total INTEGER NOT NULL)");
 });
 afterEach(async () => {
@@ -35,12 +36,12 @@ describe("transactional enqueue/better-sqlite3 Database", () => {
     let pending: Promise<unknown> | undefined;
     db.transaction(() => {
       db.prepare("INSERT INTO orders (total) VALUES (10)").run();
-      pending = backend.enqueue(job, { tx: db });
+      pending = backend.jobs.enqueue(job, { tx: db });
       // Already written inside the open transaction, before anyone awaits.
       expect(count()).toBe(1);
     })();
     await expect(pending).resolves.toEqual({ id: job.id, deduplicated: false });
-    expect((await backend.getJob(job.id))?.status).toBe("queued");
+    expect((await backend.jobs.get(job.id))?.status).toBe("queued");
   });
 
   it("disappears with the caller's rollback", async () => {
@@ -49,13 +50,13 @@ describe("transactional enqueue/better-sqlite3 Database", () => {
     expect(() =>
       db.transaction(() => {
         db.prepare("INSERT INTO orders (total) VALUES (10)").run();
-        pending = backend.enqueueMany([job, newJob()], { tx: db });
+        pending = backend.jobs.enqueueMany([job, newJob()], { tx: db });
         throw new Error("order failed");
       })(),
     ).toThrow("order failed");
     await pending;
     expect(count()).toBe(0);
-    expect(await backend.getJob(job.id)).toBeNull();
+    expect(await backend.jobs.get(job.id)).toBeNull();
     expect(db.prepare("SELECT COUNT(*) AS n FROM orders").get()).toEqual({ n: 0 });
   });
 
@@ -65,12 +66,12 @@ describe("transactional enqueue/better-sqlite3 Database", () => {
       const job = newJob();
       other
         .transaction(() => {
-          void backend.enqueue(job, { tx: other });
+          void backend.jobs.enqueue(job, { tx: other });
           // Not visible to the backend's connection until the caller commits.
           expect(count()).toBe(0);
         })
         .immediate();
-      expect((await backend.getJob(job.id))?.id).toBe(job.id);
+      expect((await backend.jobs.get(job.id))?.id).toBe(job.id);
     } finally {
       other.close();
     }
@@ -82,10 +83,10 @@ describe("transactional enqueue/Drizzle", () => {
     const orm = drizzle({ client: db, schema: sqliteSchema });
     const job = newJob();
     orm.transaction((tx) => {
-      void backend.enqueue(job, { tx });
+      void backend.jobs.enqueue(job, { tx });
       expect(tx.select().from(soniqJobs).all()).toHaveLength(1);
     });
-    expect((await backend.getJob(job.id))?.status).toBe("queued");
+    expect((await backend.jobs.get(job.id))?.status).toBe("queued");
   });
 
   it("rolls back with a Drizzle transaction", async () => {
@@ -93,24 +94,26 @@ describe("transactional enqueue/Drizzle", () => {
     const job = newJob();
     expect(() =>
       orm.transaction((tx) => {
-        void backend.enqueue(job, { tx });
+        void backend.jobs.enqueue(job, { tx });
         tx.rollback();
       }),
     ).toThrow("Rollback");
-    expect(await backend.getJob(job.id)).toBeNull();
+    expect(await backend.jobs.get(job.id)).toBeNull();
   });
 
   it("accepts a Drizzle database handle", async () => {
     const orm = drizzle({ client: db });
     const job = newJob();
-    await backend.enqueue(job, { tx: orm });
-    expect(await backend.getJob(job.id)).not.toBeNull();
+    await backend.jobs.enqueue(job, { tx: orm });
+    expect(await backend.jobs.get(job.id)).not.toBeNull();
   });
 });
 
 describe("transactional enqueue/bad handles", () => {
   it("rejects a tx that is not a better-sqlite3 or Drizzle handle, and writes nothing", async () => {
-    const err = await backend.enqueue(newJob(), { tx: { query: () => 1 } as never }).catch((e: unknown) => e);
+    const err = await backend.jobs
+      .enqueue(newJob(), { tx: { query: () => 1 } as never })
+      .catch((e: unknown) => e);
     expect(isSoniqError(err, "SONIQ_TRANSACTION_UNSUPPORTED")).toBe(true);
     expect(count()).toBe(0);
   });

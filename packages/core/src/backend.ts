@@ -1,27 +1,37 @@
 /**
- * The Backend contract: what the worker and the app need from storage, and nothing about SQL.
- * Every backend implements it; `@soniq/testkit` certifies it. Core wraps any backend with
- * `guardBackend` (setup once, typed error after close, idempotent close).
+ * The Backend contract, grouped by facet: what the worker and the app need from storage, and nothing
+ * about SQL. Every backend implements it with one file per facet (`src/<facet>.ts`, the same names in
+ * every backend); `@soniq/testkit` certifies it. Backend authors import it from `@soniq/core/backend`.
+ *
+ * Core wraps every backend with `guardBackend`, which validates and normalises every input once
+ * (ids, filters, paging, dates, delays) and gives the lifecycle guarantees (migrations once, typed error
+ * after close, memoised close). A backend therefore trusts its inputs: filters arrive complete
+ * (`null` = no filter), limits and offsets are always present and in range, ids are lower-case strings.
+ *
+ * Rules that are the same everywhere live in core, not here: what a retry, snooze or nack writes to
+ * `attempts` and `last_error` (core sends the values; see `Settlement`), dead-lettering a job claimed past
+ * its `max_attempts` (core settles it as `dead_letter` before running it), paging defaults, the text of
+ * `last_error`.
  *
  * Conventions every implementation keeps:
- * - Ids are opaque strings. An id that names no row (including a malformed one) means "not found":
- *   reads return null, writes return false. Never throw for that.
- * - Worker-side writes (`complete`, `retry`, `nack`, `reschedule`, `markJobDeadLetter` with `attempt`)
- *   are fenced by `JobRef`: they apply only while the row is `processing` with the same `attempts`
- *   the claim gave it, so a late write after cancel, recovery or a re-claim is a no-op.
- * - Time comparisons (due jobs, heartbeats, expiry, leases) use the backend's own clock
- *   (the database's `now()` for SQL backends). Relative delays are passed as milliseconds for that reason.
+ * - An id that names no row means "not found": reads return null, writes return false. Never throw for that.
+ * - Worker-side writes (`runs.settle`) are fenced by (id, attempt): they apply only while the row is
+ *   `processing` with the `attempts` the claim gave it, so a late write after cancel, recovery or a
+ *   re-claim is a no-op (reported as not applied).
+ * - Every requeue (retry, snooze, nack, recovery) clears `worker_id`.
+ * - Time comparisons (due jobs, heartbeats, expiry, leases) use the backend's own clock (the database's
+ *   `now()` for SQL backends). Relative delays are passed as milliseconds for that reason.
  * - Writing a status outside the four, or changing a done/cancelled job's status, fails with
  *   `SONIQ_INVALID_STATUS_TRANSITION` and changes nothing (the SQL backends' storage enforces it too).
  */
 
-import type { JobStatus } from "./schema/constants.js";
+import type { DeadLetterReason, JobStatus } from "./schema/constants.js";
 import type { DeadLetterJob, Job, QueueStats, WorkerInfo } from "./types.js";
 
 export interface BackendCapabilities {
   /** Wake-ups reach workers in other processes (Postgres LISTEN/NOTIFY). Without it core polls. */
   readonly notify: boolean;
-  /** `enqueue`/`enqueueMany` accept `tx` and write inside the caller's transaction. */
+  /** `jobs.enqueue`/`enqueueMany` accept `tx` and write inside the caller's transaction. */
   readonly transactionalEnqueue: boolean;
   /** Leases are enforced across processes by the database (advisory locks or lease rows). */
   readonly advisoryLocks: boolean;
@@ -29,7 +39,29 @@ export interface BackendCapabilities {
   readonly multiProcess: boolean;
 }
 
-/** A job to insert. Core fills every field; backends do not apply defaults of their own. */
+// ---------------------------------------------------------------------------------------------------
+// migrations
+
+export interface MigrationStatus {
+  applied: string[];
+  pending: string[];
+}
+
+export interface MigrationReport extends MigrationStatus {
+  /** Migrations this call applied (empty when already up to date). */
+  appliedNow: string[];
+}
+
+export interface MigrationsFacet {
+  /** Create or upgrade the schema. Idempotent (a second call applies nothing); safe across processes. */
+  apply(): Promise<MigrationReport>;
+  status(): Promise<MigrationStatus>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// jobs
+
+/** A job to insert. Core fills every field; backends apply no defaults of their own. */
 export interface NewJob {
   /** Fresh UUID chosen by core. On a dedup hit the existing row's id is returned instead. */
   id: string;
@@ -61,8 +93,42 @@ export interface EnqueueOptions<TTx = unknown> {
   tx?: TTx;
 }
 
+/** A normalised job filter: every key present, `null` = no filter on it. */
+export interface JobListQuery {
+  /** Non-empty when set. */
+  statuses: readonly JobStatus[] | null;
+  queue: string | null;
+  jobName: string | null;
+  /** 1..1000. */
+  limit: number;
+  /** >= 0. */
+  offset: number;
+}
+
+export interface StatsQuery {
+  queue: string | null;
+}
+
+export interface JobsFacet<TTx = unknown> {
+  enqueue(job: NewJob, options: EnqueueOptions<TTx>): Promise<EnqueueResult>;
+  /** All or nothing, one round trip where the storage allows; results in input order. */
+  enqueueMany(jobs: readonly NewJob[], options: EnqueueOptions<TTx>): Promise<EnqueueResult[]>;
+  get(id: string): Promise<Job | null>;
+  /** Newest first (created_at descending, then id descending). */
+  list(query: JobListQuery): Promise<Job[]>;
+  /** The six counts (see `QueueStats`), for one queue or all. */
+  stats(query: StatsQuery): Promise<QueueStats>;
+  /** Cancel a queued or processing job. False when it is missing or already terminal. */
+  cancel(id: string): Promise<boolean>;
+  /** Delete done rows whose result TTL has passed. Returns how many. */
+  deleteExpired(): Promise<number>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// runs
+
 export interface ClaimRequest {
-  /** Queues to take from; `null` means every queue. An empty array claims nothing. */
+  /** Queues to take from; `null` means every queue. Never empty (core claims nothing without calling). */
   queues: readonly string[] | null;
   /** Most jobs to return (>= 1). */
   limit: number;
@@ -77,76 +143,96 @@ export interface JobRef {
   attempt: number;
 }
 
-export interface CompleteItem extends JobRef {
+/** The run succeeded: `done` with its result, kept `resultTtlMs` (0 deletes the row now). */
+export interface DoneSettlement extends JobRef {
+  kind: "done";
   result: unknown;
-  /** How long the done row is kept. 0 deletes the row at completion. */
   resultTtlMs: number;
 }
 
-export interface RetryOptions {
-  error: string;
-  /** Delay from now (backend clock) before the job is due again. */
+/**
+ * Back to `queued`, due after `delayMs`, `worker_id` cleared, `attempts` set to the value core computed
+ * (retry and nack keep the attempt; snooze and a shutdown release give it back), and `last_error` set to
+ * `lastError` when it is a string, unchanged when it is null.
+ */
+export interface RequeueSettlement extends JobRef {
+  kind: "requeue";
+  /** Why (for logs and tests; backends store nothing of it). */
+  cause: "retry" | "snooze" | "nack";
+  attempts: number;
   delayMs: number;
+  lastError: string | null;
 }
 
-export interface NackOptions {
+/**
+ * Move the row to `soniq_dead_letter_jobs` atomically (the job is in exactly one table at every consistent
+ * read). Not applied when a dead-letter row with the id already exists (nothing changes for that item).
+ */
+export interface DeadLetterSettlement extends JobRef {
+  kind: "dead_letter";
+  reason: DeadLetterReason;
+  error: string | null;
+  tags: Record<string, unknown> | null;
+}
+
+export type Settlement = DoneSettlement | RequeueSettlement | DeadLetterSettlement;
+
+export interface RunsFacet {
   /**
-   * Give back the attempt the claim counted (attempts - 1): for a job claimed but never started, e.g.
-   * released at graceful shutdown. Default false: the run counted (e.g. aborted at the shutdown timeout).
+   * Take up to `limit` due queued jobs in priority, scheduled_at, created_at order; mark them
+   * processing, attempts + 1, worker id stamped; return them. Returns every job it took, including one
+   * whose attempts now exceed `max_attempts` (core dead-letters those). A result shorter than `limit`
+   * means nothing more is due.
    */
-  refundAttempt?: boolean;
+  claim(request: ClaimRequest): Promise<Job[]>;
+  /**
+   * Write any mix of outcomes in one call: one statement (Postgres), one IMMEDIATE transaction (SQLite),
+   * one synchronous step (memory). Each item is fenced by (id, attempt). Returns, in input order,
+   * whether each item applied. Rejects only when the call as a whole failed (then nothing changed).
+   */
+  settle(items: readonly Settlement[]): Promise<boolean[]>;
 }
 
-export interface RescheduleOptions {
-  delayMs: number;
-  /** Stored as `last_error = "SNOOZE: <reason>"` (or `"SNOOZE"`). */
-  reason?: string | null;
-}
+// ---------------------------------------------------------------------------------------------------
+// deadLetters
 
-export interface DeadLetterOptions {
-  reason: string;
-  error: string | null;
-  tags?: Record<string, unknown> | null;
-  /** When given, the move is fenced like other worker writes (row processing with these attempts). */
-  attempt?: number;
-}
-
-/** One worker-side dead-letter move for `markJobsDeadLetter`: fenced like `markJobDeadLetter` with `attempt`. */
-export interface DeadLetterItem extends JobRef {
-  reason: string;
-  error: string | null;
-  tags?: Record<string, unknown> | null;
-}
-
-export interface ListJobsFilter {
-  status?: JobStatus | readonly JobStatus[];
-  queue?: string;
-  jobName?: string;
-  /** Default 100, at most 1000. */
-  limit?: number;
-  offset?: number;
-}
-
-export interface DeadLetterFilter {
-  jobName?: string;
-  queue?: string;
-  reason?: string;
+/** A normalised dead-letter filter: every key present, `null` = no filter on it. */
+export interface DeadLetterListQuery {
+  jobName: string | null;
+  queue: string | null;
+  reason: string | null;
   /** Moved at or after this instant. */
-  since?: Date;
+  since: Date | null;
   /** Moved before this instant. */
-  until?: Date;
-  /** Default 100, at most 1000. */
-  limit?: number;
-  offset?: number;
+  until: Date | null;
+  limit: number;
+  offset: number;
 }
 
-export interface ReplayOptions {
+export interface ReplayRequest {
   /** Fresh UUID for the new job, chosen by core. */
   newId: string;
-  queue?: string;
-  priority?: number;
-  scheduledAt?: Date | null;
+  /** Each `null` keeps the dead-letter row's value (`scheduledAt` null = due now). */
+  queue: string | null;
+  priority: number | null;
+  scheduledAt: Date | null;
 }
+
+export interface DeadLettersFacet {
+  /** Newest first (moved_to_dead_letter_at descending, then id descending). */
+  list(query: DeadLetterListQuery): Promise<DeadLetterJob[]>;
+  get(id: string): Promise<DeadLetterJob | null>;
+  /**
+   * In one transaction: insert a queued job (new id, attempts 0, same name/args/max_attempts) and bump the
+   * dead-letter row's resurrection_count and last_resurrection_at. Returns the new id, or null if no row.
+   */
+  replay(id: string, request: ReplayRequest): Promise<string | null>;
+  /** Delete a dead-letter row. False when there was none. */
+  purge(id: string): Promise<boolean>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// workers
 
 export interface WorkerRegistration {
   id: string;
@@ -160,116 +246,94 @@ export interface WorkerRegistration {
 }
 
 export interface StaleRecovery {
-  /** Workers whose heartbeat was older than the threshold; now `stopped`. */
+  /** Active workers whose heartbeat was older than the threshold; now `stopped`. */
   workerIds: string[];
-  /** Their processing jobs, now queued again with attempts unchanged. */
+  /**
+   * Jobs that were processing under a worker that is now stopped (just now or earlier) or gone; now
+   * queued again, attempts unchanged, `worker_id` cleared.
+   */
   requeuedJobIds: string[];
 }
 
-export interface MigrationStatus {
-  applied: string[];
-  pending: string[];
+export interface TaskNameRow {
+  taskName: string;
+  workerId: string;
+  lastSeenAt: Date;
 }
 
-export interface MigrationReport extends MigrationStatus {
-  /** Migrations this call applied (empty when already up to date). */
-  appliedNow: string[];
+export interface WorkersFacet {
+  /** Insert or replace the worker row as `active` with a fresh heartbeat. */
+  register(worker: WorkerRegistration): Promise<void>;
+  /** Move the heartbeat to now. False when the row is gone or not `active` (e.g. declared stale). */
+  heartbeat(workerId: string, metadata: Record<string, unknown> | null): Promise<boolean>;
+  /** Mark the worker `stopped`. */
+  stop(workerId: string): Promise<void>;
+  list(): Promise<WorkerInfo[]>;
+  recoverStale(staleAfterMs: number): Promise<StaleRecovery>;
+  /** Observability only: which task names a worker serves. */
+  registerTaskNames(workerId: string, names: readonly string[]): Promise<void>;
+  listTaskNames(): Promise<TaskNameRow[]>;
 }
+
+// ---------------------------------------------------------------------------------------------------
+// leases
+
+export interface LeasesFacet {
+  /** Acquire or renew the named lease for `holder` for `ttlMs`. True when `holder` holds it now. */
+  tryAcquire(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Release it if `holder` holds it. */
+  release(name: string, holder: string): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// wakeUps
 
 /** Called with the queue name of a job that became available. A hint: polling stays the fallback. */
 export type WakeUpListener = (queue: string) => void;
 
+export interface WakeUpsFacet {
+  /** Resolves once listening. The returned function unsubscribes. */
+  subscribe(listener: WakeUpListener): Promise<() => Promise<void>>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// the backend
+
 export interface Backend<TTx = never> {
   readonly name: string;
   readonly capabilities: BackendCapabilities;
-
-  /** Create or upgrade the schema. Idempotent; safe when several processes run it at once. */
-  migrate(): Promise<MigrationReport>;
-  migrationStatus(): Promise<MigrationStatus>;
-
-  enqueue(job: NewJob, options?: EnqueueOptions<TTx>): Promise<EnqueueResult>;
-  /** All or nothing, one round trip where the storage allows; results in input order. */
-  enqueueMany(jobs: readonly NewJob[], options?: EnqueueOptions<TTx>): Promise<EnqueueResult[]>;
-
-  /**
-   * Take up to `limit` due queued jobs in priority, scheduled_at, created_at order; mark them processing,
-   * attempts + 1, worker id stamped. A job whose attempts would exceed max_attempts is moved to the
-   * dead-letter table (reason `max_retries_exceeded`) instead of being returned.
-   */
-  claim(request: ClaimRequest): Promise<Job[]>;
-
-  /** Mark processing jobs done (or delete them when `resultTtlMs` is 0). Returns how many applied. */
-  complete(items: readonly CompleteItem[]): Promise<number>;
-  /** Back to queued after a failed attempt: last_error set, due after `delayMs`. */
-  retry(ref: JobRef, options: RetryOptions): Promise<boolean>;
-  /**
-   * Give a claimed job back: queued, due now, worker_id cleared, last_error unchanged; attempts unchanged,
-   * or attempts - 1 with `refundAttempt`. Fenced like other worker writes, so a second call is a no-op.
-   */
-  nack(ref: JobRef, options?: NackOptions): Promise<boolean>;
-  /** Snooze: queued after `delayMs` without spending an attempt (attempts - 1). */
-  reschedule(ref: JobRef, options: RescheduleOptions): Promise<boolean>;
-  /**
-   * Move a queued or processing job to the dead-letter table in one transaction: the row is in exactly
-   * one table at every consistent read. Returns false when there is no such movable job.
-   * Throws `SONIQ_DEAD_LETTER_CONFLICT` (nothing changed) when a dead-letter row with the id exists.
-   */
-  markJobDeadLetter(id: string, options: DeadLetterOptions): Promise<boolean>;
-  /**
-   * Optional (additive): several worker-side moves in one round trip, each atomic and fenced like
-   * `markJobDeadLetter` with `attempt`. An item that cannot move (not processing under that attempt, or a
-   * dead-letter row with its id already exists) is skipped and changes nothing; the others move. Returns
-   * the ids that moved. When absent, core calls `markJobDeadLetter` once per job.
-   * It stays optional so backends written against the earlier contract keep working: every backend in
-   * this repository implements it, and the testkit's `dlq/batch-move-*` cases certify it where present.
-   */
-  markJobsDeadLetter?(items: readonly DeadLetterItem[]): Promise<string[]>;
-  /** Cancel a queued or processing job. False when it is missing or already terminal. */
-  cancel(id: string): Promise<boolean>;
-
-  getJob(id: string): Promise<Job | null>;
-  /** Newest first (created_at descending). */
-  listJobs(filter?: ListJobsFilter): Promise<Job[]>;
-  getQueueStats(filter?: { queue?: string }): Promise<QueueStats>;
-
-  /** Newest first (moved_to_dead_letter_at descending). */
-  listDeadLetterJobs(filter?: DeadLetterFilter): Promise<DeadLetterJob[]>;
-  getDeadLetterJob(id: string): Promise<DeadLetterJob | null>;
-  /**
-   * In one transaction: insert a queued job (new id, attempts 0, same name/args/max_attempts) and bump the
-   * dead-letter row's resurrection_count and last_resurrection_at. Returns the new id, or null if no row.
-   */
-  replayDeadLetterJob(id: string, options: ReplayOptions): Promise<string | null>;
-  /** Delete a dead-letter row. False when there was none. */
-  purgeDeadLetterJob(id: string): Promise<boolean>;
-
-  registerWorker(worker: WorkerRegistration): Promise<void>;
-  /** False when the worker row is gone or was marked stopped (e.g. declared stale by a peer). */
-  heartbeat(workerId: string, metadata?: Record<string, unknown> | null): Promise<boolean>;
-  stopWorker(workerId: string): Promise<void>;
-  listWorkers(): Promise<WorkerInfo[]>;
-  /** Mark workers with heartbeats older than `staleAfterMs` stopped and requeue their processing jobs. */
-  recoverStaleWorkers(staleAfterMs: number): Promise<StaleRecovery>;
-  /** Delete done rows whose result TTL has passed. Returns how many. */
-  deleteExpiredJobs(): Promise<number>;
-
-  /** Observability only: which task names a worker serves. */
-  registerTaskNames(workerId: string, names: readonly string[]): Promise<void>;
-  listTaskNames(): Promise<{ taskName: string; workerId: string; lastSeenAt: Date }[]>;
-
-  /** Subscribe to wake-ups; resolves once listening. The returned function unsubscribes. */
-  subscribe(listener: WakeUpListener): Promise<() => Promise<void>>;
-
-  /**
-   * Acquire or renew the named lease for `holder` for `ttlMs`. True when `holder` holds it now.
-   * Used for leader election (scheduler, maintenance).
-   */
-  tryAcquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
-  releaseLease(name: string, holder: string): Promise<void>;
-
+  readonly migrations: MigrationsFacet;
+  readonly jobs: JobsFacet<TTx>;
+  readonly runs: RunsFacet;
+  readonly deadLetters: DeadLettersFacet;
+  readonly workers: WorkersFacet;
+  readonly leases: LeasesFacet;
+  readonly wakeUps: WakeUpsFacet;
   /** Release what the backend owns (never a pool or database handed to it). */
   close(): Promise<void>;
 }
 
 /** The transaction handle type a backend accepts. */
 export type BackendTx<B> = B extends Backend<infer T> ? T : never;
+
+/*
+ * The one fault hook has one name on every backend: `testHooks.interruptDeadLetterMove` in the backend's
+ * options, consulted before a dead-letter move; when it says so, the move fails between its two steps
+ * (dead-letter row inserted, job row not yet deleted), as a dropped connection would, so the call rejects
+ * and nothing changed. Its argument and return value are the backend's own (Postgres kills a connection).
+ */
+
+/** The facets and their methods, so the guard (and the testkit) can check a backend is complete. */
+export const BACKEND_FACETS = {
+  migrations: ["apply", "status"],
+  jobs: ["enqueue", "enqueueMany", "get", "list", "stats", "cancel", "deleteExpired"],
+  runs: ["claim", "settle"],
+  deadLetters: ["list", "get", "replay", "purge"],
+  workers: ["register", "heartbeat", "stop", "list", "recoverStale", "registerTaskNames", "listTaskNames"],
+  leases: ["tryAcquire", "release"],
+  wakeUps: ["subscribe"],
+} as const satisfies {
+  [F in Exclude<keyof Backend, "name" | "capabilities" | "close">]: readonly (keyof Backend[F])[];
+};
+
+export type BackendFacetName = keyof typeof BACKEND_FACETS;

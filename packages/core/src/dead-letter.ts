@@ -5,9 +5,9 @@
  * allows unknown names, so a replayed job does not land where no worker can run it.
  */
 import { randomUUID } from "node:crypto";
-import type { DeadLetterFilter } from "./backend.js";
 import { SoniqError } from "./errors.js";
 import { enqueueOptionProblems, fail } from "./options.js";
+import { type DeadLetterFilter, deadLetterListQuery, MAX_PAGE_SIZE } from "./queries.js";
 import type { Runtime } from "./runtime.js";
 import type { DeadLetterJob } from "./types.js";
 
@@ -23,25 +23,23 @@ export interface LineSink {
   once(event: "drain", listener: () => void): unknown;
 }
 
-const PAGE = 1000;
-
 export class DeadLetterService {
   constructor(private readonly rt: Runtime) {}
 
   /** Newest first. `limit` defaults to 100 (at most 1000). */
-  list(filter?: DeadLetterFilter): Promise<DeadLetterJob[]> {
-    return this.rt.backend.listDeadLetterJobs(filter);
+  async list(filter?: DeadLetterFilter): Promise<DeadLetterJob[]> {
+    return this.rt.backend.deadLetters.list(deadLetterListQuery(filter));
   }
 
   get(id: string): Promise<DeadLetterJob | null> {
-    return this.rt.backend.getDeadLetterJob(id);
+    return this.rt.backend.deadLetters.get(id);
   }
 
   /** Returns the new job's id, or null when there is no dead-letter row with this id. */
   async replay(id: string, overrides: ReplayOverrides = {}): Promise<string | null> {
     const problems = enqueueOptionProblems(overrides);
     if (problems.length > 0) fail("replay options", problems);
-    const row = await this.rt.backend.getDeadLetterJob(id);
+    const row = await this.rt.backend.deadLetters.get(id);
     if (!row) return null;
     if (!this.rt.registry.has(row.jobName) && !this.rt.options.allowUnknownJobNames) {
       throw new SoniqError(
@@ -51,10 +49,10 @@ export class DeadLetterService {
         { context: { id, name: row.jobName } },
       );
     }
-    const newId = await this.rt.backend.replayDeadLetterJob(id, {
+    const newId = await this.rt.backend.deadLetters.replay(id, {
       newId: randomUUID(),
-      queue: overrides.queue,
-      priority: overrides.priority,
+      queue: overrides.queue ?? null,
+      priority: overrides.priority ?? null,
       scheduledAt: overrides.runAt ?? null,
     });
     if (newId) for (const worker of this.rt.workers) worker.nudge();
@@ -63,7 +61,7 @@ export class DeadLetterService {
 
   /** Deletes the dead-letter row. False when there was none. */
   purge(id: string): Promise<boolean> {
-    return this.rt.backend.purgeDeadLetterJob(id);
+    return this.rt.backend.deadLetters.purge(id);
   }
 
   /**
@@ -74,15 +72,17 @@ export class DeadLetterService {
    */
   export(filter?: DeadLetterFilter): Promise<string>;
   export(filter: DeadLetterFilter | undefined, destination: LineSink): Promise<number>;
-  async export(filter: DeadLetterFilter = {}, destination?: LineSink): Promise<string | number> {
+  async export(filter?: DeadLetterFilter, destination?: LineSink): Promise<string | number> {
+    const query = deadLetterListQuery(filter, "deadLetter.export(filter)");
+    // The query caps `limit` at a page; the caller's limit (validated above) bounds the whole export.
+    const total = filter?.limit ?? Number.POSITIVE_INFINITY;
     const chunks: string[] = [];
     let count = 0;
-    const total = filter.limit;
-    let offset = filter.offset ?? 0;
+    let offset = query.offset;
     for (;;) {
-      const limit = total === undefined ? PAGE : Math.min(PAGE, total - count);
+      const limit = Math.min(MAX_PAGE_SIZE, total - count);
       if (limit <= 0) break;
-      const rows = await this.rt.backend.listDeadLetterJobs({ ...filter, limit, offset });
+      const rows = await this.rt.backend.deadLetters.list({ ...query, limit, offset });
       for (const row of rows) {
         const line = `${JSON.stringify(row)}\n`;
         if (!destination) chunks.push(line);

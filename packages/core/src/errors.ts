@@ -26,8 +26,10 @@ export const SONIQ_ERROR_CODES = [
   "SONIQ_MIGRATION_FAILED",
   /** The database refused a write for a reason Soniq did not translate more precisely; see `cause`. */
   "SONIQ_BACKEND_ERROR",
-  /** A handler ran longer than its `timeoutMs`. */
+  /** A handler ran longer than its `timeoutMs` (its `ctx.signal.reason`, a `JobAbortedError`). */
   "SONIQ_JOB_TIMEOUT",
+  /** A running handler's signal was aborted: the job was cancelled, lost to recovery, or the worker shut down. */
+  "SONIQ_JOB_ABORTED",
   /** An operation is not allowed in the object's current state (e.g. starting a worker twice). */
   "SONIQ_INVALID_STATE",
 ] as const;
@@ -59,4 +61,22 @@ export function isSoniqError(err: unknown, code?: SoniqErrorCode): err is SoniqE
   if (typeof err !== "object" || err === null || (err as Record<symbol, unknown>)[BRAND] !== true)
     return false;
   return code === undefined || (err as SoniqError).code === code;
+}
+
+/** Why a worker aborted a running job's `ctx.signal`. */
+export type JobAbortReason = "timeout" | "cancelled" | "shutdown" | "lost";
+
+/**
+ * The `ctx.signal.reason` of an aborted job: a `SoniqError` with code `SONIQ_JOB_TIMEOUT` (the handler
+ * ran past its `timeoutMs`) or `SONIQ_JOB_ABORTED` (cancelled, lost to stale recovery, or shut down);
+ * `why` says which.
+ */
+export class JobAbortedError extends SoniqError {
+  constructor(
+    readonly why: JobAbortReason,
+    message: string,
+  ) {
+    super(why === "timeout" ? "SONIQ_JOB_TIMEOUT" : "SONIQ_JOB_ABORTED", message, { context: { why } });
+    this.name = "JobAbortedError";
+  }
 }

@@ -1,75 +1,61 @@
 /**
- * Core's wrapper around any backend, so third-party backends get the lifecycle guarantees for free:
- * - `migrate()` runs once at a time; a successful run is remembered (later calls resolve with its report
- *   and `appliedNow: []`, since they applied nothing), a failed one may be retried.
- * - after `close()` starts, every call rejects with `SONIQ_CLOSED`.
- * - `close()` is memoised: every call returns the same promise.
+ * Core's wrapper around any backend, so third-party backends get the lifecycle guarantees and the
+ * id normalisation for free:
+ * - every facet method of `BACKEND_FACETS` must exist (one `SONIQ_INVALID_OPTIONS` error lists what is missing).
+ * - after `close()` starts, every call rejects with `SONIQ_CLOSED`; `close()` is memoised.
+ * - `migrations.apply()` runs once at a time; a successful run is remembered (later calls resolve with
+ *   its report and `appliedNow: []`, since they applied nothing), a failed one may be retried.
+ * - job and dead-letter ids are lower-cased; an id that is not a UUID string names no row, so the guard
+ *   answers "not found" itself (get -> null, cancel/purge -> false, replay -> null) without a backend call.
  */
-import type { Backend } from "./backend.js";
+import { BACKEND_FACETS, type Backend, type BackendFacetName, type MigrationReport } from "./backend.js";
 import { SoniqError } from "./errors.js";
 
-/** Every async method of the contract, so the guard (and the testkit) can check a backend is complete. */
-export const BACKEND_METHODS = [
-  "migrate",
-  "migrationStatus",
-  "enqueue",
-  "enqueueMany",
-  "claim",
-  "complete",
-  "retry",
-  "nack",
-  "reschedule",
-  "markJobDeadLetter",
-  "cancel",
-  "getJob",
-  "listJobs",
-  "getQueueStats",
-  "listDeadLetterJobs",
-  "getDeadLetterJob",
-  "replayDeadLetterJob",
-  "purgeDeadLetterJob",
-  "registerWorker",
-  "heartbeat",
-  "stopWorker",
-  "listWorkers",
-  "recoverStaleWorkers",
-  "deleteExpiredJobs",
-  "registerTaskNames",
-  "listTaskNames",
-  "subscribe",
-  "tryAcquireLease",
-  "releaseLease",
-  "close",
-] as const satisfies readonly (keyof Backend<unknown>)[];
-
-/** Optional methods of the contract: forwarded (and guarded) when the backend has them. */
-export const OPTIONAL_BACKEND_METHODS = [
-  "markJobsDeadLetter",
-] as const satisfies readonly (keyof Backend<unknown>)[];
-
 const GUARDED = Symbol.for("soniq.guardedBackend");
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 type AnyFn = (...args: unknown[]) => Promise<unknown>;
+type Facet = Record<string, AnyFn>;
+
+/** The lower-cased id, or null when `id` cannot name a row (not a UUID string). */
+function rowId(id: unknown): string | null {
+  if (typeof id !== "string") return null;
+  const lower = id.toLowerCase();
+  return UUID.test(lower) ? lower : null;
+}
+
+/** Methods whose first argument is a row id, and what they answer when it names no row. */
+const BY_ID: { [F in BackendFacetName]?: { [method: string]: null | false } } = {
+  jobs: { get: null, cancel: false },
+  deadLetters: { get: null, replay: null, purge: false },
+};
+
+function missingMethods(backend: Backend<unknown>): string[] {
+  const missing: string[] = [];
+  const b = backend as unknown as Record<string, Record<string, unknown> | undefined>;
+  for (const [facet, methods] of Object.entries(BACKEND_FACETS)) {
+    const f = b[facet];
+    for (const m of methods) {
+      if (typeof f !== "object" || f === null || typeof f[m] !== "function") missing.push(`${facet}.${m}`);
+    }
+  }
+  if (typeof (backend as { close?: unknown }).close !== "function") missing.push("close");
+  return missing;
+}
 
 export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
   if ((backend as unknown as Record<symbol, unknown>)[GUARDED]) return backend;
-  const missing = BACKEND_METHODS.filter(
-    (m) => typeof (backend as unknown as Record<string, unknown>)[m] !== "function",
-  );
+  const name = (backend as { name?: unknown } | null)?.name;
+  const missing = missingMethods(backend as Backend<unknown>);
   if (missing.length > 0) {
     throw new SoniqError(
       "SONIQ_INVALID_OPTIONS",
-      `The backend "${backend.name}" is missing methods: ${missing.join(", ")}.`,
-      {
-        context: { backend: backend.name, missing },
-      },
+      `The backend "${String(name)}" is missing methods: ${missing.join(", ")}.`,
+      { context: { backend: name, missing } },
     );
   }
 
   let closing: Promise<void> | undefined;
-  let migrating: ReturnType<Backend<TTx>["migrate"]> | undefined;
-  let migrated: Awaited<ReturnType<Backend<TTx>["migrate"]>> | undefined;
-
   const closedError = (method: string) =>
     new SoniqError("SONIQ_CLOSED", `Cannot call ${method}() on backend "${backend.name}": it was closed.`, {
       context: { backend: backend.name, method },
@@ -80,30 +66,50 @@ export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
     capabilities: Object.freeze({ ...backend.capabilities }),
     [GUARDED]: true,
   };
-  const present = OPTIONAL_BACKEND_METHODS.filter(
-    (m) => typeof (backend as unknown as Record<string, unknown>)[m] === "function",
-  );
-  for (const method of [...BACKEND_METHODS, ...present]) {
-    const fn = (backend as unknown as Record<string, AnyFn>)[method] as AnyFn;
-    guarded[method] = (...args: unknown[]) => {
-      if (closing) return Promise.reject(closedError(method));
-      return fn.apply(backend, args);
-    };
-  }
-  guarded.migrate = () => {
-    if (closing) return Promise.reject(closedError("migrate"));
-    if (migrated) return Promise.resolve({ ...migrated, appliedNow: [] });
-    if (!migrating) {
-      migrating = backend.migrate().then((report) => {
-        migrated = report;
-        return report;
-      });
-      migrating.catch(() => {
-        migrating = undefined;
-      });
+  for (const [facetName, methods] of Object.entries(BACKEND_FACETS) as [
+    BackendFacetName,
+    readonly string[],
+  ][]) {
+    const facet = backend[facetName] as unknown as Facet;
+    const byId = BY_ID[facetName] ?? {};
+    const wrapped: Facet = {};
+    for (const method of methods) {
+      const fn = facet[method] as AnyFn;
+      const label = `${facetName}.${method}`;
+      const notFound = byId[method];
+      wrapped[method] =
+        notFound === undefined
+          ? (...args) => (closing ? Promise.reject(closedError(label)) : fn.apply(facet, args))
+          : (id, ...rest) => {
+              if (closing) return Promise.reject(closedError(label));
+              const normalised = rowId(id);
+              if (normalised === null) return Promise.resolve(notFound);
+              return fn.call(facet, normalised, ...rest);
+            };
     }
-    return migrating;
-  };
+    guarded[facetName] = Object.freeze(wrapped);
+  }
+
+  let migrating: Promise<MigrationReport> | undefined;
+  let migrated: MigrationReport | undefined;
+  const migrations = guarded.migrations as Facet;
+  guarded.migrations = Object.freeze({
+    ...migrations,
+    apply: () => {
+      if (closing) return Promise.reject(closedError("migrations.apply"));
+      if (migrated) return Promise.resolve({ ...migrated, appliedNow: [] });
+      if (!migrating) {
+        migrating = backend.migrations.apply().then((report) => {
+          migrated = report;
+          return report;
+        });
+        migrating.catch(() => {
+          migrating = undefined;
+        });
+      }
+      return migrating;
+    },
+  });
   guarded.close = () => {
     closing ??= Promise.resolve().then(() => backend.close());
     return closing;

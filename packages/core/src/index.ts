@@ -1,38 +1,16 @@
-export type {
-  Backend,
-  BackendCapabilities,
-  BackendTx,
-  ClaimRequest,
-  CompleteItem,
-  DeadLetterFilter,
-  DeadLetterItem,
-  DeadLetterOptions,
-  EnqueueOptions,
-  EnqueueResult,
-  JobRef,
-  ListJobsFilter,
-  MigrationReport,
-  MigrationStatus,
-  NackOptions,
-  NewJob,
-  ReplayOptions,
-  RescheduleOptions,
-  RetryOptions,
-  StaleRecovery,
-  WakeUpListener,
-  WorkerRegistration,
-} from "./backend.js";
+// The app API. Backend authors import the contract from `@soniq/core/backend`.
+export type { Backend, BackendCapabilities, BackendTx, EnqueueResult, MigrationReport } from "./backend.js";
 export type { JobContext } from "./context.js";
 export { DeadLetterService, type LineSink, type ReplayOverrides } from "./dead-letter.js";
 export {
   isSoniqError,
+  JobAbortedError,
+  type JobAbortReason,
   SONIQ_ERROR_CODES,
   SoniqError,
   type SoniqErrorCode,
   type SoniqErrorOptions,
 } from "./errors.js";
-export { BACKEND_METHODS, guardBackend, OPTIONAL_BACKEND_METHODS, unwrapBackend } from "./guard.js";
-export { JobAbortedError, MAX_ERROR_LENGTH } from "./job-runner.js";
 export type { Handler, JobDefinition, JobResult } from "./jobs.js";
 export { argsHash, canonicalJson } from "./json.js";
 export { type LogFn, type Logger, silentLogger } from "./logger.js";
@@ -46,6 +24,7 @@ export {
 } from "./metrics.js";
 export type { Hooks, Middleware, Next, Plugin } from "./middleware.js";
 export { isValidJobName, JOB_NAME_PATTERN } from "./names.js";
+export type { OptionDoc } from "./option-table.js";
 export type {
   EnqueueOptions as JobEnqueueOptions,
   JobOptions,
@@ -55,7 +34,9 @@ export type {
   SoniqOptions,
   WorkerOptions,
 } from "./options.js";
+export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
+export type { DeadLetterFilter, ListJobsFilter } from "./queries.js";
 export {
   type BackoffRetry,
   computeRetryDelay,
@@ -84,4 +65,5 @@ export {
   type WorkerStatus,
 } from "./types.js";
 export { SONIQ_VERSION } from "./version.js";
-export { Worker, type WorkerEvents, type WorkerState } from "./worker.js";
+export { MAX_ERROR_LENGTH } from "./worker/runner.js";
+export { Worker, type WorkerEvents, type WorkerState } from "./worker/worker.js";

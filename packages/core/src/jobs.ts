@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { Backend, EnqueueResult, NewJob } from "./backend.js";
+import type { Backend, EnqueueOptions as BackendEnqueueOptions, EnqueueResult, NewJob } from "./backend.js";
 import type { JobContext } from "./context.js";
 import { SoniqError } from "./errors.js";
 import { argsHash, checkJson } from "./json.js";
@@ -169,9 +169,11 @@ function buildNewJob(
   };
 }
 
+const NO_TX: BackendEnqueueOptions<never> = Object.freeze({});
+
 /** `tx` is only accepted by backends that can write inside a caller's transaction. */
-export function txOptions<TTx>(backend: Backend<TTx>, tx: TTx | undefined): { tx: TTx } | undefined {
-  if (tx === undefined) return undefined;
+export function txOptions<TTx>(backend: Backend<TTx>, tx: TTx | undefined): BackendEnqueueOptions<TTx> {
+  if (tx === undefined) return NO_TX;
   if (!backend.capabilities.transactionalEnqueue) {
     throw new SoniqError(
       "SONIQ_TRANSACTION_UNSUPPORTED",

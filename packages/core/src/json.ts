@@ -7,6 +7,8 @@
  * `JSON.stringify` does. Rejected: `undefined` at the top level or inside arrays, functions, symbols,
  * BigInt, NaN/Infinity, cycles, and non-plain objects (Date, Map, Set, class instances, Buffers):
  * those do not survive a JSON round trip unchanged, so pass `date.toISOString()` and similar instead.
+ * Strings (and keys) holding a NUL character or a lone surrogate are rejected too: Postgres cannot store
+ * them, and every backend stores the same values.
  */
 import { createHash } from "node:crypto";
 
@@ -14,6 +16,21 @@ export interface JsonProblem {
   /** Where the bad value sits, e.g. `$.items[2].when`. */
   path: string;
   problem: string;
+}
+
+/** A NUL, or a UTF-16 surrogate without its pair. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding NUL is the point.
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+function stringProblem(value: string, path: string): JsonProblem | null {
+  return UNSTORABLE.test(value)
+    ? { path, problem: "a string with a NUL character or a lone surrogate cannot be stored" }
+    : null;
+}
+
+/** `text` with every NUL and lone surrogate replaced by U+FFFD, so any backend can store it. */
+export function storableText(text: string): string {
+  return UNSTORABLE.test(text) ? text.replace(new RegExp(UNSTORABLE.source, "g"), "\ufffd") : text;
 }
 
 interface WalkState {
@@ -31,6 +48,7 @@ function describe(value: unknown): string {
 function walk(value: unknown, path: string, state: WalkState): JsonProblem | null {
   switch (typeof value) {
     case "string":
+      return stringProblem(value, path);
     case "boolean":
       return null;
     case "number":
@@ -61,6 +79,8 @@ function walk(value: unknown, path: string, state: WalkState): JsonProblem | nul
   }
   state.seen.add(obj);
   for (const key of Object.keys(obj)) {
+    const keyProblem = stringProblem(key, `${path}.${key}`);
+    if (keyProblem) return keyProblem;
     const v = (obj as Record<string, unknown>)[key];
     if (v === undefined) {
       state.droppedUndefined = true;
@@ -80,7 +100,11 @@ function walk(value: unknown, path: string, state: WalkState): JsonProblem | nul
 export function checkJson(
   value: unknown,
 ): { ok: true; value: unknown } | { ok: false; problem: JsonProblem } {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return { ok: true, value };
+  if (value === null || typeof value === "boolean") return { ok: true, value };
+  if (typeof value === "string") {
+    const problem = stringProblem(value, "$");
+    return problem ? { ok: false, problem } : { ok: true, value };
+  }
   const state: WalkState = { seen: new Set(), droppedUndefined: false };
   const problem = walk(value, "$", state);
   if (problem) return { ok: false, problem };

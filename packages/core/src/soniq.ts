@@ -3,14 +3,7 @@
  * Two instances share nothing. See README.md for the options and their defaults.
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type {
-  Backend,
-  BackendTx,
-  EnqueueResult,
-  ListJobsFilter,
-  MigrationReport,
-  NewJob,
-} from "./backend.js";
+import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from "./backend.js";
 import { DeadLetterService } from "./dead-letter.js";
 import { SoniqError } from "./errors.js";
 import { guardBackend } from "./guard.js";
@@ -36,9 +29,10 @@ import {
   type SoniqOptions,
   type WorkerOptions,
 } from "./options.js";
+import { jobListQuery, type ListJobsFilter, statsQuery } from "./queries.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
 import type { Job, QueueStats } from "./types.js";
-import { Worker } from "./worker.js";
+import { Worker } from "./worker/worker.js";
 
 /** One item of `enqueueMany`: a definition (or a name) with its args and options (no `tx`). */
 export interface EnqueueManyItem<TTx = unknown> {
@@ -76,7 +70,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
 
   /** Creates or upgrades the schema (idempotent). */
   setup(): Promise<MigrationReport> {
-    return this.backend.migrate();
+    return this.backend.migrations.apply();
   }
 
   /**
@@ -139,8 +133,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       const tx = txOptions(this.backend, options?.tx);
       const job = prepareJob(target, args, options, this.options);
       return job instanceof Promise
-        ? job.then((j) => this.backend.enqueue(j, tx))
-        : this.backend.enqueue(job, tx);
+        ? job.then((j) => this.backend.jobs.enqueue(j, tx))
+        : this.backend.jobs.enqueue(job, tx);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -166,9 +160,9 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       if (items.length === 0) return Promise.resolve([]);
       const jobs = items.map((item, i) => this.#prepareItem(item, i));
       if (jobs.some((job) => job instanceof Promise)) {
-        return Promise.all(jobs).then((ready) => this.backend.enqueueMany(ready, tx));
+        return Promise.all(jobs).then((ready) => this.backend.jobs.enqueueMany(ready, tx));
       }
-      return this.backend.enqueueMany(jobs as NewJob[], tx);
+      return this.backend.jobs.enqueueMany(jobs as NewJob[], tx);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -191,23 +185,23 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   }
 
   getJob(id: string): Promise<Job | null> {
-    return this.backend.getJob(id);
+    return this.backend.jobs.get(id);
   }
 
   /** Newest first; `limit` defaults to 100 (at most 1000). */
-  listJobs(filter?: ListJobsFilter): Promise<Job[]> {
-    return this.backend.listJobs(filter);
+  async listJobs(filter?: ListJobsFilter): Promise<Job[]> {
+    return this.backend.jobs.list(jobListQuery(filter));
   }
 
   /** The stored result of a done job; null when the job is missing, not done, or its row expired. */
   async getResult<T = unknown>(id: string): Promise<T | null> {
-    const job = await this.backend.getJob(id);
+    const job = await this.backend.jobs.get(id);
     return job?.status === "done" ? ((job.result ?? null) as T | null) : null;
   }
 
   /** Exactly `{ total, queued, processing, done, dead_letter, cancelled }`. */
-  getQueueStats(filter?: { queue?: string }): Promise<QueueStats> {
-    return this.backend.getQueueStats(filter);
+  async getQueueStats(filter?: { queue?: string }): Promise<QueueStats> {
+    return this.backend.jobs.stats(statsQuery(filter));
   }
 
   /**
@@ -216,7 +210,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
    * False when the job is missing or already finished.
    */
   async cancelJob(id: string): Promise<boolean> {
-    const cancelled = await this.backend.cancel(id);
+    const cancelled = await this.backend.jobs.cancel(id);
     if (cancelled) for (const worker of this.#rt.workers) worker.cancelLocal(id);
     return cancelled;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { argsHash, canonicalJson, checkJson } from "../src/json.js";
+import { argsHash, canonicalJson, checkJson, storableText } from "../src/json.js";
 
 describe("json/check", () => {
   it("accepts JSON values and returns them unchanged", () => {
@@ -27,6 +27,10 @@ describe("json/check", () => {
       [{ m: new Map() }, "$.m", /Map/],
       [{ p: new Point() }, "$.p", /Point/],
       [cyclic, "$.me", /circular/],
+      [{ s: "a\u0000b" }, "$.s", /NUL/],
+      [["\ud800"], "$[0]", /lone surrogate/],
+      [{ "k\u0000": 1 }, "$.k\u0000", /NUL/],
+      ["\udc00x", "$", /lone surrogate/],
     ];
     for (const [value, path, problem] of cases) {
       const r = checkJson(value);
@@ -64,5 +68,13 @@ describe("json/canonical-hash", () => {
     expect(argsHash({ a: 1, b: { c: 2, d: 3 } })).toBe(argsHash({ b: { d: 3, c: 2 }, a: 1 }));
     expect(argsHash({ a: [1, 2] })).not.toBe(argsHash({ a: [2, 1] }));
     expect(argsHash({ a: 1 })).not.toBe(argsHash({ a: "1" }));
+  });
+});
+
+describe("json/storable-text", () => {
+  it("replaces NUL and lone surrogates, keeps pairs and plain text as they are", () => {
+    expect(storableText("plain")).toBe("plain");
+    expect(storableText("emoji \ud83d\ude00")).toBe("emoji \ud83d\ude00");
+    expect(storableText("a\u0000b\ud800c\udc00")).toBe("a\ufffdb\ufffdc\ufffd");
   });
 });

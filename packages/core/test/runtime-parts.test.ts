@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { JobContext } from "../src/context.js";
-import { TypedEmitter } from "../src/events.js";
-import { formatError, MAX_ERROR_LENGTH } from "../src/job-runner.js";
 import { safeLogger, silentLogger } from "../src/logger.js";
 import { type Middleware, runChain } from "../src/middleware.js";
 import { isValidJobName } from "../src/names.js";
 import { isPermanentError, isSnooze, PermanentError, snooze } from "../src/outcomes.js";
+import { TypedEmitter } from "../src/typed-emitter.js";
+import { formatError, MAX_ERROR_LENGTH } from "../src/worker/runner.js";
 
 const ctx = {} as JobContext;
 

@@ -1,43 +1,10 @@
 /** The app without storage: options, definitions and enqueue validation against a recording stub backend. */
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import type { Backend, NewJob } from "../src/backend.js";
+import type { NewJob } from "../src/backend.js";
 import { isSoniqError } from "../src/errors.js";
-import { BACKEND_METHODS } from "../src/guard.js";
 import { Soniq } from "../src/soniq.js";
-
-function stubBackend(transactional = false) {
-  const calls: { method: string; args: unknown[] }[] = [];
-  const backend: Record<string, unknown> = {
-    name: "stub",
-    capabilities: {
-      notify: false,
-      transactionalEnqueue: transactional,
-      advisoryLocks: false,
-      multiProcess: false,
-    },
-  };
-  for (const method of BACKEND_METHODS) {
-    backend[method] = async (...args: unknown[]) => {
-      calls.push({ method, args });
-      if (method === "enqueue") return { id: (args[0] as NewJob).id, deduplicated: false };
-      if (method === "enqueueMany")
-        return (args[0] as NewJob[]).map((j) => ({ id: j.id, deduplicated: false }));
-      if (method === "migrate") return { applied: [], pending: [], appliedNow: [] };
-      return undefined;
-    };
-  }
-  return { backend: backend as unknown as Backend<{ client: string }>, calls };
-}
-
-function caught(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a throw");
-}
+import { caught, stubBackend } from "./support.js";
 
 describe("app/options", () => {
   it("reports every problem in one SONIQ_INVALID_OPTIONS error", () => {
@@ -114,7 +81,7 @@ describe("app/enqueue", () => {
     });
     const runAt = new Date(Date.now() + 60_000);
     await job.enqueue({ to: "a@b.c" }, { runAt, dedupKey: "k1" });
-    const row = calls.find((c) => c.method === "enqueue")?.args[0] as NewJob;
+    const row = calls.find((c) => c.method === "jobs.enqueue")?.args[0] as NewJob;
     expect(row).toMatchObject({
       jobName: "emails.send",
       args: { to: "a@b.c" },
@@ -140,6 +107,7 @@ describe("app/enqueue", () => {
       [soniq.enqueue("nobody.home", {}), "SONIQ_UNKNOWN_TASK_NAME"],
       [soniq.enqueue("Not Valid", {}), "SONIQ_INVALID_TASK_NAME"],
       [typed.enqueue({ n: 1 }, { priority: "high" as never }), "SONIQ_INVALID_OPTIONS"],
+      [typed.enqueue({ n: 1 }, { delayMs: 1e300 }), "SONIQ_INVALID_OPTIONS"],
       [typed.enqueue({ n: 1 }, { tx: { client: "c" } }), "SONIQ_TRANSACTION_UNSUPPORTED"],
       [
         soniq.enqueueMany([
@@ -156,7 +124,7 @@ describe("app/enqueue", () => {
       );
       expect(isSoniqError(err, code as never), code).toBe(true);
     }
-    expect(calls.filter((c) => c.method.startsWith("enqueue"))).toEqual([]);
+    expect(calls.filter((c) => c.method.startsWith("jobs.enqueue"))).toEqual([]);
   });
 
   it("enqueueMany is one backend call; tx passes through on transactional backends", async () => {
@@ -172,7 +140,7 @@ describe("app/enqueue", () => {
       { tx },
     );
     expect(results).toHaveLength(2);
-    const many = calls.filter((c) => c.method === "enqueueMany");
+    const many = calls.filter((c) => c.method === "jobs.enqueueMany");
     expect(many).toHaveLength(1);
     expect(many[0]?.args[1]).toEqual({ tx });
     expect(((many[0]?.args[0] ?? []) as NewJob[]).map((j) => [j.jobName, j.queue])).toEqual([

@@ -2,7 +2,9 @@
  * The same app scenarios on every backend: memory, SQLite (a temp file per test) and PostgreSQL (one
  * database for this file, a fresh queue per test). Each scenario goes through the public API only.
  */
-import { type Backend, type JobAbortedError, Soniq, type Worker } from "@soniq/core";
+import { randomUUID } from "node:crypto";
+import { type Backend, type JobAbortedError, Soniq, snooze, type Worker } from "@soniq/core";
+import { BACKEND_FACETS, type BackendFacetName } from "@soniq/core/backend";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ALL_KINDS, eventually, expectStaleThenReregistered, gate, uniqueName } from "./runtime-support.js";
 
@@ -114,7 +116,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const { id } = await job.enqueue({});
       await started(soniqA.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 }));
       await running.promise;
-      expect(await soniqB.backend.cancel(id)).toBe(true);
+      expect(await soniqB.backend.jobs.cancel(id)).toBe(true);
       expect(((await aborted.promise) as JobAbortedError).why).toBe("cancelled");
       expect((await soniqA.getJob(id))?.status).toBe("cancelled");
     });
@@ -168,7 +170,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       release.open();
       await stopping;
       expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "finished" });
-      const row = (await soniq.backend.listWorkers()).find((w) => w.id === worker.id);
+      const row = (await soniq.backend.workers.list()).find((w) => w.id === worker.id);
       expect(row?.status).toBe("stopped");
     });
 
@@ -190,6 +192,69 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       await running.promise;
       await worker.stop();
       expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 1 });
+    });
+
+    it("runtime/matrix-mixed-settle-batch: retries, dead letters (one with a NUL in its error), snoozes and results settle together", async () => {
+      const soniq = await app();
+      let snoozes = 0;
+      const job = soniq.job(
+        "matrix.mixed",
+        async (args: { k: string }, ctx) => {
+          if (args.k === "retry" && ctx.attempt === 1) throw new Error("again");
+          if (args.k === "dead") throw new Error("nul\u0000inside");
+          if (args.k === "snooze" && snoozes++ === 0) return snooze(0, "wait");
+          return args.k;
+        },
+        { queue, maxAttempts: 2, retry: { delaysMs: [0] } },
+      );
+      const kinds = ["done", "retry", "dead", "snooze"];
+      const ids = (await soniq.enqueueMany(kinds.map((k) => ({ job, args: { k } })))).map((r) => r.id);
+      await soniq.worker({ queues: [queue], concurrency: 4 }).runOnce();
+      const [done, retried, dead, snoozed] = ids as [string, string, string, string];
+      expect(await soniq.getJob(done)).toMatchObject({ status: "done", result: "done", attempts: 1 });
+      expect(await soniq.getJob(retried)).toMatchObject({
+        status: "done",
+        attempts: 2,
+        lastError: expect.stringContaining("Error: again"),
+      });
+      expect(await soniq.getJob(snoozed)).toMatchObject({
+        status: "done",
+        attempts: 1,
+        lastError: "SNOOZE: wait",
+      });
+      const row = await soniq.deadLetter.get(dead);
+      expect(row).toMatchObject({ deadLetterReason: "max_retries_exceeded", attempts: 2 });
+      expect(row?.lastError).toContain("Error: nul\ufffdinside");
+    });
+
+    it("runtime/matrix-claimed-past-attempts: a job whose runs never settled is dead-lettered unrun", async () => {
+      const soniq = await app();
+      let ran = 0;
+      const job = soniq.job("matrix.crashy", async () => ++ran, { queue, maxAttempts: 1 });
+      const { id } = await job.enqueue({});
+      // A worker claims it (attempt 1) and stops without settling; recovery requeues it, attempt spent.
+      const ghost = {
+        id: randomUUID(),
+        hostname: "ghost",
+        pid: 1,
+        queues: [queue],
+        concurrency: 1,
+        version: null,
+        metadata: null,
+      };
+      await soniq.backend.workers.register(ghost);
+      expect(await soniq.backend.runs.claim({ queues: [queue], limit: 1, workerId: ghost.id })).toHaveLength(
+        1,
+      );
+      await soniq.backend.workers.stop(ghost.id);
+      expect((await soniq.backend.workers.recoverStale(60_000)).requeuedJobIds).toContain(id);
+      expect(await soniq.worker({ queues: [queue] }).runOnce()).toBe(0);
+      expect(ran).toBe(0);
+      expect(await soniq.getJob(id)).toBeNull();
+      expect(await soniq.deadLetter.get(id)).toMatchObject({
+        deadLetterReason: "max_retries_exceeded",
+        attempts: 2,
+      });
     });
 
     it("runtime/matrix-dead-worker-recovered: a worker that dies mid-job loses it to a peer after the stale threshold", async () => {
@@ -216,7 +281,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
           maintenanceIntervalMs: 100,
         }),
       );
-      expect(await soniqB.backend.tryAcquireLease("soniq.maintenance", keeper.id, 1000)).toBe(true);
+      expect(await soniqB.backend.leases.tryAcquire("soniq.maintenance", keeper.id, 1000)).toBe(true);
       const workerA = await started(
         soniqA.worker({ queues: [queue], pollIntervalMs: 50, shutdownTimeoutMs: 10 }),
       );
@@ -227,27 +292,28 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       await eventually(async () => {
         expect(await soniqB.getJob(id)).toMatchObject({ status: "done", result: "recovered on attempt 2" });
       }, 10_000);
-      const rowA = (await soniqB.backend.listWorkers()).find((w) => w.id === workerA.id);
+      const rowA = (await soniqB.backend.workers.list()).find((w) => w.id === workerA.id);
       expect(rowA?.status).toBe("stopped");
     }, 20_000);
   },
 );
 
-/** A backend whose "process" can be killed: afterwards every call but close() fails. */
+/** A backend whose "process" can be killed: afterwards every facet call fails (close() still works). */
 function killable(backend: Backend<unknown>): { backend: Backend<unknown>; kill: () => void } {
   let dead = false;
-  const proxy = new Proxy(backend, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== "function") return value;
-      const fn = value as (...args: unknown[]) => unknown;
-      if (prop === "close") return fn.bind(target);
-      return (...args: unknown[]) =>
-        dead ? Promise.reject(new Error("the worker process is gone")) : fn.apply(target, args);
-    },
-  });
+  const wrapped: Record<string, unknown> = { ...backend };
+  for (const facet of Object.keys(BACKEND_FACETS) as BackendFacetName[]) {
+    const methods: Record<string, unknown> = {};
+    for (const [name, fn] of Object.entries(
+      backend[facet] as unknown as Record<string, (...args: unknown[]) => unknown>,
+    )) {
+      methods[name] = (...args: unknown[]) =>
+        dead ? Promise.reject(new Error("the worker process is gone")) : fn(...args);
+    }
+    wrapped[facet] = methods;
+  }
   return {
-    backend: proxy,
+    backend: wrapped as unknown as Backend<unknown>,
     kill: () => {
       dead = true;
     },

@@ -38,7 +38,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
           maintenanceIntervalMs: 100,
         });
         await keeper.start();
-        expect(await soniq.backend.tryAcquireLease("soniq.maintenance", keeper.id, 1000)).toBe(true);
+        expect(await soniq.backend.leases.tryAcquire("soniq.maintenance", keeper.id, 1000)).toBe(true);
 
         const target = kind.target();
         child = fork(CHILD, [name, target, queue], {
@@ -65,7 +65,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
             result: `finished by ${worker.id} on attempt 2`,
           });
         }, 15_000);
-        const dead = (await soniq.backend.listWorkers()).find((w) => w.id === started.workerId);
+        const dead = (await soniq.backend.workers.list()).find((w) => w.id === started.workerId);
         expect(dead?.status).toBe("stopped");
       } finally {
         if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");

@@ -1,8 +1,7 @@
 /**
- * Shared support for the runtime tests: the backend matrix (memory; SQLite on a temp file per test;
- * PostgreSQL on one database per test file, created on DATABASE_URL and dropped WITH (FORCE)),
- * a bounded `eventually`, a gate for handlers that must wait for the test, and the memory-backend `app()`
- * the single-backend runtime tests share.
+ * Shared support for the cross-backend runtime tests: the backend matrix (memory; SQLite on a temp file
+ * per test; PostgreSQL on one database per test file, created on DATABASE_URL and dropped WITH (FORCE)).
+ * The memory-only runtime tests live beside core (packages/core/test).
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -11,76 +10,13 @@ import { join } from "node:path";
 import { memoryBackend } from "@soniq/backend-memory";
 import { postgresBackend } from "@soniq/backend-postgres";
 import { sqliteBackend } from "@soniq/backend-sqlite";
-import { type Backend, Soniq, type SoniqOptions, type Worker } from "@soniq/core";
+import type { Backend } from "@soniq/core";
 import pg from "pg";
-import { afterEach, expect } from "vitest";
 
 export const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
-/** Polls `fn` until it stops throwing; fails with the last error after `timeoutMs`. */
-export async function eventually<T>(fn: () => T | Promise<T>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await fn();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-/** A promise the test resolves by hand, to hold a handler where the test wants it. */
-export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {
-  let open!: (value: T) => void;
-  const promise = new Promise<T>((resolve) => {
-    open = resolve;
-  });
-  return { promise, open };
-}
-
-/** The error `p` rejects with; throws if it resolves. */
-export async function rejection(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a rejection");
-}
-
-/**
- * Call at a test file's top level: returns `app(options, backend)`, which makes a `Soniq` on a fresh
- * memory backend (or the one given) and closes it after the test.
- */
-export function memoryApps(): (options?: Partial<SoniqOptions>, backend?: Backend<unknown>) => Soniq {
-  const open: Soniq[] = [];
-  afterEach(async () => {
-    await Promise.all(open.splice(0).map((s) => s.close()));
-  });
-  return (options = {}, backend = memoryBackend()) => {
-    const soniq = new Soniq({ backend, ...options });
-    open.push(soniq);
-    return soniq;
-  };
-}
-
-/**
- * Has a peer declare `worker` stale (a 1 ms threshold) and waits until the worker learnt it
- * (`worker:stale`) and re-registered itself as active.
- */
-export async function expectStaleThenReregistered(soniq: Soniq, worker: Worker): Promise<void> {
-  const stale = gate<string>();
-  worker.on("worker:stale", ({ workerId }) => stale.open(workerId));
-  await eventually(async () => {
-    expect((await soniq.backend.recoverStaleWorkers(1)).workerIds).toContain(worker.id);
-  });
-  expect(await stale.promise).toBe(worker.id);
-  await eventually(async () => {
-    const row = (await soniq.backend.listWorkers()).find((w) => w.id === worker.id);
-    expect(row?.status).toBe("active");
-  });
-}
+// The waiting and catching helpers are core's (its runtime tests use the same ones).
+export { eventually, expectStaleThenReregistered, gate, rejection } from "../../core/test/support.js";
 
 export function uniqueName(prefix: string): string {
   return `${prefix}_${randomBytes(4).toString("hex")}`;

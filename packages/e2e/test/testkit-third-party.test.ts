@@ -5,8 +5,8 @@
  * say what the contract requires, and pass every other case.
  */
 
-import { memoryBackend } from "@soniq/backend-memory";
-import type { Backend } from "@soniq/core";
+import { type MemoryBackend, memoryBackend } from "@soniq/backend-memory";
+import type { Backend } from "@soniq/core/backend";
 import {
   CONFORMANCE_CASES,
   type HarnessFactory,
@@ -14,6 +14,8 @@ import {
   type TestRunner,
 } from "@soniq/testkit";
 import { describe, expect, it } from "vitest";
+// The memory backend's test inspector (its raw state is not public API).
+import { memoryInspector } from "../../backend-memory/test/inspector.js";
 
 interface Outcome {
   id: string;
@@ -60,12 +62,28 @@ const failed = (outcomes: Outcome[]) =>
     .sort();
 const messageOf = (outcomes: Outcome[], id: string) => outcomes.find((o) => o.id === id)?.message ?? "";
 
-/** Wrap a working backend, replacing some methods: how a buggy third-party backend is built here. */
-function broken(overrides: (inner: Backend<never>) => Partial<Backend<never>>): HarnessFactory {
+type Overrides = { [F in keyof Backend<never>]?: Partial<Backend<never>[F]> };
+
+/**
+ * Wrap a working backend, replacing some facet methods: how a buggy third-party backend is built here.
+ * The harness provides the inspector (of the correct backend underneath), so the cases needing it run too.
+ */
+function broken(overrides: (inner: MemoryBackend) => Overrides): HarnessFactory {
   return () => {
     const inner = memoryBackend();
-    const backend: Backend<never> = { ...inner, ...overrides(inner), name: "broken" };
-    return { backend };
+    const o = overrides(inner);
+    const backend: Backend<never> = {
+      ...inner,
+      name: "broken",
+      migrations: { ...inner.migrations, ...o.migrations },
+      jobs: { ...inner.jobs, ...o.jobs },
+      runs: { ...inner.runs, ...o.runs },
+      deadLetters: { ...inner.deadLetters, ...o.deadLetters },
+      workers: { ...inner.workers, ...o.workers },
+      leases: { ...inner.leases, ...o.leases },
+      wakeUps: { ...inner.wakeUps, ...o.wakeUps },
+    };
+    return { backend, inspector: memoryInspector(inner) };
   };
 }
 
@@ -88,7 +106,6 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
     expect(failed(outcomes)).toEqual([]);
     expect(outcomes.filter((o) => o.status === "skipped")).toEqual([]);
     expect(plan.excluded.map((e) => e.id).sort()).toEqual([
-      "dlq/batch-move-fault-leaves-all-intact",
       "dlq/dead-letter-is-not-a-job-status",
       "dlq/fault-between-steps-leaves-source-intact",
       "peers/claims-never-overlap",
@@ -96,6 +113,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "peers/see-each-others-writes",
       "peers/wake-up-reaches-other-instance",
       "status/raw-terminal-regressions-rejected",
+      "workers/heartbeat-moves-forward",
       "workers/stale-recovery-requeues-only-stale-workers-jobs",
     ]);
     const applicability = names.find((n) => n.startsWith("suite/applicability:")) ?? "";
@@ -109,76 +127,178 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
     expect(outcomes).toHaveLength(CONFORMANCE_CASES.length - plan.excluded.length + 2);
   }, 60_000);
 
+  it("passes every case with the inspector (the broken() wrapper with nothing replaced)", async () => {
+    const outcomes = await certify(broken(() => ({})));
+    expect(failed(outcomes)).toEqual([]);
+  }, 60_000);
+
   it("catches a backend that returns a claimed batch in the wrong order", async () => {
     const outcomes = await certify(
-      broken((inner) => ({ claim: async (request) => (await inner.claim(request)).reverse() })),
+      broken((inner) => ({
+        runs: { claim: async (request) => (await inner.runs.claim(request)).reverse() },
+      })),
     );
     expect(failed(outcomes)).toEqual(["claim/priority-then-scheduled-at-then-created-at"]);
-    expect(messageOf(outcomes, "claim/priority-then-scheduled-at-then-created-at")).toContain(
-      "claim order must be priority ASC, scheduled_at ASC, created_at ASC",
-    );
+    const message = messageOf(outcomes, "claim/priority-then-scheduled-at-then-created-at");
+    expect(message).toContain("claim order must be priority ASC, scheduled_at ASC, created_at ASC");
     // The message shows both orders, so the author sees what their backend did.
-    expect(messageOf(outcomes, "claim/priority-then-scheduled-at-then-created-at")).toMatch(
-      /expected: \[ 'p1-t1-first'.*\n\s+actual: +\[ 'p1-t1-second'/,
-    );
+    expect(message).toMatch(/expected: \[ 'p1-t1-first'.*\n\s+actual: +\[ 'p1-t1-second'/);
   }, 60_000);
 
   it("catches a backend whose dead-letter move loses the dead-letter row", async () => {
     const outcomes = await certify(
       broken((inner) => ({
-        markJobDeadLetter: async (id, options) => {
-          const moved = await inner.markJobDeadLetter(id, options);
-          if (moved) await inner.purgeDeadLetterJob(id);
-          return moved;
+        runs: {
+          settle: async (items) => {
+            const applied = await inner.runs.settle(items);
+            for (const [i, item] of items.entries()) {
+              if (item.kind === "dead_letter" && applied[i]) await inner.deadLetters.purge(item.id);
+            }
+            return applied;
+          },
         },
       })),
     );
     expect(failed(outcomes)).toEqual([
-      "dlq/batch-move-skips-conflicting-items",
       "dlq/concurrent-moves-keep-stats-consistent",
       "dlq/conflict-leaves-source-intact",
       "dlq/list-filters-and-order",
       "dlq/move-is-atomic",
-      "dlq/moves-queued-jobs-without-attempt",
       "dlq/purge-deletes-once",
       "dlq/replay-mints-fresh-job",
       "dlq/replay-twice-gives-two-jobs",
+      "settle/concurrent-settles-apply-each-once",
+      "settle/mixed-batch-results-in-input-order",
       "stats/dead-letter-counts-across-tables",
       "stats/total-is-sum-in-every-state-mix",
     ]);
     expect(messageOf(outcomes, "dlq/move-is-atomic")).toContain(
       "the dead-letter row must exist under the job's id",
     );
-    expect(messageOf(outcomes, "dlq/conflict-leaves-source-intact")).toContain(
-      "should reject with SONIQ_DEAD_LETTER_CONFLICT, but it resolved",
-    );
   }, 60_000);
 
-  it("catches a backend whose worker writes ignore attempt fencing", async () => {
+  it("catches a backend whose settle ignores attempt fencing", async () => {
     const outcomes = await certify(
       broken((inner) => ({
-        // Looks the job up and completes whatever run is current: a late write lands on the wrong run.
-        complete: async (items) => {
-          let applied = 0;
-          for (const item of items) {
-            const job = await inner.getJob(item.id);
-            if (job === null) continue;
-            applied += await inner.complete([{ ...item, attempt: job.attempts }]);
-          }
-          return applied;
+        runs: {
+          // Settles whatever run is current: a late write lands on the wrong run.
+          settle: async (items) => {
+            const current = await Promise.all(items.map((item) => inner.jobs.get(item.id)));
+            return inner.runs.settle(
+              items.map((item, i) => ({ ...item, attempt: current[i]?.attempts ?? item.attempt })),
+            );
+          },
         },
       })),
     );
     expect(failed(outcomes)).toEqual([
-      "complete/batch-counts-only-applied",
       "fencing/late-writes-are-no-ops",
+      "settle/mixed-batch-results-in-input-order",
     ]);
     expect(messageOf(outcomes, "fencing/late-writes-are-no-ops")).toContain(
-      "complete with attempt 1 after a re-claim (attempt 2) must apply 0",
+      "items with attempt 1 after a re-claim (attempt 2) must not apply",
     );
   }, 60_000);
 
-  it("reports a harness that leaks a handle in the suite/no-leaks case", async () => {
+  it("catches a jobs.list that ignores its queue filter", async () => {
+    const outcomes = await certify(
+      broken((inner) => ({ jobs: { list: (query) => inner.jobs.list({ ...query, queue: null }) } })),
+    );
+    expect(failed(outcomes)).toEqual(["jobs/list-filters-and-pagination"]);
+    expect(messageOf(outcomes, "jobs/list-filters-and-pagination")).toContain(
+      "list({ queue }) must return that queue's jobs only, newest first",
+    );
+  }, 60_000);
+
+  it("catches a jobs.stats that ignores its queue filter", async () => {
+    const outcomes = await certify(
+      broken((inner) => ({ jobs: { stats: () => inner.jobs.stats({ queue: null }) } })),
+    );
+    expect(failed(outcomes)).toEqual([
+      "stats/six-keys-zero-when-empty",
+      "stats/total-is-sum-in-every-state-mix",
+    ]);
+    expect(messageOf(outcomes, "stats/total-is-sum-in-every-state-mix")).toContain(
+      "jobs.stats({ queue }) after 2 enqueues must count that queue's jobs only",
+    );
+    expect(messageOf(outcomes, "stats/six-keys-zero-when-empty")).toContain(
+      "jobs.stats({ queue }) of a queue without jobs must be all zero, whatever other queues hold",
+    );
+  }, 60_000);
+
+  it("catches a deadLetters.list that ignores its queue filter", async () => {
+    const outcomes = await certify(
+      broken((inner) => ({
+        deadLetters: { list: (query) => inner.deadLetters.list({ ...query, queue: null }) },
+      })),
+    );
+    expect(failed(outcomes)).toEqual(["dlq/list-filters-and-order"]);
+    expect(messageOf(outcomes, "dlq/list-filters-and-order")).toContain(
+      "list({ queue }) must return that queue's rows only, newest first",
+    );
+  }, 60_000);
+
+  it("catches a heartbeat that never moves last_heartbeat forward", async () => {
+    const outcomes = await certify(
+      broken((inner) => {
+        const inspector = memoryInspector(inner);
+        return {
+          workers: {
+            // Stores the metadata but puts last_heartbeat back where it was (an UPDATE that forgot now()).
+            heartbeat: async (workerId, metadata) => {
+              const before = (await inner.workers.list()).find((w) => w.id === workerId)?.lastHeartbeat;
+              const ok = await inner.workers.heartbeat(workerId, metadata);
+              const after = (await inner.workers.list()).find((w) => w.id === workerId)?.lastHeartbeat;
+              if (ok && before && after)
+                await inspector.backdateWorkerHeartbeat(workerId, after.getTime() - before.getTime());
+              return ok;
+            },
+          },
+        };
+      }),
+    );
+    expect(failed(outcomes)).toEqual(["workers/heartbeat-moves-forward"]);
+    expect(messageOf(outcomes, "workers/heartbeat-moves-forward")).toContain(
+      "heartbeat must move last_heartbeat forward",
+    );
+  }, 60_000);
+
+  it("catches a migrations.apply() that is not idempotent, though the guard runs it only once", async () => {
+    const rerun = await certify(
+      broken(() => ({
+        migrations: {
+          // Reports (and would re-run) its migration on every call.
+          apply: async () => ({ applied: ["0001_init"], pending: [], appliedNow: ["0001_init"] }),
+          status: async () => ({ applied: ["0001_init"], pending: [] }),
+        },
+      })),
+    );
+    expect(failed(rerun)).toEqual(["lifecycle/migrate-is-idempotent"]);
+    expect(messageOf(rerun, "lifecycle/migrate-is-idempotent")).toContain(
+      "apply() on a migrated store must apply nothing (appliedNow [])",
+    );
+    const throwing = await certify(
+      broken(() => {
+        let calls = 0;
+        return {
+          migrations: {
+            // Fails on a second run, as a CREATE TABLE without IF NOT EXISTS would.
+            apply: async () => {
+              calls++;
+              if (calls > 1) throw new Error('relation "soniq_jobs" already exists');
+              return { applied: [], pending: [], appliedNow: [] };
+            },
+          },
+        };
+      }),
+    );
+    expect(failed(throwing)).toEqual(["lifecycle/migrate-is-idempotent"]);
+    expect(messageOf(throwing, "lifecycle/migrate-is-idempotent")).toContain(
+      'apply() on a migrated store rejected (Error: relation "soniq_jobs" already exists): migrations.apply() must be idempotent',
+    );
+  }, 60_000);
+
+  it("reports a harness that leaks a handle in the suite/no-leaks case, naming the case", async () => {
     const timers: NodeJS.Timeout[] = [];
     const outcomes = await certify(({ caseId }) => {
       if (caseId === "leases/release") timers.push(setInterval(() => {}, 60_000));
@@ -186,6 +306,23 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
     });
     for (const t of timers) clearInterval(t);
     expect(failed(outcomes)).toEqual(["suite/no-leaks"]);
-    expect(messageOf(outcomes, "suite/no-leaks")).toContain("leases/release: 1 x Timeout");
+    expect(messageOf(outcomes, "suite/no-leaks")).toMatch(
+      /\nleases\/release: 1 x Timeout from setInterval, ref'ed \(created at .*testkit-third-party\.test\.ts:\d+/,
+    );
+  }, 60_000);
+
+  it("reports a backend that leaks an unref'ed timer per instance, under vitest", async () => {
+    const timers: NodeJS.Timeout[] = [];
+    const outcomes = await certify(() => {
+      // A housekeeping timer the backend starts and its close() forgets to clear.
+      timers.push(setInterval(() => {}, 60_000).unref());
+      return { backend: memoryBackend() };
+    });
+    for (const t of timers) clearInterval(t);
+    expect(failed(outcomes)).toEqual(["suite/no-leaks"]);
+    const message = messageOf(outcomes, "suite/no-leaks");
+    for (const c of CONFORMANCE_CASES.filter((c) => c.requires === undefined)) {
+      expect(message).toContain(`\n${c.id}: 1 x Timeout from setInterval, unref'ed (created at `);
+    }
   }, 60_000);
 });

@@ -1,9 +1,9 @@
 /**
  * Which cases apply to a backend, decided once before any test is registered: the kit opens one harness
- * (the probe), reads the backend's capabilities, its optional methods and the hooks the harness provides,
+ * (the probe), reads the backend's capabilities and the hooks the harness provides,
  * then closes it. Cases that do not apply are not registered at all; `suite/applicability` lists them.
  */
-import { guardBackend } from "@soniq/core";
+import { guardBackend } from "@soniq/core/backend";
 import type { BackendHarness, CaseRequirements, ConformanceCase, HarnessFactory } from "./types.js";
 
 export const APPLICABILITY_ID = "suite/applicability";
@@ -25,11 +25,6 @@ export function unmetRequirements(
     const actual = capabilities[name as keyof typeof capabilities];
     if (actual !== wanted)
       return `needs capabilities.${name} = ${String(wanted)}; this backend declares ${String(actual)}`;
-  }
-  for (const method of requires.methods ?? []) {
-    if (typeof harness.backend[method] !== "function") {
-      return `needs the optional Backend method ${method}()`;
-    }
   }
   for (const method of requires.inspector ?? []) {
     if (typeof harness.inspector?.[method] !== "function") {

@@ -1,6 +1,8 @@
 /** Builds what a case body receives: the guarded backend, the inspector, unique names, defers. */
-import { randomBytes, randomUUID } from "node:crypto";
-import { type Backend, guardBackend, type NewJob } from "@soniq/core";
+import { randomUUID } from "node:crypto";
+import type { Backend } from "@soniq/core/backend";
+import { guardBackend, unwrapBackend } from "@soniq/core/backend";
+import { newJob, uniqueQueue } from "./new-job.js";
 import type { BackendHarness, BackendInspector, CaseContext } from "./types.js";
 
 const INSPECTOR_METHODS = [
@@ -17,15 +19,16 @@ export function createCaseContext(
   deferred: (() => unknown)[],
 ): CaseContext {
   const slug = caseId.replace(/[^a-z0-9]+/gi, "_").slice(0, 40);
-  const queue = (label = "q") => `t_${slug}_${label}_${randomBytes(4).toString("hex")}`;
+  const queue = (label = "q") => uniqueQueue(`t_${slug}_${label}`);
   const defaultQueue = queue();
   return {
     backend,
+    rawBackend: unwrapBackend(harness.backend),
     inspector: requiredInspector(harness.inspector),
     harness,
     queue,
     id: () => randomUUID(),
-    newJob: (overrides = {}) => newJob(defaultQueue, overrides),
+    newJob: (overrides = {}) => newJob({ queue: defaultQueue, ...overrides }),
     defer: (fn) => {
       deferred.push(fn);
     },
@@ -34,26 +37,9 @@ export function createCaseContext(
       const peer = guardBackend(await harness.openPeer());
       // Deferred functions run in reverse, so the peer closes after anything the case deferred later.
       deferred.push(() => peer.close());
-      await peer.migrate();
+      await peer.migrations.apply();
       return peer;
     },
-  };
-}
-
-function newJob(queue: string, overrides: Partial<NewJob>): NewJob {
-  return {
-    id: randomUUID(),
-    jobName: "conformance.job",
-    args: { n: 1 },
-    argsHash: null,
-    queue,
-    priority: 100,
-    maxAttempts: 3,
-    scheduledAt: null,
-    dedupKey: null,
-    unique: false,
-    producerId: null,
-    ...overrides,
   };
 }
 

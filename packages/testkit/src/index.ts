@@ -1,6 +1,7 @@
 export { APPLICABILITY_ID, type ExcludedCase } from "./applicability.js";
 export { CONFORMANCE_CASES, type ConformanceCaseId } from "./cases/index.js";
 export { delay, type EventuallyOptions, eventually } from "./eventually.js";
+export { newJob, uniqueQueue } from "./new-job.js";
 export {
   type ConformanceOptions,
   type ConformancePlan,
@@ -16,7 +17,6 @@ export type {
   ConformanceCase,
   HarnessFactory,
   HarnessInfo,
-  OptionalBackendMethod,
   RunnerTestContext,
   TestRunner,
 } from "./types.js";

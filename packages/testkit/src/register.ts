@@ -5,7 +5,9 @@
  * (backend + hooks), the kit guards and migrates the backend, runs the case, runs its defers, closes the
  * backend, runs the harness cleanup, then checks for leaked handles.
  */
-import { type Backend, guardBackend, SoniqError } from "@soniq/core";
+
+import type { Backend } from "@soniq/core/backend";
+import { guardBackend, SoniqError } from "@soniq/core/backend";
 import {
   APPLICABILITY_ID,
   applicabilityTitle,
@@ -15,8 +17,8 @@ import {
 } from "./applicability.js";
 import { CONFORMANCE_CASES, type ConformanceCaseId } from "./cases/index.js";
 import { createCaseContext } from "./context.js";
-import { leakedSince, resourceCounts } from "./leaks.js";
-import type { ConformanceCase, HarnessFactory, TestRunner } from "./types.js";
+import { trackResources } from "./leaks.js";
+import type { BackendHarness, ConformanceCase, HarnessFactory, TestRunner } from "./types.js";
 
 /** Cases not to run, keyed by case id, each with the reason (shown in the runner's report). */
 export type ConformanceSkips = { readonly [K in ConformanceCaseId]?: string };
@@ -32,7 +34,7 @@ export interface ConformanceOptions {
   skip?: ConformanceSkips;
   /** Per-case timeout in ms. Default 30000. */
   timeoutMs?: number;
-  /** After each case, look for sockets, servers and ref'ed timers it left open. Default true. */
+  /** After each case, look for timers, sockets and servers it created and left alive. Default true. */
   leakCheck?: boolean;
 }
 
@@ -84,13 +86,14 @@ export async function registerConformanceSuite(options: ConformanceOptions): Pro
     if (leakCheck) {
       plan.registered.push(LEAK_CHECK_ID);
       runner.test(
-        `${LEAK_CHECK_ID}: no case left a socket, server or ref'ed timer open`,
+        `${LEAK_CHECK_ID}: no case left a timer, socket or server alive`,
         async () => {
           if (leaks.length > 0) {
             throw new Error(
-              `Handles left open after their backend was closed and the harness cleaned up:\n${leaks.join("\n")}\n` +
-                "If these belong to a resource the harness shares across cases (an admin pool used by the inspector " +
-                "or the fault hook), create it before the suite with a fixed size and warm it, or pass leakCheck: false.",
+              `Timers or handles a case created and left alive after its backend was closed and the harness cleaned up:\n${leaks.join("\n")}\n` +
+                "Clear every timer and close every socket in close(). If these belong to a resource the harness shares " +
+                "across cases (an admin pool used by the inspector or the fault hook), create it before the suite with a " +
+                "fixed size, no idle timeout, and warm it, or pass leakCheck: false.",
             );
           }
         },
@@ -109,25 +112,31 @@ async function checkApplicability(harness: HarnessFactory, excluded: readonly Ex
   if (show(again) !== show(excluded)) {
     throw new Error(
       `The harness is not consistent: at registration it left out ${show(excluded)}; now it leaves out ${show(again)}. ` +
-        "Return the same capabilities, optional methods and hooks for every case.",
+        "Return the same capabilities and hooks for every case.",
     );
   }
 }
 
 async function runCase(c: ConformanceCase, factory: HarnessFactory, leaks: string[] | null): Promise<void> {
-  const before = leaks === null ? null : resourceCounts();
-  const harness = await factory({ caseId: c.id });
+  const tracker = leaks === null ? null : trackResources();
+  let harness: BackendHarness;
+  try {
+    harness = await factory({ caseId: c.id });
+  } catch (err) {
+    await tracker?.finish(0);
+    throw err;
+  }
   let backend: Backend<unknown> | undefined;
   try {
     const unmet = unmetRequirements(c.requires, harness);
     if (unmet !== null) {
       throw new Error(
         `The harness for ${c.id} does not provide what the probe's harness did: it ${unmet}. ` +
-          "Return the same capabilities, optional methods and hooks for every case.",
+          "Return the same capabilities and hooks for every case.",
       );
     }
     backend = guardBackend(harness.backend);
-    await backend.migrate();
+    await backend.migrations.apply();
     const deferred: (() => unknown)[] = [];
     try {
       await c.run(createCaseContext(c.id, backend, harness, deferred));
@@ -137,8 +146,8 @@ async function runCase(c: ConformanceCase, factory: HarnessFactory, leaks: strin
   } finally {
     await (backend ?? harness.backend).close();
     await harness.cleanup?.();
-    if (before !== null && leaks !== null) {
-      const leaked = await leakedSince(before);
+    if (tracker !== null && leaks !== null) {
+      const leaked = await tracker.finish();
       if (leaked.length > 0) leaks.push(`${c.id}: ${leaked.join(", ")}`);
     }
   }

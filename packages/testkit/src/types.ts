@@ -2,7 +2,8 @@
  * The testkit's public types: how a test runner is plugged in, what a backend author's harness
  * provides, and what a conformance case sees.
  */
-import type { Backend, BackendCapabilities, DeadLetterJob, Job, NewJob } from "@soniq/core";
+import type { DeadLetterJob, Job } from "@soniq/core";
+import type { Backend, BackendCapabilities, NewJob } from "@soniq/core/backend";
 
 /** What a test body may do besides passing or throwing. */
 export interface RunnerTestContext {
@@ -41,13 +42,18 @@ export interface BackendInspector {
 
 /** What the harness factory returns for one case: a fresh backend and the hooks it supports. */
 export interface BackendHarness {
-  /** A fresh, unguarded or guarded backend. The kit guards it, runs `migrate()`, and closes it after the case. */
+  /**
+   * A fresh, unguarded or guarded backend. The kit guards it, runs `migrations.apply()`, and closes it after
+   * the case. One case also calls the unguarded backend's `migrations.apply()` directly (twice), so a
+   * migration that is not idempotent shows even though the guard runs it only once.
+   */
   backend: Backend<unknown>;
   inspector?: BackendInspector;
   /**
-   * Arm a one-shot fault: the next `markJobDeadLetter` must fail between its two steps (dead-letter
-   * row inserted, job row not yet deleted). Postgres: kill the connection or fail a statement; SQLite:
-   * roll back a savepoint; memory: throw from a hook. The kit checks the call rejects and nothing moved.
+   * Arm a one-shot fault: the next dead-letter move of `runs.settle` must fail between its two steps
+   * (dead-letter row inserted, job row not yet deleted), the way the backend's
+   * `testHooks.interruptDeadLetterMove` does it (Postgres: kill the connection; SQLite: roll the
+   * transaction back; memory: throw and restore). The kit checks the call rejects and nothing of it applied.
    */
   injectDeadLetterFault?: () => void | Promise<void>;
   /**
@@ -76,17 +82,14 @@ export interface CaseRequirements {
   deadLetterFault?: boolean;
   /** The case opens a second instance on the same storage (`harness.openPeer`). */
   peer?: boolean;
-  /** Optional contract methods the backend must implement (e.g. `markJobsDeadLetter`). */
-  methods?: readonly OptionalBackendMethod[];
 }
-
-/** The contract's optional methods. */
-export type OptionalBackendMethod = "markJobsDeadLetter";
 
 /** What a case body receives. */
 export interface CaseContext {
   /** The guarded backend under test, migrated. */
   backend: Backend<unknown>;
+  /** The same backend without the guard (`unwrapBackend(harness.backend)`): calls reach it directly. */
+  rawBackend: Backend<unknown>;
   /** The harness's inspector; a method the harness lacks rejects (cases declare what they need). */
   inspector: Required<BackendInspector>;
   harness: BackendHarness;

@@ -3,7 +3,18 @@ import { randomUUID } from "node:crypto";
 import type { Job } from "@soniq/core";
 import { defineCase } from "../define-case.js";
 import { delay } from "../eventually.js";
-import { claimOne, deepEqual, enqueue, equal, ids, near } from "./helpers.js";
+import {
+  claimOne,
+  deepEqual,
+  enqueue,
+  equal,
+  ids,
+  near,
+  requeue,
+  settleOne,
+  sorted,
+  statusOf,
+} from "./helpers.js";
 
 const worker = (id: string) => ({
   id,
@@ -20,7 +31,7 @@ export const claimCases = [
     id: "claim/empty-queue-returns-nothing",
     title: "claiming from a queue with no jobs returns an empty array",
     async run(ctx) {
-      const claimed = await ctx.backend.claim({ queues: [ctx.queue()], limit: 5, workerId: null });
+      const claimed = await ctx.backend.runs.claim({ queues: [ctx.queue()], limit: 5, workerId: null });
       deepEqual(claimed, [], "claim on an empty queue must return []");
     },
   }),
@@ -48,7 +59,7 @@ export const claimCases = [
       }
       const order: string[] = [];
       for (;;) {
-        const batch = await ctx.backend.claim({ queues: [queue], limit: 2, workerId: null });
+        const batch = await ctx.backend.runs.claim({ queues: [queue], limit: 2, workerId: null });
         if (batch.length === 0) break;
         order.push(...batch.map((j) => byId.get(j.id) ?? j.id));
       }
@@ -67,38 +78,39 @@ export const claimCases = [
       const future = await enqueue(ctx, { queue, scheduledAt: new Date(Date.now() + 3_600_000) });
       const soon = await enqueue(ctx, { queue, scheduledAt: new Date(Date.now() + 1000) });
       const now = await enqueue(ctx, { queue, scheduledAt: null });
-      const first = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
+      const first = await ctx.backend.runs.claim({ queues: [queue], limit: 10, workerId: null });
       deepEqual(ids(first), [now.id], "only the job due now may be claimed (scheduledAt null = now)");
       let second: Job[] = [];
       const deadline = Date.now() + 5000;
       while (second.length === 0 && Date.now() < deadline) {
         await delay(25);
-        second = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
+        second = await ctx.backend.runs.claim({ queues: [queue], limit: 10, workerId: null });
       }
       deepEqual(ids(second), [soon.id], "the job due in 1 s must be claimable once due, alone");
-      const job = await ctx.backend.getJob(future.id);
+      const job = await ctx.backend.jobs.get(future.id);
       equal(job?.status, "queued", "the job due in an hour must stay queued");
     },
   }),
   defineCase({
     id: "claim/queue-filter",
-    title: "claim takes only the listed queues; [] claims nothing; null claims from every queue",
+    title: "claim takes only the listed queues, never another queue's due jobs; null claims from every queue",
     async run(ctx) {
       const a = ctx.queue("a");
       const b = ctx.queue("b");
-      const ja = await enqueue(ctx, { queue: a });
+      const c = ctx.queue("c");
+      const ja = await enqueue(ctx, { queue: a, priority: 1 });
       const jb = await enqueue(ctx, { queue: b });
+      const jc = await enqueue(ctx, { queue: c });
+      const fromBC = await ctx.backend.runs.claim({ queues: [b, c], limit: 10, workerId: null });
       deepEqual(
-        await ctx.backend.claim({ queues: [], limit: 10, workerId: null }),
-        [],
-        "queues: [] must claim nothing",
+        sorted(ids(fromBC)),
+        sorted([jb.id, jc.id]),
+        "claim({ queues: [b, c] }) must return the jobs of b and c only, not the more urgent job of queue a",
       );
-      const fromB = await ctx.backend.claim({ queues: [b], limit: 10, workerId: null });
-      deepEqual(ids(fromB), [jb.id], `claim({ queues: ["${b}"] }) must return only that queue's job`);
       // null = every queue: keep claiming until our job shows up (other cases may share the storage).
       let found = false;
       for (let i = 0; i < 50 && !found; i++) {
-        const batch = await ctx.backend.claim({ queues: null, limit: 100, workerId: null });
+        const batch = await ctx.backend.runs.claim({ queues: null, limit: 100, workerId: null });
         found = batch.some((j) => j.id === ja.id);
         if (batch.length === 0) break;
       }
@@ -111,11 +123,11 @@ export const claimCases = [
     async run(ctx) {
       const queue = ctx.queue();
       for (let i = 0; i < 5; i++) await enqueue(ctx, { queue });
-      const batch = await ctx.backend.claim({ queues: [queue], limit: 3, workerId: null });
+      const batch = await ctx.backend.runs.claim({ queues: [queue], limit: 3, workerId: null });
       equal(batch.length, 3, "claim with limit 3 and 5 due jobs must return 3");
       equal(new Set(ids(batch)).size, 3, "a batch must not contain the same job twice");
       for (const j of batch) equal(j.status, "processing", "claimed jobs must be returned as processing");
-      const rest = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
+      const rest = await ctx.backend.runs.claim({ queues: [queue], limit: 10, workerId: null });
       equal(rest.length, 2, "the next claim must return the remaining 2");
       equal(ids(rest).filter((id) => ids(batch).includes(id)).length, 0, "no job may be claimed twice");
     },
@@ -125,11 +137,14 @@ export const claimCases = [
     title: "5 concurrent claim loops over 20 jobs claim each job exactly once",
     async run(ctx) {
       const queue = ctx.queue();
-      await ctx.backend.enqueueMany(Array.from({ length: 20 }, () => ctx.newJob({ queue })));
+      await ctx.backend.jobs.enqueueMany(
+        Array.from({ length: 20 }, () => ctx.newJob({ queue })),
+        {},
+      );
       const loop = async () => {
         const got: string[] = [];
         for (;;) {
-          const batch = await ctx.backend.claim({ queues: [queue], limit: 3, workerId: null });
+          const batch = await ctx.backend.runs.claim({ queues: [queue], limit: 3, workerId: null });
           if (batch.length === 0) return got;
           got.push(...ids(batch));
         }
@@ -144,43 +159,39 @@ export const claimCases = [
     title: "a claim sets processing, attempts + 1 and the worker id, in the row and the returned job",
     async run(ctx) {
       const workerId = randomUUID();
-      await ctx.backend.registerWorker(worker(workerId));
+      await ctx.backend.workers.register(worker(workerId));
       const queue = ctx.queue();
       const job = await enqueue(ctx, { queue, maxAttempts: 5 });
       const claimed = await claimOne(ctx, queue, workerId);
-      equal(claimed.id, job.id);
+      equal(claimed.id, job.id, "the claim must return the only queued job");
       equal(claimed.attempts, 1, "the first claim must return attempts 1");
       equal(claimed.workerId, workerId, "the claim must stamp the worker id");
-      const stored = await ctx.backend.getJob(job.id);
+      const stored = await ctx.backend.jobs.get(job.id);
       equal(stored?.status, "processing", "the stored row must be processing");
       equal(stored?.attempts, 1, "the stored row must have attempts 1");
       equal(stored?.workerId, workerId, "the stored row must carry the worker id");
       near(stored?.updatedAt ?? new Date(Number.NaN), Date.now(), 60_000, "updatedAt after the claim");
-      await ctx.backend.nack({ id: job.id, attempt: 1 });
+      await settleOne(ctx, requeue(claimed, { cause: "nack" }), "giving the job back");
       const again = await claimOne(ctx, queue, workerId);
       equal(again.attempts, 2, "a second claim must return attempts 2");
     },
   }),
   defineCase({
-    id: "claim/dead-letters-exhausted-jobs",
-    title: "a job whose next run would exceed max_attempts is dead-lettered at claim, not returned",
+    id: "claim/returns-jobs-past-max-attempts",
+    title:
+      "a claim returns every job it took, one past its max_attempts included (attempts > maxAttempts), and dead-letters nothing",
     async run(ctx) {
       const queue = ctx.queue();
       const job = await enqueue(ctx, { queue, maxAttempts: 1 });
       const first = await claimOne(ctx, queue);
-      // The worker died: the job comes back with attempts still 1 (nack keeps attempts).
-      equal(await ctx.backend.nack({ id: job.id, attempt: first.attempts }), true);
-      const second = await ctx.backend.claim({ queues: [queue], limit: 5, workerId: null });
-      deepEqual(second, [], "a job with attempts = max_attempts must not be handed out again");
-      equal(await ctx.backend.getJob(job.id), null, "the exhausted job must be gone from soniq_jobs");
-      const dead = await ctx.backend.getDeadLetterJob(job.id);
-      assert.ok(dead !== null, "the exhausted job must be in the dead-letter table under its id");
-      equal(dead.deadLetterReason, "max_retries_exceeded", "its reason must be max_retries_exceeded");
-      equal(
-        dead.attempts,
-        1,
-        "its attempts must be the runs started (1), not incremented by the refused claim",
-      );
+      // The worker died: the job comes back with attempts still 1 (recovery and nack keep attempts).
+      await settleOne(ctx, requeue(first, { cause: "nack" }), "giving the job back with attempts kept");
+      const second = await ctx.backend.runs.claim({ queues: [queue], limit: 5, workerId: null });
+      deepEqual(ids(second), [job.id], "the claim must return the job even though its attempts are used up");
+      equal(second[0]?.attempts, 2, "the returned job must carry attempts 2 (one more than maxAttempts 1)");
+      equal(second[0]?.status, "processing", "the returned job must be processing");
+      equal(await ctx.backend.deadLetters.get(job.id), null, "the claim must not dead-letter it (core does)");
+      equal(await statusOf(ctx, job.id), "processing", "the stored row must be processing");
     },
   }),
 ];

@@ -2,20 +2,31 @@ import assert from "node:assert/strict";
 import { defineCase } from "../define-case.js";
 import { delay } from "../eventually.js";
 import {
+  claimAll,
+  deadLetter,
+  deadLettered,
   deepEqual,
   describeError,
+  done,
   enqueue,
   equal,
   ids,
+  listDeadLetters,
   near,
+  notEqual,
   processingJob,
   rejectsWith,
+  settleOne,
+  stats,
 } from "./helpers.js";
+
+const replayAsIs = { queue: null, priority: null, scheduledAt: null };
 
 export const deadLetterCases = [
   defineCase({
     id: "dlq/move-is-atomic",
-    title: "the move copies every field, keeps the id, and the job is then only in the dead-letter table",
+    title:
+      "a dead_letter item moves the job with every field, its reason, error and tags, under its id; the job is then only in the dead-letter table",
     async run(ctx) {
       const args = { to: "a@example.com", nested: { n: [1, 2] } };
       const job = await processingJob(ctx, {
@@ -24,18 +35,16 @@ export const deadLetterCases = [
         maxAttempts: 4,
         jobName: "conformance.dead",
       });
-      const before = await ctx.backend.getJob(job.id);
-      assert.ok(before !== null);
+      const before = await ctx.backend.jobs.get(job.id);
+      assert.ok(before !== null, "the processing job must be readable before the move");
       const tags = { source: "conformance", n: 1 };
-      const moved = await ctx.backend.markJobDeadLetter(job.id, {
-        reason: "permanent_failure",
-        error: "PermanentError: no",
-        tags,
-        attempt: job.attempts,
-      });
-      equal(moved, true, "markJobDeadLetter of a processing job must return true");
-      equal(await ctx.backend.getJob(job.id), null, "getJob must return null after the move");
-      const dead = await ctx.backend.getDeadLetterJob(job.id);
+      await settleOne(
+        ctx,
+        deadLetter(job, { reason: "permanent_failure", error: "PermanentError: no", tags }),
+        "a dead_letter item for a processing job",
+      );
+      equal(await ctx.backend.jobs.get(job.id), null, "jobs.get must return null after the move");
+      const dead = await ctx.backend.deadLetters.get(job.id);
       assert.ok(dead !== null, "the dead-letter row must exist under the job's id");
       equal(dead.id, job.id, "dead-letter id = job id");
       equal(dead.jobName, "conformance.dead", "jobName copied");
@@ -44,9 +53,9 @@ export const deadLetterCases = [
       equal(dead.priority, 7, "priority copied");
       equal(dead.maxAttempts, 4, "maxAttempts copied");
       equal(dead.attempts, job.attempts, "attempts as at the move");
-      equal(dead.lastError, "PermanentError: no", "lastError as passed");
-      equal(dead.deadLetterReason, "permanent_failure", "reason as passed");
-      deepEqual(dead.tags, tags, "tags as passed");
+      equal(dead.lastError, "PermanentError: no", "lastError = the item's error");
+      equal(dead.deadLetterReason, "permanent_failure", "reason = the item's reason");
+      deepEqual(dead.tags, tags, "tags = the item's tags");
       equal(dead.resurrectionCount, 0, "resurrectionCount starts at 0");
       equal(dead.lastResurrectionAt, null, "lastResurrectionAt starts null");
       equal(
@@ -55,116 +64,113 @@ export const deadLetterCases = [
         "originalCreatedAt = the job's createdAt",
       );
       near(dead.movedToDeadLetterAt, Date.now(), 60_000, "movedToDeadLetterAt");
-    },
-  }),
-  defineCase({
-    id: "dlq/moves-queued-jobs-without-attempt",
-    title: "without `attempt`, a queued job can be moved (operator action); a done job cannot",
-    async run(ctx) {
-      const job = await enqueue(ctx, { queue: ctx.queue() });
-      equal(await ctx.backend.markJobDeadLetter(job.id, { reason: "permanent_failure", error: null }), true);
-      const dead = await ctx.backend.getDeadLetterJob(job.id);
-      equal(dead?.attempts, 0, "a never-run job moves with attempts 0");
-      equal(dead?.lastError, null, "error null is stored as null");
-      equal(dead?.tags, null, "tags default to null");
-      const done = await processingJob(ctx);
-      await ctx.backend.complete([
-        { id: done.id, attempt: done.attempts, result: null, resultTtlMs: 60_000 },
-      ]);
-      equal(
-        await ctx.backend.markJobDeadLetter(done.id, { reason: "permanent_failure", error: null }),
-        false,
-      );
+      const plain = await deadLettered(ctx, {}, { reason: "max_retries_exceeded", error: null, tags: null });
+      const row = await ctx.backend.deadLetters.get(plain.id);
+      equal(row?.lastError, null, "error null is stored as null");
+      equal(row?.tags, null, "tags null are stored as null");
+      equal(row?.deadLetterReason, "max_retries_exceeded", "each item's own reason");
     },
   }),
   defineCase({
     id: "dlq/conflict-leaves-source-intact",
-    title: "a move onto an existing dead-letter id throws SONIQ_DEAD_LETTER_CONFLICT and changes nothing",
+    title:
+      "a dead_letter item whose id already has a dead-letter row reports false and changes nothing; the others of the call apply",
     async run(ctx) {
       const queue = ctx.queue();
-      const first = await enqueue(ctx, { queue, args: { v: "first" } });
-      await ctx.backend.markJobDeadLetter(first.id, { reason: "permanent_failure", error: "first" });
+      const first = await deadLettered(ctx, { queue, args: { v: "first" } }, { error: "first" });
       // A new job with the same id (the tables are separate, so this insert is legal).
       await enqueue(ctx, { id: first.id, queue, args: { v: "second" } });
-      await rejectsWith(
-        ctx.backend.markJobDeadLetter(first.id, { reason: "max_retries_exceeded", error: "second" }),
-        "SONIQ_DEAD_LETTER_CONFLICT",
-        "markJobDeadLetter onto an existing dead-letter row",
+      await enqueue(ctx, { queue, args: { v: "other" } });
+      const jobs = await claimAll(ctx, queue, 2);
+      const again = jobs.find((j) => j.id === first.id);
+      const other = jobs.find((j) => j.id !== first.id);
+      assert.ok(again !== undefined && other !== undefined, "both jobs must be claimed");
+      deepEqual(
+        await ctx.backend.runs.settle([
+          deadLetter(again, { reason: "max_retries_exceeded", error: "second" }),
+          deadLetter(other, { error: "other" }),
+        ]),
+        [false, true],
+        "the item whose id has a dead-letter row must report false; the other must apply",
       );
-      const job = await ctx.backend.getJob(first.id);
-      equal(job?.status, "queued", "the source job must still be in soniq_jobs, queued");
-      deepEqual(job?.args, { v: "second" });
-      const dead = await ctx.backend.listDeadLetterJobs({ queue });
-      equal(dead.length, 1, "there must be no duplicate dead-letter row");
-      equal(dead[0]?.lastError, "first", "the existing dead-letter row must be unchanged");
-      const stats = await ctx.backend.getQueueStats({ queue });
-      equal(stats.queued, 1);
-      equal(stats.dead_letter, 1);
+      const job = await ctx.backend.jobs.get(first.id);
+      equal(job?.status, "processing", "the conflicting job must still be in soniq_jobs, processing");
+      equal(job?.attempts, again.attempts, "the conflicting job's attempts must be unchanged");
+      deepEqual(job?.args, { v: "second" }, "the conflicting job's row must be unchanged");
+      equal(
+        (await ctx.backend.deadLetters.get(first.id))?.lastError,
+        "first",
+        "the existing row is unchanged",
+      );
+      equal((await listDeadLetters(ctx, { queue })).length, 2, "no duplicate dead-letter row may appear");
+      const s = await stats(ctx, queue);
+      equal(s.processing, 1, "the conflicting job still counts as processing");
+      equal(s.dead_letter, 2, "two dead-letter rows count");
     },
   }),
   defineCase({
     id: "dlq/fault-between-steps-leaves-source-intact",
-    title: "a fault between the insert and the delete rejects the call and leaves the pre-move state",
+    title:
+      "a fault between the dead-letter insert and the job delete rejects the settle and leaves every item of the call as it was",
     requires: { deadLetterFault: true, inspector: ["readJob", "readDeadLetterJob"] },
     async run(ctx) {
-      const job = await processingJob(ctx);
+      const queue = ctx.queue();
+      for (let i = 0; i < 3; i++) await enqueue(ctx, { queue });
+      const [a, b, c] = await claimAll(ctx, queue, 3);
+      assert.ok(a && b && c, "three jobs must be claimed");
+      const items = [done(a, "a"), deadLetter(b, { error: "x" }), deadLetter(c, { error: "y" })];
       await ctx.harness.injectDeadLetterFault?.();
       let failed = false;
       try {
-        await ctx.backend.markJobDeadLetter(job.id, {
-          reason: "permanent_failure",
-          error: "x",
-          attempt: job.attempts,
-        });
+        await ctx.backend.runs.settle(items);
       } catch {
         failed = true;
       }
-      assert.ok(failed, "markJobDeadLetter must reject when the injected fault fires between its steps");
-      const raw = await ctx.inspector.readJob(job.id);
-      equal(raw?.status, "processing", "the job must still be in soniq_jobs, processing");
-      equal(raw?.attempts, job.attempts, "its attempts must be unchanged");
-      equal(await ctx.inspector.readDeadLetterJob(job.id), null, "there must be no dead-letter row");
-      // The fault was one-shot: the move now succeeds.
-      equal(
-        await ctx.backend.markJobDeadLetter(job.id, {
-          reason: "permanent_failure",
-          error: "x",
-          attempt: job.attempts,
-        }),
-        true,
-        "after the one-shot fault, the move must succeed",
+      assert.ok(failed, "runs.settle must reject when the injected fault fires inside its dead-letter move");
+      for (const job of [a, b, c]) {
+        const raw = await ctx.inspector.readJob(job.id);
+        equal(
+          raw?.status,
+          "processing",
+          "every job of the failed call must still be in soniq_jobs, processing",
+        );
+        equal(raw?.attempts, job.attempts, "attempts must be unchanged");
+        equal(await ctx.inspector.readDeadLetterJob(job.id), null, "there must be no dead-letter row");
+      }
+      // The fault was one-shot: the same call now applies.
+      deepEqual(
+        await ctx.backend.runs.settle(items),
+        [true, true, true],
+        "after the fault, the settle applies",
       );
-      equal(await ctx.inspector.readJob(job.id), null);
-      assert.notEqual(await ctx.inspector.readDeadLetterJob(job.id), null);
+      equal(await ctx.inspector.readJob(b.id), null, "the moved job must be gone from soniq_jobs");
+      notEqual(
+        await ctx.inspector.readDeadLetterJob(b.id),
+        null,
+        "the moved job must have a dead-letter row",
+      );
     },
   }),
   defineCase({
     id: "dlq/concurrent-moves-keep-stats-consistent",
-    title: "5 concurrent moves each land once; stats and both tables agree",
+    title: "5 concurrent settles moving one job each land once; stats and both tables agree",
     async run(ctx) {
       const queue = ctx.queue();
-      const jobs = await Promise.all(Array.from({ length: 5 }, () => enqueue(ctx, { queue })));
-      const claimed = await ctx.backend.claim({ queues: [queue], limit: 5, workerId: null });
-      equal(claimed.length, 5);
+      for (let i = 0; i < 5; i++) await enqueue(ctx, { queue });
+      const claimed = await claimAll(ctx, queue, 5);
       const results = await Promise.all(
-        claimed.map((j) =>
-          ctx.backend.markJobDeadLetter(j.id, {
-            reason: "max_retries_exceeded",
-            error: "e",
-            attempt: j.attempts,
-          }),
-        ),
+        claimed.map((j) => ctx.backend.runs.settle([deadLetter(j, { reason: "max_retries_exceeded" })])),
       );
-      deepEqual(results, [true, true, true, true, true], "every concurrent move must succeed once");
-      const stats = await ctx.backend.getQueueStats({ queue });
+      deepEqual(results, [[true], [true], [true], [true], [true]], "every concurrent move must apply once");
       deepEqual(
-        stats,
+        await stats(ctx, queue),
         { total: 5, queued: 0, processing: 0, done: 0, dead_letter: 5, cancelled: 0 },
         "stats after 5 moves",
       );
-      for (const j of jobs)
-        equal(await ctx.backend.getJob(j.id), null, "moved jobs must be gone from soniq_jobs");
-      equal((await ctx.backend.listDeadLetterJobs({ queue })).length, 5);
+      for (const j of claimed) {
+        equal(await ctx.backend.jobs.get(j.id), null, "moved jobs must be gone from soniq_jobs");
+      }
+      equal((await listDeadLetters(ctx, { queue })).length, 5, "five dead-letter rows must be listed");
     },
   }),
   defineCase({
@@ -172,102 +178,126 @@ export const deadLetterCases = [
     title:
       "replay inserts a queued job (new id, attempts 0, same name/args/max_attempts) and bumps the row's count",
     async run(ctx) {
-      const job = await processingJob(ctx, {
+      const job = await deadLettered(ctx, {
         args: { k: [1] },
         maxAttempts: 6,
         jobName: "conformance.replay",
       });
-      await ctx.backend.markJobDeadLetter(job.id, {
-        reason: "max_retries_exceeded",
-        error: "e",
-        attempt: job.attempts,
-      });
       const newId = ctx.id();
-      equal(await ctx.backend.replayDeadLetterJob(job.id, { newId }), newId, "replay must return the new id");
-      const fresh = await ctx.backend.getJob(newId);
+      equal(
+        await ctx.backend.deadLetters.replay(job.id, { newId, ...replayAsIs }),
+        newId,
+        "replay returns the new id",
+      );
+      const fresh = await ctx.backend.jobs.get(newId);
       assert.ok(fresh !== null, "the replayed job must exist");
-      equal(fresh.status, "queued");
+      equal(fresh.status, "queued", "a replayed job is queued");
       equal(fresh.attempts, 0, "a replayed job starts at attempts 0");
-      equal(fresh.jobName, "conformance.replay");
-      deepEqual(fresh.args, { k: [1] });
-      equal(fresh.maxAttempts, 6);
+      equal(fresh.jobName, "conformance.replay", "a replayed job keeps the job name");
+      deepEqual(fresh.args, { k: [1] }, "a replayed job keeps the args");
+      equal(fresh.maxAttempts, 6, "a replayed job keeps max_attempts");
       equal(fresh.queue, job.queue, "replay keeps the queue unless told otherwise");
-      const dead = await ctx.backend.getDeadLetterJob(job.id);
+      const dead = await ctx.backend.deadLetters.get(job.id);
       equal(dead?.resurrectionCount, 1, "resurrectionCount must be 1 after one replay");
-      near(dead?.lastResurrectionAt ?? new Date(Number.NaN), Date.now(), 60_000, "lastResurrectionAt");
-      const claimed = await ctx.backend.claim({ queues: [job.queue], limit: 5, workerId: null });
+      near(dead?.lastResurrectionAt ?? undefined, Date.now(), 60_000, "lastResurrectionAt");
+      const claimed = await ctx.backend.runs.claim({ queues: [job.queue], limit: 5, workerId: null });
       deepEqual(ids(claimed), [newId], "the replayed job must be claimable at once");
     },
   }),
   defineCase({
     id: "dlq/replay-twice-gives-two-jobs",
     title:
-      "replaying twice gives two distinct jobs and resurrection_count 2; options override queue and priority",
+      "replaying twice gives two distinct jobs and resurrection_count 2; the request overrides queue, priority and scheduledAt",
     async run(ctx) {
-      const job = await enqueue(ctx, { queue: ctx.queue() });
-      await ctx.backend.markJobDeadLetter(job.id, { reason: "permanent_failure", error: null });
+      const job = await deadLettered(ctx);
       const a = ctx.id();
       const b = ctx.id();
       const other = ctx.queue("other");
-      await ctx.backend.replayDeadLetterJob(job.id, { newId: a });
-      await ctx.backend.replayDeadLetterJob(job.id, { newId: b, queue: other, priority: 3 });
-      assert.notEqual(a, b);
-      equal((await ctx.backend.getJob(a))?.status, "queued");
-      const second = await ctx.backend.getJob(b);
-      equal(second?.queue, other, "replay with a queue option must use it");
-      equal(second?.priority, 3, "replay with a priority option must use it");
-      equal((await ctx.backend.getDeadLetterJob(job.id))?.resurrectionCount, 2);
+      const later = new Date(Date.now() + 3_600_000);
+      await ctx.backend.deadLetters.replay(job.id, { newId: a, ...replayAsIs });
+      await ctx.backend.deadLetters.replay(job.id, {
+        newId: b,
+        queue: other,
+        priority: 3,
+        scheduledAt: later,
+      });
+      equal((await ctx.backend.jobs.get(a))?.status, "queued", "the first replay must be queued");
+      const second = await ctx.backend.jobs.get(b);
+      equal(second?.queue, other, "replay with a queue must use it");
+      equal(second?.priority, 3, "replay with a priority must use it");
+      equal(second?.scheduledAt.getTime(), later.getTime(), "replay with a scheduledAt must use it");
+      equal((await ctx.backend.deadLetters.get(job.id))?.resurrectionCount, 2, "two replays count 2");
     },
   }),
   defineCase({
     id: "dlq/purge-deletes-once",
     title: "purge deletes the dead-letter row; a second purge reports nothing deleted",
     async run(ctx) {
-      const job = await enqueue(ctx, { queue: ctx.queue() });
-      await ctx.backend.markJobDeadLetter(job.id, { reason: "permanent_failure", error: null });
-      equal(await ctx.backend.purgeDeadLetterJob(job.id), true, "the first purge must return true");
-      equal(await ctx.backend.getDeadLetterJob(job.id), null, "the row must be gone");
-      equal(await ctx.backend.purgeDeadLetterJob(job.id), false, "a second purge must return false");
-      equal((await ctx.backend.getQueueStats({ queue: job.queue })).dead_letter, 0);
+      const job = await deadLettered(ctx);
+      equal(await ctx.backend.deadLetters.purge(job.id), true, "the first purge must return true");
+      equal(await ctx.backend.deadLetters.get(job.id), null, "the row must be gone");
+      equal(await ctx.backend.deadLetters.purge(job.id), false, "a second purge must return false");
+      equal((await stats(ctx, job.queue)).dead_letter, 0, "a purged row must not count");
     },
   }),
   defineCase({
     id: "dlq/list-filters-and-order",
-    title: "listDeadLetterJobs filters by queue, jobName, reason and time, newest first, with limit/offset",
+    title:
+      "deadLetters.list filters by queue, jobName, reason and time while other queues and job names hold matching rows; newest first, paged",
     async run(ctx) {
       const queue = ctx.queue();
+      const elsewhere = ctx.queue("elsewhere");
       const moved: string[] = [];
-      for (const [i, reason] of [
-        "permanent_failure",
-        "max_retries_exceeded",
-        "permanent_failure",
-      ].entries()) {
-        const job = await enqueue(ctx, { queue, jobName: i === 2 ? "conformance.other" : "conformance.job" });
-        await ctx.backend.markJobDeadLetter(job.id, { reason, error: null });
-        moved.push(job.id);
+      const decoys: string[] = [];
+      const specs = [
+        ["conformance.job", "permanent_failure"],
+        ["conformance.job", "max_retries_exceeded"],
+        ["conformance.other", "permanent_failure"],
+      ] as const;
+      for (const [jobName, reason] of specs) {
+        moved.push((await deadLettered(ctx, { queue, jobName }, { reason })).id);
+        // The same name and reason in another queue, at about the same time: a filter must leave it out.
+        decoys.push((await deadLettered(ctx, { queue: elsewhere, jobName }, { reason })).id);
         await delay(3);
       }
-      const all = await ctx.backend.listDeadLetterJobs({ queue });
-      deepEqual(ids(all), [...moved].reverse(), "newest first (moved_to_dead_letter_at descending)");
-      deepEqual(ids(await ctx.backend.listDeadLetterJobs({ queue, reason: "permanent_failure" })), [
-        moved[2],
-        moved[0],
-      ]);
-      deepEqual(ids(await ctx.backend.listDeadLetterJobs({ queue, jobName: "conformance.other" })), [
-        moved[2],
-      ]);
-      deepEqual(ids(await ctx.backend.listDeadLetterJobs({ queue, limit: 1, offset: 1 })), [moved[1]]);
+      const all = await listDeadLetters(ctx, { queue });
+      deepEqual(
+        ids(all),
+        [...moved].reverse(),
+        `list({ queue }) must return that queue's rows only, newest first`,
+      );
+      deepEqual(
+        ids(await listDeadLetters(ctx, { queue, reason: "permanent_failure" })),
+        [moved[2], moved[0]],
+        "list({ queue, reason }) must apply both filters",
+      );
+      deepEqual(
+        ids(await listDeadLetters(ctx, { queue, jobName: "conformance.other" })),
+        [moved[2]],
+        "list({ queue, jobName }) must apply both filters",
+      );
+      deepEqual(
+        ids(await listDeadLetters(ctx, { queue, limit: 1, offset: 1 })),
+        [moved[1]],
+        "limit 1 offset 1 must return the second newest row of the queue",
+      );
       const middle = all[1]?.movedToDeadLetterAt as Date;
       deepEqual(
-        ids(await ctx.backend.listDeadLetterJobs({ queue, since: middle })),
+        ids(await listDeadLetters(ctx, { queue, since: middle })),
         [moved[2], moved[1]],
-        "since is inclusive",
+        "since is inclusive and combines with the queue filter",
       );
       deepEqual(
-        ids(await ctx.backend.listDeadLetterJobs({ queue, until: middle })),
+        ids(await listDeadLetters(ctx, { queue, until: middle })),
         [moved[0]],
-        "until is exclusive",
+        "until is exclusive and combines with the queue filter",
       );
+      const byName = ids(await listDeadLetters(ctx, { jobName: "conformance.other" }));
+      assert.ok(
+        byName.includes(moved[2] as string) && byName.includes(decoys[2] as string),
+        "list({ jobName }) without a queue must return that name's rows of every queue",
+      );
+      assert.ok(!byName.includes(moved[0] as string), "list({ jobName }) must leave out other job names");
     },
   }),
   defineCase({
@@ -289,7 +319,7 @@ export const deadLetterCases = [
           `after the rejected "${status}" write the job must be queued`,
         );
       }
-      equal(await ctx.backend.getDeadLetterJob(job.id), null);
+      equal(await ctx.backend.deadLetters.get(job.id), null, "no dead-letter row may appear");
     },
   }),
   defineCase({
@@ -298,15 +328,13 @@ export const deadLetterCases = [
       "raw writes moving a done or cancelled job to another status are rejected with SONIQ_INVALID_STATUS_TRANSITION",
     requires: { inspector: ["writeJobStatus", "readJob"] },
     async run(ctx) {
-      const done = await processingJob(ctx);
-      await ctx.backend.complete([
-        { id: done.id, attempt: done.attempts, result: null, resultTtlMs: 60_000 },
-      ]);
+      const finished = await processingJob(ctx);
+      await settleOne(ctx, done(finished), "completing a job");
       const cancelled = await enqueue(ctx, { queue: ctx.queue() });
-      await ctx.backend.cancel(cancelled.id);
+      await ctx.backend.jobs.cancel(cancelled.id);
       const cases: [string, string, string][] = [
-        [done.id, "done", "queued"],
-        [done.id, "done", "processing"],
+        [finished.id, "done", "queued"],
+        [finished.id, "done", "processing"],
         [cancelled.id, "cancelled", "queued"],
         [cancelled.id, "cancelled", "processing"],
         [cancelled.id, "cancelled", "done"],

@@ -1,6 +1,5 @@
-import assert from "node:assert/strict";
 import { defineCase } from "../define-case.js";
-import { claimOne, deepEqual, equal } from "./helpers.js";
+import { claimOne, deepEqual, equal, listJobs, notEqual, requeue } from "./helpers.js";
 
 export const dedupCases = [
   defineCase({
@@ -9,14 +8,17 @@ export const dedupCases = [
     async run(ctx) {
       const queue = ctx.queue();
       const dedupKey = `key-${ctx.id()}`;
-      const first = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
-      const second = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey, args: { other: true } }));
+      const first = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {});
+      const second = await ctx.backend.jobs.enqueue(
+        ctx.newJob({ queue, dedupKey, args: { other: true } }),
+        {},
+      );
       deepEqual(
         second,
         { id: first.id, deduplicated: true },
         "the duplicate must return the queued job's id",
       );
-      equal((await ctx.backend.getQueueStats({ queue })).queued, 1, "only one row may exist");
+      equal((await ctx.backend.jobs.stats({ queue })).queued, 1, "only one row may exist");
     },
   }),
   defineCase({
@@ -26,14 +28,17 @@ export const dedupCases = [
     async run(ctx) {
       const queue = ctx.queue();
       const argsHash = `hash-${ctx.id()}`;
-      const first = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
-      const dup = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
+      const first = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, unique: true, argsHash }), {});
+      const dup = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, unique: true, argsHash }), {});
       deepEqual(dup, { id: first.id, deduplicated: true }, "an equal unique job must return the existing id");
-      const other = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash: `${argsHash}-2` }));
+      const other = await ctx.backend.jobs.enqueue(
+        ctx.newJob({ queue, unique: true, argsHash: `${argsHash}-2` }),
+        {},
+      );
       equal(other.deduplicated, false, "a unique job with different args must be inserted");
-      const plain = await ctx.backend.enqueue(ctx.newJob({ queue, unique: false, argsHash }));
+      const plain = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, unique: false, argsHash }), {});
       equal(plain.deduplicated, false, "a non-unique job is never deduplicated by args");
-      equal((await ctx.backend.getQueueStats({ queue })).queued, 3);
+      equal((await ctx.backend.jobs.stats({ queue })).queued, 3, "three distinct jobs must be queued");
     },
   }),
   defineCase({
@@ -44,62 +49,58 @@ export const dedupCases = [
       const queue = ctx.queue();
       const dedupKey = `key-${ctx.id()}`;
       const argsHash = `hash-${ctx.id()}`;
-      const a = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey, unique: true, argsHash }));
+      const a = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey, unique: true, argsHash }), {});
       await claimOne(ctx, queue);
-      const b = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
+      const b = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {});
       equal(b.deduplicated, false, "a processing holder must not block its dedup_key");
-      assert.notEqual(b.id, a.id);
-      const c = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
+      notEqual(b.id, a.id, "the new job must get its own id");
+      const c = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, unique: true, argsHash }), {});
       equal(c.deduplicated, false, "a processing holder must not block its unique args");
-      await ctx.backend.cancel(b.id);
-      const d = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
+      await ctx.backend.jobs.cancel(b.id);
+      const d = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {});
       equal(d.deduplicated, false, "a cancelled holder must not block its dedup_key");
-      const e = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
+      const e = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {});
       deepEqual(e, { id: d.id, deduplicated: true }, "the new queued holder deduplicates again");
     },
   }),
   defineCase({
     id: "dedup/requeue-never-blocked-by-key",
     title:
-      "retry and nack requeue a job whose dedup_key or unique args another queued job now holds; it gives them up",
+      "a requeue (retry, nack) of a job whose dedup_key or unique args another queued job now holds applies; it gives them up",
     async run(ctx) {
       const queue = ctx.queue();
       const dedupKey = `key-${ctx.id()}`;
       const argsHash = `hash-${ctx.id()}`;
-      const a = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
-      const b = await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
-      const claimed = await ctx.backend.claim({ queues: [queue], limit: 2, workerId: null });
+      const a = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {});
+      const b = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, unique: true, argsHash }), {});
+      const claimed = await ctx.backend.runs.claim({ queues: [queue], limit: 2, workerId: null });
       equal(claimed.length, 2, "both holders must be claimed");
       // While they run, equal jobs are enqueued and now hold the key and the args.
-      await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
-      await ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }));
-      const refA = { id: a.id, attempt: 1 };
-      const refB = { id: b.id, attempt: 1 };
-      equal(
-        await ctx.backend.retry(refA, { error: "e", delayMs: 0 }),
-        true,
-        "retry must requeue a job whose dedup_key another queued job holds",
+      await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {});
+      await ctx.backend.jobs.enqueue(ctx.newJob({ queue, unique: true, argsHash }), {});
+      deepEqual(
+        await ctx.backend.runs.settle([
+          requeue({ id: a.id, attempts: 1 }, { cause: "retry", lastError: "e" }),
+          requeue({ id: b.id, attempts: 1 }, { cause: "nack" }),
+        ]),
+        [true, true],
+        "a requeue must apply to a job whose dedup_key or unique args another queued job now holds",
       );
-      equal(
-        await ctx.backend.nack(refB),
-        true,
-        "nack must requeue a job whose unique args another queued job holds",
-      );
-      equal((await ctx.backend.getQueueStats({ queue })).queued, 4, "all four jobs must be queued");
+      equal((await ctx.backend.jobs.stats({ queue })).queued, 4, "all four jobs must be queued");
       // The returning job gives up the key to the job that holds it now (SQL: the partial unique index allows one).
       equal(
-        (await ctx.backend.getJob(a.id))?.dedupKey,
+        (await ctx.backend.jobs.get(a.id))?.dedupKey,
         null,
-        "the retried job must give up its dedup_key to the queued holder",
+        "the requeued job must give up its dedup_key to the queued holder",
       );
       equal(
-        (await ctx.backend.getJob(b.id))?.uniqueJob,
+        (await ctx.backend.jobs.get(b.id))?.uniqueJob,
         false,
-        "the nacked job must give up its unique flag to the queued holder",
+        "the requeued job must give up its unique flag to the queued holder",
       );
-      const again = await ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }));
+      const again = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {});
       equal(again.deduplicated, true, "the key's holder must still deduplicate");
-      const all = await ctx.backend.claim({ queues: [queue], limit: 10, workerId: null });
+      const all = await ctx.backend.runs.claim({ queues: [queue], limit: 10, workerId: null });
       equal(all.length, 4, "all four jobs must be claimable");
     },
   }),
@@ -111,10 +112,12 @@ export const dedupCases = [
       const dedupKey = `key-${ctx.id()}`;
       const argsHash = `hash-${ctx.id()}`;
       const byKey = await Promise.all(
-        Array.from({ length: 10 }, () => ctx.backend.enqueue(ctx.newJob({ queue, dedupKey }))),
+        Array.from({ length: 10 }, () => ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {})),
       );
       const byArgs = await Promise.all(
-        Array.from({ length: 10 }, () => ctx.backend.enqueue(ctx.newJob({ queue, unique: true, argsHash }))),
+        Array.from({ length: 10 }, () =>
+          ctx.backend.jobs.enqueue(ctx.newJob({ queue, unique: true, argsHash }), {}),
+        ),
       );
       for (const [what, results] of [
         ["dedup_key", byKey],
@@ -127,7 +130,7 @@ export const dedupCases = [
         );
         equal(results.filter((r) => !r.deduplicated).length, 1, `exactly one ${what} enqueue must insert`);
       }
-      equal((await ctx.backend.listJobs({ queue })).length, 2, "two rows in total must exist");
+      equal((await listJobs(ctx, { queue })).length, 2, "two rows in total must exist");
     },
   }),
 ];

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { defineCase } from "../define-case.js";
-import { deepEqual, equal, ids, near, rejectsWith } from "./helpers.js";
+import { deepEqual, equal, ids, listJobs, near, rejectsWith } from "./helpers.js";
 
 export const enqueueCases = [
   defineCase({
@@ -22,8 +22,8 @@ export const enqueueCases = [
         unique: true,
         producerId: "producer-1",
       });
-      await ctx.backend.enqueue(job);
-      const row = await ctx.backend.getJob(job.id);
+      await ctx.backend.jobs.enqueue(job, {});
+      const row = await ctx.backend.jobs.get(job.id);
       assert.ok(row !== null, "getJob must find the enqueued job");
       const want = {
         id: job.id,
@@ -59,16 +59,16 @@ export const enqueueCases = [
     async run(ctx) {
       const job = ctx.newJob();
       await rejectsWith(
-        ctx.backend.enqueue(job, { tx: {} }),
+        ctx.backend.jobs.enqueue(job, { tx: {} }),
         "SONIQ_TRANSACTION_UNSUPPORTED",
         "enqueue with tx",
       );
       await rejectsWith(
-        ctx.backend.enqueueMany([ctx.newJob()], { tx: {} }),
+        ctx.backend.jobs.enqueueMany([ctx.newJob()], { tx: {} }),
         "SONIQ_TRANSACTION_UNSUPPORTED",
         "enqueueMany with tx",
       );
-      equal(await ctx.backend.getJob(job.id), null, "nothing may be written");
+      equal(await ctx.backend.jobs.get(job.id), null, "nothing may be written");
     },
   }),
   defineCase({
@@ -79,14 +79,14 @@ export const enqueueCases = [
       const jobs = Array.from({ length: 25 }, (_, i) =>
         ctx.newJob({ queue, args: { i }, priority: 100 - i }),
       );
-      const results = await ctx.backend.enqueueMany(jobs);
+      const results = await ctx.backend.jobs.enqueueMany(jobs, {});
       deepEqual(
         results,
         jobs.map((j) => ({ id: j.id, deduplicated: false })),
         "one result per job, in input order",
       );
-      equal((await ctx.backend.getQueueStats({ queue })).queued, 25);
-      deepEqual(await ctx.backend.enqueueMany([]), [], "an empty batch returns []");
+      equal((await ctx.backend.jobs.stats({ queue })).queued, 25, "all 25 jobs must be queued");
+      deepEqual(await ctx.backend.jobs.enqueueMany([], {}), [], "an empty batch returns []");
     },
   }),
   defineCase({
@@ -95,23 +95,27 @@ export const enqueueCases = [
     async run(ctx) {
       const queue = ctx.queue();
       const existing = ctx.newJob({ queue });
-      await ctx.backend.enqueue(existing);
+      await ctx.backend.jobs.enqueue(existing, {});
       const good = ctx.newJob({ queue });
       const clash = ctx.newJob({ queue, id: existing.id, args: { clash: true } });
       let failed = false;
       try {
-        await ctx.backend.enqueueMany([good, clash]);
+        await ctx.backend.jobs.enqueueMany([good, clash], {});
       } catch {
         failed = true;
       }
       assert.ok(failed, "enqueueMany with a job whose id already exists must reject");
-      equal(await ctx.backend.getJob(good.id), null, "the valid job of the failed batch must not be written");
+      equal(
+        await ctx.backend.jobs.get(good.id),
+        null,
+        "the valid job of the failed batch must not be written",
+      );
       deepEqual(
-        (await ctx.backend.getJob(existing.id))?.args,
+        (await ctx.backend.jobs.get(existing.id))?.args,
         existing.args,
         "the existing job must be unchanged",
       );
-      equal((await ctx.backend.getQueueStats({ queue })).queued, 1);
+      equal((await ctx.backend.jobs.stats({ queue })).queued, 1, "only the existing job may be queued");
     },
   }),
   defineCase({
@@ -121,21 +125,21 @@ export const enqueueCases = [
       const queue = ctx.queue();
       const dedupKey = `k-${ctx.id()}`;
       const held = ctx.newJob({ queue, dedupKey: `${dedupKey}-held` });
-      await ctx.backend.enqueue(held);
+      await ctx.backend.jobs.enqueue(held, {});
       const a = ctx.newJob({ queue, dedupKey });
       const b = ctx.newJob({ queue, dedupKey });
       const c = ctx.newJob({ queue, dedupKey: `${dedupKey}-held` });
-      const results = await ctx.backend.enqueueMany([a, b, c]);
-      deepEqual(results, [
-        { id: a.id, deduplicated: false },
-        { id: a.id, deduplicated: true },
-        { id: held.id, deduplicated: true },
-      ]);
+      const results = await ctx.backend.jobs.enqueueMany([a, b, c], {});
       deepEqual(
-        ids(await ctx.backend.listJobs({ queue })).sort(),
-        [a.id, held.id].sort(),
-        "exactly two rows",
+        results,
+        [
+          { id: a.id, deduplicated: false },
+          { id: a.id, deduplicated: true },
+          { id: held.id, deduplicated: true },
+        ],
+        "a new key inserts, its repeat in the batch and a held key return the existing ids",
       );
+      deepEqual(ids(await listJobs(ctx, { queue })).sort(), [a.id, held.id].sort(), "exactly two rows");
     },
   }),
 ];

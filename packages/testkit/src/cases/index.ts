@@ -1,13 +1,12 @@
 import { claimCases } from "./claim.js";
 import { deadLetterCases } from "./dead-letter.js";
-import { deadLetterBatchCases } from "./dead-letter-batch.js";
 import { dedupCases } from "./dedup.js";
 import { enqueueCases } from "./enqueue.js";
 import { jobsCases } from "./jobs.js";
 import { leaseCases } from "./leases.js";
 import { lifecycleCases } from "./lifecycle.js";
 import { peerCases } from "./peers.js";
-import { stateCases } from "./state.js";
+import { settleCases } from "./settle.js";
 import { statsCases } from "./stats.js";
 import { subscribeCases } from "./subscribe.js";
 import { workerCases } from "./workers.js";
@@ -18,9 +17,8 @@ export const CONFORMANCE_CASES = [
   ...enqueueCases,
   ...dedupCases,
   ...claimCases,
-  ...stateCases,
+  ...settleCases,
   ...deadLetterCases,
-  ...deadLetterBatchCases,
   ...statsCases,
   ...jobsCases,
   ...workerCases,

@@ -9,17 +9,17 @@ export const leaseCases = [
     async run(ctx) {
       const name = `lease-${ctx.id()}`;
       equal(
-        await ctx.backend.tryAcquireLease(name, "holder-a", 60_000),
+        await ctx.backend.leases.tryAcquire(name, "holder-a", 60_000),
         true,
         "a free lease must be acquired",
       );
       equal(
-        await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
+        await ctx.backend.leases.tryAcquire(name, "holder-b", 60_000),
         false,
         "a held lease must be refused to others",
       );
       const results = await Promise.all(
-        ["c", "d", "e", "f"].map((h) => ctx.backend.tryAcquireLease(`${name}-race`, `holder-${h}`, 60_000)),
+        ["c", "d", "e", "f"].map((h) => ctx.backend.leases.tryAcquire(`${name}-race`, `holder-${h}`, 60_000)),
       );
       equal(
         results.filter(Boolean).length,
@@ -33,13 +33,21 @@ export const leaseCases = [
     title: "the holder renews its lease by acquiring again",
     async run(ctx) {
       const name = `lease-${ctx.id()}`;
-      equal(await ctx.backend.tryAcquireLease(name, "holder-a", 60_000), true);
       equal(
-        await ctx.backend.tryAcquireLease(name, "holder-a", 60_000),
+        await ctx.backend.leases.tryAcquire(name, "holder-a", 60_000),
+        true,
+        "a free lease must be acquired",
+      );
+      equal(
+        await ctx.backend.leases.tryAcquire(name, "holder-a", 60_000),
         true,
         "the holder must be able to renew",
       );
-      equal(await ctx.backend.tryAcquireLease(name, "holder-b", 60_000), false);
+      equal(
+        await ctx.backend.leases.tryAcquire(name, "holder-b", 60_000),
+        false,
+        "a renewed lease must be refused to others",
+      );
     },
   }),
   defineCase({
@@ -49,19 +57,23 @@ export const leaseCases = [
     // (the holder's session died), never later than its TTL without a renewal.
     async run(ctx) {
       const name = `lease-${ctx.id()}`;
-      equal(await ctx.backend.tryAcquireLease(name, "holder-a", 1000), true);
       equal(
-        await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
+        await ctx.backend.leases.tryAcquire(name, "holder-a", 1000),
+        true,
+        "a free lease must be acquired",
+      );
+      equal(
+        await ctx.backend.leases.tryAcquire(name, "holder-b", 60_000),
         false,
         "the lease must be held within its TTL",
       );
       await eventually(
         async () =>
-          equal(await ctx.backend.tryAcquireLease(name, "holder-b", 60_000), true, "lease not yet free"),
+          equal(await ctx.backend.leases.tryAcquire(name, "holder-b", 60_000), true, "lease not yet free"),
         { timeoutMs: 5000, intervalMs: 50 },
       );
       equal(
-        await ctx.backend.tryAcquireLease(name, "holder-a", 60_000),
+        await ctx.backend.leases.tryAcquire(name, "holder-a", 60_000),
         false,
         "the old holder must have lost it",
       );
@@ -69,19 +81,19 @@ export const leaseCases = [
   }),
   defineCase({
     id: "leases/release",
-    title: "releaseLease frees the lease at once; a non-holder's release does nothing",
+    title: "leases.release frees the lease at once; a non-holder's release does nothing",
     async run(ctx) {
       const name = `lease-${ctx.id()}`;
-      await ctx.backend.tryAcquireLease(name, "holder-a", 60_000);
-      await ctx.backend.releaseLease(name, "holder-b");
+      await ctx.backend.leases.tryAcquire(name, "holder-a", 60_000);
+      await ctx.backend.leases.release(name, "holder-b");
       equal(
-        await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
+        await ctx.backend.leases.tryAcquire(name, "holder-b", 60_000),
         false,
         "a release by a non-holder must not free it",
       );
-      await ctx.backend.releaseLease(name, "holder-a");
+      await ctx.backend.leases.release(name, "holder-a");
       equal(
-        await ctx.backend.tryAcquireLease(name, "holder-b", 60_000),
+        await ctx.backend.leases.tryAcquire(name, "holder-b", 60_000),
         true,
         "after release another holder must get it",
       );

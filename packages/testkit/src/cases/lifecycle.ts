@@ -1,16 +1,40 @@
 import { randomUUID } from "node:crypto";
+import type { MigrationReport } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
-import { deepEqual, equal, rejectsWith } from "./helpers.js";
+import { deadLetter, deepEqual, describeError, done, equal, rejectsWith, requeue } from "./helpers.js";
 
 export const lifecycleCases = [
   defineCase({
     id: "lifecycle/migrate-is-idempotent",
-    title: "migrate() twice applies nothing the second time and leaves nothing pending",
-    async run({ backend }) {
-      const again = await backend.migrate();
-      deepEqual(again.appliedNow, [], "a second migrate() must apply nothing");
-      const status = await backend.migrationStatus();
-      deepEqual(status.pending, [], "after migrate(), migrationStatus().pending must be empty");
+    title:
+      "the backend's own migrations.apply() run twice applies nothing the second time; status is unchanged",
+    async run({ rawBackend }) {
+      // The unguarded backend: the guard runs apply() once and caches it, which would hide a second run.
+      const before = await rawBackend.migrations.status();
+      deepEqual(before.pending, [], "after the kit's migrations.apply(), status().pending must be empty");
+      for (const run of ["apply() on a migrated store", "a second apply()"]) {
+        let report: MigrationReport;
+        try {
+          report = await rawBackend.migrations.apply();
+        } catch (err) {
+          throw new Error(
+            `${run} rejected (${describeError(err)}): migrations.apply() must be idempotent, applying nothing once up to date`,
+            { cause: err },
+          );
+        }
+        deepEqual(report.appliedNow, [], `${run} must apply nothing (appliedNow [])`);
+        deepEqual(report.pending, [], `${run} must leave nothing pending`);
+        deepEqual(
+          report.applied,
+          before.applied,
+          `${run} must report the same applied migrations as status()`,
+        );
+      }
+      deepEqual(
+        await rawBackend.migrations.status(),
+        before,
+        "status() after two more apply() calls must be unchanged",
+      );
     },
   }),
   defineCase({
@@ -28,46 +52,36 @@ export const lifecycleCases = [
     title: "after close(), calls reject with SONIQ_CLOSED and close() stays idempotent",
     async run({ backend, newJob }) {
       await backend.close();
-      await rejectsWith(backend.getJob(randomUUID()), "SONIQ_CLOSED", "getJob() after close()");
-      await rejectsWith(backend.enqueue(newJob()), "SONIQ_CLOSED", "enqueue() after close()");
+      await rejectsWith(backend.jobs.get(randomUUID()), "SONIQ_CLOSED", "jobs.get() after close()");
+      await rejectsWith(backend.jobs.enqueue(newJob(), {}), "SONIQ_CLOSED", "jobs.enqueue() after close()");
       await backend.close();
     },
   }),
   defineCase({
     id: "lifecycle/unknown-ids-are-not-found",
-    title: "ids that name no row (including malformed ones) read as null and write as false/0, never throw",
+    title: "ids that name no row (including malformed ones) read as null and write as false, never throw",
     async run({ backend }) {
+      const unknown = { id: randomUUID(), attempts: 1 };
+      // Settle items come from claims, so only an unknown UUID (a row deleted meanwhile) is meaningful there.
+      deepEqual(
+        await backend.runs.settle([done(unknown), requeue(unknown), deadLetter(unknown)]),
+        [false, false, false],
+        `runs.settle of done, requeue and dead_letter items for an unknown id must apply none`,
+      );
       for (const id of [randomUUID(), "not-a-uuid"]) {
-        const ref = { id, attempt: 1 };
-        equal(await backend.getJob(id), null, `getJob("${id}") must return null`);
-        equal(await backend.cancel(id), false, `cancel("${id}") must return false`);
+        equal(await backend.jobs.get(id), null, `jobs.get("${id}") must return null`);
+        equal(await backend.jobs.cancel(id), false, `jobs.cancel("${id}") must return false`);
+        equal(await backend.deadLetters.get(id), null, `deadLetters.get("${id}") must return null`);
+        equal(await backend.deadLetters.purge(id), false, `deadLetters.purge("${id}") must return false`);
         equal(
-          await backend.complete([{ ...ref, result: null, resultTtlMs: 1000 }]),
-          0,
-          `complete of "${id}" must apply 0`,
-        );
-        equal(
-          await backend.retry(ref, { error: "e", delayMs: 0 }),
-          false,
-          `retry of "${id}" must return false`,
-        );
-        equal(await backend.nack(ref), false, `nack of "${id}" must return false`);
-        equal(
-          await backend.reschedule(ref, { delayMs: 0 }),
-          false,
-          `reschedule of "${id}" must return false`,
-        );
-        equal(
-          await backend.markJobDeadLetter(id, { reason: "permanent_failure", error: null }),
-          false,
-          `markJobDeadLetter("${id}") must return false`,
-        );
-        equal(await backend.getDeadLetterJob(id), null, `getDeadLetterJob("${id}") must return null`);
-        equal(await backend.purgeDeadLetterJob(id), false, `purgeDeadLetterJob("${id}") must return false`);
-        equal(
-          await backend.replayDeadLetterJob(id, { newId: randomUUID() }),
+          await backend.deadLetters.replay(id, {
+            newId: randomUUID(),
+            queue: null,
+            priority: null,
+            scheduledAt: null,
+          }),
           null,
-          `replayDeadLetterJob("${id}") must return null`,
+          `deadLetters.replay("${id}") must return null`,
         );
       }
     },

@@ -10,11 +10,14 @@ export const peerCases = [
     async run(ctx) {
       const peer = await ctx.openPeer();
       const queue = ctx.queue();
-      await ctx.backend.enqueueMany(Array.from({ length: 30 }, () => ctx.newJob({ queue })));
+      await ctx.backend.jobs.enqueueMany(
+        Array.from({ length: 30 }, () => ctx.newJob({ queue })),
+        {},
+      );
       const drain = async (backend: typeof peer) => {
         const got: string[] = [];
         for (;;) {
-          const batch = await backend.claim({ queues: [queue], limit: 4, workerId: null });
+          const batch = await backend.runs.claim({ queues: [queue], limit: 4, workerId: null });
           if (batch.length === 0) return got;
           got.push(...ids(batch));
         }
@@ -33,13 +36,17 @@ export const peerCases = [
     async run(ctx) {
       const peer = await ctx.openPeer();
       const job = ctx.newJob({ queue: ctx.queue() });
-      await ctx.backend.enqueue(job);
-      equal((await peer.getJob(job.id))?.status, "queued", "the peer must read the job");
-      const [claimed] = await peer.claim({ queues: [job.queue], limit: 1, workerId: null });
+      await ctx.backend.jobs.enqueue(job, {});
+      equal((await peer.jobs.get(job.id))?.status, "queued", "the peer must read the job");
+      const [claimed] = await peer.runs.claim({ queues: [job.queue], limit: 1, workerId: null });
       equal(claimed?.id, job.id, "the peer must claim it");
-      equal(await peer.complete([{ id: job.id, attempt: 1, result: "ok", resultTtlMs: 60_000 }]), 1);
       deepEqual(
-        (await ctx.backend.getJob(job.id))?.result,
+        await peer.runs.settle([{ kind: "done", id: job.id, attempt: 1, result: "ok", resultTtlMs: 60_000 }]),
+        [true],
+        "the peer's settle of the job it claimed must apply",
+      );
+      deepEqual(
+        (await ctx.backend.jobs.get(job.id))?.result,
         "ok",
         "the first instance must see the peer's result",
       );
@@ -52,9 +59,9 @@ export const peerCases = [
     async run(ctx) {
       const peer = await ctx.openPeer();
       const heard: string[] = [];
-      ctx.defer(await peer.subscribe((queue) => heard.push(queue)));
+      ctx.defer(await peer.wakeUps.subscribe((queue) => heard.push(queue)));
       const queue = ctx.queue();
-      await ctx.backend.enqueue(ctx.newJob({ queue }));
+      await ctx.backend.jobs.enqueue(ctx.newJob({ queue }), {});
       await eventually(() => equal(heard.includes(queue), true, `the peer has not heard "${queue}" yet`), {
         timeoutMs: 5000,
       });
@@ -67,18 +74,22 @@ export const peerCases = [
     async run(ctx) {
       const peer = await ctx.openPeer();
       const name = `lease-${ctx.id()}`;
-      equal(await ctx.backend.tryAcquireLease(name, "holder-a", 60_000), true);
       equal(
-        await peer.tryAcquireLease(name, "holder-b", 60_000),
+        await ctx.backend.leases.tryAcquire(name, "holder-a", 60_000),
+        true,
+        "a free lease must be acquired",
+      );
+      equal(
+        await peer.leases.tryAcquire(name, "holder-b", 60_000),
         false,
         "the other instance must be refused",
       );
-      await ctx.backend.releaseLease(name, "holder-a");
+      await ctx.backend.leases.release(name, "holder-a");
       await eventually(
-        async () => equal(await peer.tryAcquireLease(name, "holder-b", 60_000), true, "lease not yet free"),
+        async () => equal(await peer.leases.tryAcquire(name, "holder-b", 60_000), true, "lease not yet free"),
         { timeoutMs: 5000 },
       );
-      ctx.defer(() => peer.releaseLease(name, "holder-b"));
+      ctx.defer(() => peer.leases.release(name, "holder-b"));
     },
   }),
 ];

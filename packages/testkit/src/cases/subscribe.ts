@@ -8,10 +8,10 @@ export const subscribeCases = [
     title: "a subscriber hears the queue name when a job is enqueued on this backend",
     async run(ctx) {
       const heard: string[] = [];
-      const unsubscribe = await ctx.backend.subscribe((queue) => heard.push(queue));
+      const unsubscribe = await ctx.backend.wakeUps.subscribe((queue) => heard.push(queue));
       ctx.defer(unsubscribe);
       const queue = ctx.queue();
-      await ctx.backend.enqueue(ctx.newJob({ queue }));
+      await ctx.backend.jobs.enqueue(ctx.newJob({ queue }), {});
       await eventually(
         () =>
           assert.ok(
@@ -30,13 +30,13 @@ export const subscribeCases = [
     async run(ctx) {
       const gone: string[] = [];
       const kept: string[] = [];
-      const stopGone = await ctx.backend.subscribe((queue) => gone.push(queue));
-      const stopKept = await ctx.backend.subscribe((queue) => kept.push(queue));
+      const stopGone = await ctx.backend.wakeUps.subscribe((queue) => gone.push(queue));
+      const stopKept = await ctx.backend.wakeUps.subscribe((queue) => kept.push(queue));
       ctx.defer(stopKept);
       await stopGone();
       await stopGone();
       const queue = ctx.queue();
-      await ctx.backend.enqueue(ctx.newJob({ queue }));
+      await ctx.backend.jobs.enqueue(ctx.newJob({ queue }), {});
       await eventually(
         () => assert.ok(kept.includes(queue), "the remaining listener has not heard the enqueue yet"),
         {

@@ -1,9 +1,20 @@
 import assert from "node:assert/strict";
-import type { WorkerRegistration } from "@soniq/core";
+import type { WorkerRegistration } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
 import { eventually } from "../eventually.js";
 import type { CaseContext } from "../types.js";
-import { claimOne, deepEqual, enqueue, equal, near, processingJob } from "./helpers.js";
+import {
+  claimOne,
+  deepEqual,
+  done,
+  enqueue,
+  equal,
+  near,
+  notEqual,
+  processingJob,
+  settleOne,
+  statusOf,
+} from "./helpers.js";
 
 function registration(ctx: CaseContext, overrides: Partial<WorkerRegistration> = {}): WorkerRegistration {
   return {
@@ -18,125 +29,185 @@ function registration(ctx: CaseContext, overrides: Partial<WorkerRegistration> =
   };
 }
 
+async function listed(ctx: CaseContext, id: string) {
+  return (await ctx.backend.workers.list()).find((w) => w.id === id);
+}
+
 export const workerCases = [
   defineCase({
     id: "workers/register-heartbeat-stop",
     title:
-      "a registered worker is listed active; heartbeat refreshes it; after stop, heartbeat returns false",
+      "a registered worker is listed active; heartbeat keeps it and replaces its metadata; after stop, heartbeat returns false",
     async run(ctx) {
       const reg = registration(ctx);
-      await ctx.backend.registerWorker(reg);
-      const listed = (await ctx.backend.listWorkers()).find((w) => w.id === reg.id);
-      assert.ok(listed, "listWorkers must include the registered worker");
-      equal(listed.status, "active");
-      equal(listed.hostname, reg.hostname);
-      equal(listed.pid, reg.pid);
-      deepEqual(listed.queues, reg.queues);
-      equal(listed.concurrency, reg.concurrency);
-      equal(listed.version, reg.version);
-      deepEqual(listed.metadata, reg.metadata);
-      near(listed.startedAt, Date.now(), 60_000, "startedAt");
+      await ctx.backend.workers.register(reg);
+      const row = await listed(ctx, reg.id);
+      assert.ok(row, "workers.list must include the registered worker");
+      equal(row.status, "active", "a registered worker must be active");
+      equal(row.hostname, reg.hostname, "hostname as registered");
+      equal(row.pid, reg.pid, "pid as registered");
+      deepEqual(row.queues, reg.queues, "queues as registered");
+      equal(row.concurrency, reg.concurrency, "concurrency as registered");
+      equal(row.version, reg.version, "version as registered");
+      deepEqual(row.metadata, reg.metadata, "metadata as registered");
+      near(row.startedAt, Date.now(), 60_000, "startedAt");
+      near(row.lastHeartbeat, Date.now(), 60_000, "lastHeartbeat at registration");
+      equal(await ctx.backend.workers.heartbeat(reg.id, { busy: 2 }), true, "heartbeat of an active worker");
+      const beat = await listed(ctx, reg.id);
+      deepEqual(beat?.metadata, { busy: 2 }, "heartbeat with metadata must store it");
+      equal(await ctx.backend.workers.heartbeat(reg.id, null), true, "heartbeat without metadata");
+      equal((await listed(ctx, reg.id))?.metadata, null, "heartbeat with metadata null must clear it");
+      assert.ok(
+        (beat?.lastHeartbeat.getTime() ?? 0) >= row.lastHeartbeat.getTime(),
+        "heartbeat must not move last_heartbeat back",
+      );
+      await ctx.backend.workers.stop(reg.id);
+      equal((await listed(ctx, reg.id))?.status, "stopped", "workers.stop must mark the worker stopped");
       equal(
-        await ctx.backend.heartbeat(reg.id, { busy: 2 }),
+        await ctx.backend.workers.heartbeat(reg.id, null),
+        false,
+        "heartbeat of a stopped worker must return false",
+      );
+      equal(
+        await ctx.backend.workers.heartbeat(ctx.id(), null),
+        false,
+        "heartbeat of an unknown worker must return false",
+      );
+    },
+  }),
+  defineCase({
+    id: "workers/heartbeat-moves-forward",
+    title:
+      "a heartbeat moves last_heartbeat to now (strictly later than before), so recovery leaves the worker alone",
+    requires: { inspector: ["backdateWorkerHeartbeat"] },
+    async run(ctx) {
+      const reg = registration(ctx);
+      await ctx.backend.workers.register(reg);
+      await ctx.inspector.backdateWorkerHeartbeat(reg.id, 600_000);
+      const before = (await listed(ctx, reg.id))?.lastHeartbeat.getTime() ?? Number.NaN;
+      near(new Date(before), Date.now() - 600_000, 60_000, "lastHeartbeat after backdating it 10 min");
+      equal(
+        await ctx.backend.workers.heartbeat(reg.id, null),
         true,
         "heartbeat of an active worker must return true",
       );
-      const beat = (await ctx.backend.listWorkers()).find((w) => w.id === reg.id);
-      deepEqual(beat?.metadata, { busy: 2 }, "heartbeat with metadata must store it");
+      const after = (await listed(ctx, reg.id))?.lastHeartbeat;
       assert.ok(
-        (beat?.lastHeartbeat.getTime() ?? 0) >= listed.lastHeartbeat.getTime(),
-        "heartbeat must not move last_heartbeat back",
+        after !== undefined && after.getTime() > before,
+        `heartbeat must move last_heartbeat forward: it was ${new Date(before).toISOString()}, is ${after?.toISOString()}`,
       );
-      await ctx.backend.stopWorker(reg.id);
-      const stopped = (await ctx.backend.listWorkers()).find((w) => w.id === reg.id);
-      equal(stopped?.status, "stopped", "stopWorker must mark the worker stopped");
-      equal(await ctx.backend.heartbeat(reg.id), false, "heartbeat of a stopped worker must return false");
-      equal(await ctx.backend.heartbeat(ctx.id()), false, "heartbeat of an unknown worker must return false");
+      near(after, Date.now(), 60_000, "lastHeartbeat after a heartbeat must be now");
+      const recovery = await ctx.backend.workers.recoverStale(300_000);
+      assert.ok(
+        !recovery.workerIds.includes(reg.id),
+        "a worker that just heartbeat must not be declared stale at a 5 min threshold",
+      );
+      equal((await listed(ctx, reg.id))?.status, "active", "the heartbeating worker must stay active");
     },
   }),
   defineCase({
     id: "workers/stale-recovery-requeues-only-stale-workers-jobs",
     title:
-      "recoverStaleWorkers stops workers older than the threshold and requeues only their processing jobs",
+      "recoverStale stops workers older than the threshold and requeues the processing jobs of stale and stopped workers only",
     requires: { inspector: ["backdateWorkerHeartbeat"] },
     async run(ctx) {
       const stale = registration(ctx);
       const live = registration(ctx);
-      await ctx.backend.registerWorker(stale);
-      await ctx.backend.registerWorker(live);
+      const stopped = registration(ctx);
+      for (const w of [stale, live, stopped]) await ctx.backend.workers.register(w);
       const queue = ctx.queue();
       const lost = await enqueue(ctx, { queue });
       const lostClaim = await claimOne(ctx, queue, stale.id);
       const kept = await enqueue(ctx, { queue });
-      const keptClaim = await claimOne(ctx, queue, live.id);
+      await claimOne(ctx, queue, live.id);
+      const held = await enqueue(ctx, { queue });
+      await claimOne(ctx, queue, stopped.id);
+      await ctx.backend.workers.stop(stopped.id);
+      const unowned = await enqueue(ctx, { queue });
+      await claimOne(ctx, queue, null);
       await ctx.inspector.backdateWorkerHeartbeat(stale.id, 600_000);
-      const recovery = await ctx.backend.recoverStaleWorkers(300_000);
+      const recovery = await ctx.backend.workers.recoverStale(300_000);
       assert.ok(
         recovery.workerIds.includes(stale.id),
-        "the worker silent for 10 min must be reported stale at a 5 min threshold",
+        "the worker silent for 10 min must be declared stale at 5 min",
       );
-      assert.ok(
-        !recovery.workerIds.includes(live.id),
-        "a worker that just registered must not be reported stale",
-      );
-      assert.ok(recovery.requeuedJobIds.includes(lost.id), "the stale worker's job must be requeued");
-      assert.ok(!recovery.requeuedJobIds.includes(kept.id), "the live worker's job must not be requeued");
-      const requeued = await ctx.backend.getJob(lost.id);
-      equal(requeued?.status, "queued", "the stale worker's job must be queued again");
+      for (const w of [live, stopped]) {
+        assert.ok(
+          !recovery.workerIds.includes(w.id),
+          "only active workers silent past the threshold are declared stale",
+        );
+      }
+      for (const [what, job] of [
+        ["the stale worker's job", lost],
+        ["the stopped worker's job", held],
+      ] as const) {
+        assert.ok(recovery.requeuedJobIds.includes(job.id), `${what} must be reported requeued`);
+        const row = await ctx.backend.jobs.get(job.id);
+        equal(row?.status, "queued", `${what} must be queued again`);
+        equal(row?.workerId, null, `recovery must clear the worker id of ${what}`);
+      }
       equal(
-        requeued?.attempts,
+        (await ctx.backend.jobs.get(lost.id))?.attempts,
         lostClaim.attempts,
-        "recovery must keep attempts (the claim counted the run)",
+        "recovery must keep attempts",
       );
-      equal(requeued?.workerId, null, "recovery must clear the worker id");
+      for (const [what, job] of [
+        ["the live worker's job", kept],
+        ["a job claimed without a worker id", unowned],
+      ] as const) {
+        assert.ok(!recovery.requeuedJobIds.includes(job.id), `${what} must not be requeued`);
+        equal(await statusOf(ctx, job.id), "processing", `${what} must stay processing`);
+      }
       equal(
-        (await ctx.backend.getJob(kept.id))?.status,
-        "processing",
-        "the live worker's job must stay processing",
-      );
-      equal(
-        await ctx.backend.heartbeat(stale.id),
+        await ctx.backend.workers.heartbeat(stale.id, null),
         false,
-        "the stale worker's next heartbeat must return false",
+        "the stale worker's next heartbeat must fail",
       );
-      equal(await ctx.backend.heartbeat(live.id), true);
-      const late = await ctx.backend.complete([
-        { id: lost.id, attempt: lostClaim.attempts, result: null, resultTtlMs: 60_000 },
-      ]);
-      equal(late, 0, "the stale worker's late completion must not apply");
-      equal(keptClaim.id, kept.id);
-      const again = await ctx.backend.recoverStaleWorkers(300_000);
-      assert.ok(!again.requeuedJobIds.includes(lost.id), "a second recovery must not requeue the job again");
+      equal(
+        await ctx.backend.workers.heartbeat(live.id, null),
+        true,
+        "the live worker's heartbeat must succeed",
+      );
+      deepEqual(
+        await ctx.backend.runs.settle([done(lostClaim)]),
+        [false],
+        "the stale worker's late completion must not apply",
+      );
+      const again = await ctx.backend.workers.recoverStale(300_000);
+      for (const job of [lost, held, kept, unowned]) {
+        assert.ok(
+          !again.requeuedJobIds.includes(job.id),
+          "a second recovery must not requeue these jobs again",
+        );
+      }
     },
   }),
   defineCase({
     id: "workers/expired-done-rows-deleted",
-    title: "deleteExpiredJobs deletes done rows whose result TTL passed and keeps the others",
+    title: "jobs.deleteExpired deletes done rows whose result TTL passed and keeps the others",
     async run(ctx) {
       const short = await processingJob(ctx);
       const long = await processingJob(ctx);
-      await ctx.backend.complete([
-        { id: short.id, attempt: short.attempts, result: 1, resultTtlMs: 1 },
-        { id: long.id, attempt: long.attempts, result: 2, resultTtlMs: 3_600_000 },
-      ]);
+      await settleOne(ctx, done(short, 1, 1), "completing with a 1 ms TTL");
+      await settleOne(ctx, done(long, 2, 3_600_000), "completing with a 1 h TTL");
       await eventually(
         async () => {
-          await ctx.backend.deleteExpiredJobs();
+          await ctx.backend.jobs.deleteExpired();
           equal(
-            await ctx.backend.getJob(short.id),
+            await ctx.backend.jobs.get(short.id),
             null,
             "a done row with a 1 ms TTL must be deleted once expired",
           );
         },
         { timeoutMs: 5000, intervalMs: 20 },
       );
-      equal((await ctx.backend.getJob(long.id))?.status, "done", "a done row with a 1 h TTL must be kept");
+      equal(await statusOf(ctx, long.id), "done", "a done row with a 1 h TTL must be kept");
       const queued = await enqueue(ctx, { queue: ctx.queue() });
-      await ctx.backend.deleteExpiredJobs();
-      assert.notEqual(
-        await ctx.backend.getJob(queued.id),
+      await ctx.backend.jobs.deleteExpired();
+      notEqual(
+        await ctx.backend.jobs.get(queued.id),
         null,
-        "deleteExpiredJobs must never delete unfinished jobs",
+        "deleteExpired must never delete unfinished jobs",
       );
     },
   }),
@@ -145,10 +216,10 @@ export const workerCases = [
     title: "registerTaskNames records which worker serves which task name, listed by task name",
     async run(ctx) {
       const reg = registration(ctx);
-      await ctx.backend.registerWorker(reg);
-      await ctx.backend.registerTaskNames(reg.id, ["conformance.b", "conformance.a"]);
-      await ctx.backend.registerTaskNames(reg.id, ["conformance.a"]);
-      const mine = (await ctx.backend.listTaskNames()).filter((t) => t.workerId === reg.id);
+      await ctx.backend.workers.register(reg);
+      await ctx.backend.workers.registerTaskNames(reg.id, ["conformance.b", "conformance.a"]);
+      await ctx.backend.workers.registerTaskNames(reg.id, ["conformance.a"]);
+      const mine = (await ctx.backend.workers.listTaskNames()).filter((t) => t.workerId === reg.id);
       deepEqual(
         mine.map((t) => t.taskName),
         ["conformance.a", "conformance.b"],

@@ -1,0 +1,63 @@
+/** The deadLetters facet: list, read, replay (mint a fresh queued job; the row stays and counts it), purge. */
+import type { DeadLetterJob } from "@soniq/core";
+import type { DeadLetterListQuery, DeadLettersFacet, ReplayRequest } from "@soniq/core/backend";
+import { type DeadLetterRecord, newestFirst, queuedRecord, toDeadLetterJob } from "./internal/rows.js";
+import type { MemoryStore } from "./internal/store.js";
+
+export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
+  return {
+    list: async (query) => list(store, query),
+    get: async (id) => {
+      const row = store.deadLetters.get(id);
+      return row === undefined ? null : toDeadLetterJob(row);
+    },
+    replay: async (id, request) => replay(store, id, request),
+    purge: async (id) => {
+      const row = store.deadLetters.get(id);
+      if (row === undefined) return false;
+      store.removeDeadLetter(row);
+      return true;
+    },
+  };
+}
+
+function list(store: MemoryStore, query: DeadLetterListQuery): DeadLetterJob[] {
+  const since = query.since?.getTime() ?? null;
+  const until = query.until?.getTime() ?? null;
+  const rows: DeadLetterRecord[] = [];
+  for (const row of store.deadLetters.values()) {
+    if (query.jobName !== null && row.jobName !== query.jobName) continue;
+    if (query.queue !== null && row.queue !== query.queue) continue;
+    if (query.reason !== null && row.deadLetterReason !== query.reason) continue;
+    if (since !== null && row.movedToDeadLetterAt < since) continue;
+    if (until !== null && row.movedToDeadLetterAt >= until) continue;
+    rows.push(row);
+  }
+  return newestFirst(rows, (row) => row.movedToDeadLetterAt, query).map(toDeadLetterJob);
+}
+
+function replay(store: MemoryStore, id: string, request: ReplayRequest): string | null {
+  const row = store.deadLetters.get(id);
+  if (row === undefined) return null;
+  const now = store.now();
+  const queue = request.queue ?? row.queue;
+  const fields = {
+    id: request.newId,
+    jobName: row.jobName,
+    argsJson: row.argsJson,
+    argsHash: null,
+    maxAttempts: row.maxAttempts,
+    queue,
+    priority: request.priority ?? row.priority,
+    uniqueJob: false,
+    dedupKey: null,
+    scheduledAt: request.scheduledAt?.getTime() ?? now,
+    producerId: null,
+    seq: store.nextSeq(),
+  };
+  store.insertJob(queuedRecord(fields, now), now);
+  row.resurrectionCount++;
+  row.lastResurrectionAt = now;
+  store.wake(queue);
+  return request.newId;
+}

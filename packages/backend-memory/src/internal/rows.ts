@@ -1,0 +1,238 @@
+/**
+ * Stored records and their public copies. Records keep times as epoch milliseconds and JSON values as
+ * text, the way the SQL backends store them: every read parses a fresh copy, so callers can never
+ * mutate stored state, and values that would not survive a database round trip do not survive here.
+ */
+import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@soniq/core";
+import { SoniqError } from "@soniq/core";
+
+export interface JobRecord {
+  readonly id: string;
+  readonly jobName: string;
+  readonly argsJson: string;
+  readonly argsHash: string | null;
+  status: JobStatus;
+  attempts: number;
+  readonly maxAttempts: number;
+  readonly queue: string;
+  readonly priority: number;
+  uniqueJob: boolean;
+  dedupKey: string | null;
+  scheduledAt: number;
+  expiresAt: number | null;
+  lastError: string | null;
+  resultJson: string | null;
+  readonly producerId: string | null;
+  workerId: string | null;
+  readonly createdAt: number;
+  updatedAt: number;
+  /** Insertion order: breaks created_at ties so equal timestamps keep enqueue order. */
+  readonly seq: number;
+  /** Bumped each time the job enters `queued`; heap entries carrying an older value are stale. */
+  queuedVersion: number;
+  /** False once the row is deleted or moved to the dead-letter table. */
+  live: boolean;
+}
+
+/** Fields a status transition may change alongside the status itself. */
+export type JobPatch = Partial<
+  Pick<JobRecord, "attempts" | "scheduledAt" | "expiresAt" | "lastError" | "resultJson" | "workerId">
+>;
+
+export interface DeadLetterRecord {
+  readonly id: string;
+  readonly jobName: string;
+  readonly argsJson: string;
+  readonly queue: string;
+  readonly priority: number;
+  readonly maxAttempts: number;
+  readonly attempts: number;
+  readonly lastError: string | null;
+  readonly deadLetterReason: string;
+  readonly tagsJson: string | null;
+  resurrectionCount: number;
+  lastResurrectionAt: number | null;
+  readonly originalCreatedAt: number;
+  readonly movedToDeadLetterAt: number;
+  readonly createdAt: number;
+  readonly seq: number;
+}
+
+export interface WorkerRecord {
+  readonly id: string;
+  hostname: string;
+  pid: number;
+  queues: string[];
+  concurrency: number;
+  status: WorkerStatus;
+  lastHeartbeat: number;
+  startedAt: number;
+  version: string | null;
+  metadataJson: string | null;
+}
+
+/**
+ * Serialise a JSON value for storage; `undefined` is stored as `null` like a SQL NULL. Args that fail
+ * are `SONIQ_TASK_ARGS_INVALID`; any other field (result, tags, metadata) `SONIQ_INVALID_ARGUMENT`.
+ */
+export function encodeJson(value: unknown, field: string, isArgs = false): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (cause) {
+    const code = isArgs ? "SONIQ_TASK_ARGS_INVALID" : "SONIQ_INVALID_ARGUMENT";
+    throw new SoniqError(code, `The ${field} value is not JSON-serialisable.`, { context: { field }, cause });
+  }
+  return text ?? "null";
+}
+
+export function decodeJson(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
+}
+
+function decodeRecord(text: string | null): Record<string, unknown> | null {
+  return text === null ? null : (JSON.parse(text) as Record<string, unknown>);
+}
+
+export function toJob(r: JobRecord): Job {
+  return {
+    id: r.id,
+    jobName: r.jobName,
+    args: JSON.parse(r.argsJson),
+    argsHash: r.argsHash,
+    status: r.status,
+    attempts: r.attempts,
+    maxAttempts: r.maxAttempts,
+    queue: r.queue,
+    priority: r.priority,
+    uniqueJob: r.uniqueJob,
+    dedupKey: r.dedupKey,
+    scheduledAt: new Date(r.scheduledAt),
+    expiresAt: r.expiresAt === null ? null : new Date(r.expiresAt),
+    lastError: r.lastError,
+    result: decodeJson(r.resultJson),
+    producerId: r.producerId,
+    workerId: r.workerId,
+    createdAt: new Date(r.createdAt),
+    updatedAt: new Date(r.updatedAt),
+  };
+}
+
+export function toDeadLetterJob(r: DeadLetterRecord): DeadLetterJob {
+  return {
+    id: r.id,
+    jobName: r.jobName,
+    args: JSON.parse(r.argsJson),
+    queue: r.queue,
+    priority: r.priority,
+    maxAttempts: r.maxAttempts,
+    attempts: r.attempts,
+    lastError: r.lastError,
+    deadLetterReason: r.deadLetterReason,
+    tags: decodeRecord(r.tagsJson),
+    resurrectionCount: r.resurrectionCount,
+    lastResurrectionAt: r.lastResurrectionAt === null ? null : new Date(r.lastResurrectionAt),
+    originalCreatedAt: new Date(r.originalCreatedAt),
+    movedToDeadLetterAt: new Date(r.movedToDeadLetterAt),
+    createdAt: new Date(r.createdAt),
+  };
+}
+
+export function toWorkerInfo(r: WorkerRecord): WorkerInfo {
+  return {
+    id: r.id,
+    hostname: r.hostname,
+    pid: r.pid,
+    queues: [...r.queues],
+    concurrency: r.concurrency,
+    status: r.status,
+    lastHeartbeat: new Date(r.lastHeartbeat),
+    startedAt: new Date(r.startedAt),
+    version: r.version,
+    metadata: decodeRecord(r.metadataJson),
+  };
+}
+
+/** Newest first (`at` descending, insertion order breaking ties), then the page: how every list reads. */
+export function newestFirst<T extends { seq: number }>(
+  rows: T[],
+  at: (row: T) => number,
+  page: { limit: number; offset: number },
+): T[] {
+  rows.sort((a, b) => at(b) - at(a) || b.seq - a.seq);
+  return rows.slice(page.offset, page.offset + page.limit);
+}
+
+/** The soniq_dead_letter_jobs row a move writes for `job`. */
+export function deadLetterRow(
+  store: { nextSeq(): number },
+  job: JobRecord,
+  move: { reason: string; error: string | null },
+  tagsJson: string | null,
+  now: number,
+): DeadLetterRecord {
+  return {
+    id: job.id,
+    jobName: job.jobName,
+    argsJson: job.argsJson,
+    queue: job.queue,
+    priority: job.priority,
+    maxAttempts: job.maxAttempts,
+    attempts: job.attempts,
+    lastError: move.error,
+    deadLetterReason: move.reason,
+    tagsJson,
+    resurrectionCount: 0,
+    lastResurrectionAt: null,
+    originalCreatedAt: job.createdAt,
+    movedToDeadLetterAt: now,
+    createdAt: now,
+    seq: store.nextSeq(),
+  };
+}
+
+/** The fields a new job row takes from its caller; the rest start as every fresh queued row does. */
+export type NewJobFields = Pick<
+  JobRecord,
+  | "id"
+  | "jobName"
+  | "argsJson"
+  | "argsHash"
+  | "maxAttempts"
+  | "queue"
+  | "priority"
+  | "uniqueJob"
+  | "dedupKey"
+  | "scheduledAt"
+  | "producerId"
+  | "seq"
+>;
+
+export function queuedRecord(f: NewJobFields, now: number): JobRecord {
+  // Spelled out rather than spread: the claim path reads these records constantly, and a literal keeps one
+  // hidden class (a spread of this many keys was the enqueue path's main cost).
+  return {
+    id: f.id,
+    jobName: f.jobName,
+    argsJson: f.argsJson,
+    argsHash: f.argsHash,
+    status: "queued",
+    attempts: 0,
+    maxAttempts: f.maxAttempts,
+    queue: f.queue,
+    priority: f.priority,
+    uniqueJob: f.uniqueJob,
+    dedupKey: f.dedupKey,
+    scheduledAt: f.scheduledAt,
+    expiresAt: null,
+    lastError: null,
+    resultJson: null,
+    producerId: f.producerId,
+    workerId: null,
+    createdAt: now,
+    updatedAt: now,
+    seq: f.seq,
+    queuedVersion: 0,
+    live: true,
+  };
+}

@@ -1,0 +1,235 @@
+/**
+ * The memory backend's state: the three tables as maps, plus the indexes the SQL backends get from
+ * their database (the fetch index as per-queue lanes, the partial unique indexes for dedup, the
+ * worker_id index, per-queue counters, the expiry index).
+ *
+ * Every status write goes through `transition`, and every insert through `insertJob`: they are the
+ * memory equivalent of the SQL CHECK constraint and terminal-status trigger, and the only places that
+ * keep the indexes in step with the rows.
+ */
+import type { JobStatus } from "@soniq/core";
+import { JOB_STATUSES, SoniqError, TERMINAL_JOB_STATUSES } from "@soniq/core";
+import type { WakeUpListener } from "@soniq/core/backend";
+import { Heap } from "./heap.js";
+import { Lane } from "./lanes.js";
+import type { DeadLetterRecord, JobPatch, JobRecord, WorkerRecord } from "./rows.js";
+
+export interface StatusCounts {
+  queued: number;
+  processing: number;
+  done: number;
+  cancelled: number;
+}
+
+export interface TaskNameRecord {
+  taskName: string;
+  workerId: string;
+  lastSeenAt: number;
+}
+
+export interface LeaseRecord {
+  holder: string;
+  expiresAt: number;
+}
+
+interface ExpiryEntry {
+  job: JobRecord;
+  expiresAt: number;
+}
+
+export interface MemoryStoreHooks {
+  /** Consulted before each dead-letter move; true makes the move fail half way (see options.ts). */
+  readonly interruptDeadLetterMove?: (jobId: string) => boolean;
+}
+
+/** Where a memory backend keeps its store, for the test inspector (test/inspector.ts); not public API. */
+export const STORE: unique symbol = Symbol("soniq.memory.store");
+
+const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_JOB_STATUSES);
+const STATUSES: ReadonlySet<string> = new Set(JOB_STATUSES);
+
+/** The rule the SQL backends' CHECK constraint and trigger enforce, as one function. */
+export function assertStatusWrite(id: string, from: JobStatus | null, to: string): asserts to is JobStatus {
+  if (!STATUSES.has(to)) {
+    const where = to === "dead_letter" ? " Dead-letter rows live in soniq_dead_letter_jobs." : "";
+    throw new SoniqError(
+      "SONIQ_INVALID_STATUS_TRANSITION",
+      `Job ${id} cannot take status "${to}": a job's status is one of ${JOB_STATUSES.join(", ")}.${where}`,
+      { context: { id, from, to } },
+    );
+  }
+  if (from !== null && TERMINAL.has(from) && to !== from) {
+    throw new SoniqError(
+      "SONIQ_INVALID_STATUS_TRANSITION",
+      `Job ${id} is ${from}: a done or cancelled job never changes status (attempted ${to}).`,
+      { context: { id, from, to } },
+    );
+  }
+}
+
+export class MemoryStore {
+  readonly jobs = new Map<string, JobRecord>();
+  readonly deadLetters = new Map<string, DeadLetterRecord>();
+  readonly workers = new Map<string, WorkerRecord>();
+  readonly taskNames = new Map<string, TaskNameRecord>();
+  readonly leases = new Map<string, LeaseRecord>();
+  readonly lanes = new Map<string, Lane>();
+  /** Queued jobs by dedup key, and by job name + args hash for unique jobs. */
+  readonly dedupKeys = new Map<string, JobRecord>();
+  readonly uniqueKeys = new Map<string, JobRecord>();
+  readonly processingByWorker = new Map<string, Set<JobRecord>>();
+  readonly counts = new Map<string, StatusCounts>();
+  readonly deadLetterCounts = new Map<string, number>();
+  readonly listeners = new Set<WakeUpListener>();
+  private readonly expiring = new Heap<ExpiryEntry>((a, b) => a.expiresAt < b.expiresAt);
+  private seq = 0;
+
+  constructor(
+    readonly now: () => number,
+    readonly hooks: MemoryStoreHooks = {},
+  ) {}
+
+  nextSeq(): number {
+    return ++this.seq;
+  }
+
+  lane(queue: string): Lane {
+    let lane = this.lanes.get(queue);
+    if (lane === undefined) {
+      lane = new Lane();
+      this.lanes.set(queue, lane);
+    }
+    return lane;
+  }
+
+  insertJob(job: JobRecord, now: number): void {
+    assertStatusWrite(job.id, null, job.status);
+    this.jobs.set(job.id, job);
+    this.enter(job, now);
+  }
+
+  /**
+   * The one guarded status write. `popped` tells the lane the claim already took the job's entry.
+   * Throws `SONIQ_INVALID_STATUS_TRANSITION` before changing anything.
+   */
+  transition(job: JobRecord, to: string, patch: JobPatch, now: number, popped = false): void {
+    assertStatusWrite(job.id, job.status, to);
+    this.leave(job, popped);
+    Object.assign(job, patch);
+    job.status = to;
+    job.updatedAt = now;
+    this.enter(job, now);
+  }
+
+  /** Delete the row (result TTL 0, expiry, or the second step of the dead-letter move). */
+  removeJob(job: JobRecord): void {
+    this.leave(job, false);
+    job.live = false;
+    this.jobs.delete(job.id);
+  }
+
+  addDeadLetter(row: DeadLetterRecord): void {
+    this.deadLetters.set(row.id, row);
+    this.deadLetterCounts.set(row.queue, (this.deadLetterCounts.get(row.queue) ?? 0) + 1);
+  }
+
+  removeDeadLetter(row: DeadLetterRecord): void {
+    this.deadLetters.delete(row.id);
+    this.deadLetterCounts.set(row.queue, (this.deadLetterCounts.get(row.queue) ?? 1) - 1);
+  }
+
+  /** Done rows whose expiry passed, earliest first, removed from the expiry index. */
+  *takeExpired(now: number): Generator<JobRecord> {
+    for (;;) {
+      const top = this.expiring.peek();
+      if (top === undefined || top.expiresAt >= now) return;
+      this.expiring.pop();
+      const job = top.job;
+      if (job.live && job.status === "done" && job.expiresAt === top.expiresAt) yield job;
+    }
+  }
+
+  /** Tell subscribers that `queue` has work. Delivered after the write returns; listener errors are contained. */
+  wake(queue: string): void {
+    if (this.listeners.size === 0) return;
+    queueMicrotask(() => {
+      for (const listener of this.listeners) {
+        try {
+          listener(queue);
+        } catch {
+          // A wake-up is a hint; a failing listener must not break the write that caused it.
+        }
+      }
+    });
+  }
+
+  private countsOf(queue: string): StatusCounts {
+    let counts = this.counts.get(queue);
+    if (counts === undefined) {
+      counts = { queued: 0, processing: 0, done: 0, cancelled: 0 };
+      this.counts.set(queue, counts);
+    }
+    return counts;
+  }
+
+  private enter(job: JobRecord, now: number): void {
+    this.countsOf(job.queue)[job.status]++;
+    if (job.status === "queued") {
+      job.queuedVersion++;
+      this.lane(job.queue).add(job, now);
+      this.claimKeys(job);
+    } else if (job.status === "processing" && job.workerId !== null) {
+      let set = this.processingByWorker.get(job.workerId);
+      if (set === undefined) {
+        set = new Set();
+        this.processingByWorker.set(job.workerId, set);
+      }
+      set.add(job);
+    } else if (job.status === "done" && job.expiresAt !== null) {
+      this.expiring.push({ job, expiresAt: job.expiresAt });
+    }
+  }
+
+  /**
+   * Like the partial unique indexes, one queued job holds a dedup key or unique args. A job coming back
+   * to the queue (retry, nack, snooze, recovery) while an equal job was enqueued meanwhile gives up its
+   * key rather than fail: the requeue must never be blocked, and the holder keeps deduplicating.
+   */
+  private claimKeys(job: JobRecord): void {
+    if (job.dedupKey !== null) {
+      const holder = this.dedupKeys.get(job.dedupKey);
+      if (holder === undefined) this.dedupKeys.set(job.dedupKey, job);
+      else if (holder !== job) job.dedupKey = null;
+    }
+    const unique = uniqueKeyOf(job);
+    if (unique !== null) {
+      const holder = this.uniqueKeys.get(unique);
+      if (holder === undefined) this.uniqueKeys.set(unique, job);
+      else if (holder !== job) job.uniqueJob = false;
+    }
+  }
+
+  private leave(job: JobRecord, popped: boolean): void {
+    this.countsOf(job.queue)[job.status]--;
+    if (job.status === "queued") {
+      if (!popped) this.lane(job.queue).forget();
+      if (job.dedupKey !== null && this.dedupKeys.get(job.dedupKey) === job)
+        this.dedupKeys.delete(job.dedupKey);
+      const unique = uniqueKeyOf(job);
+      if (unique !== null && this.uniqueKeys.get(unique) === job) this.uniqueKeys.delete(unique);
+    } else if (job.status === "processing" && job.workerId !== null) {
+      const set = this.processingByWorker.get(job.workerId);
+      set?.delete(job);
+      if (set?.size === 0) this.processingByWorker.delete(job.workerId);
+    }
+  }
+}
+
+/** The unique-job index key: job name and args hash, for unique jobs with a hash. */
+export function uniqueKeyOf(job: {
+  uniqueJob: boolean;
+  jobName: string;
+  argsHash: string | null;
+}): string | null {
+  return job.uniqueJob && job.argsHash !== null ? `${job.jobName}\u0000${job.argsHash}` : null;
+}

@@ -1,0 +1,72 @@
+/** The deadLetters facet: reading, replaying and purging dead-letter rows (the operator's side of the table). */
+import type { DeadLetterJob } from "@soniq/core";
+import type { DeadLetterListQuery, DeadLettersFacet, ReplayRequest } from "@soniq/core/backend";
+import { type PgContext, query } from "./internal/context.js";
+import { listQuery } from "./internal/list-query.js";
+import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
+import { DEAD_LETTER_COLUMNS, mapDeadLetterJob, type Row } from "./internal/rows.js";
+
+async function list(ctx: PgContext, q: DeadLetterListQuery): Promise<DeadLetterJob[]> {
+  const conditions = [
+    ["job_name = ?", q.jobName],
+    ["queue = ?", q.queue],
+    ["dead_letter_reason = ?", q.reason],
+    ["moved_to_dead_letter_at >= ?", q.since],
+    ["moved_to_dead_letter_at < ?", q.until],
+  ] as const;
+  const select = `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs`;
+  const order = "moved_to_dead_letter_at DESC, id DESC";
+  const res = await query<Row>(ctx, "deadLetters.list", listQuery(select, conditions, order, q));
+  return res.rows.map(mapDeadLetterJob);
+}
+
+async function get(ctx: PgContext, id: string): Promise<DeadLetterJob | null> {
+  const res = await query<Row>(ctx, "deadLetters.get", {
+    name: "soniq_dlq_get",
+    text: `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs WHERE id = $1`,
+    values: [id],
+  });
+  const row = res.rows[0];
+  return row ? mapDeadLetterJob(row) : null;
+}
+
+// One statement: the count bump and the new job commit together, and the NOTIFY goes out on commit.
+const REPLAY = `WITH bumped AS (
+  UPDATE soniq_dead_letter_jobs
+  SET resurrection_count = resurrection_count + 1, last_resurrection_at = now()
+  WHERE id = $1
+  RETURNING job_name, args, queue, priority, max_attempts),
+inserted AS (
+  INSERT INTO soniq_jobs (id, job_name, args, queue, priority, max_attempts, scheduled_at)
+  SELECT $2, job_name, args, COALESCE($3::text, queue), COALESCE($4::int, priority), max_attempts,
+         COALESCE($5::timestamptz, now())
+  FROM bumped
+  RETURNING id, queue)
+SELECT id, pg_notify('${NEW_JOB_CHANNEL}', queue) FROM inserted`;
+
+async function replay(ctx: PgContext, id: string, request: ReplayRequest): Promise<string | null> {
+  const res = await query<{ id: string }>(ctx, "deadLetters.replay", {
+    name: "soniq_dlq_replay",
+    text: REPLAY,
+    values: [id, request.newId, request.queue, request.priority, request.scheduledAt],
+  });
+  return res.rows[0]?.id ?? null;
+}
+
+async function purge(ctx: PgContext, id: string): Promise<boolean> {
+  const res = await query(ctx, "deadLetters.purge", {
+    name: "soniq_dlq_purge",
+    text: "DELETE FROM soniq_dead_letter_jobs WHERE id = $1",
+    values: [id],
+  });
+  return res.rowCount === 1;
+}
+
+export function deadLettersFacet(ctx: PgContext): DeadLettersFacet {
+  return {
+    list: (q) => list(ctx, q),
+    get: (id) => get(ctx, id),
+    replay: (id, request) => replay(ctx, id, request),
+    purge: (id) => purge(ctx, id),
+  };
+}

@@ -1,0 +1,259 @@
+/**
+ * Enqueue, one or many, in ONE statement each. A single job is a plain-parameter INSERT; a batch arrives as
+ * one jsonb array (jsonb_to_recordset) and each kind of job is inserted by its own data-modifying CTE. The
+ * queues that got jobs are NOTIFYed (delivered on commit, so a rolled-back transactional enqueue wakes nobody).
+ *
+ * Dedup goes through the partial unique indexes, so it is race-free:
+ * - dedupKey only: ON CONFLICT on the dedup_key index; DO UPDATE (a no-op write) locks and returns the
+ *   existing row, so a duplicate gets the existing id even while racing another enqueue.
+ * - unique only: the same on the (job_name, args_hash) index.
+ * - both: a queued unique twin is looked up first and returned; otherwise the insert arbitrates on dedup_key.
+ *   A race on the unique index can still raise 23505; outside a caller's transaction the statement is
+ *   simply run again (it is all-or-nothing), inside one the error is reported.
+ * Duplicates within one batch are resolved here first: Postgres cannot upsert the same row twice in a statement.
+ */
+
+import { SoniqError } from "@soniq/core";
+import type { EnqueueOptions, EnqueueResult, NewJob } from "@soniq/core/backend";
+import { type PgContext, query } from "./context.js";
+import { isQueuedKeyConflict } from "./errors.js";
+import { NEW_JOB_CHANNEL } from "./listen-client.js";
+import { type TxRunner, txRunner } from "./tx.js";
+
+const KINDS = ["plain", "dedup", "uniq", "both"] as const;
+type Kind = (typeof KINDS)[number];
+
+/** Which input rows (alias `i`) are of this kind. */
+const KIND_FILTER: Record<Kind, string> = {
+  plain: "i.dedup_key IS NULL AND NOT i.unique_job",
+  dedup: "i.dedup_key IS NOT NULL AND NOT i.unique_job",
+  uniq: "i.dedup_key IS NULL AND i.unique_job",
+  both: "i.dedup_key IS NOT NULL AND i.unique_job",
+};
+
+const ON_DEDUP_KEY =
+  "ON CONFLICT (dedup_key) WHERE status = 'queued' AND dedup_key IS NOT NULL DO UPDATE SET dedup_key = EXCLUDED.dedup_key";
+const ON_UNIQUE =
+  "ON CONFLICT (job_name, args_hash) WHERE status = 'queued' AND unique_job DO UPDATE SET unique_job = EXCLUDED.unique_job";
+
+const INSERT_COLUMNS =
+  "id, job_name, args, args_hash, queue, priority, max_attempts, scheduled_at, dedup_key, unique_job, producer_id";
+const SELECT_INPUT =
+  "i.id, i.job_name, i.args, i.args_hash, i.queue, i.priority, i.max_attempts, COALESCE(i.scheduled_at, now()), " +
+  "i.dedup_key, i.unique_job, i.producer_id";
+const RETURN_KEYS = "RETURNING id, queue, dedup_key, job_name, args_hash";
+
+function insertCte(kind: Kind): string {
+  const conflict = kind === "dedup" || kind === "both" ? ON_DEDUP_KEY : kind === "uniq" ? ON_UNIQUE : "";
+  const notTwin = kind === "both" ? " AND NOT EXISTS (SELECT 1 FROM twin t WHERE t.ord = i.ord)" : "";
+  return `ins_${kind} AS (INSERT INTO soniq_jobs (${INSERT_COLUMNS})
+  SELECT ${SELECT_INPUT} FROM input i WHERE ${KIND_FILTER[kind]}${notTwin}
+  ${conflict} ${RETURN_KEYS})`;
+}
+
+/**
+ * The statement for a batch holding these kinds of jobs (a handful of shapes, each a named statement).
+ * Each row comes back with the keys it was matched on; `resolveRows` maps it to its input position in JS
+ * (a SQL join between the input and the inserted rows was quadratic under bad row estimates).
+ */
+function enqueueSql(kinds: readonly Kind[]): string {
+  const ctes = [
+    "input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, id uuid, job_name text, args jsonb, args_hash text, queue text, priority int, max_attempts int, scheduled_at timestamptz, dedup_key text, unique_job bool, producer_id text))",
+  ];
+  const results: string[] = [];
+  if (kinds.includes("both")) {
+    ctes.push(`twin AS (SELECT DISTINCT ON (i.ord) i.ord, j.id, j.queue FROM input i
+  JOIN soniq_jobs j ON j.job_name = i.job_name AND j.args_hash = i.args_hash AND j.status = 'queued' AND j.unique_job
+  WHERE ${KIND_FILTER.both} ORDER BY i.ord, j.created_at)`);
+    results.push(
+      "SELECT 'twin' AS kind, ord, id, queue, NULL::text AS dedup_key, NULL::text AS job_name, NULL::text AS args_hash FROM twin",
+    );
+  }
+  for (const kind of kinds) {
+    ctes.push(insertCte(kind));
+    results.push(
+      `SELECT '${kind}' AS kind, NULL::int AS ord, id, queue, dedup_key, job_name, args_hash FROM ins_${kind}`,
+    );
+  }
+  ctes.push(`results AS (${results.join("\n  UNION ALL ")})`);
+  ctes.push(
+    `notified AS (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) AS n FROM (SELECT DISTINCT queue AS q FROM results) s)`,
+  );
+  return `WITH ${ctes.join(",\n")}\nSELECT r.kind, r.ord, r.id, r.dedup_key, r.job_name, r.args_hash FROM results r, notified`;
+}
+
+interface ResultRow {
+  kind: string;
+  ord: number | null;
+  id: string;
+  dedup_key: string | null;
+  job_name: string | null;
+  args_hash: string | null;
+}
+
+const uniqueKey = (jobName: string, argsHash: string | null) => `${jobName}\u0000${argsHash ?? ""}`;
+
+/** The id each sent job resolved to, by position in `sent`. */
+function resolveRows(sent: readonly NewJob[], rows: readonly ResultRow[]): (string | undefined)[] {
+  const byId = new Map<string, number>();
+  const byDedupKey = new Map<string, number>();
+  const byUniqueKey = new Map<string, number>();
+  sent.forEach((job, ord) => {
+    const kind = kindOf(job);
+    if (kind === "plain") byId.set(job.id.toLowerCase(), ord);
+    if (kind === "dedup" || kind === "both") byDedupKey.set(job.dedupKey ?? "", ord);
+    if (kind === "uniq") byUniqueKey.set(uniqueKey(job.jobName, job.argsHash), ord);
+  });
+  const ids: (string | undefined)[] = [];
+  for (const row of rows) {
+    const id = String(row.id);
+    let ord: number | undefined;
+    if (row.kind === "twin") ord = Number(row.ord);
+    else if (row.kind === "plain") ord = byId.get(id);
+    else if (row.kind === "uniq") ord = byUniqueKey.get(uniqueKey(String(row.job_name), row.args_hash));
+    else ord = byDedupKey.get(String(row.dedup_key));
+    if (ord !== undefined) ids[ord] = id;
+  }
+  return ids;
+}
+
+function kindOf(job: NewJob): Kind {
+  if (job.dedupKey !== null) return job.unique ? "both" : "dedup";
+  return job.unique ? "uniq" : "plain";
+}
+
+/**
+ * Jobs to send (the first of each key) and, for every input position, the index of the sent job it
+ * resolves to. A later job sharing a dedup key or a unique key with an earlier one gets the earlier's result.
+ */
+function resolveBatch(jobs: readonly NewJob[]): { sent: NewJob[]; target: number[] } {
+  const sent: NewJob[] = [];
+  const target: number[] = [];
+  const byKey = new Map<string, number>();
+  for (const job of jobs) {
+    const keys: string[] = [];
+    if (job.dedupKey !== null) keys.push(`d:${job.dedupKey}`);
+    if (job.unique) keys.push(`u:${uniqueKey(job.jobName, job.argsHash)}`);
+    const earlier = keys.map((k) => byKey.get(k)).find((i) => i !== undefined);
+    if (earlier !== undefined) {
+      target.push(earlier);
+      continue;
+    }
+    for (const k of keys) byKey.set(k, sent.length);
+    target.push(sent.length);
+    sent.push(job);
+  }
+  return { sent, target };
+}
+
+function encodeBatch(jobs: readonly NewJob[]): string {
+  return JSON.stringify(
+    jobs.map((job, ord) => ({
+      ord,
+      id: job.id,
+      job_name: job.jobName,
+      args: job.args,
+      args_hash: job.argsHash,
+      queue: job.queue,
+      priority: job.priority,
+      max_attempts: job.maxAttempts,
+      scheduled_at: job.scheduledAt === null ? null : job.scheduledAt.toISOString(),
+      dedup_key: job.dedupKey,
+      unique_job: job.unique,
+      producer_id: job.producerId,
+    })),
+  );
+}
+
+async function runOnPool(ctx: PgContext, kinds: Kind[], payload: string) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await query<ResultRow>(ctx, "enqueue", {
+        name: `soniq_enqueue_${kinds.join("_")}`,
+        text: enqueueSql(kinds),
+        values: [payload],
+      });
+      return res.rows;
+    } catch (err) {
+      if (attempt >= 3 || !isQueuedKeyConflict(err)) throw err;
+    }
+  }
+}
+
+function noRow(job: NewJob): SoniqError {
+  return new SoniqError("SONIQ_BACKEND_ERROR", `enqueue: PostgreSQL returned no row for job ${job.id}.`, {
+    context: { id: job.id },
+  });
+}
+
+export async function enqueueMany<TTx>(
+  ctx: PgContext,
+  jobs: readonly NewJob[],
+  options: EnqueueOptions<TTx> = {},
+): Promise<EnqueueResult[]> {
+  if (jobs.length === 0) return [];
+  const runner: TxRunner | undefined = options.tx === undefined ? undefined : txRunner(options.tx, "enqueue");
+  const { sent, target } = resolveBatch(jobs);
+  const kinds = KINDS.filter((kind) => sent.some((job) => kindOf(job) === kind));
+  const payload = encodeBatch(sent);
+  const rows = runner
+    ? ((await runner(enqueueSql(kinds), [payload])) as unknown as ResultRow[])
+    : await runOnPool(ctx, kinds, payload);
+  const ids = resolveRows(sent, rows);
+  return jobs.map((job, i) => {
+    const id = ids[target[i] ?? -1];
+    if (id === undefined) throw noRow(job);
+    return { id, deduplicated: id !== job.id.toLowerCase() };
+  });
+}
+
+// One job, the common case: plain parameters instead of the jsonb batch (the batch statement costs
+// several times more to plan and run for a single row). Jobs with both keys take the batch path.
+const SINGLE_VALUES =
+  "$1::uuid, $2, $3::jsonb, $4, $5, $6::int, $7::int, COALESCE($8::timestamptz, now()), $9, $10::bool, $11";
+
+function singleSql(kind: Exclude<Kind, "both">): string {
+  const conflict = kind === "dedup" ? ON_DEDUP_KEY : kind === "uniq" ? ON_UNIQUE : "";
+  return `WITH ins AS (INSERT INTO soniq_jobs (${INSERT_COLUMNS}) VALUES (${SINGLE_VALUES})
+  ${conflict} RETURNING id, queue)
+SELECT id, pg_notify('${NEW_JOB_CHANNEL}', queue) FROM ins`;
+}
+
+function singleValues(job: NewJob): unknown[] {
+  return [
+    job.id,
+    job.jobName,
+    JSON.stringify(job.args),
+    job.argsHash,
+    job.queue,
+    job.priority,
+    job.maxAttempts,
+    job.scheduledAt,
+    job.dedupKey,
+    job.unique,
+    job.producerId,
+  ];
+}
+
+export async function enqueue<TTx>(
+  ctx: PgContext,
+  job: NewJob,
+  options: EnqueueOptions<TTx> = {},
+): Promise<EnqueueResult> {
+  const kind = kindOf(job);
+  if (kind === "both") {
+    const [result] = await enqueueMany(ctx, [job], options);
+    if (!result) throw noRow(job);
+    return result;
+  }
+  const text = singleSql(kind);
+  const values = singleValues(job);
+  const rows =
+    options.tx === undefined
+      ? (await query<{ id: string }>(ctx, "enqueue", { name: `soniq_enqueue_one_${kind}`, text, values }))
+          .rows
+      : await txRunner(options.tx, "enqueue")(text, values);
+  const id = rows[0]?.id;
+  if (id === undefined) throw noRow(job);
+  return { id: String(id), deduplicated: String(id) !== job.id.toLowerCase() };
+}

@@ -1,0 +1,138 @@
+/**
+ * `runs.settle` as ONE statement: any mix of done / requeue / dead_letter items, each fenced by
+ * `status = 'processing' AND attempts = <the claim's attempt>`, written by data-modifying CTEs of one
+ * statement (one implicit transaction, one round trip):
+ *
+ * - `done`: UPDATE to done with the result and `expires_at = now() + ttl` (items with resultTtlMs > 0);
+ * - `deleted`: DELETE of the done items with resultTtlMs 0;
+ * - `requeued`: UPDATE back to queued with the attempts and last_error core chose (a null lastError keeps
+ *   the stored one), worker_id cleared, due `now() + delay` by the database's clock;
+ * - `moved` + `dead`: DELETE ... RETURNING of the dead_letter rows feeding the INSERT into
+ *   soniq_dead_letter_jobs.
+ *
+ * The final SELECT returns the ids that applied (each CTE returns only the rows it wrote). Only the parts a
+ * call holds are in its statement: one named statement per combination (at most 15, x2 with asyncOutcomes).
+ *
+ * Linear whatever the statistics say: each CTE finds its rows by `id = ANY($n::uuid[])` (primary-key
+ * lookups) and reads each row's item from one jsonb object keyed by id (`$1 -> id::text`, a binary search).
+ * Joins with unnest() or jsonb_to_recordset were planned as nested loops that re-read the item list per
+ * row (quadratic: a 4,700-item completion took 8.8 s, 500 dead-letter items 58 ms); test/settle-plan.test.ts
+ * EXPLAINs this statement with 500 items.
+ *
+ * Dead-letter conflicts: an item whose id already has a dead-letter row is not applied and its job row is
+ * left untouched. The DELETE excludes such ids (NOT EXISTS), rather than the INSERT skipping them with
+ * ON CONFLICT DO NOTHING, which would let the DELETE commit and lose the job. Soniq writes dead-letter
+ * ids only by moving a job row, and every move first locks that row (the DELETE), so a second move of the
+ * same job waits, then finds the row gone: no conflicting row can appear between the check and the INSERT
+ * from Soniq itself. If something else inserts one concurrently, the INSERT raises a unique violation, the
+ * statement fails as a whole and nothing changes (`SONIQ_DEAD_LETTER_CONFLICT`; the worker's writer retries
+ * and the retry skips that item).
+ */
+import type { Settlement } from "@soniq/core/backend";
+import { ASYNC_COMMIT } from "./context.js";
+
+const FENCE = "status = 'processing' AND attempts = ($1::jsonb -> id::text ->> 0)::int";
+
+const DEAD_LETTER_INSERT_COLUMNS =
+  "id, job_name, args, queue, priority, max_attempts, attempts, last_error, dead_letter_reason, tags, original_created_at";
+
+/** The item kinds as the statement writes them, in parameter order ($2, $3, ... for the present ones). */
+export const SETTLE_PARTS = ["done", "requeued", "deleted", "dead"] as const;
+export type SettlePart = (typeof SETTLE_PARTS)[number];
+
+/** One part's CTE(s); `$ids` is its id array parameter. */
+function partSql(part: SettlePart, ids: string, from: string, using: string, keys: string): string {
+  switch (part) {
+    case "done":
+      return `done AS (
+  UPDATE soniq_jobs SET status = 'done', result = $1::jsonb -> id::text -> 2, updated_at = now(),
+    expires_at = now() + ($1::jsonb -> id::text ->> 1)::float8 * interval '1 millisecond'${from}
+  WHERE id = ANY(${ids}::uuid[]) AND ${FENCE}
+  RETURNING id)`;
+    case "requeued":
+      return `requeued AS (
+  UPDATE soniq_jobs SET status = 'queued', attempts = ($1::jsonb -> id::text ->> 1)::int,
+    last_error = COALESCE($1::jsonb -> id::text ->> 3, last_error), worker_id = NULL,
+    scheduled_at = now() + ($1::jsonb -> id::text ->> 2)::float8 * interval '1 millisecond',
+    updated_at = now()${keys}${from}
+  WHERE id = ANY(${ids}::uuid[]) AND ${FENCE}
+  RETURNING id)`;
+    case "deleted":
+      return `deleted AS (
+  DELETE FROM soniq_jobs${using}
+  WHERE id = ANY(${ids}::uuid[]) AND ${FENCE}
+  RETURNING id)`;
+    case "dead":
+      return `moved AS (
+  DELETE FROM soniq_jobs j${using}
+  WHERE j.id = ANY(${ids}::uuid[]) AND j.status = 'processing' AND j.attempts = ($1::jsonb -> j.id::text ->> 0)::int
+    AND NOT EXISTS (SELECT 1 FROM soniq_dead_letter_jobs d WHERE d.id = j.id)
+  RETURNING j.id, j.job_name, j.args, j.queue, j.priority, j.max_attempts, j.attempts, j.created_at),
+dead AS (
+  INSERT INTO soniq_dead_letter_jobs (${DEAD_LETTER_INSERT_COLUMNS})
+  SELECT id, job_name, args, queue, priority, max_attempts, attempts, $1::jsonb -> id::text ->> 2,
+    $1::jsonb -> id::text ->> 1, $1::jsonb -> id::text -> 3, created_at FROM moved
+  RETURNING id)`;
+  }
+}
+
+/**
+ * The statement text for the parts a call holds (only those, so a drain's all-done flush plans and runs
+ * one CTE, as the single-kind statements did). `keys` is a SET fragment from requeue-keys.ts (empty on
+ * the hot path); `asyncCommit` adds the synchronous_commit-off item to every writing CTE (whichever
+ * writes, the setting is made). $1 is the items object keyed by id: done [attempt, resultTtlMs, result?],
+ * requeue [attempt, attempts, delayMs, lastError], dead_letter [attempt, reason, error, tags?] (a missing
+ * last element is SQL NULL); $2, $3, ... the id arrays of the present parts, in `SETTLE_PARTS` order.
+ */
+export function settleSql(parts: readonly SettlePart[], asyncCommit: boolean, keys: string): string {
+  const from = asyncCommit ? `\n  FROM ${ASYNC_COMMIT}` : "";
+  const using = asyncCommit ? ` USING ${ASYNC_COMMIT}` : "";
+  const ctes = parts.map((part, i) => partSql(part, `$${i + 2}`, from, using, keys));
+  const results = parts.map((part) => `SELECT id::text FROM ${part}`);
+  return `WITH ${ctes.join(",\n")}\n${results.join("\nUNION ALL ")}`;
+}
+
+/** A settle call encoded as the statement's parameters. */
+export interface EncodedSettle {
+  /** The parts the call holds, in `SETTLE_PARTS` order. */
+  parts: SettlePart[];
+  /** $1 the items object, then one id array per part. */
+  values: [string, ...string[][]];
+  /** Input position of the item that owns each id (the first one: a repeated id is not applied again). */
+  owner: Map<string, number>;
+  /** The first dead_letter item's id, or null when the call holds none. */
+  firstDeadLetterId: string | null;
+}
+
+export function encodeSettle(items: readonly Settlement[]): EncodedSettle {
+  const ids: Record<SettlePart, string[]> = { done: [], requeued: [], deleted: [], dead: [] };
+  const byId: Record<string, unknown[]> = {};
+  const owner = new Map<string, number>();
+  items.forEach((item, index) => {
+    if (owner.has(item.id)) return;
+    owner.set(item.id, index);
+    if (item.kind === "done") {
+      ids[item.resultTtlMs > 0 ? "done" : "deleted"].push(item.id);
+      byId[item.id] =
+        item.result === undefined || item.result === null
+          ? [item.attempt, item.resultTtlMs]
+          : [item.attempt, item.resultTtlMs, item.result];
+    } else if (item.kind === "requeue") {
+      ids.requeued.push(item.id);
+      byId[item.id] = [item.attempt, item.attempts, item.delayMs, item.lastError];
+    } else {
+      ids.dead.push(item.id);
+      byId[item.id] =
+        item.tags === null
+          ? [item.attempt, item.reason, item.error]
+          : [item.attempt, item.reason, item.error, item.tags];
+    }
+  });
+  const parts = SETTLE_PARTS.filter((part) => ids[part].length > 0);
+  return {
+    parts,
+    values: [JSON.stringify(byId), ...parts.map((part) => ids[part])],
+    owner,
+    firstDeadLetterId: ids.dead[0] ?? null,
+  };
+}

@@ -1,0 +1,173 @@
+/**
+ * The worker's hot path: `claim` and `settle`.
+ *
+ * Claim: one statement takes up to `limit` due queued jobs in priority, scheduled_at, created_at order,
+ * skipping rows other claimers hold (FOR UPDATE SKIP LOCKED), marks them processing, bumps attempts and
+ * stamps the worker. It returns every row it took, including one whose attempts now exceed max_attempts
+ * (core dead-letters those through settle), so a short result means nothing more is due.
+ *
+ * `id = ANY(ARRAY(subquery))` rather than `id IN (subquery)`: with table statistics the planner turned the
+ * IN form into a whole-table scan (DESIGN.md section 12); the ARRAY form keeps the index path.
+ * One named statement per queue shape, because `queue = $3` lets the fetch index deliver rows already in
+ * priority order while `queue = ANY($3)` makes Postgres sort.
+ *
+ * The claim commits asynchronously (`set_config('synchronous_commit', 'off', true)`, local to the claim's own
+ * implicit transaction, so the session keeps its setting). It skips the WAL flush wait, the largest fixed cost
+ * of a small claim, and gives up nothing a job relies on: only a database crash can lose a claim (within
+ * ~3 x wal_writer_delay), and then the job is simply queued again, which at-least-once delivery allows. Every
+ * later synchronous commit (a settle) flushes the WAL up to itself, so a durable outcome always implies its
+ * durable claim.
+ *
+ * Only a registered worker may claim. `soniq_jobs.worker_id` has no foreign key (its check cost a lookup and
+ * a row lock per claimed row), so the statement checks the registration once (an uncorrelated EXISTS, a
+ * one-time filter) and claims nothing for an unknown worker; an empty claim then asks which case it was.
+ *
+ * Settle: one statement for any mix of outcomes (internal/settle-sql.ts).
+ */
+import { type Job, SoniqError } from "@soniq/core";
+import type { ClaimRequest, RunsFacet, Settlement } from "@soniq/core/backend";
+import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./internal/claim-rows.js";
+import { ASYNC_COMMIT, type PgContext, query } from "./internal/context.js";
+import { inDedicatedTransaction } from "./internal/interrupted-move.js";
+import { KEEP_KEYS, requeueQuery } from "./internal/requeue-keys.js";
+import {
+  type EncodedSettle,
+  encodeSettle,
+  SETTLE_PARTS,
+  type SettlePart,
+  settleSql,
+} from "./internal/settle-sql.js";
+import type { DeadLetterInterrupt } from "./options.js";
+
+function claimSql(queueFilter: string): string {
+  return `UPDATE soniq_jobs
+SET status = 'processing', attempts = attempts + 1, worker_id = $2, updated_at = now()
+FROM ${ASYNC_COMMIT}
+WHERE id = ANY(ARRAY(
+  SELECT id FROM soniq_jobs
+  WHERE status = 'queued' AND scheduled_at <= now()${queueFilter}
+    AND ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM soniq_workers w WHERE w.id = $2::uuid))
+  ORDER BY priority, scheduled_at, created_at
+  LIMIT $1
+  FOR UPDATE SKIP LOCKED))
+RETURNING ${CLAIM_COLUMNS}`;
+}
+
+const CLAIM_ANY_QUEUE = claimSql("");
+const CLAIM_ONE_QUEUE = claimSql(" AND queue = $3");
+const CLAIM_SOME_QUEUES = claimSql(" AND queue = ANY($3::text[])");
+
+function claimStatement(request: ClaimRequest) {
+  const base = [request.limit, request.workerId];
+  const shape = { rowMode: "array" as const, types: CLAIM_TYPES };
+  const queues = request.queues;
+  if (queues === null) return { name: "soniq_claim_any", text: CLAIM_ANY_QUEUE, values: base, ...shape };
+  if (queues.length === 1) {
+    return { name: "soniq_claim_one", text: CLAIM_ONE_QUEUE, values: [...base, queues[0]], ...shape };
+  }
+  return { name: "soniq_claim_some", text: CLAIM_SOME_QUEUES, values: [...base, [...queues]], ...shape };
+}
+
+async function requireRegistered(ctx: PgContext, workerId: string): Promise<void> {
+  const res = await query(ctx, "runs.claim", {
+    name: "soniq_worker_registered",
+    text: "SELECT 1 FROM soniq_workers WHERE id = $1::uuid",
+    values: [workerId],
+  });
+  if (res.rows.length > 0) return;
+  throw new SoniqError(
+    "SONIQ_INVALID_ARGUMENT",
+    "claim: the worker id is not registered; call workers.register() before claiming with it.",
+    { context: { workerId } },
+  );
+}
+
+function byClaimOrder(a: Job, b: Job): number {
+  return (
+    a.priority - b.priority ||
+    a.scheduledAt.getTime() - b.scheduledAt.getTime() ||
+    a.createdAt.getTime() - b.createdAt.getTime()
+  );
+}
+
+async function claim(ctx: PgContext, request: ClaimRequest): Promise<Job[]> {
+  const res = await query<unknown[]>(ctx, "runs.claim", claimStatement(request));
+  if (res.rows.length === 0) {
+    if (request.workerId !== null) await requireRegistered(ctx, request.workerId);
+    return [];
+  }
+  const workerId = request.workerId;
+  // UPDATE ... RETURNING gives no order; the caller runs jobs in claim order.
+  return res.rows.map((row) => mapClaimedRow(row, workerId)).sort(byClaimOrder);
+}
+
+function settleName(parts: readonly SettlePart[], asyncCommit: boolean): string {
+  return `soniq_settle_${parts.join("_")}${asyncCommit ? "_async" : ""}`;
+}
+
+/** The hot-path text of every combination of parts (15 per commit mode), each a named statement. */
+const SETTLE_STATEMENTS: ReadonlyMap<string, string> = new Map(
+  Array.from({ length: 2 ** SETTLE_PARTS.length - 1 }, (_, i) =>
+    SETTLE_PARTS.filter((_, bit) => ((i + 1) >> bit) & 1),
+  ).flatMap((parts) =>
+    [false, true].map((asyncCommit): [string, string] => [
+      settleName(parts, asyncCommit),
+      settleSql(parts, asyncCommit, KEEP_KEYS),
+    ]),
+  ),
+);
+
+async function settleOnPool(ctx: PgContext, encoded: EncodedSettle): Promise<unknown[][]> {
+  const name = settleName(encoded.parts, ctx.asyncOutcomes);
+  const text = SETTLE_STATEMENTS.get(name) ?? settleSql(encoded.parts, ctx.asyncOutcomes, KEEP_KEYS);
+  const res = await requeueQuery<unknown[]>(ctx, "runs.settle", (keys, isHot) => ({
+    ...(isHot ? { name, text } : { text: settleSql(encoded.parts, ctx.asyncOutcomes, keys) }),
+    values: encoded.values,
+    rowMode: "array",
+  }));
+  return res.rows;
+}
+
+/**
+ * Test-only path (`testHooks.interruptDeadLetterMove`): the same statement inside an explicit transaction on
+ * a dedicated connection, with the hook awaited before COMMIT, so the kit can kill the connection after the
+ * dead-letter rows were inserted and the job rows deleted but before anything committed, and see that
+ * nothing changed.
+ */
+function settleInterrupted(
+  ctx: PgContext,
+  encoded: EncodedSettle,
+  jobId: string,
+  interrupt: DeadLetterInterrupt,
+): Promise<unknown[][]> {
+  return inDedicatedTransaction(ctx, "runs.settle", jobId, async (client, pid) => {
+    const res = await client.query<unknown[]>({
+      text: settleSql(encoded.parts, false, KEEP_KEYS),
+      values: encoded.values,
+      rowMode: "array",
+    });
+    await interrupt(jobId, { pid });
+    await client.query("COMMIT");
+    return res.rows;
+  });
+}
+
+async function settle(ctx: PgContext, items: readonly Settlement[]): Promise<boolean[]> {
+  if (items.length === 0) return [];
+  const encoded = encodeSettle(items);
+  const deadId = encoded.firstDeadLetterId;
+  const interrupt = deadId === null ? undefined : ctx.testHooks.interruptDeadLetterMove?.();
+  const rows =
+    interrupt && deadId !== null
+      ? await settleInterrupted(ctx, encoded, deadId, interrupt)
+      : await settleOnPool(ctx, encoded);
+  const applied = new Set(rows.map((row) => String(row[0])));
+  return items.map((item, index) => encoded.owner.get(item.id) === index && applied.has(item.id));
+}
+
+export function runsFacet(ctx: PgContext): RunsFacet {
+  return {
+    claim: (request) => claim(ctx, request),
+    settle: (items) => settle(ctx, items),
+  };
+}

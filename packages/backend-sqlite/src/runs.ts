@@ -1,0 +1,213 @@
+/**
+ * The runs facet: claim and settle.
+ *
+ * Claim: SQLite has no SKIP LOCKED, so the claim takes the database's write lock up front
+ * (`BEGIN IMMEDIATE`) and selects and updates one batch in a single `UPDATE ... RETURNING`. Other
+ * processes wait on `busy_timeout` for the lock, then see the rows already processing: no job is
+ * handed out twice. Every row it took is returned, also one now past its max_attempts (core
+ * dead-letters those), so a short batch means nothing more is due.
+ *
+ * Settle: every outcome of a batch (done, requeue, dead_letter) in ONE IMMEDIATE transaction with
+ * prepared statements, one commit for the batch. Each item is fenced by (id, attempt): it applies only
+ * while its row is processing with the attempts the claim gave it, so a late write after cancel,
+ * recovery or a re-claim changes nothing and reports false.
+ */
+import type { Job } from "@soniq/core";
+import { SoniqError } from "@soniq/core";
+import type {
+  ClaimRequest,
+  DeadLetterSettlement,
+  DoneSettlement,
+  RequeueSettlement,
+  RunsFacet,
+  Settlement,
+} from "@soniq/core/backend";
+import { immediate, runSync, type SqliteContext } from "./internal/context.js";
+import { type JobRecord, toJob } from "./internal/rows.js";
+import { JOB_COLUMNS, jsonList, jsonOrNull, NOW, RELEASE_TAKEN_KEYS } from "./internal/sql.js";
+
+interface ClaimedRecord extends JobRecord {
+  claim_order: number;
+}
+
+/**
+ * The claim order. `rowid` stands in for created_at as the last key: rowids grow with insertion (a new
+ * row gets max(rowid) + 1), so among live rows rowid order is creation order, and the fetch index
+ * (queue, priority, scheduled_at) holds entries in exactly this order: no sort, the scan stops at LIMIT.
+ */
+const ORDER = "ORDER BY priority, scheduled_at, rowid";
+
+/**
+ * Limits up to this are written into the SQL as literals (one cached statement per value): measured, a
+ * bound `LIMIT ?` made the claim about twice as slow as a literal one on the same plan shape.
+ */
+const MAX_LITERAL_LIMIT = 1000;
+
+function limitSql(limit: number): string {
+  return limit <= MAX_LITERAL_LIMIT ? String(limit) : "@limit";
+}
+
+/** Due queued rows of one queue, in claim order. */
+function queueArm(param: string, limit: string): string {
+  return `SELECT rowid AS r, priority, scheduled_at FROM soniq_jobs
+    WHERE status = 'queued' AND queue = @${param} AND scheduled_at <= ${NOW} ${ORDER} LIMIT ${limit}`;
+}
+
+function claimSql(picked: string): string {
+  // RETURNING does not keep the subquery's order, so rowid is returned too and the batch sorted in JS.
+  return `UPDATE soniq_jobs
+    SET status = 'processing', attempts = attempts + 1, worker_id = @workerId, updated_at = ${NOW}
+    WHERE rowid IN (${picked})
+    RETURNING ${JOB_COLUMNS}, rowid AS claim_order`;
+}
+
+function claimOneSql(limit: string): string {
+  return claimSql(`SELECT r FROM (${queueArm("q0", limit)})`);
+}
+
+/** Up to this many queues, each gets its own index scan, merged (a UNION ALL of per-queue top-N). */
+const MAX_MERGED_QUEUES = 32;
+
+/** Several queues: the top `limit` of each queue from the index, merged, then the top `limit` overall. */
+function claimManySql(count: number, limit: string): string {
+  const arms = Array.from({ length: count }, (_, i) => `SELECT * FROM (${queueArm(`q${i}`, limit)})`);
+  return claimSql(
+    `SELECT r FROM (${arms.join(" UNION ALL ")} ORDER BY priority, scheduled_at, r LIMIT ${limit})`,
+  );
+}
+
+/** Beyond MAX_MERGED_QUEUES: one scan over every queued row of those queues, sorted. */
+function claimScanSql(limit: string): string {
+  return claimSql(`SELECT rowid FROM soniq_jobs
+    WHERE status = 'queued' AND queue IN (SELECT value FROM json_each(@queues)) AND scheduled_at <= ${NOW}
+    ${ORDER} LIMIT ${limit}`);
+}
+
+/** The queues that have queued rows, by skip-scanning the fetch index (one seek per queue). */
+const QUEUED_QUEUES = `WITH RECURSIVE q(name) AS (
+    SELECT MIN(queue) FROM soniq_jobs WHERE status = 'queued'
+    UNION ALL
+    SELECT (SELECT MIN(queue) FROM soniq_jobs WHERE status = 'queued' AND queue > q.name)
+    FROM q WHERE q.name IS NOT NULL)
+  SELECT name FROM q WHERE name IS NOT NULL`;
+
+function compareClaimed(a: ClaimedRecord, b: ClaimedRecord): number {
+  return a.priority - b.priority || a.scheduled_at - b.scheduled_at || a.claim_order - b.claim_order;
+}
+
+function claimBatch(ctx: SqliteContext, request: ClaimRequest): ClaimedRecord[] {
+  const { limit } = request;
+  const queues = request.queues
+    ? [...new Set(request.queues)]
+    : (ctx.statement(QUEUED_QUEUES).all() as { name: string }[]).map((row) => row.name);
+  if (queues.length === 0) return [];
+  const limitText = limitSql(limit);
+  const params: Record<string, unknown> = { workerId: request.workerId };
+  if (limitText === "@limit") params.limit = limit;
+  if (queues.length > MAX_MERGED_QUEUES) {
+    const scan = ctx.generated(`claim:scan:${limitText}`, () => claimScanSql(limitText));
+    return scan.all({ ...params, queues: jsonList(queues) }) as ClaimedRecord[];
+  }
+  queues.forEach((queue, i) => {
+    params[`q${i}`] = queue;
+  });
+  // Generated SQL is cached under a short key: building and hashing the long text on every claim costs more.
+  const count = queues.length;
+  const stmt = ctx.generated(`claim:${count}:${limitText}`, () =>
+    count === 1 ? claimOneSql(limitText) : claimManySql(count, limitText),
+  );
+  return stmt.all(params) as ClaimedRecord[];
+}
+
+function claim(ctx: SqliteContext, request: ClaimRequest): Job[] {
+  const rows = immediate(ctx, () => claimBatch(ctx, request));
+  return rows.sort(compareClaimed).map(toJob);
+}
+
+const FENCE = "id = @id AND status = 'processing' AND attempts = @attempt";
+
+const DONE = `UPDATE soniq_jobs
+  SET status = 'done', result = @result, expires_at = ${NOW} + @ttl, updated_at = ${NOW}
+  WHERE ${FENCE}`;
+const DONE_DELETE = `DELETE FROM soniq_jobs WHERE ${FENCE}`;
+
+// A requeued job gives up a dedup_key or unique args that another queued job took meanwhile.
+const REQUEUE = `UPDATE soniq_jobs
+  SET status = 'queued', attempts = @attempts, last_error = COALESCE(@lastError, last_error),
+    worker_id = NULL, scheduled_at = ${NOW} + @delayMs, updated_at = ${NOW}, ${RELEASE_TAKEN_KEYS}
+  WHERE ${FENCE} RETURNING queue`;
+
+const HAS_DEAD_LETTER_ROW = "SELECT 1 FROM soniq_dead_letter_jobs WHERE id = ?";
+const MOVE_INSERT = `INSERT INTO soniq_dead_letter_jobs (id, job_name, args, queue, priority, max_attempts,
+    attempts, last_error, dead_letter_reason, tags, resurrection_count, original_created_at,
+    moved_to_dead_letter_at, created_at)
+  SELECT id, job_name, args, queue, priority, max_attempts, attempts, @error, @reason, @tags, 0,
+    created_at, ${NOW}, ${NOW}
+  FROM soniq_jobs WHERE ${FENCE}`;
+const MOVE_DELETE = "DELETE FROM soniq_jobs WHERE id = ?";
+
+/**
+ * One item as a step of the settle transaction. Its JSON is encoded when the step is built, before the
+ * transaction opens, so a value JSON cannot encode rejects the call with nothing written.
+ */
+type Step = () => boolean;
+
+function doneStep(ctx: SqliteContext, item: DoneSettlement): Step {
+  const fence = { id: item.id, attempt: item.attempt };
+  if (item.resultTtlMs === 0) return () => ctx.statement(DONE_DELETE).run(fence).changes > 0;
+  const params = { ...fence, result: jsonOrNull(item.result, "result"), ttl: item.resultTtlMs };
+  return () => ctx.statement(DONE).run(params).changes > 0;
+}
+
+/** `wake` collects the queues of jobs requeued due now, to notify after the commit. */
+function requeueStep(ctx: SqliteContext, item: RequeueSettlement, wake: Set<string>): Step {
+  const { id, attempt, attempts, lastError, delayMs } = item;
+  const params = { id, attempt, attempts, lastError, delayMs };
+  return () => {
+    const row = ctx.statement(REQUEUE).get(params) as { queue: string } | undefined;
+    if (row && delayMs === 0) wake.add(row.queue);
+    return row !== undefined;
+  };
+}
+
+function deadLetterStep(ctx: SqliteContext, item: DeadLetterSettlement): Step {
+  const { id, attempt, reason, error } = item;
+  const params = { id, attempt, reason, error, tags: jsonOrNull(item.tags, "tags") };
+  return () => {
+    // Checked first (the write lock is held): a conflicting row leaves this job where it is.
+    if (ctx.statement(HAS_DEAD_LETTER_ROW).get(id) !== undefined) return false;
+    if (ctx.statement(MOVE_INSERT).run(params).changes === 0) return false;
+    if (ctx.testHooks.interruptDeadLetterMove?.(id)) throw interrupted(id);
+    ctx.statement(MOVE_DELETE).run(id);
+    return true;
+  };
+}
+
+function interrupted(id: string): SoniqError {
+  return new SoniqError(
+    "SONIQ_BACKEND_ERROR",
+    `runs.settle: the dead-letter move of ${id} was interrupted between its insert and its delete ` +
+      "(testHooks.interruptDeadLetterMove); the transaction rolled back, nothing changed.",
+    { context: { id } },
+  );
+}
+
+function settle(ctx: SqliteContext, items: readonly Settlement[]): boolean[] {
+  if (items.length === 0) return [];
+  const wake = new Set<string>();
+  const steps = items.map((item): Step => {
+    if (item.kind === "done") return doneStep(ctx, item);
+    if (item.kind === "requeue") return requeueStep(ctx, item, wake);
+    return deadLetterStep(ctx, item);
+  });
+  const applied = immediate(ctx, () => steps.map((step) => step()));
+  for (const queue of wake) ctx.notify(queue);
+  return applied;
+}
+
+export function runsFacet(ctx: SqliteContext): RunsFacet {
+  return {
+    claim: (request) => runSync("runs.claim", () => claim(ctx, request)),
+    settle: (items) => runSync("runs.settle", () => settle(ctx, items)),
+  };
+}

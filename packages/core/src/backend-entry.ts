@@ -1,0 +1,49 @@
+/**
+ * `@soniq/core/backend`: the contract for backend authors (and the testkit). Apps import `@soniq/core`.
+ * Types and the facet list come from `backend.ts`; the guard and the query normalisers are what core
+ * runs in front of every backend, exported so a backend's own tests can use the same ones.
+ */
+export {
+  BACKEND_FACETS,
+  type Backend,
+  type BackendCapabilities,
+  type BackendFacetName,
+  type BackendTx,
+  type ClaimRequest,
+  type DeadLetterListQuery,
+  type DeadLetterSettlement,
+  type DeadLettersFacet,
+  type DoneSettlement,
+  type EnqueueOptions,
+  type EnqueueResult,
+  type JobListQuery,
+  type JobRef,
+  type JobsFacet,
+  type LeasesFacet,
+  type MigrationReport,
+  type MigrationStatus,
+  type MigrationsFacet,
+  type NewJob,
+  type ReplayRequest,
+  type RequeueSettlement,
+  type RunsFacet,
+  type Settlement,
+  type StaleRecovery,
+  type StatsQuery,
+  type TaskNameRow,
+  type WakeUpListener,
+  type WakeUpsFacet,
+  type WorkerRegistration,
+  type WorkersFacet,
+} from "./backend.js";
+export { isSoniqError, SoniqError, type SoniqErrorCode, type SoniqErrorOptions } from "./errors.js";
+export { guardBackend, unwrapBackend } from "./guard.js";
+export {
+  DEFAULT_PAGE_SIZE,
+  type DeadLetterFilter,
+  deadLetterListQuery,
+  jobListQuery,
+  type ListJobsFilter,
+  MAX_PAGE_SIZE,
+  statsQuery,
+} from "./queries.js";

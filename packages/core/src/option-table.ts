@@ -1,0 +1,133 @@
+/**
+ * The machinery behind the options tables (options.ts): each option is declared once, with its check,
+ * its default and the two lines of documentation the README shows, and the validation, the resolution
+ * and `describeOptions()` all read that one declaration.
+ */
+import { SoniqError } from "./errors.js";
+import { QUEUE_NAME_PATTERN } from "./names.js";
+
+/** Adds a problem for `value` (which may be undefined: most checks accept that) under `label`. */
+export type Check = (problems: string[], value: unknown, label: string) => void;
+
+export interface OptionSpec<Ctx> {
+  check: Check;
+  /** The value when the option is not given, from the options resolved before it and the context. */
+  default?: (resolved: Readonly<Record<string, unknown>>, ctx: Ctx) => unknown;
+  /** Applied to a given value (e.g. a copy that cannot change under the caller's feet). */
+  normalise?: (value: unknown) => unknown;
+  /** False for options that configure the call but are not part of the resolved object (`backend`). */
+  resolved?: false;
+  /** The README's "default" column. */
+  defaultDoc: string;
+  /** The README's "meaning" column. */
+  doc: string;
+}
+
+/** One spec per key of `O`, in the order the README lists them. */
+export type OptionTable<O, Ctx = undefined> = { readonly [K in keyof O]-?: OptionSpec<Ctx> };
+
+/** An option as documented: the rows of the README's options tables. */
+export interface OptionDoc {
+  name: string;
+  default: string;
+  meaning: string;
+}
+
+export function fail(what: string, problems: string[]): never {
+  throw new SoniqError("SONIQ_INVALID_OPTIONS", `Invalid ${what}: ${problems.join("; ")}.`, {
+    context: { problems },
+  });
+}
+
+const ENTRIES = new WeakMap<object, [string, OptionSpec<never>][]>();
+
+/** The table's entries, computed once (validation runs on every enqueue that passes options). */
+function entries<Ctx>(table: object): [string, OptionSpec<Ctx>][] {
+  let list = ENTRIES.get(table);
+  if (!list) {
+    list = Object.entries(table) as [string, OptionSpec<never>][];
+    ENTRIES.set(table, list);
+  }
+  return list as [string, OptionSpec<Ctx>][];
+}
+
+/** Every problem with `options` (unknown keys first, then each declared option in order). */
+export function optionProblems<O, Ctx>(table: OptionTable<O, Ctx>, options: object, what: string): string[] {
+  const problems: string[] = [];
+  for (const key of Object.keys(options)) {
+    if (!Object.hasOwn(table, key)) problems.push(`${what} has no option "${key}"`);
+  }
+  const values = options as Record<string, unknown>;
+  for (const [key, spec] of entries<Ctx>(table)) {
+    spec.check(problems, values[key], key);
+  }
+  return problems;
+}
+
+/** Given values (normalised) and defaults for the rest, in declaration order; not frozen. */
+export function resolveOptions<O, Ctx>(
+  table: OptionTable<O, Ctx>,
+  options: object,
+  ctx: Ctx,
+): Record<string, unknown> {
+  const values = options as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, spec] of entries<Ctx>(table)) {
+    if (spec.resolved === false) continue;
+    const given = values[key];
+    if (given !== undefined) out[key] = spec.normalise ? spec.normalise(given) : given;
+    else out[key] = spec.default?.(out, ctx);
+  }
+  return out;
+}
+
+export function describeTable<O, Ctx>(table: OptionTable<O, Ctx>): OptionDoc[] {
+  return entries<Ctx>(table).map(([name, spec]) => ({
+    name,
+    default: spec.defaultDoc,
+    meaning: spec.doc,
+  }));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// checks
+
+const isInt = (v: unknown): v is number => typeof v === "number" && Number.isSafeInteger(v);
+
+export const MAX_TIMER_MS = 2_147_483_647;
+/** Longest delay core writes (about 100 years), so every backend can store the due time. */
+export const MAX_DELAY_MS = 100 * 365 * 24 * 3600 * 1000;
+
+export const intIn =
+  (min: number, max: number): Check =>
+  (problems, v, label) => {
+    if (v !== undefined && (!isInt(v) || v < min || v > max)) {
+      problems.push(`${label} must be an integer from ${min} to ${max} (got ${String(v)})`);
+    }
+  };
+
+export const msIn =
+  (min: number, max: number): Check =>
+  (problems, v, label) => {
+    if (v !== undefined && (typeof v !== "number" || !Number.isFinite(v) || v < min || v > max)) {
+      problems.push(`${label} must be a number of milliseconds from ${min} to ${max} (got ${String(v)})`);
+    }
+  };
+
+export const checkQueue: Check = (problems, v, label) => {
+  if (v !== undefined && (typeof v !== "string" || !QUEUE_NAME_PATTERN.test(v) || v.length > 255)) {
+    problems.push(
+      `${label} must be a dotted lowercase name like "default" or "emails.bulk" (got ${String(v)})`,
+    );
+  }
+};
+
+export const checkBool: Check = (problems, v, label) => {
+  if (v !== undefined && typeof v !== "boolean") problems.push(`${label} must be a boolean`);
+};
+
+/** Anything goes (the option's type says what; e.g. `tx`, checked by the backend). */
+export const anyValue: Check = () => {};
+
+export const checkPriority = intIn(-2_147_483_648, 2_147_483_647);
+export const checkMaxAttempts = intIn(1, 1_000_000);

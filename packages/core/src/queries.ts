@@ -1,0 +1,124 @@
+/**
+ * The public list filters and their one normalisation: every rule about paging and filter shapes lives
+ * here, so backends receive complete, validated queries (`JobListQuery`, `DeadLetterListQuery`) and
+ * never re-check them. Bad input is a `SONIQ_INVALID_ARGUMENT` naming the key; nothing is written.
+ */
+import type { DeadLetterListQuery, JobListQuery, StatsQuery } from "./backend.js";
+import { SoniqError } from "./errors.js";
+import { JOB_STATUSES, type JobStatus } from "./schema/constants.js";
+
+/** Rows per page when a list call gives no `limit`. */
+export const DEFAULT_PAGE_SIZE = 100;
+/** The largest `limit` a list call takes (larger ones are capped). */
+export const MAX_PAGE_SIZE = 1000;
+
+export interface ListJobsFilter {
+  status?: JobStatus | readonly JobStatus[];
+  queue?: string;
+  jobName?: string;
+  /** Default 100, at most 1000 (larger values are capped). */
+  limit?: number;
+  offset?: number;
+}
+
+export interface DeadLetterFilter {
+  jobName?: string;
+  queue?: string;
+  reason?: string;
+  /** Moved at or after this instant. */
+  since?: Date;
+  /** Moved before this instant. */
+  until?: Date;
+  /** Default 100, at most 1000 (larger values are capped). */
+  limit?: number;
+  offset?: number;
+}
+
+function invalid(what: string, message: string, value: unknown): SoniqError {
+  return new SoniqError("SONIQ_INVALID_ARGUMENT", `${what}: ${message}`, { context: { field: what, value } });
+}
+
+function filterObject(filter: unknown, what: string, keys: readonly string[]): Record<string, unknown> {
+  if (filter === undefined) return {};
+  if (typeof filter !== "object" || filter === null || Array.isArray(filter)) {
+    throw invalid(what, "expected a filter object (or nothing)", filter);
+  }
+  const unknown = Object.keys(filter).filter((k) => !keys.includes(k));
+  if (unknown.length > 0) {
+    throw invalid(`${what}.${unknown[0]}`, `unknown filter key; known keys are ${keys.join(", ")}`, unknown);
+  }
+  return filter as Record<string, unknown>;
+}
+
+function optionalString(value: unknown, what: string): string | null {
+  if (value === undefined) return null;
+  if (typeof value !== "string" || value.length === 0)
+    throw invalid(what, "expected a non-empty string", value);
+  return value;
+}
+
+function optionalDate(value: unknown, what: string): Date | null {
+  if (value === undefined) return null;
+  if (!(value instanceof Date) || Number.isNaN(value.getTime()))
+    throw invalid(what, "expected a valid Date", value);
+  return value;
+}
+
+function page(filter: Record<string, unknown>, what: string): { limit: number; offset: number } {
+  const limit = filter.limit ?? DEFAULT_PAGE_SIZE;
+  const offset = filter.offset ?? 0;
+  if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) {
+    throw invalid(`${what}.limit`, "expected an integer >= 1", limit);
+  }
+  if (typeof offset !== "number" || !Number.isSafeInteger(offset) || offset < 0) {
+    throw invalid(`${what}.offset`, "expected an integer >= 0", offset);
+  }
+  return { limit: Math.min(limit, MAX_PAGE_SIZE), offset };
+}
+
+const JOB_FILTER_KEYS = ["status", "queue", "jobName", "limit", "offset"] as const;
+const DEAD_LETTER_FILTER_KEYS = ["jobName", "queue", "reason", "since", "until", "limit", "offset"] as const;
+
+export function jobListQuery(filter: ListJobsFilter | undefined, what = "listJobs(filter)"): JobListQuery {
+  const f = filterObject(filter, what, JOB_FILTER_KEYS);
+  let statuses: JobStatus[] | null = null;
+  if (f.status !== undefined) {
+    const list = Array.isArray(f.status) ? f.status : [f.status];
+    if (list.length === 0) throw invalid(`${what}.status`, "expected a status or a non-empty list", f.status);
+    for (const s of list) {
+      if (!(JOB_STATUSES as readonly unknown[]).includes(s)) {
+        throw invalid(`${what}.status`, `expected one of ${JOB_STATUSES.join(", ")}`, s);
+      }
+    }
+    statuses = [...new Set(list as JobStatus[])];
+  }
+  return {
+    statuses,
+    queue: optionalString(f.queue, `${what}.queue`),
+    jobName: optionalString(f.jobName, `${what}.jobName`),
+    ...page(f, what),
+  };
+}
+
+export function deadLetterListQuery(
+  filter: DeadLetterFilter | undefined,
+  what = "deadLetter.list(filter)",
+): DeadLetterListQuery {
+  const f = filterObject(filter, what, DEAD_LETTER_FILTER_KEYS);
+  return {
+    jobName: optionalString(f.jobName, `${what}.jobName`),
+    queue: optionalString(f.queue, `${what}.queue`),
+    reason: optionalString(f.reason, `${what}.reason`),
+    since: optionalDate(f.since, `${what}.since`),
+    until: optionalDate(f.until, `${what}.until`),
+    ...page(f, what),
+  };
+}
+
+export function statsQuery(
+  filter: { queue?: string } | undefined,
+  what = "getQueueStats(filter)",
+): StatsQuery {
+  const f = filterObject(filter, what, ["queue"]);
+  return { queue: optionalString(f.queue, `${what}.queue`) };
+}

@@ -1,0 +1,197 @@
+/**
+ * Turns every outcome into its settlement (settlements.ts) and writes them all through one batcher into
+ * `runs.settle`, then reports each: metrics at once, the worker event once the backend confirms the item
+ * applied. An item the backend did not apply (the fence: the job was cancelled or recovered meanwhile, or
+ * already dead-lettered) is logged at debug. A settle call that fails is logged at `error`, emitted as an
+ * `error` event and counted (`write_failed`): its jobs stay processing and stale recovery requeues them.
+ */
+import type { Settlement } from "../backend.js";
+import type { JobEndStatus } from "../metrics.js";
+import type { Runtime } from "../runtime.js";
+import type { DeadLetterReason } from "../schema/constants.js";
+import type { TypedEmitter } from "../typed-emitter.js";
+import type { Job } from "../types.js";
+import type { WorkerEvents } from "./events.js";
+import type { Outcome, Running } from "./runner.js";
+import { SettleBatcher } from "./settle-batcher.js";
+import {
+  deadLetterSettlement,
+  doneSettlement,
+  nackSettlement,
+  overAttemptsSettlement,
+  releaseSettlement,
+  retrySettlement,
+  snoozeSettlement,
+} from "./settlements.js";
+
+/** What is written, besides the runner's outcomes: a claimed job given back unstarted at shutdown. */
+type Written = Exclude<Outcome, { kind: "abandoned" }> | { kind: "release" };
+
+const RELEASE: Written = Object.freeze({ kind: "release" });
+
+/** What the writer keeps per settlement to report it once written (a `Running`, or a job never run). */
+interface Pending {
+  readonly job: Job;
+  outcome: Written | Outcome | undefined;
+  durationMs: number;
+}
+
+export class OutcomeWriter {
+  readonly #batcher: SettleBatcher<Pending>;
+
+  constructor(
+    private readonly rt: Runtime,
+    private readonly events: TypedEmitter<WorkerEvents>,
+    private readonly workerId: string,
+    batchSize: number,
+    /** Called when a write settles (the worker re-checks what it waits for). */
+    onSettled: () => void,
+    /** Whether the flush may be unref'd. */
+    unref: () => boolean,
+  ) {
+    const { runs } = rt.backend;
+    this.#batcher = new SettleBatcher(
+      (items: Settlement[]) => runs.settle(items),
+      batchSize,
+      (tags: Pending[], applied: boolean[]) => this.#written(tags, applied),
+      (tags, err) => this.#failed(tags, err),
+      onSettled,
+      unref,
+    );
+  }
+
+  /** Settlements queued or in flight. */
+  get busy(): boolean {
+    return this.#batcher.busy;
+  }
+
+  /** Writes queued settlements now instead of on the next turn of the event loop. */
+  flush(): void {
+    this.#batcher.flush();
+  }
+
+  /** Records a run's outcome (metrics now; the event once the settlement is written). */
+  record(run: Running, outcome: Outcome): void {
+    const { job } = run;
+    run.outcome = outcome;
+    run.durationMs = performance.now() - run.startedAt;
+    switch (outcome.kind) {
+      case "done": {
+        this.#metrics(run, "done");
+        const resultTtlMs = run.def?.options.resultTtlMs ?? this.rt.options.resultTtlMs;
+        this.#batcher.add(doneSettlement(job, outcome.result, resultTtlMs), run);
+        return;
+      }
+      case "retry":
+        this.#metrics(run, "failed", { error: outcome.error });
+        this.#batcher.add(retrySettlement(job, outcome.error, outcome.delayMs), run);
+        return;
+      case "dead_letter":
+        this.#metrics(run, "dead_letter", { error: outcome.error, reason: outcome.reason });
+        this.#batcher.add(deadLetterSettlement(job, outcome.reason, outcome.error), run);
+        return;
+      case "snooze":
+        this.#metrics(run, "snoozed");
+        this.#batcher.add(snoozeSettlement(job, outcome.delayMs, outcome.reason), run);
+        return;
+      case "nack":
+        this.#metrics(run, "nacked");
+        this.rt.logger.warn({ jobId: job.id, reason: "shutdown_timeout" }, "shutdown_nack");
+        this.rt.metrics.event("shutdown_nack", { jobId: job.id, reason: "shutdown_timeout" });
+        this.#batcher.add(nackSettlement(job), run);
+        return;
+      case "abandoned":
+        this.#metrics(run, "cancelled");
+        this.rt.logger.info(
+          { jobId: job.id, why: outcome.why },
+          "job abandoned; its late result will be ignored",
+        );
+        this.events.emit("job:cancelled", { job, why: outcome.why });
+        return;
+    }
+  }
+
+  /** A job the claim took past its attempts: dead-lettered without running (`max_retries_exceeded`). */
+  overAttempts(job: Job): void {
+    const settlement = overAttemptsSettlement(job);
+    const error =
+      settlement.error ??
+      `claimed for attempt ${job.attempts} of ${job.maxAttempts}: earlier runs never settled`;
+    const outcome: Written = { kind: "dead_letter", reason: settlement.reason, error };
+    const pending = { job, outcome, durationMs: 0 };
+    this.#metrics(pending, "dead_letter", { error, reason: settlement.reason });
+    this.#batcher.add(settlement, pending);
+  }
+
+  /** Claimed jobs never started, given back at shutdown with their claim's attempt refunded. */
+  release(jobs: readonly Job[]): void {
+    for (const job of jobs)
+      this.#batcher.add(releaseSettlement(job), { job, outcome: RELEASE, durationMs: 0 });
+  }
+
+  #metrics(run: Pending, status: JobEndStatus, extra?: { error?: string; reason?: DeadLetterReason }): void {
+    const m = this.rt.metrics;
+    if (!m.active) return;
+    const { job } = run;
+    m.jobEnd({
+      jobId: job.id,
+      jobName: job.jobName,
+      queue: job.queue,
+      attempt: job.attempts,
+      status,
+      durationMs: run.durationMs,
+      ...extra,
+    });
+  }
+
+  #written(tags: Pending[], applied: boolean[]): void {
+    for (let i = 0; i < tags.length; i++) {
+      const tag = tags[i] as Pending;
+      if (applied[i] === true) this.#applied(tag);
+      else {
+        this.rt.logger.debug(
+          { jobId: tag.job.id, outcome: tag.outcome?.kind },
+          "settlement not applied: the job is no longer processing under this attempt (cancelled, recovered or already dead-lettered)",
+        );
+      }
+    }
+  }
+
+  #applied({ job, outcome, durationMs }: Pending): void {
+    const events = this.events;
+    switch (outcome?.kind) {
+      case "done":
+        if (events.hasListeners("job:done"))
+          events.emit("job:done", { job, result: outcome.result, durationMs });
+        return;
+      case "retry":
+        events.emit("job:failed", { job, error: outcome.error, delayMs: outcome.delayMs });
+        return;
+      case "dead_letter":
+        events.emit("job:dead_letter", { job, reason: outcome.reason, error: outcome.error });
+        return;
+      case "snooze":
+        events.emit("job:snoozed", { job, delayMs: outcome.delayMs });
+        return;
+      case "nack":
+        events.emit("job:nacked", { job });
+        return;
+      case "release":
+        this.rt.logger.info(
+          { jobId: job.id, reason: "released unstarted at worker shutdown" },
+          "job released",
+        );
+        return;
+    }
+  }
+
+  #failed(tags: Pending[], error: unknown): void {
+    const jobIds = tags.map((t) => t.job.id);
+    this.rt.logger.error(
+      { err: error, op: "settle", jobIds, workerId: this.workerId },
+      "state write failed; the jobs stay processing until stale-worker recovery requeues them",
+    );
+    this.rt.metrics.event("write_failed", { op: "settle", jobIds });
+    this.events.emit("error", { error, during: "settle" });
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Batches every settlement a worker writes into one `runs.settle` call: items added during one turn of the
+ * event loop are flushed together on the next (`setImmediate`), or at once when a batch is full. One flush
+ * is in flight at a time; items that arrive meanwhile form the next batch, so batches grow with load
+ * instead of round trips.
+ */
+import type { Settlement } from "../backend.js";
+
+export class SettleBatcher<T> {
+  #items: Settlement[] = [];
+  #tags: T[] = [];
+  #flushing = false;
+  #scheduled = false;
+
+  constructor(
+    /** The backend call for one batch: whether each item applied, in input order. */
+    private readonly write: (items: Settlement[]) => Promise<boolean[]>,
+    private readonly maxBatch: number,
+    /** After a batch was written, with each item's tag and whether it applied. */
+    private readonly onWritten: (tags: T[], applied: boolean[]) => void,
+    /** A batch write failed: the rows stay processing until stale recovery requeues them. */
+    private readonly onFailed: (tags: T[], err: unknown) => void,
+    /** Called whenever the batcher becomes empty and idle. */
+    private readonly onDrained: () => void,
+    /** Whether the flush may be unref'd (false while someone awaits the write, e.g. `runOnce`). */
+    private readonly unref: () => boolean = () => true,
+  ) {}
+
+  /** Settlements not yet confirmed by the backend (queued or being written). */
+  get busy(): boolean {
+    return this.#flushing || this.#items.length > 0;
+  }
+
+  add(item: Settlement, tag: T): void {
+    this.#items.push(item);
+    this.#tags.push(tag);
+    if (this.#items.length >= this.maxBatch) this.flush();
+    else if (!this.#scheduled) {
+      this.#scheduled = true;
+      const immediate = setImmediate(this.#onImmediate);
+      if (this.unref()) immediate.unref();
+    }
+  }
+
+  #onImmediate = (): void => {
+    this.#scheduled = false;
+    this.flush();
+  };
+
+  /** Starts writing the queued items now (no-op while a write is in flight; it chains the next one). */
+  flush(): void {
+    if (this.#flushing || this.#items.length === 0) return;
+    let items = this.#items;
+    let tags = this.#tags;
+    if (items.length <= this.maxBatch) {
+      this.#items = [];
+      this.#tags = [];
+    } else {
+      items = items.slice(0, this.maxBatch);
+      tags = tags.slice(0, this.maxBatch);
+      this.#items = this.#items.slice(this.maxBatch);
+      this.#tags = this.#tags.slice(this.maxBatch);
+    }
+    this.#flushing = true;
+    let pending: Promise<boolean[]>;
+    try {
+      pending = this.write(items);
+    } catch (err) {
+      pending = Promise.reject(err);
+    }
+    pending.then(
+      (applied) => this.#done(() => this.onWritten(tags, applied)),
+      (err: unknown) => this.#done(() => this.onFailed(tags, err)),
+    );
+  }
+
+  #done(report: () => void): void {
+    this.#flushing = false;
+    try {
+      report();
+    } finally {
+      if (this.#items.length > 0) this.flush();
+      else this.onDrained();
+    }
+  }
+}

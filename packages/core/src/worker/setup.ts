@@ -1,0 +1,49 @@
+/** What a worker checks and does once when it starts: its registration row and its wake-up subscription. */
+import { hostname } from "node:os";
+import type { WorkerRegistration } from "../backend.js";
+import { SoniqError } from "../errors.js";
+import type { ResolvedWorkerOptions } from "../options.js";
+import type { Runtime } from "../runtime.js";
+import { SONIQ_VERSION } from "../version.js";
+
+/** The worker row a worker registers (again after being declared stale). */
+export function workerRegistration(id: string, options: ResolvedWorkerOptions): WorkerRegistration {
+  return {
+    id,
+    hostname: hostname(),
+    pid: process.pid,
+    queues: options.queues ?? [],
+    concurrency: options.concurrency,
+    version: SONIQ_VERSION,
+    metadata: options.metadata,
+  };
+}
+
+/**
+ * Subscribes `nudge` to wake-ups for the worker's queues. Returns the unsubscribe function, or null when
+ * the backend could not subscribe (the worker then polls only).
+ */
+export async function subscribeWakeUps(
+  rt: Runtime,
+  workerId: string,
+  queues: readonly string[] | null,
+  nudge: () => void,
+): Promise<(() => Promise<void>) | null> {
+  try {
+    return await rt.backend.wakeUps.subscribe((queue) => {
+      if (queues === null || queues.includes(queue)) nudge();
+    });
+  } catch (err) {
+    rt.logger.warn({ err, workerId }, "could not subscribe to wake-ups; polling only");
+    return null;
+  }
+}
+
+/** `runOnce`'s `maxJobs`, checked: an integer >= 0, or no limit (Infinity) when not given. */
+export function maxJobsOf(options: { maxJobs?: number }): number {
+  const max = options.maxJobs ?? Number.POSITIVE_INFINITY;
+  if (!(max >= 0) || (Number.isFinite(max) && !Number.isSafeInteger(max))) {
+    throw new SoniqError("SONIQ_INVALID_ARGUMENT", `maxJobs must be an integer >= 0 (got ${String(max)}).`);
+  }
+  return max;
+}

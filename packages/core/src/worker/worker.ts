@@ -1,0 +1,354 @@
+/**
+ * The worker loop. States: idle -> starting -> running -> stopping -> stopped (and idle -> once -> idle
+ * for `runOnce`). A worker is not restartable; make a new one.
+ *
+ * running: claim into the local buffer whenever free capacity (free slots + window - buffered) reaches
+ *   half the claim window; start buffered jobs while slots are free. The window adapts (claim-pacing.ts).
+ *   A claim that returns less than it asked for means the queue is drained: wait for a wake-up (backend
+ *   notification, local enqueue) or the jittered poll timer. Jobs the claim took past their attempts are
+ *   dead-lettered unrun (claim.ts). Every outcome becomes one settlement, batched into `runs.settle`
+ *   (`OutcomeWriter`).
+ * once: `runOnce` claims up to `concurrency` at a time and waits for each batch's writes; registered and
+ *   heartbeating, without subscription or maintenance.
+ * stopping: stop claiming, give back buffered jobs (attempt refunded), wait for running handlers up to
+ *   `shutdownTimeoutMs`, then abort their signals and nack them (attempts preserved), wait for every
+ *   pending write, stop upkeep, release the maintenance lease and mark the worker row stopped.
+ *
+ * The running jobs themselves (deadlines, takeovers, their one outcome) are in-flight.ts.
+ */
+import { randomUUID } from "node:crypto";
+import { SoniqError } from "../errors.js";
+import type { ResolvedWorkerOptions } from "../options.js";
+import type { LocalWorker, Runtime } from "../runtime.js";
+import { TypedEmitter } from "../typed-emitter.js";
+import type { Job } from "../types.js";
+import { claimJobs } from "./claim.js";
+import { nextClaimWindow, PollTimer } from "./claim-pacing.js";
+import type { WorkerEvents } from "./events.js";
+import { InFlight } from "./in-flight.js";
+import { JobBuffer } from "./job-buffer.js";
+import { OutcomeWriter } from "./outcome-writer.js";
+import { maxJobsOf, subscribeWakeUps, workerRegistration } from "./setup.js";
+import { markStopped, waitAtMost } from "./shutdown.js";
+import { WorkerUpkeep } from "./upkeep.js";
+import { Waiters } from "./waiters.js";
+
+export type { WorkerEvents } from "./events.js";
+
+export type WorkerState = "idle" | "starting" | "running" | "once" | "stopping" | "stopped";
+
+export class Worker implements LocalWorker, AsyncDisposable {
+  readonly id: string = randomUUID();
+  readonly options: ResolvedWorkerOptions;
+  readonly #rt: Runtime;
+  readonly #events: TypedEmitter<WorkerEvents>;
+  readonly #writer: OutcomeWriter;
+  readonly #upkeep: WorkerUpkeep;
+  #state: WorkerState = "idle";
+  readonly #buffer = new JobBuffer();
+  /** Current claim window (see claim-pacing.ts): starts at `batchSize`, grows up to `maxBatchSize`. */
+  #window: number;
+  readonly #inFlight: InFlight;
+  #claiming: Promise<void> | null = null;
+  #idle = false;
+  #wakePending = false;
+  #claimErrors = 0;
+  readonly #poll = new PollTimer(() => {
+    this.#idle = false;
+    this.#pump();
+  });
+  /** The one ref'd handle: a started worker holds the process open until `stop()` (see `#boot`). */
+  #keepAlive: NodeJS.Timeout | undefined;
+  readonly #waiters = new Waiters();
+  #unsubscribe: (() => Promise<void>) | null = null;
+  #starting: Promise<void> | null = null;
+  #stopping: Promise<void> | null = null;
+  #workerIdForJobs: string | null = null;
+
+  constructor(rt: Runtime, options: ResolvedWorkerOptions) {
+    this.#rt = rt;
+    this.options = options;
+    this.#window = options.batchSize;
+    this.#events = new TypedEmitter((event, err) =>
+      rt.logger.warn({ err, event, workerId: this.id }, "worker event listener failed; ignoring"),
+    );
+    // runOnce() promises to return, so there the flush and deadline timers keep the process alive.
+    const unref = () => this.#state !== "once";
+    this.#writer = new OutcomeWriter(
+      rt,
+      this.#events,
+      this.id,
+      options.completeBatchSize,
+      () => this.#waiters.check(),
+      unref,
+    );
+    this.#inFlight = new InFlight(
+      rt,
+      this.#events,
+      this.#writer,
+      () => {
+        this.#pump();
+        this.#waiters.check();
+      },
+      unref,
+    );
+    this.#upkeep = new WorkerUpkeep({
+      rt,
+      workerId: this.id,
+      options,
+      registration: () => this.#registration(),
+      inFlight: () => this.#inFlight.values(),
+      abandon: (run, why) => this.#inFlight.abandon(run, why),
+      nudge: () => this.nudge(),
+      emit: (event, payload) => this.#events.emit(event, payload),
+    });
+  }
+
+  get state(): WorkerState {
+    return this.#state;
+  }
+
+  /** Jobs running now. */
+  get running(): number {
+    return this.#inFlight.size;
+  }
+
+  on<K extends keyof WorkerEvents>(event: K, listener: (payload: WorkerEvents[K]) => void): () => void {
+    return this.#events.on(event, listener);
+  }
+
+  off<K extends keyof WorkerEvents>(event: K, listener: (payload: WorkerEvents[K]) => void): void {
+    this.#events.off(event, listener);
+  }
+
+  /** Registers the worker, subscribes to wake-ups and starts claiming. */
+  start(): Promise<void> {
+    if (this.#state !== "idle") {
+      return Promise.reject(
+        new SoniqError(
+          "SONIQ_INVALID_STATE",
+          `Cannot start a worker that is ${this.#state}; create a new worker.`,
+          { context: { workerId: this.id, state: this.#state } },
+        ),
+      );
+    }
+    this.#state = "starting";
+    this.#starting = this.#boot();
+    return this.#starting;
+  }
+
+  async #boot(): Promise<void> {
+    const { backend, logger } = this.#rt;
+    this.#rt.workers.add(this);
+    try {
+      await backend.workers.register(this.#registration());
+    } catch (err) {
+      this.#state = "stopped";
+      this.#rt.workers.delete(this);
+      throw err;
+    }
+    this.#workerIdForJobs = this.id;
+    backend.workers.registerTaskNames(this.id, [...this.#rt.registry.keys()]).catch((err: unknown) => {
+      logger.warn({ err, workerId: this.id }, "could not record task names (observability only)");
+    });
+    this.#unsubscribe = await subscribeWakeUps(this.#rt, this.id, this.options.queues, () => this.nudge());
+    if (this.#state !== "starting") return; // stop() was called meanwhile
+    this.#state = "running";
+    // A started worker is what a worker-only process exists for, so it keeps the event loop alive (on every
+    // backend, not only where a LISTEN socket happens to) until stop(). Every other timer stays unref'd.
+    this.#keepAlive = setInterval(() => {}, 2 ** 31 - 1);
+    this.#upkeep.start();
+    logger.info(
+      { workerId: this.id, queues: this.options.queues, concurrency: this.options.concurrency },
+      "worker started",
+    );
+    this.#pump();
+  }
+
+  /** Graceful stop (see the file comment). Memoised; resolves when everything is given back or written. */
+  stop(): Promise<void> {
+    if (this.#state === "idle") {
+      this.#state = "stopped";
+      return Promise.resolve();
+    }
+    if (!this.#stopping) {
+      // Synchronously: from here no buffered job starts and no claim is issued, even before the first await.
+      if (this.#state === "running") this.#state = "stopping";
+      this.#stopping = this.#shutdown();
+    }
+    return this.#stopping;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  /**
+   * Claims and runs what is due now, up to `maxJobs` (default: no limit), and returns how many jobs it
+   * ran once every outcome is written. Jobs that become due meanwhile (e.g. a retry with no delay) are
+   * run too. For scripts and tests: no subscription and no maintenance, but the worker registers and
+   * heartbeats while it runs, so if the process dies mid-run its jobs are recovered like any worker's.
+   * A worker can run `runOnce` again; `stop()` ends it after the current batch.
+   */
+  async runOnce(options: { maxJobs?: number } = {}): Promise<number> {
+    const max = maxJobsOf(options);
+    if (this.#state !== "idle") {
+      throw new SoniqError(
+        "SONIQ_INVALID_STATE",
+        `runOnce() needs a worker that is not started (it is ${this.#state}).`,
+      );
+    }
+    this.#state = "once";
+    try {
+      await this.#rt.backend.workers.register(this.#registration());
+    } catch (err) {
+      this.#state = "idle";
+      throw err;
+    }
+    this.#workerIdForJobs = this.id;
+    this.#rt.workers.add(this);
+    this.#upkeep.start(false);
+    let processed = 0;
+    try {
+      while (processed < max && this.#state === "once") {
+        const limit = Math.min(this.options.concurrency, max - processed);
+        const { taken, runnable } = await claimJobs(this.#rt, this.#writer, {
+          queues: this.options.queues,
+          limit,
+          workerId: this.id,
+        });
+        if (taken === 0) break;
+        processed += runnable.length;
+        this.#buffer.push(runnable);
+        this.#pump();
+        await this.#waiters.wait(() => this.#quiet());
+      }
+    } finally {
+      this.#inFlight.clearDeadlines();
+      await this.#upkeep.stop();
+      await markStopped(this.#rt, this.id);
+      this.#rt.workers.delete(this);
+      if (this.#state === "once") this.#state = "idle";
+    }
+    return processed;
+  }
+
+  /** A job became available: claim now instead of waiting for the poll timer. */
+  nudge(): void {
+    if (this.#state !== "running") return;
+    if (this.#claiming) {
+      this.#wakePending = true;
+      return;
+    }
+    if (this.#idle) {
+      this.#idle = false;
+      this.#poll.cancel();
+    }
+    this.#pump();
+  }
+
+  /** Called by the instance after `cancelJob` succeeded: abort the run here, if it is here. */
+  cancelLocal(jobId: string): void {
+    this.#buffer.remove(jobId);
+    const run = this.#inFlight.get(jobId);
+    if (run) this.#inFlight.abandon(run, "cancelled");
+  }
+
+  #registration() {
+    return workerRegistration(this.id, this.options);
+  }
+
+  #pump(): void {
+    if (this.#state !== "running" && this.#state !== "once") return;
+    const c = this.options.concurrency;
+    while (this.#inFlight.size < c) {
+      const job = this.#buffer.take();
+      if (!job) break;
+      this.#inFlight.start(job, this.#workerIdForJobs);
+    }
+    if (this.#state !== "running" || this.#claiming || this.#idle) return;
+    const want = c - this.#inFlight.size + this.#window - this.#buffer.size;
+    if (want >= Math.ceil(this.#window / 2)) this.#claiming = this.#claim(want);
+  }
+
+  /** One claim round trip; the window adapts to how fast jobs finish (see claim-pacing.ts). */
+  async #claim(limit: number): Promise<void> {
+    this.#wakePending = false;
+    const { logger, metrics } = this.#rt;
+    const t0 = performance.now();
+    const finishedBefore = this.#inFlight.finished;
+    let taken = 0;
+    let jobs: Job[] = [];
+    let failed = false;
+    try {
+      ({ taken, runnable: jobs } = await claimJobs(this.#rt, this.#writer, {
+        queues: this.options.queues,
+        limit,
+        workerId: this.id,
+      }));
+      this.#claimErrors = 0;
+    } catch (error) {
+      failed = true;
+      this.#claimErrors++;
+      logger.error({ err: error, workerId: this.id }, "claim failed; retrying after a back-off");
+      this.#events.emit("error", { error, during: "claim" });
+    }
+    this.#claiming = null;
+    if (metrics.active) metrics.claim(taken, performance.now() - t0);
+    // Slots sat idle and jobs finished meanwhile: the jobs outpace the claims (not merely a first claim).
+    const starved =
+      this.#inFlight.finished > finishedBefore &&
+      this.#inFlight.size < this.options.concurrency &&
+      this.#buffer.size === 0;
+    this.#buffer.push(jobs);
+    if (this.#state !== "running") return; // stopping: stop() gives the buffer back
+    const drained = failed || taken < limit;
+    this.#window = nextClaimWindow(this.#window, this.options, drained, starved);
+    if (drained) {
+      if (this.#wakePending && !failed) this.#wakePending = false;
+      else {
+        this.#idle = true;
+        this.#poll.schedule(this.options.pollIntervalMs, this.#claimErrors);
+      }
+    }
+    this.#pump();
+  }
+
+  /** No job buffered or running and no write pending. */
+  #quiet(): boolean {
+    return this.#inFlight.size === 0 && this.#buffer.size === 0 && !this.#writer.busy;
+  }
+
+  async #shutdown(): Promise<void> {
+    const { logger } = this.#rt;
+    if (this.#starting) await this.#starting.catch(() => {});
+    if (this.#state === "stopped") return;
+    this.#state = "stopping";
+    this.#poll.cancel();
+    if (this.#unsubscribe)
+      await this.#unsubscribe().catch((err: unknown) => logger.warn({ err }, "unsubscribe failed"));
+    if (this.#claiming) await this.#claiming;
+    this.#writer.release(this.#buffer.drain());
+    await this.#drainInFlight();
+    this.#writer.flush();
+    await this.#waiters.wait(() => this.#quiet());
+    this.#inFlight.clearDeadlines();
+    await this.#upkeep.stop();
+    if (this.#workerIdForJobs !== null) await markStopped(this.#rt, this.id);
+    this.#state = "stopped";
+    clearInterval(this.#keepAlive);
+    this.#keepAlive = undefined;
+    this.#rt.workers.delete(this);
+    logger.info({ workerId: this.id }, "worker stopped");
+    this.#events.emit("stopped", { workerId: this.id });
+  }
+
+  async #drainInFlight(): Promise<void> {
+    if (this.#inFlight.size === 0) return;
+    await waitAtMost(
+      this.#waiters.wait(() => this.#inFlight.size === 0),
+      this.options.shutdownTimeoutMs,
+    );
+    for (const run of [...this.#inFlight.values()]) this.#inFlight.abandon(run, "shutdown");
+  }
+}

@@ -1,0 +1,133 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { isSoniqError } from "../src/index.js";
+import { memoryApps } from "./memory.js";
+import { eventually, rejection } from "./support.js";
+
+const app = memoryApps();
+
+describe("runtime/enqueue-validation", () => {
+  it("runtime/schema-rejects-at-enqueue: SONIQ_TASK_ARGS_INVALID with issues, nothing written", async () => {
+    const soniq = app();
+    const job = soniq.job("typed.strict", async (args) => args.email, {
+      schema: z.object({ email: z.string().email() }),
+    });
+    const err = await rejection(job.enqueue({ email: "nope" }));
+    expect(isSoniqError(err, "SONIQ_TASK_ARGS_INVALID")).toBe(true);
+    const issues = (err as { context: { issues: { path: string[] }[] } }).context.issues;
+    expect(issues[0]?.path).toEqual(["email"]);
+    expect((await soniq.getQueueStats()).total).toBe(0);
+  });
+
+  it("runtime/args-must-be-json: functions, BigInt, cycles, Dates and top-level undefined are rejected", async () => {
+    const soniq = app();
+    const job = soniq.job("json.only", async () => null);
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    for (const bad of [
+      undefined,
+      { f: () => 1 },
+      { n: 1n },
+      cyclic,
+      { when: new Date() },
+      [undefined],
+      { x: Number.NaN },
+    ]) {
+      const err = await rejection(job.enqueue(bad));
+      expect(isSoniqError(err, "SONIQ_TASK_ARGS_INVALID"), String(bad)).toBe(true);
+    }
+    expect((await soniq.getQueueStats()).total).toBe(0);
+    const { id } = await job.enqueue({ keep: 1, drop: undefined });
+    expect((await soniq.getJob(id))?.args).toEqual({ keep: 1 });
+  });
+
+  it("runtime/names: invalid names are rejected at definition and enqueue; unknown names in strict mode", async () => {
+    const soniq = app();
+    expect(() => soniq.job("Bad-Name", async () => null)).toThrow(
+      expect.objectContaining({ code: "SONIQ_INVALID_TASK_NAME" }),
+    );
+    expect(isSoniqError(await rejection(soniq.enqueue("Bad Name", {})), "SONIQ_INVALID_TASK_NAME")).toBe(
+      true,
+    );
+    expect(isSoniqError(await rejection(soniq.enqueue("not.defined", {})), "SONIQ_UNKNOWN_TASK_NAME")).toBe(
+      true,
+    );
+    soniq.job("dup.name", async () => null);
+    expect(() => soniq.job("dup.name", async () => null)).toThrow(/already defined/);
+    expect((await soniq.getQueueStats()).total).toBe(0);
+  });
+
+  it("runtime/enqueue-many: one call, input order; a bad item names its index and nothing is written", async () => {
+    const soniq = app();
+    const a = soniq.job("many.a", async () => null, { schema: z.object({ n: z.number() }) });
+    soniq.job("many.b", async () => null);
+    const err = await rejection(
+      soniq.enqueueMany([
+        { job: a, args: { n: 1 } },
+        { job: "many.b", args: {} },
+        { job: a, args: { n: "two" } },
+      ]),
+    );
+    expect(isSoniqError(err, "SONIQ_TASK_ARGS_INVALID")).toBe(true);
+    expect((err as { context: { index: number } }).context.index).toBe(2);
+    expect((await soniq.getQueueStats()).total).toBe(0);
+    const results = await soniq.enqueueMany([
+      { job: a, args: { n: 1 }, options: { priority: 5 } },
+      { job: "many.b", args: { x: true }, options: { queue: "other" } },
+    ]);
+    expect(results).toHaveLength(2);
+    const rows = await Promise.all(results.map((r) => soniq.getJob(r.id)));
+    expect(rows.map((r) => [r?.jobName, r?.priority, r?.queue])).toEqual([
+      ["many.a", 5, "default"],
+      ["many.b", 100, "other"],
+    ]);
+    const unknown = await rejection(
+      soniq.enqueueMany([
+        { job: "many.b", args: {} },
+        { job: "nope.x", args: {} },
+      ]),
+    );
+    expect((unknown as { code: string; context: { index: number } }).context.index).toBe(1);
+  });
+
+  it("runtime/dedup-and-unique: dedupKey and unique (canonical args) return the queued job", async () => {
+    const soniq = app();
+    const job = soniq.job("dedup.me", async () => null, { unique: true });
+    const first = await job.enqueue({ a: 1, b: { c: 2, d: 3 } });
+    const same = await job.enqueue({ b: { d: 3, c: 2 }, a: 1 });
+    expect(same).toEqual({ id: first.id, deduplicated: true });
+    const other = await job.enqueue({ a: 2 });
+    expect(other.deduplicated).toBe(false);
+    const plain = soniq.job("dedup.key", async () => null);
+    const k1 = await plain.enqueue({ x: 1 }, { dedupKey: "order-7" });
+    const k2 = await plain.enqueue({ x: 2 }, { dedupKey: "order-7" });
+    expect(k2).toEqual({ id: k1.id, deduplicated: true });
+  });
+
+  it("runtime/enqueue-options: runAt/delayMs schedule, bad options fail in one error, tx is refused on memory", async () => {
+    const soniq = app();
+    const job = soniq.job("sched.job", async () => "ran");
+    const later = await job.enqueue({}, { delayMs: 60_000 });
+    const past = await job.enqueue({}, { runAt: new Date(Date.now() - 1000) });
+    expect(await soniq.worker().runOnce()).toBe(1);
+    expect((await soniq.getJob(later.id))?.status).toBe("queued");
+    expect((await soniq.getJob(past.id))?.status).toBe("done");
+    const err = await rejection(job.enqueue({}, { runAt: new Date(), delayMs: 5, priority: 1.5 }));
+    expect(isSoniqError(err, "SONIQ_INVALID_OPTIONS")).toBe(true);
+    expect((err as { context: { problems: string[] } }).context.problems).toHaveLength(2);
+    const txErr = await rejection(job.enqueue({}, { tx: {} as never }));
+    expect(isSoniqError(txErr, "SONIQ_TRANSACTION_UNSUPPORTED")).toBe(true);
+  });
+});
+
+describe("runtime/wake-up", () => {
+  it("runtime/worker-wakes-on-enqueue: a started worker picks up a new job without waiting for the poll", async () => {
+    const soniq = app();
+    const job = soniq.job("wake.me", async () => "awake");
+    const worker = soniq.worker({ pollIntervalMs: 600_000 });
+    await worker.start();
+    const { id } = await job.enqueue({});
+    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("done"), 2000);
+    await worker.stop();
+  });
+});

@@ -1,0 +1,207 @@
+/**
+ * Dead letters: filtered, searched, paged; and the bulk actions by filter. When core has
+ * `deadLetter.replayWhere` / `purgeWhere` they are used; otherwise the dashboard lists the matching
+ * ids in pages of 1000 and replays or purges them one by one (not one transaction: a failure partway
+ * leaves the earlier ones done, and the answer says which failed).
+ */
+import type { DeadLetterFilter, DeadLetterJob, Soniq } from "@soniq/core";
+import type { Principal } from "../auth.js";
+import { badRequest, notFound } from "../errors.js";
+import { actorOptions, type Features } from "../features.js";
+import { type Cursor, keysetPage, type Page } from "../paging.js";
+import { textMatcher, UUID_PATTERN } from "./jobs.js";
+
+export const BULK_PAGE = 1000;
+export const MAX_IDS = 1000;
+
+export interface DeadLetterQuery {
+  queue?: string | undefined;
+  name?: string | undefined;
+  reason?: string | undefined;
+  since?: Date | undefined;
+  until?: Date | undefined;
+  q?: string | undefined;
+}
+
+function coreFilter(query: DeadLetterQuery): DeadLetterFilter {
+  return {
+    ...(query.queue ? { queue: query.queue } : {}),
+    ...(query.name ? { jobName: query.name } : {}),
+    ...(query.reason ? { reason: query.reason } : {}),
+    ...(query.since ? { since: query.since } : {}),
+    ...(query.until ? { until: query.until } : {}),
+  };
+}
+
+function matchesFilters(row: DeadLetterJob, query: DeadLetterQuery): boolean {
+  const moved = row.movedToDeadLetterAt.getTime();
+  return (
+    (!query.queue || row.queue === query.queue) &&
+    (!query.name || row.jobName === query.name) &&
+    (!query.reason || row.deadLetterReason === query.reason) &&
+    (!query.since || moved >= query.since.getTime()) &&
+    (!query.until || moved < query.until.getTime())
+  );
+}
+
+export async function listDeadLettersPage(
+  soniq: Soniq,
+  query: DeadLetterQuery & { limit: number; cursor?: Cursor | undefined },
+): Promise<Page<DeadLetterJob>> {
+  if (query.q && UUID_PATTERN.test(query.q) && !query.cursor) {
+    const row = await soniq.deadLetter.get(query.q);
+    if (row && matchesFilters(row, query))
+      return { items: [row], nextCursor: null, scanned: 1, truncated: false };
+  }
+  const filter = coreFilter(query);
+  return keysetPage<DeadLetterJob>({
+    fetch: (offset, limit) => soniq.deadLetter.list({ ...filter, limit, offset }),
+    key: (row) => ({ t: row.movedToDeadLetterAt.getTime(), id: row.id }),
+    limit: query.limit,
+    cursor: query.cursor,
+    match: query.q ? textMatcher(query.q) : undefined,
+  });
+}
+
+export async function deadLetterDetail(soniq: Soniq, id: string): Promise<DeadLetterJob> {
+  const row = await soniq.deadLetter.get(id);
+  if (!row) throw notFound(`No dead-letter job with id ${id}.`);
+  return row;
+}
+
+export interface BulkRequest {
+  filter: DeadLetterQuery;
+  ids?: string[] | undefined;
+  dryRun: boolean;
+}
+
+export interface BulkResult {
+  action: "replay" | "purge";
+  dryRun: boolean;
+  /** Rows matching (dry run) or acted on. */
+  count: number;
+  failed: { id: string; error: string }[];
+  /** "core" when core's replayWhere/purgeWhere ran it, "ids" when the dashboard paged over ids. */
+  via: "core" | "ids";
+}
+
+/**
+ * Every matching id, read before acting (so replays cannot shift the pages). Pages walk the
+ * `moved_to_dead_letter_at` order by moving `until` to the last row's instant (keyset, so each page
+ * is an index range rather than a growing OFFSET); rows at that boundary millisecond are remembered
+ * so none repeats. More than a page of rows in one millisecond falls back to offsets inside it.
+ */
+async function matchingIds(soniq: Soniq, req: BulkRequest): Promise<string[]> {
+  if (req.ids) {
+    const rows = await Promise.all(req.ids.map((id) => soniq.deadLetter.get(id)));
+    return rows
+      .filter((r): r is DeadLetterJob => r !== null && matchesFilters(r, req.filter))
+      .map((r) => r.id);
+  }
+  const filter = coreFilter(req.filter);
+  const match = req.filter.q ? textMatcher(req.filter.q) : () => true;
+  const ids = new Set<string>();
+  let until = filter.until;
+  for (;;) {
+    const rows = await soniq.deadLetter.list({ ...filter, ...(until ? { until } : {}), limit: BULK_PAGE });
+    for (const row of rows) if (match(row)) ids.add(row.id);
+    const last = rows[rows.length - 1];
+    if (rows.length < BULK_PAGE || !last) return [...ids];
+    const t = last.movedToDeadLetterAt.getTime();
+    if (rows[0]?.movedToDeadLetterAt.getTime() === t) {
+      await sameInstant(soniq, filter, t, match, ids);
+      until = new Date(t);
+    } else {
+      until = new Date(t + 1);
+    }
+  }
+}
+
+/** All rows moved in one millisecond, by offset (only when more than a page share it). */
+async function sameInstant(
+  soniq: Soniq,
+  filter: DeadLetterFilter,
+  t: number,
+  match: (row: DeadLetterJob) => boolean,
+  ids: Set<string>,
+): Promise<void> {
+  for (let offset = 0; ; offset += BULK_PAGE) {
+    const window = { ...filter, since: new Date(t), until: new Date(t + 1), limit: BULK_PAGE, offset };
+    const rows = await soniq.deadLetter.list(window);
+    for (const row of rows) if (match(row)) ids.add(row.id);
+    if (rows.length < BULK_PAGE) return;
+  }
+}
+
+function countOf(value: unknown): number {
+  if (typeof value === "number") return value;
+  const v = value as { count?: unknown } | null;
+  return typeof v?.count === "number" ? v.count : 0;
+}
+
+type WithActor = (id: string, options?: { actor: string }) => Promise<unknown>;
+
+/** One replay or purge, passing `{ actor }` only where core accepts it. True when it acted. */
+export async function actOnOne(
+  soniq: Soniq,
+  action: "replay" | "purge",
+  id: string,
+  actor: { actor: string } | undefined,
+): Promise<boolean> {
+  const service = soniq.deadLetter;
+  const method = (action === "replay" ? service.replay : service.purge) as WithActor;
+  const result = actor ? await method.call(service, id, actor) : await method.call(service, id);
+  return action === "replay" ? result !== null : result === true;
+}
+
+export async function bulkDeadLetters(
+  soniq: Soniq,
+  features: Features,
+  principal: Principal,
+  action: "replay" | "purge",
+  req: BulkRequest,
+): Promise<BulkResult> {
+  const where =
+    action === "replay" ? features.deadLetterWhere.replayWhere : features.deadLetterWhere.purgeWhere;
+  const actor = actorOptions(features, principal.label);
+  if (where && !req.ids && !req.filter.q) {
+    const call = where as (filter: DeadLetterFilter, options: Record<string, unknown>) => Promise<unknown>;
+    const result = await call(coreFilter(req.filter), { ...actor, dryRun: req.dryRun });
+    return { action, dryRun: req.dryRun, count: countOf(result), failed: [], via: "core" };
+  }
+  const ids = await matchingIds(soniq, req);
+  if (req.dryRun) return { action, dryRun: true, count: ids.length, failed: [], via: "ids" };
+  const failed: { id: string; error: string }[] = [];
+  let count = 0;
+  for (const id of ids) {
+    try {
+      if (await actOnOne(soniq, action, id, actor)) count++;
+    } catch (err) {
+      failed.push({ id, error: err instanceof Error ? err.message : String(err) });
+    }
+  }
+  return { action, dryRun: false, count, failed, via: "ids" };
+}
+
+export function parseBulkBody(
+  body: Record<string, unknown>,
+  parse: (raw: Record<string, unknown>) => DeadLetterQuery,
+): BulkRequest {
+  const filterRaw = body.filter ?? {};
+  if (typeof filterRaw !== "object" || filterRaw === null || Array.isArray(filterRaw)) {
+    throw badRequest("filter must be an object like { queue, name, reason, since, until, q }");
+  }
+  if (body.dryRun !== undefined && typeof body.dryRun !== "boolean")
+    throw badRequest("dryRun must be a boolean");
+  let ids: string[] | undefined;
+  if (body.ids !== undefined) {
+    if (!Array.isArray(body.ids) || body.ids.length === 0 || body.ids.length > MAX_IDS) {
+      throw badRequest(`ids must be a non-empty array of at most ${MAX_IDS} dead-letter ids`);
+    }
+    if (!body.ids.every((id) => typeof id === "string" && /^[A-Za-z0-9_.:-]{1,200}$/.test(id))) {
+      throw badRequest("ids must be dead-letter ids");
+    }
+    ids = [...new Set(body.ids as string[])];
+  }
+  return { filter: parse(filterRaw as Record<string, unknown>), ids, dryRun: body.dryRun === true };
+}

@@ -1,0 +1,88 @@
+/** Jobs as the pages and the API read them: filtered, searched, paged; one job with its explain verdict. */
+import type { Job, JobStatus, Soniq } from "@soniq/core";
+import { notFound } from "../errors.js";
+import type { Explain, Features } from "../features.js";
+import { type Cursor, keysetPage, type Page } from "../paging.js";
+
+export interface JobQuery {
+  status?: JobStatus[] | undefined;
+  queue?: string | undefined;
+  name?: string | undefined;
+  /** Search: an exact id, or text in the id, name or last error. */
+  q?: string | undefined;
+  limit: number;
+  cursor?: Cursor | undefined;
+}
+
+export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function matchesFilters(job: Job, query: JobQuery): boolean {
+  return (
+    (!query.status || query.status.includes(job.status)) &&
+    (!query.queue || job.queue === query.queue) &&
+    (!query.name || job.jobName === query.name)
+  );
+}
+
+export function textMatcher(
+  q: string,
+): (row: { id: string; jobName: string; lastError: string | null }) => boolean {
+  const needle = q.toLowerCase();
+  return (row) =>
+    row.id.toLowerCase().includes(needle) ||
+    row.jobName.toLowerCase().includes(needle) ||
+    (row.lastError?.toLowerCase().includes(needle) ?? false);
+}
+
+export async function listJobsPage(soniq: Soniq, query: JobQuery): Promise<Page<Job>> {
+  if (query.q && UUID_PATTERN.test(query.q) && !query.cursor) {
+    const job = await soniq.getJob(query.q);
+    if (job && matchesFilters(job, query))
+      return { items: [job], nextCursor: null, scanned: 1, truncated: false };
+  }
+  return keysetPage<Job>({
+    fetch: (offset, limit) =>
+      soniq.listJobs({
+        ...(query.status ? { status: query.status } : {}),
+        ...(query.queue ? { queue: query.queue } : {}),
+        ...(query.name ? { jobName: query.name } : {}),
+        limit,
+        offset,
+      }),
+    key: (job) => ({ t: job.createdAt.getTime(), id: job.id }),
+    limit: query.limit,
+    cursor: query.cursor,
+    match: query.q ? textMatcher(query.q) : undefined,
+  });
+}
+
+export interface JobDetail {
+  job: Job;
+  explain: Explain | null;
+}
+
+export async function jobDetail(soniq: Soniq, features: Features, id: string): Promise<JobDetail> {
+  const job = await soniq.getJob(id);
+  if (!job) throw notFound(`No job with id ${id} (a dead-lettered job is at /api/dead-letters/${id}).`);
+  let explain: Explain | null = null;
+  if (features.explain) explain = normaliseExplain(await features.explain(id));
+  return { job, explain };
+}
+
+export function normaliseExplain(value: unknown): Explain | null {
+  if (typeof value !== "object" || value === null) return null;
+  const v = value as Record<string, unknown>;
+  const reasons = Array.isArray(v.reasons) ? v.reasons : [];
+  return {
+    status: typeof v.status === "string" ? v.status : null,
+    verdict: typeof v.verdict === "string" ? v.verdict : "unknown",
+    reasons: reasons.map((r) => {
+      const reason = (typeof r === "object" && r !== null ? r : {}) as Record<string, unknown>;
+      return {
+        code: String(reason.code ?? "unknown"),
+        message: String(reason.message ?? ""),
+        evidence: reason.evidence,
+      };
+    }),
+  };
+}

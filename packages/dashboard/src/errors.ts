@@ -1,0 +1,79 @@
+/**
+ * The dashboard's HTTP error: a stable `code`, the status it answers with, and a message that says
+ * what to do. Every refusal of bad input is one of these (4xx); anything else is a real 500.
+ */
+import { isSoniqError } from "@soniq/core";
+
+export const DASHBOARD_ERROR_CODES = [
+  "bad_request",
+  "unauthorized",
+  "forbidden",
+  "writes_disabled",
+  "csrf",
+  "not_found",
+  "conflict",
+  "payload_too_large",
+  "not_available",
+  "internal",
+] as const;
+
+export type DashboardErrorCode = (typeof DASHBOARD_ERROR_CODES)[number];
+
+const STATUS: Record<DashboardErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 500 | 501> = {
+  bad_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  writes_disabled: 403,
+  csrf: 403,
+  not_found: 404,
+  conflict: 409,
+  payload_too_large: 413,
+  not_available: 501,
+  internal: 500,
+};
+
+export class DashboardError extends Error {
+  readonly code: DashboardErrorCode;
+  readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 500 | 501;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: DashboardErrorCode, message: string, details?: Record<string, unknown>) {
+    super(message);
+    this.name = "DashboardError";
+    this.code = code;
+    this.status = STATUS[code];
+    this.details = details;
+  }
+}
+
+export function badRequest(message: string, details?: Record<string, unknown>): DashboardError {
+  return new DashboardError("bad_request", message, details);
+}
+
+export function notFound(message: string): DashboardError {
+  return new DashboardError("not_found", message);
+}
+
+export function notAvailable(feature: string): DashboardError {
+  return new DashboardError(
+    "not_available",
+    `${feature} is not available in this Soniq version: @soniq/core does not expose it yet.`,
+    { feature },
+  );
+}
+
+/** Maps a thrown value to the error the client sees; core's input errors stay 4xx. */
+export function toDashboardError(err: unknown): DashboardError {
+  if (err instanceof DashboardError) return err;
+  if (isSoniqError(err, "SONIQ_INVALID_ARGUMENT") || isSoniqError(err, "SONIQ_INVALID_OPTIONS")) {
+    return badRequest(err.message);
+  }
+  if (isSoniqError(err, "SONIQ_UNKNOWN_TASK_NAME") || isSoniqError(err, "SONIQ_INVALID_STATUS_TRANSITION")) {
+    return new DashboardError("conflict", err.message, { soniqCode: err.code });
+  }
+  return new DashboardError("internal", "The dashboard failed to answer; see the server log.");
+}
+
+export function errorBody(err: DashboardError): { error: Record<string, unknown> } {
+  return { error: { code: err.code, message: err.message, ...(err.details ?? {}) } };
+}

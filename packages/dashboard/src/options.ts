@@ -1,0 +1,117 @@
+/** `dashboard()` options: validated once (every problem in one error), defaults filled, frozen. */
+import { createHash } from "node:crypto";
+import { type Soniq, SoniqError } from "@soniq/core";
+
+export type KeyScope = "read" | "write";
+
+export interface DashboardApiKey {
+  /** The secret sent as `Authorization: Bearer <key>` or typed into the login form. At least 16 characters. */
+  key: string;
+  /** Shown in the UI and written to the audit log as `dashboard:<label>`. */
+  label: string;
+  /** Default "write". A read key can see everything and change nothing. */
+  scope?: KeyScope;
+}
+
+export interface DashboardOptions {
+  soniq: Soniq;
+  /** Without keys the dashboard is read-only and open; with keys every request needs one. */
+  apiKeys?: readonly DashboardApiKey[];
+  /** Where the handler is mounted, e.g. "/admin/soniq". Default "" (the root). */
+  basePath?: string;
+  /** A worker whose heartbeat is older than this is shown as stale. Default 300000 (core's default). */
+  staleAfterMs?: number;
+  /** Auto-refresh period of the pages. Default 5000. */
+  refreshIntervalMs?: number;
+  /** Lifetime of a login session. Default 12 hours. */
+  sessionTtlMs?: number;
+  /** Called with unexpected errors (the client sees a 500 without details). Default: console.error. */
+  onError?: (err: unknown) => void;
+}
+
+export interface ResolvedKey {
+  readonly digest: Buffer;
+  readonly label: string;
+  readonly scope: KeyScope;
+}
+
+export interface ResolvedDashboardOptions {
+  readonly soniq: Soniq;
+  readonly keys: readonly ResolvedKey[];
+  readonly basePath: string;
+  readonly staleAfterMs: number;
+  readonly refreshIntervalMs: number;
+  readonly sessionTtlMs: number;
+  readonly onError: (err: unknown) => void;
+}
+
+export const LABEL_PATTERN = /^[A-Za-z0-9_.@:-]{1,64}$/;
+const BASE_PATH_PATTERN = /^(\/[A-Za-z0-9_.~-]+)*$/;
+
+export function digestKey(key: string): Buffer {
+  return createHash("sha256").update(key, "utf8").digest();
+}
+
+function positiveMs(problems: string[], value: unknown, name: string): void {
+  if (value !== undefined && (typeof value !== "number" || !Number.isInteger(value) || value <= 0)) {
+    problems.push(`${name} must be a positive integer (milliseconds)`);
+  }
+}
+
+function keyProblems(problems: string[], apiKeys: unknown): void {
+  if (apiKeys === undefined) return;
+  if (!Array.isArray(apiKeys)) {
+    problems.push("apiKeys must be an array of { key, label, scope }");
+    return;
+  }
+  const seen = new Set<string>();
+  apiKeys.forEach((k: unknown, i) => {
+    const entry = (typeof k === "object" && k !== null ? k : {}) as Record<string, unknown>;
+    if (typeof entry.key !== "string" || entry.key.length < 16) {
+      problems.push(`apiKeys[${i}].key must be a string of at least 16 characters`);
+    } else if (seen.has(entry.key)) {
+      problems.push(`apiKeys[${i}].key is listed twice`);
+    } else seen.add(entry.key);
+    if (typeof entry.label !== "string" || !LABEL_PATTERN.test(entry.label)) {
+      problems.push(`apiKeys[${i}].label must match ${LABEL_PATTERN} (it is the audit actor)`);
+    }
+    if (entry.scope !== undefined && entry.scope !== "read" && entry.scope !== "write") {
+      problems.push(`apiKeys[${i}].scope must be "read" or "write"`);
+    }
+  });
+}
+
+export function resolveOptions(options: DashboardOptions): ResolvedDashboardOptions {
+  const problems: string[] = [];
+  const o = (typeof options === "object" && options !== null ? options : {}) as DashboardOptions;
+  const soniq = o.soniq as unknown as Record<string, unknown> | undefined;
+  if (typeof soniq !== "object" || soniq === null || typeof soniq.getJob !== "function") {
+    problems.push("soniq must be a Soniq instance");
+  }
+  keyProblems(problems, o.apiKeys);
+  if (o.basePath !== undefined && (typeof o.basePath !== "string" || !BASE_PATH_PATTERN.test(o.basePath))) {
+    problems.push('basePath must be "" or a path like "/admin/soniq" (no trailing slash)');
+  }
+  positiveMs(problems, o.staleAfterMs, "staleAfterMs");
+  positiveMs(problems, o.refreshIntervalMs, "refreshIntervalMs");
+  positiveMs(problems, o.sessionTtlMs, "sessionTtlMs");
+  if (o.onError !== undefined && typeof o.onError !== "function") problems.push("onError must be a function");
+  if (problems.length > 0) {
+    throw new SoniqError("SONIQ_INVALID_OPTIONS", `Invalid dashboard options: ${problems.join("; ")}.`, {
+      context: { problems },
+    });
+  }
+  return Object.freeze({
+    soniq: o.soniq,
+    keys: Object.freeze(
+      (o.apiKeys ?? []).map((k) =>
+        Object.freeze({ digest: digestKey(k.key), label: k.label, scope: k.scope ?? "write" }),
+      ),
+    ),
+    basePath: o.basePath ?? "",
+    staleAfterMs: o.staleAfterMs ?? 300_000,
+    refreshIntervalMs: o.refreshIntervalMs ?? 5_000,
+    sessionTtlMs: o.sessionTtlMs ?? 12 * 60 * 60 * 1000,
+    onError: o.onError ?? ((err: unknown) => console.error("[soniq dashboard]", err)),
+  });
+}

@@ -1,0 +1,76 @@
+/** Dead letters: filters, selection (page or all matching), bulk replay/purge, and one row's detail. */
+import { DEAD_LETTER_REASONS, type DeadLetterJob } from "@soniq/core";
+import { formatDate, type Html, html, prettyJson } from "../html.js";
+import type { Page } from "../paging.js";
+import { canWrite, type PageFrame, writeHint } from "./layout.js";
+
+function firstLine(text: string | null): string {
+  return text ? (text.split("\n")[0] ?? "").slice(0, 200) : "";
+}
+
+function filterForm(base: string, p: Record<string, string | undefined>): Html {
+  return html`<form class="filters" method="get" action="${base}/dead-letters" role="search">
+<label>Queue<input name="queue" value="${p.queue ?? ""}" size="12"></label>
+<label>Job name<input name="name" value="${p.name ?? ""}" size="22"></label>
+<label>Reason<select name="reason"><option value="">any</option>${DEAD_LETTER_REASONS.map(
+    (r) => html`<option value="${r}"${p.reason === r ? html` selected` : ""}>${r}</option>`,
+  )}</select></label>
+<label>Since<input name="since" value="${p.since ?? ""}" placeholder="24h or 2026-12-01" size="14"></label>
+<label>Until<input name="until" value="${p.until ?? ""}" size="14"></label>
+<label>Search id, name, error<input type="search" name="q" value="${p.q ?? ""}" size="20"></label>
+<label>Per page<input name="limit" value="${p.limit ?? ""}" placeholder="50" size="4" inputmode="numeric"></label>
+<button type="submit">Filter</button> <a href="${base}/dead-letters">Clear</a></form>`;
+}
+
+export function deadLettersPage(
+  frame: PageFrame,
+  p: Record<string, string | undefined>,
+  page: Page<DeadLetterJob> | null,
+  error: string | null,
+): Html {
+  const base = frame.base;
+  if (error || !page) {
+    return html`<h1>Dead letters</h1>${filterForm(base, p)}<div class="banner bad" role="alert">${error}</div>`;
+  }
+  const filter: Record<string, string> = {};
+  for (const k of ["queue", "name", "reason", "since", "until", "q"]) if (p[k]) filter[k] = p[k] as string;
+  const write = canWrite(frame);
+  const rows = page.items.map(
+    (
+      d,
+    ) => html`<tr data-dead-letter-id="${d.id}">${write ? html`<td><input type="checkbox" data-select name="id" value="${d.id}" aria-label="Select ${d.id}"></td>` : ""}
+<td><a href="${base}/dead-letters/${d.id}"><code>${d.id.slice(0, 8)}</code></a></td><td>${d.jobName}</td><td>${d.queue}</td>
+<td>${d.deadLetterReason}</td><td class="num">${d.attempts}/${d.maxAttempts}</td><td class="num">${d.resurrectionCount}</td>
+<td class="small">${formatDate(d.movedToDeadLetterAt)}</td><td class="err small" title="${firstLine(d.lastError)}">${firstLine(d.lastError)}</td></tr>`,
+  );
+  const keep = new URLSearchParams(filter);
+  if (p.limit) keep.set("limit", p.limit);
+  const first = `${base}/dead-letters?${keep.toString()}`;
+  if (page.nextCursor) keep.set("cursor", page.nextCursor);
+  const bulk = write
+    ? html`<div class="actions"><label><input type="checkbox" id="select-all-matching"> Select all matching the filter (every page)</label>
+<button type="button" data-bulk="replay">Replay selected…</button><button type="button" class="danger" data-bulk="purge">Purge selected…</button></div>`
+    : writeHint(frame);
+  return html`<h1>Dead letters</h1>${filterForm(base, p)}
+<form id="dl-bulk" data-filter="${JSON.stringify(filter)}">${bulk}
+<table data-testid="dead-letters"><thead><tr>${write ? html`<th scope="col"><input type="checkbox" id="select-page" aria-label="Select this page"></th>` : ""}<th scope="col">Id</th><th scope="col">Name</th><th scope="col">Queue</th><th scope="col">Reason</th><th class="num" scope="col">Attempts</th><th class="num" scope="col">Replays</th><th scope="col">Moved</th><th scope="col">Last error</th></tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="9" class="muted">No dead letters match.</td></tr>`}</tbody></table></form>
+<nav class="pager" aria-label="Pages">${p.cursor ? html`<a href="${first}">« First page</a>` : ""}${page.nextCursor ? html`<a href="${base}/dead-letters?${keep.toString()}" rel="next">Next page »</a>` : html`<span class="muted small">End of list</span>`}</nav>`;
+}
+
+export function deadLetterDetailPage(frame: PageFrame, d: DeadLetterJob): Html {
+  const base = frame.base;
+  const actions = canWrite(frame)
+    ? html`<div class="actions"><button type="button" data-post="${base}/api/dead-letters/${d.id}/replay" data-redirect="job" data-done="Replayed.">Replay</button>
+<button type="button" class="danger" data-post="${base}/api/dead-letters/${d.id}/purge" data-confirm="Click again to purge" data-redirect="${base}/dead-letters" data-done="Purged.">Purge</button></div>`
+    : writeHint(frame);
+  return html`<h1>Dead letter <code>${d.id}</code></h1>${actions}
+<div class="panel"><dl class="kv" data-testid="dead-letter-fields">
+<dt>Name</dt><dd>${d.jobName}</dd><dt>Queue</dt><dd>${d.queue}</dd><dt>Reason</dt><dd>${d.deadLetterReason}</dd>
+<dt>Attempts</dt><dd>${d.attempts} of ${d.maxAttempts}</dd><dt>Priority</dt><dd>${d.priority}</dd>
+<dt>Replayed</dt><dd>${d.resurrectionCount} time(s)${d.lastResurrectionAt ? `, last ${formatDate(d.lastResurrectionAt)}` : ""}</dd>
+<dt>Created</dt><dd>${formatDate(d.originalCreatedAt)}</dd><dt>Moved to dead letters</dt><dd>${formatDate(d.movedToDeadLetterAt)}</dd></dl></div>
+<h2>Arguments</h2><pre>${prettyJson(d.args)}</pre>
+<h2>Tags</h2>${d.tags ? html`<pre>${prettyJson(d.tags)}</pre>` : html`<p class="muted">None.</p>`}
+<h2>Last error</h2>${d.lastError ? html`<pre data-testid="dead-letter-error">${d.lastError}</pre>` : html`<p class="muted">None.</p>`}`;
+}

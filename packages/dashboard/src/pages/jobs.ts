@@ -1,0 +1,100 @@
+/** The jobs list (filters, search, cursor pages) and one job's detail page. */
+import { JOB_STATUSES, type Job } from "@soniq/core";
+import type { JobDetail, JobQuery } from "../data/jobs.js";
+import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
+import type { Page } from "../paging.js";
+import { canWrite, type PageFrame, statusBadge, writeHint } from "./layout.js";
+
+function firstLine(text: string | null): string {
+  return text ? (text.split("\n")[0] ?? "").slice(0, 200) : "";
+}
+
+function pagerLinks(
+  base: string,
+  path: string,
+  params: Record<string, string | undefined>,
+  next: string | null,
+): Html {
+  const keep = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v && k !== "cursor") keep.set(k, v);
+  const first = `${base}${path}?${keep.toString()}`;
+  keep.set("cursor", next ?? "");
+  return html`<nav class="pager" aria-label="Pages">${params.cursor ? html`<a href="${first}">« First page</a>` : ""}${
+    next
+      ? html`<a href="${base}${path}?${keep.toString()}" rel="next" data-testid="next-page">Next page »</a>`
+      : html`<span class="muted small">End of list</span>`
+  }</nav>`;
+}
+
+export function jobsPage(
+  frame: PageFrame,
+  params: Record<string, string | undefined>,
+  query: JobQuery | null,
+  page: Page<Job> | null,
+  error: string | null,
+): Html {
+  const base = frame.base;
+  const statusValue = params.status ?? "";
+  const form = html`<form class="filters" method="get" action="${base}/jobs" role="search">
+<label>Status<select name="status"><option value="">any</option>${JOB_STATUSES.map(
+    (s) => html`<option value="${s}"${statusValue === s ? html` selected` : ""}>${s}</option>`,
+  )}</select></label>
+<label>Queue<input name="queue" value="${params.queue ?? ""}" placeholder="default" size="12"></label>
+<label>Job name<input name="name" value="${params.name ?? ""}" placeholder="emails.send_welcome" size="22"></label>
+<label>Search id, name, error<input type="search" name="q" value="${params.q ?? ""}" size="24"></label>
+<label>Per page<input name="limit" value="${params.limit ?? ""}" placeholder="50" size="4" inputmode="numeric"></label>
+<button type="submit">Filter</button> <a href="${base}/jobs">Clear</a></form>`;
+  if (error || !page || !query) {
+    return html`<h1>Jobs</h1>${form}<div class="banner bad" role="alert">${error ?? "Invalid filter"}</div>`;
+  }
+  const rows = page.items.map(
+    (
+      j,
+    ) => html`<tr data-job-id="${j.id}"><td><a href="${base}/jobs/${j.id}"><code>${j.id.slice(0, 8)}</code></a></td>
+<td>${j.jobName}</td><td>${statusBadge(j.status)}</td><td>${j.queue}</td><td class="num">${j.attempts}/${j.maxAttempts}</td>
+<td class="small">${formatDate(j.createdAt)}</td><td class="small">${formatDate(j.updatedAt)}</td><td class="err small" title="${firstLine(j.lastError)}">${firstLine(j.lastError)}</td></tr>`,
+  );
+  const searchNote = query.q
+    ? html`<p class="muted small">Search scanned ${page.scanned} job(s)${page.truncated ? " and stopped at its cap; continue with the next page" : ""} (text search runs over listed pages: core has no search yet).</p>`
+    : "";
+  return html`<h1>Jobs</h1>${form}${searchNote}
+<table data-testid="jobs"><thead><tr><th scope="col">Id</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Queue</th><th class="num" scope="col">Attempts</th><th scope="col">Created</th><th scope="col">Updated</th><th scope="col">Last error</th></tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="8" class="muted">No jobs match.</td></tr>`}</tbody></table>
+${pagerLinks(base, "/jobs", params, page.nextCursor)}`;
+}
+
+function explainPanel(detail: JobDetail, explainAvailable: boolean): Html {
+  if (!explainAvailable) {
+    return html`<p class="muted" data-testid="explain">The explain verdict (soniq.explain) is not available in this Soniq version.</p>`;
+  }
+  const e = detail.explain;
+  if (!e) return html`<p class="muted" data-testid="explain">No verdict.</p>`;
+  return html`<div data-testid="explain"><p><strong>${e.verdict}</strong></p><ul>${e.reasons.map(
+    (r) =>
+      html`<li><code>${r.code}</code> ${r.message}${r.evidence === undefined ? "" : html`<pre>${prettyJson(r.evidence)}</pre>`}</li>`,
+  )}</ul></div>`;
+}
+
+export function jobDetailPage(frame: PageFrame, detail: JobDetail, explainAvailable: boolean): Html {
+  const j = detail.job;
+  const cancellable = j.status === "queued" || j.status === "processing";
+  const runFor =
+    j.status === "done" || j.status === "cancelled" ? j.updatedAt.getTime() - j.createdAt.getTime() : null;
+  const cancel =
+    cancellable && canWrite(frame)
+      ? html`<button type="button" class="danger" data-post="${frame.base}/api/jobs/${j.id}/cancel" data-confirm="Click again to cancel" data-done="Job cancelled.">Cancel job</button>`
+      : "";
+  return html`<h1>Job <code>${j.id}</code></h1>
+<div class="actions">${statusBadge(j.status)} ${cancel}</div>${cancellable ? writeHint(frame) : ""}
+<div class="panel"><dl class="kv" data-testid="job-fields">
+<dt>Name</dt><dd>${j.jobName}</dd><dt>Queue</dt><dd><a href="${frame.base}/jobs?queue=${encodeURIComponent(j.queue)}">${j.queue}</a></dd>
+<dt>Status</dt><dd>${j.status}</dd><dt>Attempts</dt><dd>${j.attempts} of ${j.maxAttempts}</dd><dt>Priority</dt><dd>${j.priority}</dd>
+<dt>Created</dt><dd>${formatDate(j.createdAt)}</dd><dt>Scheduled for</dt><dd>${formatDate(j.scheduledAt)}</dd>
+<dt>Updated</dt><dd>${formatDate(j.updatedAt)}</dd><dt>Created → finished</dt><dd>${formatDuration(runFor)}</dd>
+<dt>Expires</dt><dd>${formatDate(j.expiresAt)}</dd><dt>Worker</dt><dd>${j.workerId ?? "—"}</dd>
+<dt>Dedup key</dt><dd>${j.dedupKey ?? "—"}</dd><dt>Producer</dt><dd>${j.producerId ?? "—"}</dd></dl></div>
+<h2>Why it is (not) running</h2>${explainPanel(detail, explainAvailable)}
+<h2>Arguments</h2><pre data-testid="job-args">${prettyJson(j.args)}</pre>
+<h2>Result</h2>${j.result === null || j.result === undefined ? html`<p class="muted">None.</p>` : html`<pre data-testid="job-result">${prettyJson(j.result)}</pre>`}
+<h2>Last error</h2>${j.lastError ? html`<pre data-testid="job-error">${j.lastError}</pre>` : html`<p class="muted">None.</p>`}`;
+}

@@ -1,0 +1,95 @@
+/** The page shell: navigation, theme and auto-refresh controls, the read-only or key banner. */
+import type { Principal } from "../auth.js";
+import { type Html, html } from "../html.js";
+
+export const NAV = [
+  ["", "Overview"],
+  ["/jobs", "Jobs"],
+  ["/dead-letters", "Dead letters"],
+  ["/workers", "Workers"],
+  ["/queues", "Queues"],
+  ["/schedules", "Schedules"],
+  ["/audit", "Audit log"],
+] as const;
+
+export interface PageFrame {
+  base: string;
+  principal: Principal;
+  keysConfigured: boolean;
+  refreshMs: number;
+}
+
+export interface PageContent {
+  title: string;
+  active: string;
+  body: Html;
+  /** false for pages that must not refresh under the user (forms). */
+  refresh?: boolean;
+}
+
+function who(frame: PageFrame): Html {
+  if (!frame.keysConfigured) {
+    return html`<span class="small">read-only (no API keys configured)</span>`;
+  }
+  const logout =
+    frame.principal.via === "session"
+      ? html`<form method="post" action="${frame.base}/logout"><input type="hidden" name="csrf" value="${frame.principal.csrf ?? ""}"><button class="secondary" type="submit">Log out</button></form>`
+      : "";
+  return html`<span class="small">${frame.principal.label} (${frame.principal.scope})</span>${logout}`;
+}
+
+export function layout(frame: PageFrame, page: PageContent): Html {
+  const nav = NAV.map(
+    ([path, label]) =>
+      html`<a href="${frame.base}${path || "/"}"${page.active === path ? html` aria-current="page"` : ""}>${label}</a>`,
+  );
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+${frame.principal.csrf ? html`<meta name="csrf-token" content="${frame.principal.csrf}">` : ""}
+<title>${page.title} · Soniq</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="${frame.base}/assets/app.css">
+<script src="${frame.base}/assets/app.js"></script>
+</head>
+<body data-base="${frame.base}" data-refresh-ms="${frame.refreshMs}">
+<a class="skip" href="#main">Skip to content</a>
+<header class="top">
+<a class="brand" href="${frame.base}/">Soniq</a>
+<nav class="main" aria-label="Sections">${nav}</nav>
+<div class="tools">
+<span id="refresh-status" aria-live="polite">auto-refresh every ${Math.round(frame.refreshMs / 1000)} s</span>
+<button type="button" class="secondary" id="refresh-toggle" aria-pressed="false">Pause auto-refresh</button>
+<button type="button" class="secondary" id="theme-toggle">Theme: auto</button>
+${who(frame)}
+</div>
+</header>
+<div id="flash" role="status" aria-live="polite"></div>
+<main id="main" tabindex="-1"${page.refresh === false ? html` data-refresh="off"` : ""}>
+${page.body}
+</main>
+</body>
+</html>`;
+}
+
+export function notAvailablePanel(feature: string, detail: string): Html {
+  return html`<div class="banner warn" data-testid="not-available"><strong>${feature}</strong> is not available in this Soniq version. ${detail}</div>`;
+}
+
+export function statusBadge(status: string): Html {
+  return html`<span class="status ${status.replace(/[^a-z_]/g, "")}">${status}</span>`;
+}
+
+export function writeHint(frame: PageFrame): Html {
+  if (!frame.keysConfigured) {
+    return html`<p class="muted small">Actions are disabled: configure <code>apiKeys</code> with a write key to enable them.</p>`;
+  }
+  if (frame.principal.scope !== "write") return html`<p class="muted small">Your key is read-only.</p>`;
+  return html``;
+}
+
+export function canWrite(frame: PageFrame): boolean {
+  return frame.keysConfigured && frame.principal.scope === "write";
+}

@@ -1,0 +1,121 @@
+/** Workers, queues, schedules and the audit log pages. Each shows "not available" when core lacks it. */
+import type { QueuesResult } from "../data/overview.js";
+import type { WorkerRow } from "../data/workers.js";
+import type { AuditEntry, ScheduleInfo, ScheduleTick } from "../features.js";
+import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
+import { canWrite, notAvailablePanel, type PageFrame, statusBadge, writeHint } from "./layout.js";
+import { queueTable } from "./overview.js";
+
+export function workersPage(
+  _frame: PageFrame,
+  result: { workers: WorkerRow[]; source: string } | null,
+): Html {
+  if (!result)
+    return html`<h1>Workers</h1>${notAvailablePanel("Listing workers", "Core exposes no worker list.")}`;
+  const rows = result.workers.map(
+    (
+      w,
+    ) => html`<tr data-worker-id="${w.id}"><td><code>${w.id.slice(0, 8)}</code></td><td>${statusBadge(w.state)}</td>
+<td>${w.hostname}</td><td class="num">${w.pid}</td><td>${w.queues.length ? w.queues.join(", ") : html`<span class="muted">all</span>`}</td>
+<td class="num">${w.concurrency}</td><td class="small">${formatDate(w.lastHeartbeat)} (${formatDuration(w.heartbeatAgeMs)} ago)</td>
+<td class="small">${formatDate(w.startedAt)}</td><td class="small">${w.version ?? "—"}</td></tr>`,
+  );
+  return html`<h1>Workers</h1>
+<p class="muted small">Live: heartbeat within the stale threshold. Stale: still marked active but silent (its jobs are recovered by a peer). Source: <code>${result.source}</code> (core has no public <code>listWorkers</code> on <code>Soniq</code> yet).</p>
+<table data-testid="workers"><thead><tr><th scope="col">Id</th><th scope="col">State</th><th scope="col">Host</th><th class="num" scope="col">PID</th><th scope="col">Queues</th><th class="num" scope="col">Concurrency</th><th scope="col">Last heartbeat</th><th scope="col">Started</th><th scope="col">Version</th></tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="9" class="muted">No workers have registered.</td></tr>`}</tbody></table>`;
+}
+
+/** Limits form: an empty field keeps the value, "none" clears the limit (core's configure merges). */
+function configureForm(base: string, queue: string): Html {
+  return html`<form class="filters" data-configure="${base}/api/queues/${queue}/configure" aria-label="Limits of ${queue}">
+<label>Concurrency<input name="concurrency" size="5" placeholder="keep" inputmode="numeric"></label>
+<label>Per group<input name="groupConcurrency" size="5" placeholder="keep" inputmode="numeric"></label>
+<label>Rate: starts<input name="rateMax" size="5" placeholder="keep" inputmode="numeric"></label>
+<label>per ms<input name="ratePerMs" size="7" placeholder="60000" inputmode="numeric"></label>
+<button type="submit" class="secondary">Set limits</button></form>`;
+}
+
+export function queuesPage(frame: PageFrame, result: QueuesResult, hasConfigure: boolean): Html {
+  const base = frame.base;
+  const controls = result.controls
+    ? canWrite(frame)
+      ? html`<h2>Controls</h2><table><tbody>${result.queues.map(
+          (q) =>
+            html`<tr><th scope="row">${q.name}</th><td class="actions">${
+              q.paused
+                ? html`<button type="button" data-post="${base}/api/queues/${q.name}/resume" data-done="Resumed ${q.name}.">Resume</button>`
+                : html`<button type="button" class="danger" data-post="${base}/api/queues/${q.name}/pause" data-done="Paused ${q.name}.">Pause</button>`
+            }</td><td class="small">concurrency ${q.concurrency ?? "∞"} · group ${q.groupConcurrency ?? "∞"} · rate ${
+              q.rateLimit ? `${q.rateLimit.max} per ${formatDuration(q.rateLimit.perMs)}` : "∞"
+            }${hasConfigure ? configureForm(base, q.name) : ""}</td></tr>`,
+        )}</tbody></table>`
+      : writeHint(frame)
+    : notAvailablePanel(
+        "Queue controls",
+        "Pause, resume, limits and lag need soniq.queues; the table shows per-queue stats derived from existing jobs.",
+      );
+  return html`<h1>Queues</h1>${queueTable(result, base)}${controls}`;
+}
+
+export function schedulesPage(frame: PageFrame, schedules: ScheduleInfo[] | null): Html {
+  if (!schedules) {
+    return html`<h1>Schedules</h1>${notAvailablePanel("Schedules", "Recurring jobs (soniq.schedules) are not in this core yet.")}`;
+  }
+  const rows = schedules.map(
+    (
+      s,
+    ) => html`<tr><td><a href="${frame.base}/schedules/${s.name}">${s.name}</a></td><td>${s.jobName}</td><td><code>${s.cron ?? s.every ?? ""}</code> ${s.timezone ?? ""}</td>
+<td>${statusBadge(s.paused ? "paused" : "running")}</td><td class="small">${formatDate(s.nextRunAt)}</td><td class="small">${formatDate(s.lastRunAt)}</td></tr>`,
+  );
+  return html`<h1>Schedules</h1><table data-testid="schedules"><thead><tr><th scope="col">Name</th><th scope="col">Job</th><th scope="col">When</th><th scope="col">State</th><th scope="col">Next</th><th scope="col">Last</th></tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="6" class="muted">No schedules.</td></tr>`}</tbody></table>`;
+}
+
+export function scheduleDetailPage(
+  frame: PageFrame,
+  d: { schedule: unknown; upcoming: unknown[]; history: unknown[] },
+): Html {
+  const s = d.schedule as ScheduleInfo;
+  const base = `${frame.base}/api/schedules/${s.name}`;
+  const actions = canWrite(frame)
+    ? html`<div class="actions">${s.paused ? html`<button type="button" data-post="${base}/resume">Resume</button>` : html`<button type="button" class="danger" data-post="${base}/pause">Pause</button>`}
+<button type="button" data-post="${base}/trigger" data-redirect="job" data-done="Triggered.">Trigger now</button></div>`
+    : writeHint(frame);
+  const ticks = (d.history as ScheduleTick[]).map(
+    (t) =>
+      html`<tr><td class="small">${formatDate(t.tickAt)}</td><td>${t.outcome}</td><td>${t.jobId ? html`<a href="${frame.base}/jobs/${t.jobId}"><code>${t.jobId.slice(0, 8)}</code></a>` : "—"}</td><td>${t.reason ?? ""}</td></tr>`,
+  );
+  return html`<h1>Schedule ${s.name}</h1>${actions}
+<div class="panel"><pre>${prettyJson(s)}</pre></div>
+<h2>Next fires</h2><ul>${d.upcoming.map((u) => html`<li>${formatDate(u as string)}</li>`)}</ul>
+<h2>History</h2><table><thead><tr><th scope="col">Tick</th><th scope="col">Outcome</th><th scope="col">Job</th><th scope="col">Reason</th></tr></thead><tbody>${ticks}</tbody></table>`;
+}
+
+export function auditPage(_frame: PageFrame, entries: AuditEntry[] | null): Html {
+  if (!entries) {
+    return html`<h1>Audit log</h1>${notAvailablePanel("The audit log", "Core does not record operator actions (soniq.audit) yet, so dashboard writes are not audited.")}`;
+  }
+  const rows = entries.map(
+    (e) =>
+      html`<tr data-audit-action="${e.action}"><td class="small">${formatDate(e.at)}</td><td>${e.actor}</td><td><code>${e.action}</code></td><td><code>${e.target ?? ""}</code></td><td>${e.outcome}</td><td><code class="small">${prettyJson(e.params)}</code></td></tr>`,
+  );
+  return html`<h1>Audit log</h1><table data-testid="audit"><thead><tr><th scope="col">At</th><th scope="col">Actor</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Outcome</th><th scope="col">Params</th></tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="6" class="muted">No entries.</td></tr>`}</tbody></table>`;
+}
+
+export function loginPage(base: string, next: string, error: string | null): Html {
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Log in · Soniq</title><link rel="icon" href="data:,"><link rel="stylesheet" href="${base}/assets/app.css"><script src="${base}/assets/app.js"></script></head>
+<body><main id="main" class="login" data-refresh="off"><h1>Soniq dashboard</h1>
+${error ? html`<div class="banner bad" role="alert">${error}</div>` : ""}
+<form method="post" action="${base}/login"><label for="key">API key</label>
+<input id="key" name="key" type="password" autocomplete="current-password" required autofocus>
+<input type="hidden" name="next" value="${next}"><button type="submit">Log in</button></form></main></body></html>`;
+}
+
+export function errorPage(base: string, status: number, message: string): Html {
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${status} · Soniq</title>
+<link rel="stylesheet" href="${base}/assets/app.css"></head><body><main id="main"><h1>${status}</h1>
+<div class="banner bad" role="alert">${message}</div><p><a href="${base}/">Back to the overview</a></p></main></body></html>`;
+}

@@ -1,0 +1,79 @@
+/** The overview: the six stats, throughput/failure/dead-letter charts, queues with lag and pause state. */
+import type { QueueStats } from "@soniq/core";
+import { listQueues, metricsSeries, type QueuesResult, RANGES, type RangeName } from "../data/overview.js";
+import type { WorkerRow } from "../data/workers.js";
+import type { Features } from "../features.js";
+import { formatCount, formatDuration, type Html, html } from "../html.js";
+import { barChart } from "./charts.js";
+import { notAvailablePanel, statusBadge } from "./layout.js";
+
+const STAT_KEYS = ["total", "queued", "processing", "done", "dead_letter", "cancelled"] as const;
+
+export function statCards(stats: QueueStats, base: string): Html {
+  const href: Record<string, string> = {
+    queued: "/jobs?status=queued",
+    processing: "/jobs?status=processing",
+    done: "/jobs?status=done",
+    cancelled: "/jobs?status=cancelled",
+    dead_letter: "/dead-letters",
+    total: "/jobs",
+  };
+  return html`<div class="cards" data-testid="stats">${STAT_KEYS.map(
+    (k) =>
+      html`<a class="card" href="${base}${href[k]}" data-stat="${k}"><div class="label">${k.replace("_", " ")}</div><div class="value">${formatCount(stats[k])}</div></a>`,
+  )}</div>`;
+}
+
+export function queueTable(result: QueuesResult, base: string): Html {
+  if (result.queues.length === 0) return html`<p class="muted">No queues yet.</p>`;
+  return html`<table data-testid="queues"><caption class="muted small">Source: ${result.source}</caption>
+<thead><tr><th scope="col">Queue</th><th scope="col">State</th><th class="num" scope="col">Queued</th><th class="num" scope="col">Processing</th><th class="num" scope="col">Done</th><th class="num" scope="col">Dead letters</th><th class="num" scope="col">Lag</th></tr></thead>
+<tbody>${result.queues.map(
+    (
+      q,
+    ) => html`<tr data-queue="${q.name}"><td><a href="${base}/jobs?queue=${encodeURIComponent(q.name)}">${q.name}</a></td>
+<td>${q.paused === null ? html`<span class="muted">—</span>` : statusBadge(q.paused ? "paused" : "running")}</td>
+<td class="num">${q.stats ? formatCount(q.stats.queued) : "—"}</td><td class="num">${q.stats ? formatCount(q.stats.processing) : "—"}</td>
+<td class="num">${q.stats ? formatCount(q.stats.done) : "—"}</td><td class="num">${q.stats ? formatCount(q.stats.dead_letter) : "—"}</td>
+<td class="num">${result.controls ? formatDuration(q.lagMs) : "—"}</td></tr>`,
+  )}</tbody></table>`;
+}
+
+export async function overviewPage(
+  soniq: Parameters<typeof listQueues>[0],
+  features: Features,
+  base: string,
+  range: RangeName,
+  workers: () => Promise<WorkerRow[]>,
+): Promise<Html> {
+  const [stats, queues, ws] = await Promise.all([
+    soniq.getQueueStats(),
+    listQueues(soniq, features, workers),
+    workers().catch(() => null),
+  ]);
+  let charts: Html;
+  if (features.metrics) {
+    const { spanMs, bucketMs } = RANGES[range];
+    const series = await metricsSeries(features, { since: new Date(Date.now() - spanMs), bucketMs });
+    charts = html`<div class="charts">${barChart("Throughput (done)", series.buckets, (b) => b.done, "")}${barChart("Failures", series.buckets, (b) => b.failed, "warn")}${barChart("Dead-lettered", series.buckets, (b) => b.deadLettered, "bad")}</div>`;
+  } else {
+    charts = notAvailablePanel(
+      "Throughput charts",
+      "They are drawn from per-minute metrics (soniq.metrics), which this core does not expose yet.",
+    );
+  }
+  const ranges = (Object.keys(RANGES) as RangeName[]).map(
+    (r) => html`<a href="${base}/?range=${r}"${r === range ? html` aria-current="true"` : ""}>${r}</a> `,
+  );
+  const live = ws ? ws.filter((w) => w.state === "live").length : null;
+  const stale = ws ? ws.filter((w) => w.state === "stale").length : null;
+  return html`<h1>Overview</h1>
+${statCards(stats, base)}
+<h2>Activity <span class="small">${ranges}</span></h2>
+${charts}
+<h2>Queues</h2>
+${queueTable(queues, base)}
+${queues.controls ? "" : html`<p class="muted small">Pause state and lag need queue controls (soniq.queues), not in this Soniq version.</p>`}
+<h2>Workers</h2>
+<p>${live === null ? "Worker listing is not available in this Soniq version." : html`<a href="${base}/workers">${live} live, ${stale} stale</a>`}</p>`;
+}

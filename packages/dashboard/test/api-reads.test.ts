@@ -1,0 +1,200 @@
+/** The read routes on the memory backend: shapes, filters, search, cursor pages, validation. */
+import type { Job } from "@soniq/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, handlerFor, json, type Seeded, seededApp } from "./support.js";
+
+let app: Seeded;
+let handler: ReturnType<typeof handlerFor>;
+
+beforeAll(async () => {
+  app = await seededApp();
+  handler = handlerFor(app.soniq);
+});
+afterAll(() => app.soniq.close());
+
+describe("GET /api/stats", () => {
+  it("api/stats-six-keys: answers core's six counters", async () => {
+    const res = await call(handler, "/api/stats");
+    expect(res.status).toBe(200);
+    const body = await json<{ stats: Record<string, number> }>(res);
+    expect(body.stats).toEqual(await app.soniq.getQueueStats());
+    expect(Object.keys(body.stats).sort()).toEqual([
+      "cancelled",
+      "dead_letter",
+      "done",
+      "processing",
+      "queued",
+      "total",
+    ]);
+    expect(body.stats.dead_letter).toBe(3);
+  });
+});
+
+describe("GET /api/jobs", () => {
+  const ids = async (path: string) =>
+    (await json<{ jobs: Job[] }>(await call(handler, path))).jobs.map((j) => j.id);
+
+  it("api/jobs-filters: status, queue and name narrow the list", async () => {
+    expect((await ids("/api/jobs?status=done&limit=1000")).sort()).toEqual([...app.done].sort());
+    expect((await ids("/api/jobs?queue=reports")).sort()).toEqual([...app.reports].sort());
+    expect(await ids("/api/jobs?name=billing.charge")).toEqual(app.retrying);
+    expect((await ids("/api/jobs?status=queued,processing")).sort()).toEqual(
+      [...app.retrying, ...app.reports].sort(),
+    );
+  });
+
+  it("api/jobs-search: q finds an exact id, a name fragment and error text", async () => {
+    expect(await ids(`/api/jobs?q=${app.done[3]}`)).toEqual([app.done[3]]);
+    expect((await ids("/api/jobs?q=reports.bu")).sort()).toEqual([...app.reports].sort());
+    expect(await ids("/api/jobs?q=GATEWAY%20timeout")).toEqual(app.retrying);
+    expect(await ids("/api/jobs?q=nothing-like-this")).toEqual([]);
+  });
+
+  it("api/jobs-cursor: pages cover every job once, also when jobs arrive between pages", async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const page: { jobs: Job[]; nextCursor: string | null } = await json(
+        await call(handler, `/api/jobs?limit=4${cursor ? `&cursor=${cursor}` : ""}`),
+      );
+      seen.push(...page.jobs.map((j) => j.id));
+      cursor = page.nextCursor;
+      if (pages === 0)
+        await app.soniq
+          .enqueue("reports.build", {}, { queue: "reports" })
+          .then((r) => app.reports.push(r.id));
+      pages++;
+    } while (cursor && pages < 20);
+    const all = [...app.done, ...app.retrying, ...app.reports.slice(0, 2)];
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.sort()).toEqual(all.sort());
+  });
+
+  it("api/jobs-limit: capped at 1000, malformed limits and cursors are 400", async () => {
+    expect((await call(handler, "/api/jobs?limit=5000")).status).toBe(200);
+    for (const bad of [
+      "limit=0",
+      "limit=-1",
+      "limit=abc",
+      "limit=1.5",
+      "cursor=%%%",
+      "cursor=eyJvIjotMX0",
+      "status=bogus",
+      "status=dead_letter",
+      "name=Not%20A%20Name",
+      "queue=UPPER",
+    ]) {
+      const res = await call(handler, `/api/jobs?${bad}`);
+      expect(res.status, bad).toBe(400);
+      expect((await json<{ error: { code: string } }>(res)).error.code).toBe("bad_request");
+    }
+  });
+});
+
+describe("GET /api/jobs/:id", () => {
+  it("api/job-detail: the job and the explain verdict (null without soniq.explain)", async () => {
+    const res = await call(handler, `/api/jobs/${app.retrying[0]}`);
+    const body = await json<{ job: Job; explain: unknown }>(res);
+    expect(res.status).toBe(200);
+    expect(body.job.lastError).toContain("gateway timeout");
+    expect(body.job.attempts).toBe(1);
+    expect(body.explain).toBeNull();
+  });
+
+  it("api/job-detail-404: unknown, malformed and dead-lettered ids are 404", async () => {
+    for (const id of [
+      "00000000-0000-0000-0000-000000000000",
+      "not-a-uuid",
+      "..%2F..%2Fetc",
+      "%3Cscript%3E",
+      "x".repeat(300),
+      app.dead[0],
+    ]) {
+      const res = await call(handler, `/api/jobs/${id}`);
+      expect(res.status, id).toBe(404);
+    }
+  });
+});
+
+describe("GET /api/dead-letters", () => {
+  it("api/dead-letters-filters: reason, name, search and time window", async () => {
+    const list = async (q: string) =>
+      (
+        await json<{ deadLetters: { id: string }[] }>(await call(handler, `/api/dead-letters?${q}`))
+      ).deadLetters.map((d) => d.id);
+    expect((await list("reason=permanent_failure")).sort()).toEqual([...app.dead].sort());
+    expect(await list("reason=job_not_found")).toEqual([]);
+    expect((await list("name=billing.charge&since=1h")).sort()).toEqual([...app.dead].sort());
+    expect(await list("q=declined%20for%20-2")).toEqual([app.dead[1]]);
+    expect(await list("until=2000-01-01")).toEqual([]);
+    expect((await call(handler, "/api/dead-letters?since=yesterday")).status).toBe(400);
+    expect((await call(handler, "/api/dead-letters?since=2h&until=3h")).status).toBe(400);
+  });
+
+  it("api/dead-letter-detail: one row by id, 404 otherwise", async () => {
+    const res = await call(handler, `/api/dead-letters/${app.dead[0]}`);
+    expect(res.status).toBe(200);
+    const body = await json<{ deadLetter: { deadLetterReason: string; lastError: string } }>(res);
+    expect(body.deadLetter.deadLetterReason).toBe("permanent_failure");
+    expect(body.deadLetter.lastError).toContain("card declined");
+    expect((await call(handler, `/api/dead-letters/${app.done[0]}`)).status).toBe(404);
+    expect((await call(handler, "/api/dead-letters/bad%20id")).status).toBe(404);
+  });
+});
+
+describe("GET /api/queues and /api/workers", () => {
+  it("api/queues-derived: per-queue stats without queue controls", async () => {
+    const body = await json<{
+      controls: boolean;
+      queues: { name: string; paused: null; stats: { queued: number } }[];
+    }>(await call(handler, "/api/queues"));
+    expect(body.controls).toBe(false);
+    expect(body.queues.map((q) => q.name)).toEqual(["default", "reports"]);
+    expect(body.queues[1]?.stats).toEqual(await app.soniq.getQueueStats({ queue: "reports" }));
+    expect(body.queues[0]?.paused).toBeNull();
+  });
+
+  it("api/workers: registered workers with a derived state", async () => {
+    const stopped = app.soniq.worker({ queues: ["reports"], concurrency: 2 });
+    await stopped.start();
+    await stopped.stop();
+    const worker = app.soniq.worker({ queues: ["reports"], concurrency: 3 });
+    await worker.start();
+    try {
+      const body = await json<{
+        workers: { id: string; state: string; concurrency: number; queues: string[] }[];
+      }>(await call(handler, "/api/workers"));
+      const byId = new Map(body.workers.map((w) => [w.id, w]));
+      expect(byId.get(worker.id)).toMatchObject({ state: "live", concurrency: 3, queues: ["reports"] });
+      expect(byId.get(stopped.id)).toMatchObject({ state: "stopped", concurrency: 2 });
+      expect(body.workers[0]?.state).toBe("live");
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
+describe("feature-gated routes", () => {
+  it("api/not-available: metrics, audit and schedules answer 501 with a JSON error", async () => {
+    for (const path of [
+      "/api/metrics",
+      "/api/metrics?since=24h&bucketMs=900000",
+      "/api/audit",
+      "/api/schedules",
+      "/api/schedules/reports.daily",
+    ]) {
+      const res = await call(handler, path);
+      expect(res.status, path).toBe(501);
+      const body = await json<{ error: { code: string; message: string } }>(res);
+      expect(body.error.code).toBe("not_available");
+      expect(body.error.message).toContain("not available in this Soniq version");
+    }
+  });
+
+  it("api/unknown-route: a JSON 404", async () => {
+    const res = await call(handler, "/api/nope");
+    expect(res.status).toBe(404);
+    expect((await json<{ error: { code: string } }>(res)).error.code).toBe("not_found");
+  });
+});

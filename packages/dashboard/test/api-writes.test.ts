@@ -1,0 +1,250 @@
+/** Writes and refusals: read-only without keys, bearer and session keys, scopes, CSRF, bulk actions. */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  call,
+  handlerFor,
+  json,
+  KEYS,
+  login,
+  ORIGIN,
+  READ_KEY,
+  type Seeded,
+  seededApp,
+  WRITE_KEY,
+} from "./support.js";
+
+let app: Seeded;
+let open: ReturnType<typeof handlerFor>;
+let keyed: ReturnType<typeof handlerFor>;
+
+beforeEach(async () => {
+  app = await seededApp();
+  open = handlerFor(app.soniq);
+  keyed = handlerFor(app.soniq, { apiKeys: KEYS });
+});
+afterEach(() => app.soniq.close());
+
+type ErrorBody = { error: { code: string; message: string } };
+
+const WRITES = (a: Seeded): string[] => [
+  `/api/jobs/${a.reports[0]}/cancel`,
+  `/api/dead-letters/${a.dead[0]}/replay`,
+  `/api/dead-letters/${a.dead[0]}/purge`,
+  "/api/dead-letters/replay-where",
+  "/api/dead-letters/purge-where",
+  "/api/queues/default/pause",
+  "/api/schedules/reports.daily/trigger",
+];
+
+describe("without API keys", () => {
+  it("auth/open-read-only: every write is 403 and says how to enable writes; nothing changes", async () => {
+    for (const path of WRITES(app)) {
+      const res = await call(open, path, { method: "POST", body: {} });
+      expect(res.status, path).toBe(403);
+      const body = await json<ErrorBody>(res);
+      expect(body.error.code).toBe("writes_disabled");
+      expect(body.error.message).toContain("apiKeys");
+    }
+    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
+    expect(await app.soniq.deadLetter.get(app.dead[0] as string)).not.toBeNull();
+  });
+});
+
+describe("with API keys", () => {
+  it("auth/key-required: reads need a key; a wrong key is 401", async () => {
+    expect((await call(keyed, "/api/stats")).status).toBe(401);
+    const wrong = await call(keyed, "/api/stats", { key: "not-the-key-0123456789" });
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get("www-authenticate")).toContain("Bearer");
+    expect((await call(keyed, "/api/stats", { headers: { authorization: "Basic abc" } })).status).toBe(401);
+    expect((await call(keyed, "/api/stats", { key: READ_KEY })).status).toBe(200);
+    expect((await call(keyed, "/api/stats", { key: WRITE_KEY })).status).toBe(200);
+  });
+
+  it("auth/pages-need-login: pages redirect to the login form", async () => {
+    const res = await call(keyed, "/jobs?status=done");
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe(`/login?next=${encodeURIComponent("/jobs?status=done")}`);
+    expect((await call(keyed, "/login")).status).toBe(200);
+  });
+
+  it("auth/read-scope: a read key cannot write", async () => {
+    const res = await call(keyed, `/api/jobs/${app.reports[0]}/cancel`, { method: "POST", key: READ_KEY });
+    expect(res.status).toBe(403);
+    expect((await json<ErrorBody>(res)).error.code).toBe("forbidden");
+    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
+  });
+
+  it("auth/bearer-origin: a bearer write with a foreign Origin is refused, with its own origin accepted", async () => {
+    const path = `/api/jobs/${app.reports[0]}/cancel`;
+    const foreign = await call(keyed, path, {
+      method: "POST",
+      key: WRITE_KEY,
+      origin: "https://evil.example",
+    });
+    expect(foreign.status).toBe(403);
+    expect((await json<ErrorBody>(foreign)).error.code).toBe("csrf");
+    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
+    const own = await call(keyed, path, { method: "POST", key: WRITE_KEY, origin: ORIGIN });
+    expect(own.status).toBe(200);
+    expect((await json<{ cancelled: boolean }>(own)).cancelled).toBe(true);
+  });
+
+  it("auth/session-csrf: a session write needs the token and the same origin", async () => {
+    const { cookie, csrf } = await login(keyed, WRITE_KEY);
+    expect(csrf.length).toBeGreaterThan(20);
+    expect((await call(keyed, "/api/stats", { cookie })).status).toBe(200);
+    const path = `/api/jobs/${app.reports[0]}/cancel`;
+    const noToken = await call(keyed, path, { method: "POST", cookie, origin: ORIGIN });
+    expect(noToken.status).toBe(403);
+    expect((await json<ErrorBody>(noToken)).error.code).toBe("csrf");
+    const wrongToken = await call(keyed, path, {
+      method: "POST",
+      cookie,
+      origin: ORIGIN,
+      headers: { "x-csrf-token": "nope" },
+    });
+    expect(wrongToken.status).toBe(403);
+    const noOrigin = await call(keyed, path, { method: "POST", cookie, headers: { "x-csrf-token": csrf } });
+    expect(noOrigin.status).toBe(403);
+    const foreign = await call(keyed, path, {
+      method: "POST",
+      cookie,
+      origin: "https://evil.example",
+      headers: { "x-csrf-token": csrf },
+    });
+    expect(foreign.status).toBe(403);
+    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
+    const ok = await call(keyed, path, {
+      method: "POST",
+      cookie,
+      origin: ORIGIN,
+      headers: { "x-csrf-token": csrf },
+    });
+    expect(ok.status).toBe(200);
+    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("cancelled");
+  });
+
+  it("auth/login-logout: a wrong key is refused; logout ends the session", async () => {
+    const bad = await call(keyed, "/login", {
+      method: "POST",
+      body: new URLSearchParams({ key: "wrong-key-0123456789abc" }).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get("set-cookie")).toBeNull();
+    const { cookie } = await login(keyed, READ_KEY);
+    const out = await call(keyed, "/logout", { method: "POST", cookie, origin: ORIGIN });
+    expect(out.status).toBe(303);
+    expect((await call(keyed, "/api/stats", { cookie })).status).toBe(401);
+  });
+
+  it("auth/cookie-flags: the session cookie is HttpOnly and SameSite=Strict", async () => {
+    const res = await call(keyed, "/login", {
+      method: "POST",
+      body: new URLSearchParams({ key: WRITE_KEY, next: "https://evil.example/" }).toString(),
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expect(res.headers.get("set-cookie")).toMatch(/HttpOnly; SameSite=Strict/);
+    expect(res.headers.get("location")).toBe("/");
+  });
+});
+
+describe("write routes", () => {
+  const w = { method: "POST", key: WRITE_KEY } as const;
+
+  it("write/cancel: cancels a queued job; 409 when finished, 404 when unknown", async () => {
+    const res = await call(keyed, `/api/jobs/${app.reports[0]}/cancel`, w);
+    expect(res.status).toBe(200);
+    expect((await json<{ job: { status: string } }>(res)).job.status).toBe("cancelled");
+    expect((await call(keyed, `/api/jobs/${app.reports[0]}/cancel`, w)).status).toBe(409);
+    expect((await call(keyed, `/api/jobs/${app.done[0]}/cancel`, w)).status).toBe(409);
+    expect((await call(keyed, "/api/jobs/00000000-0000-0000-0000-000000000000/cancel", w)).status).toBe(404);
+    expect((await call(keyed, "/api/jobs/bad%20id/cancel", w)).status).toBe(404);
+  });
+
+  it("write/replay: mints a queued job and keeps the dead-letter row", async () => {
+    const res = await call(keyed, `/api/dead-letters/${app.dead[0]}/replay`, w);
+    expect(res.status).toBe(200);
+    const { jobId } = await json<{ jobId: string }>(res);
+    const job = await app.soniq.getJob(jobId);
+    expect(job).toMatchObject({
+      status: "queued",
+      attempts: 0,
+      jobName: "billing.charge",
+      args: { cents: -1 },
+    });
+    expect((await app.soniq.deadLetter.get(app.dead[0] as string))?.resurrectionCount).toBe(1);
+    expect(
+      (await call(keyed, "/api/dead-letters/00000000-0000-0000-0000-000000000000/replay", w)).status,
+    ).toBe(404);
+  });
+
+  it("write/purge: deletes the row; a second purge is 404", async () => {
+    expect((await call(keyed, `/api/dead-letters/${app.dead[0]}/purge`, w)).status).toBe(200);
+    expect(await app.soniq.deadLetter.get(app.dead[0] as string)).toBeNull();
+    expect((await call(keyed, `/api/dead-letters/${app.dead[0]}/purge`, w)).status).toBe(404);
+  });
+
+  it("write/replay-where: a dry run counts and changes nothing; the real run replays every match", async () => {
+    const dry = await call(keyed, "/api/dead-letters/replay-where", {
+      ...w,
+      body: { filter: { name: "billing.charge" }, dryRun: true },
+    });
+    expect(await json(dry)).toMatchObject({ action: "replay", dryRun: true, count: 3, via: "ids" });
+    expect((await app.soniq.getQueueStats()).queued).toBe(3);
+    const run = await call(keyed, "/api/dead-letters/replay-where", {
+      ...w,
+      body: { filter: { name: "billing.charge" } },
+    });
+    expect(await json(run)).toMatchObject({ dryRun: false, count: 3, failed: [] });
+    expect((await app.soniq.listJobs({ status: "queued", jobName: "billing.charge" })).length).toBe(4);
+  });
+
+  it("write/purge-where: by filter and by selected ids", async () => {
+    const byIds = await call(keyed, "/api/dead-letters/purge-where", {
+      ...w,
+      body: { ids: [app.dead[0]], dryRun: false },
+    });
+    expect(await json(byIds)).toMatchObject({ count: 1 });
+    const byText = await call(keyed, "/api/dead-letters/purge-where", {
+      ...w,
+      body: { filter: { q: "declined for -2" } },
+    });
+    expect(await json(byText)).toMatchObject({ count: 1 });
+    expect((await app.soniq.deadLetter.list()).map((d) => d.id)).toEqual([app.dead[2]]);
+  });
+
+  it("write/bad-bodies: malformed bodies are 400 and change nothing", async () => {
+    const bodies = [
+      "{not json",
+      "[1,2]",
+      { filter: "queue=default" },
+      { filter: { colour: "red" } },
+      { filter: { since: "last tuesday" } },
+      { filter: { queue: 5 } },
+      { dryRun: "yes" },
+      { ids: [] },
+      { ids: ["ok", "bad id"] },
+      { ids: Array.from({ length: 1001 }, (_, i) => `id${i}`) },
+    ];
+    for (const body of bodies) {
+      const res = await call(keyed, "/api/dead-letters/purge-where", { ...w, body });
+      expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(400);
+    }
+    expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+  });
+
+  it("write/not-available: queue and schedule writes are 501 without core support", async () => {
+    for (const path of [
+      "/api/queues/default/pause",
+      "/api/queues/default/resume",
+      "/api/queues/default/configure",
+      "/api/schedules/reports.daily/pause",
+      "/api/schedules/reports.daily/trigger",
+    ]) {
+      const res = await call(keyed, path, { ...w, body: { concurrency: 2 } });
+      expect(res.status, path).toBe(501);
+    }
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * The routes where the storage matters, on SQLite and PostgreSQL: malformed ids (a uuid column on
+ * Postgres) are 404 not 500, cursor pages and search over real ordering, bulk replay and purge.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { postgresBackend } from "@soniq/backend-postgres";
+import { sqliteBackend } from "@soniq/backend-sqlite";
+import type { Backend } from "@soniq/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDatabase } from "./pgdb.js";
+import { call, handlerFor, json, KEYS, type Seeded, seededApp, WRITE_KEY } from "./support.js";
+
+interface Target {
+  name: string;
+  make(): Promise<{ backend: Backend<unknown>; cleanup(): Promise<void> }>;
+}
+
+const targets: Target[] = [
+  {
+    name: "sqlite",
+    async make() {
+      const dir = mkdtempSync(join(tmpdir(), "soniq-dash-"));
+      return {
+        backend: sqliteBackend({ filename: join(dir, "soniq.db") }) as Backend<unknown>,
+        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  },
+  {
+    name: "postgres",
+    async make() {
+      const db = await createDatabase();
+      return {
+        backend: postgresBackend({ connectionString: db.url }) as Backend<unknown>,
+        cleanup: () => db.drop(),
+      };
+    },
+  },
+];
+
+describe.each(targets)("on $name", (target) => {
+  let app: Seeded;
+  let cleanup: () => Promise<void>;
+  let handler: ReturnType<typeof handlerFor>;
+
+  beforeAll(async () => {
+    const made = await target.make();
+    cleanup = made.cleanup;
+    app = await seededApp(made.backend);
+    handler = handlerFor(app.soniq, { apiKeys: KEYS });
+  });
+  afterAll(async () => {
+    await app.soniq.close();
+    await cleanup();
+  });
+
+  const get = (path: string) => call(handler, path, { key: WRITE_KEY });
+  const post = (path: string, body?: unknown) =>
+    call(handler, path, { method: "POST", key: WRITE_KEY, body });
+
+  it("backend/malformed-ids-404: ids the column cannot hold are 404 on every route", async () => {
+    for (const id of ["not-a-uuid", "123", "00000000-0000-0000-0000-00000000000g"]) {
+      expect((await get(`/api/jobs/${id}`)).status, id).toBe(404);
+      expect((await get(`/api/dead-letters/${id}`)).status, id).toBe(404);
+      expect((await post(`/api/jobs/${id}/cancel`)).status, id).toBe(404);
+      expect((await post(`/api/dead-letters/${id}/replay`)).status, id).toBe(404);
+      expect((await post(`/api/dead-letters/${id}/purge`)).status, id).toBe(404);
+    }
+    expect((await get("/api/jobs?q=not-a-uuid")).status).toBe(200);
+  });
+
+  it("backend/cursor-pages: every job exactly once across pages, newest first", async () => {
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let i = 0; i < 20; i++) {
+      const page: { jobs: { id: string; createdAt: string }[]; nextCursor: string | null } = await json(
+        await get(`/api/jobs?limit=5${cursor ? `&cursor=${cursor}` : ""}`),
+      );
+      seen.push(...page.jobs.map((j) => j.id));
+      cursor = page.nextCursor;
+      if (!cursor) break;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.sort()).toEqual([...app.done, ...app.retrying, ...app.reports].sort());
+  });
+
+  it("backend/search-and-filters: error text and reason filters", async () => {
+    const jobs = await json<{ jobs: { id: string }[] }>(await get("/api/jobs?q=gateway"));
+    expect(jobs.jobs.map((j) => j.id)).toEqual(app.retrying);
+    const dead = await json<{ deadLetters: { id: string }[] }>(
+      await get("/api/dead-letters?reason=permanent_failure&q=declined"),
+    );
+    expect(dead.deadLetters.map((d) => d.id).sort()).toEqual([...app.dead].sort());
+  });
+
+  it("backend/bulk: dry-run count, replay by filter, purge by ids", async () => {
+    const dry = await json<{ count: number }>(
+      await post("/api/dead-letters/replay-where", { filter: { reason: "permanent_failure" }, dryRun: true }),
+    );
+    expect(dry.count).toBe(3);
+    const run = await json<{ count: number; failed: unknown[] }>(
+      await post("/api/dead-letters/replay-where", { filter: { reason: "permanent_failure" } }),
+    );
+    expect(run).toMatchObject({ count: 3, failed: [] });
+    expect((await app.soniq.listJobs({ jobName: "billing.charge", status: "queued" })).length).toBe(4);
+    const purged = await json<{ count: number }>(
+      await post("/api/dead-letters/purge-where", { ids: app.dead.slice(0, 2) }),
+    );
+    expect(purged.count).toBe(2);
+    expect((await app.soniq.getQueueStats()).dead_letter).toBe(1);
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * Test helpers: a Soniq app on a chosen backend, seeded with done, failed, queued and dead-lettered
+ * jobs, a dashboard handler over it, and `call()` to send requests to the handler without a server.
+ */
+import { memoryBackend } from "@soniq/backend-memory";
+import { type Backend, PermanentError, Soniq } from "@soniq/core";
+import {
+  type DashboardApiKey,
+  type DashboardHandler,
+  type DashboardOptions,
+  dashboard,
+} from "../src/index.js";
+
+export const ORIGIN = "http://dash.test";
+export const WRITE_KEY = "write-key-0123456789abcdef";
+export const READ_KEY = "read-key-0123456789abcdef";
+export const KEYS: DashboardApiKey[] = [
+  { key: WRITE_KEY, label: "ops" },
+  { key: READ_KEY, label: "viewer", scope: "read" },
+];
+
+export interface Seeded {
+  soniq: Soniq;
+  done: string[];
+  /** Jobs that failed once and wait for their retry (queued, with a last error). */
+  retrying: string[];
+  /** Dead-letter ids (PermanentError with the text "card declined"). */
+  dead: string[];
+  /** Queued on queue "reports". */
+  reports: string[];
+}
+
+export async function seededApp(backend: Backend<unknown> = memoryBackend()): Promise<Seeded> {
+  const soniq = new Soniq({ backend });
+  await soniq.setup();
+  const send = soniq.job("emails.send_welcome", async (args: { to: string }) => ({ sent: args.to }));
+  const charge = soniq.job(
+    "billing.charge",
+    async (args: { cents: number }) => {
+      if (args.cents < 0) throw new PermanentError(`card declined for ${args.cents}`);
+      throw new Error("gateway timeout");
+    },
+    { retry: { delaysMs: [3_600_000] } },
+  );
+  const report = soniq.job("reports.build", async () => ({ ok: true }), { queue: "reports" });
+  const done: string[] = [];
+  for (let i = 0; i < 12; i++) done.push((await send.enqueue({ to: `user${i}@example.com` })).id);
+  const retrying = [(await charge.enqueue({ cents: 500 })).id];
+  const failing: string[] = [];
+  for (let i = 1; i <= 3; i++) failing.push((await charge.enqueue({ cents: -i })).id);
+  await soniq.worker({ queues: ["default"] }).runOnce({ maxJobs: 100 });
+  const reports = [(await report.enqueue({})).id, (await report.enqueue({})).id];
+  return { soniq, done, retrying, dead: failing, reports };
+}
+
+export function handlerFor(soniq: Soniq, options: Partial<DashboardOptions> = {}): DashboardHandler {
+  return dashboard({ soniq, ...options });
+}
+
+export interface CallInit {
+  method?: string;
+  body?: unknown;
+  key?: string;
+  cookie?: string;
+  origin?: string | null;
+  headers?: Record<string, string>;
+}
+
+export async function call(handler: DashboardHandler, path: string, init: CallInit = {}): Promise<Response> {
+  const headers: Record<string, string> = { ...(init.headers ?? {}) };
+  if (init.key) headers.authorization = `Bearer ${init.key}`;
+  if (init.cookie) headers.cookie = init.cookie;
+  if (init.origin) headers.origin = init.origin;
+  let body: string | undefined;
+  if (init.body !== undefined) {
+    body = typeof init.body === "string" ? init.body : JSON.stringify(init.body);
+    headers["content-type"] ??= "application/json";
+  }
+  return handler(
+    new Request(`${ORIGIN}${path}`, { method: init.method ?? (body ? "POST" : "GET"), headers, body }),
+  );
+}
+
+export async function json<T = Record<string, unknown>>(res: Response): Promise<T> {
+  return (await res.json()) as T;
+}
+
+/** Logs in through the form and returns the cookie header and the page's CSRF token. */
+export async function login(
+  handler: DashboardHandler,
+  key: string,
+): Promise<{ cookie: string; csrf: string }> {
+  const res = await call(handler, "/login", {
+    method: "POST",
+    body: new URLSearchParams({ key, next: "/" }).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    origin: ORIGIN,
+  });
+  if (res.status !== 303) throw new Error(`login answered ${res.status}`);
+  const cookie = (res.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+  const page = await (await call(handler, "/", { cookie })).text();
+  const csrf = /name="csrf-token" content="([^"]+)"/.exec(page)?.[1] ?? "";
+  return { cookie, csrf };
+}

@@ -1,0 +1,29 @@
+/** Helpers third parties use in their own backend tests: complete jobs and names no other test uses. */
+import { randomBytes, randomUUID } from "node:crypto";
+import type { NewJob } from "@soniq/core/backend";
+
+/**
+ * A complete `NewJob` as core would send it (fresh id, queue `"default"`, priority 100, 3 attempts, due
+ * now, no dedup), with `overrides` applied.
+ */
+export function newJob(overrides: Partial<NewJob> = {}): NewJob {
+  return {
+    id: randomUUID(),
+    jobName: "conformance.job",
+    args: { n: 1 },
+    argsHash: null,
+    queue: "default",
+    priority: 100,
+    maxAttempts: 3,
+    scheduledAt: null,
+    dedupKey: null,
+    unique: false,
+    producerId: null,
+    ...overrides,
+  };
+}
+
+/** A queue name no other test uses (`<prefix>_<8 hex>`), so tests can share one database. */
+export function uniqueQueue(prefix = "q"): string {
+  return `${prefix}_${randomBytes(4).toString("hex")}`;
+}
