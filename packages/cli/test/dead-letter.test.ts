@@ -18,7 +18,9 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     );
     expect(orphan).toEqual([expect.objectContaining({ deadLetterReason: "job_not_found" })]);
     const table = await cli("dead-letter", "list", "--name", "test.orphan");
-    expect(table.stdout).toMatch(/test\.orphan\s+orphans\s+job_not_found\s+1\/3\s+0\s+\d+ (s|min) ago/);
+    expect(table.stdout).toMatch(
+      /test\.orphan\s+orphans\s+job_not_found\s+1\/3\s+0\s+(just now|\d+ (s|min) ago)/,
+    );
     const shown = await cli("dead-letter", "show", rows[0]?.id as string);
     expect(shown.stdout).toMatch(/reason\s+permanent_failure/);
     expect((await cli("dead-letter", "show", "nope")).code).toBe(1);
