@@ -1,0 +1,88 @@
+/** `dead-letter export`: JSON lines through core's streaming export, or CSV paged the same way. */
+import { once } from "node:events";
+import { createWriteStream, type WriteStream } from "node:fs";
+import type { DeadLetterJob } from "@soniq/core";
+import { CliError } from "../errors.js";
+import type { App } from "../features.js";
+import type { Io } from "../output.js";
+import { eachPage, type FilterFlags, toFilter } from "./dead-letter-bulk.js";
+
+const CSV_COLUMNS = [
+  "id",
+  "jobName",
+  "queue",
+  "priority",
+  "attempts",
+  "maxAttempts",
+  "deadLetterReason",
+  "resurrectionCount",
+  "originalCreatedAt",
+  "movedToDeadLetterAt",
+  "lastResurrectionAt",
+  "lastError",
+  "args",
+  "tags",
+] as const satisfies readonly (keyof DeadLetterJob)[];
+
+function csvCell(value: unknown): string {
+  const text =
+    value === null || value === undefined
+      ? ""
+      : value instanceof Date
+        ? value.toISOString()
+        : typeof value === "object"
+          ? JSON.stringify(value)
+          : String(value);
+  return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+interface Sink {
+  write(chunk: string): boolean;
+  once(event: "drain", listener: () => void): unknown;
+}
+
+async function write(sink: Sink, chunk: string): Promise<void> {
+  if (!sink.write(chunk)) await new Promise<void>((resolve) => sink.once("drain", resolve));
+}
+
+async function openOutput(path: string): Promise<WriteStream> {
+  const file = createWriteStream(path);
+  try {
+    await once(file, "open");
+  } catch (err) {
+    throw new CliError(
+      "SONIQ_CLI_OUTPUT",
+      `cannot write ${path}: ${(err as Error).message}. Check the --output path.`,
+      {
+        cause: err,
+      },
+    );
+  }
+  return file;
+}
+
+export async function exportRows(
+  soniq: App,
+  filter: FilterFlags,
+  format: "jsonl" | "csv",
+  output: string | undefined,
+  io: Io,
+): Promise<number> {
+  const file = output ? await openOutput(output) : null;
+  const sink: Sink = file ?? io.out;
+  try {
+    if (format === "jsonl") return await soniq.deadLetter.export(toFilter(filter), sink);
+    await write(sink, `${CSV_COLUMNS.join(",")}\n`);
+    let count = 0;
+    await eachPage(soniq, filter, async (page) => {
+      for (const row of page) await write(sink, `${CSV_COLUMNS.map((c) => csvCell(row[c])).join(",")}\n`);
+      count += page.length;
+    });
+    return count;
+  } finally {
+    if (file) {
+      file.end();
+      await once(file, "close");
+    }
+  }
+}

@@ -1,0 +1,185 @@
+/** `soniq dead-letter list | show | replay | purge | export`. */
+import type { DeadLetterJob } from "@soniq/core";
+import { type Command, Option } from "commander";
+import { Context } from "../context.js";
+import { writeOptions } from "../features.js";
+import type { Io } from "../output.js";
+import { positiveInt, since } from "../parse.js";
+import { deadLettersTable, record, stamp } from "../views.js";
+import {
+  type Actor,
+  type BulkFlags,
+  checkRegistered,
+  deadLetterNotFound,
+  type FilterFlags,
+  runBulk,
+  toFilter,
+} from "./dead-letter-bulk.js";
+import { exportRows } from "./dead-letter-export.js";
+
+function filters(command: Command, io: Io): Command {
+  return command
+    .option("--queue <name>", "only this queue")
+    .option("--name <job>", "only this job name")
+    .option("--reason <reason>", "max_retries_exceeded, permanent_failure, job_not_found, invalid_arguments")
+    .option("--since <when>", "moved at or after: ISO date or a duration ago (2h, 7d)", since(io.now()))
+    .option("--until <when>", "moved before: ISO date or a duration ago", since(io.now()));
+}
+
+function bulk(command: Command): Command {
+  return command
+    .option("--all", "every dead letter matching the filters")
+    .option("--dry-run", "print how many would be affected and change nothing")
+    .option("-y, --yes", "do not ask before a bulk action (required when not on a terminal)");
+}
+
+export function registerDeadLetter(program: Command, io: Io): void {
+  const dl = program
+    .command("dead-letter")
+    .description("inspect, replay, purge and export dead-lettered jobs");
+  listCommand(dl, io);
+  showCommand(dl, io);
+  replayCommand(dl, io);
+  purgeCommand(dl, io);
+  exportCommand(dl, io);
+}
+
+function listCommand(dl: Command, io: Io): void {
+  filters(dl.command("list").description("dead letters, newest first"), io)
+    .option("--limit <n>", "at most n rows (default 100, at most 1000)", positiveInt("--limit"))
+    .addHelpText(
+      "after",
+      "\nJSON (--json): an array of { id, jobName, args, queue, priority, maxAttempts, attempts, lastError,\n" +
+        "deadLetterReason, tags, resurrectionCount, lastResurrectionAt, originalCreatedAt, movedToDeadLetterAt }.\n\n" +
+        "Examples:\n  soniq dead-letter list --reason max_retries_exceeded --since 1d\n  soniq dead-letter list --name orders.email_receipt --json",
+    )
+    .action(async (o: FilterFlags & { limit?: number }, command: Command) => {
+      const ctx = Context.of(command, io);
+      const rows = await ctx.withApp((soniq) => soniq.deadLetter.list({ ...toFilter(o), limit: o.limit }));
+      if (ctx.json) return ctx.printer.json(rows);
+      deadLettersTable(ctx.printer, rows);
+    });
+}
+
+function showCommand(dl: Command, io: Io): void {
+  dl.command("show")
+    .description("one dead letter with its args and full last error")
+    .argument("<id>", "dead-letter id (the original job's id)")
+    .addHelpText(
+      "after",
+      "\nJSON (--json): the dead-letter object.\n\nExamples:\n  soniq dead-letter show 0193c6e2-...",
+    )
+    .action(async (id: string, _o, command: Command) => {
+      const ctx = Context.of(command, io);
+      const row = await ctx.withApp((soniq) => soniq.deadLetter.get(id));
+      if (!row) throw deadLetterNotFound([id]);
+      if (ctx.json) return ctx.printer.json(row);
+      showRow(ctx, row);
+    });
+}
+
+function replayCommand(dl: Command, io: Io): void {
+  bulk(
+    filters(dl.command("replay").description("replay dead letters as fresh queued jobs (the rows stay)"), io),
+  )
+    .argument("[id...]", "dead-letter ids")
+    .option("--force", "replay names no worker has registered")
+    .addHelpText(
+      "after",
+      "\nReplays only job names some worker registered (see soniq status); --force replays anyway.\n" +
+        "An unknown id exits 1. JSON (--json): an array of { id, newId }; with --dry-run { count }.\n\n" +
+        "Examples:\n  soniq dead-letter replay 0193c6e2-...\n  soniq dead-letter replay --all --name orders.email_receipt --dry-run\n" +
+        "  soniq dead-letter replay --all --reason max_retries_exceeded --since 2h --yes",
+    )
+    .action(async (ids: string[], o: BulkFlags & { force?: boolean }, command: Command) => {
+      const ctx = Context.of(command, io);
+      const done = await ctx.withApp((soniq) =>
+        runBulk(ctx, soniq, ids, o, {
+          verb: "replay",
+          check: (rows) => checkRegistered(soniq, rows, o.force),
+          act: async (row) => {
+            const replay = soniq.deadLetter.replay as (id: string, o?: Actor) => Promise<string | null>;
+            return {
+              id: row.id,
+              newId: await replay.call(soniq.deadLetter, row.id, writeOptions(soniq, ctx.actor)),
+            };
+          },
+        }),
+      );
+      if (!done) return;
+      if (ctx.json) return ctx.printer.json(done);
+      if (o.all) ctx.printer.line(`replayed ${done.length} dead-letter job(s)`);
+      else for (const r of done) ctx.printer.line(`replayed ${r.id} as ${r.newId}`);
+    });
+}
+
+function purgeCommand(dl: Command, io: Io): void {
+  bulk(filters(dl.command("purge").description("delete dead letters for good"), io))
+    .argument("[id...]", "dead-letter ids")
+    .addHelpText(
+      "after",
+      "\nAn unknown id exits 1. JSON (--json): an array of { id, purged }; with --dry-run { count }.\n\n" +
+        "Examples:\n  soniq dead-letter purge 0193c6e2-...\n  soniq dead-letter purge --all --until 30d --dry-run\n" +
+        "  soniq dead-letter purge --all --queue emails --yes",
+    )
+    .action(async (ids: string[], o: BulkFlags, command: Command) => {
+      const ctx = Context.of(command, io);
+      const done = await ctx.withApp((soniq) =>
+        runBulk(ctx, soniq, ids, o, {
+          verb: "purge",
+          act: async (row) => {
+            const purge = soniq.deadLetter.purge as (id: string, o?: Actor) => Promise<boolean>;
+            return {
+              id: row.id,
+              purged: await purge.call(soniq.deadLetter, row.id, writeOptions(soniq, ctx.actor)),
+            };
+          },
+        }),
+      );
+      if (!done) return;
+      if (ctx.json) return ctx.printer.json(done);
+      if (o.all) ctx.printer.line(`purged ${done.filter((r) => r.purged).length} dead-letter job(s)`);
+      else for (const r of done) ctx.printer.line(`purged ${r.id}`);
+    });
+}
+
+function exportCommand(dl: Command, io: Io): void {
+  filters(dl.command("export").description("stream matching dead letters as JSON lines or CSV"), io)
+    .option("-o, --output <file>", "write to this file instead of stdout")
+    .addOption(
+      new Option("--format <format>", "jsonl or csv (default: from the file name, else jsonl)").choices([
+        "jsonl",
+        "csv",
+      ]),
+    )
+    .addHelpText(
+      "after",
+      "\nJSON lines: one dead-letter object per line (dates as ISO strings). CSV: a header row, then one row\n" +
+        "per dead letter (args and tags as JSON). The count goes to stderr.\n\n" +
+        "Examples:\n  soniq dead-letter export --output dead.jsonl\n  soniq dead-letter export --since 7d --format csv > dead.csv",
+    )
+    .action(async (o: FilterFlags & { output?: string; format?: "jsonl" | "csv" }, command: Command) => {
+      const ctx = Context.of(command, io);
+      const format = o.format ?? (o.output?.endsWith(".csv") ? "csv" : "jsonl");
+      const count = await ctx.withApp((soniq) => exportRows(soniq, o, format, o.output, io));
+      io.err.write(`exported ${count} dead-letter job(s)${o.output ? ` to ${o.output}` : ""}\n`);
+    });
+}
+
+function showRow(ctx: Context, row: DeadLetterJob): void {
+  const p = ctx.printer;
+  record(p, [
+    ["id", row.id],
+    ["name", row.jobName],
+    ["queue", row.queue],
+    ["reason", p.paint("red", row.deadLetterReason)],
+    ["attempts", `${row.attempts} of ${row.maxAttempts}`],
+    ["replays", String(row.resurrectionCount)],
+    ["last replay", stamp(p, row.lastResurrectionAt)],
+    ["created", stamp(p, row.originalCreatedAt)],
+    ["moved", stamp(p, row.movedToDeadLetterAt)],
+    ["args", JSON.stringify(row.args)],
+    ["tags", row.tags ? JSON.stringify(row.tags) : "-"],
+  ]);
+  if (row.lastError) p.line(`${p.paint("dim", "last error")}\n${row.lastError}`);
+}

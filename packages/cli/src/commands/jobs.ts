@@ -1,0 +1,142 @@
+/** `soniq jobs list | show <id> | cancel <id> | explain <id>`. */
+import type { JobStatus } from "@soniq/core";
+import type { Command } from "commander";
+import { Context } from "../context.js";
+import { CliError } from "../errors.js";
+import { type Explanation, requireApi, writeOptions } from "../features.js";
+import type { Io } from "../output.js";
+import { positiveInt, statuses } from "../parse.js";
+import { jobsTable, record, stamp } from "../views.js";
+
+const notFound = (id: string) =>
+  new CliError(
+    "SONIQ_CLI_NOT_FOUND",
+    `no job with id ${id}. Is it dead-lettered? Try soniq dead-letter show ${id}.`,
+  );
+
+export function registerJobs(program: Command, io: Io): void {
+  const jobs = program.command("jobs").description("list, inspect, cancel and explain jobs");
+  listCommand(jobs, io);
+  showCommand(jobs, io);
+  cancelCommand(jobs, io);
+  explainCommand(jobs, io);
+}
+
+function listCommand(jobs: Command, io: Io): void {
+  jobs
+    .command("list")
+    .description("jobs, newest first")
+    .option("--status <list>", "queued, processing, done, cancelled (comma-separated)", statuses)
+    .option("--queue <name>", "only this queue")
+    .option("--name <job>", "only this job name")
+    .option("--limit <n>", "at most n rows (default 100, at most 1000)", positiveInt("--limit"))
+    .addHelpText(
+      "after",
+      "\nJSON (--json): an array of jobs { id, jobName, args, status, attempts, maxAttempts, queue, priority,\n" +
+        "scheduledAt, lastError, result, dedupKey, producerId, workerId, createdAt, updatedAt, ... }.\n\n" +
+        "Examples:\n  soniq jobs list --status queued,processing --queue emails\n  soniq jobs list --name orders.send_invoice --limit 20 --json",
+    )
+    .action(
+      async (
+        o: { status?: JobStatus[]; queue?: string; name?: string; limit?: number },
+        command: Command,
+      ) => {
+        const ctx = Context.of(command, io);
+        const rows = await ctx.withApp((soniq) =>
+          soniq.listJobs({ status: o.status, queue: o.queue, jobName: o.name, limit: o.limit }),
+        );
+        if (ctx.json) return ctx.printer.json(rows);
+        jobsTable(ctx.printer, rows);
+      },
+    );
+}
+
+function showCommand(jobs: Command, io: Io): void {
+  jobs
+    .command("show")
+    .description("one job: args, result, last error, attempts, timings")
+    .argument("<id>", "job id")
+    .addHelpText("after", "\nJSON (--json): the job object.\n\nExamples:\n  soniq jobs show 0193c6e2-...")
+    .action(async (id: string, _o, command: Command) => {
+      const ctx = Context.of(command, io);
+      const job = await ctx.withApp((soniq) => soniq.getJob(id));
+      if (!job) throw notFound(id);
+      if (ctx.json) return ctx.printer.json(job);
+      const p = ctx.printer;
+      record(p, [
+        ["id", job.id],
+        ["name", job.jobName],
+        ["status", p.status(job.status)],
+        ["queue", job.queue],
+        ["priority", String(job.priority)],
+        ["attempts", `${job.attempts} of ${job.maxAttempts}`],
+        ["scheduled", stamp(p, job.scheduledAt)],
+        ["created", stamp(p, job.createdAt)],
+        ["updated", stamp(p, job.updatedAt)],
+        ["worker", job.workerId ?? "-"],
+        ["producer", job.producerId ?? "-"],
+        ["dedup key", job.dedupKey ?? "-"],
+        ["args", JSON.stringify(job.args)],
+        ["result", job.result === null || job.result === undefined ? "-" : JSON.stringify(job.result)],
+      ]);
+      if (job.lastError) p.line(`${p.paint("dim", "last error")}\n${job.lastError}`);
+    });
+}
+
+function cancelCommand(jobs: Command, io: Io): void {
+  jobs
+    .command("cancel")
+    .description("cancel queued or running jobs (a running job's signal aborts)")
+    .argument("<id...>", "job ids")
+    .addHelpText(
+      "after",
+      "\nExits 1 when an id names no cancellable job (missing, done or cancelled already).\n" +
+        "JSON (--json): an array of { id, cancelled }.\n\nExamples:\n  soniq jobs cancel 0193c6e2-...",
+    )
+    .action(async (ids: string[], _o, command: Command) => {
+      const ctx = Context.of(command, io);
+      const results = await ctx.withApp(async (soniq) => {
+        const out: { id: string; cancelled: boolean }[] = [];
+        const options = writeOptions(soniq, ctx.actor);
+        for (const id of ids) {
+          const cancel = soniq.cancelJob as (id: string, o?: { actor?: string }) => Promise<boolean>;
+          out.push({ id, cancelled: await cancel.call(soniq, id, options) });
+        }
+        return out;
+      });
+      if (ctx.json) ctx.printer.json(results);
+      else
+        for (const r of results)
+          ctx.printer.line(
+            r.cancelled ? `cancelled ${r.id}` : `not cancelled ${r.id}: no such queued or running job`,
+          );
+      if (results.some((r) => !r.cancelled)) process.exitCode = 1;
+    });
+}
+
+function explainCommand(jobs: Command, io: Io): void {
+  jobs
+    .command("explain")
+    .description("why a job is (not) running: every cause that applies")
+    .argument("<id>", "job id")
+    .addHelpText(
+      "after",
+      "\nNeeds soniq.explain() (a later @soniq/core). JSON (--json): { status, verdict, reasons: [{ code, message, evidence }] }.\n\n" +
+        "Examples:\n  soniq jobs explain 0193c6e2-...",
+    )
+    .action(async (id: string, _o, command: Command) => {
+      const ctx = Context.of(command, io);
+      const result = await ctx.withApp((soniq) =>
+        requireApi<(id: string) => Promise<Explanation>>(soniq, "explain", "soniq jobs explain")(id),
+      );
+      if (ctx.json) ctx.printer.json(result);
+      else {
+        const p = ctx.printer;
+        p.line(
+          `${id}: ${p.paint("bold", result.verdict)}${result.status ? ` (status ${result.status})` : ""}`,
+        );
+        for (const r of result.reasons) p.line(`  - ${r.code}: ${r.message}`);
+      }
+      if (result.verdict === "not_found") process.exitCode = 1;
+    });
+}

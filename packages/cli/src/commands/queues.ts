@@ -1,0 +1,106 @@
+/** `soniq queues list | pause <q> | resume <q> | configure <q>`. Controls need soniq.queues (a later core). */
+import type { Command } from "commander";
+import { Context } from "../context.js";
+import { usage } from "../errors.js";
+import { listWorkers, requireApi, writeOptions } from "../features.js";
+import type { Io } from "../output.js";
+import { listQueues } from "../overview.js";
+import { positiveInt, rate } from "../parse.js";
+import { queuesTable } from "../views.js";
+
+type Control = (name: string, o: { actor?: string }) => Promise<unknown>;
+
+export function registerQueues(program: Command, io: Io): void {
+  const queues = program.command("queues").description("queues: stats, lag, pause, resume, limits");
+  listCommand(queues, io);
+  controlCommands(queues, io);
+  configureCommand(queues, io);
+}
+
+function listCommand(queues: Command, io: Io): void {
+  queues
+    .command("list")
+    .description(
+      "every queue with jobs, dead letters or workers: counts, lag of the oldest ready job, limits",
+    )
+    .addHelpText(
+      "after",
+      "\nJSON (--json): an array of { name, paused, concurrency, groupConcurrency, rateLimit, stats, lagMs }\n" +
+        "(paused and limits are null until @soniq/core has queue controls).\n\nExamples:\n  soniq queues list\n  soniq queues list --json",
+    )
+    .action(async (_o, command: Command) => {
+      const ctx = Context.of(command, io);
+      const rows = await ctx.withApp(async (soniq) => listQueues(soniq, await listWorkers(soniq), io.now()));
+      if (ctx.json) return ctx.printer.json(rows);
+      queuesTable(ctx.printer, rows);
+    });
+}
+
+function controlCommands(queues: Command, io: Io): void {
+  for (const [verb, what] of [
+    ["pause", "stop claiming from a queue (running jobs finish); durable, seen by every worker"],
+    ["resume", "claim from a paused queue again"],
+  ] as const) {
+    queues
+      .command(verb)
+      .description(what)
+      .argument("<queue>", "queue name")
+      .addHelpText(
+        "after",
+        `\nNeeds soniq.queues.${verb}() (a later @soniq/core).\n\nExamples:\n  soniq queues ${verb} emails`,
+      )
+      .action(async (name: string, _o, command: Command) => {
+        const ctx = Context.of(command, io);
+        await ctx.withApp(async (soniq) => {
+          const fn = requireApi<Control>(soniq, `queues.${verb}`, `soniq queues ${verb}`);
+          await fn(name, writeOptions(soniq, ctx.actor));
+        });
+        if (ctx.json) ctx.printer.json({ queue: name, [verb === "pause" ? "paused" : "resumed"]: true });
+        else ctx.printer.line(`${verb === "pause" ? "paused" : "resumed"} queue ${name}`);
+      });
+  }
+}
+
+function configureCommand(queues: Command, io: Io): void {
+  queues
+    .command("configure")
+    .description(
+      "set a queue's concurrency, group concurrency and rate limit (omitted flags keep their value)",
+    )
+    .argument("<queue>", "queue name")
+    .option("--concurrency <n|off>", "jobs processing in the queue across all workers")
+    .option("--group-concurrency <n|off>", "jobs processing per group within the queue")
+    .option("--rate <max/window|off>", "at most max starts per window, e.g. 100/1m")
+    .addHelpText(
+      "after",
+      '\nNeeds soniq.queues.configure() (a later @soniq/core). "off" clears a limit.\n\n' +
+        "Examples:\n  soniq queues configure emails --concurrency 5 --rate 100/1m\n  soniq queues configure emails --rate off",
+    )
+    .action(
+      async (
+        name: string,
+        o: { concurrency?: string; groupConcurrency?: string; rate?: string },
+        command: Command,
+      ) => {
+        const ctx = Context.of(command, io);
+        const limit = (flag: string, v: string | undefined) =>
+          v === undefined ? undefined : v === "off" ? null : positiveInt(flag)(v);
+        const settings: Record<string, unknown> = {};
+        const c = limit("--concurrency", o.concurrency);
+        const g = limit("--group-concurrency", o.groupConcurrency);
+        if (c !== undefined) settings.concurrency = c;
+        if (g !== undefined) settings.groupConcurrency = g;
+        if (o.rate !== undefined) settings.rateLimit = rate(o.rate);
+        if (Object.keys(settings).length === 0)
+          throw usage("pass --concurrency, --group-concurrency or --rate.");
+        await ctx.withApp(async (soniq) => {
+          const fn = requireApi<
+            (n: string, s: Record<string, unknown>, o: { actor?: string }) => Promise<unknown>
+          >(soniq, "queues.configure", "soniq queues configure");
+          await fn(name, settings, writeOptions(soniq, ctx.actor));
+        });
+        if (ctx.json) ctx.printer.json({ queue: name, ...settings });
+        else ctx.printer.line(`configured queue ${name}: ${JSON.stringify(settings)}`);
+      },
+    );
+}

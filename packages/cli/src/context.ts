@@ -1,0 +1,101 @@
+/**
+ * What every command receives: the global flags (`--database-url`, `--json`, accepted before or after the
+ * subcommand), a printer, the audit actor, and `withApp`, which opens a Soniq instance on the chosen
+ * database for the command and always closes it.
+ */
+import { hostname, userInfo } from "node:os";
+import { createInterface } from "node:readline/promises";
+import { Soniq } from "@soniq/core";
+import type { Command } from "commander";
+import {
+  chooseDatabase,
+  type DatabaseChoice,
+  type DatabaseTarget,
+  openBackend,
+  parseDatabaseUrl,
+} from "./database.js";
+import { CliError } from "./errors.js";
+import type { App } from "./features.js";
+import { type Io, Printer } from "./output.js";
+
+export interface Globals {
+  databaseUrl?: string;
+  json?: boolean;
+  color?: boolean;
+}
+
+export class Context {
+  readonly printer: Printer;
+  readonly json: boolean;
+  readonly database: DatabaseChoice;
+  /** Set once a command resolved its database, so errors can name it. */
+  target: DatabaseTarget | null = null;
+
+  constructor(
+    readonly io: Io,
+    globals: Globals,
+  ) {
+    const env = globals.color === false ? { ...io.env, NO_COLOR: "1" } : io.env;
+    this.printer = new Printer({ ...io, env });
+    this.json = globals.json === true;
+    this.database = chooseDatabase(globals.databaseUrl, io.env);
+  }
+
+  static of(command: Command, io: Io): Context {
+    return new Context(io, command.optsWithGlobals<Globals>());
+  }
+
+  /** `cli:<os user>@<hostname>`, the audit actor of every write. */
+  get actor(): string {
+    let user = "unknown";
+    try {
+      user = userInfo().username;
+    } catch {
+      user = this.io.env.USER ?? this.io.env.LOGNAME ?? "unknown";
+    }
+    return `cli:${user}@${hostname()}`;
+  }
+
+  resolveTarget(): DatabaseTarget {
+    this.target ??= parseDatabaseUrl(this.database.url);
+    return this.target;
+  }
+
+  /**
+   * Runs `fn` with a Soniq instance on the chosen database. The CLI defines no jobs, so the instance
+   * accepts unknown job names (replay checks the task registry itself); `mustExist` is false only for setup.
+   */
+  async withApp<T>(fn: (soniq: App) => Promise<T>, options: { mustExist?: boolean } = {}): Promise<T> {
+    const backend = await openBackend(this.resolveTarget(), options.mustExist ?? true);
+    const soniq = new Soniq({ backend, allowUnknownJobNames: true, producerId: this.actor }) as App;
+    try {
+      return await fn(soniq);
+    } finally {
+      await soniq.close().catch(() => {});
+    }
+  }
+
+  /**
+   * Permission for a bulk destructive action: `--yes` grants it; on a TTY the user is asked; elsewhere it
+   * is refused (exit 1, nothing changed).
+   */
+  async confirm(question: string, yes: boolean | undefined): Promise<void> {
+    if (yes) return;
+    const stdin = process.stdin;
+    if (!stdin.isTTY || !this.io.err.isTTY) {
+      throw new CliError(
+        "SONIQ_CLI_REFUSED",
+        `refusing to ${question} without confirmation: pass --yes (or run it in a terminal to be asked). Nothing was changed.`,
+      );
+    }
+    const rl = createInterface({ input: stdin, output: this.io.err });
+    try {
+      const answer = await rl.question(`${question}? [y/N] `);
+      if (!/^y(es)?$/i.test(answer.trim())) {
+        throw new CliError("SONIQ_CLI_REFUSED", "cancelled: nothing was changed.");
+      }
+    } finally {
+      rl.close();
+    }
+  }
+}

@@ -1,0 +1,127 @@
+/**
+ * Output for people and for scripts. People get aligned tables, relative times and colour (only on a TTY,
+ * never with NO_COLOR); scripts get `--json`: one JSON document on stdout, dates as ISO strings.
+ */
+import { styleText } from "node:util";
+
+export interface Io {
+  out: NodeJS.WriteStream;
+  err: NodeJS.WriteStream;
+  env: NodeJS.ProcessEnv;
+  now: () => number;
+}
+
+export const processIo = (): Io => ({
+  out: process.stdout,
+  err: process.stderr,
+  env: process.env,
+  now: Date.now,
+});
+
+type Style = "bold" | "dim" | "red" | "green" | "yellow" | "cyan";
+
+export class Printer {
+  readonly color: boolean;
+
+  constructor(readonly io: Io) {
+    const noColor = io.env.NO_COLOR !== undefined && io.env.NO_COLOR !== "";
+    this.color = !noColor && io.out.isTTY === true && io.env.TERM !== "dumb";
+  }
+
+  paint(style: Style, text: string): string {
+    return this.color ? styleText(style, text) : text;
+  }
+
+  line(text = ""): void {
+    this.io.out.write(`${text}\n`);
+  }
+
+  json(value: unknown): void {
+    this.io.out.write(`${JSON.stringify(value, null, 2)}\n`);
+  }
+
+  /** Status words coloured by what they mean. */
+  status(word: string): string {
+    if (["done", "active", "fired", "ok"].includes(word)) return this.paint("green", word);
+    if (["dead_letter", "failed", "stopped", "cancelled", "missed"].includes(word))
+      return this.paint("red", word);
+    if (["processing", "stopping", "paused", "skipped"].includes(word)) return this.paint("yellow", word);
+    return word;
+  }
+
+  /** An aligned table; `rows` are already formatted strings (colour codes do not count toward width). */
+  table(headers: string[], rows: string[][]): void {
+    const width = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => visible(r[i] ?? "").length)));
+    const pad = (cells: string[]) =>
+      cells
+        .map((c, i) => (i === cells.length - 1 ? c : c + " ".repeat((width[i] ?? 0) - visible(c).length)))
+        .join("  ")
+        .trimEnd();
+    this.line(this.paint("bold", pad(headers)));
+    for (const row of rows) this.line(pad(row));
+  }
+
+  ago(date: Date | null | undefined): string {
+    return relativeTime(date, this.io.now());
+  }
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: strips ANSI colour codes to measure widths
+const ANSI = /\u001b\[[0-9;]*m/g;
+const visible = (s: string): string => s.replace(ANSI, "");
+
+/** "3 min ago", "in 12 s", "just now"; "-" for none. */
+export function relativeTime(date: Date | null | undefined, now: number): string {
+  if (!date) return "-";
+  const ms = date.getTime() - now;
+  const abs = Math.abs(ms);
+  if (abs < 1000) return "just now";
+  const text = duration(abs);
+  return ms < 0 ? `${text} ago` : `in ${text}`;
+}
+
+/** 950 ms, 12 s, 3 min, 2 h, 4 d. */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${Math.floor(ms / 1000)} s`;
+  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min`;
+  if (ms < 86_400_000) return `${Math.floor(ms / 3_600_000)} h`;
+  return `${Math.floor(ms / 86_400_000)} d`;
+}
+
+/** The first line of an error text, cut to `max` characters. */
+export function firstLine(text: string | null | undefined, max = 60): string {
+  if (!text) return "-";
+  const line = text.split("\n")[0] ?? "";
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+export const shortId = (id: string | null | undefined): string => (id ? id.slice(0, 8) : "-");
+
+/** A progress bar on stderr for bulk work, drawn only when stderr is a TTY. */
+export class Progress {
+  #done = 0;
+  readonly #tty: boolean;
+
+  constructor(
+    private readonly io: Io,
+    private readonly total: number,
+    private readonly label: string,
+  ) {
+    this.#tty = io.err.isTTY === true;
+  }
+
+  tick(): void {
+    this.#done++;
+    if (!this.#tty) return;
+    const width = 30;
+    const filled = this.total === 0 ? width : Math.round((this.#done / this.total) * width);
+    this.io.err.write(
+      `\r${this.label} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${this.#done}/${this.total}`,
+    );
+  }
+
+  end(): void {
+    if (this.#tty && this.total > 0) this.io.err.write("\n");
+  }
+}

@@ -1,0 +1,58 @@
+/** Flag parsers: a bad value is a usage error (exit 2) that names the flag. */
+import { JOB_STATUSES, type JobStatus } from "@soniq/core";
+import { usage } from "./errors.js";
+
+export function positiveInt(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isSafeInteger(n) || n < 1) throw usage(`${flag} takes a whole number >= 1 (got "${value}").`);
+    return n;
+  };
+}
+
+export function statuses(value: string): JobStatus[] {
+  const list = value.split(",").map((s) => s.trim());
+  for (const s of list) {
+    if (!(JOB_STATUSES as readonly string[]).includes(s)) {
+      throw usage(`--status takes ${JOB_STATUSES.join(", ")} (comma-separated); got "${s}".`);
+    }
+  }
+  return list as JobStatus[];
+}
+
+export function list(value: string): string[] {
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Milliseconds from "500ms", "30s", "15m", "2h", "7d", "1m". */
+export function durationMs(flag: string, value: string): number {
+  const m = /^(\d+)\s*(ms|s|m|h|d)$/.exec(value.trim());
+  if (!m) throw usage(`${flag} takes a duration like 30s, 15m, 2h or 7d (got "${value}").`);
+  return Number(m[1]) * (UNITS[m[2] as string] as number);
+}
+
+/** `--since`: an ISO date, or a duration meaning "that long ago". */
+export function since(now: number): (value: string) => Date {
+  return (value) => {
+    if (/^\d+\s*(ms|s|m|h|d)$/.test(value.trim())) return new Date(now - durationMs("--since", value));
+    const date = new Date(value);
+    if (Number.isNaN(date.getTime())) {
+      throw usage(`--since takes an ISO date (2026-12-01T09:00Z) or a duration (2h, 7d); got "${value}".`);
+    }
+    return date;
+  };
+}
+
+/** `--rate 100/1m`: at most 100 starts per minute. "off" clears the limit. */
+export function rate(value: string): { max: number; perMs: number } | null {
+  if (value === "off" || value === "none") return null;
+  const m = /^(\d+)\/(.+)$/.exec(value.trim());
+  if (!m || Number(m[1]) < 1)
+    throw usage(`--rate takes <max>/<window>, e.g. 100/1m, or "off" (got "${value}").`);
+  return { max: Number(m[1]), perMs: durationMs("--rate", m[2] as string) };
+}

@@ -1,0 +1,86 @@
+/**
+ * The `soniq` program: global flags, every command, and the exit-code rule (0 ok, 1 failure, 2 usage).
+ * `run(argv)` never throws and never calls `process.exit`: it prints one error line and returns the code.
+ */
+import { SONIQ_VERSION } from "@soniq/core";
+import { Command, CommanderError } from "commander";
+import { registerAudit } from "./commands/audit.js";
+import { registerDashboard } from "./commands/dashboard.js";
+import { registerDeadLetter } from "./commands/dead-letter.js";
+import { registerJobs } from "./commands/jobs.js";
+import { registerQueues } from "./commands/queues.js";
+import { registerSchedules } from "./commands/schedules.js";
+import { registerSetup } from "./commands/setup.js";
+import { registerStatus } from "./commands/status.js";
+import { registerWorker } from "./commands/worker.js";
+import { registerWorkers } from "./commands/workers.js";
+import { chooseDatabase, DEFAULT_DATABASE_URL, parseDatabaseUrl } from "./database.js";
+import { describeError } from "./errors.js";
+import { type Io, processIo } from "./output.js";
+import { CLI_VERSION } from "./version.js";
+
+export function createProgram(io: Io = processIo()): Command {
+  const program = new Command("soniq")
+    .description(
+      "Soniq background jobs: set up the tables, run workers, inspect and repair jobs and dead letters.",
+    )
+    .version(`${CLI_VERSION} (@soniq/core ${SONIQ_VERSION})`, "-V, --version", "print the version")
+    .option(
+      "--database-url <url>",
+      `postgres://... or sqlite:<path> (default: SONIQ_DATABASE_URL, else ${DEFAULT_DATABASE_URL})`,
+    )
+    .option("--json", "machine-readable output (read commands print one JSON document)")
+    .option("--no-color", "no colour (also: NO_COLOR=1, or when stdout is not a terminal)")
+    .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
+    .configureOutput({
+      writeOut: (s) => io.out.write(s),
+      writeErr: (s) => io.err.write(s),
+    })
+    .exitOverride()
+    .showHelpAfterError("(add --help for usage)")
+    .addHelpText(
+      "after",
+      "\nExit codes: 0 ok, 1 failure (also: an unknown id, a refused action), 2 usage.\n\n" +
+        "Examples:\n  soniq setup\n  soniq worker ./src/jobs.ts --concurrency 20\n  soniq status --watch\n" +
+        "  soniq dead-letter replay --all --name emails.send_welcome --dry-run",
+    );
+  registerSetup(program, io);
+  registerWorker(program, io);
+  registerStatus(program, io);
+  registerWorkers(program, io);
+  registerJobs(program, io);
+  registerDeadLetter(program, io);
+  registerQueues(program, io);
+  registerSchedules(program, io);
+  registerAudit(program, io);
+  registerDashboard(program, io);
+  return program;
+}
+
+/** The database named in an error line, if the command got that far. */
+function targetOf(argv: string[], io: Io): string {
+  const i = argv.indexOf("--database-url");
+  const inline = argv.find((a) => a.startsWith("--database-url="))?.slice("--database-url=".length);
+  try {
+    return parseDatabaseUrl(chooseDatabase(i >= 0 ? argv[i + 1] : inline, io.env).url).display;
+  } catch {
+    return "the database";
+  }
+}
+
+/** Runs the CLI on `argv` (without node and the script) and returns the exit code. */
+export async function run(argv: string[], io: Io = processIo()): Promise<number> {
+  const program = createProgram(io);
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return typeof process.exitCode === "number" ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return 0;
+      return 2;
+    }
+    const { line, exitCode } = describeError(err, targetOf(argv, io));
+    io.err.write(`error ${line}\n`);
+    return exitCode;
+  }
+}

@@ -1,0 +1,133 @@
+/** Tables for people: one function per kind of row, shared by `status` and the list commands. */
+import type { DeadLetterJob, Job, WorkerInfo } from "@soniq/core";
+import type { AuditEntry, QueueInfo, ScheduleInfo } from "./features.js";
+import { duration, firstLine, type Printer, shortId } from "./output.js";
+
+export function jobsTable(p: Printer, jobs: Job[]): void {
+  if (jobs.length === 0) {
+    p.line("no jobs match.");
+    return;
+  }
+  p.table(
+    ["ID", "NAME", "STATUS", "QUEUE", "ATTEMPTS", "SCHEDULED", "CREATED", "LAST ERROR"],
+    jobs.map((j) => [
+      j.id,
+      j.jobName,
+      p.status(j.status),
+      j.queue,
+      `${j.attempts}/${j.maxAttempts}`,
+      p.ago(j.scheduledAt),
+      p.ago(j.createdAt),
+      firstLine(j.lastError, 50),
+    ]),
+  );
+}
+
+export function deadLettersTable(p: Printer, rows: DeadLetterJob[]): void {
+  if (rows.length === 0) {
+    p.line("no dead letters match.");
+    return;
+  }
+  p.table(
+    ["ID", "NAME", "QUEUE", "REASON", "ATTEMPTS", "REPLAYS", "MOVED", "LAST ERROR"],
+    rows.map((d) => [
+      d.id,
+      d.jobName,
+      d.queue,
+      p.paint("red", d.deadLetterReason),
+      `${d.attempts}/${d.maxAttempts}`,
+      String(d.resurrectionCount),
+      p.ago(d.movedToDeadLetterAt),
+      firstLine(d.lastError, 50),
+    ]),
+  );
+}
+
+export function workersTable(p: Printer, workers: WorkerInfo[]): void {
+  if (workers.length === 0) {
+    p.line("no workers registered.");
+    return;
+  }
+  p.table(
+    ["ID", "HOST", "PID", "STATUS", "QUEUES", "CONCURRENCY", "HEARTBEAT", "STARTED"],
+    workers.map((w) => [
+      shortId(w.id),
+      w.hostname,
+      String(w.pid),
+      p.status(w.status),
+      w.queues.length === 0 ? "*" : w.queues.join(","),
+      String(w.concurrency),
+      p.ago(w.lastHeartbeat),
+      p.ago(w.startedAt),
+    ]),
+  );
+}
+
+const limitText = (q: QueueInfo): string => {
+  const parts = [
+    q.concurrency === null ? null : `max ${q.concurrency}`,
+    q.groupConcurrency === null ? null : `group ${q.groupConcurrency}`,
+    q.rateLimit ? `${q.rateLimit.max}/${duration(q.rateLimit.perMs)}` : null,
+  ].filter(Boolean);
+  return parts.length === 0 ? "-" : parts.join(", ");
+};
+
+export function queuesTable(p: Printer, queues: QueueInfo[]): void {
+  if (queues.length === 0) {
+    p.line("no queues yet.");
+    return;
+  }
+  p.table(
+    ["QUEUE", "STATE", "QUEUED", "PROCESSING", "DONE", "DEAD", "CANCELLED", "LAG", "LIMITS"],
+    queues.map((q) => [
+      q.name,
+      q.paused === null ? "-" : p.status(q.paused ? "paused" : "active"),
+      String(q.stats.queued ?? 0),
+      String(q.stats.processing ?? 0),
+      String(q.stats.done ?? 0),
+      String(q.stats.dead_letter ?? 0),
+      String(q.stats.cancelled ?? 0),
+      q.lagMs === null ? "-" : duration(q.lagMs),
+      limitText(q),
+    ]),
+  );
+}
+
+export function schedulesTable(p: Printer, schedules: ScheduleInfo[]): void {
+  if (schedules.length === 0) {
+    p.line("no schedules.");
+    return;
+  }
+  p.table(
+    ["NAME", "JOB", "WHEN", "STATE", "NEXT", "LAST", "LAST JOB"],
+    schedules.map((s) => [
+      s.name,
+      s.jobName,
+      s.cron ?? (s.every === null ? "-" : `every ${String(s.every)}`),
+      p.status(s.paused ? "paused" : "active"),
+      p.ago(s.nextRunAt),
+      p.ago(s.lastRunAt),
+      shortId(s.lastJobId),
+    ]),
+  );
+}
+
+export function auditTable(p: Printer, rows: AuditEntry[]): void {
+  if (rows.length === 0) {
+    p.line("no audit entries.");
+    return;
+  }
+  p.table(
+    ["AT", "ACTOR", "ACTION", "TARGET", "OUTCOME"],
+    rows.map((a) => [p.ago(a.at), a.actor, a.action, a.target, a.outcome]),
+  );
+}
+
+/** `key  value` lines for one record (show commands). */
+export function record(p: Printer, fields: [string, string][]): void {
+  const width = Math.max(...fields.map(([k]) => k.length));
+  for (const [key, value] of fields) p.line(`${p.paint("dim", key.padEnd(width))}  ${value}`);
+}
+
+export const stamp = (p: Printer, date: Date | null | undefined): string =>
+  date ? `${date.toISOString()} (${p.ago(date)})` : "-";

@@ -1,0 +1,175 @@
+import { eventually } from "@soniq/testkit";
+import { describe, expect, it } from "vitest";
+import { FIXTURE, json, soniqCli, soniqOnTty, start } from "./cli.js";
+import { BACKENDS, STAT_KEYS, useSeededDatabase } from "./seed.js";
+
+describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
+  const s = useSeededDatabase(makeDb);
+  const cli = s.cli;
+
+  it("setup/idempotent and migrate-status: up to date, nothing pending", async () => {
+    const again = await cli("setup");
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain("up to date");
+    const status = await cli("migrate-status", "--json");
+    expect(status.code).toBe(0);
+    const report = json<{ applied: string[]; pending: string[] }>(status);
+    expect(report.pending).toEqual([]);
+    expect(report.applied.length).toBeGreaterThan(0);
+  });
+
+  it("status/screen: stats, queues with lag, workers, schedules, dead letters", async () => {
+    const r = await cli("status");
+    expect(r.code, r.stderr).toBe(0);
+    for (const part of [
+      "Queues",
+      "Workers",
+      "Schedules",
+      "Dead letters (4)",
+      "failing",
+      "emails",
+      "test.orphan",
+    ]) {
+      expect(r.stdout).toContain(part);
+    }
+    expect(r.stdout).toMatch(/jobs\s+total \d+\s+queued \d+/);
+    expect(r.stdout).toContain("Workers (0 live, 1 stopped)"); // the fixture's worker stopped in beforeAll
+    expect(r.stdout).toMatch(
+      /by reason: (permanent_failure 3, job_not_found 1|job_not_found 1, permanent_failure 3)/,
+    );
+    expect(r.stdout).not.toContain("\u001b["); // not a TTY: no colour
+  });
+
+  it("status/colour: colour on a terminal, none with NO_COLOR", async () => {
+    const args = ["status", "--database-url", s.db.url];
+    expect((await soniqOnTty(args, "", { cwd: s.db.dir })).stdout).toContain("\u001b[1m");
+    const plain = await soniqOnTty(args, "", { cwd: s.db.dir, env: { NO_COLOR: "1" } });
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain("Dead letters");
+    expect(plain.stdout).not.toContain("\u001b[");
+  });
+
+  it("status/json: { stats, queues, workers, schedules } with the six stat keys", async () => {
+    const r = await cli("status", "--json");
+    expect(r.code).toBe(0);
+    const view = json<Record<string, unknown>>(r);
+    expect(Object.keys(view).sort()).toEqual(["queues", "schedules", "stats", "workers"]);
+    expect(Object.keys(view.stats as object).sort()).toEqual(STAT_KEYS);
+    expect(view.stats).toEqual(await s.app.getQueueStats());
+    const queues = view.queues as { name: string; stats: Record<string, number>; lagMs: number | null }[];
+    expect(queues.map((q) => q.name)).toEqual(
+      expect.arrayContaining(["default", "emails", "failing", "orphans"]),
+    );
+    expect(queues.find((q) => q.name === "failing")?.stats.dead_letter).toBeGreaterThanOrEqual(3);
+    expect(typeof queues.find((q) => q.name === "emails")?.lagMs).toBe("number");
+    expect(Array.isArray(view.workers)).toBe(true);
+    expect(view.schedules).toEqual([]);
+  });
+
+  it("status/watch: redraws until SIGTERM, then exits 0", async () => {
+    const watch = start(["status", "--watch", "0.2", "--json", "--database-url", s.db.url], {
+      cwd: s.db.dir,
+    });
+    await eventually(() => expect(watch.stdout().match(/"stats"/g)?.length ?? 0).toBeGreaterThanOrEqual(2), {
+      timeoutMs: 15_000,
+    });
+    watch.child.kill("SIGTERM");
+    const exited = await watch.exited;
+    expect(exited.code).toBe(0);
+    const docs = exited.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { stats: object }); // JSON lines
+    for (const doc of docs) expect(Object.keys(doc.stats).sort()).toEqual(STAT_KEYS);
+  });
+
+  it("workers/list: the fixture's worker, stopped, with its heartbeat", async () => {
+    const r = await cli("workers", "--json");
+    expect(r.code).toBe(0);
+    const workers = json<{ status: string; concurrency: number; lastHeartbeat: string }[]>(r);
+    expect(workers.some((w) => w.status === "stopped" && w.concurrency === 10)).toBe(true);
+    const table = await cli("workers");
+    expect(table.stdout).toMatch(/ID\s+HOST\s+PID\s+STATUS/);
+    expect(table.stdout).toMatch(/stopped/);
+  });
+
+  it("queues/list: every queue with its stats and lag", async () => {
+    const r = await cli("queues", "list", "--json");
+    expect(r.code).toBe(0);
+    const queues = json<{ name: string; stats: Record<string, number>; lagMs: number | null }[]>(r);
+    const emails = queues.find((q) => q.name === "emails");
+    expect(emails?.stats.queued).toBe(1);
+    expect(Object.keys(emails?.stats ?? {}).sort()).toEqual(STAT_KEYS);
+    expect((await cli("queues", "list")).stdout).toMatch(/QUEUE\s+STATE\s+QUEUED/);
+  });
+
+  it("jobs/list-and-show: filters, JSON arrays, one job, unknown id exits 1", async () => {
+    const r = await cli("jobs", "list", "--status", "queued", "--queue", "emails", "--json");
+    expect(r.code).toBe(0);
+    const rows = json<{ id: string; jobName: string; status: string }[]>(r);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ jobName: "test.ok", status: "queued" });
+    const id = rows[0]?.id as string;
+    const table = await cli("jobs", "list", "--queue", "emails");
+    expect(table.stdout).toMatch(/ID\s+NAME\s+STATUS\s+QUEUE\s+ATTEMPTS\s+SCHEDULED\s+CREATED/);
+    expect(table.stdout).toMatch(
+      new RegExp(`${id}\\s+test\\.ok\\s+queued\\s+emails\\s+0/3\\s+(just now|\\d+ (s|min) ago)`),
+    );
+    const shown = await cli("jobs", "show", id, "--json");
+    expect(json<{ id: string; args: unknown }>(shown)).toMatchObject({ id, args: { n: 3 } });
+    expect((await cli("jobs", "show", id)).stdout).toMatch(/name\s+test\.ok/);
+    const missing = await cli("jobs", "show", "00000000-0000-4000-8000-000000000000");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^error \[SONIQ_CLI_NOT_FOUND\]/);
+    expect((await cli("jobs", "list", "--status", "dead")).code).toBe(2);
+  });
+
+  it("jobs/cancel: cancels a queued job; a second cancel exits 1", async () => {
+    const { id } = await s.app.enqueue("test.ok", { n: 9 }, { queue: "cancel_me" });
+    const r = await cli("jobs", "cancel", id, "--json");
+    expect(r.code).toBe(0);
+    expect(json(r)).toEqual([{ id, cancelled: true }]);
+    expect((await s.app.getJob(id))?.status).toBe("cancelled");
+    const again = await cli("jobs", "cancel", id);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toContain(`not cancelled ${id}`);
+  });
+
+  it("gated/missing-core-api: commands awaiting core exit 1 naming what is missing", async () => {
+    const gated: [string[], string][] = [
+      [["queues", "pause", "emails"], "soniq.queues.pause()"],
+      [["queues", "resume", "emails"], "soniq.queues.resume()"],
+      [["queues", "configure", "emails", "--concurrency", "2"], "soniq.queues.configure()"],
+      [["schedules", "list"], "soniq.schedules.list()"],
+      [["schedules", "trigger", "reports.daily"], "soniq.schedules.trigger()"],
+      [["jobs", "explain", "00000000-0000-4000-8000-000000000000"], "soniq.explain()"],
+      [["audit"], "soniq.audit.list()"],
+    ];
+    for (const [args, missing] of gated) {
+      const r = await cli(...args);
+      expect(r.code, args.join(" ")).toBe(1);
+      expect(r.stderr).toMatch(/^error \[SONIQ_CLI_UNSUPPORTED\]/);
+      expect(r.stderr).toContain(missing);
+      expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    }
+    const dashboard = await cli("dashboard", "--port", "http");
+    expect(dashboard.code).toBe(2); // --port takes 0 to 65535
+    const noDashboard = await cli("dashboard");
+    expect(noDashboard.code).toBe(1);
+    expect(noDashboard.stderr).toMatch(
+      /^error \[SONIQ_CLI_MISSING_PACKAGE\] soniq dashboard needs @soniq\/dashboard/,
+    );
+    const scheduler = await soniqCli(["scheduler", FIXTURE], {
+      cwd: s.db.dir,
+      env: { SONIQ_DATABASE_URL: s.db.url },
+    });
+    expect(scheduler.code).toBe(1);
+    expect(scheduler.stderr).toContain("has no scheduler");
+    const schedules = await soniqCli(["worker", FIXTURE, "--schedules"], {
+      cwd: s.db.dir,
+      env: { SONIQ_DATABASE_URL: s.db.url },
+    });
+    expect(schedules.code).toBe(1);
+    expect(schedules.stderr).toContain("has no scheduler");
+  });
+});
