@@ -68,7 +68,11 @@ export function toDashboardError(err: unknown): DashboardError {
   if (isSoniqError(err, "SONIQ_INVALID_ARGUMENT") || isSoniqError(err, "SONIQ_INVALID_OPTIONS")) {
     return badRequest(err.message);
   }
-  if (isSoniqError(err, "SONIQ_UNKNOWN_TASK_NAME") || isSoniqError(err, "SONIQ_INVALID_STATUS_TRANSITION")) {
+  if (
+    isSoniqError(err, "SONIQ_UNKNOWN_TASK_NAME") ||
+    isSoniqError(err, "SONIQ_INVALID_STATUS_TRANSITION") ||
+    isSoniqError(err, "SONIQ_INVALID_STATE")
+  ) {
     return new DashboardError("conflict", err.message, { soniqCode: err.code });
   }
   return new DashboardError("internal", "The dashboard failed to answer; see the server log.");

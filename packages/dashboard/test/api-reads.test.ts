@@ -1,7 +1,7 @@
 /** The read routes on the memory backend: shapes, filters, search, cursor pages, validation. */
 import type { Job } from "@soniq/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, handlerFor, json, type Seeded, seededApp } from "./support.js";
+import { call, handlerFor, json, type Seeded, seededApp, without } from "./support.js";
 
 let app: Seeded;
 let handler: ReturnType<typeof handlerFor>;
@@ -176,15 +176,16 @@ describe("GET /api/queues and /api/workers", () => {
 });
 
 describe("feature-gated routes", () => {
-  it("api/not-available: metrics, audit and schedules answer 501 with a JSON error", async () => {
-    for (const path of [
-      "/api/metrics",
-      "/api/metrics?since=24h&bucketMs=900000",
-      "/api/audit",
-      "/api/schedules",
-      "/api/schedules/reports.daily",
-    ]) {
-      const res = await call(handler, path);
+  it("api/not-available: metrics and audit answer 501 today; schedules too on a core without them", async () => {
+    const older = handlerFor(without(app.soniq, ["schedules"]));
+    for (const [h, path] of [
+      [handler, "/api/metrics"],
+      [handler, "/api/metrics?since=24h&bucketMs=900000"],
+      [handler, "/api/audit"],
+      [older, "/api/schedules"],
+      [older, "/api/schedules/reports.daily"],
+    ] as const) {
+      const res = await call(h, path);
       expect(res.status, path).toBe(501);
       const body = await json<{ error: { code: string; message: string } }>(res);
       expect(body.error.code).toBe("not_available");

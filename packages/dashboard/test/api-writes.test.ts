@@ -11,6 +11,7 @@ import {
   type Seeded,
   seededApp,
   WRITE_KEY,
+  without,
 } from "./support.js";
 
 let app: Seeded;
@@ -235,16 +236,19 @@ describe("write routes", () => {
     expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
   });
 
-  it("write/not-available: queue and schedule writes are 501 without core support", async () => {
-    for (const path of [
-      "/api/queues/default/pause",
-      "/api/queues/default/resume",
-      "/api/queues/default/configure",
-      "/api/schedules/reports.daily/pause",
-      "/api/schedules/reports.daily/trigger",
-    ]) {
-      const res = await call(keyed, path, { ...w, body: { concurrency: 2 } });
+  it("write/not-available: queue writes are 501 today; schedule writes too on a core without them", async () => {
+    const older = handlerFor(without(app.soniq, ["schedules"]), { apiKeys: KEYS });
+    for (const [h, path] of [
+      [keyed, "/api/queues/default/pause"],
+      [keyed, "/api/queues/default/resume"],
+      [keyed, "/api/queues/default/configure"],
+      [older, "/api/schedules/reports.daily/pause"],
+      [older, "/api/schedules/reports.daily/resume"],
+      [older, "/api/schedules/reports.daily/trigger"],
+    ] as const) {
+      const res = await call(h, path, { ...w, body: { concurrency: 2 } });
       expect(res.status, path).toBe(501);
+      expect((await json<ErrorBody>(res)).error.code, path).toBe("not_available");
     }
   });
 });

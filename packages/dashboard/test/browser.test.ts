@@ -10,7 +10,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { detectFeatures } from "../src/features.js";
 import { type DashboardServer, serveDashboard } from "../src/index.js";
-import { KEYS, READ_KEY, type Seeded, seededApp, WRITE_KEY } from "./support.js";
+import { KEYS, READ_KEY, type Seeded, scheduledApp, seededApp, WRITE_KEY } from "./support.js";
 
 /** The few DOM members the in-page callbacks use (the repo compiles without the DOM lib). */
 interface InPage {
@@ -254,6 +254,58 @@ describe("in chromium", { timeout: 60_000 }, () => {
     } finally {
       await controlled.close();
       await other.soniq.close();
+    }
+  });
+  it("browser/schedules: a real schedule's row and detail, and Trigger now lands on the fired job", async () => {
+    const sched = await scheduledApp();
+    const served = await serveDashboard({
+      soniq: sched.soniq,
+      port: 0,
+      apiKeys: KEYS,
+      refreshIntervalMs: 600_000,
+    });
+    try {
+      const page = await loggedIn(WRITE_KEY, served.url);
+      await page.goto(`${served.url}/schedules`);
+      const row = page.locator("tr[data-schedule='reports.hourly']");
+      await expect(row.textContent()).resolves.toContain("every 1h");
+      await expect(row.locator(".status").textContent()).resolves.toBe("active");
+      await Promise.all([
+        page.waitForURL(`${served.url}/schedules/reports.hourly`),
+        row.locator("a[href$='/schedules/reports.hourly']").click(),
+      ]);
+      await expect(page.locator("[data-testid=ticks] tr[data-outcome=fired]").count()).resolves.toBe(3);
+      await expect(page.locator("[data-testid=upcoming] li").count()).resolves.toBe(5);
+
+      await sched.clock.advance(60_000); // a minute after the last tick, so the trigger is a tick of its own
+      await Promise.all([
+        page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/),
+        page.click("button:has-text('Trigger now')"),
+      ]);
+      const jobId = new URL(page.url()).pathname.split("/").pop() as string;
+      expect(await sched.soniq.getJob(jobId)).toMatchObject({
+        jobName: "reports.build",
+        status: "queued",
+        queue: "reports",
+        args: { kind: "hourly" },
+      });
+      const [latest] = await sched.soniq.schedules.history("reports.hourly", { limit: 1 });
+      expect(latest).toMatchObject({ outcome: "fired", reason: "trigger", jobId });
+
+      await page.goto(`${served.url}/schedules/reports.hourly`);
+      await expect(page.textContent("[data-testid=ticks] tbody tr:first-child")).resolves.toContain(
+        "trigger",
+      );
+      await page.click("button[data-post$='/schedules/reports.hourly/pause']");
+      // the page refreshes in place: the Pause button becomes Resume and the state badge says paused
+      await page.waitForSelector("button[data-post$='/schedules/reports.hourly/resume']", {
+        timeout: 10_000,
+      });
+      await expect(page.textContent("[data-testid=schedule] .status")).resolves.toBe("paused");
+      expect((await sched.soniq.schedules.get("reports.hourly"))?.paused).toBe(true);
+    } finally {
+      await served.close();
+      await sched.soniq.close();
     }
   });
 });

@@ -6,7 +6,17 @@ import { memoryBackend } from "@soniq/backend-memory";
 import { isSoniqError, Soniq } from "@soniq/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dashboard, nodeListener, serveDashboard } from "../src/index.js";
-import { call, handlerFor, json, KEYS, login, type Seeded, seededApp, WRITE_KEY } from "./support.js";
+import {
+  call,
+  handlerFor,
+  json,
+  KEYS,
+  login,
+  type Seeded,
+  seededApp,
+  WRITE_KEY,
+  without,
+} from "./support.js";
 
 let app: Seeded;
 let handler: ReturnType<typeof handlerFor>;
@@ -49,9 +59,17 @@ describe("pages", () => {
   });
 
   it("pages/not-available: pages for features core lacks say so", async () => {
-    for (const path of ["/schedules", "/audit", "/"]) {
+    for (const path of ["/audit", "/", "/queues", `/jobs/${app.done[0]}`]) {
       expect(await (await call(handler, path)).text(), path).toContain("not available in this Soniq version");
     }
+    const older = handlerFor(without(app.soniq, ["schedules"]));
+    for (const path of ["/schedules", "/schedules/reports.daily"]) {
+      expect(await (await call(older, path)).text(), path).toContain("not available in this Soniq version");
+    }
+    // core has schedules now: the page lists them (none stored in this app) instead of the panel
+    const page = await (await call(handler, "/schedules")).text();
+    expect(page).not.toContain("not available in this Soniq version");
+    expect(page).toContain("No schedules stored yet");
   });
 
   it("pages/escaped: job data never reaches the page as markup", async () => {

@@ -3,7 +3,7 @@
  * jobs, a dashboard handler over it, and `call()` to send requests to the handler without a server.
  */
 import { memoryBackend } from "@soniq/backend-memory";
-import { type Backend, PermanentError, Soniq } from "@soniq/core";
+import { type Backend, type ManualClock, manualClock, PermanentError, Soniq } from "@soniq/core";
 import {
   type DashboardApiKey,
   type DashboardHandler,
@@ -51,6 +51,65 @@ export async function seededApp(backend: Backend<unknown> = memoryBackend()): Pr
   await soniq.worker({ queues: ["default"] }).runOnce({ maxJobs: 100 });
   const reports = [(await report.enqueue({})).id, (await report.enqueue({})).id];
   return { soniq, done, retrying, dead: failing, reports };
+}
+
+/**
+ * The same Soniq instance as a core without the named features (e.g. `["schedules"]`): those properties
+ * read as undefined, everything else is the real instance (methods bound to it, so private fields work).
+ * Stands in for an older core in the "not available" tests.
+ */
+export function without(soniq: Soniq, hidden: readonly string[]): Soniq {
+  return new Proxy(soniq, {
+    get(target, key, _receiver) {
+      if (typeof key === "string" && hidden.includes(key)) return undefined;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+    has(target, key) {
+      return typeof key === "string" && hidden.includes(key) ? false : Reflect.has(target, key);
+    },
+  });
+}
+
+export const SCHEDULE_START = new Date("2026-03-28T10:00:00Z");
+
+export interface Scheduled {
+  soniq: Soniq;
+  clock: ManualClock;
+  /** Job ids the hourly schedule fired on its own (oldest first). */
+  fired: string[];
+}
+
+/**
+ * Two stored schedules on the memory backend with a manual clock: `reports.hourly` (every hour, on queue
+ * "reports", args `{ kind: "hourly" }`) has fired three ticks; `reports.nightly` (cron 0 2 * * * in
+ * Europe/Berlin) has not fired yet. No timers: the scheduler is checked by hand.
+ */
+export async function scheduledApp(): Promise<Scheduled> {
+  const clock = manualClock(SCHEDULE_START);
+  const soniq = new Soniq({ backend: memoryBackend({ now: clock.now }), clock });
+  await soniq.setup();
+  const report = soniq.job("reports.build", async (args: { kind: string }) => ({ built: args.kind }));
+  soniq.periodic(report, { name: "reports.hourly", every: "1h", args: { kind: "hourly" }, queue: "reports" });
+  soniq.periodic(report, {
+    name: "reports.nightly",
+    cron: "0 2 * * *",
+    timezone: "Europe/Berlin",
+    args: { kind: "nightly" },
+  });
+  const scheduler = soniq.scheduler({ checkIntervalMs: 60_000 });
+  await scheduler.check(); // stores both; nothing is due yet
+  for (let i = 0; i < 3; i++) {
+    await clock.advance(3_600_000);
+    await scheduler.check();
+  }
+  await scheduler.stop();
+  const ticks = await soniq.schedules.history("reports.hourly", { limit: 10 });
+  const fired = ticks
+    .filter((t) => t.outcome === "fired" && t.jobId !== null)
+    .map((t) => t.jobId as string)
+    .reverse();
+  return { soniq, clock, fired };
 }
 
 export function handlerFor(soniq: Soniq, options: Partial<DashboardOptions> = {}): DashboardHandler {

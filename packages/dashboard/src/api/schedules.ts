@@ -1,4 +1,8 @@
-/** `/api/schedules`: list, one schedule with its next fires and history, and pause/resume/trigger. */
+/**
+ * `/api/schedules`: list, one schedule with its next fires and tick ledger, and pause/resume/trigger, over
+ * core's `soniq.schedules` (list/get/upcoming/history/pause/resume/trigger). Only stored schedules are
+ * shown (a `periodic()` declaration is stored when a scheduler starts); an unknown name is a 404.
+ */
 
 import type { Context } from "hono";
 import { Hono } from "hono";
@@ -52,6 +56,8 @@ export function scheduleRoutes(): Hono<Env> {
       if (!method) throw notAvailable(`Schedule ${action} (soniq.schedules.${action})`);
       if (schedules.get && !(await schedules.get(name))) throw notFound(`No schedule named ${name}.`);
       const result = await actorCall(schedules, method, name, actor(c));
+      // pause/resume answer false when the schedule is gone (removed between the check and the write)
+      if (result === false) throw notFound(`No schedule named ${name}.`);
       return c.json({
         ok: true,
         schedule: name,

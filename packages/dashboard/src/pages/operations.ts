@@ -1,4 +1,4 @@
-/** Workers, queues, schedules and the audit log pages. Each shows "not available" when core lacks it. */
+/** Workers, queues, schedules and the audit log pages. Each shows "not available" when core lacks it (audit and queue controls today). */
 import type { QueuesResult } from "../data/overview.js";
 import type { WorkerRow } from "../data/workers.js";
 import type { AuditEntry, ScheduleInfo, ScheduleTick } from "../features.js";
@@ -58,6 +58,40 @@ export function queuesPage(frame: PageFrame, result: QueuesResult, hasConfigure:
   return html`<h1>Queues</h1>${queueTable(result, base)}${controls}`;
 }
 
+/** `every` in ms as "every 1h30m", or the cron expression with its timezone. */
+export function scheduleWhen(s: Pick<ScheduleInfo, "cron" | "every" | "timezone">): string {
+  if (s.cron) return `${s.cron} (${s.timezone ?? "UTC"})`;
+  if (typeof s.every === "number" && Number.isFinite(s.every) && s.every > 0) {
+    let rest = s.every;
+    let out = "";
+    for (const [unit, ms] of [
+      ["d", 86_400_000],
+      ["h", 3_600_000],
+      ["m", 60_000],
+      ["s", 1_000],
+    ] as const) {
+      if (rest >= ms) {
+        out += `${Math.floor(rest / ms)}${unit}`;
+        rest %= ms;
+      }
+    }
+    return `every ${out}${rest > 0 ? `${rest}ms` : ""}`;
+  }
+  return s.every === null || s.every === undefined ? "" : `every ${String(s.every)}`;
+}
+
+function catchUpText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "object" && value !== null && "withinMs" in value) {
+    return `within ${String((value as { withinMs: unknown }).withinMs)} ms`;
+  }
+  return value === null || value === undefined ? "" : prettyJson(value);
+}
+
+function jobLink(frame: PageFrame, id: string | null | undefined): Html | string {
+  return id ? html`<a href="${frame.base}/jobs/${id}"><code>${id.slice(0, 8)}</code></a>` : "—";
+}
+
 export function schedulesPage(frame: PageFrame, schedules: ScheduleInfo[] | null): Html {
   if (!schedules) {
     return html`<h1>Schedules</h1>${notAvailablePanel("Schedules", "Recurring jobs (soniq.schedules) are not in this core yet.")}`;
@@ -65,11 +99,11 @@ export function schedulesPage(frame: PageFrame, schedules: ScheduleInfo[] | null
   const rows = schedules.map(
     (
       s,
-    ) => html`<tr><td><a href="${frame.base}/schedules/${s.name}">${s.name}</a></td><td>${s.jobName}</td><td><code>${s.cron ?? s.every ?? ""}</code> ${s.timezone ?? ""}</td>
-<td>${statusBadge(s.paused ? "paused" : "running")}</td><td class="small">${formatDate(s.nextRunAt)}</td><td class="small">${formatDate(s.lastRunAt)}</td></tr>`,
+    ) => html`<tr data-schedule="${s.name}"><td><a href="${frame.base}/schedules/${s.name}">${s.name}</a></td><td>${s.jobName}</td><td><code>${scheduleWhen(s)}</code></td>
+<td>${statusBadge(s.paused ? "paused" : "active")}</td><td class="small">${formatDate(s.nextRunAt)}</td><td class="small">${formatDate(s.lastRunAt)}</td><td>${jobLink(frame, s.lastJobId)}</td></tr>`,
   );
-  return html`<h1>Schedules</h1><table data-testid="schedules"><thead><tr><th scope="col">Name</th><th scope="col">Job</th><th scope="col">When</th><th scope="col">State</th><th scope="col">Next</th><th scope="col">Last</th></tr></thead>
-<tbody>${rows.length ? rows : html`<tr><td colspan="6" class="muted">No schedules.</td></tr>`}</tbody></table>`;
+  return html`<h1>Schedules</h1><table data-testid="schedules"><thead><tr><th scope="col">Name</th><th scope="col">Job</th><th scope="col">When</th><th scope="col">State</th><th scope="col">Next</th><th scope="col">Last fired</th><th scope="col">Last job</th></tr></thead>
+<tbody>${rows.length ? rows : html`<tr><td colspan="7" class="muted">No schedules stored yet (a periodic() declaration is stored when a scheduler starts).</td></tr>`}</tbody></table>`;
 }
 
 export function scheduleDetailPage(
@@ -79,17 +113,24 @@ export function scheduleDetailPage(
   const s = d.schedule as ScheduleInfo;
   const base = `${frame.base}/api/schedules/${s.name}`;
   const actions = canWrite(frame)
-    ? html`<div class="actions">${s.paused ? html`<button type="button" data-post="${base}/resume">Resume</button>` : html`<button type="button" class="danger" data-post="${base}/pause">Pause</button>`}
+    ? html`<div class="actions">${s.paused ? html`<button type="button" data-post="${base}/resume" data-done="Resumed.">Resume</button>` : html`<button type="button" class="danger" data-post="${base}/pause" data-done="Paused.">Pause</button>`}
 <button type="button" data-post="${base}/trigger" data-redirect="job" data-done="Triggered.">Trigger now</button></div>`
     : writeHint(frame);
   const ticks = (d.history as ScheduleTick[]).map(
     (t) =>
-      html`<tr><td class="small">${formatDate(t.tickAt)}</td><td>${t.outcome}</td><td>${t.jobId ? html`<a href="${frame.base}/jobs/${t.jobId}"><code>${t.jobId.slice(0, 8)}</code></a>` : "—"}</td><td>${t.reason ?? ""}</td></tr>`,
+      html`<tr data-outcome="${t.outcome}"><td class="small">${formatDate(t.tickAt)}</td><td>${t.outcome}</td><td>${jobLink(frame, t.jobId)}</td><td>${t.reason ?? ""}</td><td class="small">${formatDate(t.recordedAt)}</td></tr>`,
   );
+  const upcoming = d.upcoming.map((u) => html`<li>${formatDate(u as string)}</li>`);
   return html`<h1>Schedule ${s.name}</h1>${actions}
-<div class="panel"><pre>${prettyJson(s)}</pre></div>
-<h2>Next fires</h2><ul>${d.upcoming.map((u) => html`<li>${formatDate(u as string)}</li>`)}</ul>
-<h2>History</h2><table><thead><tr><th scope="col">Tick</th><th scope="col">Outcome</th><th scope="col">Job</th><th scope="col">Reason</th></tr></thead><tbody>${ticks}</tbody></table>`;
+<dl class="panel" data-testid="schedule"><dt>Job</dt><dd>${s.jobName}</dd><dt>When</dt><dd><code>${scheduleWhen(s)}</code></dd>
+<dt>State</dt><dd>${statusBadge(s.paused ? "paused" : "active")}</dd><dt>Queue</dt><dd>${s.queue ?? html`<span class="muted">the job's</span>`}</dd>
+<dt>Priority</dt><dd>${s.priority ?? "—"}</dd><dt>Catch-up</dt><dd>${catchUpText(s.catchUp)}</dd>
+<dt>Next run</dt><dd>${formatDate(s.nextRunAt)}</dd><dt>Last run</dt><dd>${formatDate(s.lastRunAt)} ${jobLink(frame, s.lastJobId)}</dd>
+<dt>Created</dt><dd>${formatDate(s.createdAt)}</dd></dl>
+<h2>Arguments</h2><div class="panel"><pre>${prettyJson(s.args)}</pre></div>
+<h2>Next fires</h2><ul data-testid="upcoming">${upcoming.length ? upcoming : html`<li class="muted">None (no future fire time).</li>`}</ul>
+<h2>History</h2><table data-testid="ticks"><thead><tr><th scope="col">Tick</th><th scope="col">Outcome</th><th scope="col">Job</th><th scope="col">Reason</th><th scope="col">Recorded</th></tr></thead>
+<tbody>${ticks.length ? ticks : html`<tr><td colspan="5" class="muted">No ticks recorded yet.</td></tr>`}</tbody></table>`;
 }
 
 export function auditPage(_frame: PageFrame, entries: AuditEntry[] | null): Html {
