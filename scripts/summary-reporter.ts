@@ -40,7 +40,9 @@ export default class SummaryReporter implements Reporter {
     }
     failed += unhandledErrors.length + unrun;
     if (unrun > 0)
-      process.stdout.write(`\n${unrun} tests never ran because their file's setup failed: counted as failed.`);
+      process.stdout.write(
+        `\n${unrun} tests never ran because their file's setup failed: counted as failed.`,
+      );
     process.stdout.write(`\nTests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   }
 }
