@@ -27,4 +27,4 @@ Try:
   curl -s ${url}/stats
   curl -s ${url}/dead-letters
   curl -s -X POST ${url}/dead-letters/<id>/replay
-Ctrl-C stops it gracefully.`);
+Ctrl-C (or kill -TERM ${process.pid}) stops it gracefully.`);
