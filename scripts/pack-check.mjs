@@ -68,8 +68,12 @@ function run(
   args,
   { cwd, env = process.env, timeoutMs = INSTALL_TIMEOUT_MS, allowFailure = false } = {},
 ) {
+  const started = Date.now();
   const res = spawnSync(cmd, args, { cwd, env, encoding: "utf8", timeout: timeoutMs, stdio: "pipe" });
   const out = `${res.stdout ?? ""}${res.stderr ?? ""}`;
+  const seconds = (Date.now() - started) / 1000;
+  // Installs are where the time goes (better-sqlite3 compiles in a fresh npm project): show them.
+  if (seconds >= 5) console.log(`  (${seconds.toFixed(1)} s: ${[cmd, ...args].join(" ").slice(0, 100)})`);
   if (res.error) fail(`${cmd} ${args.join(" ")}: ${res.error.message}\n${out}`);
   if (res.status !== 0 && !allowFailure)
     fail(`${cmd} ${args.join(" ")} (in ${cwd}) exited ${res.status}\n${out.trim()}`);
@@ -113,6 +117,15 @@ function exportTargets(value) {
   if (typeof value === "string") return [value];
   if (value && typeof value === "object") return Object.values(value).flatMap(exportTargets);
   return [];
+}
+
+function withoutSource(value) {
+  if (!value || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => k !== "source")
+      .map(([k, v]) => [k, withoutSource(v)]),
+  );
 }
 
 function exportConditions(value) {
@@ -165,6 +178,12 @@ function stagePack() {
     if (!pkg.license || !pkg.keywords?.length) say("license and keywords must be set");
     if (exportConditions(pkg.exports).includes("source"))
       say('the packed exports keep the workspace-only "source" condition (set publishConfig.exports)');
+    // publishConfig.exports replaces the whole map when packed: it must be `exports` minus "source".
+    const expected = JSON.stringify(withoutSource(manifest.exports));
+    if (JSON.stringify(pkg.exports) !== expected)
+      say(
+        `the packed exports ${JSON.stringify(pkg.exports)} are not the workspace's minus "source": ${expected}`,
+      );
     for (const target of exportTargets(pkg.exports)) {
       if (!files.has(target.replace(/^\.\//, "")))
         say(`exports point at ${target}, which is not in the tarball`);
