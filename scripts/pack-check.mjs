@@ -14,15 +14,14 @@
  *               the README Quickstart on SQLite and on PostgreSQL.
  *   pnpm        a fresh pnpm project following the README: the install without the build approval fails
  *               and the Quickstart says how to approve it; with `allowBuilds` it runs on SQLite and PostgreSQL.
- * Inside each project, `projectStages` lists what runs there; the CLI's stage goes at the marked place.
+ * Inside each project, `projectStages` (scripts/pack-check/project.mjs) lists what runs there; the CLI's
+ * stage goes at the marked place in that file.
  *
  * Usage: node scripts/pack-check.mjs [--keep] [--only=<stage>,...]
  *   --keep leaves the temporary projects for inspection; --only runs `pack` and the named stages.
  * Env: DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test): an admin URL; the Postgres runs
  * create a database of their own on it and drop it afterwards.
  */
-import { spawn, spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
 import {
   existsSync,
   mkdirSync,
@@ -34,16 +33,26 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { assertSingleCopies, nodeEval, runProjectStages, writeSources } from "./pack-check/project.mjs";
+import {
+  exportConditions,
+  exportTargets,
+  fail,
+  listFiles,
+  ROOT,
+  readJson,
+  run,
+  userEnv,
+  withoutSource,
+  writeJson,
+} from "./pack-check/shared.mjs";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const KEEP = process.argv.includes("--keep");
 /** `--only=npm,pnpm`: run these stages (after `pack`, which they all need); for working on one stage. */
 const ONLY = process.argv
   .find((a) => a.startsWith("--only="))
   ?.slice("--only=".length)
   .split(",");
-const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const WORK = mkdtempSync(join(tmpdir(), "soniq-pack-check-"));
 const TARBALLS = join(WORK, "tarballs");
 
@@ -51,87 +60,6 @@ const TARBALLS = join(WORK, "tarballs");
 const OLDEST = { "drizzle-orm": "0.44.0", pg: "8.16.0", "better-sqlite3": "12.0.0" };
 /** What the fresh projects add to run TypeScript (the README tells users the same). */
 const TOOLS = { tsx: "4.23.15", typescript: "6.0.3", "@types/node": "20.19.43" };
-/** Bounds for waiting on a child process; they only end a run that hangs, nothing waits for them. */
-const INSTALL_TIMEOUT_MS = 6 * 60_000;
-const RUN_TIMEOUT_MS = 60_000;
-
-// ---------------------------------------------------------------------------------------------------
-// helpers
-
-function fail(message) {
-  throw new Error(message);
-}
-
-/** Runs a command to completion; returns { code, out } (stdout and stderr interleaved). */
-function run(
-  cmd,
-  args,
-  { cwd, env = process.env, timeoutMs = INSTALL_TIMEOUT_MS, allowFailure = false } = {},
-) {
-  const started = Date.now();
-  const res = spawnSync(cmd, args, { cwd, env, encoding: "utf8", timeout: timeoutMs, stdio: "pipe" });
-  const out = `${res.stdout ?? ""}${res.stderr ?? ""}`;
-  const seconds = (Date.now() - started) / 1000;
-  // Installs are where the time goes (better-sqlite3 compiles in a fresh npm project): show them.
-  if (seconds >= 5) console.log(`  (${seconds.toFixed(1)} s: ${[cmd, ...args].join(" ").slice(0, 100)})`);
-  if (res.error) fail(`${cmd} ${args.join(" ")}: ${res.error.message}\n${out}`);
-  if (res.status !== 0 && !allowFailure)
-    fail(`${cmd} ${args.join(" ")} (in ${cwd}) exited ${res.status}\n${out.trim()}`);
-  return { code: res.status, out };
-}
-
-/**
- * The environment of a user's shell: no CI (pnpm would freeze the lockfile) and none of the workspace's
- * npm_* / pnpm_* settings, except npm_config_nodedir: node-gyp must find Node's headers locally when
- * better-sqlite3 compiles (see .ci/run).
- */
-function userEnv(extra = {}) {
-  const env = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    const workspaceSetting = /^(npm|pnpm)_/i.test(k) && k !== "npm_config_nodedir";
-    if (k !== "CI" && !workspaceSetting) env[k] = v;
-  }
-  return { ...env, ...extra };
-}
-
-function readJson(file) {
-  return JSON.parse(readFileSync(file, "utf8"));
-}
-
-function writeJson(file, value) {
-  writeFileSync(file, `${JSON.stringify(value, null, 2)}\n`);
-}
-
-function listFiles(dir, base = dir) {
-  const files = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...listFiles(path, base));
-    else files.push(relative(base, path));
-  }
-  return files;
-}
-
-/** Every file an `exports` map points at (conditions nested to any depth). */
-function exportTargets(value) {
-  if (typeof value === "string") return [value];
-  if (value && typeof value === "object") return Object.values(value).flatMap(exportTargets);
-  return [];
-}
-
-function withoutSource(value) {
-  if (!value || typeof value !== "object") return value;
-  return Object.fromEntries(
-    Object.entries(value)
-      .filter(([k]) => k !== "source")
-      .map(([k, v]) => [k, withoutSource(v)]),
-  );
-}
-
-function exportConditions(value) {
-  if (!value || typeof value !== "object") return [];
-  return Object.entries(value).flatMap(([k, v]) => [k, ...exportConditions(v)]);
-}
 
 // ---------------------------------------------------------------------------------------------------
 // stage: pack
@@ -261,163 +189,6 @@ function stageAttw() {
   if (problems.length) fail(`arethetypeswrong:\n${problems.join("\n")}`);
 }
 
-// ---------------------------------------------------------------------------------------------------
-// fresh projects: what runs inside each
-
-/** The README's Quickstart, verbatim, and its PostgreSQL variant (the two lines the README says to swap). */
-function quickstartSources() {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const found = /```ts snippet=quickstart\n([\s\S]*?)```/.exec(readme);
-  if (!found?.[1]) fail("README.md has no ```ts snippet=quickstart block");
-  const sqlite = found[1];
-  const swaps = [
-    [
-      'import { sqliteBackend } from "@soniq/backend-sqlite";',
-      'import { postgresBackend } from "@soniq/backend-postgres";',
-    ],
-    [
-      'sqliteBackend({ filename: "./soniq.db" })',
-      'postgresBackend({ connectionString: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/app" })',
-    ],
-  ];
-  let postgres = sqlite;
-  for (const [from, to] of swaps) {
-    if (!postgres.includes(from)) fail(`the README Quickstart no longer contains \`${from}\``);
-    postgres = postgres.replace(from, to);
-  }
-  return { sqlite, postgres };
-}
-
-/**
- * Type errors a user must get even with `skipLibCheck: true`: they only appear when the driver types
- * (@types/pg, @types/better-sqlite3) come with the backends.
- */
-const TYPES_PROBE = `import { postgresBackend } from "@soniq/backend-postgres";
-import { sqliteBackend } from "@soniq/backend-sqlite";
-
-// @ts-expect-error a pool must be a pg.Pool
-postgresBackend({ pool: 42 });
-// @ts-expect-error a database must be a better-sqlite3 Database
-sqliteBackend({ database: "soniq.db" });
-// @ts-expect-error pool options are pg's PoolConfig
-postgresBackend({ connectionString: "postgres://x", poolConfig: { max: "four" } });
-`;
-
-const TSCONFIG = {
-  compilerOptions: {
-    target: "ES2022",
-    module: "NodeNext",
-    moduleResolution: "NodeNext",
-    strict: true,
-    skipLibCheck: true,
-    noEmit: true,
-    types: ["node"],
-  },
-  include: ["*.ts"],
-};
-
-function writeSources(project) {
-  const { sqlite, postgres } = quickstartSources();
-  writeFileSync(join(project, "quickstart.ts"), sqlite);
-  writeFileSync(join(project, "quickstart-postgres.ts"), postgres);
-  writeFileSync(join(project, "types-probe.ts"), TYPES_PROBE);
-  writeJson(join(project, "tsconfig.json"), TSCONFIG);
-}
-
-/**
- * Runs the Quickstart (a worker that runs until SIGTERM) with tsx: waits for the job's `done` line,
- * sends SIGTERM, and expects a clean exit 0. Resolves to the output.
- */
-function runQuickstart(project, file, env) {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(join(project, "node_modules/.bin/tsx"), [file], { cwd: project, env, stdio: "pipe" });
-    let out = "";
-    let signalled = false;
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`${file} did not finish within ${RUN_TIMEOUT_MS} ms:\n${out}`));
-    }, RUN_TIMEOUT_MS);
-    const onData = (chunk) => {
-      out += chunk;
-      if (!signalled && /emails\.send_welcome done: \{ sent: true, attempt: 1 \}/.test(out)) {
-        signalled = true;
-        child.kill("SIGTERM");
-      }
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer);
-      if (!signalled)
-        reject(new Error(`${file} exited (${code ?? signal}) before its job was done:\n${out}`));
-      else if (code !== 0)
-        reject(new Error(`${file} exited ${code ?? signal} after SIGTERM, not 0:\n${out}`));
-      else resolvePromise(out);
-    });
-  });
-}
-
-/** Runs a module with node in `cwd` (resolving packages from there). */
-function nodeEval(cwd, code, env) {
-  return run(process.execPath, ["--input-type=module", "-e", code], { cwd, env, timeoutMs: RUN_TIMEOUT_MS });
-}
-
-/** A database of its own for one run, created and dropped with the workspace's pg (the app may not list pg). */
-async function withDatabase(fn) {
-  const adminDir = join(ROOT, "packages/backend-postgres");
-  const name = `soniq_pack_${randomBytes(5).toString("hex")}`;
-  const url = new URL(ADMIN_URL);
-  const admin = (sql) =>
-    `import pg from "pg"; const c = new pg.Client({ connectionString: ${JSON.stringify(ADMIN_URL)} });` +
-    ` await c.connect(); try { await c.query(${JSON.stringify(sql)}); } finally { await c.end(); }`;
-  nodeEval(adminDir, admin(`CREATE DATABASE ${name}`), userEnv());
-  url.pathname = `/${name}`;
-  try {
-    return await fn(url.toString());
-  } finally {
-    nodeEval(adminDir, admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), userEnv());
-  }
-}
-
-/**
- * What runs inside a fresh project once the packages are installed. Add a stage by appending
- * `[name, (project) => ...]`.
- */
-function projectStages() {
-  return [
-    ["typecheck", (project) => run(join(project, "node_modules/.bin/tsc"), ["-p", "."], { cwd: project })],
-    [
-      "quickstart (SQLite)",
-      async (project) => {
-        rmSync(join(project, "soniq.db"), { force: true });
-        const out = await runQuickstart(project, "quickstart.ts", userEnv());
-        if (!/enqueued \S+/.test(out)) fail(`the Quickstart printed no "enqueued <id>" line:\n${out}`);
-        if (!/sending the welcome email/.test(out))
-          fail(`the Quickstart's log line printed nothing:\n${out}`);
-      },
-    ],
-    [
-      "quickstart (PostgreSQL)",
-      (project) =>
-        withDatabase((url) =>
-          runQuickstart(project, "quickstart-postgres.ts", userEnv({ DATABASE_URL: url })),
-        ),
-    ],
-    // ---- CLI stage goes here (owned by the CLI branch) -------------------------------------------
-    // When packages/cli ships dist/bin.js, add a stage that runs, in this same project:
-    //   npx soniq --help, soniq setup, soniq worker ./jobs.js, soniq status
-    // and install @soniq/cli's tarball in `npmProject` / `pnpmProject` (see `soniqTarballs`).
-    // Until then `cliStage` returns nothing and the stage is absent.
-    ...cliStage(),
-  ];
-}
-
-/** The CLI's stage, present only once the CLI is built (`packages/cli/dist/bin.js`). */
-function cliStage() {
-  if (!existsSync(join(ROOT, "packages/cli/dist/bin.js"))) return [];
-  return []; // the CLI branch fills this in
-}
-
 /** Tarballs a user's project installs: core and the two database backends. */
 function soniqTarballs() {
   return ["@soniq/core", "@soniq/backend-sqlite", "@soniq/backend-postgres"].map((name) => {
@@ -425,25 +196,6 @@ function soniqTarballs() {
     if (!found) fail(`${name} was not packed`);
     return found.tarball;
   });
-}
-
-async function runProjectStages(project) {
-  for (const [name, stage] of projectStages()) {
-    const started = Date.now();
-    await stage(project);
-    console.log(`  ok: ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-  }
-}
-
-/** No package of ours may bring a second copy of a library the app shares with it. */
-function assertSingleCopies(project) {
-  for (const name of ["@soniq/backend-sqlite", "@soniq/backend-postgres"]) {
-    for (const dep of ["drizzle-orm", "pg", "better-sqlite3", "@soniq/core"]) {
-      const nested = join(project, "node_modules", name, "node_modules", dep);
-      if (existsSync(nested))
-        fail(`${name} installed its own ${dep} instead of sharing the app's (${nested})`);
-    }
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------
