@@ -5,6 +5,7 @@
 import { createApp } from "./app.js";
 import { readConfig } from "./config.js";
 import { exitOnSignals } from "./signals.js";
+import { reportStartupError } from "./startup-error.js";
 import { logWorkerEvents } from "./worker-log.js";
 
 const config = readConfig(process.env);
@@ -12,6 +13,9 @@ const app = await createApp({
   database: config.database,
   worker: config.inProcessWorker,
   jobs: { reviewDelayMs: config.reviewDelayMs },
+}).catch((err: unknown) => {
+  reportStartupError(err, config.database);
+  process.exit();
 });
 if (app.worker) logWorkerEvents(app.worker, (line) => console.log(`[worker] ${line}`));
 exitOnSignals(() => app.close()); // before listening, so a signal during start-up also stops cleanly
@@ -23,4 +27,4 @@ Try:
   curl -s ${url}/stats
   curl -s ${url}/dead-letters
   curl -s -X POST ${url}/dead-letters/<id>/replay
-Ctrl-C stops it gracefully.`);
+Ctrl-C (or kill -TERM ${process.pid}) stops it gracefully.`);

@@ -6,14 +6,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseDatabaseUrl } from "./database.js";
+import { reportStartupError } from "./startup-error.js";
 import { runTour } from "./tour-script.js";
 
 const dir = mkdtempSync(join(tmpdir(), "soniq-tour-"));
+const database = parseDatabaseUrl(process.env.SONIQ_DATABASE_URL, join(dir, "soniq.db"));
 try {
-  await runTour({ database: parseDatabaseUrl(process.env.SONIQ_DATABASE_URL, join(dir, "soniq.db")) });
+  await runTour({ database });
 } catch (err) {
-  console.error(err);
-  process.exitCode = 1;
+  reportStartupError(err, database);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -55,14 +55,19 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
     });
     let stdout = "";
     let stderr = "";
+    let stopping = false;
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       reject(new Error(`${args.join(" ")} did not finish in 60 s\n${stdout}\n${stderr}`));
     }, 60_000);
     child.stdout?.on("data", (chunk: Buffer) => {
       stdout += chunk.toString();
-      // A long-running snippet (a worker) is asked to stop, as an operator would, once it did its work.
-      if (stopWhen?.test(stdout)) child.kill("SIGTERM");
+      // A long-running snippet (a worker) is asked to stop, as an operator would, once it did its work;
+      // once: what it prints while stopping must not send a second signal.
+      if (!stopping && stopWhen?.test(stdout)) {
+        stopping = true;
+        child.kill("SIGTERM");
+      }
     });
     child.stderr?.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();

@@ -31,12 +31,7 @@ export function openDatabase(filename: string, options: PragmaOptions): SqliteDa
   try {
     db = new Database(filename, { timeout: options.busyTimeoutMs });
   } catch (err) {
-    throw new SoniqError(
-      "SONIQ_BACKEND_ERROR",
-      `Cannot open the SQLite database "${filename}": ${err instanceof Error ? err.message : String(err)}. ` +
-        "Check that its directory exists and is writable.",
-      { context: { filename }, cause: err },
-    );
+    throw openError(filename, err);
   }
   try {
     configureConnection(db, options);
@@ -45,4 +40,35 @@ export function openDatabase(filename: string, options: PragmaOptions): SqliteDa
     throw err;
   }
   return db;
+}
+
+/**
+ * better-sqlite3 loads its compiled addon when the first Database is constructed, so a package manager
+ * that skipped its build (pnpm blocks dependency builds until approved) surfaces here, not at import.
+ * That is a setup problem, not a file problem: say how to get the addon built.
+ */
+export function openError(filename: string, err: unknown): SoniqError {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: unknown } | null)?.code;
+  const missingBinding =
+    message.includes("Could not locate the bindings file") ||
+    code === "ERR_DLOPEN_FAILED" ||
+    message.includes("NODE_MODULE_VERSION");
+  if (missingBinding) {
+    return new SoniqError(
+      "SONIQ_BACKEND_ERROR",
+      `Cannot open the SQLite database "${filename}": better-sqlite3's native addon is missing or was built ` +
+        "for another Node.js version, because its install script did not run. Let it build, then reinstall: " +
+        "with pnpm, approve it (`pnpm approve-builds`, or `allowBuilds: { better-sqlite3: true }` in " +
+        "pnpm-workspace.yaml; pnpm 10: `onlyBuiltDependencies: [better-sqlite3]`) and run `pnpm install`; " +
+        "with npm, run `npm rebuild better-sqlite3`. " +
+        `(better-sqlite3 said: ${message.split("\n")[0]})`,
+      { context: { filename, reason: "native_binding_missing" }, cause: err },
+    );
+  }
+  return new SoniqError(
+    "SONIQ_BACKEND_ERROR",
+    `Cannot open the SQLite database "${filename}": ${message}. Check that its directory exists and is writable.`,
+    { context: { filename }, cause: err },
+  );
 }

@@ -1,0 +1,183 @@
+/**
+ * What runs inside a fresh project once the tarballs are installed: a type-check that needs the driver
+ * types, and the README Quickstart on SQLite and on PostgreSQL. `projectStages` lists them in order; the
+ * CLI's stage goes at the marked place.
+ */
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ADMIN_URL, fail, ROOT, RUN_TIMEOUT_MS, run, userEnv, writeJson } from "./shared.mjs";
+
+/** The README's Quickstart, verbatim, and its PostgreSQL variant (the two lines the README says to swap). */
+function quickstartSources() {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const found = /```ts snippet=quickstart\n([\s\S]*?)```/.exec(readme);
+  if (!found?.[1]) fail("README.md has no ```ts snippet=quickstart block");
+  const sqlite = found[1];
+  const swaps = [
+    [
+      'import { sqliteBackend } from "@soniq/backend-sqlite";',
+      'import { postgresBackend } from "@soniq/backend-postgres";',
+    ],
+    [
+      'sqliteBackend({ filename: "./soniq.db" })',
+      'postgresBackend({ connectionString: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/app" })',
+    ],
+  ];
+  let postgres = sqlite;
+  for (const [from, to] of swaps) {
+    if (!postgres.includes(from)) fail(`the README Quickstart no longer contains \`${from}\``);
+    postgres = postgres.replace(from, to);
+  }
+  return { sqlite, postgres };
+}
+
+/**
+ * Type errors a user must get even with `skipLibCheck: true`: they only appear when the driver types
+ * (@types/pg, @types/better-sqlite3) come with the backends.
+ */
+const TYPES_PROBE = `import { postgresBackend } from "@soniq/backend-postgres";
+import { sqliteBackend } from "@soniq/backend-sqlite";
+
+// @ts-expect-error a pool must be a pg.Pool
+postgresBackend({ pool: 42 });
+// @ts-expect-error a database must be a better-sqlite3 Database
+sqliteBackend({ database: "soniq.db" });
+// @ts-expect-error pool options are pg's PoolConfig
+postgresBackend({ connectionString: "postgres://x", poolConfig: { max: "four" } });
+`;
+
+const TSCONFIG = {
+  compilerOptions: {
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    strict: true,
+    skipLibCheck: true,
+    noEmit: true,
+    types: ["node"],
+  },
+  include: ["*.ts"],
+};
+
+export function writeSources(project) {
+  const { sqlite, postgres } = quickstartSources();
+  writeFileSync(join(project, "quickstart.ts"), sqlite);
+  writeFileSync(join(project, "quickstart-postgres.ts"), postgres);
+  writeFileSync(join(project, "types-probe.ts"), TYPES_PROBE);
+  writeJson(join(project, "tsconfig.json"), TSCONFIG);
+}
+
+/**
+ * Runs the Quickstart (a worker that runs until SIGTERM) with tsx: waits for the job's `done` line,
+ * sends SIGTERM, and expects a clean exit 0. Resolves to the output.
+ */
+function runQuickstart(project, file, env) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(join(project, "node_modules/.bin/tsx"), [file], { cwd: project, env, stdio: "pipe" });
+    let out = "";
+    let signalled = false;
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`${file} did not finish within ${RUN_TIMEOUT_MS} ms:\n${out}`));
+    }, RUN_TIMEOUT_MS);
+    const onData = (chunk) => {
+      out += chunk;
+      if (!signalled && /emails\.send_welcome done: \{ sent: true, attempt: 1 \}/.test(out)) {
+        signalled = true;
+        child.kill("SIGTERM");
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      if (!signalled)
+        reject(new Error(`${file} exited (${code ?? signal}) before its job was done:\n${out}`));
+      else if (code !== 0)
+        reject(new Error(`${file} exited ${code ?? signal} after SIGTERM, not 0:\n${out}`));
+      else resolvePromise(out);
+    });
+  });
+}
+
+/** Runs a module with node in `cwd` (resolving packages from there). */
+export function nodeEval(cwd, code, env) {
+  return run(process.execPath, ["--input-type=module", "-e", code], { cwd, env, timeoutMs: RUN_TIMEOUT_MS });
+}
+
+/** A database of its own for one run, created and dropped with the workspace's pg (the app may not list pg). */
+async function withDatabase(fn) {
+  const adminDir = join(ROOT, "packages/backend-postgres");
+  const name = `soniq_pack_${randomBytes(5).toString("hex")}`;
+  const url = new URL(ADMIN_URL);
+  const admin = (sql) =>
+    `import pg from "pg"; const c = new pg.Client({ connectionString: ${JSON.stringify(ADMIN_URL)} });` +
+    ` await c.connect(); try { await c.query(${JSON.stringify(sql)}); } finally { await c.end(); }`;
+  nodeEval(adminDir, admin(`CREATE DATABASE ${name}`), userEnv());
+  url.pathname = `/${name}`;
+  try {
+    return await fn(url.toString());
+  } finally {
+    nodeEval(adminDir, admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`), userEnv());
+  }
+}
+
+/**
+ * What runs inside a fresh project once the packages are installed. Add a stage by appending
+ * `[name, (project) => ...]`.
+ */
+function projectStages() {
+  return [
+    ["typecheck", (project) => run(join(project, "node_modules/.bin/tsc"), ["-p", "."], { cwd: project })],
+    [
+      "quickstart (SQLite)",
+      async (project) => {
+        rmSync(join(project, "soniq.db"), { force: true });
+        const out = await runQuickstart(project, "quickstart.ts", userEnv());
+        if (!/enqueued \S+/.test(out)) fail(`the Quickstart printed no "enqueued <id>" line:\n${out}`);
+        if (!/sending the welcome email/.test(out))
+          fail(`the Quickstart's log line printed nothing:\n${out}`);
+      },
+    ],
+    [
+      "quickstart (PostgreSQL)",
+      (project) =>
+        withDatabase((url) =>
+          runQuickstart(project, "quickstart-postgres.ts", userEnv({ DATABASE_URL: url })),
+        ),
+    ],
+    // ---- CLI stage goes here (owned by the CLI branch) -------------------------------------------
+    // When packages/cli ships dist/bin.js, add a stage that runs, in this same project:
+    //   npx soniq --help, soniq setup, soniq worker ./jobs.js, soniq status
+    // and install @soniq/cli's tarball in `stageNpm` / `stagePnpm` (see `soniqTarballs` in scripts/pack-check.mjs).
+    // Until then `cliStage` returns nothing and the stage is absent.
+    ...cliStage(),
+  ];
+}
+
+/** The CLI's stage, present only once the CLI is built (`packages/cli/dist/bin.js`). */
+function cliStage() {
+  if (!existsSync(join(ROOT, "packages/cli/dist/bin.js"))) return [];
+  return []; // the CLI branch fills this in
+}
+
+export async function runProjectStages(project) {
+  for (const [name, stage] of projectStages()) {
+    const started = Date.now();
+    await stage(project);
+    console.log(`  ok: ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  }
+}
+
+/** No package of ours may bring a second copy of a library the app shares with it. */
+export function assertSingleCopies(project) {
+  for (const name of ["@soniq/backend-sqlite", "@soniq/backend-postgres"]) {
+    for (const dep of ["drizzle-orm", "pg", "better-sqlite3", "@soniq/core"]) {
+      const nested = join(project, "node_modules", name, "node_modules", dep);
+      if (existsSync(nested))
+        fail(`${name} installed its own ${dep} instead of sharing the app's (${nested})`);
+    }
+  }
+}
