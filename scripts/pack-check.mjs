@@ -189,9 +189,11 @@ function stageAttw() {
   if (problems.length) fail(`arethetypeswrong:\n${problems.join("\n")}`);
 }
 
-/** Tarballs a user's project installs: core and the two database backends. */
+/** Tarballs a user's project installs: core, the two database backends and (once built) the CLI. */
 function soniqTarballs() {
-  return ["@soniq/core", "@soniq/backend-sqlite", "@soniq/backend-postgres"].map((name) => {
+  const names = ["@soniq/core", "@soniq/backend-sqlite", "@soniq/backend-postgres"];
+  if (existsSync(join(ROOT, "packages/cli/dist/bin.js"))) names.push("@soniq/cli");
+  return names.map((name) => {
     const found = packed.get(name);
     if (!found) fail(`${name} was not packed`);
     return found.tarball;

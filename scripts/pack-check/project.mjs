@@ -148,19 +148,118 @@ function projectStages() {
           runQuickstart(project, "quickstart-postgres.ts", userEnv({ DATABASE_URL: url })),
         ),
     ],
-    // ---- CLI stage goes here (owned by the CLI branch) -------------------------------------------
-    // When packages/cli ships dist/bin.js, add a stage that runs, in this same project:
-    //   npx soniq --help, soniq setup, soniq worker ./jobs.js, soniq status
-    // and install @soniq/cli's tarball in `stageNpm` / `stagePnpm` (see `soniqTarballs` in scripts/pack-check.mjs).
-    // Until then `cliStage` returns nothing and the stage is absent.
+    // The `soniq` command from the installed @soniq/cli tarball (present once the CLI is built).
     ...cliStage(),
   ];
+}
+
+/** A module as `soniq worker` takes it: the app's Soniq instance (its backend from SONIQ_DATABASE_URL) and a job. */
+const JOBS_MODULE = `import { postgresBackend } from "@soniq/backend-postgres";
+import { sqliteBackend } from "@soniq/backend-sqlite";
+import { Soniq } from "@soniq/core";
+
+const url = process.env.SONIQ_DATABASE_URL ?? "";
+export const soniq = new Soniq({
+  backend: url.startsWith("postgres")
+    ? postgresBackend({ connectionString: url })
+    : sqliteBackend({ filename: "./soniq.db" }),
+});
+export const greet = soniq.job("demo.greet", async ({ name }) => ({ greeted: name }));
+`;
+
+/** Enqueues one job through the module, as the app would, then closes. */
+const ENQUEUE = `import { greet, soniq } from "./jobs.js";
+const { id } = await greet.enqueue({ name: "ada" });
+console.log(id);
+await soniq.close();
+`;
+
+/** Runs `soniq <args>` from the project's node_modules/.bin, as `npx soniq` would. */
+function soniqCli(project, args, env) {
+  return run(join(project, "node_modules/.bin/soniq"), args, {
+    cwd: project,
+    env,
+    timeoutMs: RUN_TIMEOUT_MS,
+  });
+}
+
+/** `soniq worker ./jobs.js` until the job is done (asked through `soniq jobs show --json`), then SIGTERM: exit 0. */
+function runCliWorker(project, jobId, env) {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(join(project, "node_modules/.bin/soniq"), ["worker", "./jobs.js"], {
+      cwd: project,
+      env,
+      stdio: "pipe",
+    });
+    let out = "";
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      out += chunk;
+    });
+    let signalled = false;
+    const deadline = Date.now() + RUN_TIMEOUT_MS;
+    const poll = setInterval(() => {
+      if (signalled) return;
+      const shown = soniqCli(project, ["jobs", "show", jobId, "--json"], env);
+      if (JSON.parse(shown.out).status === "done") {
+        signalled = true;
+        child.kill("SIGTERM");
+      } else if (Date.now() > deadline) {
+        child.kill("SIGKILL");
+      }
+    }, 500);
+    child.on("exit", (code, signal) => {
+      clearInterval(poll);
+      if (!signalled)
+        reject(new Error(`soniq worker exited (${code ?? signal}) before the job was done:\n${out}`));
+      else if (code !== 0)
+        reject(new Error(`soniq worker exited ${code ?? signal} after SIGTERM, not 0:\n${out}`));
+      else resolvePromise(out);
+    });
+  });
+}
+
+/** help, setup, a job enqueued by the app and run by `soniq worker`, then `soniq status` showing it done. */
+async function cliRound(project, env) {
+  writeFileSync(join(project, "jobs.js"), JOBS_MODULE);
+  writeFileSync(join(project, "enqueue.js"), ENQUEUE);
+  const setup = soniqCli(project, ["setup"], env);
+  if (!/migration|up to date|applied/i.test(setup.out))
+    fail(`soniq setup printed nothing useful:\n${setup.out}`);
+  const { out: id } = run(process.execPath, ["enqueue.js"], { cwd: project, env, timeoutMs: RUN_TIMEOUT_MS });
+  const served = await runCliWorker(project, id.trim(), env);
+  if (!served.includes("demo.greet")) fail(`soniq worker did not say which jobs it serves:\n${served}`);
+  const status = soniqCli(project, ["status", "--json"], env);
+  const { stats } = JSON.parse(status.out);
+  if (stats.done !== 1) fail(`soniq status --json should count one done job:\n${status.out}`);
+  soniqCli(project, ["status"], env);
 }
 
 /** The CLI's stage, present only once the CLI is built (`packages/cli/dist/bin.js`). */
 function cliStage() {
   if (!existsSync(join(ROOT, "packages/cli/dist/bin.js"))) return [];
-  return []; // the CLI branch fills this in
+  return [
+    [
+      "soniq CLI (embedded SQLite default)",
+      async (project) => {
+        const help = run(join(project, "node_modules/.bin/soniq"), ["--help"], {
+          cwd: project,
+          env: userEnv(),
+        });
+        for (const command of ["setup", "worker", "status", "dead-letter"]) {
+          if (!help.out.includes(command)) fail(`soniq --help does not list ${command}:\n${help.out}`);
+        }
+        rmSync(join(project, "soniq.db"), { force: true });
+        await cliRound(project, userEnv());
+      },
+    ],
+    [
+      "soniq CLI (PostgreSQL)",
+      (project) => withDatabase((url) => cliRound(project, userEnv({ SONIQ_DATABASE_URL: url }))),
+    ],
+  ];
 }
 
 export async function runProjectStages(project) {
