@@ -1,8 +1,8 @@
 /** What opening a database reports when it fails: a missing native addon points at the build, not the file. */
 import { isSoniqError } from "@soniq/core";
 import { describe, expect, it } from "vitest";
-import { openError } from "../src/internal/connection.js";
 import { sqliteBackend } from "../src/index.js";
+import { openError } from "../src/internal/connection.js";
 import { tempDir } from "./helpers.js";
 
 // The first line of what better-sqlite3 (through `bindings`) throws when its addon was never built.
