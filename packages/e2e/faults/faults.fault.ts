@@ -87,11 +87,11 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
       }
       const finisher = spawnWorker(name, kind.target(), queue, log, "work", env);
       children.push(finisher);
-      await eventually(() => expectSettled(soniq, total), 120_000);
+      await eventually(() => expectSettled(soniq, queue, total), 120_000);
       await kill(finisher);
       const runs = readRunLog(log);
       const lost = ids.filter((id) => !runs.starts.has(id)).length;
-      const stats = await soniq.getQueueStats();
+      const stats = await soniq.getQueueStats({ queue });
       figure({
         scenario: `kill -9 mid-job x${kills}`,
         backend: name,
@@ -119,12 +119,12 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
       const four = [1, 2, 3, 4].map(() => spawnWorker(name, kind.target(), queue, log, "work", env));
       children.push(...four);
       await Promise.all(four.map((c) => c.workerId));
-      await eventually(() => expectSettled(soniq, total), 300_000);
+      await eventually(() => expectSettled(soniq, queue, total), 300_000);
       await Promise.all(four.map(kill));
       const runs = readRunLog(log);
       const lost = ids.filter((id) => !runs.starts.has(id)).length;
       const twice = [...runs.starts.values()].filter((n) => n > 1).length;
-      const stats = await soniq.getQueueStats();
+      const stats = await soniq.getQueueStats({ queue });
       figure({
         scenario: "4 worker processes",
         backend: name,
@@ -226,7 +226,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
             );
             terminated += r.rowCount ?? 0;
           }
-          await eventually(() => expectSettled(soniq, total), 120_000);
+          await eventually(() => expectSettled(soniq, queue, total), 120_000);
         } finally {
           await admin.end();
           await worker.stop();
@@ -241,7 +241,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
           [ids],
         );
         await check.end();
-        const stats = await soniq.getQueueStats();
+        const stats = await soniq.getQueueStats({ queue });
         figure({
           scenario: `connections terminated x3 (${terminated} sessions) during drain + dead-letter burst`,
           backend: name,

@@ -81,8 +81,8 @@ export function readRunLog(log: string): {
 }
 
 /** Every job done or dead-lettered, none queued or processing. */
-export async function expectSettled(soniq: Soniq, total: number): Promise<void> {
-  const stats = await soniq.getQueueStats();
+export async function expectSettled(soniq: Soniq, queue: string, total: number): Promise<void> {
+  const stats = await soniq.getQueueStats({ queue });
   expect(stats.processing).toBe(0);
   expect(stats.queued).toBe(0);
   expect(stats.done + stats.dead_letter).toBe(total);
