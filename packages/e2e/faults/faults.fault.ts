@@ -62,7 +62,12 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
     }, 60_000);
 
     async function app(): Promise<Soniq> {
-      const soniq = new Soniq({ backend: kind.create() as Backend<unknown>, allowUnknownJobNames: true });
+      // Every kill costs the jobs it held an attempt (claimed counts); enough attempts that none dead-letters.
+      const soniq = new Soniq({
+        backend: kind.create() as Backend<unknown>,
+        allowUnknownJobNames: true,
+        defaultMaxAttempts: 100,
+      });
       open.push(soniq);
       await soniq.setup();
       return soniq;
@@ -97,7 +102,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
         backend: name,
         size: `${total} jobs`,
         lost,
-        "ran twice": [...runs.starts.values()].filter((n) => n > 1).length,
+        "run more than once": [...runs.starts.values()].filter((n) => n > 1).length,
         "rerun after done": runs.rerunAfterDone.length,
         "left processing": stats.processing,
         time: `${((performance.now() - t0) / 1000).toFixed(1)} s`,
@@ -130,7 +135,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
         backend: name,
         size: `${total} jobs`,
         lost,
-        "ran twice": twice,
+        "run more than once": twice,
         "rerun after done": runs.rerunAfterDone.length,
         "left processing": stats.processing,
         time: `${((performance.now() - t0) / 1000).toFixed(1)} s`,
@@ -175,7 +180,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
         backend: name,
         size: "1 job",
         lost: 0,
-        "ran twice": "-",
+        "run more than once": "-",
         "rerun after done": 0,
         "left processing": 0,
         time: `recovered in ${(recoveryMs / 1000).toFixed(2)} s`,
@@ -247,7 +252,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
           backend: name,
           size: `${total} jobs (${total / 5} dead-lettered)`,
           lost: total - (jobs.rows[0].n as number),
-          "ran twice": "-",
+          "run more than once": "-",
           "rerun after done": "-",
           "left processing": stats.processing,
           time: `${((performance.now() - t0) / 1000).toFixed(1)} s`,

@@ -68,7 +68,7 @@ it("faults/pg-restart-mid-drain: the server restarts during a drain; nothing los
       backend: "postgres",
       size: `${total} jobs`,
       lost,
-      "ran twice": [...starts.values()].filter((n) => n > 1).length,
+      "run more than once": [...starts.values()].filter((n) => n > 1).length,
       "rerun after done": rerunAfterDone.length,
       "left processing": stats.processing,
       time: `${((performance.now() - t0) / 1000).toFixed(1)} s`,

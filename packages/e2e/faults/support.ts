@@ -95,6 +95,6 @@ export function figure(row: Record<string, string | number>): void {
 }
 export function printFigures(): void {
   process.stdout.write(
-    `\n| scenario | backend | size | lost | ran twice | rerun after done | left processing | time |\n|---|---|---|---|---|---|---|---|\n${figures.join("\n")}\n`,
+    `\n| scenario | backend | size | lost | run more than once | rerun after done | left processing | time |\n|---|---|---|---|---|---|---|---|\n${figures.join("\n")}\n`,
   );
 }
