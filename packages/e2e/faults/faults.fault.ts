@@ -213,7 +213,10 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
           heartbeatIntervalMs: 200,
           staleAfterMs: 2000,
         });
-        worker.on("error", () => {});
+        const felt: Record<string, number> = {};
+        worker.on("error", ({ during }) => {
+          felt[during] = (felt[during] ?? 0) + 1;
+        });
         const dbName = new URL(kind.target()).pathname.slice(1);
         const admin = new pg.Client({ connectionString: kind.target().replace(`/${dbName}`, "/postgres") });
         await admin.connect();
@@ -248,7 +251,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
         await check.end();
         const stats = await soniq.getQueueStats({ queue });
         figure({
-          scenario: `connections terminated x3 (${terminated} sessions) during drain + dead-letter burst`,
+          scenario: `connections terminated x3 (${terminated} sessions) during drain + dead-letter burst; worker errors ${JSON.stringify(felt)}`,
           backend: name,
           size: `${total} jobs (${total / 5} dead-lettered)`,
           lost: total - (jobs.rows[0].n as number),

@@ -51,7 +51,10 @@ it("faults/pg-restart-mid-drain: the server restarts during a drain; nothing los
       staleAfterMs: 2000,
     });
     worker.on("job:done", ({ job }) => done.add(job.id));
-    worker.on("error", () => {});
+    const felt: Record<string, number> = {};
+    worker.on("error", ({ during }) => {
+      felt[during] = (felt[during] ?? 0) + 1;
+    });
     await worker.start();
     await eventually(async () => {
       expect((await soniq.getQueueStats({ queue })).done).toBeGreaterThanOrEqual(total * 0.3);
@@ -64,7 +67,7 @@ it("faults/pg-restart-mid-drain: the server restarts during a drain; nothing los
     const stats = await soniq.getQueueStats({ queue });
     const lost = ids.filter((id) => !starts.has(id)).length;
     figure({
-      scenario: `PostgreSQL restart mid-drain (private server, restart took ${(restartMs / 1000).toFixed(1)} s)`,
+      scenario: `PostgreSQL restart mid-drain (private server, restart took ${(restartMs / 1000).toFixed(1)} s; worker errors ${JSON.stringify(felt)})`,
       backend: "postgres",
       size: `${total} jobs`,
       lost,
