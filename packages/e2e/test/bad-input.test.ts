@@ -216,6 +216,43 @@ const CASES: readonly Case[] = [
   ],
   ["runOnce/null", "SONIQ_INVALID_OPTIONS", (f) => f.soniq.worker().runOnce(null as never)],
   ["runOnce/unknown-option", "SONIQ_INVALID_OPTIONS", (f) => f.soniq.worker().runOnce({ max: 5 } as never)],
+  ["enqueue/name-nul", "SONIQ_INVALID_TASK_NAME", (f) => f.soniq.enqueue("bad.\u0000", {})],
+  [
+    "enqueue/queue-nul",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.enqueue("bad.echo", {}, { queue: "q\u0000" }),
+  ],
+  ["enqueue/queue-empty", "SONIQ_INVALID_OPTIONS", (f) => f.soniq.enqueue("bad.echo", {}, { queue: "" })],
+  [
+    "enqueue/priority-fraction",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.enqueue("bad.echo", {}, { priority: 1.5 }),
+  ],
+  ["getQueueStats/null", "SONIQ_INVALID_ARGUMENT", (f) => f.soniq.getQueueStats(null as never)],
+  ["deadLetter.list/null", "SONIQ_INVALID_ARGUMENT", (f) => f.soniq.deadLetter.list(null as never)],
+  [
+    "deadLetter.list/since-invalid-date",
+    "SONIQ_INVALID_ARGUMENT",
+    (f) => f.soniq.deadLetter.list({ since: new Date("x") }),
+  ],
+  ["deadLetter.export/null", "SONIQ_INVALID_ARGUMENT", (f) => f.soniq.deadLetter.export(null as never)],
+  [
+    "deadLetter.replay/queue-empty",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.deadLetter.replay(f.deadId, { queue: "" }),
+  ],
+  [
+    "deadLetter.replay/priority-fraction",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.deadLetter.replay(f.deadId, { priority: 1.5 }),
+  ],
+  [
+    "job/options-number",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.job("bad.optnum", async () => 1, 5 as never),
+  ],
+  ["worker/options-number", "SONIQ_INVALID_OPTIONS", (f) => f.soniq.worker(5 as never)],
+  ["worker/queues-empty", "SONIQ_INVALID_OPTIONS", (f) => f.soniq.worker({ queues: [] })],
   ["snooze/negative", "SONIQ_INVALID_ARGUMENT", () => snooze(-1)],
   ["snooze/nan", "SONIQ_INVALID_ARGUMENT", () => snooze(Number.NaN)],
 ];
