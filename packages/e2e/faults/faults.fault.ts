@@ -31,7 +31,9 @@ beforeAll(() => {
 });
 afterAll(() => {
   printFigures();
-  rmSync(logDir, { recursive: true, force: true });
+  // FAULTS_KEEP_LOGS=1 keeps the run logs (start/done lines per job and process) for a post-mortem.
+  if (process.env.FAULTS_KEEP_LOGS === "1") process.stdout.write(`run logs kept in ${logDir}\n`);
+  else rmSync(logDir, { recursive: true, force: true });
 });
 
 async function enqueueAll(soniq: Soniq, queue: string, count: number): Promise<string[]> {
