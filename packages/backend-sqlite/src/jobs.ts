@@ -185,7 +185,7 @@ const DELETE_EXPIRED = `DELETE FROM soniq_jobs
   WHERE status = 'done' AND expires_at IS NOT NULL AND expires_at <= ${NOW}`;
 
 export function jobsFacet(ctx: SqliteContext): JobsFacet<SqliteTx> {
-  const on = (tx: SqliteTx | undefined) => (tx === undefined ? ctx.db : resolveTxDatabase(tx));
+  const on = (tx: SqliteTx | undefined) => (tx === undefined ? ctx.db : resolveTxDatabase(tx, ctx.db));
   return {
     enqueue: (job, options) => runSync("jobs.enqueue", () => enqueue(ctx, on(options.tx), job)),
     enqueueMany: (jobs, options) => runSync("jobs.enqueueMany", () => enqueueMany(ctx, on(options.tx), jobs)),

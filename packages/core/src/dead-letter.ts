@@ -14,8 +14,13 @@ import type { DeadLetterJob } from "./types.js";
 export interface ReplayOverrides {
   queue?: string;
   priority?: number;
+  /** When the new job becomes due (or `delayMs`; not both). Default: now. */
   runAt?: Date;
+  delayMs?: number;
 }
+
+/** What a replay can change; `dedupKey`, `unique` and `tx` mean nothing for a replay and are refused. */
+const REPLAY_KEYS = ["queue", "priority", "runAt", "delayMs"];
 
 /** What `export` writes to: a node Writable, or anything with the same `write`/`once("drain")`. */
 export interface LineSink {
@@ -37,8 +42,22 @@ export class DeadLetterService {
 
   /** Returns the new job's id, or null when there is no dead-letter row with this id. */
   async replay(id: string, overrides: ReplayOverrides = {}): Promise<string | null> {
-    const problems = enqueueOptionProblems(overrides);
+    if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
+      throw new SoniqError(
+        "SONIQ_INVALID_OPTIONS",
+        "replay options must be an object { queue, priority, runAt, delayMs }.",
+      );
+    }
+    const refused = Object.keys(overrides).filter((k) => !REPLAY_KEYS.includes(k));
+    const problems = [
+      ...refused.map((k) => `${k} is not a replay option (replay takes ${REPLAY_KEYS.join(", ")})`),
+      ...(refused.length > 0 ? [] : enqueueOptionProblems(overrides)),
+    ];
     if (problems.length > 0) fail("replay options", problems);
+    let scheduledAt = overrides.runAt ?? null;
+    if (overrides.delayMs !== undefined && overrides.delayMs > 0) {
+      scheduledAt = new Date(Date.now() + overrides.delayMs);
+    }
     const row = await this.rt.backend.deadLetters.get(id);
     if (!row) return null;
     if (!this.rt.registry.has(row.jobName) && !this.rt.options.allowUnknownJobNames) {
@@ -53,7 +72,7 @@ export class DeadLetterService {
       newId: randomUUID(),
       queue: overrides.queue ?? null,
       priority: overrides.priority ?? null,
-      scheduledAt: overrides.runAt ?? null,
+      scheduledAt,
     });
     if (newId) for (const worker of this.rt.workers) worker.nudge();
     return newId;

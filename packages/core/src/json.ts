@@ -33,9 +33,13 @@ export function storableText(text: string): string {
   return UNSTORABLE.test(text) ? text.replace(new RegExp(UNSTORABLE.source, "g"), "\ufffd") : text;
 }
 
+/** Deepest nesting of arrays and objects accepted (deeper values would overflow recursive parsers). */
+export const MAX_JSON_DEPTH = 256;
+
 interface WalkState {
   seen: Set<object>;
   droppedUndefined: boolean;
+  depth: number;
 }
 
 function describe(value: unknown): string {
@@ -64,6 +68,19 @@ function walk(value: unknown, path: string, state: WalkState): JsonProblem | nul
   if (value === null) return null;
   const obj = value as object;
   if (state.seen.has(obj)) return { path, problem: "circular reference" };
+  if (state.depth >= MAX_JSON_DEPTH) {
+    return {
+      path: path.length > 80 ? `${path.slice(0, 80)}...` : path,
+      problem: `nested deeper than ${MAX_JSON_DEPTH} levels`,
+    };
+  }
+  state.depth++;
+  const problem = walkContainer(obj, path, state);
+  state.depth--;
+  return problem;
+}
+
+function walkContainer(obj: object, path: string, state: WalkState): JsonProblem | null {
   if (Array.isArray(obj)) {
     state.seen.add(obj);
     for (let i = 0; i < obj.length; i++) {
@@ -105,7 +122,7 @@ export function checkJson(
     const problem = stringProblem(value, "$");
     return problem ? { ok: false, problem } : { ok: true, value };
   }
-  const state: WalkState = { seen: new Set(), droppedUndefined: false };
+  const state: WalkState = { seen: new Set(), droppedUndefined: false, depth: 0 };
   const problem = walk(value, "$", state);
   if (problem) return { ok: false, problem };
   return { ok: true, value: state.droppedUndefined ? JSON.parse(JSON.stringify(value)) : value };

@@ -7,6 +7,7 @@
  */
 import { hostname } from "node:os";
 import type { Backend } from "./backend.js";
+import { storableText } from "./json.js";
 import { isLogger, silentLogger } from "./logger.js";
 import { isMetricsSink, noopMetricsSink } from "./metrics.js";
 import {
@@ -39,6 +40,12 @@ import type {
 import { DEFAULT_RETRY, retryPolicyProblems } from "./retry-policy.js";
 import { isClock, systemClock } from "./schedules/clock.js";
 import { JOB_DEFAULTS } from "./schema/constants.js";
+
+/** The longest `dedupKey` (characters). */
+export const MAX_DEDUP_KEY_LENGTH = 512;
+/** `runAt` range: 0001-01-01 to 9999-12-31 UTC, which every backend (and ISO 8601 text) can hold. */
+const MIN_RUN_AT_MS = Date.parse("0001-01-01T00:00:00.000Z");
+const MAX_RUN_AT_MS = Date.parse("9999-12-31T23:59:59.999Z");
 
 export { fail } from "./option-table.js";
 export type {
@@ -224,6 +231,7 @@ export function resolveJobOptions(
   defaults: ResolvedSoniqOptions,
 ): ResolvedJobOptions {
   const o = options ?? {};
+  if (typeof o !== "object" || Array.isArray(o)) fail(`job("${name}") options`, ["pass an options object"]);
   const problems = optionProblems(JOB_OPTIONS, o, `job("${name}")`);
   if (problems.length > 0) fail(`options for job "${name}"`, problems);
   return Object.freeze(resolveOptions(JOB_OPTIONS, o, defaults)) as unknown as ResolvedJobOptions;
@@ -237,6 +245,8 @@ const ENQUEUE_OPTIONS: OptionTable<EnqueueOptions> = {
     check: (problems, v) => {
       if (v !== undefined && (!(v instanceof Date) || Number.isNaN(v.getTime()))) {
         problems.push("runAt must be a valid Date");
+      } else if (v !== undefined && (v.getTime() < MIN_RUN_AT_MS || v.getTime() > MAX_RUN_AT_MS)) {
+        problems.push("runAt must be between the years 1 and 9999 (every backend can store those)");
       }
     },
     defaultDoc: "now (the backend's clock)",
@@ -253,6 +263,10 @@ const ENQUEUE_OPTIONS: OptionTable<EnqueueOptions> = {
     check: (problems, v) => {
       if (v !== undefined && (typeof v !== "string" || v.length === 0)) {
         problems.push("dedupKey must be a non-empty string");
+      } else if (typeof v === "string" && v.length > MAX_DEDUP_KEY_LENGTH) {
+        problems.push(`dedupKey must be at most ${MAX_DEDUP_KEY_LENGTH} characters (hash longer keys)`);
+      } else if (typeof v === "string" && storableText(v) !== v) {
+        problems.push("dedupKey must not hold a NUL character or a lone surrogate");
       }
     },
     defaultDoc: "none",
@@ -268,6 +282,9 @@ const ENQUEUE_OPTIONS: OptionTable<EnqueueOptions> = {
 
 /** Problems with enqueue options (empty when valid). */
 export function enqueueOptionProblems(o: EnqueueOptions): string[] {
+  if (typeof o !== "object" || o === null || Array.isArray(o)) {
+    return ["enqueue options must be an object (or nothing)"];
+  }
   const problems = optionProblems(ENQUEUE_OPTIONS, o, "enqueue()");
   if (o.runAt !== undefined && o.delayMs !== undefined) problems.push("pass runAt or delayMs, not both");
   return problems;
@@ -358,6 +375,7 @@ const WORKER_OPTIONS: OptionTable<WorkerOptions> = {
 
 export function resolveWorkerOptions(options: WorkerOptions | undefined): ResolvedWorkerOptions {
   const o = options ?? {};
+  if (typeof o !== "object" || Array.isArray(o)) fail("worker options", ["pass an options object"]);
   const problems = optionProblems(WORKER_OPTIONS, o, "worker()");
   const heartbeat = o.heartbeatIntervalMs ?? WORKER_OPTIONS.heartbeatIntervalMs.default?.({}, undefined);
   const stale = o.staleAfterMs ?? WORKER_OPTIONS.staleAfterMs.default?.({}, undefined);

@@ -4,6 +4,8 @@
  * two copies of core agree.
  */
 
+import { SoniqError } from "./errors.js";
+
 const PERMANENT = Symbol.for("soniq.permanentError");
 const SNOOZE = Symbol.for("soniq.snooze");
 
@@ -34,7 +36,11 @@ export interface Snooze {
  */
 export function snooze(delayMs: number, reason?: string): Snooze {
   if (typeof delayMs !== "number" || !Number.isFinite(delayMs) || delayMs < 0) {
-    throw new TypeError(`snooze(delayMs) needs a finite number >= 0, got ${String(delayMs)}.`);
+    throw new SoniqError(
+      "SONIQ_INVALID_ARGUMENT",
+      `snooze(delayMs) needs a finite number >= 0, got ${String(delayMs)}.`,
+      { context: { delayMs: String(delayMs) } },
+    );
   }
   return Object.freeze({ [SNOOZE]: true as const, delayMs, reason: reason ?? null });
 }

@@ -46,6 +46,41 @@ export interface EnqueueManyItem<TTx = unknown> {
   options?: Omit<EnqueueOptions<TTx>, "tx">;
 }
 
+const ITEM_KEYS = ["job", "args", "options"];
+
+/** An `enqueueMany` item is `{ job, args, options? }`; a `tx` belongs to the call's options, not an item's. */
+function assertManyItem(item: unknown, index: number): void {
+  const bad = (message: string, key?: string) =>
+    new SoniqError("SONIQ_INVALID_ARGUMENT", `enqueueMany() item ${index}: ${message}`, {
+      context: { index, key },
+    });
+  if (typeof item !== "object" || item === null || Array.isArray(item)) {
+    throw bad("expected { job, args, options }");
+  }
+  const unknown = Object.keys(item).find((k) => !ITEM_KEYS.includes(k));
+  if (unknown !== undefined)
+    throw bad(`unknown key "${unknown}"; an item takes job, args and options`, unknown);
+  const options = (item as { options?: unknown }).options;
+  if (typeof options === "object" && options !== null && "tx" in options) {
+    throw bad("tx is not an item option; pass it once as enqueueMany(items, { tx })", "tx");
+  }
+}
+
+/** The call options of `enqueueMany`: `{ tx? }` and nothing else. */
+function assertManyOptions(options: unknown): void {
+  const isObject = typeof options === "object" && options !== null && !Array.isArray(options);
+  const unknown = isObject ? Object.keys(options).find((k) => k !== "tx") : undefined;
+  if (!isObject || unknown !== undefined) {
+    throw new SoniqError(
+      "SONIQ_INVALID_OPTIONS",
+      isObject
+        ? `enqueueMany() has no option "${unknown}"; per-job options go on each item, the call takes only { tx }.`
+        : "enqueueMany(items, options): options must be an object { tx } (or nothing).",
+      { context: { key: unknown } },
+    );
+  }
+}
+
 export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements AsyncDisposable {
   /** The resolved, frozen options (defaults filled). */
   readonly options: ResolvedSoniqOptions;
@@ -210,6 +245,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
           "enqueueMany() takes an array of { job, args, options }.",
         );
       }
+      assertManyOptions(options);
       const tx = txOptions(this.backend, options.tx);
       if (items.length === 0) return Promise.resolve([]);
       const jobs = items.map((item, i) => this.#prepareItem(item, i));
@@ -223,6 +259,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   }
 
   #prepareItem(item: EnqueueManyItem<BackendTx<B>>, i: number): NewJob | Promise<NewJob> {
+    assertManyItem(item, i);
     const name = typeof item?.job === "string" ? item.job : item?.job?.name;
     let target: ReturnType<typeof resolveTarget>;
     try {

@@ -227,7 +227,7 @@ describe("runtime/failures-and-leaks", () => {
     expect(errors.some((m) => m.includes("stale-worker recovery"))).toBe(true);
     expect((await soniq.getJob(id))?.status).toBe("processing");
     await worker.stop();
-  });
+  }, 20_000);
 
   it("runtime/run-once-in-a-script: a script awaiting runOnce gets its answer even with only a timeout pending", async () => {
     const script = fileURLToPath(new URL("./runtime-child-run-once.ts", import.meta.url));

@@ -73,7 +73,7 @@ describe("outcomes", () => {
     expect(s).toMatchObject({ delayMs: 500, reason: "later" });
     expect(Object.isFrozen(s)).toBe(true);
     expect(isSnooze({ delayMs: 1 })).toBe(false);
-    expect(() => snooze(-1)).toThrow(TypeError);
+    expect(() => snooze(-1)).toThrow(expect.objectContaining({ code: "SONIQ_INVALID_ARGUMENT" }));
   });
 
   it("formatError keeps name, message and stack, capped at 8 KiB", () => {

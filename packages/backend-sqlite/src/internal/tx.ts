@@ -25,8 +25,44 @@ function isBetterSqliteDatabase(value: unknown): value is SqliteDatabase {
   );
 }
 
-/** The better-sqlite3 connection behind `tx`, or a `SONIQ_TRANSACTION_UNSUPPORTED` error. */
-export function resolveTxDatabase(tx: unknown): SqliteDatabase {
+/** Each connection's main database file (empty for an in-memory or temporary database). */
+const mainFiles = new WeakMap<SqliteDatabase, string>();
+
+function mainFile(db: SqliteDatabase): string {
+  let file = mainFiles.get(db);
+  if (file === undefined) {
+    const rows = db.pragma("database_list") as { name: string; file: string }[];
+    file = rows.find((r) => r.name === "main")?.file ?? "";
+    mainFiles.set(db, file);
+  }
+  return file;
+}
+
+/**
+ * `db` when it is `own` or another connection to the same database file; else the insert would land in
+ * a different database than the one this backend reads, so it is refused.
+ */
+function ownFile(db: SqliteDatabase, own: SqliteDatabase): SqliteDatabase {
+  if (db === own) return db;
+  const file = mainFile(db);
+  if (file !== "" && file === mainFile(own)) return db;
+  throw new SoniqError(
+    "SONIQ_TRANSACTION_UNSUPPORTED",
+    `The SQLite tx is a connection to another database (${file === "" ? "in-memory" : file}) than this ` +
+      `backend's (${mainFile(own) || "in-memory"}); open the transaction on the backend's database file.`,
+    { context: { txFile: file, backendFile: mainFile(own) } },
+  );
+}
+
+/**
+ * The better-sqlite3 connection behind `tx` (it must be open on `own`'s database file), or a
+ * `SONIQ_TRANSACTION_UNSUPPORTED` error.
+ */
+export function resolveTxDatabase(tx: unknown, own: SqliteDatabase): SqliteDatabase {
+  return ownFile(txDatabase(tx), own);
+}
+
+function txDatabase(tx: unknown): SqliteDatabase {
   if (isBetterSqliteDatabase(tx)) return tx;
   if (typeof tx === "object" && tx !== null) {
     // A Drizzle database exposes its client as `$client`; a Drizzle transaction only through its session.

@@ -3,7 +3,10 @@
  * `runs.settle`, then reports each: metrics at once, the worker event once the backend confirms the item
  * applied. An item the backend did not apply (the fence: the job was cancelled or recovered meanwhile, or
  * already dead-lettered) is logged at debug. A settle call that fails is logged at `error`, emitted as an
- * `error` event and counted (`write_failed`): its jobs stay processing and stale recovery requeues them.
+ * `error` event and counted (`write_failed`) once the batcher's retries are spent; then its jobs are given
+ * back (a nack: queued now, attempt kept). A give-back that fails too leaves the jobs *stranded*: the
+ * worker withholds its heartbeat while any are (upkeep.ts), so it turns stale and recovery requeues them
+ * within `staleAfterMs` even though the process lives (DESIGN.md section 7).
  */
 import type { Settlement } from "../backend.js";
 import type { JobEndStatus } from "../metrics.js";
@@ -25,9 +28,10 @@ import {
 } from "./settlements.js";
 
 /** What is written, besides the runner's outcomes: a claimed job given back unstarted at shutdown. */
-type Written = Exclude<Outcome, { kind: "abandoned" }> | { kind: "release" };
+type Written = Exclude<Outcome, { kind: "abandoned" }> | { kind: "release" } | { kind: "give_back" };
 
 const RELEASE: Written = Object.freeze({ kind: "release" });
+const GIVE_BACK: Written = Object.freeze({ kind: "give_back" });
 
 /** What the writer keeps per settlement to report it once written (a `Running`, or a job never run). */
 interface Pending {
@@ -38,6 +42,8 @@ interface Pending {
 
 export class OutcomeWriter {
   readonly #batcher: SettleBatcher<Pending>;
+  /** Give-backs whose write failed too, by job id: the worker withholds its heartbeat while any remain. */
+  readonly #stranded = new Map<string, Settlement>();
 
   constructor(
     private readonly rt: Runtime,
@@ -48,6 +54,7 @@ export class OutcomeWriter {
     onSettled: () => void,
     /** Whether the flush may be unref'd. */
     unref: () => boolean,
+    retryDelaysMs?: readonly number[],
   ) {
     const { runs } = rt.backend;
     this.#batcher = new SettleBatcher(
@@ -57,7 +64,27 @@ export class OutcomeWriter {
       (tags, err) => this.#failed(tags, err),
       onSettled,
       unref,
+      retryDelaysMs,
     );
+  }
+
+  /** Jobs whose settlement and give-back both failed (they stay processing under this worker). */
+  get stranded(): number {
+    return this.#stranded.size;
+  }
+
+  /** Tries the stranded give-backs once more; true when none remain. */
+  async giveBackStranded(): Promise<boolean> {
+    if (this.#stranded.size === 0) return true;
+    const items = [...this.#stranded.values()];
+    try {
+      await this.rt.backend.runs.settle(items);
+    } catch (err) {
+      this.rt.logger.warn({ err, jobIds: [...this.#stranded.keys()] }, "give-back failed again");
+      return false;
+    }
+    for (const item of items) this.#stranded.delete(item.id);
+    return this.#stranded.size === 0;
   }
 
   /** Settlements queued or in flight. */
@@ -176,6 +203,9 @@ export class OutcomeWriter {
       case "nack":
         events.emit("job:nacked", { job });
         return;
+      case "give_back":
+        this.rt.logger.warn({ jobId: job.id }, "job given back after its outcome could not be written");
+        return;
       case "release":
         this.rt.logger.info(
           { jobId: job.id, reason: "released unstarted at worker shutdown" },
@@ -189,9 +219,15 @@ export class OutcomeWriter {
     const jobIds = tags.map((t) => t.job.id);
     this.rt.logger.error(
       { err: error, op: "settle", jobIds, workerId: this.workerId },
-      "state write failed; the jobs stay processing until stale-worker recovery requeues them",
+      "state write failed after its retries; the jobs are given back (if that fails too, they are left for stale-worker recovery)",
     );
     this.rt.metrics.event("write_failed", { op: "settle", jobIds });
     this.events.emit("error", { error, during: "settle" });
+    for (const tag of tags) {
+      const settlement =
+        tag.outcome?.kind === "release" ? releaseSettlement(tag.job) : nackSettlement(tag.job);
+      if (tag.outcome === GIVE_BACK) this.#stranded.set(tag.job.id, settlement);
+      else this.#batcher.add(settlement, { job: tag.job, outcome: GIVE_BACK, durationMs: 0 });
+    }
   }
 }

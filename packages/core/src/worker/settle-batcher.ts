@@ -3,8 +3,15 @@
  * event loop are flushed together on the next (`setImmediate`), or at once when a batch is full. One flush
  * is in flight at a time; items that arrive meanwhile form the next batch, so batches grow with load
  * instead of round trips.
+ *
+ * A failed write is retried with backoff (`SETTLE_RETRY_DELAYS_MS`, bounded): a dropped connection or a
+ * restarting database costs a delay, not a stranded job. Only when every retry failed is the batch
+ * reported as failed (`onFailed`), and the writer gives its jobs back.
  */
 import type { Settlement } from "../backend.js";
+
+/** Delays before each retry of a failed settle call (ms): four retries, about 3.2 s in all. */
+export const SETTLE_RETRY_DELAYS_MS: readonly number[] = Object.freeze([100, 300, 900, 1900]);
 
 export class SettleBatcher<T> {
   #items: Settlement[] = [];
@@ -24,6 +31,7 @@ export class SettleBatcher<T> {
     private readonly onDrained: () => void,
     /** Whether the flush may be unref'd (false while someone awaits the write, e.g. `runOnce`). */
     private readonly unref: () => boolean = () => true,
+    private readonly retryDelaysMs: readonly number[] = SETTLE_RETRY_DELAYS_MS,
   ) {}
 
   /** Settlements not yet confirmed by the backend (queued or being written). */
@@ -62,6 +70,10 @@ export class SettleBatcher<T> {
       this.#tags = this.#tags.slice(this.maxBatch);
     }
     this.#flushing = true;
+    this.#attempt(items, tags, 0);
+  }
+
+  #attempt(items: Settlement[], tags: T[], retry: number): void {
     let pending: Promise<boolean[]>;
     try {
       pending = this.write(items);
@@ -70,7 +82,15 @@ export class SettleBatcher<T> {
     }
     pending.then(
       (applied) => this.#done(() => this.onWritten(tags, applied)),
-      (err: unknown) => this.#done(() => this.onFailed(tags, err)),
+      (err: unknown) => {
+        const delay = this.retryDelaysMs[retry];
+        if (delay === undefined) {
+          this.#done(() => this.onFailed(tags, err));
+          return;
+        }
+        const timer = setTimeout(() => this.#attempt(items, tags, retry + 1), delay);
+        if (this.unref()) timer.unref();
+      },
     );
   }
 

@@ -41,8 +41,21 @@ export async function subscribeWakeUps(
 
 /** `runOnce`'s `maxJobs`, checked: an integer >= 0, or no limit (Infinity) when not given. */
 export function maxJobsOf(options: { maxJobs?: number }): number {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new SoniqError("SONIQ_INVALID_OPTIONS", "runOnce() takes an options object { maxJobs }.");
+  }
+  const unknown = Object.keys(options).find((k) => k !== "maxJobs");
+  if (unknown !== undefined) {
+    throw new SoniqError(
+      "SONIQ_INVALID_OPTIONS",
+      `runOnce() has no option "${unknown}" (it takes maxJobs).`,
+      {
+        context: { key: unknown },
+      },
+    );
+  }
   const max = options.maxJobs ?? Number.POSITIVE_INFINITY;
-  if (!(max >= 0) || (Number.isFinite(max) && !Number.isSafeInteger(max))) {
+  if (typeof max !== "number" || !(max >= 0) || (Number.isFinite(max) && !Number.isSafeInteger(max))) {
     throw new SoniqError("SONIQ_INVALID_ARGUMENT", `maxJobs must be an integer >= 0 (got ${String(max)}).`);
   }
   return max;

@@ -5,9 +5,14 @@
  *   running longer than one heartbeat interval are checked (one `getJob` each), so short jobs cost
  *   nothing: a job found cancelled or no longer held by this run is aborted here and its late result
  *   ignored. This is how a `cancelJob` from another process reaches a running handler.
- * - maintenance every `maintenanceIntervalMs` (and once at start), only while holding the
+ * - maintenance every `maintenanceCadenceMs` (and once at start), only while holding the
  *   `soniq.maintenance` lease so one worker does it at a time: requeue jobs of stale peers, delete
- *   expired done rows.
+ *   expired done rows. The cadence follows `staleAfterMs` (at most half of it), and the lease lives at most
+ *   `staleAfterMs`: by the time a dead holder counts as stale its lease has expired, so a peer takes it
+ *   over and recovers the holder's jobs within about `staleAfterMs` plus one check.
+ * - while the outcome writer holds stranded jobs (their outcome and their give-back both failed to be
+ *   written), each heartbeat first retries the give-back and is withheld if that fails: the worker turns
+ *   stale and recovery reaches those jobs although the process lives.
  */
 import type { WorkerRegistration } from "../backend.js";
 import type { ResolvedWorkerOptions } from "../options.js";
@@ -17,6 +22,17 @@ import type { Running } from "./runner.js";
 
 export const MAINTENANCE_LEASE = "soniq.maintenance";
 
+/** How often a worker runs maintenance: `maintenanceIntervalMs`, but at least twice per `staleAfterMs`. */
+export function maintenanceCadenceMs(o: ResolvedWorkerOptions): number {
+  return Math.max(1, Math.min(o.maintenanceIntervalMs, Math.floor(o.staleAfterMs / 2)));
+}
+
+/** The maintenance lease's TTL: outlives two missed checks, never `staleAfterMs`. */
+export function maintenanceLeaseTtlMs(o: ResolvedWorkerOptions): number {
+  const cadence = maintenanceCadenceMs(o);
+  return Math.max(cadence + 1, Math.min(cadence * 2 + o.heartbeatIntervalMs, o.staleAfterMs));
+}
+
 export interface UpkeepHost {
   rt: Runtime;
   workerId: string;
@@ -25,6 +41,8 @@ export interface UpkeepHost {
   inFlight(): Iterable<Running>;
   abandon(run: Running, why: "cancelled" | "lost"): void;
   nudge(): void;
+  /** Retries stranded give-backs; true when none remain (see outcome-writer.ts). */
+  giveBackStranded(): Promise<boolean>;
   emit<K extends keyof WorkerEvents>(event: K, payload: WorkerEvents[K]): void;
 }
 
@@ -39,7 +57,7 @@ export class WorkerUpkeep {
 
   /** Starts the heartbeat and, unless `maintenance` is false (runOnce), the maintenance duty. */
   start(maintenance = true): void {
-    const { heartbeatIntervalMs, maintenanceIntervalMs } = this.host.options;
+    const { heartbeatIntervalMs } = this.host.options;
     this.#heartbeatTimer = setInterval(() => {
       this.#beating ??= this.#beat().finally(() => {
         this.#beating = null;
@@ -52,7 +70,7 @@ export class WorkerUpkeep {
         this.#maintaining = null;
       });
     };
-    this.#maintenanceTimer = setInterval(maintain, maintenanceIntervalMs);
+    this.#maintenanceTimer = setInterval(maintain, maintenanceCadenceMs(this.host.options));
     this.#maintenanceTimer.unref();
     maintain();
   }
@@ -80,6 +98,13 @@ export class WorkerUpkeep {
     const { rt, workerId, options } = this.host;
     let alive: boolean;
     try {
+      if (!(await this.host.giveBackStranded())) {
+        rt.logger.error(
+          { workerId },
+          "heartbeat withheld: jobs whose outcome could not be written stay processing until recovery requeues them",
+        );
+        return;
+      }
       alive = await rt.backend.workers.heartbeat(workerId, options.metadata);
     } catch (err) {
       this.#failed(err, "heartbeat");
@@ -129,7 +154,7 @@ export class WorkerUpkeep {
       this.#holdsLease = await rt.backend.leases.tryAcquire(
         MAINTENANCE_LEASE,
         workerId,
-        options.maintenanceIntervalMs * 2 + options.heartbeatIntervalMs,
+        maintenanceLeaseTtlMs(options),
       );
       if (!this.#holdsLease) return;
       const recovery = await rt.backend.workers.recoverStale(options.staleAfterMs);

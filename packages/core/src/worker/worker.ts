@@ -100,6 +100,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       inFlight: () => this.#inFlight.values(),
       abandon: (run, why) => this.#inFlight.abandon(run, why),
       nudge: () => this.nudge(),
+      giveBackStranded: () => this.#writer.giveBackStranded(),
       emit: (event, payload) => this.#events.emit(event, payload),
     });
   }
