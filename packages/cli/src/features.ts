@@ -20,17 +20,49 @@ export interface QueueInfo {
   lagMs: number | null;
 }
 
+/** A stored schedule, as core's `soniq.schedules.list()` returns it (`every` in milliseconds). */
 export interface ScheduleInfo {
   name: string;
   jobName: string;
   cron: string | null;
-  every: string | number | null;
+  every: number | null;
   timezone: string | null;
+  args: unknown;
+  queue: string | null;
+  priority: number | null;
+  maxAttempts: number | null;
+  catchUp: "none" | "latest" | { withinMs: number };
   paused: boolean;
   nextRunAt: Date | null;
   lastRunAt: Date | null;
   lastJobId: string | null;
-  [key: string]: unknown;
+  createdAt: Date;
+}
+
+/** The keys of a schedule in `--json` output, in this order. */
+export const SCHEDULE_KEYS = [
+  "name",
+  "jobName",
+  "cron",
+  "every",
+  "timezone",
+  "args",
+  "queue",
+  "priority",
+  "maxAttempts",
+  "catchUp",
+  "paused",
+  "nextRunAt",
+  "lastRunAt",
+  "lastJobId",
+  "createdAt",
+] as const satisfies readonly (keyof ScheduleInfo)[];
+
+/** A schedule with exactly the documented keys (a missing one is null). */
+export function scheduleRow(s: ScheduleInfo): ScheduleInfo {
+  const row: Record<string, unknown> = {};
+  for (const key of SCHEDULE_KEYS) row[key] = s[key] ?? null;
+  return row as unknown as ScheduleInfo;
 }
 
 export interface TickInfo {
@@ -71,14 +103,18 @@ export interface FutureApi {
   schedules?: {
     list?: () => Promise<ScheduleInfo[]>;
     get?: (name: string) => Promise<ScheduleInfo | null>;
-    pause?: (name: string, o?: Actor) => Promise<unknown>;
-    resume?: (name: string, o?: Actor) => Promise<unknown>;
-    remove?: (name: string, o?: Actor) => Promise<unknown>;
+    pause?: (name: string, o?: Actor) => Promise<boolean>;
+    resume?: (name: string, o?: Actor) => Promise<boolean>;
+    remove?: (name: string, o?: Actor) => Promise<boolean>;
     trigger?: (name: string, o?: Actor) => Promise<string>;
     upcoming?: (name: string, n: number) => Promise<Date[]>;
     history?: (name: string, o: { limit?: number }) => Promise<TickInfo[]>;
   };
-  scheduler?: (options?: Record<string, unknown>) => { start(): Promise<void>; stop(): Promise<void> };
+  scheduler?: (options?: { checkIntervalMs?: number }) => {
+    start(): Promise<void>;
+    stop(): Promise<void>;
+    readonly checkIntervalMs?: number;
+  };
   explain?: (id: string) => Promise<Explanation>;
   audit?: { list?: (o: { limit?: number; action?: string; since?: Date }) => Promise<AuditEntry[]> };
   listWorkers?: () => Promise<WorkerInfo[]>;

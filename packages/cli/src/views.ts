@@ -1,7 +1,7 @@
 /** Tables for people: one function per kind of row, shared by `status` and the list commands. */
 import type { DeadLetterJob, Job, WorkerInfo } from "@soniq/core";
 import type { AuditEntry, QueueInfo, ScheduleInfo } from "./features.js";
-import { duration, firstLine, type Printer, shortId } from "./output.js";
+import { duration, firstLine, interval, type Printer, shortId } from "./output.js";
 
 export function jobsTable(p: Printer, jobs: Job[]): void {
   if (jobs.length === 0) {
@@ -93,6 +93,12 @@ export function queuesTable(p: Printer, queues: QueueInfo[]): void {
   );
 }
 
+/** `every 30s`, or the cron expression with its timezone when it is not UTC. */
+export function when(s: Pick<ScheduleInfo, "cron" | "every" | "timezone">): string {
+  if (s.cron !== null) return s.timezone && s.timezone !== "UTC" ? `${s.cron} (${s.timezone})` : s.cron;
+  return s.every === null ? "-" : `every ${interval(s.every)}`;
+}
+
 export function schedulesTable(p: Printer, schedules: ScheduleInfo[]): void {
   if (schedules.length === 0) {
     p.line("no schedules.");
@@ -103,7 +109,7 @@ export function schedulesTable(p: Printer, schedules: ScheduleInfo[]): void {
     schedules.map((s) => [
       s.name,
       s.jobName,
-      s.cron ?? (s.every === null ? "-" : `every ${String(s.every)}`),
+      when(s),
       p.status(s.paused ? "paused" : "active"),
       p.ago(s.nextRunAt),
       p.ago(s.lastRunAt),

@@ -1,6 +1,6 @@
 import { eventually } from "@soniq/testkit";
 import { describe, expect, it } from "vitest";
-import { FIXTURE, json, soniqCli, soniqOnTty, start } from "./cli.js";
+import { json, soniqOnTty, start } from "./cli.js";
 import { BACKENDS, STAT_KEYS, useSeededDatabase } from "./seed.js";
 
 describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
@@ -135,13 +135,11 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     expect(again.stdout).toContain(`not cancelled ${id}`);
   });
 
-  it("gated/missing-core-api: commands awaiting core exit 1 naming what is missing", async () => {
+  it("gated/missing-core-api: queue controls, explain and audit exit 1 naming what core lacks", async () => {
     const gated: [string[], string][] = [
       [["queues", "pause", "emails"], "soniq.queues.pause()"],
       [["queues", "resume", "emails"], "soniq.queues.resume()"],
       [["queues", "configure", "emails", "--concurrency", "2"], "soniq.queues.configure()"],
-      [["schedules", "list"], "soniq.schedules.list()"],
-      [["schedules", "trigger", "reports.daily"], "soniq.schedules.trigger()"],
       [["jobs", "explain", "00000000-0000-4000-8000-000000000000"], "soniq.explain()"],
       [["audit"], "soniq.audit.list()"],
     ];
@@ -159,17 +157,5 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     expect(noDashboard.stderr).toMatch(
       /^error \[SONIQ_CLI_MISSING_PACKAGE\] soniq dashboard needs @soniq\/dashboard/,
     );
-    const scheduler = await soniqCli(["scheduler", FIXTURE], {
-      cwd: s.db.dir,
-      env: { SONIQ_DATABASE_URL: s.db.url },
-    });
-    expect(scheduler.code).toBe(1);
-    expect(scheduler.stderr).toContain("has no scheduler");
-    const schedules = await soniqCli(["worker", FIXTURE, "--schedules"], {
-      cwd: s.db.dir,
-      env: { SONIQ_DATABASE_URL: s.db.url },
-    });
-    expect(schedules.code).toBe(1);
-    expect(schedules.stderr).toContain("has no scheduler");
   });
 });

@@ -1,20 +1,44 @@
-/** `soniq schedules list | show | upcoming | history | pause | resume | remove | trigger`. Needs soniq.schedules. */
+/**
+ * `soniq schedules list | show | upcoming | history | pause | resume | remove | trigger`, on core's
+ * `soniq.schedules`. They act on stored schedules: a `soniq.periodic()` declaration is stored when a
+ * scheduler (`soniq scheduler`, `soniq worker --schedules`) starts. An unknown name exits 1.
+ */
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError } from "../errors.js";
-import { requireApi, type ScheduleInfo, type TickInfo, writeOptions } from "../features.js";
+import {
+  type App,
+  requireApi,
+  type ScheduleInfo,
+  scheduleRow,
+  type TickInfo,
+  writeOptions,
+} from "../features.js";
 import type { Io } from "../output.js";
 import { positiveInt } from "../parse.js";
-import { record, schedulesTable, stamp } from "../views.js";
+import { record, schedulesTable, stamp, when } from "../views.js";
 
-const NEEDS = "\nNeeds soniq.schedules (recurring jobs, a later @soniq/core).";
+const SHAPE =
+  "{ name, jobName, cron, every (ms), timezone, args, queue, priority, maxAttempts, catchUp,\npaused, nextRunAt, lastRunAt, lastJobId, createdAt }";
+const STORED = "\nSchedules are stored when a scheduler starts (soniq scheduler, soniq worker --schedules).";
 const missing = (name: string) =>
-  new CliError("SONIQ_CLI_NOT_FOUND", `no schedule named ${name}. List them with soniq schedules list.`);
+  new CliError(
+    "SONIQ_CLI_NOT_FOUND",
+    `no schedule named ${name}. List them with soniq schedules list (a declaration is stored when a scheduler starts).`,
+  );
+
+/** The stored schedule, or the not-found error. */
+async function mustGet(soniq: App, name: string, command: string): Promise<ScheduleInfo> {
+  const get = requireApi<(n: string) => Promise<ScheduleInfo | null>>(soniq, "schedules.get", command);
+  const row = await get(name);
+  if (!row) throw missing(name);
+  return row;
+}
 
 export function registerSchedules(program: Command, io: Io): void {
   const schedules = program
     .command("schedules")
-    .description("recurring jobs: list, inspect, pause, resume, trigger");
+    .description("recurring jobs: list, inspect, pause, resume, trigger, remove");
   listCommand(schedules, io);
   showCommand(schedules, io);
   upcomingCommand(schedules, io);
@@ -25,17 +49,17 @@ export function registerSchedules(program: Command, io: Io): void {
 function listCommand(schedules: Command, io: Io): void {
   schedules
     .command("list")
-    .description("every schedule with its next and last fire")
+    .description("every stored schedule with its next and last fire")
     .addHelpText(
       "after",
-      `${NEEDS}\nJSON (--json): an array of { name, jobName, cron, every, timezone, args, queue, priority, catchUp,\npaused, nextRunAt, lastRunAt, lastJobId, createdAt }.\n\nExamples:\n  soniq schedules list`,
+      `${STORED}\nJSON (--json): an array of ${SHAPE}.\n\nExamples:\n  soniq schedules list\n  soniq schedules list --json | jq '.[].name'`,
     )
     .action(async (_o, command: Command) => {
       const ctx = Context.of(command, io);
       const rows = await ctx.withApp((soniq) =>
         requireApi<() => Promise<ScheduleInfo[]>>(soniq, "schedules.list", "soniq schedules list")(),
       );
-      if (ctx.json) return ctx.printer.json(rows);
+      if (ctx.json) return ctx.printer.json(rows.map(scheduleRow));
       schedulesTable(ctx.printer, rows);
     });
 }
@@ -47,29 +71,28 @@ function showCommand(schedules: Command, io: Io): void {
     .argument("<name>", "schedule name")
     .addHelpText(
       "after",
-      `${NEEDS}\nJSON (--json): the schedule object.\n\nExamples:\n  soniq schedules show reports.daily`,
+      `${STORED}\nJSON (--json): the schedule, ${SHAPE}.\nAn unknown name exits 1.\n\nExamples:\n  soniq schedules show reports.daily`,
     )
     .action(async (name: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const row = await ctx.withApp((soniq) =>
-        requireApi<(n: string) => Promise<ScheduleInfo | null>>(
-          soniq,
-          "schedules.get",
-          "soniq schedules show",
-        )(name),
-      );
-      if (!row) throw missing(name);
-      if (ctx.json) return ctx.printer.json(row);
+      const row = await ctx.withApp((soniq) => mustGet(soniq, name, "soniq schedules show"));
+      if (ctx.json) return ctx.printer.json(scheduleRow(row));
       const p = ctx.printer;
+      const catchUp = typeof row.catchUp === "object" ? `within ${row.catchUp.withinMs} ms` : row.catchUp;
       record(p, [
         ["name", row.name],
         ["job", row.jobName],
-        ["when", row.cron ?? `every ${String(row.every)}`],
+        ["when", when(row)],
         ["timezone", row.timezone ?? "-"],
+        ["args", JSON.stringify(row.args)],
+        ["queue", row.queue ?? "(the job's)"],
+        ["priority", row.priority === null ? "(the job's)" : String(row.priority)],
+        ["catch up", String(catchUp)],
         ["state", p.status(row.paused ? "paused" : "active")],
         ["next", stamp(p, row.nextRunAt)],
         ["last", stamp(p, row.lastRunAt)],
         ["last job", row.lastJobId ?? "-"],
+        ["created", stamp(p, row.createdAt)],
       ]);
     });
 }
@@ -77,23 +100,26 @@ function showCommand(schedules: Command, io: Io): void {
 function upcomingCommand(schedules: Command, io: Io): void {
   schedules
     .command("upcoming")
-    .description("the next fire times, in the schedule's timezone")
+    .description("the next fire times (DST-correct in the schedule's timezone)")
     .argument("<name>", "schedule name")
-    .option("-n, --count <n>", "how many (default 5)", positiveInt("--count"), 5)
+    .option("-n, --count <n>", "how many, 1 to 1000 (default 5)", positiveInt("--count"), 5)
     .addHelpText(
       "after",
-      `${NEEDS}\nJSON (--json): an array of ISO dates.\n\nExamples:\n  soniq schedules upcoming reports.daily -n 10`,
+      "\nJSON (--json): an array of ISO dates. An unknown name exits 1.\n\nExamples:\n  soniq schedules upcoming reports.daily -n 10",
     )
     .action(async (name: string, o: { count: number }, command: Command) => {
       const ctx = Context.of(command, io);
-      const dates = await ctx.withApp((soniq) =>
-        requireApi<(n: string, k: number) => Promise<Date[]>>(
+      const dates = await ctx.withApp(async (soniq) => {
+        const upcoming = requireApi<(n: string, k: number) => Promise<Date[]>>(
           soniq,
           "schedules.upcoming",
           "soniq schedules upcoming",
-        )(name, o.count),
-      );
+        );
+        await mustGet(soniq, name, "soniq schedules upcoming");
+        return upcoming(name, o.count);
+      });
       if (ctx.json) return ctx.printer.json(dates);
+      if (dates.length === 0) return ctx.printer.line(`${name} has no future fire time.`);
       for (const d of dates) ctx.printer.line(stamp(ctx.printer, d));
     });
 }
@@ -103,57 +129,87 @@ function historyCommand(schedules: Command, io: Io): void {
     .command("history")
     .description("the tick ledger, newest first: fired, skipped, missed, deduplicated")
     .argument("<name>", "schedule name")
-    .option("--limit <n>", "at most n ticks (default 20)", positiveInt("--limit"), 20)
+    .option("--limit <n>", "at most n ticks, 1 to 1000 (default 20)", positiveInt("--limit"), 20)
     .addHelpText(
       "after",
-      `${NEEDS}\nJSON (--json): an array of { tickAt, outcome, jobId, reason, recordedAt }.\n\nExamples:\n  soniq schedules history reports.daily`,
+      "\nJSON (--json): an array of { tickAt, outcome, jobId, reason, recordedAt }. An unknown name exits 1.\n\n" +
+        "Examples:\n  soniq schedules history reports.daily --limit 50",
     )
     .action(async (name: string, o: { limit: number }, command: Command) => {
       const ctx = Context.of(command, io);
-      const ticks = await ctx.withApp((soniq) =>
-        requireApi<(n: string, o: { limit: number }) => Promise<TickInfo[]>>(
+      const ticks = await ctx.withApp(async (soniq) => {
+        const history = requireApi<(n: string, o: { limit: number }) => Promise<TickInfo[]>>(
           soniq,
           "schedules.history",
           "soniq schedules history",
-        )(name, { limit: o.limit }),
-      );
+        );
+        await mustGet(soniq, name, "soniq schedules history");
+        return history(name, { limit: o.limit });
+      });
       if (ctx.json) return ctx.printer.json(ticks);
       const p = ctx.printer;
+      if (ticks.length === 0) return p.line(`no ticks recorded for ${name} yet.`);
       p.table(
-        ["TICK", "OUTCOME", "JOB", "REASON"],
-        ticks.map((t) => [t.tickAt.toISOString(), p.status(t.outcome), t.jobId ?? "-", t.reason ?? "-"]),
+        ["TICK", "WHEN", "OUTCOME", "JOB", "REASON"],
+        ticks.map((t) => [
+          t.tickAt.toISOString(),
+          p.ago(t.tickAt),
+          p.status(t.outcome),
+          t.jobId ?? "-",
+          t.reason ?? "-",
+        ]),
       );
     });
 }
 
+const WRITES = [
+  ["pause", "paused", "stop firing (ticks while paused are recorded skipped)"],
+  ["resume", "resumed", "fire again from the next tick (ticks skipped while paused are not caught up)"],
+  [
+    "remove",
+    "removed",
+    "delete the schedule and its ledger (a declaration comes back when a scheduler starts)",
+  ],
+  ["trigger", "triggered", "fire once now (even while paused), recorded in the ledger; prints the job id"],
+] as const;
+
 function writeCommands(schedules: Command, io: Io): void {
-  for (const [verb, what] of [
-    ["pause", "stop firing (paused ticks are recorded skipped)"],
-    ["resume", "fire again (skipped ticks are not caught up)"],
-    ["remove", "delete the schedule (code declarations come back when a scheduler starts)"],
-    ["trigger", "fire once now, recorded in the ledger; prints the new job id"],
-  ] as const) {
+  for (const [verb, done, what] of WRITES) {
+    const json = verb === "trigger" ? "{ name, jobId }" : `{ name, ${done}: true }`;
     schedules
       .command(verb)
       .description(what)
       .argument("<name>", "schedule name")
-      .addHelpText("after", `${NEEDS}\n\nExamples:\n  soniq schedules ${verb} reports.daily`)
+      .addHelpText(
+        "after",
+        `\nJSON (--json): ${json}. An unknown name exits 1.\n\nExamples:\n  soniq schedules ${verb} reports.daily`,
+      )
       .action(async (name: string, _o, command: Command) => {
         const ctx = Context.of(command, io);
         const result = await ctx.withApp(async (soniq) => {
-          const fn = requireApi<(n: string, o: { actor?: string }) => Promise<unknown>>(
+          const fn = requireApi<(n: string, o: { actor?: string }) => Promise<boolean | string>>(
             soniq,
             `schedules.${verb}`,
             `soniq schedules ${verb}`,
           );
+          // trigger throws a generic error for an unknown name; check first so every verb says not found.
+          if (verb === "trigger") await mustGet(soniq, name, "soniq schedules trigger");
           return fn(name, writeOptions(soniq, ctx.actor));
         });
-        if (result === false || result === null) throw missing(name);
-        if (ctx.json) ctx.printer.json(verb === "trigger" ? { name, jobId: result } : { name, [verb]: true });
-        else
-          ctx.printer.line(
-            verb === "trigger" ? `triggered ${name}: job ${String(result)}` : `${verb}d ${name}`,
-          );
+        if (result === false || result === null || result === undefined) throw missing(name);
+        if (verb === "trigger") {
+          const jobId = String(result);
+          if (ctx.json) return ctx.printer.json({ name, jobId });
+          return ctx.printer.line(`triggered ${name}: job ${jobId}`);
+        }
+        if (ctx.json) return ctx.printer.json({ name, [done]: true });
+        ctx.printer.line(
+          verb === "remove"
+            ? `removed ${name} (and its tick history)`
+            : verb === "pause"
+              ? `paused ${name}: its ticks are recorded skipped until soniq schedules resume ${name}`
+              : `resumed ${name}: it fires again from its next tick`,
+        );
       });
   }
 }

@@ -52,7 +52,11 @@ function watchSignals(log: WorkerLog) {
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
+  // Core's timers are unref'd (a scheduler alone on SQLite holds no socket): this handle keeps the process
+  // running until the signal, instead of Node exiting 13 on an event loop with nothing left in it.
+  const keepAlive = setInterval(() => {}, 2 ** 30);
   const detach = () => {
+    clearInterval(keepAlive);
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   };
@@ -159,43 +163,53 @@ function schedulerCommand(program: Command, io: Io): void {
       "<module>",
       "a .js or .ts file exporting a Soniq instance with soniq.periodic(...) declarations",
     )
+    .option(
+      "--check-interval <ms>",
+      "how often to check for due ticks and renew leadership (default 5000, at least 100)",
+      positiveInt("--check-interval"),
+    )
     .option("--log-format <format>", "text or json", logFormat, "text")
     .addHelpText(
       "after",
-      "\nNeeds soniq.scheduler() (recurring jobs, a later @soniq/core). Several schedulers may run: one leads.\n\n" +
-        "Examples:\n  soniq scheduler src/schedules.ts",
+      "\nStores the module's periodic() declarations, then fires due ticks. Several schedulers may run: one leads,\n" +
+        "the others stand by. SIGTERM or SIGINT stops it (releasing leadership) and exits 0; a second signal exits 1.\n\n" +
+        "Examples:\n  soniq scheduler src/schedules.ts\n  soniq scheduler dist/jobs.js --check-interval 1000",
     )
-    .action(async (specifier: string, o: { logFormat: LogFormat }, command: Command) => {
-      const ctx = Context.of(command, io);
-      const log = new WorkerLog(ctx.printer, o.logFormat);
-      const app = await loadApp(specifier);
-      checkDatabase(ctx, app, specifier, log);
-      const make = app.scheduler;
-      if (typeof make !== "function") throw NO_SCHEDULER("soniq scheduler");
-      const scheduler = make.call(app, {});
-      const signals = watchSignals(log);
-      try {
-        await scheduler.start();
-      } catch (err) {
-        signals.detach();
-        throw err;
-      }
-      const names = app.schedules?.list ? (await app.schedules.list()).map((s) => s.name) : [];
-      log.event(
-        "info",
-        "started",
-        `scheduler (pid ${process.pid}) on ${app.backend.name}: ${names.length} schedule(s): ${names.join(", ") || "none"}`,
-        {
-          pid: process.pid,
-          schedules: names,
-        },
-      );
-      await signals.untilStopped(
-        () => "releasing leadership",
-        async () => {
-          await scheduler.stop();
-          await app.close();
-        },
-      );
-    });
+    .action(
+      async (specifier: string, o: { logFormat: LogFormat; checkInterval?: number }, command: Command) => {
+        const ctx = Context.of(command, io);
+        const log = new WorkerLog(ctx.printer, o.logFormat);
+        const app = await loadApp(specifier);
+        checkDatabase(ctx, app, specifier, log);
+        const make = app.scheduler;
+        if (typeof make !== "function") throw NO_SCHEDULER("soniq scheduler");
+        const scheduler = make.call(
+          app,
+          o.checkInterval === undefined ? {} : { checkIntervalMs: o.checkInterval },
+        );
+        const signals = watchSignals(log);
+        try {
+          await scheduler.start();
+        } catch (err) {
+          signals.detach();
+          throw err;
+        }
+        const names = app.schedules?.list ? (await app.schedules.list()).map((s) => s.name) : [];
+        const every = scheduler.checkIntervalMs ?? o.checkInterval;
+        log.event(
+          "info",
+          "started",
+          `scheduler (pid ${process.pid}) on ${app.backend.name}${every === undefined ? "" : `, checking every ${every} ms`}: ` +
+            `${names.length} schedule(s): ${names.join(", ") || "none"}`,
+          { pid: process.pid, backend: app.backend.name, checkIntervalMs: every, schedules: names },
+        );
+        await signals.untilStopped(
+          () => "releasing leadership",
+          async () => {
+            await scheduler.stop();
+            await app.close();
+          },
+        );
+      },
+    );
 }

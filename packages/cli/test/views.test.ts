@@ -1,0 +1,32 @@
+/** How a schedule's timing reads in tables, and the documented key set of a schedule in --json output. */
+import { describe, expect, it } from "vitest";
+import { SCHEDULE_KEYS, type ScheduleInfo, scheduleRow } from "../src/features.js";
+import { interval } from "../src/output.js";
+import { when } from "../src/views.js";
+
+describe("schedule views", () => {
+  it("views/interval: milliseconds in core's duration words", () => {
+    expect([1000, 1500, 90_000, 5_400_000, 86_400_000, 0].map(interval)).toEqual([
+      "1s",
+      "1s500ms",
+      "1m30s",
+      "1h30m",
+      "1d",
+      "0ms",
+    ]);
+  });
+
+  it("views/when: every <interval>, or the cron with its timezone when not UTC", () => {
+    expect(when({ cron: null, every: 30_000, timezone: null })).toBe("every 30s");
+    expect(when({ cron: "0 7 * * *", every: null, timezone: "UTC" })).toBe("0 7 * * *");
+    expect(when({ cron: "0 7 * * *", every: null, timezone: "Europe/Paris" })).toBe(
+      "0 7 * * * (Europe/Paris)",
+    );
+  });
+
+  it("views/schedule-row: exactly the documented keys, in order, a missing one null", () => {
+    const row = scheduleRow({ name: "a", jobName: "a", extra: 1 } as unknown as ScheduleInfo);
+    expect(Object.keys(row)).toEqual([...SCHEDULE_KEYS]);
+    expect(row).toMatchObject({ name: "a", cron: null, createdAt: null });
+  });
+});
