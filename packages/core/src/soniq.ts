@@ -338,6 +338,12 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     if (this.#closing) {
       throw new SoniqError("SONIQ_CLOSED", "Cannot create a worker: this Soniq instance was closed.");
     }
+    if (
+      options !== undefined &&
+      (typeof options !== "object" || options === null || Array.isArray(options))
+    ) {
+      return new Worker(this.#rt, resolveWorkerOptions(options)); // throws SONIQ_INVALID_OPTIONS
+    }
     const { schedules, ...rest } = options ?? {};
     const resolved = resolveWorkerOptions(options === undefined ? undefined : rest);
     const schedulerOptions = workerSchedulerOptions(schedules);
