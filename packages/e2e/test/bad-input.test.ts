@@ -17,6 +17,8 @@ interface Fixture {
   /** A queued job's id and a dead-letter row's id. */
   jobId: string;
   deadId: string;
+  /** `bad.echo`'s definition, with one schedule (`bad.hourly`) declared for it. */
+  echo?: ReturnType<Soniq["job"]>;
 }
 
 type Case = readonly [id: string, code: string, call: (f: Fixture) => unknown];
@@ -255,7 +257,73 @@ const CASES: readonly Case[] = [
   ["worker/queues-empty", "SONIQ_INVALID_OPTIONS", (f) => f.soniq.worker({ queues: [] })],
   ["snooze/negative", "SONIQ_INVALID_ARGUMENT", () => snooze(-1)],
   ["snooze/nan", "SONIQ_INVALID_ARGUMENT", () => snooze(Number.NaN)],
+  // Recurring jobs: declarations are checked at once; the schedule service checks names and counts.
+  [
+    "periodic/bad-cron",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.periodic(echo(f), { cron: "61 * * * *", name: "p.a" }),
+  ],
+  [
+    "periodic/bad-timezone",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.periodic(echo(f), { cron: "0 * * * *", timezone: "Mars/Base", name: "p.b" }),
+  ],
+  [
+    "periodic/cron-and-every",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.periodic(echo(f), { cron: "0 * * * *", every: "1h", name: "p.c" } as never),
+  ],
+  ["periodic/neither", "SONIQ_INVALID_OPTIONS", (f) => f.soniq.periodic(echo(f), { name: "p.d" } as never)],
+  [
+    "periodic/every-word",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.periodic(echo(f), { every: "soon", name: "p.e" }),
+  ],
+  [
+    "periodic/duplicate-name",
+    "SONIQ_INVALID_ARGUMENT",
+    (f) => f.soniq.periodic(echo(f), { every: "1h", name: "bad.hourly" }),
+  ],
+  [
+    "periodic/catch-up-unknown",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.periodic(echo(f), { every: "1h", name: "p.f", catchUp: "all" as never }),
+  ],
+  [
+    "periodic/unknown-option",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.periodic(echo(f), { every: "1h", name: "p.g", bogus: 1 } as never),
+  ],
+  [
+    "periodic/args-nul",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.periodic(echo(f), { every: "1h", name: "p.h", args: { s: "a\u0000b" } as never }),
+  ],
+  ["schedules.get/number", "SONIQ_INVALID_ARGUMENT", (f) => f.soniq.schedules.get(5 as never)],
+  ["schedules.pause/empty", "SONIQ_INVALID_ARGUMENT", (f) => f.soniq.schedules.pause("")],
+  [
+    "schedules.history/limit-0",
+    "SONIQ_INVALID_ARGUMENT",
+    (f) => f.soniq.schedules.history("bad.hourly", { limit: 0 }),
+  ],
+  ["schedules.upcoming/zero", "SONIQ_INVALID_ARGUMENT", (f) => f.soniq.schedules.upcoming("bad.hourly", 0)],
+  [
+    "schedules.upcoming/string",
+    "SONIQ_INVALID_ARGUMENT",
+    (f) => f.soniq.schedules.upcoming("bad.hourly", "5" as never),
+  ],
+  ["schedules.trigger/unknown", "SONIQ_INVALID_ARGUMENT", (f) => f.soniq.schedules.trigger("nope.nope")],
+  ["scheduler/interval-negative", "SONIQ_INVALID_OPTIONS", (f) => f.soniq.scheduler({ checkIntervalMs: -1 })],
+  ["scheduler/unknown-option", "SONIQ_INVALID_OPTIONS", (f) => f.soniq.scheduler({ bogus: 1 } as never)],
+  ["worker/schedules-number", "SONIQ_INVALID_OPTIONS", (f) => f.soniq.worker({ schedules: 5 as never })],
 ];
+
+/** The fixture's job definition, for `periodic()`. */
+function echo(f: Fixture) {
+  const def = f.echo;
+  if (!def) throw new Error("the fixture has no bad.echo definition");
+  return def;
+}
 
 /** What a bad call must not change. */
 async function footprint(soniq: Soniq): Promise<unknown> {
@@ -283,7 +351,8 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("bad-input 
     await kind.setup();
     const soniq = new Soniq({ backend: kind.create() as Backend<unknown> });
     await soniq.setup();
-    soniq.job("bad.echo", async (args: unknown) => args);
+    const echoDef = soniq.job("bad.echo", async (args: unknown) => args);
+    soniq.periodic(echoDef, { every: "1h", name: "bad.hourly" });
     soniq.job(
       "bad.dead",
       async () => {
@@ -294,7 +363,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("bad-input 
     const { id: deadId } = await soniq.enqueue("bad.dead", {});
     await soniq.worker().runOnce();
     const { id: jobId } = await soniq.enqueue("bad.echo", { n: 1 });
-    f = { soniq, jobId, deadId };
+    f = { soniq, jobId, deadId, echo: echoDef };
   }, 30_000);
   afterAll(async () => {
     await f?.soniq.close();

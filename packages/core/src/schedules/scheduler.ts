@@ -47,6 +47,16 @@ export function resolveSchedulerOptions(
   defaultClock: Clock,
 ): Required<SchedulerOptions> {
   const problems: { field: string; problem: string }[] = [];
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new SoniqError("SONIQ_INVALID_OPTIONS", "Invalid scheduler options: expected an options object.", {
+      context: { field: "options", problems: ["expected an options object"] },
+    });
+  }
+  for (const key of Object.keys(options)) {
+    if (key !== "checkIntervalMs" && key !== "clock") {
+      problems.push({ field: key, problem: "is not a scheduler option (checkIntervalMs, clock)" });
+    }
+  }
   const ms = options.checkIntervalMs;
   if (ms !== undefined && (!Number.isSafeInteger(ms) || ms < 100 || ms > 3_600_000)) {
     problems.push({

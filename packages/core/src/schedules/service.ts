@@ -24,11 +24,13 @@ export class ScheduleService {
   }
 
   async get(name: string): Promise<Schedule | null> {
+    checkName(name, "get");
     return this.#rt.schedules.get(name);
   }
 
   /** Stops firing: every tick until `resume` is recorded `skipped`. False when there is no such schedule. */
   async pause(name: string): Promise<boolean> {
+    checkName(name, "pause");
     return this.#rt.schedules.setPaused(name, true);
   }
 
@@ -37,6 +39,7 @@ export class ScheduleService {
    * `paused`) first, so resuming never catches them up. False when there is no such schedule.
    */
   async resume(name: string): Promise<boolean> {
+    checkName(name, "resume");
     const schedule = await this.#rt.schedules.get(name);
     if (schedule === null) return false;
     if (schedule.paused) {
@@ -55,6 +58,7 @@ export class ScheduleService {
    * next starts in a process that declares it. False when there was none.
    */
   async remove(name: string): Promise<boolean> {
+    checkName(name, "remove");
     return this.#rt.schedules.remove(name);
   }
 
@@ -64,6 +68,7 @@ export class ScheduleService {
    * Returns the job id.
    */
   async trigger(name: string): Promise<string> {
+    checkName(name, "trigger");
     const facet = this.#rt.schedules;
     const now = new Date(this.#rt.clock.now());
     let schedule = await facet.get(name);
@@ -97,6 +102,7 @@ export class ScheduleService {
 
   /** The next `count` fire times (default 5), DST-correct in the schedule's timezone. */
   async upcoming(name: string, count = 5): Promise<Date[]> {
+    checkName(name, "upcoming");
     if (!Number.isSafeInteger(count) || count < 1 || count > 1000) {
       throw new SoniqError(
         "SONIQ_INVALID_ARGUMENT",
@@ -120,6 +126,7 @@ export class ScheduleService {
 
   /** The tick ledger, newest first (default 20 rows, at most 1000). */
   async history(name: string, options: { limit?: number } = {}): Promise<ScheduleTick[]> {
+    checkName(name, "history");
     const limit = options.limit ?? 20;
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
       throw new SoniqError(
@@ -129,6 +136,17 @@ export class ScheduleService {
       );
     }
     return this.#rt.schedules.history(name, { limit });
+  }
+}
+
+/** A schedule name is a non-empty string; anything else is the caller's mistake, not "not found". */
+function checkName(name: unknown, method: string): void {
+  if (typeof name !== "string" || name.length === 0 || name.length > 200) {
+    throw new SoniqError(
+      "SONIQ_INVALID_ARGUMENT",
+      `schedules.${method}(name): the name must be a non-empty string of at most 200 characters (got ${typeof name === "string" ? `${name.length} characters` : typeof name}).`,
+      { context: { field: "name", method } },
+    );
   }
 }
 
