@@ -53,6 +53,7 @@ function replay(store: MemoryStore, id: string, request: ReplayRequest): string 
     dedupKey: null,
     scheduledAt: request.scheduledAt?.getTime() ?? now,
     producerId: null,
+    group: null,
     seq: store.nextSeq(),
   };
   store.insertJob(queuedRecord(fields, now), now);

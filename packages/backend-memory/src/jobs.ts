@@ -104,6 +104,7 @@ function toRecord(store: MemoryStore, job: NewJob, now: number): JobRecord {
     dedupKey: job.dedupKey,
     scheduledAt: job.scheduledAt?.getTime() ?? now,
     producerId: job.producerId,
+    group: job.group,
     seq: store.nextSeq(),
   };
   return queuedRecord(fields, now);

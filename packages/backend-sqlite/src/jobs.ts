@@ -19,9 +19,9 @@ import { JOB_COLUMNS, jsonList, msOrNull, NOW } from "./internal/sql.js";
 import { resolveTxDatabase, type SqliteTx } from "./internal/tx.js";
 
 const INSERT_COLUMNS = `id, job_name, args, args_hash, status, attempts, max_attempts, queue, priority,
-  unique_job, dedup_key, scheduled_at, producer_id, created_at, updated_at`;
+  unique_job, dedup_key, scheduled_at, producer_id, "group", created_at, updated_at`;
 const INSERT_VALUES = `@id, @jobName, @args, @argsHash, 'queued', 0, @maxAttempts, @queue, @priority,
-  @unique, @dedupKey, COALESCE(@scheduledAt, ${NOW}), @producerId, ${NOW}, ${NOW}`;
+  @unique, @dedupKey, COALESCE(@scheduledAt, ${NOW}), @producerId, @group, ${NOW}, ${NOW}`;
 
 const INSERT = `INSERT INTO soniq_jobs (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES})
   ON CONFLICT DO NOTHING RETURNING id`;
@@ -44,6 +44,7 @@ interface InsertParams {
   dedupKey: string | null;
   scheduledAt: number | null;
   producerId: string | null;
+  group: string | null;
 }
 
 /** Args as JSON text (`undefined` is stored as JSON null); a value JSON cannot encode is SONIQ_TASK_ARGS_INVALID. */
@@ -71,6 +72,7 @@ function toParams(job: NewJob, index: number): InsertParams {
     dedupKey: job.dedupKey,
     scheduledAt: msOrNull(job.scheduledAt),
     producerId: job.producerId,
+    group: job.group,
   };
 }
 

@@ -80,6 +80,8 @@ export interface NewJob {
   /** While a queued job with the same name and `argsHash` exists, enqueue returns that job. */
   unique: boolean;
   producerId: string | null;
+  /** The job's group on its queue (`groupConcurrency`), or null. */
+  group: string | null;
 }
 
 export interface EnqueueResult {

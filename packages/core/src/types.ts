@@ -43,6 +43,8 @@ export interface JobRow {
   result: unknown;
   producerId: string | null;
   workerId: string | null;
+  /** The job's group on its queue (`groupConcurrency` caps processing jobs per group); null = none. */
+  group: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
