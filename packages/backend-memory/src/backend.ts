@@ -3,12 +3,14 @@
  * Each facet is built by the file named after it; this file only wires them to one store.
  */
 import type { Backend, BackendCapabilities } from "@soniq/core/backend";
+import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
 import { MemoryStore, STORE } from "./internal/store.js";
 import { jobsFacet } from "./jobs.js";
 import { leasesFacet } from "./leases.js";
 import { migrationsFacet } from "./migrations.js";
 import { type MemoryBackendOptions, resolveOptions } from "./options.js";
+import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { workersFacet } from "./workers.js";
@@ -37,6 +39,8 @@ export function memoryBackend(options?: MemoryBackendOptions): MemoryBackend {
     workers: workersFacet(store),
     leases: leasesFacet(store),
     wakeUps: wakeUpsFacet(store),
+    queues: queuesFacet(store),
+    audit: auditFacet(store),
     close: () => {
       // Nothing to release but the listeners; the data stays readable through the test inspector.
       closing ??= Promise.resolve().then(() => store.listeners.clear());

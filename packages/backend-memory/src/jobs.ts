@@ -123,7 +123,7 @@ function list(store: MemoryStore, query: JobListQuery): Job[] {
 }
 
 /** From the per-queue counters the store keeps, so it costs O(queues), not O(jobs). */
-function stats(store: MemoryStore, query: StatsQuery): QueueStats {
+export function stats(store: MemoryStore, query: StatsQuery): QueueStats {
   const out: QueueStats = { total: 0, queued: 0, processing: 0, done: 0, dead_letter: 0, cancelled: 0 };
   const add = (counts: StatusCounts | undefined, deadLetter: number | undefined) => {
     if (counts !== undefined) {

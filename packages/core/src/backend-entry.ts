@@ -3,7 +3,12 @@
  * Types and the facet list come from `backend.ts`; the guard and the query normalisers are what core
  * runs in front of every backend, exported so a backend's own tests can use the same ones.
  */
+
+export { auditListQuery, auditRecord } from "./audit.js";
 export {
+  type AuditFacet,
+  type AuditListQuery,
+  type AuditRecord,
   BACKEND_FACETS,
   type Backend,
   type BackendCapabilities,
@@ -24,6 +29,8 @@ export {
   type MigrationStatus,
   type MigrationsFacet,
   type NewJob,
+  type QueueConfigPatch,
+  type QueuesFacet,
   type ReplayRequest,
   type RequeueSettlement,
   type RunsFacet,

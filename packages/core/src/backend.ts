@@ -26,7 +26,17 @@
  */
 
 import type { DeadLetterReason, JobStatus } from "./schema/constants.js";
-import type { DeadLetterJob, Job, QueueStats, WorkerInfo } from "./types.js";
+import type {
+  AuditAction,
+  AuditEntry,
+  DeadLetterJob,
+  Job,
+  QueueInfo,
+  QueueSettings,
+  QueueStats,
+  RateLimit,
+  WorkerInfo,
+} from "./types.js";
 
 export interface BackendCapabilities {
   /** Wake-ups reach workers in other processes (Postgres LISTEN/NOTIFY). Without it core polls. */
@@ -299,6 +309,62 @@ export interface WakeUpsFacet {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// queues (queue controls) and audit
+
+/**
+ * One audit row, built by core (id, actor, action, target, params, outcome, details). A backend writes it
+ * in the same transaction as the action it records, where it has transactions.
+ */
+export interface AuditRecord {
+  id: string;
+  actor: string;
+  action: AuditAction;
+  target: string | null;
+  params: Record<string, unknown> | null;
+  outcome: string;
+  details: Record<string, unknown> | null;
+}
+
+/**
+ * A normalised change to a queue's limits: a key that is `undefined` keeps the stored value, `null` clears
+ * it. Values arrive validated (positive integers).
+ */
+export interface QueueConfigPatch {
+  concurrency?: number | null;
+  groupConcurrency?: number | null;
+  rateLimit?: RateLimit | null;
+}
+
+export interface QueuesFacet {
+  /** Mark the queue paused (creating its row), writing `audit` with it. Returns the settings after. */
+  pause(name: string, audit: AuditRecord): Promise<QueueSettings>;
+  /** Unpause it (a queue without a row stays without limits), writing `audit`; workers are woken. */
+  resume(name: string, audit: AuditRecord): Promise<QueueSettings>;
+  /** Merge `patch` into the queue's settings (creating the row), writing `audit`. */
+  configure(name: string, patch: QueueConfigPatch, audit: AuditRecord): Promise<QueueSettings>;
+  /** The queue's settings; a queue without a row reads as unpaused and unlimited. */
+  get(name: string): Promise<QueueSettings>;
+  /** Every queue with jobs, dead letters or settings, by name. */
+  list(): Promise<QueueInfo[]>;
+}
+
+/** A normalised audit filter. */
+export interface AuditListQuery {
+  action: string | null;
+  /** At or after this instant. */
+  since: Date | null;
+  /** 1..1000. */
+  limit: number;
+}
+
+export interface AuditFacet {
+  /** Write one audit row on its own (actions whose facet takes no audit record). */
+  record(entry: AuditRecord): Promise<void>;
+  /** Newest first (at descending, then id descending). */
+  list(query: AuditListQuery): Promise<AuditEntry[]>;
+}
+
+// ---------------------------------------------------------------------------------------------------
 // the backend
 
 export interface Backend<TTx = never> {
@@ -311,6 +377,8 @@ export interface Backend<TTx = never> {
   readonly workers: WorkersFacet;
   readonly leases: LeasesFacet;
   readonly wakeUps: WakeUpsFacet;
+  readonly queues: QueuesFacet;
+  readonly audit: AuditFacet;
   /** Release what the backend owns (never a pool or database handed to it). */
   close(): Promise<void>;
 }
@@ -334,6 +402,8 @@ export const BACKEND_FACETS = {
   workers: ["register", "heartbeat", "stop", "list", "recoverStale", "registerTaskNames", "listTaskNames"],
   leases: ["tryAcquire", "release"],
   wakeUps: ["subscribe"],
+  queues: ["pause", "resume", "configure", "get", "list"],
+  audit: ["record", "list"],
 } as const satisfies {
   [F in Exclude<keyof Backend, "name" | "capabilities" | "close">]: readonly (keyof Backend[F])[];
 };

@@ -1,4 +1,12 @@
 // The app API. Backend authors import the contract from `@soniq/core/backend`.
+
+export {
+  type ActorOptions,
+  type AuditListFilter,
+  AuditService,
+  auditRecord,
+  DEFAULT_ACTOR,
+} from "./audit.js";
 export type { Backend, BackendCapabilities, BackendTx, EnqueueResult, MigrationReport } from "./backend.js";
 export type { JobContext } from "./context.js";
 export { DeadLetterService, type LineSink, type ReplayOverrides } from "./dead-letter.js";
@@ -37,6 +45,7 @@ export type {
 export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
 export type { DeadLetterFilter, ListJobsFilter } from "./queries.js";
+export { type QueueConfig, QueueService } from "./queues.js";
 export {
   type BackoffRetry,
   computeRetryDelay,
@@ -49,6 +58,9 @@ export {
 export { JOB_DEFAULTS, JOB_STATUS_CHECK, TABLES } from "./schema/constants.js";
 export { type EnqueueManyItem, Soniq } from "./soniq.js";
 export {
+  AUDIT_ACTIONS,
+  type AuditAction,
+  type AuditEntry,
   DEAD_LETTER_REASONS,
   type DeadLetterJob,
   type DeadLetterJobRow,
@@ -58,7 +70,10 @@ export {
   type JobRow,
   type JobStatus,
   type JsonValue,
+  type QueueInfo,
+  type QueueSettings,
   type QueueStats,
+  type RateLimit,
   TERMINAL_JOB_STATUSES,
   WORKER_STATUSES,
   type WorkerInfo,

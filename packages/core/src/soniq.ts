@@ -3,6 +3,7 @@
  * Two instances share nothing. See README.md for the options and their defaults.
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { AuditService } from "./audit.js";
 import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from "./backend.js";
 import { DeadLetterService } from "./dead-letter.js";
 import { SoniqError } from "./errors.js";
@@ -30,6 +31,7 @@ import {
   type WorkerOptions,
 } from "./options.js";
 import { jobListQuery, type ListJobsFilter, statsQuery } from "./queries.js";
+import { QueueService } from "./queues.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
 import type { Job, QueueStats } from "./types.js";
 import { Worker } from "./worker/worker.js";
@@ -47,6 +49,10 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   /** The guarded backend. */
   readonly backend: B;
   readonly deadLetter: DeadLetterService;
+  /** Queue controls: pause, resume, limits (`soniq_queues`). */
+  readonly queues: QueueService;
+  /** The operator audit log (`soniq_audit_log`). */
+  readonly audit: AuditService;
   readonly #rt: Runtime;
   readonly #registry = new Map<string, RegisteredJob>();
   #closing: Promise<void> | null = null;
@@ -66,6 +72,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       metrics: new SafeMetrics(this.options.metrics, logger),
     };
     this.deadLetter = new DeadLetterService(this.#rt);
+    this.queues = new QueueService(this.backend);
+    this.audit = new AuditService(this.backend);
   }
 
   /** Creates or upgrades the schema (idempotent). */

@@ -34,6 +34,10 @@ export const TABLES = {
   taskRegistry: "soniq_task_registry",
   recurringJobs: "soniq_recurring_jobs",
   leases: "soniq_leases",
+  queues: "soniq_queues",
+  queueStarts: "soniq_queue_starts",
+  auditLog: "soniq_audit_log",
+  metrics: "soniq_metrics",
 } as const;
 
 export const JOB_DEFAULTS = {
