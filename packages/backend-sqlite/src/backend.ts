@@ -5,6 +5,7 @@
  * Core's guard (which `Soniq` and the testkit apply) validates and normalises the inputs.
  */
 import type { Backend, BackendCapabilities } from "@soniq/core/backend";
+import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
 import { configureConnection, openDatabase } from "./internal/connection.js";
 import { runSync, type SqliteContext, type SqliteDatabase, StatementCache } from "./internal/context.js";
@@ -14,6 +15,7 @@ import { jobsFacet } from "./jobs.js";
 import { leasesFacet } from "./leases.js";
 import { migrationsFacet } from "./migrations.js";
 import { resolveOptions, type SqliteBackendOptions, type SqliteBackendTarget } from "./options.js";
+import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { workersFacet } from "./workers.js";
@@ -60,6 +62,8 @@ export function sqliteBackend(
     workers: workersFacet(ctx),
     leases: leasesFacet(ctx),
     wakeUps: wakeUpsFacet(notifier),
+    queues: queuesFacet(ctx),
+    audit: auditFacet(ctx),
     close: () => {
       closed ??= runSync("close", () => {
         notifier.clear();
