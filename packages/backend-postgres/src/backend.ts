@@ -4,16 +4,19 @@
  * the shared context.
  */
 import type { Backend, BackendCapabilities } from "@soniq/core/backend";
+import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
 import { AdvisoryLeases } from "./internal/advisory-leases.js";
 import type { PgContext } from "./internal/context.js";
 import { WakeUpChannel } from "./internal/listen-client.js";
 import { resolveConnection } from "./internal/pool.js";
+import { LimitedQueues } from "./internal/queue-limits.js";
 import type { PgTx } from "./internal/tx.js";
 import { jobsFacet } from "./jobs.js";
 import { leasesFacet } from "./leases.js";
 import { migrationsFacet } from "./migrations.js";
 import type { PostgresBackendOptions, PostgresConnection } from "./options.js";
+import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { workersFacet } from "./workers.js";
@@ -37,6 +40,7 @@ export function postgresBackend(
     pool: resolved.pool,
     asyncOutcomes: options.asyncOutcomes === true,
     testHooks: { ...options.testHooks },
+    limits: new LimitedQueues(),
   };
   const wakeUps = new WakeUpChannel(resolved.clientConfig);
   const leases = new AdvisoryLeases(resolved.clientConfig);
@@ -67,6 +71,8 @@ export function postgresBackend(
     workers: workersFacet(ctx),
     leases: leasesFacet(leases),
     wakeUps: wakeUpsFacet(wakeUps),
+    queues: queuesFacet(ctx),
+    audit: auditFacet(ctx),
     close: () => {
       closing ??= close();
       return closing;
