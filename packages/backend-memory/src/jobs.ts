@@ -12,6 +12,7 @@ import type {
   NewJob,
   StatsQuery,
 } from "@soniq/core/backend";
+import { appendAudit } from "./audit.js";
 import { duplicateJobId, transactionUnsupported } from "./internal/errors.js";
 import { encodeJson, type JobRecord, newestFirst, queuedRecord, toJob } from "./internal/rows.js";
 import { type MemoryStore, type StatusCounts, uniqueKeyOf } from "./internal/store.js";
@@ -26,10 +27,11 @@ export function jobsFacet(store: MemoryStore): JobsFacet<never> {
     },
     list: async (query) => list(store, query),
     stats: async (query) => stats(store, query),
-    cancel: async (id) => {
+    cancel: async (id, audit) => {
       const job = store.jobs.get(id);
       if (job === undefined || (job.status !== "queued" && job.status !== "processing")) return false;
       store.transition(job, "cancelled", {}, store.now());
+      if (audit) appendAudit(store, audit);
       return true;
     },
     deleteExpired: async () => {

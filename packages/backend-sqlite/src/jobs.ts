@@ -14,6 +14,7 @@ import { SoniqError } from "@soniq/core";
 import type { EnqueueResult, JobListQuery, JobsFacet, NewJob, StatsQuery } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext, type SqliteDatabase } from "./internal/context.js";
 import { invalidArgument } from "./internal/errors.js";
+import { writeAudit } from "./internal/queue-rows.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
 import { JOB_COLUMNS, jsonList, msOrNull, NOW } from "./internal/sql.js";
 import { resolveTxDatabase, type SqliteTx } from "./internal/tx.js";
@@ -198,7 +199,14 @@ export function jobsFacet(ctx: SqliteContext): JobsFacet<SqliteTx> {
       }),
     list: (query) => runSync("jobs.list", () => list(ctx, query)),
     stats: (query) => runSync("jobs.stats", () => stats(ctx, query)),
-    cancel: (id) => runSync("jobs.cancel", () => ctx.statement(CANCEL).run(id).changes > 0),
+    cancel: (id, audit) =>
+      runSync("jobs.cancel", () =>
+        immediate(ctx, () => {
+          const cancelled = ctx.statement(CANCEL).run(id).changes > 0;
+          if (cancelled && audit) writeAudit(ctx, audit);
+          return cancelled;
+        }),
+      ),
     deleteExpired: () => runSync("jobs.deleteExpired", () => ctx.statement(DELETE_EXPIRED).run().changes),
   };
 }

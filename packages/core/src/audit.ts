@@ -43,6 +43,21 @@ export function auditRecord(
   return { id: randomUUID(), actor, action, target, params, outcome, details };
 }
 
+/**
+ * Runs an action whose facet method writes `record` with its change, and only then; when the action found
+ * nothing to change, the row is written here with outcome "not_found" (there is nothing to commit it with).
+ */
+export async function audited<T>(
+  backend: Backend<unknown>,
+  record: AuditRecord,
+  action: (record: AuditRecord) => Promise<T>,
+  applied: (result: T) => boolean,
+): Promise<T> {
+  const result = await action(record);
+  if (!applied(result)) await backend.audit.record({ ...record, outcome: "not_found" });
+  return result;
+}
+
 export interface AuditListFilter {
   /** Default 100, at most 1000. */
   limit?: number;

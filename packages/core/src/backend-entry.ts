@@ -4,7 +4,7 @@
  * runs in front of every backend, exported so a backend's own tests can use the same ones.
  */
 
-export { auditListQuery, auditRecord } from "./audit.js";
+export { actorOf, audited, auditListQuery, auditRecord } from "./audit.js";
 export {
   type AuditFacet,
   type AuditListQuery,

@@ -130,8 +130,11 @@ export interface JobsFacet<TTx = unknown> {
   list(query: JobListQuery): Promise<Job[]>;
   /** The six counts (see `QueueStats`), for one queue or all. */
   stats(query: StatsQuery): Promise<QueueStats>;
-  /** Cancel a queued or processing job. False when it is missing or already terminal. */
-  cancel(id: string): Promise<boolean>;
+  /**
+   * Cancel a queued or processing job. False when it is missing or already terminal. With `audit`, the
+   * audit row is written in the same transaction, only when the job was cancelled.
+   */
+  cancel(id: string, audit?: AuditRecord): Promise<boolean>;
   /** Delete done rows whose result TTL has passed. Returns how many. */
   deleteExpired(): Promise<number>;
 }
@@ -238,9 +241,9 @@ export interface DeadLettersFacet {
    * In one transaction: insert a queued job (new id, attempts 0, same name/args/max_attempts) and bump the
    * dead-letter row's resurrection_count and last_resurrection_at. Returns the new id, or null if no row.
    */
-  replay(id: string, request: ReplayRequest): Promise<string | null>;
+  replay(id: string, request: ReplayRequest, audit?: AuditRecord): Promise<string | null>;
   /** Delete a dead-letter row. False when there was none. */
-  purge(id: string): Promise<boolean>;
+  purge(id: string, audit?: AuditRecord): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -313,7 +316,9 @@ export interface WakeUpsFacet {
 
 /**
  * One audit row, built by core (id, actor, action, target, params, outcome, details). A backend writes it
- * in the same transaction as the action it records, where it has transactions.
+ * in the same transaction as the action it records, where it has transactions; an action taking an
+ * optional record (cancel, replay, purge) writes it only when it changed something (core records the
+ * not-found outcome itself).
  */
 export interface AuditRecord {
   id: string;

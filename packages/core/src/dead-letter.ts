@@ -5,13 +5,14 @@
  * allows unknown names, so a replayed job does not land where no worker can run it.
  */
 import { randomUUID } from "node:crypto";
+import { type ActorOptions, actorOf, audited, auditRecord } from "./audit.js";
 import { SoniqError } from "./errors.js";
 import { enqueueOptionProblems, fail } from "./options.js";
 import { type DeadLetterFilter, deadLetterListQuery, MAX_PAGE_SIZE } from "./queries.js";
 import type { Runtime } from "./runtime.js";
 import type { DeadLetterJob } from "./types.js";
 
-export interface ReplayOverrides {
+export interface ReplayOverrides extends ActorOptions {
   queue?: string;
   priority?: number;
   runAt?: Date;
@@ -36,11 +37,23 @@ export class DeadLetterService {
   }
 
   /** Returns the new job's id, or null when there is no dead-letter row with this id. */
-  async replay(id: string, overrides: ReplayOverrides = {}): Promise<string | null> {
+  async replay(id: string, options: ReplayOverrides = {}): Promise<string | null> {
+    const { actor: _actor, ...overrides } = options ?? {};
     const problems = enqueueOptionProblems(overrides);
     if (problems.length > 0) fail("replay options", problems);
+    const actor = actorOf(options, "deadLetter.replay(options)");
+    const newJobId = randomUUID();
+    const params = {
+      queue: overrides.queue ?? null,
+      priority: overrides.priority ?? null,
+      runAt: overrides.runAt?.toISOString() ?? null,
+    };
+    const record = auditRecord("dead_letter.replay", actor, String(id), params, "ok", { newId: newJobId });
     const row = await this.rt.backend.deadLetters.get(id);
-    if (!row) return null;
+    if (!row) {
+      await this.rt.backend.audit.record({ ...record, outcome: "not_found", details: null });
+      return null;
+    }
     if (!this.rt.registry.has(row.jobName) && !this.rt.options.allowUnknownJobNames) {
       throw new SoniqError(
         "SONIQ_UNKNOWN_TASK_NAME",
@@ -49,19 +62,31 @@ export class DeadLetterService {
         { context: { id, name: row.jobName } },
       );
     }
-    const newId = await this.rt.backend.deadLetters.replay(id, {
-      newId: randomUUID(),
+    const request = {
+      newId: newJobId,
       queue: overrides.queue ?? null,
       priority: overrides.priority ?? null,
       scheduledAt: overrides.runAt ?? null,
-    });
+    };
+    const newId = await audited(
+      this.rt.backend,
+      record,
+      (r) => this.rt.backend.deadLetters.replay(id, request, r),
+      (result) => result !== null,
+    );
     if (newId) for (const worker of this.rt.workers) worker.nudge();
     return newId;
   }
 
   /** Deletes the dead-letter row. False when there was none. */
-  purge(id: string): Promise<boolean> {
-    return this.rt.backend.deadLetters.purge(id);
+  async purge(id: string, options?: ActorOptions): Promise<boolean> {
+    const record = auditRecord(
+      "dead_letter.purge",
+      actorOf(options, "deadLetter.purge(options)"),
+      String(id),
+      null,
+    );
+    return audited(this.rt.backend, record, (r) => this.rt.backend.deadLetters.purge(id, r), Boolean);
   }
 
   /**

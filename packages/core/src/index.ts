@@ -4,6 +4,8 @@ export {
   type ActorOptions,
   type AuditListFilter,
   AuditService,
+  actorOf,
+  audited,
   auditRecord,
   DEFAULT_ACTOR,
 } from "./audit.js";

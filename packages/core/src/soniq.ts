@@ -3,7 +3,7 @@
  * Two instances share nothing. See README.md for the options and their defaults.
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { AuditService } from "./audit.js";
+import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "./audit.js";
 import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from "./backend.js";
 import { DeadLetterService } from "./dead-letter.js";
 import { SoniqError } from "./errors.js";
@@ -217,8 +217,9 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
    * this process, else at that worker's next heartbeat; its late completion is ignored either way.
    * False when the job is missing or already finished.
    */
-  async cancelJob(id: string): Promise<boolean> {
-    const cancelled = await this.backend.jobs.cancel(id);
+  async cancelJob(id: string, options?: ActorOptions): Promise<boolean> {
+    const record = auditRecord("job.cancel", actorOf(options, "cancelJob(options)"), String(id), null);
+    const cancelled = await audited(this.backend, record, (r) => this.backend.jobs.cancel(id, r), Boolean);
     if (cancelled) for (const worker of this.#rt.workers) worker.cancelLocal(id);
     return cancelled;
   }

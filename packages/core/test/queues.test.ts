@@ -85,3 +85,35 @@ describe("queues/api", () => {
     await worker.stop();
   });
 });
+
+describe("audit/api", () => {
+  it("audit/operator-actions: cancel, replay and purge write one row each with the actor; a miss is not_found", async () => {
+    const soniq = app();
+    soniq.job(
+      "a.job",
+      async () => {
+        throw new Error("boom");
+      },
+      { maxAttempts: 1 },
+    );
+    const { id } = await soniq.enqueue("a.job", {});
+    await soniq.worker().runOnce();
+    const newId = await soniq.deadLetter.replay(id, { actor: "ops", priority: 5 });
+    expect(typeof newId).toBe("string");
+    expect(await soniq.cancelJob(newId as string, { actor: "bob" })).toBe(true);
+    expect(await soniq.deadLetter.purge(id)).toBe(true);
+    expect(await soniq.deadLetter.purge(id, { actor: "bob" })).toBe(false);
+    const rows = await soniq.audit.list();
+    expect(rows.map((r) => [r.action, r.actor, r.target, r.outcome])).toEqual([
+      ["dead_letter.purge", "bob", id, "not_found"],
+      ["dead_letter.purge", "api", id, "ok"],
+      ["job.cancel", "bob", newId, "ok"],
+      ["dead_letter.replay", "ops", id, "ok"],
+    ]);
+    expect(rows[3]?.details).toEqual({ newId });
+    expect(rows[3]?.params).toMatchObject({ priority: 5 });
+    const err = await soniq.cancelJob(id, { actor: 7 as never }).catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
+    expect(await soniq.audit.list()).toHaveLength(4);
+  });
+});
