@@ -100,5 +100,10 @@ export function queuesFacet(store: MemoryStore): QueuesFacet {
     },
     get: async (name) => copy(store.queueSettings.get(name) ?? unlimited(name)),
     list: async () => list(store),
+    recentStarts: async (name, perMs) => {
+      const from = store.now() - perMs;
+      const starts = (store.queueStarts.get(name) ?? []).filter((t) => t > from);
+      return { count: starts.length, oldestAt: starts.length > 0 ? new Date(starts[0] as number) : null };
+    },
   };
 }

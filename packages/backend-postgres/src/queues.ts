@@ -9,7 +9,7 @@ import type pg from "pg";
 import { type PgContext, query } from "./internal/context.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { QUEUE_COLUMNS, toQueueSettings, writeAudit } from "./internal/queue-rows.js";
-import type { Row } from "./internal/rows.js";
+import { type Row, toDate } from "./internal/rows.js";
 import { inTransaction } from "./internal/transaction.js";
 
 const UPSERT = "INSERT INTO soniq_queues (name) VALUES ($1) ON CONFLICT (name) DO NOTHING";
@@ -26,6 +26,8 @@ const CONFIGURE = `UPDATE soniq_queues SET
     updated_at = now()
   WHERE name = $1 RETURNING ${QUEUE_COLUMNS}`;
 const DROP_STARTS = "DELETE FROM soniq_queue_starts WHERE queue = $1";
+const RECENT_STARTS = `SELECT count(*)::int AS n, min(started_at) AS oldest FROM soniq_queue_starts
+  WHERE queue = $1 AND started_at > now() - make_interval(secs => $2::float8 / 1000)`;
 const GET = `SELECT ${QUEUE_COLUMNS} FROM soniq_queues WHERE name = $1`;
 
 async function write(
@@ -131,5 +133,10 @@ export function queuesFacet(ctx: PgContext): QueuesFacet {
       return toQueueSettings(name, res.rows[0]);
     },
     list: () => list(ctx),
+    recentStarts: async (name, perMs) => {
+      const res = await query(ctx, "queues.recentStarts", { text: RECENT_STARTS, values: [name, perMs] });
+      const row = res.rows[0];
+      return { count: Number(row?.n ?? 0), oldestAt: row?.oldest == null ? null : toDate(row.oldest) };
+    },
   };
 }

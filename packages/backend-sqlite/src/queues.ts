@@ -30,6 +30,8 @@ const NAMES = `SELECT name FROM soniq_queues
   ORDER BY 1`;
 const LAG = `SELECT queue, ${NOW} - MIN(scheduled_at) AS lag FROM soniq_jobs
   WHERE status = 'queued' AND scheduled_at <= ${NOW} GROUP BY queue`;
+const RECENT_STARTS = `SELECT count(*) AS n, MIN(started_at) AS oldest FROM soniq_queue_starts
+  WHERE queue = ? AND started_at > ${NOW} - ?`;
 const ALL = `SELECT ${QUEUE_COLUMNS} FROM soniq_queues`;
 
 function read(ctx: SqliteContext, name: string): QueueSettings {
@@ -103,5 +105,10 @@ export function queuesFacet(ctx: SqliteContext): QueuesFacet {
       }),
     get: (name) => runSync("queues.get", () => read(ctx, name)),
     list: () => runSync("queues.list", () => list(ctx)),
+    recentStarts: (name, perMs) =>
+      runSync("queues.recentStarts", () => {
+        const row = ctx.statement(RECENT_STARTS).get(name, perMs) as { n: number; oldest: number | null };
+        return { count: row.n, oldestAt: row.oldest === null ? null : new Date(row.oldest) };
+      }),
   };
 }

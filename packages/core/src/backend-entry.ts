@@ -31,6 +31,7 @@ export {
   type NewJob,
   type QueueConfigPatch,
   type QueuesFacet,
+  type RecentStarts,
   type ReplayRequest,
   type RequeueSettlement,
   type RunsFacet,

@@ -351,6 +351,14 @@ export interface QueuesFacet {
   get(name: string): Promise<QueueSettings>;
   /** Every queue with jobs, dead letters or settings, by name. */
   list(): Promise<QueueInfo[]>;
+  /** Starts recorded for the queue's rate limit within the last `perMs` (by the backend's clock). */
+  recentStarts(name: string, perMs: number): Promise<RecentStarts>;
+}
+
+export interface RecentStarts {
+  count: number;
+  /** The oldest start in the window, or null. */
+  oldestAt: Date | null;
 }
 
 /** A normalised audit filter. */
@@ -407,7 +415,7 @@ export const BACKEND_FACETS = {
   workers: ["register", "heartbeat", "stop", "list", "recoverStale", "registerTaskNames", "listTaskNames"],
   leases: ["tryAcquire", "release"],
   wakeUps: ["subscribe"],
-  queues: ["pause", "resume", "configure", "get", "list"],
+  queues: ["pause", "resume", "configure", "get", "list", "recentStarts"],
   audit: ["record", "list"],
 } as const satisfies {
   [F in Exclude<keyof Backend, "name" | "capabilities" | "close">]: readonly (keyof Backend[F])[];

@@ -21,6 +21,7 @@ export {
   type SoniqErrorCode,
   type SoniqErrorOptions,
 } from "./errors.js";
+export { EXPLAIN_CODES, type ExplainCode, type ExplainReason, type Explanation } from "./explain.js";
 export type { Handler, JobDefinition, JobResult } from "./jobs.js";
 export { argsHash, canonicalJson } from "./json.js";
 export { type LogFn, type Logger, silentLogger } from "./logger.js";

@@ -7,6 +7,7 @@ import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "
 import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from "./backend.js";
 import { DeadLetterService } from "./dead-letter.js";
 import { SoniqError } from "./errors.js";
+import { Explainer, type Explanation } from "./explain.js";
 import { guardBackend } from "./guard.js";
 import {
   type Handler,
@@ -53,6 +54,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   readonly queues: QueueService;
   /** The operator audit log (`soniq_audit_log`). */
   readonly audit: AuditService;
+  readonly #explainer: Explainer;
   readonly #rt: Runtime;
   readonly #registry = new Map<string, RegisteredJob>();
   #closing: Promise<void> | null = null;
@@ -74,6 +76,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     this.deadLetter = new DeadLetterService(this.#rt);
     this.queues = new QueueService(this.backend);
     this.audit = new AuditService(this.backend);
+    this.#explainer = new Explainer(this.backend, resolveWorkerOptions({}).staleAfterMs);
   }
 
   /** Creates or upgrades the schema (idempotent). */
@@ -190,6 +193,11 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       throw err;
     }
     return prepareJob(target, item.args, item.options, this.options, i);
+  }
+
+  /** Why this job is (not) running: `{ status, verdict, reasons: [{ code, message, evidence }] }`. Never throws for an unknown id. */
+  explain(id: string): Promise<Explanation> {
+    return this.#explainer.explain(id);
   }
 
   getJob(id: string): Promise<Job | null> {
