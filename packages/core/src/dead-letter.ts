@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { type ActorOptions, actorOf, audited, auditRecord } from "./audit.js";
+import { type BulkOptions, type BulkResult, bulk, type DeadLetterBulkFilter } from "./dead-letter-bulk.js";
 import { SoniqError } from "./errors.js";
 import { enqueueOptionProblems, fail } from "./options.js";
 import { type DeadLetterFilter, deadLetterListQuery, MAX_PAGE_SIZE } from "./queries.js";
@@ -87,6 +88,36 @@ export class DeadLetterService {
       null,
     );
     return audited(this.rt.backend, record, (r) => this.rt.backend.deadLetters.purge(id, r), Boolean);
+  }
+
+  /**
+   * Replays every dead letter matching `filter` (chunked; one audit row `dead_letter.replay_where` with the
+   * count). With `dryRun`, counts them and changes nothing.
+   */
+  async replayWhere(
+    filter: DeadLetterBulkFilter,
+    options?: BulkOptions & Omit<ReplayOverrides, "actor">,
+  ): Promise<BulkResult> {
+    const { dryRun, actor, ...overrides } = options ?? {};
+    const problems = enqueueOptionProblems(overrides);
+    if (problems.length > 0) fail("replayWhere options", problems);
+    return bulk(this.rt.backend, "replay_where", filter, { dryRun, actor }, async (id) => {
+      const newId = await this.rt.backend.deadLetters.replay(id, {
+        newId: randomUUID(),
+        queue: overrides.queue ?? null,
+        priority: overrides.priority ?? null,
+        scheduledAt: overrides.runAt ?? null,
+      });
+      if (newId) for (const worker of this.rt.workers) worker.nudge();
+      return newId !== null;
+    });
+  }
+
+  /** Purges every dead letter matching `filter` (chunked; one audit row `dead_letter.purge_where` with the count). */
+  async purgeWhere(filter: DeadLetterBulkFilter, options?: BulkOptions): Promise<BulkResult> {
+    return bulk(this.rt.backend, "purge_where", filter, options, (id) =>
+      this.rt.backend.deadLetters.purge(id),
+    );
   }
 
   /**

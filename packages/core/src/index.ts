@@ -12,6 +12,7 @@ export {
 export type { Backend, BackendCapabilities, BackendTx, EnqueueResult, MigrationReport } from "./backend.js";
 export type { JobContext } from "./context.js";
 export { DeadLetterService, type LineSink, type ReplayOverrides } from "./dead-letter.js";
+export type { BulkOptions, BulkResult, DeadLetterBulkFilter } from "./dead-letter-bulk.js";
 export {
   isSoniqError,
   JobAbortedError,
