@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBackend } from "../src/index.js";
 import { createTestDatabase, type TestDatabase } from "./pgdb.js";
 
-const ALL = ["0000_init", "0001_status_guards", "0002_fetch_index_order", "0003_drop_worker_fkey", "0005_queues"];
+const ALL = [
+  "0000_init",
+  "0001_status_guards",
+  "0002_fetch_index_order",
+  "0003_drop_worker_fkey",
+  "0005_queues",
+];
 
 let db: TestDatabase;
 beforeAll(async () => {
