@@ -3,7 +3,7 @@
  * appends its audit row in the same synchronous step. The claim (runs.ts) enforces the settings.
  */
 import type { QueueInfo, QueueSettings } from "@soniq/core";
-import type { AuditRecord, QueueConfigPatch, QueuesFacet } from "@soniq/core/backend";
+import { type AuditRecord, type QueueConfigPatch, type QueuesFacet, queueInfo } from "@soniq/core/backend";
 import { appendAudit } from "./audit.js";
 import type { MemoryStore } from "./internal/store.js";
 import { stats } from "./jobs.js";
@@ -65,16 +65,8 @@ function list(store: MemoryStore): QueueInfo[] {
   for (const [queue, n] of store.deadLetterCounts) if (n > 0) names.add(queue);
   const lag = lagByQueue(store, store.now());
   return [...names].sort().map((name) => {
-    const s = store.queueSettings.get(name) ?? unlimited(name);
-    return {
-      name,
-      paused: s.paused,
-      concurrency: s.concurrency,
-      groupConcurrency: s.groupConcurrency,
-      rateLimit: s.rateLimit && { ...s.rateLimit },
-      stats: stats(store, { queue: name }),
-      lagMs: lag.get(name) ?? null,
-    };
+    const settings = store.queueSettings.get(name) ?? unlimited(name);
+    return queueInfo(settings, stats(store, { queue: name }), lag.get(name) ?? null);
   });
 }
 

@@ -4,7 +4,7 @@
  * claim at once. The claim (runs.ts, internal/queue-limits.ts) enforces the settings.
  */
 import type { QueueInfo, QueueSettings } from "@soniq/core";
-import type { AuditRecord, QueueConfigPatch, QueuesFacet } from "@soniq/core/backend";
+import { type AuditRecord, type QueueConfigPatch, type QueuesFacet, queueInfo } from "@soniq/core/backend";
 import type pg from "pg";
 import { type PgContext, query } from "./internal/context.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
@@ -102,22 +102,15 @@ async function list(ctx: PgContext): Promise<QueueInfo[]> {
       r.cancelled,
       r.dead_letter,
     ].map(Number) as [number, number, number, number, number];
-    return {
-      name,
-      paused: s.paused,
-      concurrency: s.concurrency,
-      groupConcurrency: s.groupConcurrency,
-      rateLimit: s.rateLimit,
-      stats: {
-        total: queued + processing + done + cancelled + deadLetter,
-        queued,
-        processing,
-        done,
-        dead_letter: deadLetter,
-        cancelled,
-      },
-      lagMs: r.lag_ms === null ? null : Math.max(0, Math.round(Number(r.lag_ms))),
+    const stats = {
+      total: queued + processing + done + cancelled + deadLetter,
+      queued,
+      processing,
+      done,
+      dead_letter: deadLetter,
+      cancelled,
     };
+    return queueInfo(s, stats, r.lag_ms === null ? null : Number(r.lag_ms));
   });
 }
 

@@ -4,7 +4,7 @@
  * enforces the settings.
  */
 import type { QueueInfo, QueueSettings } from "@soniq/core";
-import type { AuditRecord, QueueConfigPatch, QueuesFacet } from "@soniq/core/backend";
+import { type AuditRecord, type QueueConfigPatch, type QueuesFacet, queueInfo } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { QUEUE_COLUMNS, type QueueRecord, toQueueSettings, writeAudit } from "./internal/queue-rows.js";
 import { NOW } from "./internal/sql.js";
@@ -73,16 +73,8 @@ function list(ctx: SqliteContext): QueueInfo[] {
       (ctx.statement(LAG).all() as { queue: string; lag: number }[]).map((r) => [r.queue, r.lag]),
     );
     return names.map((name): QueueInfo => {
-      const s = toQueueSettings(name, settings.get(name));
-      return {
-        name,
-        paused: s.paused,
-        concurrency: s.concurrency,
-        groupConcurrency: s.groupConcurrency,
-        rateLimit: s.rateLimit,
-        stats: stats(ctx, { queue: name }),
-        lagMs: lag.has(name) ? Math.max(0, lag.get(name) as number) : null,
-      };
+      const lagMs = lag.get(name) ?? null;
+      return queueInfo(toQueueSettings(name, settings.get(name)), stats(ctx, { queue: name }), lagMs);
     });
   })();
 }

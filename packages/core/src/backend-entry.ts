@@ -55,3 +55,4 @@ export {
   MAX_PAGE_SIZE,
   statsQuery,
 } from "./queries.js";
+export { queueInfo } from "./queues.js";

@@ -9,7 +9,7 @@ import type { Backend, QueueConfigPatch } from "./backend.js";
 import { SoniqError } from "./errors.js";
 import { checkQueue } from "./option-table.js";
 import { invalid } from "./queries.js";
-import type { QueueInfo, QueueSettings, RateLimit } from "./types.js";
+import type { QueueInfo, QueueSettings, QueueStats, RateLimit } from "./types.js";
 
 /** What `configure` takes: an omitted key keeps its value, `null` clears the limit. */
 export interface QueueConfig {
@@ -118,6 +118,19 @@ export class QueueService {
   list(): Promise<QueueInfo[]> {
     return this.#backend.queues.list();
   }
+}
+
+/** One `queues.list()` entry from a queue's settings, its stats and its lag (rounded, never negative). */
+export function queueInfo(settings: QueueSettings, stats: QueueStats, lagMs: number | null): QueueInfo {
+  return {
+    name: settings.name,
+    paused: settings.paused,
+    concurrency: settings.concurrency,
+    groupConcurrency: settings.groupConcurrency,
+    rateLimit: settings.rateLimit && { ...settings.rateLimit },
+    stats,
+    lagMs: lagMs === null ? null : Math.max(0, Math.round(lagMs)),
+  };
 }
 
 function attempt<T>(fn: () => Promise<T>): Promise<T> {
