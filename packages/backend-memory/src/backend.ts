@@ -8,6 +8,7 @@ import { deadLettersFacet } from "./dead-letters.js";
 import { MemoryStore, STORE } from "./internal/store.js";
 import { jobsFacet } from "./jobs.js";
 import { leasesFacet } from "./leases.js";
+import { metricsFacet } from "./metrics.js";
 import { migrationsFacet } from "./migrations.js";
 import { type MemoryBackendOptions, resolveOptions } from "./options.js";
 import { queuesFacet } from "./queues.js";
@@ -41,6 +42,7 @@ export function memoryBackend(options?: MemoryBackendOptions): MemoryBackend {
     wakeUps: wakeUpsFacet(store),
     queues: queuesFacet(store),
     audit: auditFacet(store),
+    metrics: metricsFacet(store),
     close: () => {
       // Nothing to release but the listeners; the data stays readable through the test inspector.
       closing ??= Promise.resolve().then(() => store.listeners.clear());

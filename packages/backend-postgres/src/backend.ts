@@ -14,6 +14,7 @@ import { LimitedQueues } from "./internal/queue-limits.js";
 import type { PgTx } from "./internal/tx.js";
 import { jobsFacet } from "./jobs.js";
 import { leasesFacet } from "./leases.js";
+import { metricsFacet } from "./metrics.js";
 import { migrationsFacet } from "./migrations.js";
 import type { PostgresBackendOptions, PostgresConnection } from "./options.js";
 import { queuesFacet } from "./queues.js";
@@ -73,6 +74,7 @@ export function postgresBackend(
     wakeUps: wakeUpsFacet(wakeUps),
     queues: queuesFacet(ctx),
     audit: auditFacet(ctx),
+    metrics: metricsFacet(ctx),
     close: () => {
       closing ??= close();
       return closing;

@@ -13,6 +13,7 @@ import { Notifier } from "./internal/notifier.js";
 import type { SqliteTx } from "./internal/tx.js";
 import { jobsFacet } from "./jobs.js";
 import { leasesFacet } from "./leases.js";
+import { metricsFacet } from "./metrics.js";
 import { migrationsFacet } from "./migrations.js";
 import { resolveOptions, type SqliteBackendOptions, type SqliteBackendTarget } from "./options.js";
 import { queuesFacet } from "./queues.js";
@@ -64,6 +65,7 @@ export function sqliteBackend(
     wakeUps: wakeUpsFacet(notifier),
     queues: queuesFacet(ctx),
     audit: auditFacet(ctx),
+    metrics: metricsFacet(ctx),
     close: () => {
       closed ??= runSync("close", () => {
         notifier.clear();

@@ -378,6 +378,37 @@ export interface AuditFacet {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// metrics (per-minute counters)
+
+/** One `soniq_metrics` row: counts for (minute, queue, job name). `record` adds them to what is stored. */
+export interface MetricsRow {
+  /** The minute, at a whole minute (UTC). */
+  bucketStart: Date;
+  queue: string;
+  jobName: string;
+  done: number;
+  failed: number;
+  retried: number;
+  deadLettered: number;
+  snoozed: number;
+  runMsSum: number;
+}
+
+export interface MetricsListQuery {
+  since: Date;
+  queue: string | null;
+}
+
+export interface MetricsFacet {
+  /** Add each row's counts to the stored row of its key (creating it), all in one transaction. */
+  record(rows: readonly MetricsRow[]): Promise<void>;
+  /** Rows with bucketStart >= since (one queue or all), oldest first. */
+  list(query: MetricsListQuery): Promise<MetricsRow[]>;
+  /** Delete rows whose minute is older than `olderThanMs` (by the backend's clock). Returns how many. */
+  prune(olderThanMs: number): Promise<number>;
+}
+
+// ---------------------------------------------------------------------------------------------------
 // the backend
 
 export interface Backend<TTx = never> {
@@ -392,6 +423,7 @@ export interface Backend<TTx = never> {
   readonly wakeUps: WakeUpsFacet;
   readonly queues: QueuesFacet;
   readonly audit: AuditFacet;
+  readonly metrics: MetricsFacet;
   /** Release what the backend owns (never a pool or database handed to it). */
   close(): Promise<void>;
 }
@@ -417,6 +449,7 @@ export const BACKEND_FACETS = {
   wakeUps: ["subscribe"],
   queues: ["pause", "resume", "configure", "get", "list", "recentStarts"],
   audit: ["record", "list"],
+  metrics: ["record", "list", "prune"],
 } as const satisfies {
   [F in Exclude<keyof Backend, "name" | "capabilities" | "close">]: readonly (keyof Backend[F])[];
 };

@@ -34,6 +34,12 @@ export {
   type MetricsSink,
   noopMetricsSink,
 } from "./metrics.js";
+export {
+  METRICS_RETENTION_MS,
+  type MetricsPoint,
+  type MetricsSeriesFilter,
+  MetricsService,
+} from "./metrics-series.js";
 export type { Hooks, Middleware, Next, Plugin } from "./middleware.js";
 export { isValidJobName, JOB_NAME_PATTERN } from "./names.js";
 export type { OptionDoc } from "./option-table.js";

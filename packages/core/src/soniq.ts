@@ -19,6 +19,7 @@ import {
   txOptions,
 } from "./jobs.js";
 import { safeLogger } from "./logger.js";
+import { MetricsService } from "./metrics-series.js";
 import type { Middleware, Plugin } from "./middleware.js";
 import { assertJobName } from "./names.js";
 import {
@@ -54,6 +55,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   readonly queues: QueueService;
   /** The operator audit log (`soniq_audit_log`). */
   readonly audit: AuditService;
+  /** The persisted per-minute counters (`soniq_metrics`). */
+  readonly metrics: MetricsService;
   readonly #explainer: Explainer;
   readonly #rt: Runtime;
   readonly #registry = new Map<string, RegisteredJob>();
@@ -76,6 +79,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     this.deadLetter = new DeadLetterService(this.#rt);
     this.queues = new QueueService(this.backend);
     this.audit = new AuditService(this.backend);
+    this.metrics = new MetricsService(this.backend);
     this.#explainer = new Explainer(this.backend, resolveWorkerOptions({}).staleAfterMs);
   }
 

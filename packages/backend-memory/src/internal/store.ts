@@ -9,7 +9,7 @@
  */
 import type { AuditEntry, JobStatus, QueueSettings } from "@soniq/core";
 import { JOB_STATUSES, SoniqError, TERMINAL_JOB_STATUSES } from "@soniq/core";
-import type { WakeUpListener } from "@soniq/core/backend";
+import type { MetricsRow, WakeUpListener } from "@soniq/core/backend";
 import { Heap } from "./heap.js";
 import { Lane } from "./lanes.js";
 import type { DeadLetterRecord, JobPatch, JobRecord, WorkerRecord } from "./rows.js";
@@ -89,6 +89,8 @@ export class MemoryStore {
   readonly processingByGroup = new Map<string, number>();
   /** `soniq_audit_log`, oldest first. */
   readonly auditLog: AuditEntry[] = [];
+  /** `soniq_metrics` by (minute, queue, job name). */
+  readonly metrics = new Map<string, MetricsRow>();
   private readonly expiring = new Heap<ExpiryEntry>((a, b) => a.expiresAt < b.expiresAt);
   private seq = 0;
 

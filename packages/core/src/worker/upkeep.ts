@@ -9,7 +9,9 @@
  *   `soniq.maintenance` lease so one worker does it at a time: requeue jobs of stale peers, delete
  *   expired done rows.
  */
+
 import type { WorkerRegistration } from "../backend.js";
+import { METRICS_RETENTION_MS } from "../metrics-series.js";
 import type { ResolvedWorkerOptions } from "../options.js";
 import type { Runtime } from "../runtime.js";
 import type { WorkerEvents } from "./events.js";
@@ -142,6 +144,7 @@ export class WorkerUpkeep {
       }
       const deleted = await rt.backend.jobs.deleteExpired();
       if (deleted > 0) rt.logger.debug({ deleted }, "deleted expired done jobs");
+      await rt.backend.metrics.prune(METRICS_RETENTION_MS);
     } catch (err) {
       this.#failed(err, "maintenance");
     }

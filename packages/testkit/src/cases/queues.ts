@@ -238,4 +238,42 @@ export const queueCases = [
       );
     },
   }),
+  defineCase({
+    id: "metrics/record-adds-list-prune",
+    title:
+      "metrics.record adds to a (minute, queue, job name) row in one call; list filters by since and queue; prune drops old minutes",
+    async run(ctx) {
+      const queue = ctx.queue("metrics");
+      const other = ctx.queue("metrics_other");
+      const minute = Math.floor(Date.now() / 60_000) * 60_000;
+      const row = (at: number, q: string, done: number) => ({
+        bucketStart: new Date(at),
+        queue: q,
+        jobName: "kit.job",
+        done,
+        failed: 1,
+        retried: 0,
+        deadLettered: 0,
+        snoozed: 0,
+        runMsSum: 2.5,
+      });
+      const old = minute - 30 * 24 * 3_600_000;
+      await ctx.backend.metrics.record([row(minute, queue, 2), row(minute, other, 5), row(old, queue, 1)]);
+      await ctx.backend.metrics.record([row(minute, queue, 3)]);
+      const recent = await ctx.backend.metrics.list({ since: new Date(minute - 60_000), queue });
+      deepEqual(
+        recent.map((r) => [r.bucketStart.getTime(), r.queue, r.done, r.failed, r.runMsSum]),
+        [[minute, queue, 5, 2, 5]],
+        "record must add counts into the existing row; list must filter by since and queue",
+      );
+      const pruned = await ctx.backend.metrics.prune(14 * 24 * 3_600_000);
+      equal(pruned >= 1, true, "prune must delete the 30-day-old row");
+      const all = await ctx.backend.metrics.list({ since: new Date(old - 1), queue });
+      deepEqual(
+        all.map((r) => r.bucketStart.getTime()),
+        [minute],
+        "only the recent row of the queue is left",
+      );
+    },
+  }),
 ] as const;
