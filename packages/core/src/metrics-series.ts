@@ -1,5 +1,5 @@
 /** `soniq.metrics.series({ since, bucketMs, queue })`: the persisted per-minute counters, re-bucketed. */
-import type { Backend } from "./backend.js";
+import type { Backend, MetricsRow } from "./backend.js";
 import { filterObject, invalid, optionalDate, optionalString } from "./queries.js";
 
 /** How long maintenance keeps `soniq_metrics` rows. */
@@ -13,14 +13,17 @@ export interface MetricsSeriesFilter {
   queue?: string;
 }
 
-export interface MetricsPoint {
-  bucketStart: Date;
-  done: number;
-  failed: number;
-  retried: number;
-  deadLettered: number;
-  snoozed: number;
-  runMsSum: number;
+/** One bucket of `series()`: the counters summed over its minutes (and queues, job names). */
+export type MetricsPoint = Omit<MetricsRow, "queue" | "jobName">;
+
+/** Adds `from`'s counters into `into`. */
+export function addMetricCounts(into: MetricsPoint, from: MetricsPoint): void {
+  into.done += from.done;
+  into.failed += from.failed;
+  into.retried += from.retried;
+  into.deadLettered += from.deadLettered;
+  into.snoozed += from.snoozed;
+  into.runMsSum += from.runMsSum;
 }
 
 export class MetricsService {
@@ -57,12 +60,7 @@ export class MetricsService {
         };
         points.set(start, p);
       }
-      p.done += r.done;
-      p.failed += r.failed;
-      p.retried += r.retried;
-      p.deadLettered += r.deadLettered;
-      p.snoozed += r.snoozed;
-      p.runMsSum += r.runMsSum;
+      addMetricCounts(p, r);
     }
     return [...points.values()].sort((a, b) => a.bucketStart.getTime() - b.bucketStart.getTime());
   }

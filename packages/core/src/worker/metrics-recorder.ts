@@ -5,6 +5,7 @@
  */
 
 import type { MetricsRow } from "../backend.js";
+import { addMetricCounts } from "../metrics-series.js";
 import type { Runtime } from "../runtime.js";
 import type { TypedEmitter } from "../typed-emitter.js";
 import type { Job } from "../types.js";
@@ -87,11 +88,6 @@ export class MetricsRecorder {
       this.#rows.set(key, row);
       return;
     }
-    stored.done += row.done;
-    stored.failed += row.failed;
-    stored.retried += row.retried;
-    stored.deadLettered += row.deadLettered;
-    stored.snoozed += row.snoozed;
-    stored.runMsSum += row.runMsSum;
+    addMetricCounts(stored, row);
   }
 }
