@@ -135,3 +135,36 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
     }, 120_000);
   },
 );
+
+describe("queues/resume-wakes-workers on postgres", () => {
+  const kind = postgresKind();
+  beforeAll(() => kind.setup(), 30_000);
+  afterAll(() => kind.teardown(), 30_000);
+
+  it("queues/resume-notifies: a worker polling once a minute runs a resumed queue's job at once (NOTIFY)", async () => {
+    const soniq = new Soniq({ backend: kind.create() });
+    try {
+      await soniq.setup();
+      const queue = uniqueName("woken");
+      const ran: string[] = [];
+      soniq.job(
+        "limits.woken",
+        async (_args, ctx) => {
+          ran.push(ctx.jobId);
+        },
+        { queue },
+      );
+      await soniq.queues.pause(queue);
+      const { id } = await soniq.enqueue("limits.woken", {});
+      const worker = soniq.worker({ queues: [queue], pollIntervalMs: 60_000 });
+      await worker.start();
+      // Started (first claim found the queue paused); only a wake-up can bring the job in before a minute.
+      await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("queued"), 2_000);
+      expect(ran).toEqual([]);
+      await soniq.queues.resume(queue);
+      await eventually(() => expect(ran).toEqual([id]), 10_000);
+    } finally {
+      await soniq.close();
+    }
+  }, 60_000);
+});
