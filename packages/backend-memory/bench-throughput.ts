@@ -24,6 +24,7 @@ function newJob(i: number, queue: string): NewJob {
     dedupKey: null,
     unique: false,
     producerId: null,
+    group: null,
   };
 }
 

@@ -93,6 +93,7 @@ function newJob(kind: TaskKind, i: number): NewJob {
     dedupKey: null,
     unique: false,
     producerId: null,
+    group: null,
   };
 }
 

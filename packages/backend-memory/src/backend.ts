@@ -3,12 +3,15 @@
  * Each facet is built by the file named after it; this file only wires them to one store.
  */
 import type { Backend, BackendCapabilities } from "@soniq/core/backend";
+import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
 import { MemoryStore, STORE } from "./internal/store.js";
 import { jobsFacet } from "./jobs.js";
 import { leasesFacet } from "./leases.js";
+import { metricsFacet } from "./metrics.js";
 import { migrationsFacet } from "./migrations.js";
 import { type MemoryBackendOptions, resolveOptions } from "./options.js";
+import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
@@ -39,6 +42,9 @@ export function memoryBackend(options?: MemoryBackendOptions): MemoryBackend {
     leases: leasesFacet(store),
     wakeUps: wakeUpsFacet(store),
     schedules: schedulesFacet(store),
+    queues: queuesFacet(store),
+    audit: auditFacet(store),
+    metrics: metricsFacet(store),
     close: () => {
       // Nothing to release but the listeners; the data stays readable through the test inspector.
       closing ??= Promise.resolve().then(() => store.listeners.clear());

@@ -1,6 +1,7 @@
 /** The deadLetters facet: list, read, replay (mint a fresh queued job; the row stays and counts it), purge. */
 import type { DeadLetterJob } from "@soniq/core";
 import type { DeadLetterListQuery, DeadLettersFacet, ReplayRequest } from "@soniq/core/backend";
+import { appendAudit } from "./audit.js";
 import { type DeadLetterRecord, newestFirst, queuedRecord, toDeadLetterJob } from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
 
@@ -11,11 +12,16 @@ export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
       const row = store.deadLetters.get(id);
       return row === undefined ? null : toDeadLetterJob(row);
     },
-    replay: async (id, request) => replay(store, id, request),
-    purge: async (id) => {
+    replay: async (id, request, audit) => {
+      const newId = replay(store, id, request);
+      if (newId !== null && audit) appendAudit(store, audit);
+      return newId;
+    },
+    purge: async (id, audit) => {
       const row = store.deadLetters.get(id);
       if (row === undefined) return false;
       store.removeDeadLetter(row);
+      if (audit) appendAudit(store, audit);
       return true;
     },
   };
@@ -53,6 +59,7 @@ function replay(store: MemoryStore, id: string, request: ReplayRequest): string 
     dedupKey: null,
     scheduledAt: request.scheduledAt?.getTime() ?? now,
     producerId: null,
+    group: null,
     seq: store.nextSeq(),
   };
   store.insertJob(queuedRecord(fields, now), now);

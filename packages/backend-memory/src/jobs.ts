@@ -12,6 +12,7 @@ import type {
   NewJob,
   StatsQuery,
 } from "@soniq/core/backend";
+import { appendAudit } from "./audit.js";
 import { duplicateJobId, transactionUnsupported } from "./internal/errors.js";
 import { encodeJson, type JobRecord, newestFirst, queuedRecord, toJob } from "./internal/rows.js";
 import { type MemoryStore, type StatusCounts, uniqueKeyOf } from "./internal/store.js";
@@ -26,10 +27,11 @@ export function jobsFacet(store: MemoryStore): JobsFacet<never> {
     },
     list: async (query) => list(store, query),
     stats: async (query) => stats(store, query),
-    cancel: async (id) => {
+    cancel: async (id, audit) => {
       const job = store.jobs.get(id);
       if (job === undefined || (job.status !== "queued" && job.status !== "processing")) return false;
       store.transition(job, "cancelled", {}, store.now());
+      if (audit) appendAudit(store, audit);
       return true;
     },
     deleteExpired: async () => {
@@ -104,6 +106,7 @@ function toRecord(store: MemoryStore, job: NewJob, now: number): JobRecord {
     dedupKey: job.dedupKey,
     scheduledAt: job.scheduledAt?.getTime() ?? now,
     producerId: job.producerId,
+    group: job.group,
     seq: store.nextSeq(),
   };
   return queuedRecord(fields, now);
@@ -122,7 +125,7 @@ function list(store: MemoryStore, query: JobListQuery): Job[] {
 }
 
 /** From the per-queue counters the store keeps, so it costs O(queues), not O(jobs). */
-function stats(store: MemoryStore, query: StatsQuery): QueueStats {
+export function stats(store: MemoryStore, query: StatsQuery): QueueStats {
   const out: QueueStats = { total: 0, queued: 0, processing: 0, done: 0, dead_letter: 0, cancelled: 0 };
   const add = (counts: StatusCounts | undefined, deadLetter: number | undefined) => {
     if (counts !== undefined) {

@@ -31,16 +31,57 @@ export function runsFacet(store: MemoryStore): RunsFacet {
   };
 }
 
+/**
+ * A limited queue's claim budget: slots left under `concurrency` and under the rate limit's window, and
+ * the group cap. Unlimited queues have no budget (Infinity).
+ */
+interface Budget {
+  slots: number;
+  groupCap: number | null;
+  starts: number[] | null;
+}
+
+function budgetOf(store: MemoryStore, queue: string, now: number): Budget | null {
+  const s = store.queueSettings.get(queue);
+  if (s === undefined) return null;
+  let slots = Number.POSITIVE_INFINITY;
+  if (s.concurrency !== null) slots = s.concurrency - (store.counts.get(queue)?.processing ?? 0);
+  let starts: number[] | null = null;
+  if (s.rateLimit !== null) {
+    starts = store.queueStarts.get(queue) ?? [];
+    const from = now - s.rateLimit.perMs;
+    while (starts.length > 0 && (starts[0] as number) <= from) starts.shift();
+    store.queueStarts.set(queue, starts);
+    slots = Math.min(slots, s.rateLimit.max - starts.length);
+  }
+  return { slots, groupCap: s.groupConcurrency, starts };
+}
+
 function claim(store: MemoryStore, request: ClaimRequest): Job[] {
+  const now = store.now();
   const lanes = selectLanes(store, request.queues);
   if (lanes.length === 0) return [];
-  const now = store.now();
+  const budgets = new Map<Lane, Budget>();
+  for (const lane of lanes) {
+    const budget = budgetOf(store, lane.queue, now);
+    if (budget !== null) budgets.set(lane, budget);
+  }
+  const open = lanes.filter((lane) => (budgets.get(lane)?.slots ?? 1) > 0);
   const claimed: Job[] = [];
+  // Jobs of a full group are taken off the heap while this claim looks past them, then put back.
+  const skipped: [Lane, JobRecord][] = [];
   while (claimed.length < request.limit) {
-    const next = nextLane(lanes, now);
+    const next = nextLane(open, now);
     if (next === undefined) break;
     next.lane.pop();
     const job = next.top.job;
+    const budget = budgets.get(next.lane);
+    if (budget !== undefined && budget.groupCap !== null && job.group !== null) {
+      if (store.groupProcessing(job.queue, job.group) >= budget.groupCap) {
+        skipped.push([next.lane, job]);
+        continue;
+      }
+    }
     store.transition(
       job,
       "processing",
@@ -49,7 +90,12 @@ function claim(store: MemoryStore, request: ClaimRequest): Job[] {
       true,
     );
     claimed.push(toJob(job));
+    if (budget !== undefined) {
+      budget.starts?.push(now);
+      if (--budget.slots <= 0) open.splice(open.indexOf(next.lane), 1);
+    }
   }
+  for (const [lane, job] of skipped) lane.add(job, now);
   return claimed;
 }
 
@@ -59,13 +105,13 @@ function selectLanes(store: MemoryStore, queues: readonly string[] | null): Lane
     // Drop drained lanes so claiming from every queue stays cheap when queue names come and go.
     for (const [queue, lane] of store.lanes) {
       if (lane.empty) store.lanes.delete(queue);
-      else lanes.push(lane);
+      else if (store.queueSettings.get(queue)?.paused !== true) lanes.push(lane);
     }
     return lanes;
   }
   for (const queue of new Set(queues)) {
     const lane = store.lanes.get(queue);
-    if (lane !== undefined) lanes.push(lane);
+    if (lane !== undefined && store.queueSettings.get(queue)?.paused !== true) lanes.push(lane);
   }
   return lanes;
 }

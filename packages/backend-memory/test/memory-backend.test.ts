@@ -22,6 +22,7 @@ function job(overrides: Partial<NewJob> = {}): NewJob {
     dedupKey: null,
     unique: false,
     producerId: null,
+    group: null,
     ...overrides,
   };
 }

@@ -4,16 +4,20 @@
  * the shared context.
  */
 import type { Backend, BackendCapabilities } from "@soniq/core/backend";
+import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
 import { AdvisoryLeases } from "./internal/advisory-leases.js";
 import type { PgContext } from "./internal/context.js";
 import { WakeUpChannel } from "./internal/listen-client.js";
 import { resolveConnection } from "./internal/pool.js";
+import { LimitedQueues } from "./internal/queue-limits.js";
 import type { PgTx } from "./internal/tx.js";
 import { jobsFacet } from "./jobs.js";
 import { leasesFacet } from "./leases.js";
+import { metricsFacet } from "./metrics.js";
 import { migrationsFacet } from "./migrations.js";
 import type { PostgresBackendOptions, PostgresConnection } from "./options.js";
+import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
@@ -38,6 +42,7 @@ export function postgresBackend(
     pool: resolved.pool,
     asyncOutcomes: options.asyncOutcomes === true,
     testHooks: { ...options.testHooks },
+    limits: new LimitedQueues(),
   };
   const wakeUps = new WakeUpChannel(resolved.clientConfig);
   const leases = new AdvisoryLeases(resolved.clientConfig);
@@ -69,6 +74,9 @@ export function postgresBackend(
     leases: leasesFacet(leases),
     wakeUps: wakeUpsFacet(wakeUps),
     schedules: schedulesFacet(ctx),
+    queues: queuesFacet(ctx),
+    audit: auditFacet(ctx),
+    metrics: metricsFacet(ctx),
     close: () => {
       closing ??= close();
       return closing;

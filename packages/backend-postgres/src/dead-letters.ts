@@ -1,9 +1,10 @@
 /** The deadLetters facet: reading, replaying and purging dead-letter rows (the operator's side of the table). */
 import type { DeadLetterJob } from "@soniq/core";
-import type { DeadLetterListQuery, DeadLettersFacet, ReplayRequest } from "@soniq/core/backend";
+import type { AuditRecord, DeadLetterListQuery, DeadLettersFacet, ReplayRequest } from "@soniq/core/backend";
 import { type PgContext, query } from "./internal/context.js";
 import { listQuery } from "./internal/list-query.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
+import { auditCte, auditValues } from "./internal/queue-rows.js";
 import { DEAD_LETTER_COLUMNS, mapDeadLetterJob, type Row } from "./internal/rows.js";
 
 async function list(ctx: PgContext, q: DeadLetterListQuery): Promise<DeadLetterJob[]> {
@@ -43,17 +44,40 @@ inserted AS (
   FROM bumped
   RETURNING id, queue)
 SELECT id, pg_notify('${NEW_JOB_CHANNEL}', queue) FROM inserted`;
+const REPLAY_AUDITED = REPLAY.replace(
+  "\nSELECT id, pg_notify",
+  `,\n${auditCte("inserted", 6)}\nSELECT id, pg_notify`,
+);
 
-async function replay(ctx: PgContext, id: string, request: ReplayRequest): Promise<string | null> {
-  const res = await query<{ id: string }>(ctx, "deadLetters.replay", {
-    name: "soniq_dlq_replay",
-    text: REPLAY,
-    values: [id, request.newId, request.queue, request.priority, request.scheduledAt],
-  });
+async function replay(
+  ctx: PgContext,
+  id: string,
+  request: ReplayRequest,
+  audit: AuditRecord | undefined,
+): Promise<string | null> {
+  const values = [id, request.newId, request.queue, request.priority, request.scheduledAt];
+  const res = await query<{ id: string }>(
+    ctx,
+    "deadLetters.replay",
+    audit
+      ? { text: REPLAY_AUDITED, values: [...values, ...auditValues(audit)] }
+      : { name: "soniq_dlq_replay", text: REPLAY, values },
+  );
   return res.rows[0]?.id ?? null;
 }
 
-async function purge(ctx: PgContext, id: string): Promise<boolean> {
+const PURGE_AUDITED = `WITH purged AS (DELETE FROM soniq_dead_letter_jobs WHERE id = $1 RETURNING id),
+  ${auditCte("purged", 2)}
+SELECT id FROM purged`;
+
+async function purge(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
+  if (audit) {
+    const res = await query(ctx, "deadLetters.purge", {
+      text: PURGE_AUDITED,
+      values: [id, ...auditValues(audit)],
+    });
+    return res.rows.length === 1;
+  }
   const res = await query(ctx, "deadLetters.purge", {
     name: "soniq_dlq_purge",
     text: "DELETE FROM soniq_dead_letter_jobs WHERE id = $1",
@@ -66,7 +90,7 @@ export function deadLettersFacet(ctx: PgContext): DeadLettersFacet {
   return {
     list: (q) => list(ctx, q),
     get: (id) => get(ctx, id),
-    replay: (id, request) => replay(ctx, id, request),
-    purge: (id) => purge(ctx, id),
+    replay: (id, request, audit) => replay(ctx, id, request, audit),
+    purge: (id, audit) => purge(ctx, id, audit),
   };
 }

@@ -1,9 +1,10 @@
 /** The jobs facet: enqueue (internal/enqueue.ts), reads, stats, cancel and expired-row cleanup on soniq_jobs. */
 import type { Job, QueueStats } from "@soniq/core";
-import type { JobListQuery, JobsFacet, StatsQuery } from "@soniq/core/backend";
+import type { AuditRecord, JobListQuery, JobsFacet, StatsQuery } from "@soniq/core/backend";
 import { type PgContext, query } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
 import { listQuery } from "./internal/list-query.js";
+import { auditCte, auditValues } from "./internal/queue-rows.js";
 import { JOB_COLUMNS, mapJob, type Row } from "./internal/rows.js";
 import type { PgTx } from "./internal/tx.js";
 
@@ -54,7 +55,19 @@ async function stats(ctx: PgContext, q: StatsQuery): Promise<QueueStats> {
   };
 }
 
-async function cancel(ctx: PgContext, id: string): Promise<boolean> {
+const CANCEL_AUDITED = `WITH cancelled AS (UPDATE soniq_jobs SET status = 'cancelled', updated_at = now()
+    WHERE id = $1 AND status IN ('queued', 'processing') RETURNING id),
+  ${auditCte("cancelled", 2)}
+SELECT id FROM cancelled`;
+
+async function cancel(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
+  if (audit) {
+    const res = await query(ctx, "jobs.cancel", {
+      text: CANCEL_AUDITED,
+      values: [id, ...auditValues(audit)],
+    });
+    return res.rows.length === 1;
+  }
   const res = await query(ctx, "jobs.cancel", {
     name: "soniq_cancel",
     text: `UPDATE soniq_jobs SET status = 'cancelled', updated_at = now()
@@ -78,7 +91,7 @@ export function jobsFacet(ctx: PgContext): JobsFacet<PgTx> {
     get: (id) => get(ctx, id),
     list: (q) => list(ctx, q),
     stats: (q) => stats(ctx, q),
-    cancel: (id) => cancel(ctx, id),
+    cancel: (id, audit) => cancel(ctx, id, audit),
     deleteExpired: () => deleteExpired(ctx),
   };
 }

@@ -29,6 +29,7 @@ import type { ClaimRequest, RunsFacet, Settlement } from "@soniq/core/backend";
 import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./internal/claim-rows.js";
 import { ASYNC_COMMIT, type PgContext, query } from "./internal/context.js";
 import { inDedicatedTransaction } from "./internal/interrupted-move.js";
+import { CONTROLLED, claimLimited } from "./internal/queue-limits.js";
 import { KEEP_KEYS, requeueQuery } from "./internal/requeue-keys.js";
 import {
   type EncodedSettle,
@@ -39,7 +40,7 @@ import {
 } from "./internal/settle-sql.js";
 import type { DeadLetterInterrupt } from "./options.js";
 
-function claimSql(queueFilter: string): string {
+function claimSql(queueFilter: string, controlFilter: string): string {
   return `UPDATE soniq_jobs
 SET status = 'processing', attempts = attempts + 1, worker_id = $2, updated_at = now()
 FROM ${ASYNC_COMMIT}
@@ -47,15 +48,22 @@ WHERE id = ANY(ARRAY(
   SELECT id FROM soniq_jobs
   WHERE status = 'queued' AND scheduled_at <= now()${queueFilter}
     AND ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM soniq_workers w WHERE w.id = $2::uuid))
+    ${controlFilter}
   ORDER BY priority, scheduled_at, created_at
   LIMIT $1
   FOR UPDATE SKIP LOCKED))
 RETURNING ${CLAIM_COLUMNS}`;
 }
 
-const CLAIM_ANY_QUEUE = claimSql("");
-const CLAIM_ONE_QUEUE = claimSql(" AND queue = $3");
-const CLAIM_SOME_QUEUES = claimSql(" AND queue = ANY($3::text[])");
+// Paused and limited queues are left out (internal/queue-limits.ts): for one queue by a one-time filter,
+// for several by the list of controlled queues, read once per statement.
+const SKIP_CONTROLLED = `AND queue <> ALL(ARRAY(SELECT q.name FROM soniq_queues q WHERE ${CONTROLLED}))`;
+const CLAIM_ANY_QUEUE = claimSql("", SKIP_CONTROLLED);
+const CLAIM_ONE_QUEUE = claimSql(
+  " AND queue = $3",
+  `AND NOT EXISTS (SELECT 1 FROM soniq_queues q WHERE q.name = $3 AND ${CONTROLLED})`,
+);
+const CLAIM_SOME_QUEUES = claimSql(" AND queue = ANY($3::text[])", SKIP_CONTROLLED);
 
 function claimStatement(request: ClaimRequest) {
   const base = [request.limit, request.workerId];
@@ -90,15 +98,32 @@ function byClaimOrder(a: Job, b: Job): number {
   );
 }
 
+/** Limited queues first (each capped, so they cannot crowd the batch out for long), then the rest. */
+async function claimFromLimited(ctx: PgContext, request: ClaimRequest): Promise<unknown[][]> {
+  const limited = await ctx.limits.names(ctx);
+  const rows: unknown[][] = [];
+  for (const queue of limited) {
+    if (rows.length >= request.limit) break;
+    if (request.queues !== null && !request.queues.includes(queue)) continue;
+    const left = request.limit - rows.length;
+    rows.push(...(await claimLimited(ctx, queue, left, request.workerId, CLAIM_COLUMNS, CLAIM_TYPES)));
+  }
+  return rows;
+}
+
 async function claim(ctx: PgContext, request: ClaimRequest): Promise<Job[]> {
-  const res = await query<unknown[]>(ctx, "runs.claim", claimStatement(request));
-  if (res.rows.length === 0) {
+  const rows = await claimFromLimited(ctx, request);
+  if (rows.length < request.limit) {
+    const rest = { ...request, limit: request.limit - rows.length };
+    rows.push(...(await query<unknown[]>(ctx, "runs.claim", claimStatement(rest))).rows);
+  }
+  if (rows.length === 0) {
     if (request.workerId !== null) await requireRegistered(ctx, request.workerId);
     return [];
   }
   const workerId = request.workerId;
   // UPDATE ... RETURNING gives no order; the caller runs jobs in claim order.
-  return res.rows.map((row) => mapClaimedRow(row, workerId)).sort(byClaimOrder);
+  return rows.map((row) => mapClaimedRow(row, workerId)).sort(byClaimOrder);
 }
 
 function settleName(parts: readonly SettlePart[], asyncCommit: boolean): string {

@@ -1,7 +1,8 @@
 /**
  * The claim must read the fetch index in its full order and stop after `limit` rows, on a full table
  * with statistics (DESIGN.md section 11: an `IN (subquery)` claim turned into a whole-table scan there).
- * EXPLAIN runs the same SQL text the backend prepares, captured from the pool.
+ * EXPLAIN runs the same SQL text the backend prepares, captured from the pool. The queue controls' check
+ * (the paused/limited queues read from `soniq_queues` once per statement) must not change that.
  */
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -63,11 +64,12 @@ describe("claim/plan on 20,000 queued rows", () => {
   ])("%s reads the fetch index in order: no seq scan, no sort", async (name, values, index) => {
     const text = await plan(name, values);
     expect(text, text).toContain(`Index Scan using ${index} `);
-    expect(text, text).not.toMatch(/Seq Scan|Sort/);
+    // soniq_queues (a few rows of settings) is read once per statement to leave paused/limited queues out.
+    expect(text, text).not.toMatch(/Seq Scan on soniq_jobs|Sort/);
   });
 
   it("soniq_claim_some (several queues) uses an index, not a scan of the whole table", async () => {
     const text = await plan("soniq_claim_some", [500, null, ["a", "b"]]);
-    expect(text, text).not.toContain("Seq Scan");
+    expect(text, text).not.toContain("Seq Scan on soniq_jobs");
   });
 });

@@ -10,6 +10,7 @@ const ALL = [
   "0002_fetch_index_order",
   "0003_drop_worker_fkey",
   "0004_schedule_ticks",
+  "0005_queues",
 ];
 
 let db: TestDatabase;

@@ -5,6 +5,7 @@
  * Core's guard (which `Soniq` and the testkit apply) validates and normalises the inputs.
  */
 import type { Backend, BackendCapabilities } from "@soniq/core/backend";
+import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
 import { configureConnection, openDatabase } from "./internal/connection.js";
 import { runSync, type SqliteContext, type SqliteDatabase, StatementCache } from "./internal/context.js";
@@ -12,8 +13,10 @@ import { Notifier } from "./internal/notifier.js";
 import type { SqliteTx } from "./internal/tx.js";
 import { jobsFacet } from "./jobs.js";
 import { leasesFacet } from "./leases.js";
+import { metricsFacet } from "./metrics.js";
 import { migrationsFacet } from "./migrations.js";
 import { resolveOptions, type SqliteBackendOptions, type SqliteBackendTarget } from "./options.js";
+import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
@@ -62,6 +65,9 @@ export function sqliteBackend(
     leases: leasesFacet(ctx),
     wakeUps: wakeUpsFacet(notifier),
     schedules: schedulesFacet(ctx),
+    queues: queuesFacet(ctx),
+    audit: auditFacet(ctx),
+    metrics: metricsFacet(ctx),
     close: () => {
       closed ??= runSync("close", () => {
         notifier.clear();

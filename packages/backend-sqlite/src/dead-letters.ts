@@ -3,8 +3,9 @@
  * row) and purge. Rows get here through `runs.settle` (runs.ts), the only move.
  */
 import type { DeadLetterJob } from "@soniq/core";
-import type { DeadLetterListQuery, DeadLettersFacet, ReplayRequest } from "@soniq/core/backend";
+import type { AuditRecord, DeadLetterListQuery, DeadLettersFacet, ReplayRequest } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
+import { writeAudit } from "./internal/queue-rows.js";
 import { type DeadLetterRecord, toDeadLetterJob } from "./internal/rows.js";
 import { DEAD_LETTER_COLUMNS, msOrNull, NOW } from "./internal/sql.js";
 
@@ -40,7 +41,12 @@ const REPLAY_BUMP = `UPDATE soniq_dead_letter_jobs
   WHERE id = ?`;
 
 /** Mint a fresh queued job from a dead-letter row and count the resurrection, in one transaction. */
-function replay(ctx: SqliteContext, id: string, request: ReplayRequest): string | null {
+function replay(
+  ctx: SqliteContext,
+  id: string,
+  request: ReplayRequest,
+  audit: AuditRecord | undefined,
+): string | null {
   const row = immediate(ctx, () => {
     const inserted = ctx.statement(REPLAY_INSERT).get({
       id,
@@ -50,6 +56,7 @@ function replay(ctx: SqliteContext, id: string, request: ReplayRequest): string 
       scheduledAt: msOrNull(request.scheduledAt),
     }) as { queue: string } | undefined;
     if (inserted) ctx.statement(REPLAY_BUMP).run(id);
+    if (inserted && audit) writeAudit(ctx, audit);
     return inserted;
   });
   if (!row) return null;
@@ -67,7 +74,14 @@ export function deadLettersFacet(ctx: SqliteContext): DeadLettersFacet {
         const row = ctx.statement(GET).get(id) as DeadLetterRecord | undefined;
         return row ? toDeadLetterJob(row) : null;
       }),
-    replay: (id, request) => runSync("deadLetters.replay", () => replay(ctx, id, request)),
-    purge: (id) => runSync("deadLetters.purge", () => ctx.statement(PURGE).run(id).changes > 0),
+    replay: (id, request, audit) => runSync("deadLetters.replay", () => replay(ctx, id, request, audit)),
+    purge: (id, audit) =>
+      runSync("deadLetters.purge", () =>
+        immediate(ctx, () => {
+          const purged = ctx.statement(PURGE).run(id).changes > 0;
+          if (purged && audit) writeAudit(ctx, audit);
+          return purged;
+        }),
+      ),
   };
 }

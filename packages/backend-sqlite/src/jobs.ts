@@ -14,14 +14,15 @@ import { SoniqError } from "@soniq/core";
 import type { EnqueueResult, JobListQuery, JobsFacet, NewJob, StatsQuery } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext, type SqliteDatabase } from "./internal/context.js";
 import { invalidArgument } from "./internal/errors.js";
+import { writeAudit } from "./internal/queue-rows.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
 import { JOB_COLUMNS, jsonList, msOrNull, NOW } from "./internal/sql.js";
 import { resolveTxDatabase, type SqliteTx } from "./internal/tx.js";
 
 const INSERT_COLUMNS = `id, job_name, args, args_hash, status, attempts, max_attempts, queue, priority,
-  unique_job, dedup_key, scheduled_at, producer_id, created_at, updated_at`;
+  unique_job, dedup_key, scheduled_at, producer_id, "group", created_at, updated_at`;
 const INSERT_VALUES = `@id, @jobName, @args, @argsHash, 'queued', 0, @maxAttempts, @queue, @priority,
-  @unique, @dedupKey, COALESCE(@scheduledAt, ${NOW}), @producerId, ${NOW}, ${NOW}`;
+  @unique, @dedupKey, COALESCE(@scheduledAt, ${NOW}), @producerId, @group, ${NOW}, ${NOW}`;
 
 const INSERT = `INSERT INTO soniq_jobs (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES})
   ON CONFLICT DO NOTHING RETURNING id`;
@@ -44,6 +45,7 @@ interface InsertParams {
   dedupKey: string | null;
   scheduledAt: number | null;
   producerId: string | null;
+  group: string | null;
 }
 
 /** Args as JSON text (`undefined` is stored as JSON null); a value JSON cannot encode is SONIQ_TASK_ARGS_INVALID. */
@@ -71,6 +73,7 @@ function toParams(job: NewJob, index: number): InsertParams {
     dedupKey: job.dedupKey,
     scheduledAt: msOrNull(job.scheduledAt),
     producerId: job.producerId,
+    group: job.group,
   };
 }
 
@@ -156,7 +159,7 @@ const DLQ_COUNT_QUEUE = "SELECT COUNT(*) AS n FROM soniq_dead_letter_jobs WHERE 
 
 type StatusCounts = Omit<QueueStats, "total" | "dead_letter">;
 
-function stats(ctx: SqliteContext, { queue }: StatsQuery): QueueStats {
+export function stats(ctx: SqliteContext, { queue }: StatsQuery): QueueStats {
   // One read transaction: both counts come from the same snapshot, so a job mid-move is counted once.
   return ctx.db.transaction(() => {
     const counts = (
@@ -196,7 +199,14 @@ export function jobsFacet(ctx: SqliteContext): JobsFacet<SqliteTx> {
       }),
     list: (query) => runSync("jobs.list", () => list(ctx, query)),
     stats: (query) => runSync("jobs.stats", () => stats(ctx, query)),
-    cancel: (id) => runSync("jobs.cancel", () => ctx.statement(CANCEL).run(id).changes > 0),
+    cancel: (id, audit) =>
+      runSync("jobs.cancel", () =>
+        immediate(ctx, () => {
+          const cancelled = ctx.statement(CANCEL).run(id).changes > 0;
+          if (cancelled && audit) writeAudit(ctx, audit);
+          return cancelled;
+        }),
+      ),
     deleteExpired: () => runSync("jobs.deleteExpired", () => ctx.statement(DELETE_EXPIRED).run().changes),
   };
 }

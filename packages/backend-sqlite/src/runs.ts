@@ -23,6 +23,8 @@ import type {
   Settlement,
 } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
+import { claimLimited, controlledQueues } from "./internal/queue-limits.js";
+import type { QueueRecord } from "./internal/queue-rows.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
 import { JOB_COLUMNS, jsonList, jsonOrNull, NOW, RELEASE_TAKEN_KEYS } from "./internal/sql.js";
 
@@ -95,11 +97,41 @@ function compareClaimed(a: ClaimedRecord, b: ClaimedRecord): number {
   return a.priority - b.priority || a.scheduled_at - b.scheduled_at || a.claim_order - b.claim_order;
 }
 
+function queuedQueues(ctx: SqliteContext): string[] {
+  return (ctx.statement(QUEUED_QUEUES).all() as { name: string }[]).map((row) => row.name);
+}
+
+/**
+ * With paused or limited queues (internal/queue-limits.ts): paused ones are left out, unlimited ones take
+ * the usual path together, and each limited one is claimed on its own with its free slots.
+ */
 function claimBatch(ctx: SqliteContext, request: ClaimRequest): ClaimedRecord[] {
+  const controlled = controlledQueues(ctx);
+  if (controlled.size === 0) return claimFrom(ctx, request, request.queues);
+  const queues = (request.queues ? [...new Set(request.queues)] : queuedQueues(ctx)).filter(
+    (q) => controlled.get(q)?.paused !== 1,
+  );
+  const isLimited = (q: string) => {
+    const c = controlled.get(q);
+    return c !== undefined && (c.concurrency !== null || c.group_concurrency !== null || c.rate_max !== null);
+  };
+  const free = queues.filter((q) => !isLimited(q));
+  const rows = free.length > 0 ? claimFrom(ctx, request, free) : [];
+  for (const q of queues.filter(isLimited)) {
+    if (rows.length >= request.limit) break;
+    const row = controlled.get(q) as QueueRecord;
+    rows.push(...claimLimited<ClaimedRecord>(ctx, row, request.limit - rows.length, request.workerId));
+  }
+  return rows;
+}
+
+function claimFrom(
+  ctx: SqliteContext,
+  request: ClaimRequest,
+  only: readonly string[] | null,
+): ClaimedRecord[] {
   const { limit } = request;
-  const queues = request.queues
-    ? [...new Set(request.queues)]
-    : (ctx.statement(QUEUED_QUEUES).all() as { name: string }[]).map((row) => row.name);
+  const queues = only ? [...new Set(only)] : queuedQueues(ctx);
   if (queues.length === 0) return [];
   const limitText = limitSql(limit);
   const params: Record<string, unknown> = { workerId: request.workerId };

@@ -32,6 +32,7 @@ function job(r: Row): Job {
     result: json(r.result),
     producerId: r.producer_id as string | null,
     workerId: r.worker_id as string | null,
+    group: r.group as string | null,
     createdAt: date(r.created_at),
     updatedAt: date(r.updated_at),
   };

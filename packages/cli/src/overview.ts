@@ -34,7 +34,10 @@ async function lagOf(soniq: App, queue: string, stats: QueueStats, now: number):
 }
 
 export async function listQueues(soniq: App, workers: WorkerInfo[], now: number): Promise<QueueInfo[]> {
-  if (has(soniq, "queues.list")) return (await soniq.queues?.list?.()) ?? [];
+  if (has(soniq, "queues.list")) {
+    const queues = (await soniq.queues?.list?.()) ?? [];
+    return queues.map((q) => ({ ...q, stats: { ...q.stats } as Record<string, number> }));
+  }
   const names = await queueNames(soniq, workers);
   return Promise.all(
     names.map(async (name) => {

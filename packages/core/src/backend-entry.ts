@@ -3,7 +3,12 @@
  * Types and the facet list come from `backend.ts`; the guard and the query normalisers are what core
  * runs in front of every backend, exported so a backend's own tests can use the same ones.
  */
+
+export { actorOf, audited, auditListQuery, auditRecord } from "./audit.js";
 export {
+  type AuditFacet,
+  type AuditListQuery,
+  type AuditRecord,
   BACKEND_FACETS,
   type Backend,
   type BackendCapabilities,
@@ -20,10 +25,16 @@ export {
   type JobRef,
   type JobsFacet,
   type LeasesFacet,
+  type MetricsFacet,
+  type MetricsListQuery,
+  type MetricsRow,
   type MigrationReport,
   type MigrationStatus,
   type MigrationsFacet,
   type NewJob,
+  type QueueConfigPatch,
+  type QueuesFacet,
+  type RecentStarts,
   type ReplayRequest,
   type RequeueSettlement,
   type RunsFacet,
@@ -51,6 +62,7 @@ export {
   MAX_PAGE_SIZE,
   statsQuery,
 } from "./queries.js";
+export { queueInfo } from "./queues.js";
 export {
   fromStoredTiming,
   recurringStatus,

@@ -27,7 +27,17 @@
 
 import type { Schedule, ScheduleTick, TickOutcome } from "./schedules/types.js";
 import type { DeadLetterReason, JobStatus } from "./schema/constants.js";
-import type { DeadLetterJob, Job, QueueStats, WorkerInfo } from "./types.js";
+import type {
+  AuditAction,
+  AuditEntry,
+  DeadLetterJob,
+  Job,
+  QueueInfo,
+  QueueSettings,
+  QueueStats,
+  RateLimit,
+  WorkerInfo,
+} from "./types.js";
 
 export interface BackendCapabilities {
   /** Wake-ups reach workers in other processes (Postgres LISTEN/NOTIFY). Without it core polls. */
@@ -81,6 +91,8 @@ export interface NewJob {
   /** While a queued job with the same name and `argsHash` exists, enqueue returns that job. */
   unique: boolean;
   producerId: string | null;
+  /** The job's group on its queue (`groupConcurrency`), or null. */
+  group: string | null;
 }
 
 export interface EnqueueResult {
@@ -119,8 +131,11 @@ export interface JobsFacet<TTx = unknown> {
   list(query: JobListQuery): Promise<Job[]>;
   /** The six counts (see `QueueStats`), for one queue or all. */
   stats(query: StatsQuery): Promise<QueueStats>;
-  /** Cancel a queued or processing job. False when it is missing or already terminal. */
-  cancel(id: string): Promise<boolean>;
+  /**
+   * Cancel a queued or processing job. False when it is missing or already terminal. With `audit`, the
+   * audit row is written in the same transaction, only when the job was cancelled.
+   */
+  cancel(id: string, audit?: AuditRecord): Promise<boolean>;
   /** Delete done rows whose result TTL has passed. Returns how many. */
   deleteExpired(): Promise<number>;
 }
@@ -227,9 +242,9 @@ export interface DeadLettersFacet {
    * In one transaction: insert a queued job (new id, attempts 0, same name/args/max_attempts) and bump the
    * dead-letter row's resurrection_count and last_resurrection_at. Returns the new id, or null if no row.
    */
-  replay(id: string, request: ReplayRequest): Promise<string | null>;
+  replay(id: string, request: ReplayRequest, audit?: AuditRecord): Promise<string | null>;
   /** Delete a dead-letter row. False when there was none. */
-  purge(id: string): Promise<boolean>;
+  purge(id: string, audit?: AuditRecord): Promise<boolean>;
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -372,6 +387,103 @@ export interface SchedulesFacet {
 }
 
 // ---------------------------------------------------------------------------------------------------
+// queues (queue controls) and audit
+
+/**
+ * One audit row, built by core (id, actor, action, target, params, outcome, details). A backend writes it
+ * in the same transaction as the action it records, where it has transactions; an action taking an
+ * optional record (cancel, replay, purge) writes it only when it changed something (core records the
+ * not-found outcome itself).
+ */
+export interface AuditRecord {
+  id: string;
+  actor: string;
+  action: AuditAction;
+  target: string | null;
+  params: Record<string, unknown> | null;
+  outcome: string;
+  details: Record<string, unknown> | null;
+}
+
+/**
+ * A normalised change to a queue's limits: a key that is `undefined` keeps the stored value, `null` clears
+ * it. Values arrive validated (positive integers).
+ */
+export interface QueueConfigPatch {
+  concurrency?: number | null;
+  groupConcurrency?: number | null;
+  rateLimit?: RateLimit | null;
+}
+
+export interface QueuesFacet {
+  /** Mark the queue paused (creating its row), writing `audit` with it. Returns the settings after. */
+  pause(name: string, audit: AuditRecord): Promise<QueueSettings>;
+  /** Unpause it (a queue without a row stays without limits), writing `audit`; workers are woken. */
+  resume(name: string, audit: AuditRecord): Promise<QueueSettings>;
+  /** Merge `patch` into the queue's settings (creating the row), writing `audit`. */
+  configure(name: string, patch: QueueConfigPatch, audit: AuditRecord): Promise<QueueSettings>;
+  /** The queue's settings; a queue without a row reads as unpaused and unlimited. */
+  get(name: string): Promise<QueueSettings>;
+  /** Every queue with jobs, dead letters or settings, by name. */
+  list(): Promise<QueueInfo[]>;
+  /** Starts recorded for the queue's rate limit within the last `perMs` (by the backend's clock). */
+  recentStarts(name: string, perMs: number): Promise<RecentStarts>;
+}
+
+export interface RecentStarts {
+  count: number;
+  /** The oldest start in the window, or null. */
+  oldestAt: Date | null;
+}
+
+/** A normalised audit filter. */
+export interface AuditListQuery {
+  action: string | null;
+  /** At or after this instant. */
+  since: Date | null;
+  /** 1..1000. */
+  limit: number;
+}
+
+export interface AuditFacet {
+  /** Write one audit row on its own (actions whose facet takes no audit record). */
+  record(entry: AuditRecord): Promise<void>;
+  /** Newest first (at descending, then id descending). */
+  list(query: AuditListQuery): Promise<AuditEntry[]>;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// metrics (per-minute counters)
+
+/** One `soniq_metrics` row: counts for (minute, queue, job name). `record` adds them to what is stored. */
+export interface MetricsRow {
+  /** The minute, at a whole minute (UTC). */
+  bucketStart: Date;
+  queue: string;
+  jobName: string;
+  done: number;
+  failed: number;
+  retried: number;
+  deadLettered: number;
+  snoozed: number;
+  runMsSum: number;
+}
+
+export interface MetricsListQuery {
+  since: Date;
+  queue: string | null;
+}
+
+export interface MetricsFacet {
+  /** Add each row's counts to the stored row of its key (creating it), all in one transaction. */
+  record(rows: readonly MetricsRow[]): Promise<void>;
+  /** Rows with bucketStart >= since (one queue or all), oldest first. */
+  list(query: MetricsListQuery): Promise<MetricsRow[]>;
+  /** Delete rows whose minute is older than `olderThanMs` (by the backend's clock). Returns how many. */
+  prune(olderThanMs: number): Promise<number>;
+}
+
+// ---------------------------------------------------------------------------------------------------
 // the backend
 
 export interface Backend<TTx = never> {
@@ -385,6 +497,9 @@ export interface Backend<TTx = never> {
   readonly leases: LeasesFacet;
   readonly wakeUps: WakeUpsFacet;
   readonly schedules: SchedulesFacet;
+  readonly queues: QueuesFacet;
+  readonly audit: AuditFacet;
+  readonly metrics: MetricsFacet;
   /** Release what the backend owns (never a pool or database handed to it). */
   close(): Promise<void>;
 }
@@ -409,6 +524,9 @@ export const BACKEND_FACETS = {
   leases: ["tryAcquire", "release"],
   wakeUps: ["subscribe"],
   schedules: ["upsert", "list", "get", "setPaused", "remove", "recordTick", "history"],
+  queues: ["pause", "resume", "configure", "get", "list", "recentStarts"],
+  audit: ["record", "list"],
+  metrics: ["record", "list", "prune"],
 } as const satisfies {
   [F in Exclude<keyof Backend, "name" | "capabilities" | "close">]: readonly (keyof Backend[F])[];
 };

@@ -5,13 +5,15 @@
  * allows unknown names, so a replayed job does not land where no worker can run it.
  */
 import { randomUUID } from "node:crypto";
+import { type ActorOptions, actorOf, audited, auditRecord } from "./audit.js";
+import { type BulkOptions, type BulkResult, bulk, type DeadLetterBulkFilter } from "./dead-letter-bulk.js";
 import { SoniqError } from "./errors.js";
 import { enqueueOptionProblems, fail } from "./options.js";
 import { type DeadLetterFilter, deadLetterListQuery, MAX_PAGE_SIZE } from "./queries.js";
 import type { Runtime } from "./runtime.js";
 import type { DeadLetterJob } from "./types.js";
 
-export interface ReplayOverrides {
+export interface ReplayOverrides extends ActorOptions {
   queue?: string;
   priority?: number;
   /** When the new job becomes due (or `delayMs`; not both). Default: now. */
@@ -41,25 +43,39 @@ export class DeadLetterService {
   }
 
   /** Returns the new job's id, or null when there is no dead-letter row with this id. */
-  async replay(id: string, overrides: ReplayOverrides = {}): Promise<string | null> {
-    if (typeof overrides !== "object" || overrides === null || Array.isArray(overrides)) {
+  async replay(id: string, options: ReplayOverrides = {}): Promise<string | null> {
+    if (typeof options !== "object" || options === null || Array.isArray(options)) {
       throw new SoniqError(
         "SONIQ_INVALID_OPTIONS",
-        "replay options must be an object { queue, priority, runAt, delayMs }.",
+        "replay options must be an object { queue, priority, runAt, delayMs, actor }.",
       );
     }
+    const { actor: _actor, ...overrides } = options;
     const refused = Object.keys(overrides).filter((k) => !REPLAY_KEYS.includes(k));
     const problems = [
-      ...refused.map((k) => `${k} is not a replay option (replay takes ${REPLAY_KEYS.join(", ")})`),
+      ...refused.map(
+        (k) => `${k} is not a replay option (replay takes ${[...REPLAY_KEYS, "actor"].join(", ")})`,
+      ),
       ...(refused.length > 0 ? [] : enqueueOptionProblems(overrides)),
     ];
     if (problems.length > 0) fail("replay options", problems);
+    const actor = actorOf(options, "deadLetter.replay(options)");
     let scheduledAt = overrides.runAt ?? null;
     if (overrides.delayMs !== undefined && overrides.delayMs > 0) {
       scheduledAt = new Date(Date.now() + overrides.delayMs);
     }
+    const newJobId = randomUUID();
+    const params = {
+      queue: overrides.queue ?? null,
+      priority: overrides.priority ?? null,
+      runAt: scheduledAt?.toISOString() ?? null,
+    };
+    const record = auditRecord("dead_letter.replay", actor, String(id), params, "ok", { newId: newJobId });
     const row = await this.rt.backend.deadLetters.get(id);
-    if (!row) return null;
+    if (!row) {
+      await this.rt.backend.audit.record({ ...record, outcome: "not_found", details: null });
+      return null;
+    }
     if (!this.rt.registry.has(row.jobName) && !this.rt.options.allowUnknownJobNames) {
       throw new SoniqError(
         "SONIQ_UNKNOWN_TASK_NAME",
@@ -68,19 +84,61 @@ export class DeadLetterService {
         { context: { id, name: row.jobName } },
       );
     }
-    const newId = await this.rt.backend.deadLetters.replay(id, {
-      newId: randomUUID(),
+    const request = {
+      newId: newJobId,
       queue: overrides.queue ?? null,
       priority: overrides.priority ?? null,
       scheduledAt,
-    });
+    };
+    const newId = await audited(
+      this.rt.backend,
+      record,
+      (r) => this.rt.backend.deadLetters.replay(id, request, r),
+      (result) => result !== null,
+    );
     if (newId) for (const worker of this.rt.workers) worker.nudge();
     return newId;
   }
 
   /** Deletes the dead-letter row. False when there was none. */
-  purge(id: string): Promise<boolean> {
-    return this.rt.backend.deadLetters.purge(id);
+  async purge(id: string, options?: ActorOptions): Promise<boolean> {
+    const record = auditRecord(
+      "dead_letter.purge",
+      actorOf(options, "deadLetter.purge(options)"),
+      String(id),
+      null,
+    );
+    return audited(this.rt.backend, record, (r) => this.rt.backend.deadLetters.purge(id, r), Boolean);
+  }
+
+  /**
+   * Replays every dead letter matching `filter` (chunked; one audit row `dead_letter.replay_where` with the
+   * count). With `dryRun`, counts them and changes nothing.
+   */
+  async replayWhere(
+    filter: DeadLetterBulkFilter,
+    options?: BulkOptions & Omit<ReplayOverrides, "actor">,
+  ): Promise<BulkResult> {
+    const { dryRun, actor, ...overrides } = options ?? {};
+    const problems = enqueueOptionProblems(overrides);
+    if (problems.length > 0) fail("replayWhere options", problems);
+    return bulk(this.rt.backend, "replay_where", filter, { dryRun, actor }, async (id) => {
+      const newId = await this.rt.backend.deadLetters.replay(id, {
+        newId: randomUUID(),
+        queue: overrides.queue ?? null,
+        priority: overrides.priority ?? null,
+        scheduledAt: overrides.runAt ?? null,
+      });
+      if (newId) for (const worker of this.rt.workers) worker.nudge();
+      return newId !== null;
+    });
+  }
+
+  /** Purges every dead letter matching `filter` (chunked; one audit row `dead_letter.purge_where` with the count). */
+  async purgeWhere(filter: DeadLetterBulkFilter, options?: BulkOptions): Promise<BulkResult> {
+    return bulk(this.rt.backend, "purge_where", filter, options, (id) =>
+      this.rt.backend.deadLetters.purge(id),
+    );
   }
 
   /**

@@ -1,7 +1,18 @@
 // The app API. Backend authors import the contract from `@soniq/core/backend`.
+
+export {
+  type ActorOptions,
+  type AuditListFilter,
+  AuditService,
+  actorOf,
+  audited,
+  auditRecord,
+  DEFAULT_ACTOR,
+} from "./audit.js";
 export type { Backend, BackendCapabilities, BackendTx, EnqueueResult, MigrationReport } from "./backend.js";
 export type { JobContext } from "./context.js";
 export { DeadLetterService, type LineSink, type ReplayOverrides } from "./dead-letter.js";
+export type { BulkOptions, BulkResult, DeadLetterBulkFilter } from "./dead-letter-bulk.js";
 export {
   isSoniqError,
   JobAbortedError,
@@ -11,6 +22,7 @@ export {
   type SoniqErrorCode,
   type SoniqErrorOptions,
 } from "./errors.js";
+export { EXPLAIN_CODES, type ExplainCode, type ExplainReason, type Explanation } from "./explain.js";
 export type { Handler, JobDefinition, JobResult } from "./jobs.js";
 export { argsHash, canonicalJson } from "./json.js";
 export { type LogFn, type Logger, silentLogger } from "./logger.js";
@@ -22,6 +34,12 @@ export {
   type MetricsSink,
   noopMetricsSink,
 } from "./metrics.js";
+export {
+  METRICS_RETENTION_MS,
+  type MetricsPoint,
+  type MetricsSeriesFilter,
+  MetricsService,
+} from "./metrics-series.js";
 export type { Hooks, Middleware, Next, Plugin } from "./middleware.js";
 export { isValidJobName, JOB_NAME_PATTERN } from "./names.js";
 export type { OptionDoc } from "./option-table.js";
@@ -37,6 +55,7 @@ export type {
 export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
 export type { DeadLetterFilter, ListJobsFilter } from "./queries.js";
+export { type QueueConfig, QueueService } from "./queues.js";
 export {
   type BackoffRetry,
   computeRetryDelay,
@@ -72,6 +91,9 @@ export type { WorkerScheduleOptions } from "./schedules/worker.js";
 export { JOB_DEFAULTS, JOB_STATUS_CHECK, TABLES } from "./schema/constants.js";
 export { type EnqueueManyItem, Soniq } from "./soniq.js";
 export {
+  AUDIT_ACTIONS,
+  type AuditAction,
+  type AuditEntry,
   DEAD_LETTER_REASONS,
   type DeadLetterJob,
   type DeadLetterJobRow,
@@ -81,7 +103,10 @@ export {
   type JobRow,
   type JobStatus,
   type JsonValue,
+  type QueueInfo,
+  type QueueSettings,
   type QueueStats,
+  type RateLimit,
   TERMINAL_JOB_STATUSES,
   WORKER_STATUSES,
   type WorkerInfo,

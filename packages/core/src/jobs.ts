@@ -165,6 +165,7 @@ function buildNewJob(
     scheduledAt,
     dedupKey: o.dedupKey ?? null,
     unique,
+    group: o.group ?? null,
     producerId: defaults.producerId,
   };
 }

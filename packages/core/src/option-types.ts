@@ -98,6 +98,8 @@ export interface EnqueueOptions<TTx = unknown> {
   dedupKey?: string;
   /** Overrides the job's `unique` for this enqueue. */
   unique?: boolean;
+  /** The job's group on its queue: the queue's `groupConcurrency` caps processing jobs per group. */
+  group?: string;
   /** Write inside the caller's transaction (backends with `capabilities.transactionalEnqueue`). */
   tx?: TTx;
 }

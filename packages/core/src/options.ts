@@ -277,6 +277,15 @@ const ENQUEUE_OPTIONS: OptionTable<EnqueueOptions> = {
     defaultDoc: "the job's",
     doc: "dedup on (name, sha256 of the canonical args JSON) while queued",
   },
+  group: {
+    check: (problems, v) => {
+      if (v !== undefined && (typeof v !== "string" || v.length === 0 || v.length > 200)) {
+        problems.push("group must be a non-empty string of at most 200 characters");
+      }
+    },
+    defaultDoc: "none",
+    doc: "the job's group on its queue; the queue's `groupConcurrency` caps processing jobs per group",
+  },
   tx: { check: anyValue, defaultDoc: "none", doc: "write inside your transaction (see below)" },
 };
 

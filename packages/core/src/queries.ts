@@ -34,11 +34,15 @@ export interface DeadLetterFilter {
   offset?: number;
 }
 
-function invalid(what: string, message: string, value: unknown): SoniqError {
+export function invalid(what: string, message: string, value: unknown): SoniqError {
   return new SoniqError("SONIQ_INVALID_ARGUMENT", `${what}: ${message}`, { context: { field: what, value } });
 }
 
-function filterObject(filter: unknown, what: string, keys: readonly string[]): Record<string, unknown> {
+export function filterObject(
+  filter: unknown,
+  what: string,
+  keys: readonly string[],
+): Record<string, unknown> {
   if (filter === undefined) return {};
   if (typeof filter !== "object" || filter === null || Array.isArray(filter)) {
     throw invalid(what, "expected a filter object (or nothing)", filter);
@@ -50,14 +54,14 @@ function filterObject(filter: unknown, what: string, keys: readonly string[]): R
   return filter as Record<string, unknown>;
 }
 
-function optionalString(value: unknown, what: string): string | null {
+export function optionalString(value: unknown, what: string): string | null {
   if (value === undefined) return null;
   if (typeof value !== "string" || value.length === 0)
     throw invalid(what, "expected a non-empty string", value);
   return value;
 }
 
-function optionalDate(value: unknown, what: string): Date | null {
+export function optionalDate(value: unknown, what: string): Date | null {
   if (value === undefined) return null;
   if (!(value instanceof Date) || Number.isNaN(value.getTime()))
     throw invalid(what, "expected a valid Date", value);

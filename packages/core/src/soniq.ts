@@ -3,9 +3,11 @@
  * Two instances share nothing. See README.md for the options and their defaults.
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "./audit.js";
 import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from "./backend.js";
 import { DeadLetterService } from "./dead-letter.js";
 import { SoniqError } from "./errors.js";
+import { Explainer, type Explanation } from "./explain.js";
 import { guardBackend } from "./guard.js";
 import {
   type Handler,
@@ -17,6 +19,7 @@ import {
   txOptions,
 } from "./jobs.js";
 import { safeLogger } from "./logger.js";
+import { MetricsService } from "./metrics-series.js";
 import type { Middleware, Plugin } from "./middleware.js";
 import { assertJobName } from "./names.js";
 import {
@@ -30,6 +33,7 @@ import {
   type WorkerOptions,
 } from "./options.js";
 import { jobListQuery, type ListJobsFilter, statsQuery } from "./queries.js";
+import { QueueService } from "./queues.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
 import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "./schedules/declare.js";
 import type { ScheduleRuntime } from "./schedules/runtime.js";
@@ -89,6 +93,13 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   readonly deadLetter: DeadLetterService;
   /** Recurring jobs: list, pause, resume, remove, trigger, upcoming, history (from any process). */
   readonly schedules: ScheduleService;
+  /** Queue controls: pause, resume, limits (`soniq_queues`). */
+  readonly queues: QueueService;
+  /** The operator audit log (`soniq_audit_log`). */
+  readonly audit: AuditService;
+  /** The persisted per-minute counters (`soniq_metrics`). */
+  readonly metrics: MetricsService;
+  readonly #explainer: Explainer;
   readonly #rt: Runtime;
   readonly #schedules: ScheduleRuntime;
   readonly #declarations = new Map<string, PeriodicDeclaration>();
@@ -114,6 +125,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     this.#schedules = {
       schedules: this.backend.schedules,
       leases: this.backend.leases,
+      audit: this.backend.audit,
       declarations: this.#declarations,
       registry: this.#registry,
       options: this.options,
@@ -121,6 +133,10 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       clock: this.options.clock,
     };
     this.schedules = new ScheduleService(this.#schedules);
+    this.queues = new QueueService(this.backend);
+    this.audit = new AuditService(this.backend);
+    this.metrics = new MetricsService(this.backend);
+    this.#explainer = new Explainer(this.backend, resolveWorkerOptions({}).staleAfterMs);
   }
 
   /** Creates or upgrades the schema (idempotent). */
@@ -275,6 +291,11 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     return prepareJob(target, item.args, item.options, this.options, i);
   }
 
+  /** Why this job is (not) running: `{ status, verdict, reasons: [{ code, message, evidence }] }`. Never throws for an unknown id. */
+  explain(id: string): Promise<Explanation> {
+    return this.#explainer.explain(id);
+  }
+
   getJob(id: string): Promise<Job | null> {
     return this.backend.jobs.get(id);
   }
@@ -300,8 +321,9 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
    * this process, else at that worker's next heartbeat; its late completion is ignored either way.
    * False when the job is missing or already finished.
    */
-  async cancelJob(id: string): Promise<boolean> {
-    const cancelled = await this.backend.jobs.cancel(id);
+  async cancelJob(id: string, options?: ActorOptions): Promise<boolean> {
+    const record = auditRecord("job.cancel", actorOf(options, "cancelJob(options)"), String(id), null);
+    const cancelled = await audited(this.backend, record, (r) => this.backend.jobs.cancel(id, r), Boolean);
     if (cancelled) for (const worker of this.#rt.workers) worker.cancelLocal(id);
     return cancelled;
   }

@@ -43,6 +43,8 @@ export interface JobRow {
   result: unknown;
   producerId: string | null;
   workerId: string | null;
+  /** The job's group on its queue (`groupConcurrency` caps processing jobs per group); null = none. */
+  group: string | null;
   createdAt: Date;
   updatedAt: Date;
 }
@@ -95,4 +97,65 @@ export interface WorkerInfo {
   startedAt: Date;
   version: string | null;
   metadata: Record<string, unknown> | null;
+}
+
+/** At most `max` starts in any `perMs` window (sliding). */
+export interface RateLimit {
+  max: number;
+  perMs: number;
+}
+
+/** A queue's stored controls (`soniq_queues`); a queue without a row is unpaused and unlimited. */
+export interface QueueSettings {
+  name: string;
+  paused: boolean;
+  pausedAt: Date | null;
+  /** Most jobs processing in the queue across all workers; null = unlimited. */
+  concurrency: number | null;
+  /** Most jobs processing per group (`Job.group`) in the queue; null = unlimited. */
+  groupConcurrency: number | null;
+  rateLimit: RateLimit | null;
+  updatedAt: Date | null;
+}
+
+/** One entry of `soniq.queues.list()`. */
+export interface QueueInfo {
+  name: string;
+  paused: boolean;
+  concurrency: number | null;
+  groupConcurrency: number | null;
+  rateLimit: RateLimit | null;
+  stats: QueueStats;
+  /** Age of the oldest due queued job in ms; null when nothing is ready. */
+  lagMs: number | null;
+}
+
+/** The operator actions the audit log records. */
+export const AUDIT_ACTIONS = [
+  "job.cancel",
+  "dead_letter.replay",
+  "dead_letter.purge",
+  "dead_letter.replay_where",
+  "dead_letter.purge_where",
+  "queue.pause",
+  "queue.resume",
+  "queue.configure",
+  "schedule.pause",
+  "schedule.resume",
+  "schedule.remove",
+  "schedule.trigger",
+] as const;
+
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** A `soniq_audit_log` row. */
+export interface AuditEntry {
+  id: string;
+  at: Date;
+  actor: string;
+  action: string;
+  target: string | null;
+  params: Record<string, unknown> | null;
+  outcome: string;
+  details: Record<string, unknown> | null;
 }

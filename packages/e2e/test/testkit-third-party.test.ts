@@ -162,6 +162,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       })),
     );
     expect(failed(outcomes)).toEqual([
+      "audit/actions-record-with-their-change",
       "dlq/concurrent-moves-keep-stats-consistent",
       "dlq/conflict-leaves-source-intact",
       "dlq/list-filters-and-order",

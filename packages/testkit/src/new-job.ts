@@ -19,6 +19,7 @@ export function newJob(overrides: Partial<NewJob> = {}): NewJob {
     dedupKey: null,
     unique: false,
     producerId: null,
+    group: null,
     ...overrides,
   };
 }

@@ -39,6 +39,8 @@ const isLive = (e: LaneEntry): boolean =>
 const COMPACT_MIN_STALE = 1024;
 
 export class Lane {
+  constructor(readonly queue: string) {}
+
   private readonly ready = new Heap<LaneEntry>(readyLess);
   private readonly delayed = new Heap<LaneEntry>(delayedLess);
   private stale = 0;

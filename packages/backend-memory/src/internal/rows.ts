@@ -24,6 +24,7 @@ export interface JobRecord {
   resultJson: string | null;
   readonly producerId: string | null;
   workerId: string | null;
+  readonly group: string | null;
   readonly createdAt: number;
   updatedAt: number;
   /** Insertion order: breaks created_at ties so equal timestamps keep enqueue order. */
@@ -113,6 +114,7 @@ export function toJob(r: JobRecord): Job {
     result: decodeJson(r.resultJson),
     producerId: r.producerId,
     workerId: r.workerId,
+    group: r.group,
     createdAt: new Date(r.createdAt),
     updatedAt: new Date(r.updatedAt),
   };
@@ -205,6 +207,7 @@ export type NewJobFields = Pick<
   | "dedupKey"
   | "scheduledAt"
   | "producerId"
+  | "group"
   | "seq"
 >;
 
@@ -229,6 +232,7 @@ export function queuedRecord(f: NewJobFields, now: number): JobRecord {
     resultJson: null,
     producerId: f.producerId,
     workerId: null,
+    group: f.group,
     createdAt: now,
     updatedAt: now,
     seq: f.seq,

@@ -7,9 +7,9 @@
  * memory equivalent of the SQL CHECK constraint and terminal-status trigger, and the only places that
  * keep the indexes in step with the rows.
  */
-import type { JobStatus } from "@soniq/core";
+import type { AuditEntry, JobStatus, QueueSettings } from "@soniq/core";
 import { JOB_STATUSES, SoniqError, TERMINAL_JOB_STATUSES } from "@soniq/core";
-import type { WakeUpListener } from "@soniq/core/backend";
+import type { MetricsRow, WakeUpListener } from "@soniq/core/backend";
 import { Heap } from "./heap.js";
 import { Lane } from "./lanes.js";
 import type { DeadLetterRecord, JobPatch, JobRecord, WorkerRecord } from "./rows.js";
@@ -81,6 +81,16 @@ export class MemoryStore {
   readonly counts = new Map<string, StatusCounts>();
   readonly deadLetterCounts = new Map<string, number>();
   readonly listeners = new Set<WakeUpListener>();
+  /** `soniq_queues`: queue controls by name. */
+  readonly queueSettings = new Map<string, QueueSettings>();
+  /** `soniq_queue_starts`: start times per rate-limited queue, oldest first, pruned past the window. */
+  readonly queueStarts = new Map<string, number[]>();
+  /** Processing jobs per (queue, group), for `groupConcurrency`. */
+  readonly processingByGroup = new Map<string, number>();
+  /** `soniq_audit_log`, oldest first. */
+  readonly auditLog: AuditEntry[] = [];
+  /** `soniq_metrics` by (minute, queue, job name). */
+  readonly metrics = new Map<string, MetricsRow>();
   private readonly expiring = new Heap<ExpiryEntry>((a, b) => a.expiresAt < b.expiresAt);
   private seq = 0;
 
@@ -96,7 +106,7 @@ export class MemoryStore {
   lane(queue: string): Lane {
     let lane = this.lanes.get(queue);
     if (lane === undefined) {
-      lane = new Lane();
+      lane = new Lane(queue);
       this.lanes.set(queue, lane);
     }
     return lane;
@@ -163,6 +173,19 @@ export class MemoryStore {
     });
   }
 
+  /** Processing jobs of `group` in `queue`. */
+  groupProcessing(queue: string, group: string): number {
+    return this.processingByGroup.get(groupKey(queue, group)) ?? 0;
+  }
+
+  private countGroup(job: JobRecord, delta: number): void {
+    if (job.group === null) return;
+    const key = groupKey(job.queue, job.group);
+    const n = (this.processingByGroup.get(key) ?? 0) + delta;
+    if (n === 0) this.processingByGroup.delete(key);
+    else this.processingByGroup.set(key, n);
+  }
+
   private countsOf(queue: string): StatusCounts {
     let counts = this.counts.get(queue);
     if (counts === undefined) {
@@ -174,6 +197,7 @@ export class MemoryStore {
 
   private enter(job: JobRecord, now: number): void {
     this.countsOf(job.queue)[job.status]++;
+    if (job.status === "processing") this.countGroup(job, 1);
     if (job.status === "queued") {
       job.queuedVersion++;
       this.lane(job.queue).add(job, now);
@@ -211,6 +235,7 @@ export class MemoryStore {
 
   private leave(job: JobRecord, popped: boolean): void {
     this.countsOf(job.queue)[job.status]--;
+    if (job.status === "processing") this.countGroup(job, -1);
     if (job.status === "queued") {
       if (!popped) this.lane(job.queue).forget();
       if (job.dedupKey !== null && this.dedupKeys.get(job.dedupKey) === job)
@@ -232,4 +257,8 @@ export function uniqueKeyOf(job: {
   argsHash: string | null;
 }): string | null {
   return job.uniqueJob && job.argsHash !== null ? `${job.jobName}\u0000${job.argsHash}` : null;
+}
+
+function groupKey(queue: string, group: string): string {
+  return `${queue}\u0000${group}`;
 }

@@ -5,6 +5,7 @@
 import type pg from "pg";
 import type { PostgresTestHooks } from "../options.js";
 import { translatePgError } from "./errors.js";
+import type { LimitedQueues } from "./queue-limits.js";
 
 /**
  * A FROM / USING item whose only effect is `SET LOCAL synchronous_commit = off` for the statement's own
@@ -17,6 +18,8 @@ export interface PgContext {
   /** Worker outcomes (`runs.settle`) commit asynchronously. */
   readonly asyncOutcomes: boolean;
   readonly testHooks: PostgresTestHooks;
+  /** Which queues are limited (cached briefly): the claim takes those on the limited path. */
+  readonly limits: LimitedQueues;
 }
 
 export interface Statement {

@@ -22,6 +22,7 @@ export interface JobRecord {
   result: string | null;
   producer_id: string | null;
   worker_id: string | null;
+  group: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -92,6 +93,7 @@ export function toJob(r: JobRecord): Job {
     result: parseJson(r.result),
     producerId: r.producer_id,
     workerId: r.worker_id,
+    group: r.group,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   };

@@ -27,6 +27,7 @@ export const JOB_COLUMNS = [
   "result",
   "producer_id",
   "worker_id",
+  '"group"',
   "created_at",
   "updated_at",
 ].join(", ");

@@ -4,6 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type {
+  AuditFacet,
   LeasesFacet,
   NewJob,
   ScheduleDeclaration,
@@ -22,6 +23,8 @@ import type { Schedule } from "./types.js";
 export interface ScheduleRuntime {
   readonly schedules: SchedulesFacet;
   readonly leases: LeasesFacet;
+  /** Where `soniq.schedules`' operator actions (pause, resume, remove, trigger) write their audit rows. */
+  readonly audit: AuditFacet;
   readonly declarations: ReadonlyMap<string, PeriodicDeclaration>;
   readonly registry: ReadonlyMap<string, RegisteredJob>;
   readonly options: ResolvedSoniqOptions;
@@ -51,6 +54,7 @@ export function jobFor(rt: ScheduleRuntime, schedule: Schedule): NewJob {
     dedupKey: null,
     unique,
     producerId: rt.options.producerId,
+    group: null,
   };
 }
 

@@ -2,6 +2,7 @@
  * `soniq.schedules`: read and steer recurring jobs from any process, with or without a running
  * scheduler. Every call goes to storage, so what one process does, every scheduler sees at its next check.
  */
+import { type ActorOptions, actorOf, auditRecord } from "../audit.js";
 import { SoniqError } from "../errors.js";
 import { planTicks, timingOf } from "./plan.js";
 import { jobFor, recordPlanned, type ScheduleRuntime, toStored } from "./runtime.js";
@@ -29,17 +30,27 @@ export class ScheduleService {
   }
 
   /** Stops firing: every tick until `resume` is recorded `skipped`. False when there is no such schedule. */
-  async pause(name: string): Promise<boolean> {
+  async pause(name: string, options?: ActorOptions): Promise<boolean> {
     checkName(name, "pause");
-    return this.#rt.schedules.setPaused(name, true);
+    const actor = actorOf(options, "schedules.pause(options)");
+    const paused = await this.#rt.schedules.setPaused(name, true);
+    await this.#audit("schedule.pause", actor, name, paused ? "ok" : "not_found");
+    return paused;
   }
 
   /**
    * Fires again from the next tick on. Ticks that fell due while paused are recorded `skipped` (reason
    * `paused`) first, so resuming never catches them up. False when there is no such schedule.
    */
-  async resume(name: string): Promise<boolean> {
+  async resume(name: string, options?: ActorOptions): Promise<boolean> {
     checkName(name, "resume");
+    const actor = actorOf(options, "schedules.resume(options)");
+    const resumed = await this.#resume(name);
+    await this.#audit("schedule.resume", actor, name, resumed ? "ok" : "not_found");
+    return resumed;
+  }
+
+  async #resume(name: string): Promise<boolean> {
     const schedule = await this.#rt.schedules.get(name);
     if (schedule === null) return false;
     if (schedule.paused) {
@@ -57,9 +68,12 @@ export class ScheduleService {
    * Deletes the schedule and its ledger. A schedule still declared in code comes back when a scheduler
    * next starts in a process that declares it. False when there was none.
    */
-  async remove(name: string): Promise<boolean> {
+  async remove(name: string, options?: ActorOptions): Promise<boolean> {
     checkName(name, "remove");
-    return this.#rt.schedules.remove(name);
+    const actor = actorOf(options, "schedules.remove(options)");
+    const removed = await this.#rt.schedules.remove(name);
+    await this.#audit("schedule.remove", actor, name, removed ? "ok" : "not_found");
+    return removed;
   }
 
   /**
@@ -67,8 +81,33 @@ export class ScheduleService {
    * Works without a running scheduler; a schedule declared here but not yet persisted is persisted first.
    * Returns the job id.
    */
-  async trigger(name: string): Promise<string> {
+  async trigger(name: string, options?: ActorOptions): Promise<string> {
     checkName(name, "trigger");
+    const actor = actorOf(options, "schedules.trigger(options)");
+    let jobId: string;
+    try {
+      jobId = await this.#trigger(name);
+    } catch (error) {
+      const notFound = error instanceof SoniqError && error.code === "SONIQ_INVALID_ARGUMENT";
+      await this.#audit("schedule.trigger", actor, name, notFound ? "not_found" : "failed");
+      throw error;
+    }
+    await this.#audit("schedule.trigger", actor, name, "ok", { jobId });
+    return jobId;
+  }
+
+  /** One audit row for an operator action (the schedules facet takes no record, so it is written after). */
+  async #audit(
+    action: "schedule.pause" | "schedule.resume" | "schedule.remove" | "schedule.trigger",
+    actor: string,
+    name: string,
+    outcome: string,
+    details: Record<string, unknown> | null = null,
+  ): Promise<void> {
+    await this.#rt.audit.record(auditRecord(action, actor, name, null, outcome, details));
+  }
+
+  async #trigger(name: string): Promise<string> {
     const facet = this.#rt.schedules;
     const now = new Date(this.#rt.clock.now());
     let schedule = await facet.get(name);

@@ -39,6 +39,10 @@ export const TABLES = {
   recurringJobs: "soniq_recurring_jobs",
   scheduleTicks: "soniq_schedule_ticks",
   leases: "soniq_leases",
+  queues: "soniq_queues",
+  queueStarts: "soniq_queue_starts",
+  auditLog: "soniq_audit_log",
+  metrics: "soniq_metrics",
 } as const;
 
 export const JOB_DEFAULTS = {

@@ -6,6 +6,7 @@ import { sql } from "drizzle-orm";
 import {
   boolean,
   check,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -70,6 +71,8 @@ export const soniqJobs = pgTable(
     result: jsonb("result").$type<unknown>(),
     producerId: text("producer_id"),
     workerId: uuid("worker_id"),
+    /** The job's group on its queue (`groupConcurrency` caps processing jobs per group); null = none. */
+    group: text("group"),
     createdAt: tstz("created_at").notNull().defaultNow(),
     updatedAt: tstz("updated_at").notNull().defaultNow(),
   },
@@ -95,6 +98,8 @@ export const soniqJobs = pgTable(
       .where(sql`status = 'queued' AND unique_job`),
     index("idx_soniq_jobs_expires_at").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
     index("idx_soniq_jobs_worker_id").on(t.workerId).where(sql`worker_id IS NOT NULL`),
+    // A limited queue's claim counts what is processing in the queue and per group (queue controls).
+    index("idx_soniq_jobs_processing").on(t.queue, t.group).where(sql`status = 'processing'`),
   ],
 );
 
@@ -195,6 +200,62 @@ export const soniqLeases = pgTable("soniq_leases", {
   expiresAt: tstz("expires_at").notNull(),
 });
 
+/** Queue controls: a queue without a row is unpaused and unlimited. */
+export const soniqQueues = pgTable("soniq_queues", {
+  name: text("name").primaryKey(),
+  paused: boolean("paused").notNull().default(false),
+  pausedAt: tstz("paused_at"),
+  concurrency: integer("concurrency"),
+  groupConcurrency: integer("group_concurrency"),
+  rateMax: integer("rate_max"),
+  ratePerMs: integer("rate_per_ms"),
+  updatedAt: tstz("updated_at").notNull().defaultNow(),
+});
+
+/** The rate limiter's record: one row per start in a rate-limited queue, pruned past the window. */
+export const soniqQueueStarts = pgTable(
+  "soniq_queue_starts",
+  {
+    queue: text("queue").notNull(),
+    startedAt: tstz("started_at").notNull().defaultNow(),
+    jobId: uuid("job_id").notNull(),
+  },
+  (t) => [primaryKey({ name: "soniq_queue_starts_pkey", columns: [t.queue, t.startedAt, t.jobId] })],
+);
+
+/** One row per operator action through the Soniq API. */
+export const soniqAuditLog = pgTable(
+  "soniq_audit_log",
+  {
+    id: uuid("id").primaryKey(),
+    at: tstz("at").notNull().defaultNow(),
+    actor: text("actor").notNull(),
+    action: text("action").notNull(),
+    target: text("target"),
+    params: jsonb("params").$type<Record<string, unknown>>(),
+    outcome: text("outcome").notNull(),
+    details: jsonb("details").$type<Record<string, unknown>>(),
+  },
+  (t) => [index("idx_soniq_audit_log_at").on(t.at), index("idx_soniq_audit_log_action").on(t.action, t.at)],
+);
+
+/** Per-minute counters, written in batches by workers. */
+export const soniqMetrics = pgTable(
+  "soniq_metrics",
+  {
+    bucketStart: tstz("bucket_start").notNull(),
+    queue: text("queue").notNull(),
+    jobName: text("job_name").notNull(),
+    done: integer("done").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    retried: integer("retried").notNull().default(0),
+    deadLettered: integer("dead_lettered").notNull().default(0),
+    snoozed: integer("snoozed").notNull().default(0),
+    runMsSum: doublePrecision("run_ms_sum").notNull().default(0),
+  },
+  (t) => [primaryKey({ name: "soniq_metrics_pkey", columns: [t.bucketStart, t.queue, t.jobName] })],
+);
+
 export const pgSchema = {
   soniqJobs,
   soniqDeadLetterJobs,
@@ -203,4 +264,8 @@ export const pgSchema = {
   soniqRecurringJobs,
   soniqScheduleTicks,
   soniqLeases,
+  soniqQueues,
+  soniqQueueStarts,
+  soniqAuditLog,
+  soniqMetrics,
 };

@@ -11,6 +11,7 @@ import {
   index,
   integer,
   primaryKey,
+  real,
   sqliteTable,
   text,
   uniqueIndex,
@@ -71,6 +72,8 @@ export const soniqJobs = sqliteTable(
     result: json<unknown>("result"),
     producerId: text("producer_id"),
     workerId: text("worker_id"),
+    /** The job's group on its queue (`groupConcurrency` caps processing jobs per group); null = none. */
+    group: text("group"),
     createdAt: ms("created_at").notNull().default(nowMs),
     updatedAt: ms("updated_at").notNull().default(nowMs),
   },
@@ -90,6 +93,8 @@ export const soniqJobs = sqliteTable(
       .where(sql`status = 'queued' AND unique_job = 1`),
     index("idx_soniq_jobs_expires_at").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
     index("idx_soniq_jobs_worker_id").on(t.workerId).where(sql`worker_id IS NOT NULL`),
+    // A limited queue's claim counts what is processing in the queue and per group (queue controls).
+    index("idx_soniq_jobs_processing").on(t.queue, t.group).where(sql`status = 'processing'`),
   ],
 );
 
@@ -189,6 +194,62 @@ export const soniqLeases = sqliteTable("soniq_leases", {
   expiresAt: ms("expires_at").notNull(),
 });
 
+/** Queue controls: a queue without a row is unpaused and unlimited. */
+export const soniqQueues = sqliteTable("soniq_queues", {
+  name: text("name").primaryKey(),
+  paused: integer("paused", { mode: "boolean" }).notNull().default(false),
+  pausedAt: ms("paused_at"),
+  concurrency: integer("concurrency"),
+  groupConcurrency: integer("group_concurrency"),
+  rateMax: integer("rate_max"),
+  ratePerMs: integer("rate_per_ms"),
+  updatedAt: ms("updated_at").notNull().default(nowMs),
+});
+
+/** The rate limiter's record: one row per start in a rate-limited queue, pruned past the window. */
+export const soniqQueueStarts = sqliteTable(
+  "soniq_queue_starts",
+  {
+    queue: text("queue").notNull(),
+    startedAt: ms("started_at").notNull().default(nowMs),
+    jobId: text("job_id").notNull(),
+  },
+  (t) => [primaryKey({ name: "soniq_queue_starts_pkey", columns: [t.queue, t.startedAt, t.jobId] })],
+);
+
+/** One row per operator action through the Soniq API. */
+export const soniqAuditLog = sqliteTable(
+  "soniq_audit_log",
+  {
+    id: text("id").primaryKey(),
+    at: ms("at").notNull().default(nowMs),
+    actor: text("actor").notNull(),
+    action: text("action").notNull(),
+    target: text("target"),
+    params: json<Record<string, unknown>>("params"),
+    outcome: text("outcome").notNull(),
+    details: json<Record<string, unknown>>("details"),
+  },
+  (t) => [index("idx_soniq_audit_log_at").on(t.at), index("idx_soniq_audit_log_action").on(t.action, t.at)],
+);
+
+/** Per-minute counters, written in batches by workers. */
+export const soniqMetrics = sqliteTable(
+  "soniq_metrics",
+  {
+    bucketStart: ms("bucket_start").notNull(),
+    queue: text("queue").notNull(),
+    jobName: text("job_name").notNull(),
+    done: integer("done").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    retried: integer("retried").notNull().default(0),
+    deadLettered: integer("dead_lettered").notNull().default(0),
+    snoozed: integer("snoozed").notNull().default(0),
+    runMsSum: real("run_ms_sum").notNull().default(0),
+  },
+  (t) => [primaryKey({ name: "soniq_metrics_pkey", columns: [t.bucketStart, t.queue, t.jobName] })],
+);
+
 export const sqliteSchema = {
   soniqJobs,
   soniqDeadLetterJobs,
@@ -197,4 +258,8 @@ export const sqliteSchema = {
   soniqRecurringJobs,
   soniqScheduleTicks,
   soniqLeases,
+  soniqQueues,
+  soniqQueueStarts,
+  soniqAuditLog,
+  soniqMetrics,
 };

@@ -14,7 +14,9 @@
  *   written), each heartbeat first retries the give-back and is withheld if that fails: the worker turns
  *   stale and recovery reaches those jobs although the process lives.
  */
+
 import type { WorkerRegistration } from "../backend.js";
+import { METRICS_RETENTION_MS } from "../metrics-series.js";
 import type { ResolvedWorkerOptions } from "../options.js";
 import type { Runtime } from "../runtime.js";
 import type { WorkerEvents } from "./events.js";
@@ -167,6 +169,7 @@ export class WorkerUpkeep {
       }
       const deleted = await rt.backend.jobs.deleteExpired();
       if (deleted > 0) rt.logger.debug({ deleted }, "deleted expired done jobs");
+      await rt.backend.metrics.prune(METRICS_RETENTION_MS);
     } catch (err) {
       this.#failed(err, "maintenance");
     }

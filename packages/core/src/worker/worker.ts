@@ -27,6 +27,7 @@ import { nextClaimWindow, PollTimer } from "./claim-pacing.js";
 import type { WorkerEvents } from "./events.js";
 import { InFlight } from "./in-flight.js";
 import { JobBuffer } from "./job-buffer.js";
+import { MetricsRecorder } from "./metrics-recorder.js";
 import { OutcomeWriter } from "./outcome-writer.js";
 import { maxJobsOf, subscribeWakeUps, workerRegistration } from "./setup.js";
 import { markStopped, waitAtMost } from "./shutdown.js";
@@ -44,6 +45,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
   readonly #events: TypedEmitter<WorkerEvents>;
   readonly #writer: OutcomeWriter;
   readonly #upkeep: WorkerUpkeep;
+  readonly #recorder: MetricsRecorder;
   #state: WorkerState = "idle";
   readonly #buffer = new JobBuffer();
   /** Current claim window (see claim-pacing.ts): starts at `batchSize`, grows up to `maxBatchSize`. */
@@ -92,6 +94,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       },
       unref,
     );
+    this.#recorder = new MetricsRecorder(rt, this.#events);
     this.#upkeep = new WorkerUpkeep({
       rt,
       workerId: this.id,
@@ -159,6 +162,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     // backend, not only where a LISTEN socket happens to) until stop(). Every other timer stays unref'd.
     this.#keepAlive = setInterval(() => {}, 2 ** 31 - 1);
     this.#upkeep.start();
+    this.#recorder.start();
     logger.info(
       { workerId: this.id, queues: this.options.queues, concurrency: this.options.concurrency },
       "worker started",
@@ -227,6 +231,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     } finally {
       this.#inFlight.clearDeadlines();
       await this.#upkeep.stop();
+      await this.#recorder.stop();
       await markStopped(this.#rt, this.id);
       this.#rt.workers.delete(this);
       if (this.#state === "once") this.#state = "idle";
@@ -335,6 +340,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     await this.#waiters.wait(() => this.#quiet());
     this.#inFlight.clearDeadlines();
     await this.#upkeep.stop();
+    await this.#recorder.stop();
     if (this.#workerIdForJobs !== null) await markStopped(this.#rt, this.id);
     this.#state = "stopped";
     clearInterval(this.#keepAlive);

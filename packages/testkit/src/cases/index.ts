@@ -6,6 +6,7 @@ import { jobsCases } from "./jobs.js";
 import { leaseCases } from "./leases.js";
 import { lifecycleCases } from "./lifecycle.js";
 import { peerCases } from "./peers.js";
+import { queueCases } from "./queues.js";
 import { scheduleCases } from "./schedules.js";
 import { settleCases } from "./settle.js";
 import { statsCases } from "./stats.js";
@@ -27,6 +28,7 @@ export const CONFORMANCE_CASES = [
   ...scheduleCases,
   ...subscribeCases,
   ...peerCases,
+  ...queueCases,
 ] as const;
 
 export type ConformanceCaseId = (typeof CONFORMANCE_CASES)[number]["id"];

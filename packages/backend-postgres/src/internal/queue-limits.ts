@@ -1,0 +1,133 @@
+/**
+ * The claim's queue controls on Postgres.
+ *
+ * Paused and limited queues are left out of the usual claim statement by uncorrelated reads of
+ * `soniq_queues` (a tiny table), evaluated once per statement: a one-time NOT EXISTS for one queue, else
+ * `queue <> ALL(ARRAY(SELECT name ...))`, a plain filter on the fetch index scan. The default path keeps its
+ * plan (a correlated NOT EXISTS made the planner hash-anti-join a seq scan and sort). Being part of the statement, a pause is seen by the
+ * very next claim. Limited queues are claimed here, one queue per transaction: the queue's `soniq_queues` row is
+ * locked FOR UPDATE, so limited claims of one queue serialise across every process; under that lock the
+ * claim counts what is processing (and what started in the rate window, `soniq_queue_starts`), takes
+ * that many jobs, and records their starts. Read committed: each statement after the lock sees every
+ * claim committed before it.
+ *
+ * Which queues are limited is cached for `LIMITS_TTL_MS` per backend: a queue limited just now waits that
+ * long for its first limited claim (the default claim already leaves it alone), never longer.
+ */
+import type pg from "pg";
+import { type PgContext, query } from "./context.js";
+import { inTransaction } from "./transaction.js";
+
+const LIMITS_TTL_MS = 1000;
+
+/** The SQL condition (on `soniq_queues q`) under which the default claim leaves a queue alone. */
+export const CONTROLLED = `(q.paused OR q.concurrency IS NOT NULL OR q.group_concurrency IS NOT NULL
+    OR q.rate_max IS NOT NULL)`;
+
+const LIMITED = `SELECT name FROM soniq_queues
+  WHERE NOT paused AND (concurrency IS NOT NULL OR group_concurrency IS NOT NULL OR rate_max IS NOT NULL)`;
+
+export class LimitedQueues {
+  #names: string[] = [];
+  #at = Number.NEGATIVE_INFINITY;
+
+  /** The limited (and unpaused) queues, read at most once per `LIMITS_TTL_MS`. */
+  async names(ctx: PgContext): Promise<string[]> {
+    const now = Date.now();
+    if (now - this.#at >= LIMITS_TTL_MS) {
+      const res = await query<{ name: string }>(ctx, "runs.claim", {
+        name: "soniq_limited_queues",
+        text: LIMITED,
+      });
+      this.#names = res.rows.map((r) => r.name);
+      this.#at = now;
+    }
+    return this.#names;
+  }
+}
+
+const LOCK = `SELECT paused, concurrency, group_concurrency, rate_max, rate_per_ms
+  FROM soniq_queues WHERE name = $1 FOR UPDATE`;
+const PROCESSING = "SELECT count(*)::int AS n FROM soniq_jobs WHERE status = 'processing' AND queue = $1";
+const STARTS = `WITH pruned AS (DELETE FROM soniq_queue_starts
+    WHERE queue = $1 AND started_at <= now() - make_interval(secs => $2::float8 / 1000))
+  SELECT count(*)::int AS n FROM soniq_queue_starts
+  WHERE queue = $1 AND started_at > now() - make_interval(secs => $2::float8 / 1000)`;
+
+const WORKER_OK = "($3::uuid IS NULL OR EXISTS (SELECT 1 FROM soniq_workers w WHERE w.id = $3::uuid))";
+
+const PICK_PLAIN = `SELECT id FROM soniq_jobs
+    WHERE status = 'queued' AND queue = $1 AND scheduled_at <= now() AND ${WORKER_OK}
+    ORDER BY priority, scheduled_at, created_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
+
+// Each group's due jobs numbered in claim order; a job fits while its number plus the group's processing
+// count stays within the cap. No SKIP LOCKED here (window functions cannot lock); the queue row's lock
+// already serialises limited claims, and the UPDATE re-checks `status = 'queued'`.
+const PICK_GROUPED = `WITH held AS (
+      SELECT "group" AS g, count(*) AS k FROM soniq_jobs
+      WHERE status = 'processing' AND queue = $1 AND "group" IS NOT NULL GROUP BY "group"),
+    c AS (SELECT id, priority, scheduled_at, created_at, "group" AS g,
+        row_number() OVER (PARTITION BY "group" ORDER BY priority, scheduled_at, created_at) AS n
+      FROM soniq_jobs WHERE status = 'queued' AND queue = $1 AND scheduled_at <= now())
+  SELECT c.id FROM c LEFT JOIN held h ON h.g = c.g
+  WHERE ${WORKER_OK} AND (c.g IS NULL OR c.n + COALESCE(h.k, 0) <= $4)
+  ORDER BY c.priority, c.scheduled_at, c.created_at LIMIT $2`;
+
+const claimSql = (pick: string, columns: string, recordStarts: boolean) => `WITH picked AS (
+    UPDATE soniq_jobs SET status = 'processing', attempts = attempts + 1, worker_id = $3, updated_at = now()
+    WHERE id = ANY(ARRAY(${pick})) AND status = 'queued'
+    RETURNING ${columns})${
+      recordStarts
+        ? `, started AS (INSERT INTO soniq_queue_starts (queue, started_at, job_id)
+    SELECT $1, now(), id FROM picked ON CONFLICT DO NOTHING)`
+        : ""
+    }
+  SELECT * FROM picked`;
+
+interface Lock {
+  paused: boolean;
+  concurrency: number | null;
+  group_concurrency: number | null;
+  rate_max: number | null;
+  rate_per_ms: number | null;
+}
+
+async function freeSlots(client: pg.PoolClient, queue: string, lock: Lock, limit: number): Promise<number> {
+  let slots = limit;
+  if (lock.concurrency !== null) {
+    const res = await client.query<{ n: number }>(PROCESSING, [queue]);
+    slots = Math.min(slots, lock.concurrency - (res.rows[0]?.n ?? 0));
+  }
+  if (slots > 0 && lock.rate_max !== null && lock.rate_per_ms !== null) {
+    const res = await client.query<{ n: number }>(STARTS, [queue, lock.rate_per_ms]);
+    slots = Math.min(slots, lock.rate_max - (res.rows[0]?.n ?? 0));
+  }
+  return slots;
+}
+
+/**
+ * Claim up to `limit` jobs from one limited queue, in its own transaction under the queue row's lock.
+ * Rows come back as arrays of `columns` (the claim's column list).
+ */
+export function claimLimited(
+  ctx: PgContext,
+  queue: string,
+  limit: number,
+  workerId: string | null,
+  columns: string,
+  types: pg.CustomTypesConfig,
+): Promise<unknown[][]> {
+  return inTransaction(ctx, "runs.claim", async (client) => {
+    const lock = (await client.query<Lock>(LOCK, [queue])).rows[0];
+    if (lock === undefined || lock.paused) return [];
+    const slots = await freeSlots(client, queue, lock, limit);
+    if (slots <= 0) return [];
+    const grouped = lock.group_concurrency !== null;
+    const rated = lock.rate_max !== null;
+    const text = claimSql(grouped ? PICK_GROUPED : PICK_PLAIN, columns, rated);
+    const values: unknown[] = [queue, slots, workerId];
+    if (grouped) values.push(lock.group_concurrency);
+    const res = await client.query<unknown[]>({ text, values, rowMode: "array", types });
+    return res.rows;
+  });
+}

@@ -1,0 +1,48 @@
+/** `soniq_queues` rows as core's `QueueSettings`, and the audit row writer the actions share. */
+import type { QueueSettings } from "@soniq/core";
+import type { AuditRecord } from "@soniq/core/backend";
+import type { SqliteContext } from "./context.js";
+import { jsonOrNull, NOW } from "./sql.js";
+
+export interface QueueRecord {
+  name: string;
+  paused: number;
+  paused_at: number | null;
+  concurrency: number | null;
+  group_concurrency: number | null;
+  rate_max: number | null;
+  rate_per_ms: number | null;
+  updated_at: number | null;
+}
+
+export const QUEUE_COLUMNS =
+  "name, paused, paused_at, concurrency, group_concurrency, rate_max, rate_per_ms, updated_at";
+
+export function toQueueSettings(name: string, r: QueueRecord | undefined): QueueSettings {
+  return {
+    name,
+    paused: r?.paused === 1,
+    pausedAt: r?.paused_at == null ? null : new Date(r.paused_at),
+    concurrency: r?.concurrency ?? null,
+    groupConcurrency: r?.group_concurrency ?? null,
+    rateLimit:
+      r?.rate_max == null || r.rate_per_ms == null ? null : { max: r.rate_max, perMs: r.rate_per_ms },
+    updatedAt: r?.updated_at == null ? null : new Date(r.updated_at),
+  };
+}
+
+const INSERT_AUDIT = `INSERT INTO soniq_audit_log (id, at, actor, action, target, params, outcome, details)
+  VALUES (@id, ${NOW}, @actor, @action, @target, @params, @outcome, @details)`;
+
+/** Write one audit row (inside the caller's transaction when there is one). */
+export function writeAudit(ctx: SqliteContext, record: AuditRecord): void {
+  ctx.statement(INSERT_AUDIT).run({
+    id: record.id,
+    actor: record.actor,
+    action: record.action,
+    target: record.target,
+    params: jsonOrNull(record.params, "params"),
+    outcome: record.outcome,
+    details: jsonOrNull(record.details, "details"),
+  });
+}

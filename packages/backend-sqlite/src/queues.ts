@@ -1,0 +1,106 @@
+/**
+ * The queues facet: queue controls in `soniq_queues` and the operator view of every queue. Each action
+ * and its audit row commit in one IMMEDIATE transaction. The claim (runs.ts, internal/queue-limits.ts)
+ * enforces the settings.
+ */
+import type { QueueInfo, QueueSettings } from "@soniq/core";
+import { type AuditRecord, type QueueConfigPatch, type QueuesFacet, queueInfo } from "@soniq/core/backend";
+import { immediate, runSync, type SqliteContext } from "./internal/context.js";
+import { QUEUE_COLUMNS, type QueueRecord, toQueueSettings, writeAudit } from "./internal/queue-rows.js";
+import { NOW } from "./internal/sql.js";
+import { stats } from "./jobs.js";
+
+const GET = `SELECT ${QUEUE_COLUMNS} FROM soniq_queues WHERE name = ?`;
+const ENSURE = `INSERT INTO soniq_queues (name, updated_at) VALUES (?, ${NOW}) ON CONFLICT (name) DO NOTHING`;
+const PAUSE = `UPDATE soniq_queues SET paused = 1, paused_at = COALESCE(paused_at, ${NOW}), updated_at = ${NOW}
+  WHERE name = ?`;
+const RESUME = `UPDATE soniq_queues SET paused = 0, paused_at = NULL, updated_at = ${NOW} WHERE name = ?`;
+const CONFIGURE = `UPDATE soniq_queues SET
+    concurrency = CASE WHEN @setConcurrency THEN @concurrency ELSE concurrency END,
+    group_concurrency = CASE WHEN @setGroup THEN @groupConcurrency ELSE group_concurrency END,
+    rate_max = CASE WHEN @setRate THEN @rateMax ELSE rate_max END,
+    rate_per_ms = CASE WHEN @setRate THEN @ratePerMs ELSE rate_per_ms END,
+    updated_at = ${NOW}
+  WHERE name = @name`;
+const DROP_STARTS = "DELETE FROM soniq_queue_starts WHERE queue = ?";
+
+const NAMES = `SELECT name FROM soniq_queues
+  UNION SELECT DISTINCT queue FROM soniq_jobs
+  UNION SELECT DISTINCT queue FROM soniq_dead_letter_jobs
+  ORDER BY 1`;
+const LAG = `SELECT queue, ${NOW} - MIN(scheduled_at) AS lag FROM soniq_jobs
+  WHERE status = 'queued' AND scheduled_at <= ${NOW} GROUP BY queue`;
+const RECENT_STARTS = `SELECT count(*) AS n, MIN(started_at) AS oldest FROM soniq_queue_starts
+  WHERE queue = ? AND started_at > ${NOW} - ?`;
+const ALL = `SELECT ${QUEUE_COLUMNS} FROM soniq_queues`;
+
+function read(ctx: SqliteContext, name: string): QueueSettings {
+  return toQueueSettings(name, ctx.statement(GET).get(name) as QueueRecord | undefined);
+}
+
+function write(ctx: SqliteContext, name: string, audit: AuditRecord, change: () => void): QueueSettings {
+  return immediate(ctx, () => {
+    ctx.statement(ENSURE).run(name);
+    change();
+    writeAudit(ctx, audit);
+    return read(ctx, name);
+  });
+}
+
+function configure(ctx: SqliteContext, name: string, patch: QueueConfigPatch, audit: AuditRecord) {
+  const rate = patch.rateLimit;
+  return write(ctx, name, audit, () => {
+    ctx.statement(CONFIGURE).run({
+      name,
+      setConcurrency: patch.concurrency === undefined ? 0 : 1,
+      concurrency: patch.concurrency ?? null,
+      setGroup: patch.groupConcurrency === undefined ? 0 : 1,
+      groupConcurrency: patch.groupConcurrency ?? null,
+      setRate: rate === undefined ? 0 : 1,
+      rateMax: rate?.max ?? null,
+      ratePerMs: rate?.perMs ?? null,
+    });
+    if (rate === null) ctx.statement(DROP_STARTS).run(name);
+  });
+}
+
+function list(ctx: SqliteContext): QueueInfo[] {
+  // One read transaction: names, settings, counts and lag from one snapshot.
+  return ctx.db.transaction(() => {
+    const names = (ctx.statement(NAMES).all() as { name: string }[]).map((r) => r.name);
+    const settings = new Map((ctx.statement(ALL).all() as QueueRecord[]).map((r) => [r.name, r]));
+    const lag = new Map(
+      (ctx.statement(LAG).all() as { queue: string; lag: number }[]).map((r) => [r.queue, r.lag]),
+    );
+    return names.map((name): QueueInfo => {
+      const lagMs = lag.get(name) ?? null;
+      return queueInfo(toQueueSettings(name, settings.get(name)), stats(ctx, { queue: name }), lagMs);
+    });
+  })();
+}
+
+export function queuesFacet(ctx: SqliteContext): QueuesFacet {
+  return {
+    pause: (name, audit) =>
+      runSync("queues.pause", () => write(ctx, name, audit, () => ctx.statement(PAUSE).run(name))),
+    resume: (name, audit) =>
+      runSync("queues.resume", () => {
+        const row = write(ctx, name, audit, () => ctx.statement(RESUME).run(name));
+        ctx.notify(name);
+        return row;
+      }),
+    configure: (name, patch, audit) =>
+      runSync("queues.configure", () => {
+        const row = configure(ctx, name, patch, audit);
+        ctx.notify(name);
+        return row;
+      }),
+    get: (name) => runSync("queues.get", () => read(ctx, name)),
+    list: () => runSync("queues.list", () => list(ctx)),
+    recentStarts: (name, perMs) =>
+      runSync("queues.recentStarts", () => {
+        const row = ctx.statement(RECENT_STARTS).get(name, perMs) as { n: number; oldest: number | null };
+        return { count: row.n, oldestAt: row.oldest === null ? null : new Date(row.oldest) };
+      }),
+  };
+}

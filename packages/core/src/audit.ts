@@ -1,0 +1,101 @@
+/**
+ * The audit log: every operator action through the Soniq API writes one `soniq_audit_log` row with the
+ * caller's `{ actor }` (default "api"), in the same transaction as the action where the backend has one.
+ * `auditRecord` builds the row core hands to a facet method; other packages (e.g. the scheduler's
+ * operator actions) use it too, then pass the record to their facet or to `backend.audit.record`.
+ */
+import { randomUUID } from "node:crypto";
+import type { AuditListQuery, AuditRecord, Backend } from "./backend.js";
+import { filterObject, invalid, optionalDate, optionalString } from "./queries.js";
+import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from "./types.js";
+
+/** The actor when the caller names none. */
+export const DEFAULT_ACTOR = "api";
+
+/** The `{ actor }` every write takes as its last options argument. */
+export interface ActorOptions {
+  /** Who did it (the CLI passes the OS user, the dashboard the key's label). Default "api". */
+  actor?: string;
+}
+
+/** The actor from a write's options (validated: a non-empty string of at most 200 characters). */
+export function actorOf(options: unknown, what: string): string {
+  if (options === undefined) return DEFAULT_ACTOR;
+  if (typeof options !== "object" || options === null)
+    throw invalid(what, "expected an options object", options);
+  const actor = (options as { actor?: unknown }).actor;
+  if (actor === undefined) return DEFAULT_ACTOR;
+  if (typeof actor !== "string" || actor.length === 0 || actor.length > 200) {
+    throw invalid(`${what}.actor`, "expected a non-empty string of at most 200 characters", actor);
+  }
+  return actor;
+}
+
+/** One audit row for `action`, ready for a facet method (outcome "ok" unless the caller says otherwise). */
+export function auditRecord(
+  action: AuditAction,
+  actor: string,
+  target: string | null,
+  params: Record<string, unknown> | null,
+  outcome = "ok",
+  details: Record<string, unknown> | null = null,
+): AuditRecord {
+  return { id: randomUUID(), actor, action, target, params, outcome, details };
+}
+
+/**
+ * Runs an action whose facet method writes `record` with its change, and only then; when the action found
+ * nothing to change, the row is written here with outcome "not_found" (there is nothing to commit it with).
+ */
+export async function audited<T>(
+  backend: Backend<unknown>,
+  record: AuditRecord,
+  action: (record: AuditRecord) => Promise<T>,
+  applied: (result: T) => boolean,
+): Promise<T> {
+  const result = await action(record);
+  if (!applied(result)) await backend.audit.record({ ...record, outcome: "not_found" });
+  return result;
+}
+
+export interface AuditListFilter {
+  /** Default 100, at most 1000. */
+  limit?: number;
+  action?: AuditAction;
+  /** At or after this instant. */
+  since?: Date;
+}
+
+export function auditListQuery(
+  filter: AuditListFilter | undefined,
+  what = "audit.list(filter)",
+): AuditListQuery {
+  const f = filterObject(filter, what, ["limit", "action", "since"]);
+  const action = optionalString(f.action, `${what}.action`);
+  if (action !== null && !(AUDIT_ACTIONS as readonly string[]).includes(action)) {
+    throw invalid(`${what}.action`, `expected one of ${AUDIT_ACTIONS.join(", ")}`, action);
+  }
+  const limit = f.limit ?? 100;
+  if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) {
+    throw invalid(`${what}.limit`, "expected an integer >= 1", limit);
+  }
+  return { action, since: optionalDate(f.since, `${what}.since`), limit: Math.min(limit, 1000) };
+}
+
+/** `soniq.audit`: read the log. */
+export class AuditService {
+  readonly #backend: Backend<unknown>;
+
+  constructor(backend: Backend<unknown>) {
+    this.#backend = backend;
+  }
+
+  /** Newest first. */
+  list(filter?: AuditListFilter): Promise<AuditEntry[]> {
+    try {
+      return this.#backend.audit.list(auditListQuery(filter));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+}

@@ -1,0 +1,142 @@
+/**
+ * `soniq.queues`: pause, resume and limit queues (DESIGN.md section 9). Inputs are validated here, once;
+ * each action writes its audit row through the same facet call, so both commit together.
+ * The limits are enforced by each backend's claim; this file only states them.
+ */
+
+import { type ActorOptions, actorOf, auditRecord } from "./audit.js";
+import type { Backend, QueueConfigPatch } from "./backend.js";
+import { SoniqError } from "./errors.js";
+import { checkQueue } from "./option-table.js";
+import { invalid } from "./queries.js";
+import type { QueueInfo, QueueSettings, QueueStats, RateLimit } from "./types.js";
+
+/** What `configure` takes: an omitted key keeps its value, `null` clears the limit. */
+export interface QueueConfig {
+  concurrency?: number | null;
+  groupConcurrency?: number | null;
+  rateLimit?: RateLimit | null;
+}
+
+/** The largest count or window a limit takes (the storage holds 32-bit integers). */
+const MAX_LIMIT = 2_147_483_647;
+
+export function assertQueueName(name: unknown, what: string): string {
+  const problems: string[] = [];
+  checkQueue(problems, name, `${what}: the queue name`);
+  if (name === undefined) problems.push(`${what}: a queue name is required`);
+  if (problems.length > 0) {
+    throw new SoniqError("SONIQ_INVALID_ARGUMENT", problems.join("; "), { context: { queue: name } });
+  }
+  return name as string;
+}
+
+function count(value: unknown, what: string): number | null | undefined {
+  if (value === undefined || value === null) return value;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 1 || value > MAX_LIMIT) {
+    throw invalid(what, `expected an integer from 1 to ${MAX_LIMIT}, or null to clear it`, value);
+  }
+  return value;
+}
+
+function rateLimit(value: unknown, what: string): RateLimit | null | undefined {
+  if (value === undefined || value === null) return value;
+  if (typeof value !== "object" || Array.isArray(value)) {
+    throw invalid(what, "expected { max, perMs } or null to clear it", value);
+  }
+  const extra = Object.keys(value).filter((k) => k !== "max" && k !== "perMs");
+  if (extra.length > 0) throw invalid(`${what}.${extra[0]}`, "unknown key; known keys are max, perMs", extra);
+  const { max, perMs } = value as { max?: unknown; perMs?: unknown };
+  if (max === undefined || perMs === undefined) throw invalid(what, "needs both max and perMs", value);
+  return { max: count(max, `${what}.max`) as number, perMs: count(perMs, `${what}.perMs`) as number };
+}
+
+const CONFIG_KEYS = ["concurrency", "groupConcurrency", "rateLimit"];
+
+/** The validated patch (`SONIQ_INVALID_ARGUMENT` naming the key otherwise). */
+export function queueConfigPatch(config: unknown, what: string): QueueConfigPatch {
+  if (typeof config !== "object" || config === null || Array.isArray(config)) {
+    throw invalid(what, "expected { concurrency, groupConcurrency, rateLimit }", config);
+  }
+  const extra = Object.keys(config).filter((k) => !CONFIG_KEYS.includes(k));
+  if (extra.length > 0) {
+    throw invalid(`${what}.${extra[0]}`, `unknown key; known keys are ${CONFIG_KEYS.join(", ")}`, extra);
+  }
+  const c = config as Record<string, unknown>;
+  const patch: QueueConfigPatch = {};
+  const concurrency = count(c.concurrency, `${what}.concurrency`);
+  const groupConcurrency = count(c.groupConcurrency, `${what}.groupConcurrency`);
+  const rate = rateLimit(c.rateLimit, `${what}.rateLimit`);
+  if (concurrency !== undefined) patch.concurrency = concurrency;
+  if (groupConcurrency !== undefined) patch.groupConcurrency = groupConcurrency;
+  if (rate !== undefined) patch.rateLimit = rate;
+  return patch;
+}
+
+export class QueueService {
+  readonly #backend: Backend<unknown>;
+
+  constructor(backend: Backend<unknown>) {
+    this.#backend = backend;
+  }
+
+  /** Stop claims from the queue (running jobs finish). Durable; every worker sees it within a poll. */
+  pause(name: string, options?: ActorOptions): Promise<QueueSettings> {
+    return attempt(() => {
+      const queue = assertQueueName(name, "queues.pause()");
+      const actor = actorOf(options, "queues.pause(options)");
+      return this.#backend.queues.pause(queue, auditRecord("queue.pause", actor, queue, null));
+    });
+  }
+
+  /** Let workers claim from the queue again (they are woken where the backend notifies). */
+  resume(name: string, options?: ActorOptions): Promise<QueueSettings> {
+    return attempt(() => {
+      const queue = assertQueueName(name, "queues.resume()");
+      const actor = actorOf(options, "queues.resume(options)");
+      return this.#backend.queues.resume(queue, auditRecord("queue.resume", actor, queue, null));
+    });
+  }
+
+  /** Merge limits into the queue's settings: an omitted key keeps its value, `null` clears it. */
+  configure(name: string, config: QueueConfig, options?: ActorOptions): Promise<QueueSettings> {
+    return attempt(() => {
+      const queue = assertQueueName(name, "queues.configure()");
+      const patch = queueConfigPatch(config, "queues.configure(config)");
+      const actor = actorOf(options, "queues.configure(options)");
+      const audit = auditRecord("queue.configure", actor, queue, { ...patch });
+      return this.#backend.queues.configure(queue, patch, audit);
+    });
+  }
+
+  /** The queue's settings (unpaused and unlimited when it has none). */
+  get(name: string): Promise<QueueSettings> {
+    return attempt(() => this.#backend.queues.get(assertQueueName(name, "queues.get()")));
+  }
+
+  /** Every queue with jobs, dead letters or settings: its controls, stats and lag. */
+  list(): Promise<QueueInfo[]> {
+    return this.#backend.queues.list();
+  }
+}
+
+/** One `queues.list()` entry from a queue's settings, its stats and its lag (rounded, never negative). */
+export function queueInfo(settings: QueueSettings, stats: QueueStats, lagMs: number | null): QueueInfo {
+  return {
+    name: settings.name,
+    paused: settings.paused,
+    concurrency: settings.concurrency,
+    groupConcurrency: settings.groupConcurrency,
+    rateLimit: settings.rateLimit && { ...settings.rateLimit },
+    stats,
+    lagMs: lagMs === null ? null : Math.max(0, Math.round(lagMs)),
+  };
+}
+
+function attempt<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return fn();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}

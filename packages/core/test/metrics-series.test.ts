@@ -1,0 +1,64 @@
+/** Persisted per-minute metrics on the memory backend: batched by the worker, read by metrics.series. */
+import { describe, expect, it } from "vitest";
+import { isSoniqError } from "../src/errors.js";
+import { memoryApps, memoryBackend, overriding } from "./memory.js";
+
+const app = memoryApps();
+
+describe("metrics/persisted", () => {
+  it("metrics/batched-per-worker: outcomes are counted in memory and written in one batch at stop", async () => {
+    const raw = memoryBackend();
+    const calls: number[] = [];
+    const backend = overriding(raw, "metrics", {
+      record: (rows) => {
+        calls.push(rows.length);
+        return raw.metrics.record(rows);
+      },
+    });
+    const soniq = app({}, backend);
+    soniq.job("m.ok", async () => 1, { queue: "m" });
+    soniq.job(
+      "m.bad",
+      async () => {
+        throw new Error("x");
+      },
+      { queue: "m", maxAttempts: 1 },
+    );
+    for (let i = 0; i < 20; i++) await soniq.enqueue("m.ok", {});
+    await soniq.enqueue("m.bad", {});
+    await soniq.worker({ concurrency: 5 }).runOnce();
+    expect(calls).toEqual([2]);
+    const series = await soniq.metrics.series({ since: new Date(Date.now() - 120_000), queue: "m" });
+    const total = series.reduce(
+      (acc, p) => ({ done: acc.done + p.done, deadLettered: acc.deadLettered + p.deadLettered }),
+      { done: 0, deadLettered: 0 },
+    );
+    expect(total).toEqual({ done: 20, deadLettered: 1 });
+    expect(await soniq.metrics.series({ queue: "elsewhere" })).toEqual([]);
+    const err = await soniq.metrics.series({ bucketMs: 1000 }).catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
+  });
+
+  it("metrics/series-rebuckets: minute rows summed into wider buckets", async () => {
+    const backend = memoryBackend();
+    const soniq = app({}, backend);
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000;
+    const row = (at: number, done: number) => ({
+      bucketStart: new Date(at),
+      queue: "q",
+      jobName: "j.x",
+      done,
+      failed: 0,
+      retried: 0,
+      deadLettered: 0,
+      snoozed: 0,
+      runMsSum: 10,
+    });
+    await backend.metrics.record([row(hour, 1), row(hour + 60_000, 2), row(hour + 3_600_000, 4)]);
+    const series = await soniq.metrics.series({ since: new Date(hour), bucketMs: 3_600_000 });
+    expect(series.map((p) => [p.bucketStart.getTime(), p.done, p.runMsSum])).toEqual([
+      [hour, 3, 20],
+      [hour + 3_600_000, 4, 10],
+    ]);
+  });
+});

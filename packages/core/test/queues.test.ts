@@ -1,0 +1,119 @@
+/** soniq.queues and soniq.audit on the memory backend: validation, merge semantics, actors, the claim. */
+import { describe, expect, it } from "vitest";
+import { isSoniqError } from "../src/errors.js";
+import { memoryApps } from "./memory.js";
+import { eventually } from "./support.js";
+
+const app = memoryApps();
+
+describe("queues/api", () => {
+  it("queues/api-bad-input-rejected: bad names, limits and actors are SONIQ_INVALID_ARGUMENT and write nothing", async () => {
+    const soniq = app();
+    const bad: [string, () => Promise<unknown>][] = [
+      ["name", () => soniq.queues.pause("Bad Queue")],
+      ["missing name", () => soniq.queues.resume(undefined as never)],
+      ["concurrency 0", () => soniq.queues.configure("q", { concurrency: 0 })],
+      ["fractional", () => soniq.queues.configure("q", { groupConcurrency: 1.5 })],
+      ["rate without perMs", () => soniq.queues.configure("q", { rateLimit: { max: 1 } as never })],
+      ["unknown key", () => soniq.queues.configure("q", { concurency: 2 } as never)],
+      ["not an object", () => soniq.queues.configure("q", null as never)],
+      ["empty actor", () => soniq.queues.pause("q", { actor: "" })],
+      ["audit action", () => soniq.audit.list({ action: "queue.explode" as never })],
+    ];
+    for (const [label, call] of bad) {
+      const err = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT"), label).toBe(true);
+    }
+    expect(await soniq.queues.list()).toEqual([]);
+    expect(await soniq.audit.list()).toEqual([]);
+    soniq.job("x.y", async () => null);
+    const groupErr = await soniq.enqueue("x.y", {}, { group: "" }).catch((e: unknown) => e);
+    expect(
+      isSoniqError(groupErr, "SONIQ_INVALID_OPTIONS") || isSoniqError(groupErr, "SONIQ_INVALID_ARGUMENT"),
+    ).toBe(true);
+  });
+
+  it("queues/api-audited: each action writes one row with the actor (default api), newest first", async () => {
+    const soniq = app();
+    await soniq.queues.pause("emails");
+    await soniq.queues.configure(
+      "emails",
+      { concurrency: 2, rateLimit: { max: 5, perMs: 1000 } },
+      { actor: "ops" },
+    );
+    await soniq.queues.configure("emails", { rateLimit: null }, { actor: "ops" });
+    await soniq.queues.resume("emails", { actor: "alice" });
+    const rows = await soniq.audit.list();
+    expect(rows.map((r) => [r.action, r.actor, r.target, r.outcome])).toEqual([
+      ["queue.resume", "alice", "emails", "ok"],
+      ["queue.configure", "ops", "emails", "ok"],
+      ["queue.configure", "ops", "emails", "ok"],
+      ["queue.pause", "api", "emails", "ok"],
+    ]);
+    expect(rows[1]?.params).toEqual({ rateLimit: null });
+    expect(await soniq.queues.get("emails")).toMatchObject({
+      paused: false,
+      concurrency: 2,
+      rateLimit: null,
+    });
+    expect(await soniq.audit.list({ action: "queue.pause", limit: 5 })).toHaveLength(1);
+  });
+
+  it("queues/worker-honours-pause: a worker runs nothing from a paused queue and resumes on resume()", async () => {
+    const soniq = app();
+    const ran: string[] = [];
+    const work = soniq.job(
+      "q.work",
+      async (_args, ctx) => {
+        ran.push(ctx.jobId);
+      },
+      { queue: "work" },
+    );
+    await soniq.queues.pause("work");
+    const { id } = await work.enqueue({}, { group: "tenant:1" });
+    expect((await soniq.getJob(id))?.group).toBe("tenant:1");
+    const worker = soniq.worker({ pollIntervalMs: 20 });
+    await worker.start();
+    const [info] = await soniq.queues.list();
+    expect(info).toMatchObject({ name: "work", paused: true, stats: { queued: 1 } });
+    expect(ran).toEqual([]);
+    await soniq.queues.resume("work");
+    await eventually(() => expect(ran).toEqual([id]));
+    await worker.stop();
+  });
+});
+
+describe("audit/api", () => {
+  it("audit/operator-actions: cancel, replay and purge write one row each with the actor; a miss is not_found", async () => {
+    const soniq = app();
+    soniq.job(
+      "a.job",
+      async () => {
+        throw new Error("boom");
+      },
+      { maxAttempts: 1 },
+    );
+    const { id } = await soniq.enqueue("a.job", {});
+    await soniq.worker().runOnce();
+    const newId = await soniq.deadLetter.replay(id, { actor: "ops", priority: 5 });
+    expect(typeof newId).toBe("string");
+    expect(await soniq.cancelJob(newId as string, { actor: "bob" })).toBe(true);
+    expect(await soniq.deadLetter.purge(id)).toBe(true);
+    expect(await soniq.deadLetter.purge(id, { actor: "bob" })).toBe(false);
+    const rows = await soniq.audit.list();
+    expect(rows.map((r) => [r.action, r.actor, r.target, r.outcome])).toEqual([
+      ["dead_letter.purge", "bob", id, "not_found"],
+      ["dead_letter.purge", "api", id, "ok"],
+      ["job.cancel", "bob", newId, "ok"],
+      ["dead_letter.replay", "ops", id, "ok"],
+    ]);
+    expect(rows[3]?.details).toEqual({ newId });
+    expect(rows[3]?.params).toMatchObject({ priority: 5 });
+    const err = await soniq.cancelJob(id, { actor: 7 as never }).catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
+    expect(await soniq.audit.list()).toHaveLength(4);
+  });
+});
