@@ -40,7 +40,9 @@ export function auditRecord(
   outcome = "ok",
   details: Record<string, unknown> | null = null,
 ): AuditRecord {
-  return { id: randomUUID(), actor, action, target, params, outcome, details };
+  // A target is whatever id the caller passed (a not-found row records it too); PostgreSQL text takes no NUL.
+  const stored = target === null ? null : target.replaceAll("\0", "\uFFFD");
+  return { id: randomUUID(), actor, action, target: stored, params, outcome, details };
 }
 
 /**

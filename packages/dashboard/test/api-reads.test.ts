@@ -94,12 +94,18 @@ describe("GET /api/jobs", () => {
 
 describe("GET /api/jobs/:id", () => {
   it("api/job-detail: the job and the explain verdict (null without soniq.explain)", async () => {
-    const res = await call(handler, `/api/jobs/${app.retrying[0]}`);
+    const older = handlerFor(without(app.soniq, ["explain"]));
+    const res = await call(older, `/api/jobs/${app.retrying[0]}`);
     const body = await json<{ job: Job; explain: unknown }>(res);
     expect(res.status).toBe(200);
     expect(body.job.lastError).toContain("gateway timeout");
     expect(body.job.attempts).toBe(1);
     expect(body.explain).toBeNull();
+    // core has soniq.explain now: the detail carries its verdict
+    const real = await json<{ explain: { status: string } | null }>(
+      await call(handler, `/api/jobs/${app.retrying[0]}`),
+    );
+    expect(real.explain?.status).toBe("queued");
   });
 
   it("api/job-detail-404: unknown, malformed and dead-lettered ids are 404", async () => {
@@ -148,11 +154,24 @@ describe("GET /api/queues and /api/workers", () => {
     const body = await json<{
       controls: boolean;
       queues: { name: string; paused: null; stats: { queued: number } }[];
-    }>(await call(handler, "/api/queues"));
+    }>(await call(handlerFor(without(app.soniq, ["queues"])), "/api/queues"));
     expect(body.controls).toBe(false);
     expect(body.queues.map((q) => q.name)).toEqual(["default", "reports"]);
     expect(body.queues[1]?.stats).toEqual(await app.soniq.getQueueStats({ queue: "reports" }));
     expect(body.queues[0]?.paused).toBeNull();
+  });
+
+  it("api/queues-controls: with core's soniq.queues a paused queue reads as paused", async () => {
+    await app.soniq.queues.pause("reports");
+    try {
+      const body = await json<{ controls: boolean; queues: { name: string; paused: boolean }[] }>(
+        await call(handler, "/api/queues"),
+      );
+      expect(body.controls).toBe(true);
+      expect(body.queues.find((q) => q.name === "reports")?.paused).toBe(true);
+    } finally {
+      await app.soniq.queues.resume("reports");
+    }
   });
 
   it("api/workers: registered workers with a derived state", async () => {
@@ -176,12 +195,12 @@ describe("GET /api/queues and /api/workers", () => {
 });
 
 describe("feature-gated routes", () => {
-  it("api/not-available: metrics and audit answer 501 today; schedules too on a core without them", async () => {
-    const older = handlerFor(without(app.soniq, ["schedules"]));
+  it("api/not-available: metrics, audit and schedules answer 501 on a core without them", async () => {
+    const older = handlerFor(without(app.soniq, ["queues", "explain", "audit", "metrics", "schedules"]));
     for (const [h, path] of [
-      [handler, "/api/metrics"],
-      [handler, "/api/metrics?since=24h&bucketMs=900000"],
-      [handler, "/api/audit"],
+      [older, "/api/metrics"],
+      [older, "/api/metrics?since=24h&bucketMs=900000"],
+      [older, "/api/audit"],
       [older, "/api/schedules"],
       [older, "/api/schedules/reports.daily"],
     ] as const) {

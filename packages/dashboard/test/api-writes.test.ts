@@ -192,7 +192,7 @@ describe("write routes", () => {
       ...w,
       body: { filter: { name: "billing.charge" }, dryRun: true },
     });
-    expect(await json(dry)).toMatchObject({ action: "replay", dryRun: true, count: 3, via: "ids" });
+    expect(await json(dry)).toMatchObject({ action: "replay", dryRun: true, count: 3 });
     expect((await app.soniq.getQueueStats()).queued).toBe(3);
     const run = await call(keyed, "/api/dead-letters/replay-where", {
       ...w,
@@ -236,12 +236,14 @@ describe("write routes", () => {
     expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
   });
 
-  it("write/not-available: queue writes are 501 today; schedule writes too on a core without them", async () => {
-    const older = handlerFor(without(app.soniq, ["schedules"]), { apiKeys: KEYS });
+  it("write/not-available: queue and schedule writes are 501 on a core without them", async () => {
+    const older = handlerFor(without(app.soniq, ["queues", "explain", "audit", "metrics", "schedules"]), {
+      apiKeys: KEYS,
+    });
     for (const [h, path] of [
-      [keyed, "/api/queues/default/pause"],
-      [keyed, "/api/queues/default/resume"],
-      [keyed, "/api/queues/default/configure"],
+      [older, "/api/queues/default/pause"],
+      [older, "/api/queues/default/resume"],
+      [older, "/api/queues/default/configure"],
       [older, "/api/schedules/reports.daily/pause"],
       [older, "/api/schedules/reports.daily/resume"],
       [older, "/api/schedules/reports.daily/trigger"],
@@ -250,5 +252,15 @@ describe("write routes", () => {
       expect(res.status, path).toBe(501);
       expect((await json<ErrorBody>(res)).error.code, path).toBe("not_available");
     }
+  });
+
+  it("write/queue-pause: with core's soniq.queues a write key pauses and resumes a queue, audited", async () => {
+    const res = await call(keyed, "/api/queues/default/pause", { ...w, body: {} });
+    expect(res.status).toBe(200);
+    expect((await app.soniq.queues.get("default")).paused).toBe(true);
+    const audit = await app.soniq.audit.list({ action: "queue.pause" });
+    expect(audit[0]?.target).toBe("default");
+    expect((await call(keyed, "/api/queues/default/resume", { ...w, body: {} })).status).toBe(200);
+    expect((await app.soniq.queues.get("default")).paused).toBe(false);
   });
 });

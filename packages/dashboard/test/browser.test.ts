@@ -248,8 +248,9 @@ describe("in chromium", { timeout: 60_000 }, () => {
           "Paused default.",
       );
       expect(calls).toEqual([
-        ["configure", "default", { concurrency: 5, rateLimit: null }],
-        ["pause", "default"],
+        // core has soniq.audit now, so each write carries the key's label as its actor
+        ["configure", "default", { concurrency: 5, rateLimit: null }, { actor: expect.any(String) }],
+        ["pause", "default", { actor: expect.any(String) }],
       ]);
     } finally {
       await controlled.close();
