@@ -29,7 +29,8 @@ export class Printer {
   }
 
   paint(style: Style, text: string): string {
-    return this.color ? styleText(style, text) : text;
+    // The Printer decided (NO_COLOR, a terminal, TERM): node must not re-decide from CI or the stream.
+    return this.color ? styleText(style, text, { validateStream: false }) : text;
   }
 
   line(text = ""): void {
