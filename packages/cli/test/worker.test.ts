@@ -15,7 +15,7 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
   it("worker/startup-and-log: prints what it serves, logs each outcome, exits 0 on SIGTERM", () => {
     expect(s.firstWorker.code, s.firstWorker.stderr).toBe(0);
     expect(s.firstWorker.stdout).toMatch(
-      /started\s+worker \w{8} \(pid \d+\) on \w+: queues \*, concurrency 10, 3 job\(s\): test\.ok, test\.fail, test\.hold/,
+      /started\s+worker \w{8} \(pid \d+\) on \w+: queues \*, concurrency 10, 4 job\(s\): test\.ok, test\.fail, test\.retry, test\.hold/,
     );
     expect(s.firstWorker.stdout).toMatch(/dead\s+test\.fail \w{8} permanent_failure: PermanentError/);
     expect(s.firstWorker.stdout).toMatch(/dead\s+test\.orphan \w{8} job_not_found/);

@@ -3,7 +3,7 @@ import type { JobStatus } from "@soniq/core";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError } from "../errors.js";
-import { type Explanation, requireApi, writeOptions } from "../features.js";
+import { writeOptions } from "../features.js";
 import type { Io } from "../output.js";
 import { positiveInt, statuses } from "../parse.js";
 import { jobsTable, record, stamp } from "../views.js";
@@ -118,25 +118,28 @@ function explainCommand(jobs: Command, io: Io): void {
   jobs
     .command("explain")
     .description("why a job is (not) running: every cause that applies")
-    .argument("<id>", "job id")
+    .argument("<id>", "job or dead-letter id")
     .addHelpText(
       "after",
-      "\nNeeds soniq.explain() (a later @soniq/core). JSON (--json): { status, verdict, reasons: [{ code, message, evidence }] }.\n\n" +
-        "Examples:\n  soniq jobs explain 0193c6e2-...",
+      "\nPrints the verdict (running, stuck, blocked, scheduled, ready, done, cancelled, dead_lettered), then one\n" +
+        "line per cause: its code and what was found. The codes: scheduled_in_future, retry_backoff, queue_paused,\n" +
+        "queue_concurrency_full, group_concurrency_full, rate_limited, no_worker_for_queue, no_handler_for_job,\n" +
+        "held_by_stale_worker, waiting_behind, running, done, cancelled, dead_lettered. An unknown id exits 1.\n" +
+        "JSON (--json): { status, verdict, reasons: [{ code, message, evidence }] }.\n\n" +
+        "Examples:\n  soniq jobs explain 0193c6e2-...\n  soniq jobs explain 0193c6e2-... --json | jq '.reasons[].code'",
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const result = await ctx.withApp((soniq) =>
-        requireApi<(id: string) => Promise<Explanation>>(soniq, "explain", "soniq jobs explain")(id),
-      );
-      if (ctx.json) ctx.printer.json(result);
-      else {
-        const p = ctx.printer;
-        p.line(
-          `${id}: ${p.paint("bold", result.verdict)}${result.status ? ` (status ${result.status})` : ""}`,
+      const result = await ctx.withApp((soniq) => soniq.explain(id));
+      if (result.verdict === "not_found") {
+        throw new CliError(
+          "SONIQ_CLI_NOT_FOUND",
+          `no job or dead letter with id ${id}. List them with soniq jobs list or soniq dead-letter list.`,
         );
-        for (const r of result.reasons) p.line(`  - ${r.code}: ${r.message}`);
       }
-      if (result.verdict === "not_found") process.exitCode = 1;
+      if (ctx.json) return ctx.printer.json(result);
+      const p = ctx.printer;
+      p.line(`${id}: ${p.paint("bold", result.verdict)}${result.status ? ` (status ${result.status})` : ""}`);
+      for (const r of result.reasons) p.line(`  - ${r.code}: ${r.message}`);
     });
 }
