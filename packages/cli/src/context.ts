@@ -15,7 +15,6 @@ import {
   parseDatabaseUrl,
 } from "./database.js";
 import { CliError } from "./errors.js";
-import type { App } from "./features.js";
 import { type Io, Printer } from "./output.js";
 
 export interface Globals {
@@ -65,9 +64,9 @@ export class Context {
    * Runs `fn` with a Soniq instance on the chosen database. The CLI defines no jobs, so the instance
    * accepts unknown job names (replay checks the task registry itself); `mustExist` is false only for setup.
    */
-  async withApp<T>(fn: (soniq: App) => Promise<T>, options: { mustExist?: boolean } = {}): Promise<T> {
+  async withApp<T>(fn: (soniq: Soniq) => Promise<T>, options: { mustExist?: boolean } = {}): Promise<T> {
     const backend = await openBackend(this.resolveTarget(), options.mustExist ?? true);
-    const soniq = new Soniq({ backend, allowUnknownJobNames: true, producerId: this.actor }) as App;
+    const soniq = new Soniq({ backend, allowUnknownJobNames: true, producerId: this.actor });
     try {
       return await fn(soniq);
     } finally {

@@ -18,7 +18,7 @@ export const CLI_ERROR_CODES = [
   "SONIQ_CLI_NOT_SET_UP",
   /** A package the command needs is not installed. */
   "SONIQ_CLI_MISSING_PACKAGE",
-  /** The installed @soniq/core has no API for this command yet. */
+  /** An installed package lacks what the command needs (a @soniq/dashboard without serveDashboard()). */
   "SONIQ_CLI_UNSUPPORTED",
   /** A destructive or risky action was refused (no `--yes`, no `--force`, or the user said no). */
   "SONIQ_CLI_REFUSED",

@@ -7,8 +7,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, extname, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { Soniq } from "@soniq/core";
 import { CliError } from "./errors.js";
-import type { App } from "./features.js";
 
 const TS = new Set([".ts", ".mts", ".cts", ".tsx"]);
 
@@ -50,7 +50,7 @@ async function registerTsx(file: string): Promise<void> {
 }
 
 /** Duck-typed, so a module using another copy of @soniq/core is recognised too. */
-export function isSoniq(value: unknown): value is App {
+export function isSoniq(value: unknown): value is Soniq {
   if (typeof value !== "object" || value === null) return false;
   const v = value as Record<string, unknown>;
   return (
@@ -62,7 +62,7 @@ export function isSoniq(value: unknown): value is App {
   );
 }
 
-export async function loadApp(specifier: string): Promise<App> {
+export async function loadApp(specifier: string): Promise<Soniq> {
   const file = resolve(specifier);
   if (!existsSync(file)) throw new CliError("SONIQ_CLI_MODULE", `no module at ${file}.`);
   if (TS.has(extname(file))) await registerTsx(file);

@@ -1,6 +1,5 @@
 /** Tables for people: one function per kind of row, shared by `status` and the list commands. */
-import type { DeadLetterJob, Job, WorkerInfo } from "@soniq/core";
-import type { AuditEntry, QueueInfo, ScheduleInfo } from "./features.js";
+import type { AuditEntry, DeadLetterJob, Job, QueueInfo, Schedule, WorkerInfo } from "@soniq/core";
 import { duration, firstLine, interval, type Printer, shortId } from "./output.js";
 
 export function jobsTable(p: Printer, jobs: Job[]): void {
@@ -81,12 +80,12 @@ export function queuesTable(p: Printer, queues: QueueInfo[]): void {
     ["QUEUE", "STATE", "QUEUED", "PROCESSING", "DONE", "DEAD", "CANCELLED", "LAG", "LIMITS"],
     queues.map((q) => [
       q.name,
-      q.paused === null ? "-" : p.status(q.paused ? "paused" : "active"),
-      String(q.stats.queued ?? 0),
-      String(q.stats.processing ?? 0),
-      String(q.stats.done ?? 0),
-      String(q.stats.dead_letter ?? 0),
-      String(q.stats.cancelled ?? 0),
+      p.status(q.paused ? "paused" : "active"),
+      String(q.stats.queued),
+      String(q.stats.processing),
+      String(q.stats.done),
+      String(q.stats.dead_letter),
+      String(q.stats.cancelled),
       q.lagMs === null ? "-" : duration(q.lagMs),
       limitText(q),
     ]),
@@ -94,12 +93,12 @@ export function queuesTable(p: Printer, queues: QueueInfo[]): void {
 }
 
 /** `every 30s`, or the cron expression with its timezone when it is not UTC. */
-export function when(s: Pick<ScheduleInfo, "cron" | "every" | "timezone">): string {
+export function when(s: Pick<Schedule, "cron" | "every" | "timezone">): string {
   if (s.cron !== null) return s.timezone && s.timezone !== "UTC" ? `${s.cron} (${s.timezone})` : s.cron;
   return s.every === null ? "-" : `every ${interval(s.every)}`;
 }
 
-export function schedulesTable(p: Printer, schedules: ScheduleInfo[]): void {
+export function schedulesTable(p: Printer, schedules: Schedule[]): void {
   if (schedules.length === 0) {
     p.line("no schedules.");
     return;
@@ -125,7 +124,7 @@ export function auditTable(p: Printer, rows: AuditEntry[]): void {
   }
   p.table(
     ["AT", "ACTOR", "ACTION", "TARGET", "OUTCOME"],
-    rows.map((a) => [p.ago(a.at), a.actor, a.action, a.target, a.outcome]),
+    rows.map((a) => [p.ago(a.at), a.actor, a.action, a.target ?? "-", a.outcome]),
   );
 }
 

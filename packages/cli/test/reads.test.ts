@@ -1,6 +1,8 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { eventually } from "@soniq/testkit";
 import { describe, expect, it } from "vitest";
-import { json, soniqOnTty, start } from "./cli.js";
+import { json, soniqCli, soniqOnTty, start } from "./cli.js";
 import { BACKENDS, STAT_KEYS, useSeededDatabase } from "./seed.js";
 
 describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
@@ -135,7 +137,7 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     expect(again.stdout).toContain(`not cancelled ${id}`);
   });
 
-  it("queues/real-api: core has queue controls and the audit log now: pause, resume, configure and audit work", async () => {
+  it("queues/controls-and-audit: pause, resume and configure exit 0 and are in the audit log", async () => {
     for (const args of [
       ["queues", "pause", "emails"],
       ["queues", "resume", "emails"],
@@ -148,12 +150,42 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     expect(audit.code, audit.stderr).toBe(0);
     expect(audit.stdout).toContain("queue.pause");
     expect(audit.stdout).toContain("queue.configure");
+    const pauses = json<{ action: string; actor: string; target: string }[]>(
+      await cli("audit", "--action", "queue.pause", "--json"),
+    );
+    expect(pauses.length).toBeGreaterThan(0);
+    for (const row of pauses) {
+      expect(row).toMatchObject({ action: "queue.pause", target: "emails" });
+      expect(row.actor).toMatch(/^cli:.+@.+/);
+    }
+    expect((await cli("audit", "--action", "queue.explode")).code).toBe(2); // core's actions only
+    const queues = json<{ name: string; paused: boolean; concurrency: number | null }[]>(
+      await cli("queues", "list", "--json"),
+    );
+    expect(queues.find((q) => q.name === "emails")).toMatchObject({ paused: false, concurrency: 2 });
+  });
+
+  it("dashboard/gates: a bad --port is usage; without @soniq/dashboard, or with one lacking serveDashboard(), exit 1", async () => {
     const dashboard = await cli("dashboard", "--port", "http");
-    expect(dashboard.code).toBe(2); // --port takes 0 to 65535 (the not-available gate is unit-tested in features.test.ts)
+    expect(dashboard.code).toBe(2); // --port takes 0 to 65535
     const noDashboard = await cli("dashboard");
     expect(noDashboard.code).toBe(1);
     expect(noDashboard.stderr).toMatch(
       /^error \[SONIQ_CLI_MISSING_PACKAGE\] soniq dashboard needs @soniq\/dashboard/,
+    );
+    // The package comes from the application's project, whatever its version: an older one is named, not run.
+    const project = join(s.db.dir, "old-dashboard-project");
+    const pkg = join(project, "node_modules", "@soniq", "dashboard");
+    mkdirSync(pkg, { recursive: true });
+    writeFileSync(
+      join(pkg, "package.json"),
+      JSON.stringify({ name: "@soniq/dashboard", version: "0.0.1", type: "module", main: "index.js" }),
+    );
+    writeFileSync(join(pkg, "index.js"), "export const dashboard = () => {};\n");
+    const old = await soniqCli(["dashboard", "--database-url", s.db.url], { cwd: project });
+    expect(old.code).toBe(1);
+    expect(old.stderr).toMatch(
+      /^error \[SONIQ_CLI_UNSUPPORTED\] this @soniq\/dashboard exports no serveDashboard\(\)\. Upgrade @soniq\/dashboard\./,
     );
   });
 });

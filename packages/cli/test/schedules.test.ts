@@ -21,7 +21,6 @@ import {
 import { BACKENDS } from "./seed.js";
 
 const MODULE = fileURLToPath(new URL("./fixtures/schedules.ts", import.meta.url));
-const NO_SCHEDULER = fileURLToPath(new URL("./fixtures/no-scheduler.mjs", import.meta.url));
 const NAME = "test.tick";
 const UNKNOWN = "no.such.schedule";
 const KEYS = [
@@ -261,18 +260,5 @@ describe.each(BACKENDS)("soniq schedules on %s", (_kind, makeDb) => {
     worker.child.kill("SIGTERM");
     const exited = await worker.exited;
     expect(exited.code, exited.stderr).toBe(0);
-  });
-
-  it("gated/no-scheduler: a Soniq without scheduler makes scheduler and worker --schedules exit 1", async () => {
-    for (const args of [
-      ["scheduler", NO_SCHEDULER],
-      ["worker", NO_SCHEDULER, "--schedules"],
-    ]) {
-      const r = await soniqCli(args, { cwd: db.dir });
-      expect(r.code, args.join(" ")).toBe(1);
-      expect(r.stderr).toMatch(
-        /^error \[SONIQ_CLI_UNSUPPORTED\] .*has no scheduler \(soniq\.scheduler is missing\)/,
-      );
-    }
   });
 });

@@ -1,6 +1,8 @@
 /** How a schedule's timing reads in tables, and the documented key set of a schedule in --json output. */
+
+import type { Schedule } from "@soniq/core";
 import { describe, expect, it } from "vitest";
-import { SCHEDULE_KEYS, type ScheduleInfo, scheduleRow } from "../src/features.js";
+import { SCHEDULE_KEYS, scheduleRow } from "../src/commands/schedules.js";
 import { interval } from "../src/output.js";
 import { when } from "../src/views.js";
 
@@ -25,7 +27,7 @@ describe("schedule views", () => {
   });
 
   it("views/schedule-row: exactly the documented keys, in order, a missing one null", () => {
-    const row = scheduleRow({ name: "a", jobName: "a", extra: 1 } as unknown as ScheduleInfo);
+    const row = scheduleRow({ name: "a", jobName: "a", extra: 1 } as unknown as Schedule);
     expect(Object.keys(row)).toEqual([...SCHEDULE_KEYS]);
     expect(row).toMatchObject({ name: "a", cron: null, createdAt: null });
   });

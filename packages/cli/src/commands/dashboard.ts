@@ -6,14 +6,14 @@
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { Soniq } from "@soniq/core";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError, usage } from "../errors.js";
-import type { App } from "../features.js";
 import type { Io } from "../output.js";
 
 type Serve = (options: {
-  soniq: App;
+  soniq: Soniq;
   host: string;
   port: number;
 }) => Promise<{ url: string; close(): Promise<void> }>;

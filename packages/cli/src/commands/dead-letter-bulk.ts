@@ -2,10 +2,9 @@
  * Selecting dead letters for replay and purge: by ids, or every row matching a filter (`--all`). Rows are
  * collected before anything changes, so purging while paging cannot skip rows.
  */
-import type { DeadLetterJob } from "@soniq/core";
+import type { DeadLetterJob, Soniq } from "@soniq/core";
 import type { Context } from "../context.js";
 import { CliError, usage } from "../errors.js";
-import { type App, listTaskNames } from "../features.js";
 import { Progress } from "../output.js";
 
 export interface FilterFlags {
@@ -34,7 +33,7 @@ const PAGE = 1000;
 
 /** Calls `each` with every page of matching rows, newest first. */
 export async function eachPage(
-  soniq: App,
+  soniq: Soniq,
   o: FilterFlags,
   each: (page: DeadLetterJob[]) => void | Promise<void>,
 ): Promise<void> {
@@ -45,7 +44,7 @@ export async function eachPage(
   }
 }
 
-export async function matching(soniq: App, o: FilterFlags): Promise<DeadLetterJob[]> {
+export async function matching(soniq: Soniq, o: FilterFlags): Promise<DeadLetterJob[]> {
   const rows: DeadLetterJob[] = [];
   await eachPage(soniq, o, (page) => {
     rows.push(...page);
@@ -55,7 +54,7 @@ export async function matching(soniq: App, o: FilterFlags): Promise<DeadLetterJo
 
 /** The rows to act on, or an error: ids and `--all` are exclusive, filters need `--all`, unknown ids exit 1. */
 async function select(
-  soniq: App,
+  soniq: Soniq,
   ids: string[],
   o: BulkFlags,
 ): Promise<{ rows: DeadLetterJob[]; missing: string[] }> {
@@ -87,9 +86,9 @@ function dryRun(ctx: Context, o: BulkFlags, action: string, count: number): bool
  * Replay only names some worker registered (the CLI defines no handlers, so core cannot check for it);
  * `--force` replays anyway.
  */
-export async function checkRegistered(soniq: App, rows: DeadLetterJob[], force: boolean | undefined) {
+export async function checkRegistered(soniq: Soniq, rows: DeadLetterJob[], force: boolean | undefined) {
   if (force || rows.length === 0) return;
-  const known = new Set((await listTaskNames(soniq)).map((t) => t.taskName));
+  const known = new Set((await soniq.backend.workers.listTaskNames()).map((t) => t.taskName));
   const unknown = [...new Set(rows.map((r) => r.jobName))].filter((name) => !known.has(name)).sort();
   if (unknown.length > 0) {
     throw new CliError(
@@ -106,15 +105,13 @@ export const deadLetterNotFound = (ids: string[]): CliError =>
     `no dead-letter job with id ${ids.join(", ")}. List them with soniq dead-letter list.`,
   );
 
-export type Actor = { actor?: string };
-
 /**
  * The order of every bulk action: select (unknown ids exit 1), `--dry-run` stops, the action's own check,
  * the confirmation for `--all`, then one call per row with a progress bar. Null after a dry run.
  */
 export async function runBulk<R>(
   ctx: Context,
-  soniq: App,
+  soniq: Soniq,
   ids: string[],
   o: BulkFlags,
   spec: {

@@ -1,9 +1,8 @@
 /** `dead-letter export`: JSON lines through core's streaming export, or CSV paged the same way. */
 import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
-import type { DeadLetterJob } from "@soniq/core";
+import type { DeadLetterJob, Soniq } from "@soniq/core";
 import { CliError } from "../errors.js";
-import type { App } from "../features.js";
 import type { Io } from "../output.js";
 import { eachPage, type FilterFlags, toFilter } from "./dead-letter-bulk.js";
 
@@ -62,7 +61,7 @@ async function openOutput(path: string): Promise<WriteStream> {
 }
 
 export async function exportRows(
-  soniq: App,
+  soniq: Soniq,
   filter: FilterFlags,
   format: "jsonl" | "csv",
   output: string | undefined,

@@ -2,12 +2,10 @@
 import type { DeadLetterJob } from "@soniq/core";
 import { type Command, Option } from "commander";
 import { Context } from "../context.js";
-import { writeOptions } from "../features.js";
 import type { Io } from "../output.js";
 import { positiveInt, since } from "../parse.js";
 import { deadLettersTable, record, stamp } from "../views.js";
 import {
-  type Actor,
   type BulkFlags,
   checkRegistered,
   deadLetterNotFound,
@@ -97,13 +95,10 @@ function replayCommand(dl: Command, io: Io): void {
         runBulk(ctx, soniq, ids, o, {
           verb: "replay",
           check: (rows) => checkRegistered(soniq, rows, o.force),
-          act: async (row) => {
-            const replay = soniq.deadLetter.replay as (id: string, o?: Actor) => Promise<string | null>;
-            return {
-              id: row.id,
-              newId: await replay.call(soniq.deadLetter, row.id, writeOptions(soniq, ctx.actor)),
-            };
-          },
+          act: async (row) => ({
+            id: row.id,
+            newId: await soniq.deadLetter.replay(row.id, { actor: ctx.actor }),
+          }),
         }),
       );
       if (!done) return;
@@ -127,13 +122,10 @@ function purgeCommand(dl: Command, io: Io): void {
       const done = await ctx.withApp((soniq) =>
         runBulk(ctx, soniq, ids, o, {
           verb: "purge",
-          act: async (row) => {
-            const purge = soniq.deadLetter.purge as (id: string, o?: Actor) => Promise<boolean>;
-            return {
-              id: row.id,
-              purged: await purge.call(soniq.deadLetter, row.id, writeOptions(soniq, ctx.actor)),
-            };
-          },
+          act: async (row) => ({
+            id: row.id,
+            purged: await soniq.deadLetter.purge(row.id, { actor: ctx.actor }),
+          }),
         }),
       );
       if (!done) return;

@@ -3,7 +3,6 @@ import type { JobStatus } from "@soniq/core";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError } from "../errors.js";
-import { writeOptions } from "../features.js";
 import type { Io } from "../output.js";
 import { positiveInt, statuses } from "../parse.js";
 import { jobsTable, record, stamp } from "../views.js";
@@ -97,11 +96,7 @@ function cancelCommand(jobs: Command, io: Io): void {
       const ctx = Context.of(command, io);
       const results = await ctx.withApp(async (soniq) => {
         const out: { id: string; cancelled: boolean }[] = [];
-        const options = writeOptions(soniq, ctx.actor);
-        for (const id of ids) {
-          const cancel = soniq.cancelJob as (id: string, o?: { actor?: string }) => Promise<boolean>;
-          out.push({ id, cancelled: await cancel.call(soniq, id, options) });
-        }
+        for (const id of ids) out.push({ id, cancelled: await soniq.cancelJob(id, { actor: ctx.actor }) });
         return out;
       });
       if (ctx.json) ctx.printer.json(results);

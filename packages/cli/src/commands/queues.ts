@@ -1,14 +1,11 @@
-/** `soniq queues list | pause <q> | resume <q> | configure <q>`. Controls need soniq.queues (a later core). */
+/** `soniq queues list | pause <q> | resume <q> | configure <q>`, on core's `soniq.queues`. */
+import type { QueueConfig } from "@soniq/core";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { usage } from "../errors.js";
-import { listWorkers, requireApi, writeOptions } from "../features.js";
 import type { Io } from "../output.js";
-import { listQueues } from "../overview.js";
 import { positiveInt, rate } from "../parse.js";
 import { queuesTable } from "../views.js";
-
-type Control = (name: string, o: { actor?: string }) => Promise<unknown>;
 
 export function registerQueues(program: Command, io: Io): void {
   const queues = program.command("queues").description("queues: stats, lag, pause, resume, limits");
@@ -21,16 +18,17 @@ function listCommand(queues: Command, io: Io): void {
   queues
     .command("list")
     .description(
-      "every queue with jobs, dead letters or workers: counts, lag of the oldest ready job, limits",
+      "every queue with jobs, dead letters or settings: state, counts, lag of the oldest ready job, limits",
     )
     .addHelpText(
       "after",
       "\nJSON (--json): an array of { name, paused, concurrency, groupConcurrency, rateLimit, stats, lagMs }\n" +
-        "(paused and limits are null until @soniq/core has queue controls).\n\nExamples:\n  soniq queues list\n  soniq queues list --json",
+        "(lagMs: the age of the oldest due queued job in ms, null when none is ready; a null limit is no limit).\n\n" +
+        "Examples:\n  soniq queues list\n  soniq queues list --json",
     )
     .action(async (_o, command: Command) => {
       const ctx = Context.of(command, io);
-      const rows = await ctx.withApp(async (soniq) => listQueues(soniq, await listWorkers(soniq), io.now()));
+      const rows = await ctx.withApp((soniq) => soniq.queues.list());
       if (ctx.json) return ctx.printer.json(rows);
       queuesTable(ctx.printer, rows);
     });
@@ -47,14 +45,12 @@ function controlCommands(queues: Command, io: Io): void {
       .argument("<queue>", "queue name")
       .addHelpText(
         "after",
-        `\nNeeds soniq.queues.${verb}() (a later @soniq/core).\n\nExamples:\n  soniq queues ${verb} emails`,
+        `\nRecorded in the audit log (soniq audit). JSON (--json): { queue, ${verb === "pause" ? "paused" : "resumed"}: true }.\n\n` +
+          `Examples:\n  soniq queues ${verb} emails`,
       )
       .action(async (name: string, _o, command: Command) => {
         const ctx = Context.of(command, io);
-        await ctx.withApp(async (soniq) => {
-          const fn = requireApi<Control>(soniq, `queues.${verb}`, `soniq queues ${verb}`);
-          await fn(name, writeOptions(soniq, ctx.actor));
-        });
+        await ctx.withApp((soniq) => soniq.queues[verb](name, { actor: ctx.actor }));
         if (ctx.json) ctx.printer.json({ queue: name, [verb === "pause" ? "paused" : "resumed"]: true });
         else ctx.printer.line(`${verb === "pause" ? "paused" : "resumed"} queue ${name}`);
       });
@@ -73,7 +69,7 @@ function configureCommand(queues: Command, io: Io): void {
     .option("--rate <max/window|off>", "at most max starts per window, e.g. 100/1m")
     .addHelpText(
       "after",
-      '\nNeeds soniq.queues.configure() (a later @soniq/core). "off" clears a limit.\n\n' +
+      '\n"off" clears a limit. Recorded in the audit log (soniq audit). JSON (--json): { queue, ...the changed settings }.\n\n' +
         "Examples:\n  soniq queues configure emails --concurrency 5 --rate 100/1m\n  soniq queues configure emails --rate off",
     )
     .action(
@@ -85,7 +81,7 @@ function configureCommand(queues: Command, io: Io): void {
         const ctx = Context.of(command, io);
         const limit = (flag: string, v: string | undefined) =>
           v === undefined ? undefined : v === "off" ? null : positiveInt(flag)(v);
-        const settings: Record<string, unknown> = {};
+        const settings: QueueConfig = {};
         const c = limit("--concurrency", o.concurrency);
         const g = limit("--group-concurrency", o.groupConcurrency);
         if (c !== undefined) settings.concurrency = c;
@@ -93,12 +89,7 @@ function configureCommand(queues: Command, io: Io): void {
         if (o.rate !== undefined) settings.rateLimit = rate(o.rate);
         if (Object.keys(settings).length === 0)
           throw usage("pass --concurrency, --group-concurrency or --rate.");
-        await ctx.withApp(async (soniq) => {
-          const fn = requireApi<
-            (n: string, s: Record<string, unknown>, o: { actor?: string }) => Promise<unknown>
-          >(soniq, "queues.configure", "soniq queues configure");
-          await fn(name, settings, writeOptions(soniq, ctx.actor));
-        });
+        await ctx.withApp((soniq) => soniq.queues.configure(name, settings, { actor: ctx.actor }));
         if (ctx.json) ctx.printer.json({ queue: name, ...settings });
         else ctx.printer.line(`configured queue ${name}: ${JSON.stringify(settings)}`);
       },

@@ -3,17 +3,10 @@
  * `soniq.schedules`. They act on stored schedules: a `soniq.periodic()` declaration is stored when a
  * scheduler (`soniq scheduler`, `soniq worker --schedules`) starts. An unknown name exits 1.
  */
+import type { Schedule, Soniq } from "@soniq/core";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError } from "../errors.js";
-import {
-  type App,
-  requireApi,
-  type ScheduleInfo,
-  scheduleRow,
-  type TickInfo,
-  writeOptions,
-} from "../features.js";
 import type { Io } from "../output.js";
 import { positiveInt } from "../parse.js";
 import { record, schedulesTable, stamp, when } from "../views.js";
@@ -27,10 +20,35 @@ const missing = (name: string) =>
     `no schedule named ${name}. List them with soniq schedules list (a declaration is stored when a scheduler starts).`,
   );
 
+/** The keys of a schedule in `--json` output, in this order. */
+export const SCHEDULE_KEYS = [
+  "name",
+  "jobName",
+  "cron",
+  "every",
+  "timezone",
+  "args",
+  "queue",
+  "priority",
+  "maxAttempts",
+  "catchUp",
+  "paused",
+  "nextRunAt",
+  "lastRunAt",
+  "lastJobId",
+  "createdAt",
+] as const satisfies readonly (keyof Schedule)[];
+
+/** A schedule with exactly the documented keys, in that order (a missing one is null), whatever the backend's row. */
+export function scheduleRow(s: Schedule): Schedule {
+  const row: Record<string, unknown> = {};
+  for (const key of SCHEDULE_KEYS) row[key] = s[key] ?? null;
+  return row as unknown as Schedule;
+}
+
 /** The stored schedule, or the not-found error. */
-async function mustGet(soniq: App, name: string, command: string): Promise<ScheduleInfo> {
-  const get = requireApi<(n: string) => Promise<ScheduleInfo | null>>(soniq, "schedules.get", command);
-  const row = await get(name);
+async function mustGet(soniq: Soniq, name: string): Promise<Schedule> {
+  const row = await soniq.schedules.get(name);
   if (!row) throw missing(name);
   return row;
 }
@@ -56,9 +74,7 @@ function listCommand(schedules: Command, io: Io): void {
     )
     .action(async (_o, command: Command) => {
       const ctx = Context.of(command, io);
-      const rows = await ctx.withApp((soniq) =>
-        requireApi<() => Promise<ScheduleInfo[]>>(soniq, "schedules.list", "soniq schedules list")(),
-      );
+      const rows = await ctx.withApp((soniq) => soniq.schedules.list());
       if (ctx.json) return ctx.printer.json(rows.map(scheduleRow));
       schedulesTable(ctx.printer, rows);
     });
@@ -75,7 +91,7 @@ function showCommand(schedules: Command, io: Io): void {
     )
     .action(async (name: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const row = await ctx.withApp((soniq) => mustGet(soniq, name, "soniq schedules show"));
+      const row = await ctx.withApp((soniq) => mustGet(soniq, name));
       if (ctx.json) return ctx.printer.json(scheduleRow(row));
       const p = ctx.printer;
       const catchUp = typeof row.catchUp === "object" ? `within ${row.catchUp.withinMs} ms` : row.catchUp;
@@ -110,13 +126,8 @@ function upcomingCommand(schedules: Command, io: Io): void {
     .action(async (name: string, o: { count: number }, command: Command) => {
       const ctx = Context.of(command, io);
       const dates = await ctx.withApp(async (soniq) => {
-        const upcoming = requireApi<(n: string, k: number) => Promise<Date[]>>(
-          soniq,
-          "schedules.upcoming",
-          "soniq schedules upcoming",
-        );
-        await mustGet(soniq, name, "soniq schedules upcoming");
-        return upcoming(name, o.count);
+        await mustGet(soniq, name);
+        return soniq.schedules.upcoming(name, o.count);
       });
       if (ctx.json) return ctx.printer.json(dates);
       if (dates.length === 0) return ctx.printer.line(`${name} has no future fire time.`);
@@ -138,13 +149,8 @@ function historyCommand(schedules: Command, io: Io): void {
     .action(async (name: string, o: { limit: number }, command: Command) => {
       const ctx = Context.of(command, io);
       const ticks = await ctx.withApp(async (soniq) => {
-        const history = requireApi<(n: string, o: { limit: number }) => Promise<TickInfo[]>>(
-          soniq,
-          "schedules.history",
-          "soniq schedules history",
-        );
-        await mustGet(soniq, name, "soniq schedules history");
-        return history(name, { limit: o.limit });
+        await mustGet(soniq, name);
+        return soniq.schedules.history(name, { limit: o.limit });
       });
       if (ctx.json) return ctx.printer.json(ticks);
       const p = ctx.printer;
@@ -187,16 +193,11 @@ function writeCommands(schedules: Command, io: Io): void {
       .action(async (name: string, _o, command: Command) => {
         const ctx = Context.of(command, io);
         const result = await ctx.withApp(async (soniq) => {
-          const fn = requireApi<(n: string, o: { actor?: string }) => Promise<boolean | string>>(
-            soniq,
-            `schedules.${verb}`,
-            `soniq schedules ${verb}`,
-          );
-          // trigger throws a generic error for an unknown name; check first so every verb says not found.
-          if (verb === "trigger") await mustGet(soniq, name, "soniq schedules trigger");
-          return fn(name, writeOptions(soniq, ctx.actor));
+          // trigger throws SONIQ_INVALID_ARGUMENT for an unknown name; check first so every verb says not found.
+          if (verb === "trigger") await mustGet(soniq, name);
+          return soniq.schedules[verb](name, { actor: ctx.actor });
         });
-        if (result === false || result === null || result === undefined) throw missing(name);
+        if (result === false) throw missing(name);
         if (verb === "trigger") {
           const jobId = String(result);
           if (ctx.json) return ctx.printer.json({ name, jobId });

@@ -1,7 +1,6 @@
 /** `soniq setup` (apply migrations) and `soniq migrate-status` (what is applied, what is pending). */
 import type { Command } from "commander";
 import { Context } from "../context.js";
-import { migrationStatus } from "../features.js";
 import type { Io } from "../output.js";
 
 export function registerSetup(program: Command, io: Io): void {
@@ -30,7 +29,7 @@ export function registerSetup(program: Command, io: Io): void {
     .addHelpText("after", "\nExamples:\n  soniq migrate-status\n  soniq migrate-status --json")
     .action(async (_opts, command: Command) => {
       const ctx = Context.of(command, io);
-      const status = await ctx.withApp((soniq) => migrationStatus(soniq));
+      const status = await ctx.withApp((soniq) => soniq.backend.migrations.status());
       if (ctx.json) ctx.printer.json(status);
       else {
         const p = ctx.printer;

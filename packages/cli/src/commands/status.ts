@@ -1,25 +1,33 @@
 /** `soniq status [--watch]`: one screen with stats, queues and lag, workers, schedules and recent dead letters. */
 import { setTimeout as delay } from "node:timers/promises";
+import type { Soniq } from "@soniq/core";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { usage } from "../errors.js";
-import type { App } from "../features.js";
 import type { Io } from "../output.js";
-import { overview } from "../overview.js";
 import { deadLettersTable, queuesTable, schedulesTable, workersTable } from "../views.js";
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   delay(ms, undefined, { signal }).catch(() => {});
 
-async function screen(ctx: Context, soniq: App, watching = false): Promise<void> {
+/** The document behind the screen and `status --json`. Workers have no app-level API in core: the backend's. */
+async function overview(soniq: Soniq) {
+  const [stats, queues, workers, schedules] = await Promise.all([
+    soniq.getQueueStats(),
+    soniq.queues.list(),
+    soniq.backend.workers.list(),
+    soniq.schedules.list(),
+  ]);
+  return { stats, queues, workers, schedules };
+}
+
+async function screen(ctx: Context, soniq: Soniq, watching = false): Promise<void> {
   const p = ctx.printer;
-  const view = await overview(soniq, ctx.io.now());
-  // Scripts always get an array: a core without a scheduler has no schedules.
+  const view = await overview(soniq);
   if (ctx.json) {
-    const doc = { ...view, schedules: view.schedules ?? [] };
     // --watch --json prints one compact document per line (JSON lines), so a reader can split them.
-    if (watching) p.io.out.write(`${JSON.stringify(doc)}\n`);
-    else p.json(doc);
+    if (watching) p.io.out.write(`${JSON.stringify(view)}\n`);
+    else p.json(view);
     return;
   }
   const s = view.stats;
@@ -42,8 +50,7 @@ async function screen(ctx: Context, soniq: App, watching = false): Promise<void>
   else p.line("no live workers.");
   p.line();
   p.line(p.paint("bold", "Schedules"));
-  if (view.schedules === null) p.line("not available: this @soniq/core has no scheduler.");
-  else schedulesTable(p, view.schedules);
+  schedulesTable(p, view.schedules);
   p.line();
   p.line(p.paint("bold", `Dead letters (${s.dead_letter})`));
   if (s.dead_letter === 0) return p.line("none.");

@@ -3,18 +3,18 @@
  * SIGINT. The first signal stops gracefully (no new claims, running jobs finish up to the shutdown timeout,
  * then the instance closes) and exits 0; a second signal exits 1 at once (its jobs return through recovery).
  */
+import type { Soniq } from "@soniq/core";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { parseDatabaseUrl } from "../database.js";
 import { usage } from "../errors.js";
-import { type App, NO_SCHEDULER } from "../features.js";
 import { loadApp } from "../module-loader.js";
 import type { Io } from "../output.js";
 import { list, positiveInt } from "../parse.js";
 import { type LogFormat, logFormat, WorkerLog } from "../worker-log.js";
 
 /** A module's own backend wins; an explicit `--database-url` of another kind is a mistake, not a choice. */
-function checkDatabase(ctx: Context, app: App, specifier: string, log: WorkerLog): void {
+function checkDatabase(ctx: Context, app: Soniq, specifier: string, log: WorkerLog): void {
   if (ctx.database.source !== "flag") return;
   const flagged = parseDatabaseUrl(ctx.database.url);
   if (flagged.kind !== app.backend.name) {
@@ -115,15 +115,13 @@ function workerCommand(program: Command, io: Io): void {
       const log = new WorkerLog(ctx.printer, o.logFormat);
       const app = await loadApp(specifier);
       checkDatabase(ctx, app, specifier, log);
-      if (o.schedules && typeof app.scheduler !== "function") throw NO_SCHEDULER("--schedules");
-      const options: Record<string, unknown> = {
+      // A flag not given is undefined, which core reads as its default.
+      const worker = app.worker({
         queues: o.queues,
         concurrency: o.concurrency,
         shutdownTimeoutMs: o.shutdownTimeout,
-      };
-      if (o.schedules) options.schedules = true;
-      for (const key of Object.keys(options)) if (options[key] === undefined) delete options[key];
-      const worker = app.worker(options);
+        schedules: o.schedules,
+      });
       log.follow(worker);
       const signals = watchSignals(log);
       try {
@@ -181,10 +179,7 @@ function schedulerCommand(program: Command, io: Io): void {
         const log = new WorkerLog(ctx.printer, o.logFormat);
         const app = await loadApp(specifier);
         checkDatabase(ctx, app, specifier, log);
-        const make = app.scheduler;
-        if (typeof make !== "function") throw NO_SCHEDULER("soniq scheduler");
-        const scheduler = make.call(
-          app,
+        const scheduler = app.scheduler(
           o.checkInterval === undefined ? {} : { checkIntervalMs: o.checkInterval },
         );
         const signals = watchSignals(log);
@@ -194,12 +189,12 @@ function schedulerCommand(program: Command, io: Io): void {
           signals.detach();
           throw err;
         }
-        const names = app.schedules?.list ? (await app.schedules.list()).map((s) => s.name) : [];
-        const every = scheduler.checkIntervalMs ?? o.checkInterval;
+        const names = (await app.schedules.list()).map((s) => s.name);
+        const every = scheduler.checkIntervalMs;
         log.event(
           "info",
           "started",
-          `scheduler (pid ${process.pid}) on ${app.backend.name}${every === undefined ? "" : `, checking every ${every} ms`}: ` +
+          `scheduler (pid ${process.pid}) on ${app.backend.name}, checking every ${every} ms: ` +
             `${names.length} schedule(s): ${names.join(", ") || "none"}`,
           { pid: process.pid, backend: app.backend.name, checkIntervalMs: every, schedules: names },
         );

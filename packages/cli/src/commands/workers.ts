@@ -1,7 +1,6 @@
 /** `soniq workers`: registered workers with their heartbeats. */
 import type { Command } from "commander";
 import { Context } from "../context.js";
-import { listWorkers } from "../features.js";
 import type { Io } from "../output.js";
 import { workersTable } from "../views.js";
 
@@ -16,7 +15,7 @@ export function registerWorkers(program: Command, io: Io): void {
     )
     .action(async (_opts, command: Command) => {
       const ctx = Context.of(command, io);
-      const workers = await ctx.withApp((soniq) => listWorkers(soniq));
+      const workers = await ctx.withApp((soniq) => soniq.backend.workers.list());
       if (ctx.json) return ctx.printer.json(workers);
       workersTable(ctx.printer, workers);
     });
