@@ -7,7 +7,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { eventually } from "@soniq/testkit";
+import type { Command } from "commander";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createProgram } from "../src/program.js";
 import {
   assertBuilt,
   expectNoRunningChildren,
@@ -19,37 +21,10 @@ import {
 } from "./cli.js";
 
 const PLAIN = fileURLToPath(new URL("./fixtures/plain.mjs", import.meta.url));
-const COMMANDS = [
-  ["setup"],
-  ["migrate-status"],
-  ["worker"],
-  ["scheduler"],
-  ["status"],
-  ["workers"],
-  ["jobs", "list"],
-  ["jobs", "show"],
-  ["jobs", "cancel"],
-  ["jobs", "explain"],
-  ["dead-letter", "list"],
-  ["dead-letter", "show"],
-  ["dead-letter", "replay"],
-  ["dead-letter", "purge"],
-  ["dead-letter", "export"],
-  ["queues", "list"],
-  ["queues", "pause"],
-  ["queues", "resume"],
-  ["queues", "configure"],
-  ["schedules", "list"],
-  ["schedules", "show"],
-  ["schedules", "upcoming"],
-  ["schedules", "history"],
-  ["schedules", "pause"],
-  ["schedules", "resume"],
-  ["schedules", "remove"],
-  ["schedules", "trigger"],
-  ["audit"],
-  ["dashboard"],
-];
+/** Every command and command group the program defines, read from it (so a new one is checked too). */
+const paths = (command: Command, prefix: string[] = []): string[][] =>
+  command.commands.flatMap((c) => [[...prefix, c.name()], ...paths(c, [...prefix, c.name()])]);
+const COMMANDS = paths(createProgram());
 
 describe("soniq basics", () => {
   let dir: string;
@@ -75,7 +50,7 @@ describe("soniq basics", () => {
     expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+ \(@soniq\/core \d+\.\d+\.\d+\)$/);
   });
 
-  it("cli/help-everywhere: every command has --help with examples, exit 0", async () => {
+  it("cli/help-everywhere: every command and group has --help with examples, exit 0", async () => {
     const top = await cli(["--help"]);
     expect(top.code).toBe(0);
     for (const name of [
@@ -91,6 +66,8 @@ describe("soniq basics", () => {
       expect(top.stdout).toContain(name);
     }
     expect(top.stdout).toContain("Exit codes: 0 ok, 1 failure");
+    expect(COMMANDS).toContainEqual(["jobs", "explain"]);
+    expect(COMMANDS).toContainEqual(["jobs"]);
     const helps = await Promise.all(COMMANDS.map((c) => cli([...c, "--help"])));
     for (const [i, r] of helps.entries()) {
       expect(r.code, COMMANDS[i]?.join(" ")).toBe(0);

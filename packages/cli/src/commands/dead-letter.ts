@@ -34,7 +34,12 @@ function bulk(command: Command): Command {
 export function registerDeadLetter(program: Command, io: Io): void {
   const dl = program
     .command("dead-letter")
-    .description("inspect, replay, purge and export dead-lettered jobs");
+    .description("inspect, replay, purge and export dead-lettered jobs")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  soniq dead-letter list --since 1d\n  soniq dead-letter replay --all --name orders.email_receipt --dry-run\n" +
+        "  soniq dead-letter export --output dead.jsonl",
+    );
   listCommand(dl, io);
   showCommand(dl, io);
   replayCommand(dl, io);

@@ -14,7 +14,14 @@ const notFound = (id: string) =>
   );
 
 export function registerJobs(program: Command, io: Io): void {
-  const jobs = program.command("jobs").description("list, inspect, cancel and explain jobs");
+  const jobs = program
+    .command("jobs")
+    .description("list, inspect, cancel and explain jobs")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  soniq jobs list --status queued --queue emails\n  soniq jobs explain 0193c6e2-...\n" +
+        "  soniq jobs cancel 0193c6e2-...",
+    );
   listCommand(jobs, io);
   showCommand(jobs, io);
   cancelCommand(jobs, io);

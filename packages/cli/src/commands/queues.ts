@@ -8,7 +8,13 @@ import { positiveInt, rate } from "../parse.js";
 import { queuesTable } from "../views.js";
 
 export function registerQueues(program: Command, io: Io): void {
-  const queues = program.command("queues").description("queues: stats, lag, pause, resume, limits");
+  const queues = program
+    .command("queues")
+    .description("queues: stats, lag, pause, resume, limits")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  soniq queues list\n  soniq queues pause emails\n  soniq queues configure emails --concurrency 5 --rate 100/1m",
+    );
   listCommand(queues, io);
   controlCommands(queues, io);
   configureCommand(queues, io);

@@ -56,7 +56,11 @@ async function mustGet(soniq: Soniq, name: string): Promise<Schedule> {
 export function registerSchedules(program: Command, io: Io): void {
   const schedules = program
     .command("schedules")
-    .description("recurring jobs: list, inspect, pause, resume, trigger, remove");
+    .description("recurring jobs: list, inspect, pause, resume, trigger, remove")
+    .addHelpText(
+      "after",
+      "\nExamples:\n  soniq schedules list\n  soniq schedules upcoming reports.daily -n 10\n  soniq schedules trigger reports.daily",
+    );
   listCommand(schedules, io);
   showCommand(schedules, io);
   upcomingCommand(schedules, io);
