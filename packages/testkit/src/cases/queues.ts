@@ -5,7 +5,7 @@
 import { auditRecord, type QueueConfigPatch } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
 import type { CaseContext } from "../types.js";
-import { deadLetter, deepEqual, done, enqueue, equal, ids, settleOne } from "./helpers.js";
+import { deepEqual, done, enqueue, equal, ids, settleOne } from "./helpers.js";
 
 const claim = (ctx: CaseContext, queue: string, limit: number) =>
   ctx.backend.runs.claim({ queues: [queue], limit, workerId: null });
