@@ -27,9 +27,9 @@ import {
 import type pg from "pg";
 import { type PgContext, query } from "./internal/context.js";
 import { enqueueMany } from "./internal/enqueue.js";
-import { translatePgError } from "./internal/errors.js";
 import { auditCte, auditValues, writeAudit } from "./internal/queue-rows.js";
 import { type ScheduleRecord, type TickRow, toSchedule, toTick } from "./internal/schedule-rows.js";
+import { inTransaction } from "./internal/transaction.js";
 
 // An unchanged timing (type, value, timezone) keeps next_run_at; SET expressions read the old row.
 const UPSERT = `INSERT INTO soniq_recurring_jobs AS r (id, job_name, schedule_type, schedule_value, timezone, args,
@@ -144,30 +144,6 @@ async function changed(
     values: audit ? [...values, ...auditValues(audit)] : values,
   });
   return res.rows.length > 0;
-}
-
-async function inTransaction<T>(
-  ctx: PgContext,
-  operation: string,
-  fn: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
-  let client: pg.PoolClient;
-  try {
-    client = await ctx.pool.connect();
-  } catch (err) {
-    throw translatePgError(err, operation);
-  }
-  try {
-    await client.query("BEGIN");
-    const result = await fn(client);
-    await client.query("COMMIT");
-    return result;
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw translatePgError(err, operation);
-  } finally {
-    client.release();
-  }
 }
 
 async function recordTick(
