@@ -1,7 +1,8 @@
 /**
  * The schedules facet: recurring-job declarations and their tick ledger, in process. `recordTick` is one
  * synchronous step (ledger row, job insert, schedule advance), the memory equivalent of the SQL
- * backends' transaction, so concurrent recorders of one tick leave one row and one job.
+ * backends' transaction, so concurrent recorders of one tick leave one row and one job. An operator
+ * action's audit row is appended in the same step as its change.
  */
 import type { CatchUpPolicy, Schedule, ScheduleTick, TickOutcome } from "@soniq/core";
 import {
@@ -10,7 +11,9 @@ import {
   type SchedulesFacet,
   type TickRecord,
   type TickRecordResult,
+  triggerAudit,
 } from "@soniq/core/backend";
+import { appendAudit } from "./audit.js";
 import type { MemoryStore } from "./internal/store.js";
 import { enqueueMany } from "./jobs.js";
 
@@ -53,17 +56,20 @@ export function schedulesFacet(store: MemoryStore): SchedulesFacet {
       const record = schedules.get(name);
       return record === undefined ? null : toSchedule(record);
     },
-    setPaused: async (name, paused) => {
+    setPaused: async (name, paused, audit) => {
       const record = schedules.get(name);
       if (record === undefined) return false;
       record.paused = paused;
+      if (audit) appendAudit(store, audit);
       return true;
     },
-    remove: async (name) => {
+    remove: async (name, audit) => {
       ledgers.delete(name);
-      return schedules.delete(name);
+      const removed = schedules.delete(name);
+      if (removed && audit) appendAudit(store, audit);
+      return removed;
     },
-    recordTick: async (tick) => {
+    recordTick: async (tick, audit) => {
       const record = schedules.get(tick.scheduleName);
       if (record === undefined) return { status: "no_schedule" };
       let ledger = ledgers.get(record.name);
@@ -71,7 +77,10 @@ export function schedulesFacet(store: MemoryStore): SchedulesFacet {
         ledger = new Map();
         ledgers.set(record.name, ledger);
       }
-      return recordTick(store, record, ledger, tick);
+      const result = recordTick(store, record, ledger, tick);
+      const row = triggerAudit(audit, result);
+      if (row !== null) appendAudit(store, row);
+      return result;
     },
     history: async (name, { limit }) => {
       const rows = [...(ledgers.get(name)?.values() ?? [])].sort((a, b) => b.tickAt - a.tickAt);

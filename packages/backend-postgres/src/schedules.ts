@@ -6,20 +6,30 @@
  * concurrent recorders of a schedule take turns and the second finds the first one's ledger row and
  * changes nothing; then it enqueues the job (the same statement as `jobs.enqueue`, inside the
  * transaction; its NOTIFY is delivered on commit), inserts the ledger row and advances the schedule.
+ * An operator action's audit row commits with its change: in setPaused's and remove's one statement, in
+ * recordTick's transaction for a manual trigger.
  */
-import type { ScheduleDeclaration, SchedulesFacet, TickRecord, TickRecordResult } from "@soniq/core/backend";
+import type {
+  AuditRecord,
+  ScheduleDeclaration,
+  SchedulesFacet,
+  TickRecord,
+  TickRecordResult,
+} from "@soniq/core/backend";
 import {
   recurringStatus,
   resolveTick,
   SCHEDULE_COLUMNS,
   TICK_COLUMNS,
   toStoredTiming,
+  triggerAudit,
 } from "@soniq/core/backend";
 import type pg from "pg";
 import { type PgContext, query } from "./internal/context.js";
 import { enqueueMany } from "./internal/enqueue.js";
-import { translatePgError } from "./internal/errors.js";
+import { auditCte, auditValues, writeAudit } from "./internal/queue-rows.js";
 import { type ScheduleRecord, type TickRow, toSchedule, toTick } from "./internal/schedule-rows.js";
+import { inTransaction } from "./internal/transaction.js";
 
 // An unchanged timing (type, value, timezone) keeps next_run_at; SET expressions read the old row.
 const UPSERT = `INSERT INTO soniq_recurring_jobs AS r (id, job_name, schedule_type, schedule_value, timezone, args,
@@ -36,9 +46,10 @@ const UPSERT = `INSERT INTO soniq_recurring_jobs AS r (id, job_name, schedule_ty
     timezone = EXCLUDED.timezone, updated_at = now()`;
 const LIST = `SELECT ${SCHEDULE_COLUMNS} FROM soniq_recurring_jobs ORDER BY id`;
 const GET = `SELECT ${SCHEDULE_COLUMNS} FROM soniq_recurring_jobs WHERE id = $1`;
-const SET_PAUSED = "UPDATE soniq_recurring_jobs SET status = $2, updated_at = now() WHERE id = $1";
-const REMOVE = `WITH ticks AS (DELETE FROM soniq_schedule_ticks WHERE schedule_name = $1)
-  DELETE FROM soniq_recurring_jobs WHERE id = $1`;
+const SET_PAUSED = `WITH changed AS (UPDATE soniq_recurring_jobs SET status = $2, updated_at = now()
+    WHERE id = $1 RETURNING id)`;
+const REMOVE = `WITH ticks AS (DELETE FROM soniq_schedule_ticks WHERE schedule_name = $1),
+  changed AS (DELETE FROM soniq_recurring_jobs WHERE id = $1 RETURNING id)`;
 const LOCK = "SELECT status FROM soniq_recurring_jobs WHERE id = $1 FOR UPDATE";
 const FIND_TICK = `SELECT ${TICK_COLUMNS} FROM soniq_schedule_ticks WHERE schedule_name = $1 AND tick_at = $2`;
 const INSERT_TICK = `INSERT INTO soniq_schedule_ticks (schedule_name, tick_at, outcome, job_id, reason)
@@ -94,19 +105,16 @@ export function schedulesFacet(ctx: PgContext): SchedulesFacet {
       const row = res.rows[0];
       return row === undefined ? null : toSchedule(row);
     },
-    setPaused: async (name, paused) => {
-      const res = await query(ctx, "schedules.setPaused", {
-        text: SET_PAUSED,
-        values: [name, recurringStatus(paused)],
-      });
-      return (res.rowCount ?? 0) > 0;
-    },
-    remove: async (name) => {
-      const res = await query(ctx, "schedules.remove", { text: REMOVE, values: [name] });
-      return (res.rowCount ?? 0) > 0;
-    },
-    recordTick: (tick) =>
-      inTransaction(ctx, "schedules.recordTick", (client) => recordTick(ctx, client, tick)),
+    setPaused: (name, paused, audit) =>
+      changed(ctx, "schedules.setPaused", SET_PAUSED, [name, recurringStatus(paused)], audit),
+    remove: (name, audit) => changed(ctx, "schedules.remove", REMOVE, [name], audit),
+    recordTick: (tick, audit) =>
+      inTransaction(ctx, "schedules.recordTick", async (client) => {
+        const result = await recordTick(ctx, client, tick);
+        const row = triggerAudit(audit, result);
+        if (row !== null) await writeAudit(client, row);
+        return result;
+      }),
     history: async (name, { limit }) => {
       const res = await query<TickRow & pg.QueryResultRow>(ctx, "schedules.history", {
         text: HISTORY,
@@ -117,28 +125,25 @@ export function schedulesFacet(ctx: PgContext): SchedulesFacet {
   };
 }
 
-async function inTransaction<T>(
+/**
+ * Runs `cte` (ending in a `changed` CTE returning the rows it changed) and, with `audit`, writes the audit
+ * row in the same statement only when a row changed. True when one did.
+ */
+async function changed(
   ctx: PgContext,
   operation: string,
-  fn: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
-  let client: pg.PoolClient;
-  try {
-    client = await ctx.pool.connect();
-  } catch (err) {
-    throw translatePgError(err, operation);
-  }
-  try {
-    await client.query("BEGIN");
-    const result = await fn(client);
-    await client.query("COMMIT");
-    return result;
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw translatePgError(err, operation);
-  } finally {
-    client.release();
-  }
+  cte: string,
+  values: unknown[],
+  audit: AuditRecord | undefined,
+): Promise<boolean> {
+  const text = audit
+    ? `${cte},\n  ${auditCte("changed", values.length + 1)}\nSELECT id FROM changed`
+    : `${cte}\nSELECT id FROM changed`;
+  const res = await query(ctx, operation, {
+    text,
+    values: audit ? [...values, ...auditValues(audit)] : values,
+  });
+  return res.rows.length > 0;
 }
 
 async function recordTick(

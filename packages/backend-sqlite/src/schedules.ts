@@ -3,7 +3,7 @@
  * the tick ledger (soniq_schedule_ticks, primary key (schedule_name, tick_at)). `recordTick` is one
  * IMMEDIATE transaction: the ledger row, the job insert and the schedule's advance commit together, and
  * the write lock taken first means a second recorder of the same tick (another process) finds the row
- * and changes nothing.
+ * and changes nothing. An operator action's audit row is written in the IMMEDIATE transaction of its change.
  */
 import {
   recurringStatus,
@@ -13,8 +13,10 @@ import {
   TICK_COLUMNS,
   type TickRecord,
   type TickRecordResult,
+  triggerAudit,
 } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
+import { writeAudit } from "./internal/queue-rows.js";
 import {
   declarationParams,
   type ScheduleRecord,
@@ -71,19 +73,33 @@ export function schedulesFacet(ctx: SqliteContext): SchedulesFacet {
         const row = ctx.statement(GET).get(name) as ScheduleRecord | undefined;
         return row === undefined ? null : toSchedule(row);
       }),
-    setPaused: (name, paused) =>
-      runSync(
-        "schedules.setPaused",
-        () => ctx.statement(SET_PAUSED).run({ name, status: recurringStatus(paused) }).changes > 0,
+    setPaused: (name, paused, audit) =>
+      runSync("schedules.setPaused", () =>
+        immediate(ctx, () => {
+          const changed =
+            ctx.statement(SET_PAUSED).run({ name, status: recurringStatus(paused) }).changes > 0;
+          if (changed && audit) writeAudit(ctx, audit);
+          return changed;
+        }),
       ),
-    remove: (name) =>
+    remove: (name, audit) =>
       runSync("schedules.remove", () =>
         immediate(ctx, () => {
           ctx.statement(DELETE_TICKS).run(name);
-          return ctx.statement(DELETE).run(name).changes > 0;
+          const removed = ctx.statement(DELETE).run(name).changes > 0;
+          if (removed && audit) writeAudit(ctx, audit);
+          return removed;
         }),
       ),
-    recordTick: (tick) => runSync("schedules.recordTick", () => immediate(ctx, () => recordTick(ctx, tick))),
+    recordTick: (tick, audit) =>
+      runSync("schedules.recordTick", () =>
+        immediate(ctx, () => {
+          const result = recordTick(ctx, tick);
+          const row = triggerAudit(audit, result);
+          if (row !== null) writeAudit(ctx, row);
+          return result;
+        }),
+      ),
     history: (name, { limit }) =>
       runSync("schedules.history", () => (ctx.statement(HISTORY).all(name, limit) as TickRow[]).map(toTick)),
   };

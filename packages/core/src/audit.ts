@@ -1,8 +1,9 @@
 /**
  * The audit log: every operator action through the Soniq API writes one `soniq_audit_log` row with the
  * caller's `{ actor }` (default "api"), in the same transaction as the action where the backend has one.
- * `auditRecord` builds the row core hands to a facet method; other packages (e.g. the scheduler's
- * operator actions) use it too, then pass the record to their facet or to `backend.audit.record`.
+ * `auditRecord` builds the row core hands to a facet method, which writes it with the change; `audited`
+ * writes the row of an action that found nothing to change. Only the bulk dead-letter operations, chunked
+ * over many transactions, write theirs on its own (`backend.audit.record`) once they are done.
  */
 import { randomUUID } from "node:crypto";
 import type { AuditListQuery, AuditRecord, Backend } from "./backend.js";
@@ -47,16 +48,18 @@ export function auditRecord(
 
 /**
  * Runs an action whose facet method writes `record` with its change, and only then; when the action found
- * nothing to change, the row is written here with outcome "not_found" (there is nothing to commit it with).
+ * nothing to change, the row is written here with outcome `missed(result)`, "not_found" unless said
+ * otherwise (there is nothing to commit it with).
  */
 export async function audited<T>(
-  backend: Backend<unknown>,
+  backend: Pick<Backend<unknown>, "audit">,
   record: AuditRecord,
   action: (record: AuditRecord) => Promise<T>,
   applied: (result: T) => boolean,
+  missed: (result: T) => string = () => "not_found",
 ): Promise<T> {
   const result = await action(record);
-  if (!applied(result)) await backend.audit.record({ ...record, outcome: "not_found" });
+  if (!applied(result)) await backend.audit.record({ ...record, outcome: missed(result) });
   return result;
 }
 

@@ -71,4 +71,6 @@ export {
   type StoredTiming,
   TICK_COLUMNS,
   toStoredTiming,
+  triggerAudit,
+  triggeredJobId,
 } from "./schedules/stored.js";

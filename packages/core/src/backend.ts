@@ -372,16 +372,21 @@ export interface SchedulesFacet {
   /** Every schedule, by name. */
   list(): Promise<Schedule[]>;
   get(name: string): Promise<Schedule | null>;
-  /** False when there is no such schedule. */
-  setPaused(name: string, paused: boolean): Promise<boolean>;
-  /** Delete the schedule and its ledger. False when there was none. */
-  remove(name: string): Promise<boolean>;
+  /**
+   * False when there is no such schedule. With `audit`, the audit row is written in the same transaction,
+   * only when there was one.
+   */
+  setPaused(name: string, paused: boolean, audit?: AuditRecord): Promise<boolean>;
+  /** Delete the schedule and its ledger. False when there was none. `audit` as for `setPaused`. */
+  remove(name: string, audit?: AuditRecord): Promise<boolean>;
   /**
    * In one transaction: insert the ledger row (unique per (schedule, tick)); for a fired tick, enqueue the
    * job (a deduplicated enqueue records `deduplicated` with the existing job's id); move `next_run_at`
    * forward to `nextRunAt`; for a fired tick set `last_run_at` = tickAt, `last_job_id`, `run_count` + 1.
+   * With `audit` (a manual trigger), the same transaction writes `triggerAudit(audit, result)` when that
+   * is not null: when the tick returned, recorded or duplicate, names a job.
    */
-  recordTick(tick: TickRecord): Promise<TickRecordResult>;
+  recordTick(tick: TickRecord, audit?: AuditRecord): Promise<TickRecordResult>;
   /** The ledger, newest tick first. `limit` is 1..1000. */
   history(name: string, query: { limit: number }): Promise<ScheduleTick[]>;
 }
@@ -392,8 +397,8 @@ export interface SchedulesFacet {
 /**
  * One audit row, built by core (id, actor, action, target, params, outcome, details). A backend writes it
  * in the same transaction as the action it records, where it has transactions; an action taking an
- * optional record (cancel, replay, purge) writes it only when it changed something (core records the
- * not-found outcome itself).
+ * optional record (cancel, replay, purge, a schedule's setPaused, remove and manual recordTick) writes it
+ * only when it changed something (core records the not-found outcome itself).
  */
 export interface AuditRecord {
   id: string;

@@ -1,6 +1,7 @@
 /** soniq.queues and soniq.audit on the memory backend: validation, merge semantics, actors, the claim. */
 import { describe, expect, it } from "vitest";
 import { isSoniqError } from "../src/errors.js";
+import { manualClock } from "../src/index.js";
 import { memoryApps } from "./memory.js";
 import { eventually } from "./support.js";
 
@@ -115,5 +116,22 @@ describe("audit/api", () => {
     const err = await soniq.cancelJob(id, { actor: 7 as never }).catch((e: unknown) => e);
     expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
     expect(await soniq.audit.list()).toHaveLength(4);
+  });
+
+  it("audit/trigger-conflict: a trigger at an instant whose tick made no job throws SONIQ_INVALID_STATE and writes one failed row", async () => {
+    const clock = manualClock(Date.UTC(2026, 0, 1));
+    const soniq = app({ clock });
+    soniq.periodic("reports.hourly", { cron: "0 * * * *" });
+    const first = await soniq.schedules.trigger("reports.hourly", { actor: "ops" }); // stores it
+    expect(await soniq.schedules.pause("reports.hourly")).toBe(true);
+    await clock.advance(3_600_000);
+    expect(await soniq.schedules.resume("reports.hourly")).toBe(true); // records 01:00 skipped
+    const err = await soniq.schedules.trigger("reports.hourly", { actor: "ops" }).catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_INVALID_STATE")).toBe(true);
+    const rows = await soniq.audit.list({ action: "schedule.trigger" });
+    expect(rows.map((r) => [r.actor, r.outcome, r.details])).toEqual([
+      ["ops", "failed", null],
+      ["ops", "ok", { jobId: first }],
+    ]);
   });
 });

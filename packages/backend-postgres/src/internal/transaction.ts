@@ -12,7 +12,12 @@ export async function inTransaction<T>(
   operation: string,
   fn: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
-  const client = await ctx.pool.connect();
+  let client: pg.PoolClient;
+  try {
+    client = await ctx.pool.connect();
+  } catch (err) {
+    throw translatePgError(err, operation);
+  }
   let broken: Error | undefined;
   try {
     await client.query("BEGIN");

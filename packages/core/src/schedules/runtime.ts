@@ -23,7 +23,7 @@ import type { Schedule } from "./types.js";
 export interface ScheduleRuntime {
   readonly schedules: SchedulesFacet;
   readonly leases: LeasesFacet;
-  /** Where `soniq.schedules`' operator actions (pause, resume, remove, trigger) write their audit rows. */
+  /** Where `soniq.schedules`' operator actions write the row of an action that found nothing to change. */
   readonly audit: AuditFacet;
   readonly declarations: ReadonlyMap<string, PeriodicDeclaration>;
   readonly registry: ReadonlyMap<string, RegisteredJob>;

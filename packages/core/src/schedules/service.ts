@@ -1,16 +1,21 @@
 /**
  * `soniq.schedules`: read and steer recurring jobs from any process, with or without a running
  * scheduler. Every call goes to storage, so what one process does, every scheduler sees at its next check.
+ * Pause, resume, remove and trigger are operator actions: each writes one audit row, with its change.
  */
-import { type ActorOptions, actorOf, auditRecord } from "../audit.js";
+import { type ActorOptions, actorOf, audited, auditRecord } from "../audit.js";
+import type { AuditRecord, TickRecord, TickRecordResult } from "../backend.js";
 import { SoniqError } from "../errors.js";
 import { planTicks, timingOf } from "./plan.js";
 import { jobFor, recordPlanned, type ScheduleRuntime, toStored } from "./runtime.js";
+import { triggeredJobId } from "./stored.js";
 import { upcomingTicks } from "./ticks.js";
 import type { Schedule, ScheduleTick } from "./types.js";
 
 /** How many ticks `resume()` records as skipped in one go (a long pause is finished by the scheduler). */
 const RESUME_TICKS = 10_000;
+
+const NO_SCHEDULE: TickRecordResult = { status: "no_schedule" };
 
 export class ScheduleService {
   readonly #rt: ScheduleRuntime;
@@ -32,10 +37,8 @@ export class ScheduleService {
   /** Stops firing: every tick until `resume` is recorded `skipped`. False when there is no such schedule. */
   async pause(name: string, options?: ActorOptions): Promise<boolean> {
     checkName(name, "pause");
-    const actor = actorOf(options, "schedules.pause(options)");
-    const paused = await this.#rt.schedules.setPaused(name, true);
-    await this.#audit("schedule.pause", actor, name, paused ? "ok" : "not_found");
-    return paused;
+    const record = auditRecord("schedule.pause", actorOf(options, "schedules.pause(options)"), name, null);
+    return audited(this.#rt, record, (r) => this.#rt.schedules.setPaused(name, true, r), Boolean);
   }
 
   /**
@@ -44,24 +47,28 @@ export class ScheduleService {
    */
   async resume(name: string, options?: ActorOptions): Promise<boolean> {
     checkName(name, "resume");
-    const actor = actorOf(options, "schedules.resume(options)");
-    const resumed = await this.#resume(name);
-    await this.#audit("schedule.resume", actor, name, resumed ? "ok" : "not_found");
-    return resumed;
+    const record = auditRecord("schedule.resume", actorOf(options, "schedules.resume(options)"), name, null);
+    const stored = await this.#skipPausedTicks(name);
+    return audited(
+      this.#rt,
+      record,
+      (r) => (stored ? this.#rt.schedules.setPaused(name, false, r) : Promise.resolve(false)),
+      Boolean,
+    );
   }
 
-  async #resume(name: string): Promise<boolean> {
+  /** Records `skipped` each tick that fell due while paused. False when there is no such schedule. */
+  async #skipPausedTicks(name: string): Promise<boolean> {
     const schedule = await this.#rt.schedules.get(name);
     if (schedule === null) return false;
-    if (schedule.paused) {
-      const now = new Date(this.#rt.clock.now());
-      const due = planTicks(schedule, now, { lateAfterMs: 0, limit: RESUME_TICKS });
-      for (const tick of due) {
-        const result = await recordPlanned(this.#rt, schedule, tick);
-        if (result.status === "no_schedule") return false;
-      }
+    if (!schedule.paused) return true;
+    const now = new Date(this.#rt.clock.now());
+    const due = planTicks(schedule, now, { lateAfterMs: 0, limit: RESUME_TICKS });
+    for (const tick of due) {
+      const result = await recordPlanned(this.#rt, schedule, tick);
+      if (result.status === "no_schedule") return false;
     }
-    return this.#rt.schedules.setPaused(name, false);
+    return true;
   }
 
   /**
@@ -70,10 +77,8 @@ export class ScheduleService {
    */
   async remove(name: string, options?: ActorOptions): Promise<boolean> {
     checkName(name, "remove");
-    const actor = actorOf(options, "schedules.remove(options)");
-    const removed = await this.#rt.schedules.remove(name);
-    await this.#audit("schedule.remove", actor, name, removed ? "ok" : "not_found");
-    return removed;
+    const record = auditRecord("schedule.remove", actorOf(options, "schedules.remove(options)"), name, null);
+    return audited(this.#rt, record, (r) => this.#rt.schedules.remove(name, r), Boolean);
   }
 
   /**
@@ -84,59 +89,49 @@ export class ScheduleService {
   async trigger(name: string, options?: ActorOptions): Promise<string> {
     checkName(name, "trigger");
     const actor = actorOf(options, "schedules.trigger(options)");
-    let jobId: string;
-    try {
-      jobId = await this.#trigger(name);
-    } catch (error) {
-      const notFound = error instanceof SoniqError && error.code === "SONIQ_INVALID_ARGUMENT";
-      await this.#audit("schedule.trigger", actor, name, notFound ? "not_found" : "failed");
-      throw error;
+    const record = auditRecord("schedule.trigger", actor, name, null);
+    const now = new Date(this.#rt.clock.now());
+    const schedule = await this.#storedOrDeclared(name, now);
+    const result = await audited(
+      this.#rt,
+      record,
+      (r) => (schedule === null ? Promise.resolve(NO_SCHEDULE) : this.#fireNow(schedule, now, r)),
+      (tick) => triggeredJobId(tick) !== null,
+      (tick) => (tick.status === "no_schedule" ? "not_found" : "failed"),
+    );
+    if (result.status === "no_schedule") throw noSchedule(name);
+    const jobId = triggeredJobId(result);
+    if (jobId === null) {
+      throw new SoniqError(
+        "SONIQ_INVALID_STATE",
+        `Schedule "${name}" already recorded a ${result.tick.outcome} tick at this instant.`,
+        { context: { name, tickAt: now.toISOString() } },
+      );
     }
-    await this.#audit("schedule.trigger", actor, name, "ok", { jobId });
     return jobId;
   }
 
-  /** One audit row for an operator action (the schedules facet takes no record, so it is written after). */
-  async #audit(
-    action: "schedule.pause" | "schedule.resume" | "schedule.remove" | "schedule.trigger",
-    actor: string,
-    name: string,
-    outcome: string,
-    details: Record<string, unknown> | null = null,
-  ): Promise<void> {
-    await this.#rt.audit.record(auditRecord(action, actor, name, null, outcome, details));
+  /** The stored schedule; one declared here but not stored yet is stored first. Null when neither. */
+  async #storedOrDeclared(name: string, now: Date): Promise<Schedule | null> {
+    const stored = await this.#rt.schedules.get(name);
+    const declared = this.#rt.declarations.get(name);
+    if (stored !== null || declared === undefined) return stored;
+    await this.#rt.schedules.upsert([toStored(declared, now)]);
+    return this.#rt.schedules.get(name);
   }
 
-  async #trigger(name: string): Promise<string> {
-    const facet = this.#rt.schedules;
-    const now = new Date(this.#rt.clock.now());
-    let schedule = await facet.get(name);
-    const declared = this.#rt.declarations.get(name);
-    if (schedule === null && declared !== undefined) {
-      await facet.upsert([toStored(declared, now)]);
-      schedule = await facet.get(name);
-    }
-    if (schedule === null) throw noSchedule(name);
-    const result = await facet.recordTick({
-      scheduleName: name,
+  /** A manual tick at `now`, its audit row written with it. */
+  #fireNow(schedule: Schedule, now: Date, audit: AuditRecord): Promise<TickRecordResult> {
+    const tick: TickRecord = {
+      scheduleName: schedule.name,
       tickAt: now,
       outcome: "fired",
       reason: "trigger",
       job: jobFor(this.#rt, schedule),
       nextRunAt: null,
       manual: true,
-    });
-    if (result.status === "no_schedule") throw noSchedule(name);
-    if (result.tick.jobId === null) {
-      throw new SoniqError(
-        "SONIQ_INVALID_STATE",
-        `Schedule "${name}" already recorded a ${result.tick.outcome} tick at this instant.`,
-        {
-          context: { name, tickAt: now.toISOString() },
-        },
-      );
-    }
-    return result.tick.jobId;
+    };
+    return this.#rt.schedules.recordTick(tick, audit);
   }
 
   /** The next `count` fire times (default 5), DST-correct in the schedule's timezone. */

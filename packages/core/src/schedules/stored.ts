@@ -2,7 +2,7 @@
  * How the SQL backends store a schedule's timing in soniq_recurring_jobs (`schedule_type`,
  * `schedule_value`) and its pause (`status`): one encoding, shared, so every backend reads every other's rows.
  */
-import type { NewJob, TickRecord } from "../backend.js";
+import type { AuditRecord, NewJob, TickRecord, TickRecordResult } from "../backend.js";
 import type { RecurringStatus, ScheduleType } from "../schema/constants.js";
 import type { Schedule } from "./types.js";
 
@@ -49,4 +49,19 @@ export function resolveTick(
   if (tick.outcome !== "fired") return { outcome: tick.outcome, reason: tick.reason, job: null };
   if (paused && !tick.manual) return { outcome: "skipped", reason: "paused", job: null };
   return { outcome: "fired", reason: tick.reason, job: tick.job };
+}
+
+/** The job a manual trigger answers with: the returned tick's job (recorded or duplicate), else null. */
+export function triggeredJobId(result: TickRecordResult): string | null {
+  return result.status === "no_schedule" ? null : result.tick.jobId;
+}
+
+/**
+ * The audit row a backend writes in `recordTick`'s transaction for a manual trigger: `audit` with the job's
+ * id in its details, or null (nothing to write) when the trigger made no job, or there was no record.
+ */
+export function triggerAudit(audit: AuditRecord | undefined, result: TickRecordResult): AuditRecord | null {
+  const jobId = triggeredJobId(result);
+  if (audit === undefined || jobId === null) return null;
+  return { ...audit, details: { ...audit.details, jobId } };
 }

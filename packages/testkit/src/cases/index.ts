@@ -1,3 +1,4 @@
+import { auditCases } from "./audit.js";
 import { claimCases } from "./claim.js";
 import { deadLetterCases } from "./dead-letter.js";
 import { dedupCases } from "./dedup.js";
@@ -29,6 +30,7 @@ export const CONFORMANCE_CASES = [
   ...subscribeCases,
   ...peerCases,
   ...queueCases,
+  ...auditCases,
 ] as const;
 
 export type ConformanceCaseId = (typeof CONFORMANCE_CASES)[number]["id"];

@@ -5,7 +5,7 @@
 import { auditRecord, type QueueConfigPatch } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
 import type { CaseContext } from "../types.js";
-import { deadLetter, deepEqual, done, enqueue, equal, ids, settleOne } from "./helpers.js";
+import { deepEqual, done, enqueue, equal, ids, settleOne } from "./helpers.js";
 
 const claim = (ctx: CaseContext, queue: string, limit: number) =>
   ctx.backend.runs.claim({ queues: [queue], limit, workerId: null });
@@ -195,46 +195,6 @@ export const queueCases = [
         settings && [settings.concurrency, settings.lagMs, settings.stats.total],
         [4, null, 0],
         "a queue with only settings must be listed, with lagMs null",
-      );
-    },
-  }),
-  defineCase({
-    id: "audit/actions-record-with-their-change",
-    title:
-      "cancel, replay and purge write the audit record they are given with their change, and none when nothing changed",
-    async run(ctx) {
-      const queue = ctx.queue("audit");
-      const actor = `kit-${queue}`;
-      const job = await enqueue(ctx, { queue });
-      const cancel = auditRecord("job.cancel", actor, job.id, null);
-      equal(await ctx.backend.jobs.cancel(job.id, cancel), true, "cancelling a queued job must apply");
-      const again = auditRecord("job.cancel", actor, job.id, null);
-      equal(await ctx.backend.jobs.cancel(job.id, again), false, "cancelling it again changes nothing");
-      const dead = await enqueue(ctx, { queue });
-      const [claimed] = await claim(ctx, queue, 1);
-      await settleOne(ctx, deadLetter(claimed as { id: string; attempts: number }), "dead-lettering a job");
-      const replay = auditRecord("dead_letter.replay", actor, dead.id, null);
-      const newId = await ctx.backend.deadLetters.replay(
-        dead.id,
-        { newId: ctx.id(), queue: null, priority: null, scheduledAt: null },
-        replay,
-      );
-      equal(typeof newId, "string", "replaying a dead letter must return the new id");
-      const purge = auditRecord("dead_letter.purge", actor, dead.id, null);
-      equal(await ctx.backend.deadLetters.purge(dead.id, purge), true, "purging the dead letter must apply");
-      const purgeAgain = auditRecord("dead_letter.purge", actor, dead.id, null);
-      equal(
-        await ctx.backend.deadLetters.purge(dead.id, purgeAgain),
-        false,
-        "purging it again changes nothing",
-      );
-      const rows = (await ctx.backend.audit.list({ action: null, since: null, limit: 1000 })).filter(
-        (r) => r.actor === actor,
-      );
-      deepEqual(
-        rows.map((r) => r.id).sort(),
-        [cancel.id, replay.id, purge.id].sort(),
-        "exactly the three applied actions must have audit rows",
       );
     },
   }),

@@ -23,7 +23,7 @@ function declaration(ctx: CaseContext, overrides: Partial<ScheduleDeclaration> =
   };
 }
 
-function fired(
+export function fired(
   ctx: CaseContext,
   d: ScheduleDeclaration,
   tickAt: Date,
@@ -41,7 +41,7 @@ function fired(
   };
 }
 
-async function declared(
+export async function declared(
   ctx: CaseContext,
   overrides: Partial<ScheduleDeclaration> = {},
 ): Promise<ScheduleDeclaration> {

@@ -1,0 +1,188 @@
+/**
+ * The audit log through the public API on every backend (memory; SQLite on a temp file per test;
+ * PostgreSQL on one database for this file): each operator action leaves exactly one row with the
+ * caller's actor; an action that finds nothing leaves one `not_found` row; and a single-target action's
+ * row goes with its change (it is written even when `audit.record`, the stand-alone write, is broken).
+ */
+import { AUDIT_ACTIONS, type AuditAction, type AuditEntry, type Backend, Soniq } from "@soniq/core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ALL_KINDS, uniqueName } from "./runtime-support.js";
+
+const row = (r: AuditEntry) => [r.action, r.actor, r.target, r.params, r.outcome, r.details];
+
+/** This test's rows, newest first (Postgres keeps one database for the file, so rows of other tests too). */
+async function rowsOf(soniq: Soniq, mine: (r: AuditEntry) => boolean): Promise<AuditEntry[]> {
+  return (await soniq.audit.list({ limit: 1000 })).filter(mine);
+}
+
+describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
+  "audit/matrix on %s",
+  { timeout: 30_000 },
+  (_name, make) => {
+    const kind = make();
+    const opened: Soniq[] = [];
+
+    beforeAll(() => kind.setup(), 30_000);
+    afterAll(() => kind.teardown(), 30_000);
+    afterEach(async () => {
+      for (const soniq of opened.splice(0)) await soniq.close();
+    });
+
+    async function app(backend: Backend<unknown> = kind.create()): Promise<Soniq> {
+      const soniq = new Soniq({ backend });
+      opened.push(soniq);
+      await soniq.setup();
+      return soniq;
+    }
+
+    /** Dead letters of a job that always fails, on a fresh queue. */
+    async function deadLetters(soniq: Soniq, queue: string, n: number): Promise<string[]> {
+      const job = soniq.job(
+        `audit.fails_${queue}`,
+        async () => {
+          throw new Error("boom");
+        },
+        { queue, maxAttempts: 1 },
+      );
+      const ids: string[] = [];
+      for (let i = 0; i < n; i++) ids.push((await job.enqueue({ i })).id);
+      await soniq.worker({ queues: [queue] }).runOnce();
+      for (const id of ids) expect(await soniq.deadLetter.get(id)).not.toBeNull();
+      return ids;
+    }
+
+    /**
+     * Every single-target action once, each with the actor `${tag}-<action>`; returns the rows they should
+     * leave, newest first.
+     */
+    async function singleTargetActions(soniq: Soniq, tag: string): Promise<unknown[][]> {
+      const queue = uniqueName("q");
+      const schedule = `audit.${queue}`;
+      const [dead] = await deadLetters(soniq, queue, 1);
+      const replayed = await soniq.deadLetter.replay(dead as string, { actor: `${tag}-replay` });
+      expect(await soniq.cancelJob(replayed as string, { actor: `${tag}-cancel` })).toBe(true);
+      expect(await soniq.deadLetter.purge(dead as string, { actor: `${tag}-purge` })).toBe(true);
+      await soniq.queues.pause(queue, { actor: `${tag}-qpause` });
+      await soniq.queues.configure(queue, { concurrency: 2 }, { actor: `${tag}-qconfigure` });
+      await soniq.queues.resume(queue, { actor: `${tag}-qresume` });
+      soniq.periodic(schedule, { every: "1h" });
+      soniq.job(schedule, async () => null, { queue });
+      const jobId = await soniq.schedules.trigger(schedule, { actor: `${tag}-trigger` }); // stores it first
+      expect(await soniq.schedules.pause(schedule, { actor: `${tag}-spause` })).toBe(true);
+      expect(await soniq.schedules.resume(schedule, { actor: `${tag}-sresume` })).toBe(true);
+      expect(await soniq.schedules.remove(schedule, { actor: `${tag}-sremove` })).toBe(true);
+      const replayParams = { queue: null, priority: null, runAt: null };
+      return [
+        ["schedule.remove", `${tag}-sremove`, schedule, null, "ok", null],
+        ["schedule.resume", `${tag}-sresume`, schedule, null, "ok", null],
+        ["schedule.pause", `${tag}-spause`, schedule, null, "ok", null],
+        ["schedule.trigger", `${tag}-trigger`, schedule, null, "ok", { jobId }],
+        ["queue.resume", `${tag}-qresume`, queue, null, "ok", null],
+        ["queue.configure", `${tag}-qconfigure`, queue, { concurrency: 2 }, "ok", null],
+        ["queue.pause", `${tag}-qpause`, queue, null, "ok", null],
+        ["dead_letter.purge", `${tag}-purge`, dead, null, "ok", null],
+        ["job.cancel", `${tag}-cancel`, replayed, null, "ok", null],
+        ["dead_letter.replay", `${tag}-replay`, dead, replayParams, "ok", { newId: replayed }],
+      ];
+    }
+
+    it("audit/schedule-actions: trigger, pause, resume and remove each write one row with the actor, target and details", async () => {
+      const soniq = await app();
+      const name = `reports.${uniqueName("hourly")}`;
+      soniq.job(name, async () => null);
+      soniq.periodic(name, { cron: "0 * * * *" });
+      const jobId = await soniq.schedules.trigger(name, { actor: "tina" });
+      expect((await soniq.getJob(jobId))?.status).toBe("queued");
+      expect(await soniq.schedules.pause(name, { actor: "paul" })).toBe(true);
+      expect(await soniq.schedules.resume(name, { actor: "rita" })).toBe(true);
+      expect(await soniq.schedules.remove(name)).toBe(true);
+      expect((await rowsOf(soniq, (r) => r.target === name)).map(row)).toEqual([
+        ["schedule.remove", "api", name, null, "ok", null],
+        ["schedule.resume", "rita", name, null, "ok", null],
+        ["schedule.pause", "paul", name, null, "ok", null],
+        ["schedule.trigger", "tina", name, null, "ok", { jobId }],
+      ]);
+    });
+
+    it("audit/schedule-miss: an unknown schedule changes nothing and leaves one not_found row per call; bad input none", async () => {
+      const soniq = await app();
+      const actor = { actor: uniqueName("ops") };
+      const name = `reports.${uniqueName("unknown")}`;
+      expect(await soniq.schedules.pause(name, actor)).toBe(false);
+      expect(await soniq.schedules.resume(name, actor)).toBe(false);
+      expect(await soniq.schedules.remove(name, actor)).toBe(false);
+      await expect(soniq.schedules.trigger(name, actor)).rejects.toMatchObject({
+        code: "SONIQ_INVALID_ARGUMENT",
+      });
+      await expect(soniq.schedules.pause("", actor)).rejects.toMatchObject({
+        code: "SONIQ_INVALID_ARGUMENT",
+      });
+      await expect(soniq.schedules.trigger(name, { actor: "" })).rejects.toMatchObject({
+        code: "SONIQ_INVALID_ARGUMENT",
+      });
+      expect(await soniq.schedules.get(name)).toBeNull();
+      const mine = (r: AuditEntry) => r.target === name || r.target === "" || r.actor === actor.actor;
+      expect((await rowsOf(soniq, mine)).map(row)).toEqual([
+        ["schedule.trigger", actor.actor, name, null, "not_found", null],
+        ["schedule.remove", actor.actor, name, null, "not_found", null],
+        ["schedule.resume", actor.actor, name, null, "not_found", null],
+        ["schedule.pause", actor.actor, name, null, "not_found", null],
+      ]);
+    });
+
+    it("audit/row-commits-with-the-action: with audit.record failing, every single-target action still succeeds and writes its row", async () => {
+      const base = kind.create();
+      const broken: Backend<unknown> = {
+        ...base,
+        audit: {
+          ...base.audit,
+          record: () =>
+            Promise.reject(new Error("a successful single-target action must not use audit.record")),
+        },
+      };
+      const soniq = await app(broken);
+      const tag = uniqueName("commit");
+      const expected = await singleTargetActions(soniq, tag);
+      expect((await rowsOf(soniq, (r) => r.actor.startsWith(tag))).map(row)).toEqual(expected);
+    });
+
+    it("audit/every-operator-action: each audited action through the public API leaves exactly one row with the actor given", async () => {
+      const soniq = await app();
+      const tag = uniqueName("every");
+      await singleTargetActions(soniq, tag);
+      const bulk = uniqueName("bulk");
+      await deadLetters(soniq, bulk, 2);
+      await soniq.deadLetter.replayWhere({ queue: bulk }, { actor: `${tag}-replay_where` });
+      await soniq.deadLetter.purgeWhere({ queue: bulk }, { actor: `${tag}-purge_where` });
+      // Typed by AUDIT_ACTIONS: a new action fails typecheck here until it is performed above.
+      const actors: Record<AuditAction, string> = {
+        "job.cancel": "cancel",
+        "dead_letter.replay": "replay",
+        "dead_letter.purge": "purge",
+        "dead_letter.replay_where": "replay_where",
+        "dead_letter.purge_where": "purge_where",
+        "queue.pause": "qpause",
+        "queue.resume": "qresume",
+        "queue.configure": "qconfigure",
+        "schedule.pause": "spause",
+        "schedule.resume": "sresume",
+        "schedule.remove": "sremove",
+        "schedule.trigger": "trigger",
+      };
+      const rows = await rowsOf(soniq, (r) => r.actor.startsWith(tag));
+      expect(rows).toHaveLength(AUDIT_ACTIONS.length);
+      for (const action of AUDIT_ACTIONS) {
+        const of = rows.filter((r) => r.action === action);
+        expect(
+          of.map((r) => [r.actor, r.outcome]),
+          action,
+        ).toEqual([[`${tag}-${actors[action]}`, "ok"]]);
+      }
+      const bulkRows = rows.filter((r) => r.action.endsWith("_where"));
+      for (const r of bulkRows) {
+        expect(r.params).toMatchObject({ queue: bulk, dryRun: false });
+        expect(r.details).toEqual({ count: expect.any(Number) });
+      }
+    });
+  },
+);
