@@ -11,6 +11,7 @@ const ALL = [
   "0003_drop_worker_fkey",
   "0004_schedule_ticks",
   "0005_queues",
+  "0006_processing_index",
 ];
 
 let db: TestDatabase;

@@ -4,10 +4,10 @@
  * resurrection count; it requires the job name to be defined on this instance unless the instance
  * allows unknown names, so a replayed job does not land where no worker can run it.
  */
-import { randomUUID } from "node:crypto";
 import { type ActorOptions, actorOf, audited, auditRecord } from "./audit.js";
 import { type BulkOptions, type BulkResult, bulk, type DeadLetterBulkFilter } from "./dead-letter-bulk.js";
 import { SoniqError } from "./errors.js";
+import { newJobId } from "./ids.js";
 import { enqueueOptionProblems, fail } from "./options.js";
 import { type DeadLetterFilter, deadLetterListQuery, MAX_PAGE_SIZE } from "./queries.js";
 import type { Runtime } from "./runtime.js";
@@ -64,13 +64,13 @@ export class DeadLetterService {
     if (overrides.delayMs !== undefined && overrides.delayMs > 0) {
       scheduledAt = new Date(Date.now() + overrides.delayMs);
     }
-    const newJobId = randomUUID();
+    const replayId = newJobId();
     const params = {
       queue: overrides.queue ?? null,
       priority: overrides.priority ?? null,
       runAt: scheduledAt?.toISOString() ?? null,
     };
-    const record = auditRecord("dead_letter.replay", actor, String(id), params, "ok", { newId: newJobId });
+    const record = auditRecord("dead_letter.replay", actor, String(id), params, "ok", { newId: replayId });
     const row = await this.rt.backend.deadLetters.get(id);
     if (!row) {
       await this.rt.backend.audit.record({ ...record, outcome: "not_found", details: null });
@@ -85,7 +85,7 @@ export class DeadLetterService {
       );
     }
     const request = {
-      newId: newJobId,
+      newId: replayId,
       queue: overrides.queue ?? null,
       priority: overrides.priority ?? null,
       scheduledAt,
@@ -124,7 +124,7 @@ export class DeadLetterService {
     if (problems.length > 0) fail("replayWhere options", problems);
     return bulk(this.rt.backend, "replay_where", filter, { dryRun, actor }, async (id) => {
       const newId = await this.rt.backend.deadLetters.replay(id, {
-        newId: randomUUID(),
+        newId: newJobId(),
         queue: overrides.queue ?? null,
         priority: overrides.priority ?? null,
         scheduledAt: overrides.runAt ?? null,

@@ -2,11 +2,11 @@
  * Job definitions and the enqueue path: names, args (JSON + schema), and the `NewJob` row core hands
  * to the backend. Nothing here touches storage except the final `backend.enqueue(Many)` call.
  */
-import { randomUUID } from "node:crypto";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Backend, EnqueueOptions as BackendEnqueueOptions, EnqueueResult, NewJob } from "./backend.js";
 import type { JobContext } from "./context.js";
 import { SoniqError } from "./errors.js";
+import { newJobId } from "./ids.js";
 import { argsHash, checkJson } from "./json.js";
 import { assertJobName } from "./names.js";
 import {
@@ -155,7 +155,7 @@ function buildNewJob(
   if (o.runAt) scheduledAt = o.runAt;
   else if (o.delayMs !== undefined && o.delayMs > 0) scheduledAt = new Date(Date.now() + o.delayMs);
   return {
-    id: randomUUID(),
+    id: newJobId(),
     jobName: name,
     args,
     argsHash: unique ? argsHash(args) : null,

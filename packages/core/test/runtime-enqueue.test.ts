@@ -131,3 +131,20 @@ describe("runtime/wake-up", () => {
     await worker.stop();
   });
 });
+
+describe("runtime/job-ids", () => {
+  const V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+  it("runtime/job-ids-are-time-ordered: UUIDv7, ascending in enqueue order, within a batch and across calls", async () => {
+    const soniq = app();
+    const job = soniq.job("ids.ordered", async () => null);
+    const first = await job.enqueue({ n: 0 });
+    const batch = await soniq.enqueueMany(Array.from({ length: 500 }, (_, n) => ({ job, args: { n } })));
+    const last = await job.enqueue({ n: 501 });
+    const ids = [first.id, ...batch.map((h) => h.id), last.id];
+    for (const id of ids) expect(id).toMatch(V7);
+    // Adjacent in every index keyed by id: string order is enqueue order (the point of version 7).
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});

@@ -2,7 +2,6 @@
  * What the scheduler and `soniq.schedules` share: the instance's declarations, registry and options, the
  * backend's schedules facet, and the two steps every tick takes (building its job, recording it).
  */
-import { randomUUID } from "node:crypto";
 import type {
   AuditFacet,
   LeasesFacet,
@@ -11,6 +10,7 @@ import type {
   SchedulesFacet,
   TickRecordResult,
 } from "../backend.js";
+import { newJobId } from "../ids.js";
 import type { RegisteredJob } from "../jobs.js";
 import { argsHash } from "../json.js";
 import type { Logger } from "../logger.js";
@@ -43,7 +43,7 @@ export function jobFor(rt: ScheduleRuntime, schedule: Schedule): NewJob {
   const defined = rt.registry.get(schedule.jobName)?.options;
   const unique = defined?.unique ?? false;
   return {
-    id: randomUUID(),
+    id: newJobId(),
     jobName: schedule.jobName,
     args: schedule.args,
     argsHash: unique ? argsHash(schedule.args) : null,

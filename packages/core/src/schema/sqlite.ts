@@ -92,9 +92,10 @@ export const soniqJobs = sqliteTable(
       .on(t.jobName, t.argsHash)
       .where(sql`status = 'queued' AND unique_job = 1`),
     index("idx_soniq_jobs_expires_at").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
-    index("idx_soniq_jobs_worker_id").on(t.workerId).where(sql`worker_id IS NOT NULL`),
-    // A limited queue's claim counts what is processing in the queue and per group (queue controls).
-    index("idx_soniq_jobs_processing").on(t.queue, t.group).where(sql`status = 'processing'`),
+    // What is processing, and who holds it: a limited queue's claim counts it per queue and group (queue
+    // controls), recovery finds the jobs of stale and stopped workers, explain names the holders. Only
+    // processing rows are in it, so a completion (processing -> done) adds no entry here.
+    index("idx_soniq_jobs_processing").on(t.queue, t.group, t.workerId).where(sql`status = 'processing'`),
   ],
 );
 
