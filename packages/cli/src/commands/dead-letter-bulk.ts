@@ -135,17 +135,15 @@ export async function runBulk<R>(
   spec: BulkSpec<R>,
 ): Promise<BulkDone<R>> {
   checkSelection(ids, o);
-  return o.all ? runWhere(ctx, soniq, o, spec) : runIds(ctx, soniq, ids, o, spec);
+  return o.all ? runWhere(ctx, soniq, o, spec) : runIds(ctx, await byIds(soniq, ids), o, spec);
 }
 
 async function runIds<R>(
   ctx: Context,
-  soniq: Soniq,
-  ids: string[],
+  rows: DeadLetterJob[],
   o: BulkFlags,
   spec: BulkSpec<R>,
 ): Promise<BulkDone<R>> {
-  const rows = await byIds(soniq, ids);
   if (dryRun(ctx, o, spec.verb, rows.length)) return null;
   await spec.check?.(rows.map((r) => r.jobName));
   const progress = new Progress(ctx.io, rows.length, progressLabel(spec.verb));
