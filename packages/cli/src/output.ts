@@ -102,28 +102,37 @@ export const shortId = (id: string | null | undefined): string => (id ? id.slice
 /** A progress bar on stderr for bulk work, drawn only when stderr is a TTY. */
 export class Progress {
   #done = 0;
-  readonly #tty: boolean;
+  #total: number;
+  /** Whether the bar is drawn at all (only on a terminal). */
+  readonly drawn: boolean;
 
   constructor(
     private readonly io: Io,
-    private readonly total: number,
+    total: number,
     private readonly label: string,
   ) {
-    this.#tty = io.err.isTTY === true;
+    this.#total = total;
+    this.drawn = io.err.isTTY === true;
   }
 
   tick(): void {
-    this.#done++;
-    if (!this.#tty) return;
+    this.set(this.#done + 1, this.#total);
+  }
+
+  /** Redraws at `done` of `total` (for work that reports its own counts). */
+  set(done: number, total: number): void {
+    this.#done = done;
+    this.#total = total;
+    if (!this.drawn || total === 0) return;
     const width = 30;
-    const filled = this.total === 0 ? width : Math.round((this.#done / this.total) * width);
+    const filled = Math.round((Math.min(done, total) / total) * width);
     this.io.err.write(
-      `\r${this.label} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${this.#done}/${this.total}`,
+      `\r${this.label} [${"#".repeat(filled)}${"-".repeat(width - filled)}] ${done}/${total}`,
     );
   }
 
   end(): void {
-    if (this.#tty && this.total > 0) this.io.err.write("\n");
+    if (this.drawn && this.#total > 0) this.io.err.write("\n");
   }
 }
 

@@ -1,9 +1,32 @@
 import { readFile } from "node:fs/promises";
+import { hostname, userInfo } from "node:os";
 import { join } from "node:path";
-import { PermanentError } from "@soniq/core";
+import { type AuditAction, PermanentError, type Soniq } from "@soniq/core";
 import { describe, expect, it } from "vitest";
-import { json, openApp, soniqOnTty } from "./cli.js";
+import { json, openApp, soniqOnTty, type TestDb } from "./cli.js";
 import { BACKENDS, useSeededDatabase } from "./seed.js";
+
+/** The audit actor the CLI writes: cli:<os user>@<hostname>. */
+const ACTOR = `cli:${userInfo().username}@${hostname()}`;
+
+/** The audit rows of a bulk action, newest first. */
+const auditOf = (app: Soniq, action: AuditAction) => app.audit.list({ action });
+
+/** `n` dead letters of `name` on `queue`, made by a worker in the test process. */
+async function deadLettered(app: Soniq, db: TestDb, name: string, queue: string, n: number) {
+  const local = await openApp(db, false);
+  local.job(
+    name,
+    async () => {
+      throw new PermanentError(`${name} fodder`);
+    },
+    { queue },
+  );
+  for (let i = 0; i < n; i++) await local.enqueue(name, { i });
+  await local.worker({ queues: [queue] }).runOnce();
+  await local.close();
+  expect(await app.deadLetter.list({ queue })).toHaveLength(n);
+}
 
 describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
   const s = useSeededDatabase(makeDb);
@@ -51,10 +74,14 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     expect((await cli("dead-letter", "replay", "--name", "test.fail")).code).toBe(2);
   });
 
-  it("dead-letter/bulk-dry-run: prints the count and changes nothing", async () => {
+  it("dead-letter/bulk-dry-run: prints the count, changes nothing, writes no audit row", async () => {
+    const auditBefore = await s.app.audit.list();
+    const jobsBefore = await s.app.listJobs();
     const r = await cli("dead-letter", "replay", "--all", "--name", "test.fail", "--dry-run");
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toBe("would replay 3 dead-letter job(s)");
+    const orphans = await cli("dead-letter", "replay", "--all", "--queue", "orphans", "--dry-run");
+    expect(orphans.stdout.trim()).toBe("would replay 1 dead-letter job(s)"); // the dry run needs no --force
     const asJson = await cli(
       "dead-letter",
       "purge",
@@ -64,23 +91,51 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
       "--dry-run",
       "--json",
     );
-    expect(json(asJson)).toEqual({ count: 3 });
+    expect(json(asJson)).toEqual({ count: 3, dryRun: true });
     expect(await s.app.deadLetter.list({ jobName: "test.fail" })).toHaveLength(3);
+    expect(await s.app.listJobs()).toEqual(jobsBefore);
+    expect(await s.app.audit.list()).toEqual(auditBefore);
+  });
+
+  it("dead-letter/replay-all: refused for unregistered names, then one replay_where audit row with the count", async () => {
+    const refused = await cli("dead-letter", "replay", "--all", "--queue", "orphans", "--yes");
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/\[SONIQ_CLI_REFUSED\] no worker has registered test\.orphan.*--force/);
+    expect(await auditOf(s.app, "dead_letter.replay_where")).toEqual([]);
+
+    const queuedBefore = (await s.app.listJobs({ jobName: "test.fail", status: "queued" })).length;
+    const perIdBefore = await auditOf(s.app, "dead_letter.replay");
+    const r = await cli("dead-letter", "replay", "--all", "--name", "test.fail", "--yes");
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe("replayed 3 dead-letter job(s)");
+    expect(await s.app.listJobs({ jobName: "test.fail", status: "queued" })).toHaveLength(queuedBefore + 3);
+    const rows = await auditOf(s.app, "dead_letter.replay_where");
+    expect(rows).toEqual([
+      expect.objectContaining({ actor: ACTOR, outcome: "ok", target: null, details: { count: 3 } }),
+    ]);
+    expect(rows[0]?.params).toMatchObject({ jobName: "test.fail", dryRun: false });
+    // Replaying keeps the rows; no per-id audit rows for a bulk replay.
+    expect(await s.app.deadLetter.list({ jobName: "test.fail" })).toHaveLength(3);
+    expect(await auditOf(s.app, "dead_letter.replay")).toEqual(perIdBefore);
+
+    const forced = await cli(
+      "dead-letter",
+      "replay",
+      "--all",
+      "--queue",
+      "orphans",
+      "--yes",
+      "--force",
+      "--json",
+    );
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(json(forced)).toEqual({ count: 1, dryRun: false });
+    expect((await auditOf(s.app, "dead_letter.replay_where"))[0]).toMatchObject({ details: { count: 1 } });
   });
 
   it("dead-letter/purge-all: refused without --yes off a TTY (exit 1, nothing changed), done with it", async () => {
-    const local = await openApp(s.db, false);
-    local.job(
-      "test.purge_me",
-      async () => {
-        throw new PermanentError("purge fodder");
-      },
-      { queue: "purge" },
-    );
-    for (let i = 0; i < 2; i++) await local.enqueue("test.purge_me", { i });
-    await local.worker({ queues: ["purge"] }).runOnce();
-    await local.close();
-    expect(await s.app.deadLetter.list({ queue: "purge" })).toHaveLength(2);
+    await deadLettered(s.app, s.db, "test.purge_me", "purge", 2);
+    await deadLettered(s.app, s.db, "test.keep_me", "kept", 1);
 
     const refused = await cli("dead-letter", "purge", "--all", "--queue", "purge");
     expect(refused.code).toBe(1);
@@ -88,36 +143,45 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
       /\[SONIQ_CLI_REFUSED\] refusing to purge 2 dead-letter job\(s\) without confirmation: pass --yes/,
     );
     expect(await s.app.deadLetter.list({ queue: "purge" })).toHaveLength(2);
+    expect(await auditOf(s.app, "dead_letter.purge_where")).toEqual([]);
 
     const done = await cli("dead-letter", "purge", "--all", "--queue", "purge", "--yes", "--json");
-    expect(done.code).toBe(0);
-    expect(json<{ purged: boolean }[]>(done).map((r) => r.purged)).toEqual([true, true]);
+    expect(done.code, done.stderr).toBe(0);
+    expect(json(done)).toEqual({ count: 2, dryRun: false });
     expect(await s.app.deadLetter.list({ queue: "purge" })).toHaveLength(0);
+    expect(await s.app.deadLetter.list({ queue: "kept" })).toHaveLength(1);
+    const rows = await auditOf(s.app, "dead_letter.purge_where");
+    expect(rows).toEqual([
+      expect.objectContaining({ actor: ACTOR, outcome: "ok", target: null, details: { count: 2 } }),
+    ]);
+    expect(rows[0]?.params).toMatchObject({ queue: "purge", dryRun: false });
+    expect(await auditOf(s.app, "dead_letter.purge")).toEqual([]); // one row for the action, none per id
+
+    const human = await cli("dead-letter", "purge", "--all", "--queue", "kept", "--yes");
+    expect(human.stdout.trim()).toBe("purged 1 dead-letter job(s)");
     expect((await cli("dead-letter", "purge", "00000000-0000-4000-8000-000000000000")).code).toBe(1);
   });
 
   it("dead-letter/tty-confirm: on a terminal a bulk purge asks; no keeps the rows (exit 1), yes purges", async () => {
-    const local = await openApp(s.db, false);
-    local.job(
-      "test.tty_me",
-      async () => {
-        throw new PermanentError("tty fodder");
-      },
-      { queue: "tty" },
-    );
-    await local.enqueue("test.tty_me", {});
-    await local.worker({ queues: ["tty"] }).runOnce();
-    await local.close();
+    await deadLettered(s.app, s.db, "test.tty_me", "tty", 1);
+    const auditBefore = await s.app.audit.list();
     const args = ["dead-letter", "purge", "--all", "--queue", "tty", "--database-url", s.db.url];
     const no = await soniqOnTty(args, "n\n", { cwd: s.db.dir });
     expect(no.stdout).toContain("purge 1 dead-letter job(s)? [y/N]");
     expect(no.code).toBe(1);
     expect(await s.app.deadLetter.list({ queue: "tty" })).toHaveLength(1);
+    expect(await s.app.audit.list()).toEqual(auditBefore);
     const yes = await soniqOnTty(args, "y\n", { cwd: s.db.dir });
     expect(yes.code, yes.stdout).toBe(0);
     expect(yes.stdout).toContain("purged 1 dead-letter job(s)");
     expect(yes.stdout).toContain("purging [##############################] 1/1"); // the progress bar
     expect(await s.app.deadLetter.list({ queue: "tty" })).toHaveLength(0);
+    expect((await s.app.audit.list())[0]).toMatchObject({
+      action: "dead_letter.purge_where",
+      actor: ACTOR,
+      params: expect.objectContaining({ queue: "tty" }),
+      details: { count: 1 },
+    });
   });
 
   it("dead-letter/export: JSON lines or CSV to --output, the count on stderr", async () => {

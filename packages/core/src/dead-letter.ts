@@ -119,10 +119,10 @@ export class DeadLetterService {
     filter: DeadLetterBulkFilter,
     options?: BulkOptions & Omit<ReplayOverrides, "actor">,
   ): Promise<BulkResult> {
-    const { dryRun, actor, ...overrides } = options ?? {};
+    const { dryRun, actor, onProgress, ...overrides } = options ?? {};
     const problems = enqueueOptionProblems(overrides);
     if (problems.length > 0) fail("replayWhere options", problems);
-    return bulk(this.rt.backend, "replay_where", filter, { dryRun, actor }, async (id) => {
+    return bulk(this.rt.backend, "replay_where", filter, { dryRun, actor, onProgress }, async (id) => {
       const newId = await this.rt.backend.deadLetters.replay(id, {
         newId: newJobId(),
         queue: overrides.queue ?? null,

@@ -99,4 +99,70 @@ describe("dead-letter/bulk", () => {
     }
     expect(await soniq.audit.list()).toEqual([]);
   });
+
+  it("dead-letter/bulk-progress: onProgress(done, total) from 0 to the count, not on a dry run, its throws ignored, a non-function refused", async () => {
+    const raw = memoryBackend();
+    const soniq = app({ allowUnknownJobNames: true }, raw);
+    await deadLetters(raw, "big", 1203);
+    await deadLetters(raw, "small", 3);
+
+    const calls: [number, number][] = [];
+    const onProgress = (done: number, total: number) => {
+      calls.push([done, total]);
+    };
+    expect(await soniq.deadLetter.purgeWhere({ queue: "big" }, { dryRun: true, onProgress })).toEqual({
+      count: 1203,
+      dryRun: true,
+    });
+    expect(calls).toEqual([]);
+    expect(await soniq.deadLetter.purgeWhere({ queue: "big" }, { onProgress })).toEqual({
+      count: 1203,
+      dryRun: false,
+    });
+    expect(calls).toEqual(Array.from({ length: 1204 }, (_, done) => [done, 1203]));
+
+    calls.length = 0;
+    expect(await soniq.deadLetter.replayWhere({ queue: "small" }, { onProgress, priority: 1 })).toEqual({
+      count: 3,
+      dryRun: false,
+    });
+    expect(calls).toEqual([
+      [0, 3],
+      [1, 3],
+      [2, 3],
+      [3, 3],
+    ]);
+
+    const throwing = () => {
+      throw new Error("the display broke");
+    };
+    const rejecting = () => Promise.reject(new Error("async display broke"));
+    expect(await soniq.deadLetter.replayWhere({ queue: "small" }, { onProgress: throwing })).toEqual({
+      count: 3,
+      dryRun: false,
+    });
+    expect(await soniq.deadLetter.purgeWhere({ queue: "small" }, { onProgress: rejecting })).toEqual({
+      count: 3,
+      dryRun: false,
+    });
+    expect(await soniq.getQueueStats({ queue: "small" })).toMatchObject({ dead_letter: 0, queued: 6 });
+
+    const before = await soniq.audit.list();
+    await deadLetters(raw, "kept", 2);
+    for (const call of [
+      () => soniq.deadLetter.purgeWhere({ queue: "kept" }, { onProgress: "yes" as never }),
+      () => soniq.deadLetter.replayWhere({ queue: "kept" }, { onProgress: 1 as never }),
+      () => soniq.deadLetter.purgeWhere({ queue: "kept" }, { dryRun: true, onProgress: {} as never }),
+    ]) {
+      const err = await call().catch((e: unknown) => e);
+      expect(isSoniqError(err, "SONIQ_INVALID_OPTIONS"), String(err)).toBe(true);
+    }
+    expect(await soniq.getQueueStats({ queue: "kept" })).toMatchObject({ dead_letter: 2, queued: 0 });
+    expect(await soniq.audit.list()).toEqual(before);
+    expect(before.slice(0, 3).map((r) => [r.action, r.details])).toEqual([
+      ["dead_letter.purge_where", { count: 3 }],
+      ["dead_letter.replay_where", { count: 3 }],
+      ["dead_letter.replay_where", { count: 3 }],
+    ]);
+  });
 });

@@ -1,8 +1,11 @@
 /**
- * Selecting dead letters for replay and purge: by ids, or every row matching a filter (`--all`). Rows are
- * collected before anything changes, so purging while paging cannot skip rows.
+ * Replay and purge: by ids, one core call per id (unknown ids exit 1 before anything changes); or `--all`,
+ * every row matching the filters, through core's `replayWhere` / `purgeWhere` (pages of ids, never the whole
+ * set in memory, one `*_where` audit row with the count). The `--all` window is fixed when the command starts
+ * (`until` no later than now), so the count a dry run prints or the prompt asks about is the set acted on
+ * (less any row someone else removes meanwhile).
  */
-import type { DeadLetterJob, Soniq } from "@soniq/core";
+import type { BulkResult, DeadLetterBulkFilter, DeadLetterJob, Soniq } from "@soniq/core";
 import type { Context } from "../context.js";
 import { CliError, usage } from "../errors.js";
 import { Progress } from "../output.js";
@@ -31,65 +34,64 @@ export const toFilter = (o: FilterFlags) => ({
 
 const PAGE = 1000;
 
-/** Calls `each` with every page of matching rows, newest first. */
+/** Calls `each` with every page of rows matching `filter`, newest first. */
 export async function eachPage(
   soniq: Soniq,
-  o: FilterFlags,
+  filter: DeadLetterBulkFilter,
   each: (page: DeadLetterJob[]) => void | Promise<void>,
 ): Promise<void> {
   for (let offset = 0; ; offset += PAGE) {
-    const page = await soniq.deadLetter.list({ ...toFilter(o), limit: PAGE, offset });
+    const page = await soniq.deadLetter.list({ ...filter, limit: PAGE, offset });
     await each(page);
     if (page.length < PAGE) return;
   }
 }
 
-export async function matching(soniq: Soniq, o: FilterFlags): Promise<DeadLetterJob[]> {
-  const rows: DeadLetterJob[] = [];
-  await eachPage(soniq, o, (page) => {
-    rows.push(...page);
-  });
-  return rows;
-}
-
-/** The rows to act on, or an error: ids and `--all` are exclusive, filters need `--all`, unknown ids exit 1. */
-async function select(
-  soniq: Soniq,
-  ids: string[],
-  o: BulkFlags,
-): Promise<{ rows: DeadLetterJob[]; missing: string[] }> {
+/** Ids and `--all` are exclusive, filters need `--all`: usage errors (exit 2). */
+function checkSelection(ids: string[], o: BulkFlags): void {
   const filtered = [o.queue, o.name, o.reason, o.since, o.until].some((v) => v !== undefined);
   if (o.all && ids.length > 0) throw usage("pass ids or --all with filters, not both.");
   if (!o.all && ids.length === 0) throw usage("pass one or more dead-letter ids, or --all (with filters).");
   if (!o.all && filtered)
     throw usage("--queue, --name, --reason, --since and --until select rows with --all.");
-  if (o.all) return { rows: await matching(soniq, o), missing: [] };
-  const rows: DeadLetterJob[] = [];
-  const missing: string[] = [];
-  for (const id of ids) {
-    const row = await soniq.deadLetter.get(id);
-    if (row) rows.push(row);
-    else missing.push(id);
-  }
-  return { rows, missing };
+}
+
+/** The `--all` filter, its window closed at `now`: rows moved to the dead letters later are left alone. */
+function windowOf(o: FilterFlags, now: number): DeadLetterBulkFilter {
+  const until = o.until !== undefined && o.until.getTime() < now ? o.until : new Date(now);
+  return { ...toFilter(o), until };
+}
+
+/** How many rows match and their job names, a page at a time (only the names are kept). */
+async function survey(
+  soniq: Soniq,
+  filter: DeadLetterBulkFilter,
+): Promise<{ count: number; names: string[] }> {
+  let count = 0;
+  const names = new Set<string>();
+  await eachPage(soniq, filter, (page) => {
+    count += page.length;
+    for (const row of page) names.add(row.jobName);
+  });
+  return { count, names: [...names] };
 }
 
 /** `--dry-run` output; true when the command should stop here. */
 function dryRun(ctx: Context, o: BulkFlags, action: string, count: number): boolean {
   if (!o.dryRun) return false;
-  if (ctx.json) ctx.printer.json({ count });
+  if (ctx.json) ctx.printer.json({ count, dryRun: true } satisfies BulkResult);
   else ctx.printer.line(`would ${action} ${count} dead-letter job(s)`);
   return true;
 }
 
 /**
  * Replay only names some worker registered (the CLI defines no handlers, so core cannot check for it);
- * `--force` replays anyway.
+ * `--force` skips this check.
  */
-export async function checkRegistered(soniq: Soniq, rows: DeadLetterJob[], force: boolean | undefined) {
-  if (force || rows.length === 0) return;
+export async function checkRegistered(soniq: Soniq, names: string[]): Promise<void> {
+  if (names.length === 0) return;
   const known = new Set((await soniq.backend.workers.listTaskNames()).map((t) => t.taskName));
-  const unknown = [...new Set(rows.map((r) => r.jobName))].filter((name) => !known.has(name)).sort();
+  const unknown = [...new Set(names)].filter((name) => !known.has(name)).sort();
   if (unknown.length > 0) {
     throw new CliError(
       "SONIQ_CLI_REFUSED",
@@ -105,32 +107,89 @@ export const deadLetterNotFound = (ids: string[]): CliError =>
     `no dead-letter job with id ${ids.join(", ")}. List them with soniq dead-letter list.`,
   );
 
+export interface BulkSpec<R> {
+  verb: "replay" | "purge";
+  /** Refuses before anything changes, given the job names of the rows (none: no check). */
+  check?: (names: string[]) => Promise<void>;
+  /** One id (the ids path). */
+  one: (id: string) => Promise<R>;
+  /** Every match of `filter` (the `--all` path): core's bulk call. */
+  where: (
+    filter: DeadLetterBulkFilter,
+    options: { actor: string; onProgress?: (done: number, total: number) => void },
+  ) => Promise<BulkResult>;
+}
+
+/** What a bulk action did: one result per id, or core's count for `--all`. Null after a dry run. */
+export type BulkDone<R> = { ids: R[] } | { all: BulkResult } | null;
+
 /**
- * The order of every bulk action: select (unknown ids exit 1), `--dry-run` stops, the action's own check,
- * the confirmation for `--all`, then one call per row with a progress bar. Null after a dry run.
+ * The order of every bulk action: the selection's usage errors, unknown ids (exit 1), `--dry-run` stops,
+ * the action's own check, the confirmation for `--all`, then the work with a progress bar.
  */
 export async function runBulk<R>(
   ctx: Context,
   soniq: Soniq,
   ids: string[],
   o: BulkFlags,
-  spec: {
-    verb: "replay" | "purge";
-    check?: (rows: DeadLetterJob[]) => Promise<void>;
-    act: (row: DeadLetterJob) => Promise<R>;
-  },
-): Promise<R[] | null> {
-  const { rows, missing } = await select(soniq, ids, o);
-  if (missing.length > 0) throw deadLetterNotFound(missing);
+  spec: BulkSpec<R>,
+): Promise<BulkDone<R>> {
+  checkSelection(ids, o);
+  return o.all ? runWhere(ctx, soniq, o, spec) : runIds(ctx, await byIds(soniq, ids), o, spec);
+}
+
+async function runIds<R>(
+  ctx: Context,
+  rows: DeadLetterJob[],
+  o: BulkFlags,
+  spec: BulkSpec<R>,
+): Promise<BulkDone<R>> {
   if (dryRun(ctx, o, spec.verb, rows.length)) return null;
-  await spec.check?.(rows);
-  if (o.all) await ctx.confirm(`${spec.verb} ${rows.length} dead-letter job(s)`, o.yes);
-  const progress = new Progress(ctx.io, rows.length, spec.verb === "replay" ? "replaying" : "purging");
+  await spec.check?.(rows.map((r) => r.jobName));
+  const progress = new Progress(ctx.io, rows.length, progressLabel(spec.verb));
   const out: R[] = [];
   for (const row of rows) {
-    out.push(await spec.act(row));
+    out.push(await spec.one(row.id));
     progress.tick();
   }
   progress.end();
-  return out;
+  return { ids: out };
+}
+
+async function runWhere<R>(
+  ctx: Context,
+  soniq: Soniq,
+  o: BulkFlags,
+  spec: BulkSpec<R>,
+): Promise<BulkDone<R>> {
+  const filter = windowOf(o, ctx.io.now());
+  // The count is read only where it is shown (dry run, prompt, refusal) and the names only for a check.
+  const seen = o.dryRun || !o.yes || spec.check ? await survey(soniq, filter) : null;
+  if (seen && dryRun(ctx, o, spec.verb, seen.count)) return null;
+  if (seen) await spec.check?.(seen.names);
+  await ctx.confirm(`${spec.verb} ${seen?.count ?? 0} dead-letter job(s)`, o.yes);
+  const progress = new Progress(ctx.io, 0, progressLabel(spec.verb));
+  // Core counts the matches once more for a progress total: only worth it where the bar is drawn.
+  const onProgress = (done: number, total: number) => progress.set(done, total);
+  const result = await spec.where(
+    filter,
+    progress.drawn ? { actor: ctx.actor, onProgress } : { actor: ctx.actor },
+  );
+  progress.end();
+  return { all: result };
+}
+
+const progressLabel = (verb: "replay" | "purge") => (verb === "replay" ? "replaying" : "purging");
+
+/** The dead letters with these ids, in order; any unknown id exits 1 before anything changes. */
+async function byIds(soniq: Soniq, ids: string[]): Promise<DeadLetterJob[]> {
+  const rows: DeadLetterJob[] = [];
+  const missing: string[] = [];
+  for (const id of ids) {
+    const row = await soniq.deadLetter.get(id);
+    if (row) rows.push(row);
+    else missing.push(id);
+  }
+  if (missing.length > 0) throw deadLetterNotFound(missing);
+  return rows;
 }

@@ -73,7 +73,7 @@ export async function exportRows(
     if (format === "jsonl") return await soniq.deadLetter.export(toFilter(filter), sink);
     await write(sink, `${CSV_COLUMNS.join(",")}\n`);
     let count = 0;
-    await eachPage(soniq, filter, async (page) => {
+    await eachPage(soniq, toFilter(filter), async (page) => {
       for (const row of page) await write(sink, `${CSV_COLUMNS.map((c) => csvCell(row[c])).join(",")}\n`);
       count += page.length;
     });

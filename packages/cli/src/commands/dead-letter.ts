@@ -1,5 +1,5 @@
 /** `soniq dead-letter list | show | replay | purge | export`. */
-import type { DeadLetterJob } from "@soniq/core";
+import type { BulkResult, DeadLetterJob } from "@soniq/core";
 import { type Command, Option } from "commander";
 import { Context } from "../context.js";
 import type { Io } from "../output.js";
@@ -90,7 +90,8 @@ function replayCommand(dl: Command, io: Io): void {
     .addHelpText(
       "after",
       "\nReplays only job names some worker registered (see soniq status); --force replays anyway.\n" +
-        "An unknown id exits 1. JSON (--json): an array of { id, newId }; with --dry-run { count }.\n\n" +
+        "An unknown id exits 1. JSON (--json): an array of { id, newId }; with --all { count, dryRun }\n" +
+        "(one audit row dead_letter.replay_where with the count), with --dry-run { count, dryRun: true }.\n\n" +
         "Examples:\n  soniq dead-letter replay 0193c6e2-...\n  soniq dead-letter replay --all --name orders.email_receipt --dry-run\n" +
         "  soniq dead-letter replay --all --reason max_retries_exceeded --since 2h --yes",
     )
@@ -99,17 +100,15 @@ function replayCommand(dl: Command, io: Io): void {
       const done = await ctx.withApp((soniq) =>
         runBulk(ctx, soniq, ids, o, {
           verb: "replay",
-          check: (rows) => checkRegistered(soniq, rows, o.force),
-          act: async (row) => ({
-            id: row.id,
-            newId: await soniq.deadLetter.replay(row.id, { actor: ctx.actor }),
-          }),
+          check: o.force ? undefined : (names) => checkRegistered(soniq, names),
+          one: async (id) => ({ id, newId: await soniq.deadLetter.replay(id, { actor: ctx.actor }) }),
+          where: (filter, options) => soniq.deadLetter.replayWhere(filter, options),
         }),
       );
       if (!done) return;
-      if (ctx.json) return ctx.printer.json(done);
-      if (o.all) ctx.printer.line(`replayed ${done.length} dead-letter job(s)`);
-      else for (const r of done) ctx.printer.line(`replayed ${r.id} as ${r.newId}`);
+      if ("all" in done) return bulkDone(ctx, "replayed", done.all);
+      if (ctx.json) return ctx.printer.json(done.ids);
+      for (const r of done.ids) ctx.printer.line(`replayed ${r.id} as ${r.newId}`);
     });
 }
 
@@ -118,7 +117,8 @@ function purgeCommand(dl: Command, io: Io): void {
     .argument("[id...]", "dead-letter ids")
     .addHelpText(
       "after",
-      "\nAn unknown id exits 1. JSON (--json): an array of { id, purged }; with --dry-run { count }.\n\n" +
+      "\nAn unknown id exits 1. JSON (--json): an array of { id, purged }; with --all { count, dryRun }\n" +
+        "(one audit row dead_letter.purge_where with the count), with --dry-run { count, dryRun: true }.\n\n" +
         "Examples:\n  soniq dead-letter purge 0193c6e2-...\n  soniq dead-letter purge --all --until 30d --dry-run\n" +
         "  soniq dead-letter purge --all --queue emails --yes",
     )
@@ -127,17 +127,21 @@ function purgeCommand(dl: Command, io: Io): void {
       const done = await ctx.withApp((soniq) =>
         runBulk(ctx, soniq, ids, o, {
           verb: "purge",
-          act: async (row) => ({
-            id: row.id,
-            purged: await soniq.deadLetter.purge(row.id, { actor: ctx.actor }),
-          }),
+          one: async (id) => ({ id, purged: await soniq.deadLetter.purge(id, { actor: ctx.actor }) }),
+          where: (filter, options) => soniq.deadLetter.purgeWhere(filter, options),
         }),
       );
       if (!done) return;
-      if (ctx.json) return ctx.printer.json(done);
-      if (o.all) ctx.printer.line(`purged ${done.filter((r) => r.purged).length} dead-letter job(s)`);
-      else for (const r of done) ctx.printer.line(`purged ${r.id}`);
+      if ("all" in done) return bulkDone(ctx, "purged", done.all);
+      if (ctx.json) return ctx.printer.json(done.ids);
+      for (const r of done.ids) ctx.printer.line(`purged ${r.id}`);
     });
+}
+
+/** The result of `--all`: core's `{ count, dryRun }` as JSON, else one line with the count. */
+function bulkDone(ctx: Context, verb: "replayed" | "purged", result: BulkResult): void {
+  if (ctx.json) ctx.printer.json(result);
+  else ctx.printer.line(`${verb} ${result.count} dead-letter job(s)`);
 }
 
 function exportCommand(dl: Command, io: Io): void {
