@@ -4,9 +4,15 @@
  */
 import { randomUUID } from "node:crypto";
 import { type Backend, type JobAbortedError, Soniq, snooze, type Worker } from "@soniq/core";
-import { BACKEND_FACETS, type BackendFacetName } from "@soniq/core/backend";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ALL_KINDS, eventually, expectStaleThenReregistered, gate, uniqueName } from "./runtime-support.js";
+import {
+  ALL_KINDS,
+  eventually,
+  expectStaleThenReregistered,
+  gate,
+  killable,
+  uniqueName,
+} from "./runtime-support.js";
 
 describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
   "runtime/matrix on %s",
@@ -297,25 +303,3 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
     }, 20_000);
   },
 );
-
-/** A backend whose "process" can be killed: afterwards every facet call fails (close() still works). */
-function killable(backend: Backend<unknown>): { backend: Backend<unknown>; kill: () => void } {
-  let dead = false;
-  const wrapped: Record<string, unknown> = { ...backend };
-  for (const facet of Object.keys(BACKEND_FACETS) as BackendFacetName[]) {
-    const methods: Record<string, unknown> = {};
-    for (const [name, fn] of Object.entries(
-      backend[facet] as unknown as Record<string, (...args: unknown[]) => unknown>,
-    )) {
-      methods[name] = (...args: unknown[]) =>
-        dead ? Promise.reject(new Error("the worker process is gone")) : fn(...args);
-    }
-    wrapped[facet] = methods;
-  }
-  return {
-    backend: wrapped as unknown as Backend<unknown>,
-    kill: () => {
-      dead = true;
-    },
-  };
-}

@@ -11,6 +11,7 @@ import { memoryBackend } from "@soniq/backend-memory";
 import { postgresBackend } from "@soniq/backend-postgres";
 import { sqliteBackend } from "@soniq/backend-sqlite";
 import type { Backend } from "@soniq/core";
+import { BACKEND_FACETS, type BackendFacetName } from "@soniq/core/backend";
 import pg from "pg";
 
 export const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
@@ -102,3 +103,43 @@ export function postgresKind(): BackendKind {
 }
 
 export const ALL_KINDS = [memoryKind, sqliteKind, postgresKind];
+
+/**
+ * A backend with faults switched on from the test: after `kill()` every facet call fails (the process is
+ * gone; close() still works) until `revive()` (for a quick cleanup); `failing` holds "facet.method" names
+ * whose calls fail meanwhile.
+ */
+export function killable(backend: Backend<unknown>): {
+  backend: Backend<unknown>;
+  kill: () => void;
+  revive: () => void;
+  failing: Set<string>;
+} {
+  let dead = false;
+  const failing = new Set<string>();
+  const wrapped: Record<string, unknown> = { ...backend };
+  for (const facet of Object.keys(BACKEND_FACETS) as BackendFacetName[]) {
+    const methods: Record<string, unknown> = {};
+    for (const [name, fn] of Object.entries(
+      backend[facet] as unknown as Record<string, (...args: unknown[]) => unknown>,
+    )) {
+      const label = `${facet}.${name}`;
+      methods[name] = (...args: unknown[]) => {
+        if (dead) return Promise.reject(new Error("the worker process is gone"));
+        if (failing.has(label)) return Promise.reject(new Error(`${label} failed (injected)`));
+        return fn(...args);
+      };
+    }
+    wrapped[facet] = methods;
+  }
+  return {
+    backend: wrapped as unknown as Backend<unknown>,
+    kill: () => {
+      dead = true;
+    },
+    revive: () => {
+      dead = false;
+    },
+    failing,
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * `runOnce` leaves no job without an owner that recovery reaches, on every backend: it claims under a
+ * registered worker row (heartbeating while it runs, stopped when it returns), so a run whose process dies
+ * or whose outcome cannot be written is requeued by stale-worker recovery like any worker's. The SIGKILL
+ * version (a real process) is in runtime-process-kill.test.ts.
+ */
+import { type Backend, Soniq } from "@soniq/core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ALL_KINDS, eventually, gate, killable, uniqueName } from "./runtime-support.js";
+
+describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
+  "runtime/run-once on %s",
+  (_name, make) => {
+    const kind = make();
+    const cleanups: (() => Promise<void>)[] = [];
+    let queue = "";
+
+    beforeAll(() => kind.setup(), 30_000);
+    afterAll(() => kind.teardown(), 30_000);
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+      queue = "";
+    });
+
+    async function app(backend: Backend<unknown> = kind.create()): Promise<Soniq> {
+      queue ||= uniqueName("q");
+      const soniq = new Soniq({ backend });
+      cleanups.push(() => soniq.close());
+      await soniq.setup();
+      return soniq;
+    }
+
+    async function workerRow(soniq: Soniq, id: string) {
+      return (await soniq.backend.workers.list()).find((w) => w.id === id);
+    }
+
+    it("runtime/run-once-dies-mid-job: the job of a runOnce whose process died is recovered by a peer", async () => {
+      const a = killable(kind.create());
+      const soniqA = await app(a.backend);
+      const soniqB = await app(kind.createPeer());
+      const hung = gate();
+      soniqA.job(
+        "once.dies",
+        () => {
+          hung.open();
+          return new Promise(() => {});
+        },
+        { queue },
+      );
+      soniqB.job("once.dies", async (_args, ctx) => `recovered on attempt ${ctx.attempt}`, { queue });
+      const keeper = soniqB.worker({
+        queues: [uniqueName("idle")],
+        heartbeatIntervalMs: 50,
+        staleAfterMs: 300,
+        maintenanceIntervalMs: 100,
+      });
+      cleanups.push(() => keeper.stop());
+      await keeper.start();
+      expect(await soniqB.backend.leases.tryAcquire("soniq.maintenance", keeper.id, 1000)).toBe(true);
+
+      const { id } = await soniqA.enqueue("once.dies", {});
+      const once = soniqA.worker({ queues: [queue], heartbeatIntervalMs: 50, shutdownTimeoutMs: 10 });
+      const running = once.runOnce();
+      cleanups.push(async () => {
+        a.revive();
+        await once.stop();
+        await running;
+      });
+      await hung.promise;
+      expect(await soniqB.getJob(id)).toMatchObject({ status: "processing", workerId: once.id });
+      expect((await workerRow(soniqB, once.id))?.status).toBe("active");
+      a.kill(); // from here on the runOnce process never reaches storage again
+
+      const peer = soniqB.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 });
+      cleanups.push(() => peer.stop());
+      await peer.start();
+      await eventually(async () => {
+        expect(await soniqB.getJob(id)).toMatchObject({ status: "done", result: "recovered on attempt 2" });
+      }, 10_000);
+      expect((await workerRow(soniqB, once.id))?.status).toBe("stopped");
+    }, 30_000);
+
+    it("runtime/run-once-write-fails: runOnce still returns its count; the unwritten job is left under a stopped worker, and recovery requeues it", async () => {
+      const a = killable(kind.create());
+      const soniq = await app(a.backend);
+      const job = soniq.job("once.unwritten", async (_args, ctx) => `done on attempt ${ctx.attempt}`, {
+        queue,
+      });
+      const { id } = await job.enqueue({});
+      a.failing.add("runs.settle");
+      const once = soniq.worker({ queues: [queue] });
+      expect(await once.runOnce()).toBe(1);
+      expect(await soniq.getJob(id)).toMatchObject({ status: "processing", workerId: once.id });
+      expect((await workerRow(soniq, once.id))?.status).toBe("stopped");
+
+      const recovery = await soniq.backend.workers.recoverStale(3_600_000);
+      expect(recovery.requeuedJobIds).toContain(id);
+      a.failing.delete("runs.settle");
+      expect(await soniq.worker({ queues: [queue] }).runOnce()).toBe(1);
+      expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "done on attempt 2" });
+    }, 30_000);
+  },
+);
