@@ -99,5 +99,23 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       expect(await soniq.worker({ queues: [queue] }).runOnce()).toBe(1);
       expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "done on attempt 2" });
     }, 30_000);
+
+    it("runtime/run-once-write-heals: a give-back that failed during the run is retried before runOnce returns", async () => {
+      const a = killable(kind.create());
+      const soniq = await app(a.backend);
+      const job = soniq.job("once.healed", async () => "lost result", { queue });
+      const { id } = await job.enqueue({});
+      a.failing.add("runs.settle");
+      const once = soniq.worker({ queues: [queue] });
+      let settleErrors = 0;
+      once.on("error", ({ during }) => {
+        // The outcome's write and then the give-back's have failed: storage comes back.
+        if (during === "settle" && ++settleErrors === 2) a.failing.delete("runs.settle");
+      });
+      expect(await once.runOnce()).toBe(1);
+      expect(settleErrors).toBe(2);
+      expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 1, workerId: null });
+      expect((await workerRow(soniq, once.id))?.status).toBe("stopped");
+    }, 30_000);
   },
 );
