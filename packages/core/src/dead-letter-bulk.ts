@@ -81,8 +81,8 @@ export async function bulk(
 ): Promise<BulkResult> {
   const what = `deadLetter.${kind === "replay_where" ? "replayWhere" : "purgeWhere"}`;
   const query = bulkQuery(filter, `${what}(filter)`);
+  const actor = actorOf(options, `${what}(options)`, ["dryRun"]);
   const dryRun = dryRunOf(options, `${what}(options)`);
-  const actor = actorOf(options, `${what}(options)`);
   const count = await walk(backend, query, dryRun ? null : act, kind === "purge_where");
   const params = { ...(filter as Record<string, unknown> | undefined), dryRun };
   await backend.audit.record(
