@@ -97,7 +97,7 @@ const QUEUES: readonly Case[] = [
   [
     "queues.list/argument",
     "SONIQ_INVALID_ARGUMENT",
-    (f) => f.soniq.queues.list(...([{ queue: "x" }] as never[])),
+    (f) => (f.soniq.queues.list as (filter: unknown) => unknown).call(f.soniq.queues, { queue: "x" }),
   ],
 ];
 

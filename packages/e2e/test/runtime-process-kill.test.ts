@@ -24,7 +24,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
       ["once", "runOnce"],
     ] as const)(
       "runtime/killed-worker-recovered (%s): the job of %s SIGKILLed mid-job is requeued and finished by a peer",
-      async (mode) => {
+      async (mode, _what) => {
         const queue = uniqueName("q");
         const soniq = new Soniq({ backend: kind.create() });
         let child: ChildProcess | undefined;
