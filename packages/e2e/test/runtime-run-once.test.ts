@@ -4,64 +4,26 @@
  * or whose outcome cannot be written is requeued by stale-worker recovery like any worker's. The SIGKILL
  * version (a real process) is in runtime-process-kill.test.ts.
  */
-import { type Backend, Soniq } from "@soniq/core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ALL_KINDS, eventually, gate, killable, uniqueName } from "./runtime-support.js";
+import type { Soniq } from "@soniq/core";
+import { describe, expect, it } from "vitest";
+import { ALL_KINDS, eventually, killable, matrixHarness } from "./runtime-support.js";
 
 describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
   "runtime/run-once on %s",
   (_name, make) => {
-    const kind = make();
-    const cleanups: (() => Promise<void>)[] = [];
-    let queue = "";
-
-    beforeAll(() => kind.setup(), 30_000);
-    afterAll(() => kind.teardown(), 30_000);
-    afterEach(async () => {
-      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-      queue = "";
-    });
-
-    async function app(backend: Backend<unknown> = kind.create()): Promise<Soniq> {
-      queue ||= uniqueName("q");
-      const soniq = new Soniq({ backend });
-      cleanups.push(() => soniq.close());
-      await soniq.setup();
-      return soniq;
-    }
+    const t = matrixHarness(make);
+    const { kind, app, started } = t;
 
     async function workerRow(soniq: Soniq, id: string) {
       return (await soniq.backend.workers.list()).find((w) => w.id === id);
     }
 
     it("runtime/run-once-dies-mid-job: the job of a runOnce whose process died is recovered by a peer", async () => {
-      const a = killable(kind.create());
-      const soniqA = await app(a.backend);
-      const soniqB = await app(kind.createPeer());
-      const hung = gate();
-      soniqA.job(
-        "once.dies",
-        () => {
-          hung.open();
-          return new Promise(() => {});
-        },
-        { queue },
-      );
-      soniqB.job("once.dies", async (_args, ctx) => `recovered on attempt ${ctx.attempt}`, { queue });
-      const keeper = soniqB.worker({
-        queues: [uniqueName("idle")],
-        heartbeatIntervalMs: 50,
-        staleAfterMs: 300,
-        maintenanceIntervalMs: 100,
-      });
-      cleanups.push(() => keeper.stop());
-      await keeper.start();
-      expect(await soniqB.backend.leases.tryAcquire("soniq.maintenance", keeper.id, 1000)).toBe(true);
-
+      const { a, soniqA, soniqB, hung } = await t.dyingPair("once.dies");
       const { id } = await soniqA.enqueue("once.dies", {});
-      const once = soniqA.worker({ queues: [queue], heartbeatIntervalMs: 50, shutdownTimeoutMs: 10 });
+      const once = soniqA.worker({ queues: [t.queue], heartbeatIntervalMs: 50, shutdownTimeoutMs: 10 });
       const running = once.runOnce();
-      cleanups.push(async () => {
+      t.defer(async () => {
         a.revive();
         await once.stop();
         await running;
@@ -71,9 +33,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       expect((await workerRow(soniqB, once.id))?.status).toBe("active");
       a.kill(); // from here on the runOnce process never reaches storage again
 
-      const peer = soniqB.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 });
-      cleanups.push(() => peer.stop());
-      await peer.start();
+      await started(soniqB.worker({ queues: [t.queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 }));
       await eventually(async () => {
         expect(await soniqB.getJob(id)).toMatchObject({ status: "done", result: "recovered on attempt 2" });
       }, 10_000);
@@ -84,11 +44,11 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const a = killable(kind.create());
       const soniq = await app(a.backend);
       const job = soniq.job("once.unwritten", async (_args, ctx) => `done on attempt ${ctx.attempt}`, {
-        queue,
+        queue: t.queue,
       });
       const { id } = await job.enqueue({});
       a.failing.add("runs.settle");
-      const once = soniq.worker({ queues: [queue] });
+      const once = soniq.worker({ queues: [t.queue] });
       expect(await once.runOnce()).toBe(1);
       expect(await soniq.getJob(id)).toMatchObject({ status: "processing", workerId: once.id });
       expect((await workerRow(soniq, once.id))?.status).toBe("stopped");
@@ -96,17 +56,17 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const recovery = await soniq.backend.workers.recoverStale(3_600_000);
       expect(recovery.requeuedJobIds).toContain(id);
       a.failing.delete("runs.settle");
-      expect(await soniq.worker({ queues: [queue] }).runOnce()).toBe(1);
+      expect(await soniq.worker({ queues: [t.queue] }).runOnce()).toBe(1);
       expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "done on attempt 2" });
     }, 30_000);
 
     it("runtime/run-once-write-heals: a give-back that failed during the run is retried before runOnce returns", async () => {
       const a = killable(kind.create());
       const soniq = await app(a.backend);
-      const job = soniq.job("once.healed", async () => "lost result", { queue });
+      const job = soniq.job("once.healed", async () => "lost result", { queue: t.queue });
       const { id } = await job.enqueue({});
       a.failing.add("runs.settle");
-      const once = soniq.worker({ queues: [queue] });
+      const once = soniq.worker({ queues: [t.queue] });
       let settleErrors = 0;
       once.on("error", ({ during }) => {
         // The outcome's write and then the give-back's have failed: storage comes back.
