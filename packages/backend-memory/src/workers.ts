@@ -3,7 +3,7 @@
  * A worker is active from register until stop or until recovery declares it stale (heartbeat older than
  * the threshold); a stopped worker's heartbeat returns false so it knows. Recovery then requeues every
  * processing job whose worker is stopped (now or earlier) or has no row, found through the store's
- * per-worker index; a job without a worker id is left alone.
+ * per-worker index; a job without a worker id is left alone (core never claims without one).
  */
 import type { StaleRecovery, TaskNameRow, WorkerRegistration, WorkersFacet } from "@soniq/core/backend";
 import { encodeJson, toWorkerInfo } from "./internal/rows.js";

@@ -5,7 +5,7 @@
  * Stale recovery runs in one IMMEDIATE transaction: the active workers whose heartbeat is older than the
  * threshold become `stopped`; then every processing job whose worker is stopped (just now or earlier) or
  * has no row goes back to queued, due now, `worker_id` cleared, attempts unchanged (the claim already
- * counted the run). A processing job with no worker id (claimed by `runOnce`) is left alone.
+ * counted the run). A processing job with no worker id is left alone (core never claims without one).
  */
 import type { StaleRecovery, TaskNameRow, WorkerRegistration, WorkersFacet } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";

@@ -7,6 +7,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AuditListQuery, AuditRecord, Backend } from "./backend.js";
+import { SoniqError } from "./errors.js";
+import { storableText } from "./json.js";
 import { filterObject, invalid, optionalDate, optionalString } from "./queries.js";
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from "./types.js";
 
@@ -19,15 +21,39 @@ export interface ActorOptions {
   actor?: string;
 }
 
-/** The actor from a write's options (validated: a non-empty string of at most 200 characters). */
-export function actorOf(options: unknown, what: string): string {
+/**
+ * The actor from a write's options. As for every options argument, one that is not an object or has a key
+ * other than `actor` and the write's `otherKeys` is `SONIQ_INVALID_OPTIONS` (a typo such as `dryrun` must
+ * not run the write without it); the actor itself must be a non-empty string of at most 200 characters
+ * without a NUL or a lone surrogate (`SONIQ_INVALID_ARGUMENT`).
+ */
+export function actorOf(options: unknown, what: string, otherKeys: readonly string[] = []): string {
   if (options === undefined) return DEFAULT_ACTOR;
-  if (typeof options !== "object" || options === null)
-    throw invalid(what, "expected an options object", options);
+  const keys = ["actor", ...otherKeys].join(", ");
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new SoniqError("SONIQ_INVALID_OPTIONS", `${what} must be an options object { ${keys} }.`, {
+      context: { value: options },
+    });
+  }
+  const unknown = Object.keys(options).find((k) => k !== "actor" && !otherKeys.includes(k));
+  if (unknown !== undefined) {
+    throw new SoniqError("SONIQ_INVALID_OPTIONS", `${what} has no option "${unknown}" (it takes ${keys}).`, {
+      context: { key: unknown },
+    });
+  }
   const actor = (options as { actor?: unknown }).actor;
   if (actor === undefined) return DEFAULT_ACTOR;
-  if (typeof actor !== "string" || actor.length === 0 || actor.length > 200) {
-    throw invalid(`${what}.actor`, "expected a non-empty string of at most 200 characters", actor);
+  if (
+    typeof actor !== "string" ||
+    actor.length === 0 ||
+    actor.length > 200 ||
+    storableText(actor) !== actor
+  ) {
+    throw invalid(
+      `${what}.actor`,
+      "expected a non-empty string of at most 200 characters, without a NUL or a lone surrogate",
+      actor,
+    );
   }
   return actor;
 }

@@ -148,7 +148,11 @@ export interface ClaimRequest {
   queues: readonly string[] | null;
   /** Most jobs to return (>= 1). */
   limit: number;
-  /** Registered worker id stamped on the rows, or null (e.g. `runOnce`). */
+  /**
+   * The registered worker's id, stamped on the rows: recovery requeues a job whose worker is stale,
+   * stopped or has no row. Core always passes one (`runOnce` included); null leaves the job without an
+   * owner that recovery reaches, so it is for backend tests only.
+   */
   workerId: string | null;
 }
 

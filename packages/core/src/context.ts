@@ -11,7 +11,7 @@ export interface JobContext {
   readonly attempt: number;
   readonly maxAttempts: number;
   readonly queue: string;
-  /** The worker running the job (null under `runOnce`). */
+  /** The registered worker running the job (`runOnce` registers one too). */
   readonly workerId: string | null;
   /** Aborted on timeout, cancellation, and forced shutdown; `signal.reason` says which. */
   readonly signal: AbortSignal;

@@ -118,8 +118,8 @@ export async function bulk(
 ): Promise<BulkResult> {
   const what = `deadLetter.${kind === "replay_where" ? "replayWhere" : "purgeWhere"}`;
   const query = bulkQuery(filter, `${what}(filter)`);
+  const actor = actorOf(options, `${what}(options)`, ["dryRun", "onProgress"]);
   const dryRun = dryRunOf(options, `${what}(options)`);
-  const actor = actorOf(options, `${what}(options)`);
   const onProgress = progressOf(options, `${what}(options)`);
   const tick = onProgress && !dryRun ? await progressTicker(backend, query, onProgress) : undefined;
   const count = await walk(backend, query, dryRun ? null : act, kind === "purge_where", tick);

@@ -24,6 +24,45 @@ export interface ReplayOverrides extends ActorOptions {
 /** What a replay can change; `dedupKey`, `unique` and `tx` mean nothing for a replay and are refused. */
 const REPLAY_KEYS = ["queue", "priority", "runAt", "delayMs"];
 
+/** A replay's checked options: who, and what the new job gets (null: the dead letter's own, or now). */
+interface ReplayRequest {
+  actor: string;
+  queue: string | null;
+  priority: number | null;
+  scheduledAt: Date | null;
+}
+
+/**
+ * Checks the options of `replay` (or of `replayWhere`, whose `extraKeys` are its bulk options): an object
+ * of REPLAY_KEYS and `actor` only, each valid as for enqueue (`SONIQ_INVALID_OPTIONS` otherwise).
+ */
+function replayRequest(options: unknown, what: string, extraKeys: readonly string[] = []): ReplayRequest {
+  const keys = [...REPLAY_KEYS, "actor", ...extraKeys];
+  const given = options === undefined ? {} : options;
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
+    throw new SoniqError(
+      "SONIQ_INVALID_OPTIONS",
+      `${what} options must be an object { ${keys.join(", ")} }.`,
+    );
+  }
+  const overrides: Record<string, unknown> = {};
+  const refused: string[] = [];
+  for (const [key, value] of Object.entries(given)) {
+    if (REPLAY_KEYS.includes(key)) overrides[key] = value;
+    else if (!keys.includes(key)) refused.push(key);
+  }
+  const problems = [
+    ...refused.map((k) => `${k} is not a ${what} option (${what} takes ${keys.join(", ")})`),
+    ...(refused.length > 0 ? [] : enqueueOptionProblems(overrides)),
+  ];
+  if (problems.length > 0) fail(`${what} options`, problems);
+  const actor = actorOf(given, `deadLetter.${what}(options)`, [...REPLAY_KEYS, ...extraKeys]);
+  const { queue, priority, runAt, delayMs } = overrides as Omit<ReplayOverrides, "actor">;
+  let scheduledAt = runAt ?? null;
+  if (delayMs !== undefined && delayMs > 0) scheduledAt = new Date(Date.now() + delayMs);
+  return { actor, queue: queue ?? null, priority: priority ?? null, scheduledAt };
+}
+
 /** What `export` writes to: a node Writable, or anything with the same `write`/`once("drain")`. */
 export interface LineSink {
   write(chunk: string): boolean;
@@ -43,33 +82,10 @@ export class DeadLetterService {
   }
 
   /** Returns the new job's id, or null when there is no dead-letter row with this id. */
-  async replay(id: string, options: ReplayOverrides = {}): Promise<string | null> {
-    if (typeof options !== "object" || options === null || Array.isArray(options)) {
-      throw new SoniqError(
-        "SONIQ_INVALID_OPTIONS",
-        "replay options must be an object { queue, priority, runAt, delayMs, actor }.",
-      );
-    }
-    const { actor: _actor, ...overrides } = options;
-    const refused = Object.keys(overrides).filter((k) => !REPLAY_KEYS.includes(k));
-    const problems = [
-      ...refused.map(
-        (k) => `${k} is not a replay option (replay takes ${[...REPLAY_KEYS, "actor"].join(", ")})`,
-      ),
-      ...(refused.length > 0 ? [] : enqueueOptionProblems(overrides)),
-    ];
-    if (problems.length > 0) fail("replay options", problems);
-    const actor = actorOf(options, "deadLetter.replay(options)");
-    let scheduledAt = overrides.runAt ?? null;
-    if (overrides.delayMs !== undefined && overrides.delayMs > 0) {
-      scheduledAt = new Date(Date.now() + overrides.delayMs);
-    }
+  async replay(id: string, options?: ReplayOverrides): Promise<string | null> {
+    const { actor, queue, priority, scheduledAt } = replayRequest(options, "replay");
     const replayId = newJobId();
-    const params = {
-      queue: overrides.queue ?? null,
-      priority: overrides.priority ?? null,
-      runAt: scheduledAt?.toISOString() ?? null,
-    };
+    const params = { queue, priority, runAt: scheduledAt?.toISOString() ?? null };
     const record = auditRecord("dead_letter.replay", actor, String(id), params, "ok", { newId: replayId });
     const row = await this.rt.backend.deadLetters.get(id);
     if (!row) {
@@ -84,12 +100,7 @@ export class DeadLetterService {
         { context: { id, name: row.jobName } },
       );
     }
-    const request = {
-      newId: replayId,
-      queue: overrides.queue ?? null,
-      priority: overrides.priority ?? null,
-      scheduledAt,
-    };
+    const request = { newId: replayId, queue, priority, scheduledAt };
     const newId = await audited(
       this.rt.backend,
       record,
@@ -119,15 +130,14 @@ export class DeadLetterService {
     filter: DeadLetterBulkFilter,
     options?: BulkOptions & Omit<ReplayOverrides, "actor">,
   ): Promise<BulkResult> {
-    const { dryRun, actor, onProgress, ...overrides } = options ?? {};
-    const problems = enqueueOptionProblems(overrides);
-    if (problems.length > 0) fail("replayWhere options", problems);
-    return bulk(this.rt.backend, "replay_where", filter, { dryRun, actor, onProgress }, async (id) => {
+    const { actor, queue, priority, scheduledAt } = replayRequest(options, "replayWhere", ["dryRun", "onProgress"]);
+    const bulkOptions = { dryRun: options?.dryRun, actor, onProgress: options?.onProgress };
+    return bulk(this.rt.backend, "replay_where", filter, bulkOptions, async (id) => {
       const newId = await this.rt.backend.deadLetters.replay(id, {
         newId: newJobId(),
-        queue: overrides.queue ?? null,
-        priority: overrides.priority ?? null,
-        scheduledAt: overrides.runAt ?? null,
+        queue,
+        priority,
+        scheduledAt,
       });
       if (newId) for (const worker of this.rt.workers) worker.nudge();
       return newId !== null;
@@ -151,6 +161,15 @@ export class DeadLetterService {
   export(filter: DeadLetterFilter | undefined, destination: LineSink): Promise<number>;
   async export(filter?: DeadLetterFilter, destination?: LineSink): Promise<string | number> {
     const query = deadLetterListQuery(filter, "deadLetter.export(filter)");
+    if (
+      destination !== undefined &&
+      (typeof destination?.write !== "function" || typeof destination?.once !== "function")
+    ) {
+      throw new SoniqError(
+        "SONIQ_INVALID_ARGUMENT",
+        "deadLetter.export(filter, destination): the destination must be a Writable (write and once).",
+      );
+    }
     // The query caps `limit` at a page; the caller's limit (validated above) bounds the whole export.
     const total = filter?.limit ?? Number.POSITIVE_INFINITY;
     const chunks: string[] = [];

@@ -97,6 +97,9 @@ const isInt = (v: unknown): v is number => typeof v === "number" && Number.isSaf
 export const MAX_TIMER_MS = 2_147_483_647;
 /** Longest delay core writes (about 100 years), so every backend can store the due time. */
 export const MAX_DELAY_MS = 100 * 365 * 24 * 3600 * 1000;
+/** The dates core passes to a backend: 0001-01-01 to 9999-12-31 UTC, which every backend (and ISO 8601 text) can hold. */
+export const MIN_DATE_MS = Date.parse("0001-01-01T00:00:00.000Z");
+export const MAX_DATE_MS = Date.parse("9999-12-31T23:59:59.999Z");
 
 export const intIn =
   (min: number, max: number): Check =>

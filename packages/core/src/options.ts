@@ -20,8 +20,10 @@ import {
   describeTable,
   fail,
   intIn,
+  MAX_DATE_MS,
   MAX_DELAY_MS,
   MAX_TIMER_MS,
+  MIN_DATE_MS,
   msIn,
   type OptionDoc,
   type OptionTable,
@@ -43,9 +45,6 @@ import { JOB_DEFAULTS } from "./schema/constants.js";
 
 /** The longest `dedupKey` (characters). */
 export const MAX_DEDUP_KEY_LENGTH = 512;
-/** `runAt` range: 0001-01-01 to 9999-12-31 UTC, which every backend (and ISO 8601 text) can hold. */
-const MIN_RUN_AT_MS = Date.parse("0001-01-01T00:00:00.000Z");
-const MAX_RUN_AT_MS = Date.parse("9999-12-31T23:59:59.999Z");
 
 export { fail } from "./option-table.js";
 export type {
@@ -245,7 +244,7 @@ const ENQUEUE_OPTIONS: OptionTable<EnqueueOptions> = {
     check: (problems, v) => {
       if (v !== undefined && (!(v instanceof Date) || Number.isNaN(v.getTime()))) {
         problems.push("runAt must be a valid Date");
-      } else if (v !== undefined && (v.getTime() < MIN_RUN_AT_MS || v.getTime() > MAX_RUN_AT_MS)) {
+      } else if (v !== undefined && (v.getTime() < MIN_DATE_MS || v.getTime() > MAX_DATE_MS)) {
         problems.push("runAt must be between the years 1 and 9999 (every backend can store those)");
       }
     },

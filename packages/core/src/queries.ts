@@ -5,6 +5,8 @@
  */
 import type { DeadLetterListQuery, JobListQuery, StatsQuery } from "./backend.js";
 import { SoniqError } from "./errors.js";
+import { storableText } from "./json.js";
+import { MAX_DATE_MS, MIN_DATE_MS } from "./option-table.js";
 import { JOB_STATUSES, type JobStatus } from "./schema/constants.js";
 
 /** Rows per page when a list call gives no `limit`. */
@@ -54,17 +56,23 @@ export function filterObject(
   return filter as Record<string, unknown>;
 }
 
+/** A filter string: non-empty, and without a NUL or a lone surrogate (no stored name holds one). */
 export function optionalString(value: unknown, what: string): string | null {
   if (value === undefined) return null;
   if (typeof value !== "string" || value.length === 0)
     throw invalid(what, "expected a non-empty string", value);
+  if (storableText(value) !== value)
+    throw invalid(what, "expected a string without a NUL character or a lone surrogate", value);
   return value;
 }
 
+/** A filter date: valid, and between the years 1 and 9999 (what every backend can compare with). */
 export function optionalDate(value: unknown, what: string): Date | null {
   if (value === undefined) return null;
   if (!(value instanceof Date) || Number.isNaN(value.getTime()))
     throw invalid(what, "expected a valid Date", value);
+  if (value.getTime() < MIN_DATE_MS || value.getTime() > MAX_DATE_MS)
+    throw invalid(what, "expected a Date between the years 1 and 9999", value);
   return value;
 }
 

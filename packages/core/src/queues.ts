@@ -47,7 +47,9 @@ function rateLimit(value: unknown, what: string): RateLimit | null | undefined {
   const extra = Object.keys(value).filter((k) => k !== "max" && k !== "perMs");
   if (extra.length > 0) throw invalid(`${what}.${extra[0]}`, "unknown key; known keys are max, perMs", extra);
   const { max, perMs } = value as { max?: unknown; perMs?: unknown };
-  if (max === undefined || perMs === undefined) throw invalid(what, "needs both max and perMs", value);
+  if (max === undefined || perMs === undefined || max === null || perMs === null) {
+    throw invalid(what, "needs both max and perMs (integers; null clears the whole rateLimit)", value);
+  }
   return { max: count(max, `${what}.max`) as number, perMs: count(perMs, `${what}.perMs`) as number };
 }
 
@@ -115,8 +117,13 @@ export class QueueService {
   }
 
   /** Every queue with jobs, dead letters or settings: its controls, stats and lag. */
-  list(): Promise<QueueInfo[]> {
-    return this.#backend.queues.list();
+  list(...args: []): Promise<QueueInfo[]> {
+    return attempt(() => {
+      const given = (args as unknown[]).find((a) => a !== undefined);
+      if (given !== undefined)
+        throw invalid("queues.list()", "takes no arguments (it lists every queue)", given);
+      return this.#backend.queues.list();
+    });
   }
 }
 

@@ -51,6 +51,8 @@ export interface EnqueueManyItem<TTx = unknown> {
 }
 
 const ITEM_KEYS = ["job", "args", "options"];
+/** What a plain-object plugin passed to `use()` may hold. */
+const PLUGIN_KEYS = ["name", "beforeJob", "afterJob", "onError", "middleware"];
 
 /** An `enqueueMany` item is `{ job, args, options? }`; a `tx` belongs to the call's options, not an item's. */
 function assertManyItem(item: unknown, index: number): void {
@@ -334,11 +336,27 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
    */
   use(extension: Plugin | Middleware): this {
     const plugin: Plugin = typeof extension === "function" ? { middleware: extension } : extension;
-    if (typeof plugin !== "object" || plugin === null) {
+    if (typeof plugin !== "object" || plugin === null || Array.isArray(plugin)) {
       throw new SoniqError(
         "SONIQ_INVALID_ARGUMENT",
-        "use() takes a middleware function or { beforeJob, afterJob, onError, middleware }.",
+        "use() takes a middleware function or { name, beforeJob, afterJob, onError, middleware }.",
       );
+    }
+    // A misspelt hook in a plain object would otherwise never run, silently (class instances may keep state).
+    const proto = Object.getPrototypeOf(plugin);
+    const plain = proto === Object.prototype || proto === null;
+    const unknown = plain ? Object.keys(plugin).find((k) => !PLUGIN_KEYS.includes(k)) : undefined;
+    if (unknown !== undefined) {
+      throw new SoniqError(
+        "SONIQ_INVALID_ARGUMENT",
+        `use(): unknown key "${unknown}" (a plugin has ${PLUGIN_KEYS.join(", ")}).`,
+        { context: { key: unknown } },
+      );
+    }
+    if (plugin.name !== undefined && typeof plugin.name !== "string") {
+      throw new SoniqError("SONIQ_INVALID_ARGUMENT", "use(): name must be a string.", {
+        context: { key: "name" },
+      });
     }
     for (const key of ["beforeJob", "afterJob", "onError", "middleware"] as const) {
       if (plugin[key] !== undefined && typeof plugin[key] !== "function") {

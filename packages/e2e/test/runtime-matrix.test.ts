@@ -3,38 +3,21 @@
  * database for this file, a fresh queue per test). Each scenario goes through the public API only.
  */
 import { randomUUID } from "node:crypto";
-import { type Backend, type JobAbortedError, Soniq, snooze, type Worker } from "@soniq/core";
-import { BACKEND_FACETS, type BackendFacetName } from "@soniq/core/backend";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ALL_KINDS, eventually, expectStaleThenReregistered, gate, uniqueName } from "./runtime-support.js";
+import { type JobAbortedError, snooze } from "@soniq/core";
+import { describe, expect, it } from "vitest";
+import {
+  ALL_KINDS,
+  eventually,
+  expectStaleThenReregistered,
+  gate,
+  matrixHarness,
+} from "./runtime-support.js";
 
 describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
   "runtime/matrix on %s",
   (_name, make) => {
-    const kind = make();
-    const cleanups: (() => Promise<void>)[] = [];
-    let queue = "";
-
-    beforeAll(() => kind.setup(), 30_000);
-    afterAll(() => kind.teardown(), 30_000);
-    afterEach(async () => {
-      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-      queue = "";
-    });
-
-    async function app(backend: Backend<unknown> = kind.create()): Promise<Soniq> {
-      queue ||= uniqueName("q");
-      const soniq = new Soniq({ backend });
-      cleanups.push(() => soniq.close());
-      await soniq.setup();
-      return soniq;
-    }
-
-    async function started(worker: Worker): Promise<Worker> {
-      cleanups.push(() => worker.stop());
-      await worker.start();
-      return worker;
-    }
+    const t = matrixHarness(make);
+    const { kind, app, started } = t;
 
     it("runtime/matrix-lifecycle: enqueue -> run -> retry -> dead letter -> replay -> done", async () => {
       const soniq = await app();
@@ -47,10 +30,10 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
           if (failing) throw new Error("service down");
           return { ok: args.n };
         },
-        { queue, maxAttempts: 2, retry: { delaysMs: [0] } },
+        { queue: t.queue, maxAttempts: 2, retry: { delaysMs: [0] } },
       );
       const { id } = await job.enqueue({ n: 7 });
-      await started(soniq.worker({ queues: [queue], pollIntervalMs: 50 }));
+      await started(soniq.worker({ queues: [t.queue], pollIntervalMs: 50 }));
       const dead = await eventually(async () => {
         const row = await soniq.deadLetter.get(id);
         expect(row).toMatchObject({ deadLetterReason: "max_retries_exceeded", attempts: 2 });
@@ -59,7 +42,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       expect(dead?.lastError).toContain("Error: service down");
       expect(runs).toBe(2);
       expect(await soniq.getJob(id)).toBeNull();
-      expect((await soniq.getQueueStats({ queue })).dead_letter).toBe(1);
+      expect((await soniq.getQueueStats({ queue: t.queue })).dead_letter).toBe(1);
 
       failing = false;
       const newId = await soniq.deadLetter.replay(id);
@@ -67,7 +50,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       await eventually(async () => expect((await soniq.getJob(newId as string))?.status).toBe("done"));
       expect(await soniq.getResult(newId as string)).toEqual({ ok: 7 });
       expect((await soniq.deadLetter.get(id))?.resurrectionCount).toBe(1);
-      const stats = await soniq.getQueueStats({ queue });
+      const stats = await soniq.getQueueStats({ queue: t.queue });
       expect(stats).toMatchObject({ done: 1, dead_letter: 1, queued: 0, processing: 0 });
     });
 
@@ -85,10 +68,10 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
               resolve("too late");
             });
           }),
-        { queue },
+        { queue: t.queue },
       );
       const { id } = await job.enqueue({});
-      const worker = await started(soniq.worker({ queues: [queue], pollIntervalMs: 50 }));
+      const worker = await started(soniq.worker({ queues: [t.queue], pollIntervalMs: 50 }));
       await running.promise;
       expect(await soniq.cancelJob(id)).toBe(true);
       expect((reason as JobAbortedError).why).toBe("cancelled");
@@ -111,10 +94,10 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
               resolve("too late");
             });
           }),
-        { queue },
+        { queue: t.queue },
       );
       const { id } = await job.enqueue({});
-      await started(soniqA.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 }));
+      await started(soniqA.worker({ queues: [t.queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 }));
       await running.promise;
       expect(await soniqB.backend.jobs.cancel(id)).toBe(true);
       expect(((await aborted.promise) as JobAbortedError).why).toBe("cancelled");
@@ -123,9 +106,9 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
 
     it("runtime/matrix-declared-stale: a worker whose heartbeat is refused re-registers and keeps working", async () => {
       const soniq = await app();
-      const job = soniq.job("matrix.after_stale", async () => "still working", { queue });
+      const job = soniq.job("matrix.after_stale", async () => "still working", { queue: t.queue });
       const worker = await started(
-        soniq.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 30 }),
+        soniq.worker({ queues: [t.queue], pollIntervalMs: 50, heartbeatIntervalMs: 30 }),
       );
       await expectStaleThenReregistered(soniq, worker);
       const { id } = await job.enqueue({});
@@ -135,12 +118,12 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
     it("runtime/matrix-timeout: a handler over timeoutMs fails its attempt with 'timed out'", async () => {
       const soniq = await app();
       const job = soniq.job("matrix.slow", () => new Promise(() => {}), {
-        queue,
+        queue: t.queue,
         timeoutMs: 50,
         maxAttempts: 1,
       });
       const { id } = await job.enqueue({});
-      await started(soniq.worker({ queues: [queue], pollIntervalMs: 50 }));
+      await started(soniq.worker({ queues: [t.queue], pollIntervalMs: 50 }));
       const dead = await eventually(async () => {
         const row = await soniq.deadLetter.get(id);
         expect(row).not.toBeNull();
@@ -161,10 +144,10 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
           await release.promise;
           return "finished";
         },
-        { queue },
+        { queue: t.queue },
       );
       const { id } = await job.enqueue({});
-      const worker = await started(soniq.worker({ queues: [queue], pollIntervalMs: 50 }));
+      const worker = await started(soniq.worker({ queues: [t.queue], pollIntervalMs: 50 }));
       await running.promise;
       const stopping = worker.stop();
       release.open();
@@ -183,11 +166,11 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
           running.open();
           await new Promise(() => {});
         },
-        { queue },
+        { queue: t.queue },
       );
       const { id } = await job.enqueue({});
       const worker = await started(
-        soniq.worker({ queues: [queue], pollIntervalMs: 50, shutdownTimeoutMs: 50 }),
+        soniq.worker({ queues: [t.queue], pollIntervalMs: 50, shutdownTimeoutMs: 50 }),
       );
       await running.promise;
       await worker.stop();
@@ -205,11 +188,11 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
           if (args.k === "snooze" && snoozes++ === 0) return snooze(0, "wait");
           return args.k;
         },
-        { queue, maxAttempts: 2, retry: { delaysMs: [0] } },
+        { queue: t.queue, maxAttempts: 2, retry: { delaysMs: [0] } },
       );
       const kinds = ["done", "retry", "dead", "snooze"];
       const ids = (await soniq.enqueueMany(kinds.map((k) => ({ job, args: { k } })))).map((r) => r.id);
-      await soniq.worker({ queues: [queue], concurrency: 4 }).runOnce();
+      await soniq.worker({ queues: [t.queue], concurrency: 4 }).runOnce();
       const [done, retried, dead, snoozed] = ids as [string, string, string, string];
       expect(await soniq.getJob(done)).toMatchObject({ status: "done", result: "done", attempts: 1 });
       expect(await soniq.getJob(retried)).toMatchObject({
@@ -230,25 +213,25 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
     it("runtime/matrix-claimed-past-attempts: a job whose runs never settled is dead-lettered unrun", async () => {
       const soniq = await app();
       let ran = 0;
-      const job = soniq.job("matrix.crashy", async () => ++ran, { queue, maxAttempts: 1 });
+      const job = soniq.job("matrix.crashy", async () => ++ran, { queue: t.queue, maxAttempts: 1 });
       const { id } = await job.enqueue({});
       // A worker claims it (attempt 1) and stops without settling; recovery requeues it, attempt spent.
       const ghost = {
         id: randomUUID(),
         hostname: "ghost",
         pid: 1,
-        queues: [queue],
+        queues: [t.queue],
         concurrency: 1,
         version: null,
         metadata: null,
       };
       await soniq.backend.workers.register(ghost);
-      expect(await soniq.backend.runs.claim({ queues: [queue], limit: 1, workerId: ghost.id })).toHaveLength(
-        1,
-      );
+      expect(
+        await soniq.backend.runs.claim({ queues: [t.queue], limit: 1, workerId: ghost.id }),
+      ).toHaveLength(1);
       await soniq.backend.workers.stop(ghost.id);
       expect((await soniq.backend.workers.recoverStale(60_000)).requeuedJobIds).toContain(id);
-      expect(await soniq.worker({ queues: [queue] }).runOnce()).toBe(0);
+      expect(await soniq.worker({ queues: [t.queue] }).runOnce()).toBe(0);
       expect(ran).toBe(0);
       expect(await soniq.getJob(id)).toBeNull();
       expect(await soniq.deadLetter.get(id)).toMatchObject({
@@ -258,37 +241,15 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
     });
 
     it("runtime/matrix-dead-worker-recovered: a worker that dies mid-job loses it to a peer after the stale threshold", async () => {
-      const a = killable(kind.create());
-      const soniqA = await app(a.backend);
-      const soniqB = await app(kind.createPeer());
-      const hung = gate();
-      soniqA.job(
-        "matrix.recover",
-        () => {
-          hung.open();
-          return new Promise(() => {});
-        },
-        { queue },
-      );
-      soniqB.job("matrix.recover", async (_args, ctx) => `recovered on attempt ${ctx.attempt}`, { queue });
-      // A maintenance worker on another queue holds the lease and declares workers stale after 300 ms.
-      // Taking the lease here in its name makes sure it holds it before worker A starts.
-      const keeper = await started(
-        soniqB.worker({
-          queues: [uniqueName("idle")],
-          heartbeatIntervalMs: 50,
-          staleAfterMs: 300,
-          maintenanceIntervalMs: 100,
-        }),
-      );
-      expect(await soniqB.backend.leases.tryAcquire("soniq.maintenance", keeper.id, 1000)).toBe(true);
+      // A maintenance worker on another queue declares workers stale after 300 ms.
+      const { a, soniqA, soniqB, hung } = await t.dyingPair("matrix.recover");
       const workerA = await started(
-        soniqA.worker({ queues: [queue], pollIntervalMs: 50, shutdownTimeoutMs: 10 }),
+        soniqA.worker({ queues: [t.queue], pollIntervalMs: 50, shutdownTimeoutMs: 10 }),
       );
       const { id } = await soniqA.enqueue("matrix.recover", {});
       await hung.promise;
       a.kill(); // from here on worker A never reaches storage again: no heartbeat, no claim, no write
-      await started(soniqB.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 }));
+      await started(soniqB.worker({ queues: [t.queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 }));
       await eventually(async () => {
         expect(await soniqB.getJob(id)).toMatchObject({ status: "done", result: "recovered on attempt 2" });
       }, 10_000);
@@ -297,25 +258,3 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
     }, 20_000);
   },
 );
-
-/** A backend whose "process" can be killed: afterwards every facet call fails (close() still works). */
-function killable(backend: Backend<unknown>): { backend: Backend<unknown>; kill: () => void } {
-  let dead = false;
-  const wrapped: Record<string, unknown> = { ...backend };
-  for (const facet of Object.keys(BACKEND_FACETS) as BackendFacetName[]) {
-    const methods: Record<string, unknown> = {};
-    for (const [name, fn] of Object.entries(
-      backend[facet] as unknown as Record<string, (...args: unknown[]) => unknown>,
-    )) {
-      methods[name] = (...args: unknown[]) =>
-        dead ? Promise.reject(new Error("the worker process is gone")) : fn(...args);
-    }
-    wrapped[facet] = methods;
-  }
-  return {
-    backend: wrapped as unknown as Backend<unknown>,
-    kill: () => {
-      dead = true;
-    },
-  };
-}

@@ -1,7 +1,8 @@
 /**
- * A worker process killed hard (SIGKILL) while its job runs: after the stale threshold a peer's
- * maintenance requeues the job and a worker in this process runs it to completion. SQL backends only:
- * the memory backend cannot be shared between processes.
+ * A worker process killed hard (SIGKILL) while its job runs, whether a started worker or a script's
+ * `runOnce()` ran it: after the stale threshold a peer's maintenance requeues the job and a worker in
+ * this process runs it to completion. SQL backends only: the memory backend cannot be shared between
+ * processes.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -18,59 +19,66 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
     beforeAll(() => kind.setup(), 30_000);
     afterAll(() => kind.teardown(), 30_000);
 
-    it("runtime/killed-worker-recovered: a SIGKILLed worker's job is requeued and finished by a peer", async () => {
-      const queue = uniqueName("q");
-      const soniq = new Soniq({ backend: kind.create() });
-      let child: ChildProcess | undefined;
-      try {
-        await soniq.setup();
-        soniq.job(
-          "process.kill_me",
-          async (_args, ctx) => `finished by ${ctx.workerId} on attempt ${ctx.attempt}`,
-          {
-            queue,
-          },
-        );
-        const keeper = soniq.worker({
-          queues: [uniqueName("idle")],
-          heartbeatIntervalMs: 50,
-          staleAfterMs: 400,
-          maintenanceIntervalMs: 100,
-        });
-        await keeper.start();
-        expect(await soniq.backend.leases.tryAcquire("soniq.maintenance", keeper.id, 1000)).toBe(true);
-
-        const target = kind.target();
-        child = fork(CHILD, [name, target, queue], {
-          execArgv: ["--conditions=source", "--import", "tsx"],
-          stdio: ["ignore", "inherit", "inherit", "ipc"],
-        });
-        const messages: Record<string, string>[] = [];
-        child.on("message", (m) => messages.push(m as Record<string, string>));
-        await eventually(() => expect(messages.some((m) => m.ready)).toBe(true), 45_000);
-        const { id } = await soniq.enqueue("process.kill_me", {});
-        const started = await eventually(() => {
-          const m = messages.find((msg) => msg.started === id);
-          expect(m).toBeDefined();
-          return m as Record<string, string>;
-        }, 10_000);
-        expect((await soniq.getJob(id))?.status).toBe("processing");
-        child.kill("SIGKILL");
-
-        const worker = soniq.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 });
-        await worker.start();
-        await eventually(async () => {
-          expect(await soniq.getJob(id)).toMatchObject({
-            status: "done",
-            result: `finished by ${worker.id} on attempt 2`,
+    it.each([
+      ["start", "a started worker"],
+      ["once", "runOnce"],
+    ] as const)(
+      "runtime/killed-worker-recovered (%s): the job of %s SIGKILLed mid-job is requeued and finished by a peer",
+      async (mode, _what) => {
+        const queue = uniqueName("q");
+        const soniq = new Soniq({ backend: kind.create() });
+        let child: ChildProcess | undefined;
+        try {
+          await soniq.setup();
+          soniq.job(
+            "process.kill_me",
+            async (_args, ctx) => `finished by ${ctx.workerId} on attempt ${ctx.attempt}`,
+            {
+              queue,
+            },
+          );
+          const keeper = soniq.worker({
+            queues: [uniqueName("idle")],
+            heartbeatIntervalMs: 50,
+            staleAfterMs: 400,
+            maintenanceIntervalMs: 100,
           });
-        }, 15_000);
-        const dead = (await soniq.backend.workers.list()).find((w) => w.id === started.workerId);
-        expect(dead?.status).toBe("stopped");
-      } finally {
-        if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-        await soniq.close();
-      }
-    }, 90_000);
+          await keeper.start();
+          expect(await soniq.backend.leases.tryAcquire("soniq.maintenance", keeper.id, 1000)).toBe(true);
+
+          const target = kind.target();
+          child = fork(CHILD, [name, target, queue, mode], {
+            execArgv: ["--conditions=source", "--import", "tsx"],
+            stdio: ["ignore", "inherit", "inherit", "ipc"],
+          });
+          const messages: Record<string, string>[] = [];
+          child.on("message", (m) => messages.push(m as Record<string, string>));
+          await eventually(() => expect(messages.some((m) => m.ready)).toBe(true), 45_000);
+          const { id } = await soniq.enqueue("process.kill_me", {});
+          const started = await eventually(() => {
+            const m = messages.find((msg) => msg.started === id);
+            expect(m).toBeDefined();
+            return m as Record<string, string>;
+          }, 10_000);
+          expect(await soniq.getJob(id)).toMatchObject({ status: "processing", workerId: started.workerId });
+          child.kill("SIGKILL");
+
+          const worker = soniq.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 });
+          await worker.start();
+          await eventually(async () => {
+            expect(await soniq.getJob(id)).toMatchObject({
+              status: "done",
+              result: `finished by ${worker.id} on attempt 2`,
+            });
+          }, 15_000);
+          const dead = (await soniq.backend.workers.list()).find((w) => w.id === started.workerId);
+          expect(dead?.status).toBe("stopped");
+        } finally {
+          if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+          await soniq.close();
+        }
+      },
+      90_000,
+    );
   },
 );

@@ -9,10 +9,13 @@
  *   dead-lettered unrun (claim.ts). Every outcome becomes one settlement, batched into `runs.settle`
  *   (`OutcomeWriter`).
  * once: `runOnce` claims up to `concurrency` at a time and waits for each batch's writes; registered and
- *   heartbeating, without subscription or maintenance.
+ *   heartbeating, without subscription or maintenance. Every job it claims carries its worker id, so a
+ *   run whose process dies is recovered like any worker's; at the end it retries the give-back of jobs
+ *   whose writes failed, then marks the row stopped (recovery requeues what is still unwritten).
  * stopping: stop claiming, give back buffered jobs (attempt refunded), wait for running handlers up to
  *   `shutdownTimeoutMs`, then abort their signals and nack them (attempts preserved), wait for every
- *   pending write, stop upkeep, release the maintenance lease and mark the worker row stopped.
+ *   pending write, stop upkeep, release the maintenance lease, retry failed give-backs once and mark the
+ *   worker row stopped.
  *
  * The running jobs themselves (deadlines, takeovers, their one outcome) are in-flight.ts.
  */
@@ -232,11 +235,29 @@ export class Worker implements LocalWorker, AsyncDisposable {
       this.#inFlight.clearDeadlines();
       await this.#upkeep.stop();
       await this.#recorder.stop();
+      await this.#giveBackStranded();
       await markStopped(this.#rt, this.id);
       this.#rt.workers.delete(this);
       if (this.#state === "once") this.#state = "idle";
     }
     return processed;
+  }
+
+  /**
+   * Before a stop or a runOnce marks the worker stopped: one more try at giving back the jobs whose outcome and
+   * give-back both failed, so they are queued now rather than at the next recovery. Whatever still fails
+   * stays `processing` under the (then stopped) worker, which stale recovery requeues.
+   */
+  async #giveBackStranded(): Promise<void> {
+    if (this.#writer.stranded === 0) return;
+    if (await this.#writer.giveBackStranded()) {
+      this.#rt.logger.warn({ workerId: this.id }, "jobs whose outcome could not be written were given back");
+    } else {
+      this.#rt.logger.error(
+        { workerId: this.id, stranded: this.#writer.stranded },
+        "jobs whose outcome could not be written stay processing until stale recovery requeues them",
+      );
+    }
   }
 
   /** A job became available: claim now instead of waiting for the poll timer. */
@@ -341,6 +362,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#inFlight.clearDeadlines();
     await this.#upkeep.stop();
     await this.#recorder.stop();
+    await this.#giveBackStranded();
     if (this.#workerIdForJobs !== null) await markStopped(this.#rt, this.id);
     this.#state = "stopped";
     clearInterval(this.#keepAlive);
