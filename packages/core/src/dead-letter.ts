@@ -130,7 +130,10 @@ export class DeadLetterService {
     filter: DeadLetterBulkFilter,
     options?: BulkOptions & Omit<ReplayOverrides, "actor">,
   ): Promise<BulkResult> {
-    const { actor, queue, priority, scheduledAt } = replayRequest(options, "replayWhere", ["dryRun", "onProgress"]);
+    const { actor, queue, priority, scheduledAt } = replayRequest(options, "replayWhere", [
+      "dryRun",
+      "onProgress",
+    ]);
     const bulkOptions = { dryRun: options?.dryRun, actor, onProgress: options?.onProgress };
     return bulk(this.rt.backend, "replay_where", filter, bulkOptions, async (id) => {
       const newId = await this.rt.backend.deadLetters.replay(id, {
