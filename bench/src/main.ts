@@ -6,6 +6,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { now } from "./clock.js";
+import { isPgError, recordIncident } from "./incidents.js";
 import { cleanupLiveTargets } from "./measure.js";
 import { parseOptions, USAGE } from "./options.js";
 import { serverInfo } from "./pg-admin.js";
@@ -102,4 +103,9 @@ function fail(err: unknown): void {
   void cleanupLiveTargets().finally(() => process.exit(2));
 }
 
-process.on("uncaughtException", fail);
+// A pg error nothing caught (an 'error' event of a connection inside a library) makes the running
+// measurement INVALID (incidents.ts) instead of ending the bench; anything else is a bug of the harness.
+process.on("uncaughtException", (err) => {
+  if (isPgError(err)) recordIncident("uncaught in the bench", err);
+  else fail(err);
+});

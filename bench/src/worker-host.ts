@@ -5,6 +5,7 @@
  */
 import { now } from "./clock.js";
 import type { HostCall, HostMessage, HostRequest, StartReport } from "./host-protocol.js";
+import { isPgError, recordIncident, takeIncidents } from "./incidents.js";
 import { produce } from "./producer.js";
 import { findSystem } from "./systems/index.js";
 import type { BenchWorker, SystemSession, TaskKind } from "./systems/types.js";
@@ -107,12 +108,15 @@ async function execute(call: HostCall): Promise<unknown> {
       return produce(requireSession(), call.req);
     case "counts":
       return requireSession().counts(call.kind);
+    case "incidents":
+      return takeIncidents();
     case "close":
       await worker?.stop();
       worker = null;
       await session?.close();
       session = null;
-      return null;
+      // What went wrong while stopping and closing still belongs to this measurement.
+      return takeIncidents();
   }
 }
 
@@ -123,6 +127,17 @@ if (preloadId)
   findSystem(preloadId)
     .preload?.()
     .catch(() => {});
+
+// A pg error nothing caught (an 'error' event of a connection inside a library): the measurement is INVALID,
+// the process survives so the parent can still stop, check and close it. Anything else is a bug: crash.
+process.on("uncaughtException", (err) => {
+  if (isPgError(err)) {
+    recordIncident("uncaught in the worker host", err);
+    return;
+  }
+  process.stderr.write(`worker host: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});
 
 process.on("message", (raw: HostRequest) => {
   execute(raw.call).then(

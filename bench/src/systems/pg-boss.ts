@@ -8,6 +8,7 @@
 
 import type pg from "pg";
 import PgBoss from "pg-boss";
+import { recordIncident } from "../incidents.js";
 import { benchPool } from "../pg-admin.js";
 import {
   type BenchWorker,
@@ -46,7 +47,8 @@ function retryLimit(kind: TaskKind): number {
 function newBoss(url: string, role: "worker" | "producer"): PgBoss {
   const options = role === "worker" ? {} : { supervise: false, schedule: false };
   const boss = new PgBoss({ connectionString: url, ...options });
-  boss.on("error", (err) => process.emitWarning(`pg-boss: ${String(err)}`));
+  // pg-boss re-emits its pool's errors (and its loops' failures) here.
+  boss.on("error", (err) => recordIncident(`pg-boss ${role}`, err));
   return boss;
 }
 
@@ -93,7 +95,7 @@ class PgBossSession implements SystemSession {
     private readonly url: string,
     private readonly boss: PgBoss,
   ) {
-    this.pool = benchPool(url, 1);
+    this.pool = benchPool(url, 1, "pg-boss counts pool");
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {

@@ -32,7 +32,7 @@ async function prepare(target: SystemTarget): Promise<void> {
 
 /** The verification counts, on a one-connection pool of their own. */
 function countQuery(url: string): { query: CountQuery; end: () => Promise<void> } {
-  const pool = benchPool(url, 1);
+  const pool = benchPool(url, 1, "soniq counts pool");
   const query: CountQuery = async (kind) => {
     const row = (await pool.query<Counts>(COUNTS, [TASK_NAMES[kind]])).rows[0];
     if (!row) throw new Error("soniq counts returned no row");

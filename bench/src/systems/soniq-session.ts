@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { Soniq, type Worker, type WorkerOptions } from "@soniq/core";
 import type { Backend, NewJob } from "@soniq/core/backend";
+import { recordIncident } from "../incidents.js";
 import { ContractWorker } from "./soniq-contract-worker.js";
 import {
   type BenchArgs,
@@ -71,6 +72,8 @@ export class SoniqAppSession implements SystemSession {
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
     this.listener = spec.onStart;
     const worker: Worker = this.soniq.worker({ ...this.workerOptions, concurrency: spec.concurrency });
+    // A claim, state write or heartbeat that failed: the worker survives it, the measurement does not count.
+    worker.on("error", ({ error, during }) => recordIncident(`soniq worker (${during})`, error));
     return { start: () => worker.start(), stop: () => worker.stop() };
   }
 
