@@ -111,6 +111,7 @@ export class HostClient {
     return {
       produce: async (req: ProduceRequest) => (await this.call({ op: "produce", req })) as ProduceResult,
       counts: async (kind: TaskKind) => (await this.call({ op: "counts", kind })) as Counts,
+      settled: async (kind: TaskKind) => (await this.call({ op: "settled", kind })) as boolean,
       close: async () => {},
     };
   }

@@ -12,6 +12,7 @@ export type HostCall =
   | { op: "report" }
   | { op: "produce"; req: ProduceRequest }
   | { op: "counts"; kind: TaskKind }
+  | { op: "settled"; kind: TaskKind }
   /** The child's incidents since the last ask (see incidents.ts); "close" returns the rest. */
   | { op: "incidents" }
   | { op: "close" };

@@ -47,6 +47,7 @@ export async function produce(session: SystemSession, req: ProduceRequest): Prom
 export interface ProducerHandle {
   produce(req: ProduceRequest): Promise<ProduceResult>;
   counts(kind: TaskKind): Promise<Counts>;
+  settled(kind: TaskKind): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -54,6 +55,7 @@ export function localProducer(session: SystemSession): ProducerHandle {
   return {
     produce: (req) => produce(session, req),
     counts: (kind) => session.counts(kind),
+    settled: (kind) => session.settled(kind),
     close: () => session.close(),
   };
 }

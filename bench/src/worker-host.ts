@@ -108,6 +108,8 @@ async function execute(call: HostCall): Promise<unknown> {
       return produce(requireSession(), call.req);
     case "counts":
       return requireSession().counts(call.kind);
+    case "settled":
+      return requireSession().settled(call.kind);
     case "incidents":
       return takeIncidents();
     case "close":

@@ -43,6 +43,10 @@ const COUNTS = `SELECT
 FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
 WHERE t.identifier = $1`;
 
+const SETTLED = `SELECT NOT EXISTS (
+  SELECT 1 FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+  WHERE t.identifier = $1 AND (j.attempts < j.max_attempts OR j.locked_at IS NOT NULL)) AS settled`;
+
 function requireUrl(target: SystemTarget): string {
   if (!target.databaseUrl) throw new Error("graphile-worker needs a Postgres database");
   return target.databaseUrl;
@@ -132,6 +136,12 @@ class GraphileSession implements SystemSession {
     const row = (await this.pool.query<Omit<Counts, "done">>(COUNTS, [TASK_NAMES[kind]])).rows[0];
     if (!row) throw new Error("graphile counts returned no row");
     return { ...row, done: null };
+  }
+
+  async settled(kind: TaskKind): Promise<boolean> {
+    return (
+      (await this.pool.query<{ settled: boolean }>(SETTLED, [TASK_NAMES[kind]])).rows[0]?.settled === true
+    );
   }
 
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {

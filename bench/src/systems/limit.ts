@@ -67,6 +67,8 @@ const COUNTS = `SELECT
   count(*) FILTER (WHERE status = 'failed')::int AS failed,
   count(DISTINCT payload->>'i')::int AS distinct
 FROM limit_jobs WHERE task = $1`;
+const SETTLED = `SELECT NOT EXISTS (
+  SELECT 1 FROM limit_jobs WHERE task = $1 AND status IN ('queued', 'processing')) AS settled`;
 
 function requireUrl(target: SystemTarget): string {
   if (!target.databaseUrl) throw new Error("the limit system needs a Postgres database");
@@ -224,6 +226,12 @@ class LimitSession implements SystemSession {
     const row = res.rows[0];
     if (!row) throw new Error("limit counts returned no row");
     return row;
+  }
+
+  async settled(kind: TaskKind): Promise<boolean> {
+    return (
+      (await this.pool.query<{ settled: boolean }>(SETTLED, [TASK_NAMES[kind]])).rows[0]?.settled === true
+    );
   }
 
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {

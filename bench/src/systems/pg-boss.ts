@@ -33,6 +33,9 @@ const COUNTS = `SELECT
   count(DISTINCT data->>'i')::int AS distinct
 FROM pgboss.job WHERE name = $1`;
 
+const SETTLED = `SELECT NOT EXISTS (
+  SELECT 1 FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry', 'active')) AS settled`;
+
 function requireUrl(target: SystemTarget): string {
   if (!target.databaseUrl) throw new Error("pg-boss needs a Postgres database");
   return target.databaseUrl;
@@ -115,6 +118,12 @@ class PgBossSession implements SystemSession {
     const row = (await this.pool.query<Counts>(COUNTS, [TASK_NAMES[kind]])).rows[0];
     if (!row) throw new Error("pg-boss counts returned no row");
     return row;
+  }
+
+  async settled(kind: TaskKind): Promise<boolean> {
+    return (
+      (await this.pool.query<{ settled: boolean }>(SETTLED, [TASK_NAMES[kind]])).rows[0]?.settled === true
+    );
   }
 
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {

@@ -30,13 +30,23 @@ async function prepare(target: SystemTarget): Promise<void> {
   }
 }
 
+/** Each EXISTS runs on a partial index (status 'queued' or 'processing'). */
+const SETTLED = `SELECT NOT EXISTS (SELECT 1 FROM soniq_jobs WHERE status = 'queued' AND job_name = $1)
+  AND NOT EXISTS (SELECT 1 FROM soniq_jobs WHERE status = 'processing' AND job_name = $1) AS settled`;
+
 /** The verification counts, on a one-connection pool of their own. */
 function countQuery(url: string): { query: CountQuery; end: () => Promise<void> } {
   const pool = benchPool(url, 1, "soniq counts pool");
-  const query: CountQuery = async (kind) => {
-    const row = (await pool.query<Counts>(COUNTS, [TASK_NAMES[kind]])).rows[0];
-    if (!row) throw new Error("soniq counts returned no row");
-    return row;
+  const query: CountQuery = {
+    async counts(kind) {
+      const row = (await pool.query<Counts>(COUNTS, [TASK_NAMES[kind]])).rows[0];
+      if (!row) throw new Error("soniq counts returned no row");
+      return row;
+    },
+    async settled(kind) {
+      const res = await pool.query<{ settled: boolean }>(SETTLED, [TASK_NAMES[kind]]);
+      return res.rows[0]?.settled === true;
+    },
   };
   return { query, end: () => pool.end() };
 }

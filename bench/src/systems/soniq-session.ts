@@ -26,8 +26,11 @@ import {
 /** Soniq's default result TTL (core's `resultTtlMs` default): the contract loop keeps done rows as long. */
 const SONIQ_RESULT_TTL_MS = 300_000;
 
-/** An exact count straight from storage (Postgres), else the session falls back to `getQueueStats`. */
-export type CountQuery = (kind: TaskKind) => Promise<Counts>;
+/** Exact counts straight from storage (Postgres), else the session falls back to the queue stats. */
+export interface CountQuery {
+  counts(kind: TaskKind): Promise<Counts>;
+  settled(kind: TaskKind): Promise<boolean>;
+}
 
 async function statsCounts(backend: Backend<unknown>): Promise<Counts> {
   // Each measurement has its own storage and one kind of job, so whole-queue stats are the job's counts.
@@ -66,7 +69,12 @@ export class SoniqAppSession implements SystemSession {
   }
 
   counts(kind: TaskKind): Promise<Counts> {
-    return this.countQuery ? this.countQuery(kind) : statsCounts(this.soniq.backend);
+    return this.countQuery ? this.countQuery.counts(kind) : statsCounts(this.soniq.backend);
+  }
+
+  async settled(kind: TaskKind): Promise<boolean> {
+    if (this.countQuery) return this.countQuery.settled(kind);
+    return (await statsCounts(this.soniq.backend)).pending === 0;
   }
 
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
@@ -119,7 +127,12 @@ export class SoniqContractSession implements SystemSession {
   }
 
   counts(kind: TaskKind): Promise<Counts> {
-    return this.countQuery ? this.countQuery(kind) : statsCounts(this.backend);
+    return this.countQuery ? this.countQuery.counts(kind) : statsCounts(this.backend);
+  }
+
+  async settled(kind: TaskKind): Promise<boolean> {
+    if (this.countQuery) return this.countQuery.settled(kind);
+    return (await statsCounts(this.backend)).pending === 0;
   }
 
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
