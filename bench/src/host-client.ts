@@ -3,7 +3,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { HostCall, HostMessage, StartReport } from "./host-protocol.js";
 import type { ProduceRequest, ProduceResult, ProducerHandle } from "./producer.js";
-import type { Counts, SystemTarget, TaskKind } from "./systems/types.js";
+import type { Counts, QueueLimit, SystemTarget, TaskKind } from "./systems/types.js";
 
 /**
  * `pnpm bench` runs the compiled harness (`dist/`) on plain Node, so the measured child loads Soniq's built
@@ -81,9 +81,9 @@ export class HostClient {
     });
   }
 
-  async track(kind: TaskKind, n: number, recordTimes: boolean): Promise<void> {
+  async track(kind: TaskKind, n: number, recordTimes: boolean, shared = false): Promise<void> {
     this.allStarted = null;
-    await this.call({ op: "track", kind, n, recordTimes });
+    await this.call({ op: "track", kind, n, recordTimes, shared });
   }
 
   /** Resolves with the time the last expected job started, or rejects after `timeoutMs`. */
@@ -112,6 +112,9 @@ export class HostClient {
       produce: async (req: ProduceRequest) => (await this.call({ op: "produce", req })) as ProduceResult,
       counts: async (kind: TaskKind) => (await this.call({ op: "counts", kind })) as Counts,
       settled: async (kind: TaskKind) => (await this.call({ op: "settled", kind })) as boolean,
+      limitQueue: async (limit: QueueLimit) => {
+        await this.call({ op: "limitQueue", limit });
+      },
       close: async () => {},
     };
   }

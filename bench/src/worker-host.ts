@@ -6,7 +6,7 @@
 import { now } from "./clock.js";
 import type { HostCall, HostMessage, HostRequest, StartReport } from "./host-protocol.js";
 import { isPgError, recordIncident, takeIncidents } from "./incidents.js";
-import { produce } from "./producer.js";
+import { configureLimit, produce } from "./producer.js";
 import { findSystem } from "./systems/index.js";
 import type { BenchWorker, SystemSession, TaskKind } from "./systems/types.js";
 
@@ -22,6 +22,7 @@ class StartTracker {
     readonly kind: TaskKind,
     readonly n: number,
     recordTimes: boolean,
+    private readonly shared: boolean,
     private readonly onAllStarted: (at: number) => void,
   ) {
     this.counts = new Uint32Array(n);
@@ -62,6 +63,7 @@ class StartTracker {
       firstStartAt: this.first,
       lastStartAt: this.last,
       startTimes: this.times ? Array.from(this.times) : null,
+      startCounts: this.shared ? Array.from(this.counts) : null,
     };
   }
 }
@@ -85,7 +87,7 @@ async function execute(call: HostCall): Promise<unknown> {
       session = await findSystem(call.systemId).open(call.target);
       return null;
     case "track":
-      tracker = new StartTracker(call.kind, call.n, call.recordTimes, (at) =>
+      tracker = new StartTracker(call.kind, call.n, call.recordTimes, call.shared, (at) =>
         send({ type: "all-started", at }),
       );
       return null;
@@ -110,6 +112,8 @@ async function execute(call: HostCall): Promise<unknown> {
       return requireSession().counts(call.kind);
     case "settled":
       return requireSession().settled(call.kind);
+    case "limitQueue":
+      return configureLimit(requireSession(), call.limit);
     case "incidents":
       return takeIncidents();
     case "close":

@@ -11,6 +11,7 @@ import {
   type BenchWorker,
   type Counts,
   handle,
+  queueName,
   readIndex,
   type SystemAdapter,
   type SystemSession,
@@ -123,11 +124,13 @@ class GraphileSession implements SystemSession {
     await this.utils.addJob(TASK_NAMES[kind], { i }, { maxAttempts: maxAttempts(kind) });
   }
 
-  async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
+  /** With `queues`, each job gets a `queueName`: graphile-worker's named queues, which run serially. */
+  async enqueueBatch(kind: TaskKind, from: number, count: number, queues?: number): Promise<void> {
     const specs = Array.from({ length: count }, (_, k) => ({
       identifier: TASK_NAMES[kind],
       payload: { i: from + k },
       maxAttempts: maxAttempts(kind),
+      ...(queues ? { queueName: queueName(from + k, queues) } : {}),
     }));
     await this.utils.addJobs(specs);
   }
@@ -167,6 +170,8 @@ function graphileSystem(
     drainScale,
     storage: "postgres",
     inProcess: false,
+    deletesDone: true,
+    manyQueues: true,
     notes,
     async prepare(target) {
       const { utils, pool } = await openUtils(requireUrl(target));

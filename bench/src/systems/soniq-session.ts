@@ -15,6 +15,8 @@ import {
   type BenchWorker,
   type Counts,
   handle,
+  type QueueLimit,
+  queueName,
   readIndex,
   type StartListener,
   type SystemSession,
@@ -63,9 +65,17 @@ export class SoniqAppSession implements SystemSession {
     await this.defs[kind].enqueue({ i });
   }
 
-  async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
+  async enqueueBatch(kind: TaskKind, from: number, count: number, queues?: number): Promise<void> {
     const job = this.defs[kind];
-    await this.soniq.enqueueMany(Array.from({ length: count }, (_, k) => ({ job, args: { i: from + k } })));
+    const items = Array.from({ length: count }, (_, k) => {
+      const i = from + k;
+      return queues ? { job, args: { i }, options: { queue: queueName(i, queues) } } : { job, args: { i } };
+    });
+    await this.soniq.enqueueMany(items);
+  }
+
+  async limitQueue(limit: QueueLimit): Promise<void> {
+    await this.soniq.queues.configure("default", limit);
   }
 
   counts(kind: TaskKind): Promise<Counts> {
@@ -91,13 +101,13 @@ export class SoniqAppSession implements SystemSession {
   }
 }
 
-function newJob(kind: TaskKind, i: number): NewJob {
+function newJob(kind: TaskKind, i: number, queues?: number): NewJob {
   return {
     id: randomUUID(),
     jobName: TASK_NAMES[kind],
     args: { i },
     argsHash: null,
-    queue: "default",
+    queue: queues ? queueName(i, queues) : "default",
     priority: 100,
     maxAttempts: kind === "fail" ? 1 : 3,
     scheduledAt: null,
@@ -119,9 +129,9 @@ export class SoniqContractSession implements SystemSession {
     await this.backend.jobs.enqueue(newJob(kind, i), {});
   }
 
-  async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
+  async enqueueBatch(kind: TaskKind, from: number, count: number, queues?: number): Promise<void> {
     await this.backend.jobs.enqueueMany(
-      Array.from({ length: count }, (_, k) => newJob(kind, from + k)),
+      Array.from({ length: count }, (_, k) => newJob(kind, from + k, queues)),
       {},
     );
   }
