@@ -76,7 +76,7 @@ export const SECTIONS: readonly Section[] = [
     }),
   },
   {
-    title: "Queue limits: W1 c10 drain on a limited default queue (limits that never bind)",
+    title: "Queue limits: W1 c10 drain on a limited default queue (limits above what the drain needs)",
     columns: [
       higher("W1 c10, concurrency 50 (jobs/s)", "drain_c10_conc50", ["w1-limited-conc"]),
       higher("W1 c10, rate 1M/s (jobs/s)", "drain_c10_rate", ["w1-limited-rate"]),

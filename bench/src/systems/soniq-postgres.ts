@@ -37,7 +37,8 @@ const SETTLED = `SELECT NOT EXISTS (SELECT 1 FROM soniq_jobs WHERE status = 'que
 /**
  * W5's retained rows, as a drain leaves them (done, one attempt, a worker id, a producer stamp, expiring
  * an hour from now so no maintenance removes them during the run), under a job name the counts ignore.
- * Vacuumed and analysed afterwards, as autovacuum would have done by the time a table holds this many.
+ * Vacuumed and analysed afterwards, as autovacuum would have done by the time a table holds this many, and
+ * checkpointed (when the role may).
  */
 const SEED_DONE = `INSERT INTO soniq_jobs (job_name, args, status, attempts, max_attempts, queue, priority,
   scheduled_at, expires_at, producer_id, worker_id, created_at, updated_at)
@@ -51,6 +52,10 @@ async function seedDone(target: SystemTarget, n: number): Promise<void> {
   try {
     await client.query(SEED_DONE, [n]);
     await client.query("VACUUM (ANALYZE) soniq_jobs");
+    // The seed wrote a few hundred MB of WAL: flush it now, or a checkpoint it triggers lands in the drain.
+    await client.query("CHECKPOINT").catch((err: unknown) => {
+      if ((err as { code?: unknown }).code !== "42501") throw err; // no privilege: go on without
+    });
   } finally {
     await client.end();
   }
