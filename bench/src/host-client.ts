@@ -3,7 +3,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { HostCall, HostMessage, StartReport } from "./host-protocol.js";
 import type { ProduceRequest, ProduceResult, ProducerHandle } from "./producer.js";
-import type { Counts, SystemTarget, TaskKind } from "./systems/types.js";
+import type { Counts, QueueLimit, SystemTarget, TaskKind } from "./systems/types.js";
 
 /**
  * `pnpm bench` runs the compiled harness (`dist/`) on plain Node, so the measured child loads Soniq's built
@@ -40,11 +40,17 @@ export class HostClient {
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     this.child.on("message", (m: HostMessage) => this.onMessage(m));
+    // A message that could not be sent (the child is gone): the calls waiting on it fail, the bench goes on.
+    this.child.on("error", (err) => this.gone(err));
     this.child.on("exit", (code, signal) => {
-      this.exited = new Error(`worker host exited (code ${code}, signal ${signal})`);
-      for (const p of this.pending.values()) p.reject(this.exited);
-      this.pending.clear();
+      this.gone(new Error(`worker host exited (code ${code}, signal ${signal})`));
     });
+  }
+
+  private gone(err: Error): void {
+    this.exited ??= err;
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
   }
 
   /** Opens the system's session in the child (once the database is ready). */
@@ -75,9 +81,9 @@ export class HostClient {
     });
   }
 
-  async track(kind: TaskKind, n: number, recordTimes: boolean): Promise<void> {
+  async track(kind: TaskKind, n: number, recordTimes: boolean, shared = false): Promise<void> {
     this.allStarted = null;
-    await this.call({ op: "track", kind, n, recordTimes });
+    await this.call({ op: "track", kind, n, recordTimes, shared });
   }
 
   /** Resolves with the time the last expected job started, or rejects after `timeoutMs`. */
@@ -105,26 +111,39 @@ export class HostClient {
     return {
       produce: async (req: ProduceRequest) => (await this.call({ op: "produce", req })) as ProduceResult,
       counts: async (kind: TaskKind) => (await this.call({ op: "counts", kind })) as Counts,
+      settled: async (kind: TaskKind) => (await this.call({ op: "settled", kind })) as boolean,
+      limitQueue: async (limit: QueueLimit) => {
+        await this.call({ op: "limitQueue", limit });
+      },
       close: async () => {},
     };
   }
 
-  /** Closes the session and waits for the child to exit; kills it if it does not within 15 s. */
-  async close(): Promise<void> {
-    if (this.exited) return;
+  /**
+   * Closes the session and waits for the child to exit; kills it if it does not within 15 s. Returns the
+   * child's incidents (incidents.ts); a child that had to be killed, or was gone already, is one.
+   */
+  async close(): Promise<string[]> {
+    if (this.exited) {
+      this.kill();
+      return [`worker host: ${this.exited.message}`];
+    }
     const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
     const timer = setTimeout(() => this.kill(), 15_000);
     timer.unref();
+    let incidents: string[];
     try {
-      await this.call({ op: "close" });
-    } catch {
+      incidents = (await this.call({ op: "close" })) as string[];
+    } catch (err) {
+      incidents = [`worker host did not close: ${err instanceof Error ? err.message : String(err)}`];
       this.kill();
     }
     await exited;
     clearTimeout(timer);
+    return incidents;
   }
 
   kill(): void {
-    if (!this.exited) this.child.kill("SIGKILL");
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill("SIGKILL");
   }
 }

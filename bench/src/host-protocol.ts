@@ -1,17 +1,25 @@
 /** Messages between the parent (workloads) and the worker host child process. */
 import type { ProduceRequest } from "./producer.js";
-import type { SystemTarget, TaskKind } from "./systems/types.js";
+import type { QueueLimit, SystemTarget, TaskKind } from "./systems/types.js";
 
 export type HostCall =
   | { op: "open"; systemId: string; target: SystemTarget }
-  /** Reset the start tracker: expect jobs 0..n-1 of `kind`; keep start times when `recordTimes`. */
-  | { op: "track"; kind: TaskKind; n: number; recordTimes: boolean }
+  /**
+   * Reset the start tracker: expect jobs 0..n-1 of `kind`; keep start times when `recordTimes`. `shared`:
+   * other worker hosts run the same jobs (scale-out), so the report carries the count per index for the
+   * parent to merge.
+   */
+  | { op: "track"; kind: TaskKind; n: number; recordTimes: boolean; shared: boolean }
   | { op: "createWorker"; concurrency: number }
   | { op: "startWorker" }
   | { op: "stopWorker" }
   | { op: "report" }
   | { op: "produce"; req: ProduceRequest }
   | { op: "counts"; kind: TaskKind }
+  | { op: "settled"; kind: TaskKind }
+  | { op: "limitQueue"; limit: QueueLimit }
+  /** The child's incidents since the last ask (see incidents.ts); "close" returns the rest. */
+  | { op: "incidents" }
   | { op: "close" };
 
 export interface HostRequest {
@@ -38,6 +46,8 @@ export interface StartReport {
   unexpected: number;
   firstStartAt: number | null;
   lastStartAt: number | null;
-  /** Per index, the first start time (when recorded). */
+  /** Per index, the first start time (when recorded; 0 for an index never started). */
   startTimes: number[] | null;
+  /** Per index, how many times it started (`shared` tracking only). */
+  startCounts: number[] | null;
 }

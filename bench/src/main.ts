@@ -6,11 +6,21 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { now } from "./clock.js";
+import { isPgError, recordIncident } from "./incidents.js";
 import { cleanupLiveTargets } from "./measure.js";
 import { parseOptions, USAGE } from "./options.js";
 import { serverInfo } from "./pg-admin.js";
 import { runPlan } from "./plan.js";
-import { computeRatios, invalidRows, machineInfo, renderRatios, renderTable, summarise } from "./report.js";
+import {
+  computeRatios,
+  computeSelfRatios,
+  invalidRows,
+  machineInfo,
+  renderRatios,
+  renderSelfRatios,
+  renderTable,
+  summarise,
+} from "./report.js";
 import { availableSystems, SYSTEMS } from "./systems/index.js";
 
 const BENCH_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -48,6 +58,7 @@ async function main(): Promise<number> {
     .filter((s) => s.storage === "postgres" && s.id.startsWith("soniq-"))
     .map((s) => s.id);
   const ratios = computeRatios(summary, soniqIds);
+  const selfRatios = computeSelfRatios(summary);
   const invalid = invalidRows(samples);
   const elapsed = (now() - started) / 1000;
 
@@ -55,6 +66,8 @@ async function main(): Promise<number> {
   console.log();
   console.log(renderRatios(ratios));
   console.log();
+  const own = renderSelfRatios(available, selfRatios);
+  if (own) console.log(`${own}\n`);
   for (const s of available) console.log(`- ${s.label}: ${s.notes}`);
   for (const [id, why] of unavailable) console.log(`- ${id}: not run (${why})`);
   for (const [id, reasons] of invalid) console.log(`- INVALID ${id}: ${reasons.join("; ")}`);
@@ -75,6 +88,7 @@ async function main(): Promise<number> {
     unavailable: Object.fromEntries(unavailable),
     summary,
     ratios,
+    selfRatios,
     invalid: Object.fromEntries(invalid),
     samples,
   };
@@ -102,4 +116,9 @@ function fail(err: unknown): void {
   void cleanupLiveTargets().finally(() => process.exit(2));
 }
 
-process.on("uncaughtException", fail);
+// A pg error nothing caught (an 'error' event of a connection inside a library) makes the running
+// measurement INVALID (incidents.ts) instead of ending the bench; anything else is a bug of the harness.
+process.on("uncaughtException", (err) => {
+  if (isPgError(err)) recordIncident("uncaught in the bench", err);
+  else fail(err);
+});

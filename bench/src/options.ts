@@ -2,8 +2,38 @@
 import { parseArgs } from "node:util";
 import { DEFAULT_DATABASE_URL } from "./pg-admin.js";
 
-export const WORKLOAD_IDS = ["w1-c10", "w1-c50", "w2-single", "w3", "w4"] as const;
+/** Run when `--workloads` is not given. */
+export const DEFAULT_WORKLOADS = ["w1-c10", "w1-c50", "w2-single", "w3", "w4"] as const;
+/** Run only when named (alone or through a group below): slower, or diagnostics of one feature. */
+export const OPTIONAL_WORKLOADS = [
+  "w5",
+  "w6",
+  "w7-500",
+  "w7-2000",
+  "w7-5000",
+  "scale-1",
+  "scale-2",
+  "scale-4",
+  "w1-limited-conc",
+  "w1-limited-rate",
+] as const;
+export const WORKLOAD_IDS = [...DEFAULT_WORKLOADS, ...OPTIONAL_WORKLOADS] as const;
 export type WorkloadId = (typeof WORKLOAD_IDS)[number];
+
+/** Names on the command line that stand for several workloads, in this order. */
+export const WORKLOAD_GROUPS: Readonly<Record<string, readonly WorkloadId[]>> = {
+  w7: ["w7-500", "w7-2000", "w7-5000"],
+  scale: ["scale-1", "scale-2", "scale-4"],
+  "w1-limited": ["w1-limited-conc", "w1-limited-rate"],
+};
+
+/** W7's arrival rate (jobs/s) and the scale-out workloads' process count, from the id. */
+export function steadyRate(w: WorkloadId): number | null {
+  return w.startsWith("w7-") ? Number(w.slice(3)) : null;
+}
+export function scaleProcesses(w: WorkloadId): number | null {
+  return w.startsWith("scale-") ? Number(w.slice(6)) : null;
+}
 
 export interface Sizes {
   drainJobs: number;
@@ -12,6 +42,13 @@ export interface Sizes {
   latencyJobs: number;
   latencyIntervalMs: number;
   failJobs: number;
+  /** W5: finished jobs written into the table before the drain. */
+  retainedRows: number;
+  /** W6: jobs, and the queues they are spread over. */
+  queueJobs: number;
+  queueCount: number;
+  /** W7: how long jobs arrive at each rate. */
+  steadySeconds: number;
 }
 
 export interface BenchOptions {
@@ -31,6 +68,10 @@ const FULL: Sizes = {
   latencyJobs: 300,
   latencyIntervalMs: 10,
   failJobs: 2_000,
+  retainedRows: 1_000_000,
+  queueJobs: 20_000,
+  queueCount: 1_000,
+  steadySeconds: 30,
 };
 
 const QUICK: Sizes = {
@@ -40,16 +81,41 @@ const QUICK: Sizes = {
   latencyJobs: 40,
   latencyIntervalMs: 10,
   failJobs: 200,
+  retainedRows: 50_000,
+  queueJobs: 2_000,
+  queueCount: 100,
+  steadySeconds: 2,
 };
 
 export const USAGE = `Usage: pnpm bench [--quick] [--runs N] [--systems a,b] [--workloads w1-c10,w3] [--json FILE]
   --quick              small sizes, one run (a smoke test: it runs and verifies)
   --runs N             runs per system and workload; the table shows medians (default 3, quick 1)
-  --systems LIST       system ids to run (default: all)
-  --workloads LIST     ${WORKLOAD_IDS.join(", ")} (default: all; quick: all but w1-c50)
+  --systems LIST       system ids to run (default: every non-optional one)
+  --workloads LIST     default set: ${DEFAULT_WORKLOADS.join(", ")} (quick: all but w1-c50)
+                       optional: ${OPTIONAL_WORKLOADS.join(", ")}
+                       groups: ${Object.entries(WORKLOAD_GROUPS)
+                         .map(([g, ws]) => `${g} = ${ws.join(",")}`)
+                         .join("; ")}
+                       (a system a workload does not apply to skips it)
   --json FILE          where to write the results (default: bench/results/latest.json, quick: quick.json)
   --database-url URL   admin connection; one database is created per measurement (default: $DATABASE_URL
                        or ${DEFAULT_DATABASE_URL})`;
+
+/** Workload ids and groups as named, groups expanded, each id once, in the order first named. */
+export function expandWorkloads(names: readonly string[]): WorkloadId[] {
+  const out: WorkloadId[] = [];
+  for (const name of names) {
+    const ids = WORKLOAD_GROUPS[name] ?? [name];
+    for (const id of ids) {
+      if (!(WORKLOAD_IDS as readonly string[]).includes(id)) {
+        const groups = Object.keys(WORKLOAD_GROUPS).join(", ");
+        throw new Error(`unknown workload "${id}"; known: ${WORKLOAD_IDS.join(", ")}; groups: ${groups}`);
+      }
+      if (!out.includes(id as WorkloadId)) out.push(id as WorkloadId);
+    }
+  }
+  return out;
+}
 
 function list(value: string | undefined): string[] | null {
   if (value === undefined) return null;
@@ -80,16 +146,17 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv): B
   if (!Number.isInteger(runs) || runs < 1)
     throw new Error(`--runs must be a positive integer, got ${values.runs}`);
   // The smoke run skips the second drain: it checks that everything runs and verifies, not speed.
-  const workloads =
-    list(values.workloads) ?? (quick ? WORKLOAD_IDS.filter((w) => w !== "w1-c50") : [...WORKLOAD_IDS]);
-  for (const w of workloads) {
-    if (!(WORKLOAD_IDS as readonly string[]).includes(w)) throw new Error(`unknown workload "${w}"`);
-  }
+  const named = list(values.workloads);
+  const workloads = named
+    ? expandWorkloads(named)
+    : quick
+      ? DEFAULT_WORKLOADS.filter((w) => w !== "w1-c50")
+      : [...DEFAULT_WORKLOADS];
   return {
     quick,
     runs,
     systems: list(values.systems),
-    workloads: workloads as WorkloadId[],
+    workloads,
     databaseUrl: values["database-url"] ?? env.DATABASE_URL ?? DEFAULT_DATABASE_URL,
     jsonPath: values.json ?? (quick ? "results/quick.json" : "results/latest.json"),
     sizes: quick ? QUICK : FULL,

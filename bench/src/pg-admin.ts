@@ -1,11 +1,12 @@
 /** Creating and dropping the throwaway databases every measurement runs in. */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
+import { watchPg } from "./incidents.js";
 
 export const DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/test";
 
 async function withAdmin<T>(adminUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: adminUrl });
+  const client = watchPg(new pg.Client({ connectionString: adminUrl }), "admin connection");
   await client.connect();
   try {
     return await fn(client);
@@ -65,12 +66,43 @@ export async function serverInfo(
 }
 
 /**
- * A pool whose idle connections may be killed under it (the measurement's database is dropped WITH (FORCE),
- * other sessions on a shared server terminate backends): without an 'error' listener Node would crash the
- * whole bench. A query that was running still rejects, which makes its measurement INVALID.
+ * What the server says about the measurement's own database: sessions terminated by an operator
+ * (`pg_terminate_backend`, a FORCE drop from elsewhere), ended by a fatal error, or abandoned by a client that
+ * vanished. Soniq's backend and the peers reconnect silently when an idle connection dies, so this is the only
+ * place such a loss shows; any of them makes the measurement INVALID. Read before the database is dropped
+ * (the drop's own FORCE would count).
  */
-export function benchPool(connectionString: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString, max });
-  pool.on("error", () => {});
+export async function sessionTrouble(adminUrl: string, database: string): Promise<string[]> {
+  const row = await withAdmin(adminUrl, async (c) => {
+    const res = await c.query<{ killed: number; fatal: number; abandoned: number }>(
+      `SELECT sessions_killed::int AS killed, sessions_fatal::int AS fatal, sessions_abandoned::int AS abandoned
+       FROM pg_stat_database WHERE datname = $1`,
+      [database],
+    );
+    return res.rows[0];
+  });
+  if (!row) return [];
+  const out: string[] = [];
+  if (row.killed > 0) out.push(`${row.killed} session(s) of the measurement's database were terminated`);
+  if (row.fatal > 0) out.push(`${row.fatal} session(s) of the measurement's database ended by a fatal error`);
+  if (row.abandoned > 0) out.push(`${row.abandoned} session(s) of the measurement's database were abandoned`);
+  return out;
+}
+
+/**
+ * A pool whose connections may be killed under it (the measurement's database is dropped WITH (FORCE),
+ * other sessions on a shared server terminate backends). Without an 'error' listener Node would crash the
+ * whole bench; this one records an incident, which makes the running measurement INVALID. A query that was
+ * running rejects as well.
+ */
+export function benchPool(connectionString: string, max: number, label: string): pg.Pool {
+  const pool = watchPg(new pg.Pool({ connectionString, max }), label);
+  // A checked-out client reports a lost connection on itself (the pool only hears about idle ones).
+  pool.on("connect", (client) => watchPg(client, label));
   return pool;
+}
+
+/** A dedicated connection (LISTEN, schema setup) with the same error listener as `benchPool`. */
+export function benchClient(connectionString: string, label: string): pg.Client {
+  return watchPg(new pg.Client({ connectionString }), label);
 }

@@ -3,80 +3,23 @@
  * of the machine spreads over all systems instead of favouring whichever ran first.
  */
 import { now } from "./clock.js";
-import { InvalidRun, withMeasurement } from "./measure.js";
+import { formatMetric } from "./columns.js";
+import { InvalidRun } from "./measure.js";
+import { applies, type Metrics, measure } from "./measurements.js";
 import type { BenchOptions, WorkloadId } from "./options.js";
 import type { SystemAdapter } from "./systems/types.js";
-import { runDrain, runLatency, runSingleEnqueue } from "./workloads.js";
 
-/** Metric names, as they appear in the JSON. Rates are jobs/s, latencies ms. */
-export type Metrics = Record<string, number>;
+export type { Metrics } from "./measurements.js";
 
 export interface Sample {
   system: string;
   workload: WorkloadId;
   run: number;
   valid: boolean;
-  /** Why the run is invalid (failed check, error, timeout). */
+  /** Why the run is invalid (failed check, error, timeout, incident). */
   reason: string | null;
   metrics: Metrics;
   seconds: number;
-}
-
-/** A drain that takes longer is INVALID (timed out). The smoke run gives up sooner. */
-const DRAIN_TIMEOUT_MS = 120_000;
-const QUICK_DRAIN_TIMEOUT_MS = 30_000;
-
-async function measure(system: SystemAdapter, workload: WorkloadId, opts: BenchOptions): Promise<Metrics> {
-  const s = opts.sizes;
-  const timeoutMs = opts.quick ? QUICK_DRAIN_TIMEOUT_MS : DRAIN_TIMEOUT_MS;
-  const scaled = (n: number) => Math.max(1, Math.round(n * (system.drainScale ?? 1)));
-  return withMeasurement(
-    system,
-    opts.databaseUrl,
-    workload !== "w2-single",
-    async (ctx): Promise<Metrics> => {
-      switch (workload) {
-        case "w1-c10":
-        case "w1-c50": {
-          const concurrency = workload === "w1-c10" ? 10 : 50;
-          const r = await runDrain(ctx, {
-            kind: "noop",
-            n: scaled(s.drainJobs),
-            concurrency,
-            batchSize: s.bulkBatch,
-            timeoutMs,
-          });
-          return {
-            [`drain_c${concurrency}`]: r.jobsPerSec,
-            [`drain_c${concurrency}_startup_ms`]: r.startupMs,
-            bulk_enqueue: r.bulkEnqueuePerSec,
-          };
-        }
-        case "w2-single":
-          return { single_enqueue: (await runSingleEnqueue(ctx, s.singleEnqueues)).jobsPerSec };
-        case "w3": {
-          const r = await runLatency(ctx, {
-            n: s.latencyJobs,
-            intervalMs: s.latencyIntervalMs,
-            concurrency: 10,
-            idleMs: opts.quick ? 200 : 500,
-            timeoutMs: 30_000,
-          });
-          return { latency_p50: r.p50, latency_p95: r.p95, latency_p99: r.p99, latency_max: r.max };
-        }
-        case "w4": {
-          const r = await runDrain(ctx, {
-            kind: "fail",
-            n: scaled(s.failJobs),
-            concurrency: 10,
-            batchSize: s.bulkBatch,
-            timeoutMs,
-          });
-          return { fail: r.jobsPerSec };
-        }
-      }
-    },
-  );
 }
 
 export async function runPlan(
@@ -88,6 +31,10 @@ export async function runPlan(
   for (let run = 1; run <= opts.runs; run++) {
     for (const workload of opts.workloads) {
       for (const system of systems) {
+        if (!applies(system, workload)) {
+          if (run === 1) log(`skip ${workload} on ${system.id}: it does not apply`);
+          continue;
+        }
         const started = now();
         let sample: Sample;
         try {
@@ -102,11 +49,11 @@ export async function runPlan(
         samples.push(sample);
         const shown = sample.valid
           ? Object.entries(sample.metrics)
-              .map(([k, v]) => `${k}=${v.toFixed(k.includes("latency") || k.endsWith("_ms") ? 1 : 0)}`)
+              .map(([k, v]) => `${k}=${formatMetric(k, v)}`)
               .join(" ")
           : `INVALID: ${sample.reason}`;
         log(
-          `run ${run}/${opts.runs} ${workload.padEnd(9)} ${system.id.padEnd(16)} ${sample.seconds.toFixed(1)}s  ${shown}`,
+          `run ${run}/${opts.runs} ${workload.padEnd(15)} ${system.id.padEnd(16)} ${sample.seconds.toFixed(1)}s  ${shown}`,
         );
       }
     }

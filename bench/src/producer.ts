@@ -4,19 +4,25 @@
  * parent asks for them over IPC. Either way the timing is taken where the enqueues happen.
  */
 import { now, sleep } from "./clock.js";
-import type { Counts, SystemSession, TaskKind } from "./systems/types.js";
+import type { Counts, QueueLimit, SystemSession, TaskKind } from "./systems/types.js";
 
 export type ProduceRequest =
   /** `n` single awaited enqueues, one after another. */
   | { mode: "sequential"; kind: TaskKind; n: number }
-  /** `n` jobs through the bulk API, `batchSize` per call, calls one after another. */
-  | { mode: "batches"; kind: TaskKind; n: number; batchSize: number }
+  /** `n` jobs through the bulk API, `batchSize` per call, calls one after another (over `queues` queues). */
+  | { mode: "batches"; kind: TaskKind; n: number; batchSize: number; queues?: number }
   /** `n` single enqueues, one starting every `intervalMs`; records when each call began. */
-  | { mode: "paced"; kind: TaskKind; n: number; intervalMs: number };
+  | { mode: "paced"; kind: TaskKind; n: number; intervalMs: number }
+  /**
+   * Steady arrival (W7): `n` jobs at `ratePerSec`; every `tickMs` the jobs due by then go in one bulk call
+   * (a call that overruns a tick makes the next batch larger, so the rate holds on average). Records when
+   * each job's call began.
+   */
+  | { mode: "steady"; kind: TaskKind; n: number; ratePerSec: number; tickMs: number };
 
 export interface ProduceResult {
   elapsedMs: number;
-  /** Per job index, the clock reading just before its enqueue call (paced mode only). */
+  /** Per job index, the clock reading just before its enqueue call (paced and steady modes). */
   enqueuedAt: number[] | null;
 }
 
@@ -28,10 +34,11 @@ export async function produce(session: SystemSession, req: ProduceRequest): Prom
   }
   if (req.mode === "batches") {
     for (let from = 0; from < req.n; from += req.batchSize) {
-      await session.enqueueBatch(req.kind, from, Math.min(req.batchSize, req.n - from));
+      await session.enqueueBatch(req.kind, from, Math.min(req.batchSize, req.n - from), req.queues);
     }
     return { elapsedMs: now() - started, enqueuedAt: null };
   }
+  if (req.mode === "steady") return produceSteady(session, req, started);
   const enqueuedAt: number[] = [];
   for (let i = 0; i < req.n; i++) {
     const slot = started + i * req.intervalMs;
@@ -43,17 +50,49 @@ export async function produce(session: SystemSession, req: ProduceRequest): Prom
   return { elapsedMs: now() - started, enqueuedAt };
 }
 
+async function produceSteady(
+  session: SystemSession,
+  req: Extract<ProduceRequest, { mode: "steady" }>,
+  started: number,
+): Promise<ProduceResult> {
+  const enqueuedAt = new Array<number>(req.n);
+  let sent = 0;
+  while (sent < req.n) {
+    const at = now();
+    // Job k is due at started + k / rate: the first at once.
+    const due = Math.min(req.n, Math.floor(((at - started) * req.ratePerSec) / 1000) + 1);
+    if (due > sent) {
+      enqueuedAt.fill(at, sent, due);
+      await session.enqueueBatch(req.kind, sent, due - sent);
+      sent = due;
+    }
+    // The next tick boundary from now (after an overrun: the first one still ahead, no burst of catch-ups).
+    const elapsed = now() - started;
+    await sleep((Math.floor(elapsed / req.tickMs) + 1) * req.tickMs - elapsed);
+  }
+  return { elapsedMs: now() - started, enqueuedAt };
+}
+
 /** The enqueue side of a measurement, wherever it runs. */
 export interface ProducerHandle {
   produce(req: ProduceRequest): Promise<ProduceResult>;
   counts(kind: TaskKind): Promise<Counts>;
+  settled(kind: TaskKind): Promise<boolean>;
+  limitQueue(limit: QueueLimit): Promise<void>;
   close(): Promise<void>;
+}
+
+export async function configureLimit(session: SystemSession, limit: QueueLimit): Promise<void> {
+  if (!session.limitQueue) throw new Error("this system has no queue limits");
+  await session.limitQueue(limit);
 }
 
 export function localProducer(session: SystemSession): ProducerHandle {
   return {
     produce: (req) => produce(session, req),
     counts: (kind) => session.counts(kind),
+    settled: (kind) => session.settled(kind),
+    limitQueue: (limit) => configureLimit(session, limit),
     close: () => session.close(),
   };
 }

@@ -1,39 +1,8 @@
 /** Turns samples into medians, one markdown table, the ratios, and the JSON document. */
 import { cpus, totalmem } from "node:os";
+import { COLUMNS, type Column, formatMetric, SECTIONS, SELF_RATIOS, type Section } from "./columns.js";
 import type { Sample } from "./plan.js";
 import type { SystemAdapter } from "./systems/types.js";
-
-interface Column {
-  title: string;
-  metric: string;
-  /** Throughputs are better higher, latencies lower. */
-  better: "higher" | "lower";
-}
-
-const COLUMNS: readonly Column[] = [
-  { title: "W1 drain c10 (jobs/s)", metric: "drain_c10", better: "higher" },
-  { title: "W1 drain c50 (jobs/s)", metric: "drain_c50", better: "higher" },
-  { title: "W2 single (jobs/s)", metric: "single_enqueue", better: "higher" },
-  { title: "W2 bulk (jobs/s)", metric: "bulk_enqueue", better: "higher" },
-  { title: "W3 p50 (ms)", metric: "latency_p50", better: "lower" },
-  { title: "W3 p95 (ms)", metric: "latency_p95", better: "lower" },
-  { title: "W3 p99 (ms)", metric: "latency_p99", better: "lower" },
-  { title: "W3 max (ms)", metric: "latency_max", better: "lower" },
-  { title: "W4 fail (jobs/s)", metric: "fail", better: "higher" },
-];
-
-/** Which workload produces each metric (to know when a cell's workload had an invalid run). */
-const PRODUCED_BY: Record<string, readonly string[]> = {
-  drain_c10: ["w1-c10"],
-  drain_c50: ["w1-c50"],
-  single_enqueue: ["w2-single"],
-  bulk_enqueue: ["w1-c10", "w1-c50"],
-  latency_p50: ["w3"],
-  latency_p95: ["w3"],
-  latency_p99: ["w3"],
-  latency_max: ["w3"],
-  fail: ["w4"],
-};
 
 export const RATIO_PEERS = ["graphile-fast", "pg-boss", "limit"] as const;
 
@@ -78,35 +47,41 @@ export function invalidRows(samples: readonly Sample[]): Map<string, string[]> {
   return out;
 }
 
-function formatValue(metric: string, v: number): string {
-  if (metric.startsWith("latency")) return v.toFixed(1);
-  return Math.round(v).toLocaleString("en-US");
-}
-
-function cell(samples: readonly Sample[], summary: Summary, system: string, metric: string): string {
-  const workloads = PRODUCED_BY[metric] ?? [];
-  const mine = samples.filter((s) => s.system === system && workloads.includes(s.workload));
+function cell(samples: readonly Sample[], summary: Summary, system: string, column: Column): string {
+  const mine = samples.filter((s) => s.system === system && column.workloads.includes(s.workload));
   if (mine.length === 0) return "—";
   if (mine.some((s) => !s.valid)) return "INVALID";
-  const v = summary[system]?.[metric];
-  return v === null || v === undefined ? "—" : formatValue(metric, v);
+  const v = summary[system]?.[column.metric];
+  return v === null || v === undefined ? "—" : formatMetric(column.metric, v);
 }
 
+function withTitle(title: string | null, table: string): string {
+  return title ? `**${title}**\n\n${table}` : table;
+}
+
+function tableHead(first: string, columns: readonly Column[], title: (c: Column) => string): string[] {
+  return [`| ${first} | ${columns.map(title).join(" | ")} |`, `|---|${columns.map(() => "--:").join("|")}|`];
+}
+
+/** One markdown table per section whose workloads ran, blank-line separated. */
 export function renderTable(
   systems: readonly SystemAdapter[],
   samples: readonly Sample[],
   summary: Summary,
 ): string {
-  const header = `| system | ${COLUMNS.map((c) => c.title).join(" | ")} |`;
-  const rule = `|---|${COLUMNS.map(() => "--:").join("|")}|`;
   const invalid = invalidRows(samples);
-  const rows = systems
-    .filter((sys) => samples.some((s) => s.system === sys.id))
-    .map((sys) => {
-      const label = invalid.has(sys.id) ? `${sys.label} **INVALID**` : sys.label;
-      return `| ${label} | ${COLUMNS.map((c) => cell(samples, summary, sys.id, c.metric)).join(" | ")} |`;
-    });
-  return [header, rule, ...rows].join("\n");
+  const ran = (sec: Section) => (s: Sample) => sec.columns.some((c) => c.workloads.includes(s.workload));
+  return SECTIONS.filter((sec) => samples.some(ran(sec)))
+    .map((sec) => {
+      const rows = systems
+        .filter((sys) => samples.some((s) => s.system === sys.id && ran(sec)(s)))
+        .map((sys) => {
+          const label = invalid.has(sys.id) ? `${sys.label} **INVALID**` : sys.label;
+          return `| ${label} | ${sec.columns.map((c) => cell(samples, summary, sys.id, c)).join(" | ")} |`;
+        });
+      return withTitle(sec.title, [...tableHead("system", sec.columns, (c) => c.title), ...rows].join("\n"));
+    })
+    .join("\n\n");
 }
 
 export interface Ratio {
@@ -132,19 +107,69 @@ export function computeRatios(summary: Summary, soniqIds: readonly string[]): Ra
   return out;
 }
 
+/** One ratio table per section with any ratio. */
 export function renderRatios(ratios: readonly Ratio[]): string {
   if (ratios.length === 0) return "(no Soniq-on-Postgres row to compare)";
-  const pairs = [...new Set(ratios.map((r) => `${r.soniq} vs ${r.peer}`))];
-  const header = `| ratio (> 1: Soniq better) | ${COLUMNS.map((c) => c.title.replace(/ \(.*\)/, "")).join(" | ")} |`;
-  const rule = `|---|${COLUMNS.map(() => "--:").join("|")}|`;
-  const rows = pairs.map((pair) => {
-    const cells = COLUMNS.map((c) => {
-      const r = ratios.find((x) => `${x.soniq} vs ${x.peer}` === pair && x.metric === c.metric);
-      return r ? `${r.value.toFixed(2)}x` : "—";
+  const tables = SECTIONS.map((sec) => {
+    const mine = ratios.filter((r) => sec.columns.some((c) => c.metric === r.metric));
+    if (mine.length === 0) return null;
+    const pairs = [...new Set(mine.map((r) => `${r.soniq} vs ${r.peer}`))];
+    const rows = pairs.map((pair) => {
+      const cells = sec.columns.map((c) => {
+        const r = mine.find((x) => `${x.soniq} vs ${x.peer}` === pair && x.metric === c.metric);
+        return r ? `${r.value.toFixed(2)}x` : "—";
+      });
+      return `| ${pair} | ${cells.join(" | ")} |`;
     });
-    return `| ${pair} | ${cells.join(" | ")} |`;
+    const head = tableHead("ratio (> 1: Soniq better)", sec.columns, (c) => c.title.replace(/ \(.*\)/, ""));
+    return withTitle(sec.title, [...head, ...rows].join("\n"));
   });
-  return [header, rule, ...rows].join("\n");
+  return tables.filter((t) => t !== null).join("\n\n");
+}
+
+export interface SelfRatioValue {
+  system: string;
+  metric: string;
+  baseline: string;
+  /** metric ÷ baseline, both medians of this run. */
+  value: number;
+}
+
+/** Each system's optional-workload figures against its own baseline row of the same run. */
+export function computeSelfRatios(summary: Summary): SelfRatioValue[] {
+  const out: SelfRatioValue[] = [];
+  for (const [system, metrics] of Object.entries(summary)) {
+    for (const r of SELF_RATIOS) {
+      const a = metrics[r.metric];
+      const b = metrics[r.baseline];
+      if (a == null || b == null || b === 0) continue;
+      out.push({ system, metric: r.metric, baseline: r.baseline, value: a / b });
+    }
+  }
+  return out;
+}
+
+/** Empty when no system has both sides of any self ratio (e.g. w5 run without w1-c10). */
+export function renderSelfRatios(
+  systems: readonly SystemAdapter[],
+  values: readonly SelfRatioValue[],
+): string {
+  const cols = SELF_RATIOS.filter((r) => values.some((v) => v.metric === r.metric));
+  if (cols.length === 0) return "";
+  const rows = systems
+    .filter((sys) => values.some((v) => v.system === sys.id))
+    .map((sys) => {
+      const cells = cols.map((c) => {
+        const v = values.find((x) => x.system === sys.id && x.metric === c.metric);
+        return v ? `${v.value.toFixed(2)}x` : "—";
+      });
+      return `| ${sys.label} | ${cells.join(" | ")} |`;
+    });
+  const head = [
+    `| against its own row (same run) | ${cols.map((c) => c.title).join(" | ")} |`,
+    `|---|${cols.map(() => "--:").join("|")}|`,
+  ];
+  return [...head, ...rows].join("\n");
 }
 
 export function machineInfo(postgres: string): Record<string, string | number> {

@@ -5,7 +5,8 @@
  */
 import { now } from "./clock.js";
 import type { HostCall, HostMessage, HostRequest, StartReport } from "./host-protocol.js";
-import { produce } from "./producer.js";
+import { isPgError, recordIncident, takeIncidents } from "./incidents.js";
+import { configureLimit, produce } from "./producer.js";
 import { findSystem } from "./systems/index.js";
 import type { BenchWorker, SystemSession, TaskKind } from "./systems/types.js";
 
@@ -21,6 +22,7 @@ class StartTracker {
     readonly kind: TaskKind,
     readonly n: number,
     recordTimes: boolean,
+    private readonly shared: boolean,
     private readonly onAllStarted: (at: number) => void,
   ) {
     this.counts = new Uint32Array(n);
@@ -61,6 +63,7 @@ class StartTracker {
       firstStartAt: this.first,
       lastStartAt: this.last,
       startTimes: this.times ? Array.from(this.times) : null,
+      startCounts: this.shared ? Array.from(this.counts) : null,
     };
   }
 }
@@ -84,7 +87,7 @@ async function execute(call: HostCall): Promise<unknown> {
       session = await findSystem(call.systemId).open(call.target);
       return null;
     case "track":
-      tracker = new StartTracker(call.kind, call.n, call.recordTimes, (at) =>
+      tracker = new StartTracker(call.kind, call.n, call.recordTimes, call.shared, (at) =>
         send({ type: "all-started", at }),
       );
       return null;
@@ -107,12 +110,19 @@ async function execute(call: HostCall): Promise<unknown> {
       return produce(requireSession(), call.req);
     case "counts":
       return requireSession().counts(call.kind);
+    case "settled":
+      return requireSession().settled(call.kind);
+    case "limitQueue":
+      return configureLimit(requireSession(), call.limit);
+    case "incidents":
+      return takeIncidents();
     case "close":
       await worker?.stop();
       worker = null;
       await session?.close();
       session = null;
-      return null;
+      // What went wrong while stopping and closing still belongs to this measurement.
+      return takeIncidents();
   }
 }
 
@@ -123,6 +133,17 @@ if (preloadId)
   findSystem(preloadId)
     .preload?.()
     .catch(() => {});
+
+// A pg error nothing caught (an 'error' event of a connection inside a library): the measurement is INVALID,
+// the process survives so the parent can still stop, check and close it. Anything else is a bug: crash.
+process.on("uncaughtException", (err) => {
+  if (isPgError(err)) {
+    recordIncident("uncaught in the worker host", err);
+    return;
+  }
+  process.stderr.write(`worker host: ${err.stack ?? err.message}\n`);
+  process.exit(1);
+});
 
 process.on("message", (raw: HostRequest) => {
   execute(raw.call).then(

@@ -7,9 +7,18 @@
  *   The bulk enqueue of W1 is also the W2 bulk figure (N in batches of 1,000 onto an idle table).
  * W2 single: N single awaited enqueues, no worker.
  * W3 latency: idle worker, N jobs enqueued one every `intervalMs`; enqueue call to handler start.
+ * W7 steady: idle worker, jobs arriving at a fixed rate (bulk calls every 10 ms); pickup percentiles and the
+ *   database's CPU time per 1,000 jobs.
+ *
+ * Drains and latency runs take `processes` (scale-out): that many worker hosts, each its own process with one
+ * worker at `concurrency`, on the same storage. Their start reports are merged (each job started exactly once
+ * across all of them), and the end is the storage showing nothing pending.
  */
 import { now, sleep } from "./clock.js";
-import { check, type MeasureContext } from "./measure.js";
+import { type DbCpuSampler, startDbCpu } from "./db-cpu.js";
+import type { HostClient } from "./host-client.js";
+import { check, InvalidRun, type MeasureContext } from "./measure.js";
+import { mergeReports } from "./start-report.js";
 import type { Counts, TaskKind } from "./systems/types.js";
 
 export interface DrainParams {
@@ -18,6 +27,10 @@ export interface DrainParams {
   concurrency: number;
   batchSize: number;
   timeoutMs: number;
+  /** W6: spread the jobs over this many queues (one worker serves them all). */
+  queues?: number;
+  /** Worker processes (default 1). */
+  processes?: number;
 }
 
 export interface DrainResult {
@@ -39,12 +52,18 @@ async function checkEnqueued(ctx: MeasureContext, kind: TaskKind, n: number): Pr
   checkDistinct(c, n, "after enqueue");
 }
 
-/** Polls until nothing is pending; returns the clock reading when that was seen. */
+/**
+ * Polls until nothing is pending; returns the clock reading when that was seen. The poll is the cheap
+ * `settled` check (the full `counts` with its DISTINCT over every row cost Postgres about 19 ms per poll on
+ * 20,000 rows, so polling every 2 ms kept one of two cores busy with the harness during the timed drain).
+ */
 async function waitSettled(ctx: MeasureContext, kind: TaskKind, deadline: number): Promise<number> {
   for (;;) {
-    const c = await ctx.producer.counts(kind);
-    if (c.pending === 0) return now();
-    check(now() < deadline, `timed out with ${c.pending} jobs pending`);
+    if (await ctx.producer.settled(kind)) return now();
+    if (now() >= deadline) {
+      const c = await ctx.producer.counts(kind);
+      check(false, `timed out with ${c.pending} jobs pending`);
+    }
     await sleep(2);
   }
 }
@@ -62,11 +81,51 @@ async function checkFinal(ctx: MeasureContext, kind: TaskKind, n: number): Promi
   }
 }
 
-/** Stops the worker and checks that every expected job started exactly once. */
-async function stopAndCheckStarts(ctx: MeasureContext, recordTimes: boolean) {
-  const host = await ctx.host();
-  await host.call({ op: "stopWorker" });
-  const report = await host.report();
+/** Resets start tracking and builds (but does not start) one worker in each host. */
+async function prepareWorkers(
+  hosts: readonly HostClient[],
+  kind: TaskKind,
+  n: number,
+  concurrency: number,
+  recordTimes: boolean,
+): Promise<void> {
+  const shared = hosts.length > 1;
+  await Promise.all(
+    hosts.map(async (host) => {
+      await host.track(kind, n, recordTimes, shared);
+      await host.call({ op: "createWorker", concurrency });
+    }),
+  );
+}
+
+async function startWorkers(hosts: readonly HostClient[]): Promise<void> {
+  await Promise.all(hosts.map((host) => host.call({ op: "startWorker" })));
+}
+
+/**
+ * With one host, waits for its "every job started" event (several hosts only see their share); a timeout
+ * says how far the run got.
+ */
+async function waitAllStarted(
+  ctx: MeasureContext,
+  hosts: readonly HostClient[],
+  kind: TaskKind,
+  timeoutMs: number,
+): Promise<void> {
+  if (hosts.length !== 1) return;
+  try {
+    await (hosts[0] as HostClient).waitAllStarted(timeoutMs);
+  } catch (err) {
+    const c = await ctx.producer.counts(kind).catch(() => null);
+    const left = c ? `: ${c.pending} jobs still pending` : "";
+    throw new InvalidRun(`${err instanceof Error ? err.message : String(err)}${left}`);
+  }
+}
+
+/** Stops the workers and checks that every expected job started exactly once (across all hosts). */
+async function stopAndCheckStarts(hosts: readonly HostClient[], recordTimes: boolean) {
+  await Promise.all(hosts.map((host) => host.call({ op: "stopWorker" })));
+  const report = mergeReports(await Promise.all(hosts.map((host) => host.report())));
   check(report.missing === 0, `${report.missing} jobs never started`);
   check(report.duplicates === 0, `${report.duplicates} jobs started more than once`);
   check(report.unexpected === 0, `${report.unexpected} unexpected job starts`);
@@ -75,22 +134,22 @@ async function stopAndCheckStarts(ctx: MeasureContext, recordTimes: boolean) {
 }
 
 export async function runDrain(ctx: MeasureContext, p: DrainParams): Promise<DrainResult> {
-  const host = await ctx.host();
-  await host.track(p.kind, p.n, false);
-  await host.call({ op: "createWorker", concurrency: p.concurrency });
+  const hosts = await ctx.hosts(p.processes ?? 1);
+  await prepareWorkers(hosts, p.kind, p.n, p.concurrency, false);
   const enqueue = await ctx.producer.produce({
     mode: "batches",
     kind: p.kind,
     n: p.n,
     batchSize: p.batchSize,
+    ...(p.queues ? { queues: p.queues } : {}),
   });
   await checkEnqueued(ctx, p.kind, p.n);
   const goAt = now();
   const deadline = goAt + p.timeoutMs;
-  await host.call({ op: "startWorker" });
-  await host.waitAllStarted(p.timeoutMs);
+  await startWorkers(hosts);
+  await waitAllStarted(ctx, hosts, p.kind, p.timeoutMs);
   const settledAt = await waitSettled(ctx, p.kind, deadline);
-  const report = await stopAndCheckStarts(ctx, false);
+  const report = await stopAndCheckStarts(hosts, false);
   await checkFinal(ctx, p.kind, p.n);
   const first = report.firstStartAt ?? goAt;
   const drainMs = settledAt - first;
@@ -115,6 +174,8 @@ export interface LatencyParams {
   /** How long the started worker sits idle before the first job. */
   idleMs: number;
   timeoutMs: number;
+  /** Worker processes (default 1). */
+  processes?: number;
 }
 
 export interface LatencyResult {
@@ -130,11 +191,25 @@ export function percentile(sorted: readonly number[], q: number): number {
   return sorted[rank] as number;
 }
 
+/** Per job, enqueue call to first handler start, sorted. */
+function pickups(
+  enqueuedAt: readonly number[] | null,
+  starts: readonly number[] | null,
+  n: number,
+): number[] {
+  check(enqueuedAt?.length === n, "enqueue times missing");
+  const latencies = (starts ?? []).map((s, i) => s - (enqueuedAt?.[i] as number)).sort((a, b) => a - b);
+  check(
+    latencies.every((l) => l >= 0),
+    "a job started before its enqueue began (clock mismatch)",
+  );
+  return latencies;
+}
+
 export async function runLatency(ctx: MeasureContext, p: LatencyParams): Promise<LatencyResult> {
-  const host = await ctx.host();
-  await host.track("noop", p.n, true);
-  await host.call({ op: "createWorker", concurrency: p.concurrency });
-  await host.call({ op: "startWorker" });
+  const hosts = await ctx.hosts(p.processes ?? 1);
+  await prepareWorkers(hosts, "noop", p.n, p.concurrency, true);
+  await startWorkers(hosts);
   await sleep(p.idleMs);
   const produced = await ctx.producer.produce({
     mode: "paced",
@@ -142,22 +217,72 @@ export async function runLatency(ctx: MeasureContext, p: LatencyParams): Promise
     n: p.n,
     intervalMs: p.intervalMs,
   });
-  await host.waitAllStarted(p.timeoutMs);
+  await waitAllStarted(ctx, hosts, "noop", p.timeoutMs);
   await waitSettled(ctx, "noop", now() + p.timeoutMs);
-  const report = await stopAndCheckStarts(ctx, true);
+  const report = await stopAndCheckStarts(hosts, true);
   await checkFinal(ctx, "noop", p.n);
-  const enqueuedAt = produced.enqueuedAt ?? [];
-  const starts = report.startTimes ?? [];
-  check(enqueuedAt.length === p.n, "enqueue times missing");
-  const latencies = starts.map((s, i) => s - (enqueuedAt[i] as number)).sort((a, b) => a - b);
-  check(
-    latencies.every((l) => l >= 0),
-    "a job started before its enqueue began (clock mismatch)",
-  );
+  const latencies = pickups(produced.enqueuedAt, report.startTimes, p.n);
   return {
     p50: percentile(latencies, 0.5),
     p95: percentile(latencies, 0.95),
     p99: percentile(latencies, 0.99),
     max: latencies[latencies.length - 1] ?? Number.NaN,
+  };
+}
+
+export interface SteadyParams {
+  ratePerSec: number;
+  seconds: number;
+  concurrency: number;
+  idleMs: number;
+  timeoutMs: number;
+}
+
+export interface SteadyResult {
+  p50: number;
+  p99: number;
+  /** Database CPU seconds per 1,000 jobs (db-cpu.ts), or null without a readable server. */
+  dbCpuPer1k: number | null;
+  /** The arrival rate the producer achieved, jobs/s. */
+  arrivalPerSec: number;
+}
+
+/** Arrivals below this share of the asked rate make the run INVALID (it would not be the rate asked). */
+const MIN_ARRIVAL_SHARE = 0.9;
+
+/**
+ * W7: the worker runs idle, then jobs arrive at `ratePerSec` for `seconds`. The database's CPU is sampled
+ * from the first arrival until the storage shows every job done.
+ */
+export async function runSteady(ctx: MeasureContext, p: SteadyParams): Promise<SteadyResult> {
+  const n = Math.round(p.ratePerSec * p.seconds);
+  const hosts = await ctx.hosts(1);
+  await prepareWorkers(hosts, "noop", n, p.concurrency, true);
+  await startWorkers(hosts);
+  await sleep(p.idleMs);
+  const cpu: DbCpuSampler | null = ctx.database ? await startDbCpu(ctx.adminUrl, ctx.database) : null;
+  const produced = await ctx.producer.produce({
+    mode: "steady",
+    kind: "noop",
+    n,
+    ratePerSec: p.ratePerSec,
+    tickMs: 10,
+  });
+  await waitAllStarted(ctx, hosts, "noop", p.timeoutMs);
+  await waitSettled(ctx, "noop", now() + p.timeoutMs);
+  const cpuSeconds = cpu ? await cpu.stop() : null;
+  const report = await stopAndCheckStarts(hosts, true);
+  await checkFinal(ctx, "noop", n);
+  const arrivalPerSec = n / (produced.elapsedMs / 1000);
+  check(
+    arrivalPerSec >= MIN_ARRIVAL_SHARE * p.ratePerSec,
+    `jobs arrived at ${arrivalPerSec.toFixed(0)}/s, under ${MIN_ARRIVAL_SHARE * 100} % of ${p.ratePerSec}/s`,
+  );
+  const latencies = pickups(produced.enqueuedAt, report.startTimes, n);
+  return {
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    dbCpuPer1k: cpuSeconds === null ? null : cpuSeconds / (n / 1000),
+    arrivalPerSec,
   };
 }

@@ -1,13 +1,29 @@
 import { describe, expect, test } from "vitest";
+import { expandWorkloads } from "../src/options.js";
 import type { Sample } from "../src/plan.js";
-import { computeRatios, invalidRows, median, renderTable, summarise } from "../src/report.js";
+import {
+  computeRatios,
+  computeSelfRatios,
+  invalidRows,
+  median,
+  renderSelfRatios,
+  renderTable,
+  summarise,
+} from "../src/report.js";
+import { mergeReports } from "../src/start-report.js";
 import type { SystemAdapter } from "../src/systems/types.js";
 import { percentile } from "../src/workloads.js";
 
-function sample(system: string, run: number, metrics: Record<string, number>, valid = true): Sample {
+function sample(
+  system: string,
+  run: number,
+  metrics: Record<string, number>,
+  valid = true,
+  workload: Sample["workload"] = "w1-c10",
+): Sample {
   return {
     system,
-    workload: "w1-c10",
+    workload,
     run,
     valid,
     reason: valid ? null : "2 jobs never started",
@@ -66,5 +82,67 @@ describe("report", () => {
     const ratios = computeRatios(summary, ["soniq-postgres"]);
     expect(ratios.find((r) => r.metric === "drain_c10")?.value).toBe(2);
     expect(ratios.find((r) => r.metric === "latency_p99")?.value).toBe(2);
+  });
+
+  test("report/optional-sections-only-when-run", () => {
+    const base = [sample("soniq-postgres", 1, { drain_c10: 100, bulk_enqueue: 10 })];
+    const plain = renderTable([adapter("soniq-postgres")], base, summarise(base));
+    expect(plain.split("\n")[0]).toContain("W1 drain c10");
+    expect(plain).not.toContain("W7");
+    const withW7 = [
+      ...base,
+      sample("soniq-postgres", 1, { steady_500_p50: 2, steady_500_p99: 9 }, true, "w7-500"),
+    ];
+    const table = renderTable([adapter("soniq-postgres")], withW7, summarise(withW7));
+    expect(table).toContain("**W7 steady arrival");
+    expect(table).toContain("| 2.0 | 9.0 | — |");
+  });
+
+  test("report/self-ratio-against-own-baseline", () => {
+    const summary = { "soniq-postgres": { drain_c10: 200, drain_c10_rate: 150, drain_retained: 100 } };
+    const values = computeSelfRatios(summary);
+    expect(values.find((v) => v.metric === "drain_c10_rate")?.value).toBe(0.75);
+    expect(values.find((v) => v.metric === "drain_retained")?.value).toBe(0.5);
+    const table = renderSelfRatios([adapter("soniq-postgres")], values);
+    expect(table).toContain("| soniq-postgres | 0.50x | 0.75x |");
+    expect(
+      renderSelfRatios([adapter("soniq-postgres")], computeSelfRatios({ x: { drain_retained: 1 } })),
+    ).toBe("");
+  });
+});
+
+describe("options", () => {
+  test("options/groups-expand-once-in-order", () => {
+    expect(expandWorkloads(["w1-c10", "w7", "w1-c10", "w7-500"])).toEqual([
+      "w1-c10",
+      "w7-500",
+      "w7-2000",
+      "w7-5000",
+    ]);
+    expect(expandWorkloads(["w1-limited"])).toEqual(["w1-limited-conc", "w1-limited-rate"]);
+    expect(() => expandWorkloads(["w8"])).toThrow(/unknown workload "w8"/);
+  });
+});
+
+describe("start reports", () => {
+  const report = (counts: number[], times: number[], first: number) => ({
+    expected: counts.length,
+    once: 0,
+    duplicates: 0,
+    missing: 0,
+    unexpected: 0,
+    firstStartAt: first,
+    lastStartAt: first + 10,
+    startTimes: times,
+    startCounts: counts,
+  });
+
+  test("start-report/merged-across-processes", () => {
+    const merged = mergeReports([
+      report([1, 0, 1, 0], [5, 0, 7, 0], 5),
+      report([0, 1, 1, 0], [0, 6, 3, 0], 3),
+    ]);
+    expect(merged).toMatchObject({ once: 2, duplicates: 1, missing: 1, firstStartAt: 3, lastStartAt: 15 });
+    expect(merged.startTimes).toEqual([5, 6, 3, 0]);
   });
 });

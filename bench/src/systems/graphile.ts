@@ -5,11 +5,13 @@
  */
 import { Logger, makeWorkerUtils, type Runner, run, type WorkerUtils } from "graphile-worker";
 import type pg from "pg";
+import { recordIncident } from "../incidents.js";
 import { benchPool } from "../pg-admin.js";
 import {
   type BenchWorker,
   type Counts,
   handle,
+  queueName,
   readIndex,
   type SystemAdapter,
   type SystemSession,
@@ -19,7 +21,16 @@ import {
   type WorkerSpec,
 } from "./types.js";
 
-const silent = new Logger(() => () => {});
+/**
+ * Quiet, except that an error graphile-worker logs and survives (a pool's lost connection, a failed fetch or
+ * completion) is an incident. A failing job is logged at level error too (`meta.failure`): that is W4's
+ * normal outcome, not an incident.
+ */
+const logger = new Logger(() => (level, message, meta) => {
+  if (level === "error" && (meta as { failure?: unknown } | undefined)?.failure !== true) {
+    recordIncident("graphile-worker", message);
+  }
+});
 
 interface GraphileTuning {
   localQueueSize: number | null;
@@ -32,6 +43,10 @@ const COUNTS = `SELECT
   count(DISTINCT j.payload->>'i')::int AS distinct
 FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
 WHERE t.identifier = $1`;
+
+const SETTLED = `SELECT NOT EXISTS (
+  SELECT 1 FROM graphile_worker._private_jobs j JOIN graphile_worker._private_tasks t ON t.id = j.task_id
+  WHERE t.identifier = $1 AND (j.attempts < j.max_attempts OR j.locked_at IS NOT NULL)) AS settled`;
 
 function requireUrl(target: SystemTarget): string {
   if (!target.databaseUrl) throw new Error("graphile-worker needs a Postgres database");
@@ -63,7 +78,7 @@ class GraphileWorker implements BenchWorker {
       connectionString: this.url,
       concurrency: spec.concurrency,
       noHandleSignals: true,
-      logger: silent,
+      logger,
       taskList: {
         [TASK_NAMES.noop]: (payload) => handle(spec, "noop", readIndex(payload)),
         [TASK_NAMES.fail]: (payload) => handle(spec, "fail", readIndex(payload)),
@@ -78,26 +93,44 @@ class GraphileWorker implements BenchWorker {
   }
 }
 
+/**
+ * WorkerUtils on a pool of the harness's (with its error listener, ended and awaited by the harness). On a
+ * pool of its own, `release()` removes graphile-worker's error listener and ends the pool without waiting,
+ * so the FORCE drop of the measurement's database could hit a connection with no listener left.
+ */
+async function openUtils(url: string): Promise<{ utils: WorkerUtils; pool: pg.Pool }> {
+  const pool = benchPool(url, 10, "graphile-worker utils pool");
+  try {
+    return { utils: await makeWorkerUtils({ pgPool: pool, logger }), pool };
+  } catch (err) {
+    await pool.end();
+    throw err;
+  }
+}
+
 class GraphileSession implements SystemSession {
   private readonly pool: pg.Pool;
 
   constructor(
     private readonly url: string,
     private readonly utils: WorkerUtils,
+    private readonly utilsPool: pg.Pool,
     private readonly tuning: GraphileTuning,
   ) {
-    this.pool = benchPool(url, 1);
+    this.pool = benchPool(url, 1, "graphile counts pool");
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {
     await this.utils.addJob(TASK_NAMES[kind], { i }, { maxAttempts: maxAttempts(kind) });
   }
 
-  async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
+  /** With `queues`, each job gets a `queueName`: graphile-worker's named queues, which run serially. */
+  async enqueueBatch(kind: TaskKind, from: number, count: number, queues?: number): Promise<void> {
     const specs = Array.from({ length: count }, (_, k) => ({
       identifier: TASK_NAMES[kind],
       payload: { i: from + k },
       maxAttempts: maxAttempts(kind),
+      ...(queues ? { queueName: queueName(from + k, queues) } : {}),
     }));
     await this.utils.addJobs(specs);
   }
@@ -108,13 +141,19 @@ class GraphileSession implements SystemSession {
     return { ...row, done: null };
   }
 
+  async settled(kind: TaskKind): Promise<boolean> {
+    return (
+      (await this.pool.query<{ settled: boolean }>(SETTLED, [TASK_NAMES[kind]])).rows[0]?.settled === true
+    );
+  }
+
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
     return new GraphileWorker(this.url, spec, this.tuning);
   }
 
   async close(): Promise<void> {
     await this.utils.release();
-    await this.pool.end();
+    await Promise.all([this.utilsPool.end(), this.pool.end()]);
   }
 }
 
@@ -131,19 +170,22 @@ function graphileSystem(
     drainScale,
     storage: "postgres",
     inProcess: false,
+    deletesDone: true,
+    manyQueues: true,
     notes,
     async prepare(target) {
-      const utils = await makeWorkerUtils({ connectionString: requireUrl(target), logger: silent });
+      const { utils, pool } = await openUtils(requireUrl(target));
       try {
         await utils.migrate();
       } finally {
         await utils.release();
+        await pool.end();
       }
     },
     async open(target) {
       const url = requireUrl(target);
-      const utils = await makeWorkerUtils({ connectionString: url, logger: silent });
-      return new GraphileSession(url, utils, tuning);
+      const { utils, pool } = await openUtils(url);
+      return new GraphileSession(url, utils, pool, tuning);
     },
   };
 }

@@ -6,8 +6,9 @@
  * id array, LISTEN/NOTIFY wake-ups, named (prepared) statements. Done rows are kept (status 'done'), as
  * Soniq keeps them for the result TTL by default. No heartbeats, retries with backoff, or recovery.
  */
-import pg from "pg";
-import { benchPool } from "../pg-admin.js";
+import type pg from "pg";
+import { recordIncident } from "../incidents.js";
+import { benchClient, benchPool } from "../pg-admin.js";
 import {
   type BenchWorker,
   type Counts,
@@ -66,6 +67,8 @@ const COUNTS = `SELECT
   count(*) FILTER (WHERE status = 'failed')::int AS failed,
   count(DISTINCT payload->>'i')::int AS distinct
 FROM limit_jobs WHERE task = $1`;
+const SETTLED = `SELECT NOT EXISTS (
+  SELECT 1 FROM limit_jobs WHERE task = $1 AND status IN ('queued', 'processing')) AS settled`;
 
 function requireUrl(target: SystemTarget): string {
   if (!target.databaseUrl) throw new Error("the limit system needs a Postgres database");
@@ -99,12 +102,11 @@ class LimitWorker implements BenchWorker {
     private readonly url: string,
     private readonly spec: WorkerSpec,
   ) {
-    this.pool = benchPool(url, 4);
+    this.pool = benchPool(url, 4, "limit worker pool");
   }
 
   async start(): Promise<void> {
-    const listener = new pg.Client({ connectionString: this.url });
-    listener.on("error", () => {});
+    const listener = benchClient(this.url, "limit LISTEN connection");
     await listener.connect();
     listener.on("notification", () => this.wake());
     await listener.query(`LISTEN ${CHANNEL}`);
@@ -137,7 +139,7 @@ class LimitWorker implements BenchWorker {
       })
       .catch((err: unknown) => {
         this.fetching = false;
-        process.emitWarning(`limit claim failed: ${String(err)}`);
+        recordIncident("limit claim", err);
       });
   }
 
@@ -167,10 +169,12 @@ class LimitWorker implements BenchWorker {
 
   private scheduleFlush(): void {
     if (this.flushing) return;
-    this.flushing = this.flush().finally(() => {
-      this.flushing = null;
-      if (this.done.length > 0 || this.failed.length > 0) this.scheduleFlush();
-    });
+    this.flushing = this.flush()
+      .catch((err: unknown) => recordIncident("limit flush", err))
+      .finally(() => {
+        this.flushing = null;
+        if (this.done.length > 0 || this.failed.length > 0) this.scheduleFlush();
+      });
   }
 
   private async flush(): Promise<void> {
@@ -203,7 +207,7 @@ class LimitSession implements SystemSession {
   private readonly pool: pg.Pool;
 
   constructor(private readonly url: string) {
-    this.pool = benchPool(url, 2);
+    this.pool = benchPool(url, 2, "limit producer pool");
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {
@@ -224,6 +228,12 @@ class LimitSession implements SystemSession {
     return row;
   }
 
+  async settled(kind: TaskKind): Promise<boolean> {
+    return (
+      (await this.pool.query<{ settled: boolean }>(SETTLED, [TASK_NAMES[kind]])).rows[0]?.settled === true
+    );
+  }
+
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
     return new LimitWorker(this.url, spec);
   }
@@ -240,7 +250,7 @@ export const limitSystem: SystemAdapter = {
   inProcess: false,
   notes: "claim 500 per UPDATE with SKIP LOCKED, batched completion by id array, LISTEN, named statements",
   async prepare(target) {
-    const client = new pg.Client({ connectionString: requireUrl(target) });
+    const client = benchClient(requireUrl(target), "limit schema setup");
     await client.connect();
     try {
       await client.query(SCHEMA);

@@ -8,6 +8,7 @@
 
 import type pg from "pg";
 import PgBoss from "pg-boss";
+import { recordIncident } from "../incidents.js";
 import { benchPool } from "../pg-admin.js";
 import {
   type BenchWorker,
@@ -32,6 +33,9 @@ const COUNTS = `SELECT
   count(DISTINCT data->>'i')::int AS distinct
 FROM pgboss.job WHERE name = $1`;
 
+const SETTLED = `SELECT NOT EXISTS (
+  SELECT 1 FROM pgboss.job WHERE name = $1 AND state IN ('created', 'retry', 'active')) AS settled`;
+
 function requireUrl(target: SystemTarget): string {
   if (!target.databaseUrl) throw new Error("pg-boss needs a Postgres database");
   return target.databaseUrl;
@@ -46,7 +50,8 @@ function retryLimit(kind: TaskKind): number {
 function newBoss(url: string, role: "worker" | "producer"): PgBoss {
   const options = role === "worker" ? {} : { supervise: false, schedule: false };
   const boss = new PgBoss({ connectionString: url, ...options });
-  boss.on("error", (err) => process.emitWarning(`pg-boss: ${String(err)}`));
+  // pg-boss re-emits its pool's errors (and its loops' failures) here.
+  boss.on("error", (err) => recordIncident(`pg-boss ${role}`, err));
   return boss;
 }
 
@@ -93,7 +98,7 @@ class PgBossSession implements SystemSession {
     private readonly url: string,
     private readonly boss: PgBoss,
   ) {
-    this.pool = benchPool(url, 1);
+    this.pool = benchPool(url, 1, "pg-boss counts pool");
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {
@@ -113,6 +118,12 @@ class PgBossSession implements SystemSession {
     const row = (await this.pool.query<Counts>(COUNTS, [TASK_NAMES[kind]])).rows[0];
     if (!row) throw new Error("pg-boss counts returned no row");
     return row;
+  }
+
+  async settled(kind: TaskKind): Promise<boolean> {
+    return (
+      (await this.pool.query<{ settled: boolean }>(SETTLED, [TASK_NAMES[kind]])).rows[0]?.settled === true
+    );
   }
 
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {

@@ -7,6 +7,7 @@
  */
 import type { Job } from "@soniq/core";
 import type { Backend, Settlement } from "@soniq/core/backend";
+import { recordIncident } from "../incidents.js";
 import { type BenchWorker, handle, readIndex, TASK_NAMES, type TaskKind, type WorkerSpec } from "./types.js";
 
 const POLL_MS = 1000;
@@ -66,7 +67,7 @@ export class ContractWorker implements BenchWorker {
       })
       .catch((err: unknown) => {
         this.fetching = false;
-        process.emitWarning(`soniq claim failed: ${String(err)}`);
+        recordIncident("soniq contract claim", err);
       });
   }
 
@@ -118,7 +119,7 @@ export class ContractWorker implements BenchWorker {
     this.settlements = [];
     if (items.length === 0) return;
     await this.backend.runs.settle(items).catch((err: unknown) => {
-      process.emitWarning(`soniq settle failed: ${String(err)}`);
+      recordIncident("soniq contract settle", err);
     });
   }
 

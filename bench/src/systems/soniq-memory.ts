@@ -10,6 +10,8 @@ export const soniqMemorySystem: SystemAdapter = {
   preload: () => Promise.all([import("@soniq/backend-memory"), import("./soniq-session.js")]),
   storage: "memory",
   inProcess: true,
+  manyQueues: true,
+  queueLimits: true,
   notes: "memoryBackend() with default settings; producer and worker in one process",
   async prepare() {},
   async open() {
@@ -28,6 +30,7 @@ export const soniqMemoryContractSystem: SystemAdapter = {
   storage: "memory",
   inProcess: true,
   optional: true,
+  manyQueues: true,
   notes: "diagnostic: @soniq/backend-memory driven by a minimal loop on the Backend contract",
   async prepare() {},
   async open() {

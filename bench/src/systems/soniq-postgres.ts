@@ -2,7 +2,7 @@
  * Soniq on PostgreSQL (`@soniq/backend-postgres`), on the same server as the peers. Soniq's packages are
  * loaded on first use, so a package that fails to load makes its own rows INVALID, not the whole bench.
  */
-import { benchPool } from "../pg-admin.js";
+import { benchClient, benchPool } from "../pg-admin.js";
 import type { CountQuery } from "./soniq-session.js";
 import type { Counts, SystemAdapter, SystemTarget } from "./types.js";
 import { TASK_NAMES } from "./types.js";
@@ -30,13 +30,50 @@ async function prepare(target: SystemTarget): Promise<void> {
   }
 }
 
+/** Each EXISTS runs on a partial index (status 'queued' or 'processing'). */
+const SETTLED = `SELECT NOT EXISTS (SELECT 1 FROM soniq_jobs WHERE status = 'queued' AND job_name = $1)
+  AND NOT EXISTS (SELECT 1 FROM soniq_jobs WHERE status = 'processing' AND job_name = $1) AS settled`;
+
+/**
+ * W5's retained rows, as a drain leaves them (done, one attempt, a worker id, a producer stamp, expiring
+ * an hour from now so no maintenance removes them during the run), under a job name the counts ignore.
+ * Vacuumed and analysed afterwards, as autovacuum would have done by the time a table holds this many, and
+ * checkpointed (when the role may).
+ */
+const SEED_DONE = `INSERT INTO soniq_jobs (job_name, args, status, attempts, max_attempts, queue, priority,
+  scheduled_at, expires_at, producer_id, worker_id, created_at, updated_at)
+SELECT 'bench.retained', jsonb_build_object('i', g), 'done', 1, 3, 'default', 100,
+  s.t, s.t + interval '1 hour', 'bench-seed', s.w, s.t, s.t
+FROM generate_series(0, $1::int - 1) AS g, (SELECT now() AS t, gen_random_uuid() AS w) AS s`;
+
+async function seedDone(target: SystemTarget, n: number): Promise<void> {
+  const client = benchClient(requireUrl(target), "soniq W5 seed");
+  await client.connect();
+  try {
+    await client.query(SEED_DONE, [n]);
+    await client.query("VACUUM (ANALYZE) soniq_jobs");
+    // The seed wrote a few hundred MB of WAL: flush it now, or a checkpoint it triggers lands in the drain.
+    await client.query("CHECKPOINT").catch((err: unknown) => {
+      if ((err as { code?: unknown }).code !== "42501") throw err; // no privilege: go on without
+    });
+  } finally {
+    await client.end();
+  }
+}
+
 /** The verification counts, on a one-connection pool of their own. */
 function countQuery(url: string): { query: CountQuery; end: () => Promise<void> } {
-  const pool = benchPool(url, 1);
-  const query: CountQuery = async (kind) => {
-    const row = (await pool.query<Counts>(COUNTS, [TASK_NAMES[kind]])).rows[0];
-    if (!row) throw new Error("soniq counts returned no row");
-    return row;
+  const pool = benchPool(url, 1, "soniq counts pool");
+  const query: CountQuery = {
+    async counts(kind) {
+      const row = (await pool.query<Counts>(COUNTS, [TASK_NAMES[kind]])).rows[0];
+      if (!row) throw new Error("soniq counts returned no row");
+      return row;
+    },
+    async settled(kind) {
+      const res = await pool.query<{ settled: boolean }>(SETTLED, [TASK_NAMES[kind]]);
+      return res.rows[0]?.settled === true;
+    },
   };
   return { query, end: () => pool.end() };
 }
@@ -47,6 +84,9 @@ export const soniqPostgresSystem: SystemAdapter = {
   preload: () => Promise.all([import("@soniq/backend-postgres"), import("./soniq-session.js")]),
   storage: "postgres",
   inProcess: false,
+  seedDone,
+  manyQueues: true,
+  queueLimits: true,
   notes: "new Soniq({ backend: postgresBackend(...) }) with default settings, soniq.worker({ concurrency })",
   prepare,
   async open(target) {
@@ -67,6 +107,8 @@ export const soniqPostgresContractSystem: SystemAdapter = {
   storage: "postgres",
   inProcess: false,
   optional: true,
+  seedDone,
+  manyQueues: true,
   notes:
     "diagnostic: @soniq/backend-postgres driven by a minimal loop on the Backend contract, not core's worker",
   prepare,
@@ -88,6 +130,9 @@ export const soniqPostgresBatch500System: SystemAdapter = {
   storage: "postgres",
   inProcess: false,
   optional: true,
+  seedDone,
+  manyQueues: true,
+  queueLimits: true,
   notes: "diagnostic: the Soniq postgres row with worker({ batchSize: 500, completeBatchSize: 500 })",
   prepare,
   async open(target) {
@@ -109,6 +154,9 @@ export const soniqPostgresAsyncSystem: SystemAdapter = {
   storage: "postgres",
   inProcess: false,
   optional: true,
+  seedDone,
+  manyQueues: true,
+  queueLimits: true,
   notes: "diagnostic: the Soniq postgres row with postgresBackend(..., { asyncOutcomes: true })",
   prepare,
   async open(target) {

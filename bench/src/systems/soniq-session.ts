@@ -8,12 +8,15 @@
 import { randomUUID } from "node:crypto";
 import { Soniq, type Worker, type WorkerOptions } from "@soniq/core";
 import type { Backend, NewJob } from "@soniq/core/backend";
+import { recordIncident } from "../incidents.js";
 import { ContractWorker } from "./soniq-contract-worker.js";
 import {
   type BenchArgs,
   type BenchWorker,
   type Counts,
   handle,
+  type QueueLimit,
+  queueName,
   readIndex,
   type StartListener,
   type SystemSession,
@@ -25,8 +28,11 @@ import {
 /** Soniq's default result TTL (core's `resultTtlMs` default): the contract loop keeps done rows as long. */
 const SONIQ_RESULT_TTL_MS = 300_000;
 
-/** An exact count straight from storage (Postgres), else the session falls back to `getQueueStats`. */
-export type CountQuery = (kind: TaskKind) => Promise<Counts>;
+/** Exact counts straight from storage (Postgres), else the session falls back to the queue stats. */
+export interface CountQuery {
+  counts(kind: TaskKind): Promise<Counts>;
+  settled(kind: TaskKind): Promise<boolean>;
+}
 
 async function statsCounts(backend: Backend<unknown>): Promise<Counts> {
   // Each measurement has its own storage and one kind of job, so whole-queue stats are the job's counts.
@@ -59,18 +65,33 @@ export class SoniqAppSession implements SystemSession {
     await this.defs[kind].enqueue({ i });
   }
 
-  async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
+  async enqueueBatch(kind: TaskKind, from: number, count: number, queues?: number): Promise<void> {
     const job = this.defs[kind];
-    await this.soniq.enqueueMany(Array.from({ length: count }, (_, k) => ({ job, args: { i: from + k } })));
+    const items = Array.from({ length: count }, (_, k) => {
+      const i = from + k;
+      return queues ? { job, args: { i }, options: { queue: queueName(i, queues) } } : { job, args: { i } };
+    });
+    await this.soniq.enqueueMany(items);
+  }
+
+  async limitQueue(limit: QueueLimit): Promise<void> {
+    await this.soniq.queues.configure("default", limit);
   }
 
   counts(kind: TaskKind): Promise<Counts> {
-    return this.countQuery ? this.countQuery(kind) : statsCounts(this.soniq.backend);
+    return this.countQuery ? this.countQuery.counts(kind) : statsCounts(this.soniq.backend);
+  }
+
+  async settled(kind: TaskKind): Promise<boolean> {
+    if (this.countQuery) return this.countQuery.settled(kind);
+    return (await statsCounts(this.soniq.backend)).pending === 0;
   }
 
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
     this.listener = spec.onStart;
     const worker: Worker = this.soniq.worker({ ...this.workerOptions, concurrency: spec.concurrency });
+    // A claim, state write or heartbeat that failed: the worker survives it, the measurement does not count.
+    worker.on("error", ({ error, during }) => recordIncident(`soniq worker (${during})`, error));
     return { start: () => worker.start(), stop: () => worker.stop() };
   }
 
@@ -80,13 +101,13 @@ export class SoniqAppSession implements SystemSession {
   }
 }
 
-function newJob(kind: TaskKind, i: number): NewJob {
+function newJob(kind: TaskKind, i: number, queues?: number): NewJob {
   return {
     id: randomUUID(),
     jobName: TASK_NAMES[kind],
     args: { i },
     argsHash: null,
-    queue: "default",
+    queue: queues ? queueName(i, queues) : "default",
     priority: 100,
     maxAttempts: kind === "fail" ? 1 : 3,
     scheduledAt: null,
@@ -108,15 +129,20 @@ export class SoniqContractSession implements SystemSession {
     await this.backend.jobs.enqueue(newJob(kind, i), {});
   }
 
-  async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
+  async enqueueBatch(kind: TaskKind, from: number, count: number, queues?: number): Promise<void> {
     await this.backend.jobs.enqueueMany(
-      Array.from({ length: count }, (_, k) => newJob(kind, from + k)),
+      Array.from({ length: count }, (_, k) => newJob(kind, from + k, queues)),
       {},
     );
   }
 
   counts(kind: TaskKind): Promise<Counts> {
-    return this.countQuery ? this.countQuery(kind) : statsCounts(this.backend);
+    return this.countQuery ? this.countQuery.counts(kind) : statsCounts(this.backend);
+  }
+
+  async settled(kind: TaskKind): Promise<boolean> {
+    if (this.countQuery) return this.countQuery.settled(kind);
+    return (await statsCounts(this.backend)).pending === 0;
   }
 
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {

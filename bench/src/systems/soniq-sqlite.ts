@@ -26,6 +26,8 @@ export const soniqSqliteSystem: SystemAdapter = {
   preload: () => Promise.all([import("@soniq/backend-sqlite"), import("./soniq-session.js")]),
   storage: "sqlite",
   inProcess: true,
+  manyQueues: true,
+  queueLimits: true,
   notes: "sqliteBackend({ filename }) (WAL) with default settings; producer and worker in one process",
   prepare,
   async open(target) {
@@ -44,6 +46,7 @@ export const soniqSqliteContractSystem: SystemAdapter = {
   storage: "sqlite",
   inProcess: true,
   optional: true,
+  manyQueues: true,
   notes: "diagnostic: @soniq/backend-sqlite driven by a minimal loop on the Backend contract",
   prepare,
   async open(target) {

@@ -32,6 +32,17 @@ export interface Counts {
   distinct: number | null;
 }
 
+/** A limit on the queue the jobs use (`soniq.queues.configure`'s shape): w1-limited. */
+export interface QueueLimit {
+  concurrency?: number;
+  rateLimit?: { max: number; perMs: number };
+}
+
+/** W6: job `i` of a batch spread over `queues` queues goes to this one. */
+export function queueName(i: number, queues: number): string {
+  return `q${i % queues}`;
+}
+
 /** Called by the worker's handler as its first action, with the job's index. */
 export type StartListener = (kind: TaskKind, i: number) => void;
 
@@ -49,10 +60,20 @@ export interface BenchWorker {
 export interface SystemSession {
   /** One awaited single enqueue of job `i`. Failing jobs are enqueued with max attempts 1. */
   enqueueOne(kind: TaskKind, i: number): Promise<void>;
-  /** One call of the system's bulk API for jobs `from .. from + count - 1`. */
-  enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void>;
+  /**
+   * One call of the system's bulk API for jobs `from .. from + count - 1`. With `queues` (systems with
+   * `manyQueues` only), job `i` goes to queue `queueName(i, queues)`; without, to the default queue.
+   */
+  enqueueBatch(kind: TaskKind, from: number, count: number, queues?: number): Promise<void>;
   counts(kind: TaskKind): Promise<Counts>;
+  /**
+   * True when no job of this kind is pending. Polled every few ms while a drain is timed, so it must cost
+   * the database next to nothing (an EXISTS on an index where there is one), unlike `counts`.
+   */
+  settled(kind: TaskKind): Promise<boolean>;
   createWorker(spec: WorkerSpec): Promise<BenchWorker>;
+  /** Configures a limit on the default queue before any worker starts (systems with `queueLimits`). */
+  limitQueue?(limit: QueueLimit): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -75,6 +96,18 @@ export interface SystemAdapter {
   readonly drainScale?: number;
   /** Why this system cannot run here (e.g. its package has not landed yet), or null. */
   unavailable?(): Promise<string | null>;
+  /**
+   * W5: writes `n` finished jobs into a fresh target in one statement, under another job name (so the
+   * counts ignore them) but otherwise as a drain leaves them. Without it (and without `deletesDone`), W5
+   * does not apply.
+   */
+  seedDone?(target: SystemTarget, n: number): Promise<void>;
+  /** The system deletes a job when it completes: W5 is then its plain drain (its table never grows). */
+  readonly deletesDone?: boolean;
+  /** W6 applies: jobs can be spread over many queues and one worker serves them all. */
+  readonly manyQueues?: boolean;
+  /** w1-limited applies: the session implements `limitQueue`. */
+  readonly queueLimits?: boolean;
   /** Load what `open` needs ahead of time (modules imported on first use). */
   preload?(): Promise<unknown>;
   /** Create the schema in a fresh target. Runs once per measurement, before any session opens. */

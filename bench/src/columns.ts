@@ -1,0 +1,110 @@
+/**
+ * The output's columns: which metric each shows, which workloads produce it and which way is better,
+ * grouped into sections (one table each, shown when any of its workloads ran), and the ratios of a system
+ * against its own baseline row.
+ */
+import type { WorkloadId } from "./options.js";
+
+export interface Column {
+  title: string;
+  metric: string;
+  /** Throughputs are better higher, latencies and CPU time lower. */
+  better: "higher" | "lower";
+  /** The workloads that produce the metric (to know when a cell's workload had an invalid run). */
+  workloads: readonly WorkloadId[];
+}
+
+export interface Section {
+  /** Printed above the table; the first section (W1-W4) has none, as before the optional workloads. */
+  title: string | null;
+  columns: readonly Column[];
+}
+
+function column(better: Column["better"]) {
+  return (title: string, metric: string, workloads: readonly WorkloadId[]): Column => ({
+    title,
+    metric,
+    better,
+    workloads,
+  });
+}
+const higher = column("higher");
+const lower = column("lower");
+
+export const SECTIONS: readonly Section[] = [
+  {
+    title: null,
+    columns: [
+      higher("W1 drain c10 (jobs/s)", "drain_c10", ["w1-c10"]),
+      higher("W1 drain c50 (jobs/s)", "drain_c50", ["w1-c50"]),
+      higher("W2 single (jobs/s)", "single_enqueue", ["w2-single"]),
+      higher("W2 bulk (jobs/s)", "bulk_enqueue", ["w1-c10", "w1-c50"]),
+      lower("W3 p50 (ms)", "latency_p50", ["w3"]),
+      lower("W3 p95 (ms)", "latency_p95", ["w3"]),
+      lower("W3 p99 (ms)", "latency_p99", ["w3"]),
+      lower("W3 max (ms)", "latency_max", ["w3"]),
+      higher("W4 fail (jobs/s)", "fail", ["w4"]),
+    ],
+  },
+  {
+    title: "Growth: W5 drain with retained done rows, W6 drain over many queues",
+    columns: [
+      higher("W5 drain, retained rows (jobs/s)", "drain_retained", ["w5"]),
+      higher("W6 drain, many queues (jobs/s)", "drain_queues", ["w6"]),
+    ],
+  },
+  {
+    title: "W7 steady arrival: pickup and database CPU",
+    columns: (["w7-500", "w7-2000", "w7-5000"] as const).flatMap((w) => {
+      const r = w.slice(3);
+      return [
+        lower(`${r}/s p50 (ms)`, `steady_${r}_p50`, [w]),
+        lower(`${r}/s p99 (ms)`, `steady_${r}_p99`, [w]),
+        lower(`${r}/s DB CPU (s per 1k jobs)`, `steady_${r}_db_cpu_per_1k`, [w]),
+      ];
+    }),
+  },
+  {
+    title: "Scale-out: W1 c10 drain and W3 pickup with 1, 2 and 4 worker processes",
+    columns: (["scale-1", "scale-2", "scale-4"] as const).flatMap((w) => {
+      const p = w.slice(6);
+      return [
+        higher(`${p} proc drain (jobs/s)`, `scale_${p}_drain`, [w]),
+        lower(`${p} proc W3 p50 (ms)`, `scale_${p}_p50`, [w]),
+        lower(`${p} proc W3 p99 (ms)`, `scale_${p}_p99`, [w]),
+      ];
+    }),
+  },
+  {
+    title: "Queue limits: W1 c10 drain on a limited default queue (limits above what the drain needs)",
+    columns: [
+      higher("W1 c10, concurrency 50 (jobs/s)", "drain_c10_conc50", ["w1-limited-conc"]),
+      higher("W1 c10, rate 1M/s (jobs/s)", "drain_c10_rate", ["w1-limited-rate"]),
+    ],
+  },
+];
+
+export const COLUMNS: readonly Column[] = SECTIONS.flatMap((s) => s.columns);
+
+/** A system's metric against its own baseline metric from the same run (> 1: faster than the baseline). */
+export interface SelfRatio {
+  title: string;
+  metric: string;
+  baseline: string;
+}
+
+export const SELF_RATIOS: readonly SelfRatio[] = [
+  { title: "W5 ÷ W1 c10", metric: "drain_retained", baseline: "drain_c10" },
+  { title: "W6 ÷ W1 c10", metric: "drain_queues", baseline: "drain_c10" },
+  { title: "concurrency 50 ÷ W1 c10", metric: "drain_c10_conc50", baseline: "drain_c10" },
+  { title: "rate limit ÷ W1 c10", metric: "drain_c10_rate", baseline: "drain_c10" },
+  { title: "2 procs ÷ 1 (drain)", metric: "scale_2_drain", baseline: "scale_1_drain" },
+  { title: "4 procs ÷ 1 (drain)", metric: "scale_4_drain", baseline: "scale_1_drain" },
+];
+
+/** Milliseconds with one decimal, CPU seconds with three, everything else (rates, counts) whole. */
+export function formatMetric(metric: string, v: number): string {
+  if (/^latency_|_p\d+$|_ms$/.test(metric)) return v.toFixed(1);
+  if (metric.includes("_cpu")) return v.toFixed(3);
+  return Math.round(v).toLocaleString("en-US");
+}

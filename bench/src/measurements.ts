@@ -1,0 +1,139 @@
+/**
+ * What each workload id measures, on which systems it applies, and the metrics it returns (the names the
+ * report and the JSON use). Every measurement runs on fresh storage (`withMeasurement`); a workload that
+ * needs two setups (scale-out: a drain, then a latency run) takes two.
+ */
+import { now } from "./clock.js";
+import { withMeasurement } from "./measure.js";
+import { type BenchOptions, scaleProcesses, steadyRate, type WorkloadId } from "./options.js";
+import type { QueueLimit, SystemAdapter } from "./systems/types.js";
+import { runDrain, runLatency, runSingleEnqueue, runSteady } from "./workloads.js";
+
+/** Metric names, as they appear in the JSON. Rates are jobs/s, latencies ms, CPU seconds. */
+export type Metrics = Record<string, number>;
+
+/** A drain that takes longer is INVALID (timed out). The smoke run gives up sooner. */
+const DRAIN_TIMEOUT_MS = 120_000;
+const QUICK_DRAIN_TIMEOUT_MS = 30_000;
+
+/** w1-limited: limits that never bind at concurrency 10, so the drain measures what checking them costs. */
+const LIMITS: Record<"w1-limited-conc" | "w1-limited-rate", { metric: string; limit: QueueLimit }> = {
+  "w1-limited-conc": { metric: "drain_c10_conc50", limit: { concurrency: 50 } },
+  "w1-limited-rate": { metric: "drain_c10_rate", limit: { rateLimit: { max: 1_000_000, perMs: 1000 } } },
+};
+
+/** Whether `workload` runs on `system`; one that does not is skipped (no sample, "—" in the table). */
+export function applies(system: SystemAdapter, workload: WorkloadId): boolean {
+  if (workload === "w5") return system.seedDone !== undefined || system.deletesDone === true;
+  if (workload === "w6") return system.manyQueues === true;
+  if (workload === "w1-limited-conc" || workload === "w1-limited-rate") return system.queueLimits === true;
+  // Several worker processes on one storage need a database server.
+  if (scaleProcesses(workload) !== null) return system.storage === "postgres" && !system.inProcess;
+  return true;
+}
+
+export async function measure(
+  system: SystemAdapter,
+  workload: WorkloadId,
+  opts: BenchOptions,
+): Promise<Metrics> {
+  const s = opts.sizes;
+  const timeoutMs = opts.quick ? QUICK_DRAIN_TIMEOUT_MS : DRAIN_TIMEOUT_MS;
+  const scaled = (n: number) => Math.max(1, Math.round(n * (system.drainScale ?? 1)));
+  const url = opts.databaseUrl;
+  const drain = {
+    kind: "noop",
+    n: scaled(s.drainJobs),
+    concurrency: 10,
+    batchSize: s.bulkBatch,
+    timeoutMs,
+  } as const;
+  const latency = {
+    n: s.latencyJobs,
+    intervalMs: s.latencyIntervalMs,
+    concurrency: 10,
+    idleMs: opts.quick ? 200 : 500,
+    timeoutMs: 30_000,
+  };
+
+  const rate = steadyRate(workload);
+  if (rate !== null) {
+    return withMeasurement(system, url, true, async (ctx) => {
+      const r = await runSteady(ctx, {
+        ratePerSec: rate,
+        seconds: s.steadySeconds,
+        concurrency: 10,
+        idleMs: latency.idleMs,
+        timeoutMs,
+      });
+      const out: Metrics = {
+        [`steady_${rate}_p50`]: r.p50,
+        [`steady_${rate}_p99`]: r.p99,
+        [`steady_${rate}_arrival`]: r.arrivalPerSec,
+      };
+      if (r.dbCpuPer1k !== null) out[`steady_${rate}_db_cpu_per_1k`] = r.dbCpuPer1k;
+      return out;
+    });
+  }
+  const processes = scaleProcesses(workload);
+  if (processes !== null) {
+    const d = await withMeasurement(system, url, true, (ctx) => runDrain(ctx, { ...drain, processes }));
+    const l = await withMeasurement(system, url, true, (ctx) => runLatency(ctx, { ...latency, processes }));
+    return {
+      [`scale_${processes}_drain`]: d.jobsPerSec,
+      [`scale_${processes}_startup_ms`]: d.startupMs,
+      [`scale_${processes}_p50`]: l.p50,
+      [`scale_${processes}_p99`]: l.p99,
+    };
+  }
+
+  return withMeasurement(system, url, workload !== "w2-single", async (ctx): Promise<Metrics> => {
+    switch (workload) {
+      case "w1-c10":
+      case "w1-c50": {
+        const concurrency = workload === "w1-c10" ? 10 : 50;
+        const r = await runDrain(ctx, { ...drain, concurrency });
+        return {
+          [`drain_c${concurrency}`]: r.jobsPerSec,
+          [`drain_c${concurrency}_startup_ms`]: r.startupMs,
+          bulk_enqueue: r.bulkEnqueuePerSec,
+        };
+      }
+      case "w2-single":
+        return { single_enqueue: (await runSingleEnqueue(ctx, s.singleEnqueues)).jobsPerSec };
+      case "w3": {
+        const r = await runLatency(ctx, latency);
+        return { latency_p50: r.p50, latency_p95: r.p95, latency_p99: r.p99, latency_max: r.max };
+      }
+      case "w4": {
+        const r = await runDrain(ctx, { ...drain, kind: "fail", n: scaled(s.failJobs) });
+        return { fail: r.jobsPerSec };
+      }
+      case "w5": {
+        const seededAt = now();
+        if (system.seedDone) await system.seedDone(ctx.target, s.retainedRows);
+        const seedMs = now() - seededAt;
+        const r = await runDrain(ctx, drain);
+        return {
+          drain_retained: r.jobsPerSec,
+          drain_retained_startup_ms: r.startupMs,
+          retained_rows: system.seedDone ? s.retainedRows : 0,
+          retained_seed_ms: seedMs,
+        };
+      }
+      case "w6": {
+        const r = await runDrain(ctx, { ...drain, n: scaled(s.queueJobs), queues: s.queueCount });
+        return { drain_queues: r.jobsPerSec, drain_queues_startup_ms: r.startupMs };
+      }
+      case "w1-limited-conc":
+      case "w1-limited-rate": {
+        const { metric, limit } = LIMITS[workload];
+        await ctx.producer.limitQueue(limit);
+        const r = await runDrain(ctx, drain);
+        return { [metric]: r.jobsPerSec, [`${metric}_startup_ms`]: r.startupMs };
+      }
+      default:
+        throw new Error(`workload ${workload} has no measurement`);
+    }
+  });
+}
