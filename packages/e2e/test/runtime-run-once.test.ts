@@ -5,9 +5,9 @@
  * recovery pass itself before it claims, so a deployment of runOnce calls alone recovers too. The SIGKILL
  * version (a real process) is in runtime-process-kill.test.ts.
  */
-import type { Soniq } from "@soniq/core";
+import type { Handler, Soniq, Worker } from "@soniq/core";
 import { describe, expect, it } from "vitest";
-import { ALL_KINDS, eventually, gate, killable, matrixHarness } from "./runtime-support.js";
+import { ALL_KINDS, type DyingPair, eventually, killable, matrixHarness } from "./runtime-support.js";
 
 describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
   "runtime/run-once on %s",
@@ -19,9 +19,17 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       return (await soniq.backend.workers.list()).find((w) => w.id === id);
     }
 
-    it("runtime/run-once-dies-mid-job: the job of a runOnce whose process died is recovered by a peer", async () => {
-      const { a, soniqA, soniqB, hung } = await t.dyingPair("once.dies");
-      const { id } = await soniqA.enqueue("once.dies", {});
+    /** A Soniq on a killable backend with one queued job (`handler` runs it); `failing` calls fail from the start. */
+    async function oneQueuedJob(name: string, handler: Handler<unknown, unknown>, failing: string) {
+      const a = killable(kind.create());
+      const soniq = await app(a.backend);
+      const { id } = await soniq.job(name, handler, { queue: t.queue }).enqueue({});
+      a.failing.add(failing);
+      return { a, soniq, id, worker: () => soniq.worker({ queues: [t.queue] }) };
+    }
+
+    /** A runOnce on A, hanging in the pair's job (stopped, A revived, after the test). */
+    async function hungRunOnce({ a, soniqA, hung }: DyingPair): Promise<Worker> {
       const once = soniqA.worker({ queues: [t.queue], heartbeatIntervalMs: 50, shutdownTimeoutMs: 10 });
       const running = once.runOnce();
       t.defer(async () => {
@@ -30,9 +38,17 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         await running;
       });
       await hung.promise;
+      return once;
+    }
+
+    it("runtime/run-once-dies-mid-job: the job of a runOnce whose process died is recovered by a peer", async () => {
+      const pair = await t.dyingPair("once.dies");
+      const { soniqB } = pair;
+      const { id } = await pair.soniqA.enqueue("once.dies", {});
+      const once = await hungRunOnce(pair);
       expect(await soniqB.getJob(id)).toMatchObject({ status: "processing", workerId: once.id });
       expect((await workerRow(soniqB, once.id))?.status).toBe("active");
-      a.kill(); // from here on the runOnce process never reaches storage again
+      pair.a.kill(); // from here on the runOnce process never reaches storage again
 
       await started(soniqB.worker({ queues: [t.queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 }));
       await eventually(async () => {
@@ -42,31 +58,11 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
     }, 30_000);
 
     it("runtime/run-once-recovers-stale: with no started worker anywhere, the next runOnce recovers the job of a runOnce that died, once it is stale", async () => {
-      const a = killable(kind.create());
-      const soniqA = await app(a.backend);
-      const soniqB = await app(kind.createPeer());
-      const hung = gate();
-      soniqA.job(
-        "once.stranded",
-        () => {
-          hung.open();
-          return new Promise(() => {});
-        },
-        { queue: t.queue },
-      );
-      soniqB.job("once.stranded", async (_args, ctx) => `recovered on attempt ${ctx.attempt}`, {
-        queue: t.queue,
-      });
-      const { id } = await soniqA.enqueue("once.stranded", {});
-      const dying = soniqA.worker({ queues: [t.queue], heartbeatIntervalMs: 50, shutdownTimeoutMs: 10 });
-      const running = dying.runOnce();
-      t.defer(async () => {
-        a.revive();
-        await dying.stop();
-        await running;
-      });
-      await hung.promise;
-      a.kill(); // the process (and its storage connection) is gone mid-job; nothing else runs maintenance
+      const pair = await t.dyingPair("once.stranded", { keeper: false });
+      const { soniqB } = pair;
+      const { id } = await pair.soniqA.enqueue("once.stranded", {});
+      const dying = await hungRunOnce(pair);
+      pair.a.kill(); // the process (and its storage connection) is gone mid-job; nothing else runs maintenance
 
       const staleAfterMs = 2000;
       const next = () =>
@@ -82,12 +78,8 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
     }, 30_000);
 
     it("runtime/run-once-recovery-fails: a failed recovery pass is reported and runOnce still runs what is due", async () => {
-      const a = killable(kind.create());
-      const soniq = await app(a.backend);
-      const job = soniq.job("once.due", async () => "ran", { queue: t.queue });
-      const { id } = await job.enqueue({});
-      a.failing.add("workers.recoverStale");
-      const once = soniq.worker({ queues: [t.queue] });
+      const { soniq, id, worker } = await oneQueuedJob("once.due", async () => "ran", "workers.recoverStale");
+      const once = worker();
       const errors: string[] = [];
       once.on("error", ({ during }) => errors.push(during));
       expect(await once.runOnce()).toBe(1);
@@ -96,14 +88,12 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
     }, 30_000);
 
     it("runtime/run-once-write-fails: runOnce still returns its count; the unwritten job is left under a stopped worker, and recovery requeues it", async () => {
-      const a = killable(kind.create());
-      const soniq = await app(a.backend);
-      const job = soniq.job("once.unwritten", async (_args, ctx) => `done on attempt ${ctx.attempt}`, {
-        queue: t.queue,
-      });
-      const { id } = await job.enqueue({});
-      a.failing.add("runs.settle");
-      const once = soniq.worker({ queues: [t.queue] });
+      const { a, soniq, id, worker } = await oneQueuedJob(
+        "once.unwritten",
+        async (_args, ctx) => `done on attempt ${ctx.attempt}`,
+        "runs.settle",
+      );
+      const once = worker();
       expect(await once.runOnce()).toBe(1);
       expect(await soniq.getJob(id)).toMatchObject({ status: "processing", workerId: once.id });
       expect((await workerRow(soniq, once.id))?.status).toBe("stopped");
@@ -111,17 +101,17 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const recovery = await soniq.backend.workers.recoverStale(3_600_000);
       expect(recovery.requeuedJobIds).toContain(id);
       a.failing.delete("runs.settle");
-      expect(await soniq.worker({ queues: [t.queue] }).runOnce()).toBe(1);
+      expect(await worker().runOnce()).toBe(1);
       expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "done on attempt 2" });
     }, 30_000);
 
     it("runtime/run-once-write-heals: a give-back that failed during the run is retried before runOnce returns", async () => {
-      const a = killable(kind.create());
-      const soniq = await app(a.backend);
-      const job = soniq.job("once.healed", async () => "lost result", { queue: t.queue });
-      const { id } = await job.enqueue({});
-      a.failing.add("runs.settle");
-      const once = soniq.worker({ queues: [t.queue] });
+      const { a, soniq, id, worker } = await oneQueuedJob(
+        "once.healed",
+        async () => "lost result",
+        "runs.settle",
+      );
+      const once = worker();
       let settleErrors = 0;
       once.on("error", ({ during }) => {
         // The outcome's write and then the give-back's have failed: storage comes back.
