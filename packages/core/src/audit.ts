@@ -7,8 +7,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { AuditListQuery, AuditRecord, Backend } from "./backend.js";
-import { SoniqError } from "./errors.js";
 import { storableText } from "./json.js";
+import { optionsObject } from "./option-table.js";
 import { filterObject, invalid, optionalDate, optionalString } from "./queries.js";
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from "./types.js";
 
@@ -28,20 +28,7 @@ export interface ActorOptions {
  * without a NUL or a lone surrogate (`SONIQ_INVALID_ARGUMENT`).
  */
 export function actorOf(options: unknown, what: string, otherKeys: readonly string[] = []): string {
-  if (options === undefined) return DEFAULT_ACTOR;
-  const keys = ["actor", ...otherKeys].join(", ");
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new SoniqError("SONIQ_INVALID_OPTIONS", `${what} must be an options object { ${keys} }.`, {
-      context: { value: options },
-    });
-  }
-  const unknown = Object.keys(options).find((k) => k !== "actor" && !otherKeys.includes(k));
-  if (unknown !== undefined) {
-    throw new SoniqError("SONIQ_INVALID_OPTIONS", `${what} has no option "${unknown}" (it takes ${keys}).`, {
-      context: { key: unknown },
-    });
-  }
-  const actor = (options as { actor?: unknown }).actor;
+  const actor = optionsObject(options, what, ["actor", ...otherKeys]).actor;
   if (actor === undefined) return DEFAULT_ACTOR;
   if (
     typeof actor !== "string" ||

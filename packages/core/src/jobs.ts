@@ -107,8 +107,8 @@ export function prepareJob(
   index?: number,
 ): NewJob | Promise<NewJob> {
   const { name, def } = target;
-  const o = options ?? {};
-  const problems = options ? enqueueOptionProblems(o) : [];
+  const o = options === undefined ? {} : options;
+  const problems = options === undefined ? [] : enqueueOptionProblems(o);
   if (problems.length > 0) {
     if (index === undefined) fail(`enqueue options for "${name}"`, problems);
     throw new SoniqError(

@@ -39,6 +39,32 @@ export function fail(what: string, problems: string[]): never {
   });
 }
 
+/**
+ * A call's options argument (`{ actor }`, `runOnce`'s `{ maxJobs }`, `history`'s `{ limit }`...): left out,
+ * it is `{}`; anything but a plain object (`null` and arrays included) or a key outside `keys` is
+ * `SONIQ_INVALID_OPTIONS` (a typo must not run the call without the option). The caller checks the values.
+ */
+export function optionsObject(
+  options: unknown,
+  what: string,
+  keys: readonly string[],
+): Record<string, unknown> {
+  if (options === undefined) return {};
+  const list = keys.join(", ");
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    throw new SoniqError("SONIQ_INVALID_OPTIONS", `${what} must be an options object { ${list} }.`, {
+      context: { value: options },
+    });
+  }
+  const unknown = Object.keys(options).find((k) => !keys.includes(k));
+  if (unknown !== undefined) {
+    throw new SoniqError("SONIQ_INVALID_OPTIONS", `${what} has no option "${unknown}" (it takes ${list}).`, {
+      context: { key: unknown },
+    });
+  }
+  return options as Record<string, unknown>;
+}
+
 const ENTRIES = new WeakMap<object, [string, OptionSpec<never>][]>();
 
 /** The table's entries, computed once (validation runs on every enqueue that passes options). */

@@ -229,8 +229,10 @@ export function resolveJobOptions(
   options: JobOptions | undefined,
   defaults: ResolvedSoniqOptions,
 ): ResolvedJobOptions {
-  const o = options ?? {};
-  if (typeof o !== "object" || Array.isArray(o)) fail(`job("${name}") options`, ["pass an options object"]);
+  const o = options === undefined ? {} : options;
+  if (typeof o !== "object" || o === null || Array.isArray(o)) {
+    fail(`job("${name}") options`, ["pass an options object (or nothing)"]);
+  }
   const problems = optionProblems(JOB_OPTIONS, o, `job("${name}")`);
   if (problems.length > 0) fail(`options for job "${name}"`, problems);
   return Object.freeze(resolveOptions(JOB_OPTIONS, o, defaults)) as unknown as ResolvedJobOptions;
@@ -382,8 +384,10 @@ const WORKER_OPTIONS: OptionTable<WorkerOptions> = {
 };
 
 export function resolveWorkerOptions(options: WorkerOptions | undefined): ResolvedWorkerOptions {
-  const o = options ?? {};
-  if (typeof o !== "object" || Array.isArray(o)) fail("worker options", ["pass an options object"]);
+  const o = options === undefined ? {} : options;
+  if (typeof o !== "object" || o === null || Array.isArray(o)) {
+    fail("worker options", ["pass an options object (or nothing)"]);
+  }
   const problems = optionProblems(WORKER_OPTIONS, o, "worker()");
   const heartbeat = o.heartbeatIntervalMs ?? WORKER_OPTIONS.heartbeatIntervalMs.default?.({}, undefined);
   const stale = o.staleAfterMs ?? WORKER_OPTIONS.staleAfterMs.default?.({}, undefined);

@@ -40,6 +40,12 @@ export function invalid(what: string, message: string, value: unknown): SoniqErr
   return new SoniqError("SONIQ_INVALID_ARGUMENT", `${what}: ${message}`, { context: { field: what, value } });
 }
 
+/** A call that takes no argument refuses one (`list(filter)` on a list without filters is a mistake). */
+export function noArguments(args: readonly unknown[], what: string, why: string): void {
+  const given = args.find((a) => a !== undefined);
+  if (given !== undefined) throw invalid(what, why, given);
+}
+
 export function filterObject(
   filter: unknown,
   what: string,

@@ -8,7 +8,7 @@ import { type ActorOptions, actorOf, auditRecord } from "./audit.js";
 import type { Backend, QueueConfigPatch } from "./backend.js";
 import { SoniqError } from "./errors.js";
 import { checkQueue } from "./option-table.js";
-import { invalid } from "./queries.js";
+import { invalid, noArguments } from "./queries.js";
 import type { QueueInfo, QueueSettings, QueueStats, RateLimit } from "./types.js";
 
 /** What `configure` takes: an omitted key keeps its value, `null` clears the limit. */
@@ -119,9 +119,7 @@ export class QueueService {
   /** Every queue with jobs, dead letters or settings: its controls, stats and lag. */
   list(...args: []): Promise<QueueInfo[]> {
     return attempt(() => {
-      const given = (args as unknown[]).find((a) => a !== undefined);
-      if (given !== undefined)
-        throw invalid("queues.list()", "takes no arguments (it lists every queue)", given);
+      noArguments(args, "queues.list()", "takes no arguments (it lists every queue)");
       return this.#backend.queues.list();
     });
   }

@@ -127,6 +127,40 @@ const CASES: readonly Case[] = [
     "SONIQ_INVALID_OPTIONS",
     (f) => f.soniq.job("bad.optnum", async () => 1, 5 as never),
   ],
+  // `null` is not "no options": an options argument is an object or left out.
+  [
+    "job/options-null",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.job("bad.optnull", async () => 1, null as never),
+  ],
+  [
+    "job/options-array",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.job("bad.optarray", async () => 1, [] as never),
+  ],
+  ["enqueue/options-null", "SONIQ_INVALID_OPTIONS", (f) => f.soniq.enqueue("bad.echo", {}, null as never)],
+  ["enqueue/options-array", "SONIQ_INVALID_OPTIONS", (f) => f.soniq.enqueue("bad.echo", {}, [] as never)],
+  ["definition.enqueue/options-null", "SONIQ_INVALID_OPTIONS", (f) => f.echo.enqueue({}, null as never)],
+  ["definition.enqueue/options-string", "SONIQ_INVALID_OPTIONS", (f) => f.echo.enqueue({}, "q" as never)],
+  [
+    "enqueueMany/call-options-null",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.enqueueMany([{ job: "bad.echo", args: {} }], null as never),
+  ],
+  [
+    "enqueueMany/item-options-null",
+    "SONIQ_INVALID_OPTIONS",
+    (f) =>
+      f.soniq.enqueueMany([
+        { job: "bad.echo", args: {} },
+        { job: "bad.echo", args: {}, options: null as never },
+      ]),
+  ],
+  [
+    "enqueueMany/item-options-number",
+    "SONIQ_INVALID_OPTIONS",
+    (f) => f.soniq.enqueueMany([{ job: "bad.echo", args: {}, options: 5 as never }]),
+  ],
   ["snooze/negative", "SONIQ_INVALID_ARGUMENT", () => snooze(-1)],
   ["use/null", "SONIQ_INVALID_ARGUMENT", (f) => f.soniq.use(null as never)],
   ["use/hook-number", "SONIQ_INVALID_ARGUMENT", (f) => f.soniq.use({ beforeJob: 5 } as never)],

@@ -4,10 +4,11 @@
  * raw TypeError, RangeError or driver error) and that nothing was written (jobs, dead letters, workers,
  * queue settings and audit rows compared before and after).
  *
- * The codes follow one rule: an options argument that is not an object or has an unknown key is
- * SONIQ_INVALID_OPTIONS, and so is a bad value in an option table (constructor, job, enqueue, worker,
- * replay overrides, scheduler, periodic); filters, the shape of `enqueueMany` items, ids, names, limits,
- * queue settings, `actor`, `dryRun` and `maxJobs` are SONIQ_INVALID_ARGUMENT; job names
+ * The codes follow one rule: an options argument that is not an object (`null` included: no options means
+ * leaving it out) or has an unknown key is SONIQ_INVALID_OPTIONS, and so is a bad value in an option table
+ * (constructor, job, enqueue, worker, replay overrides, scheduler, periodic); filters, the shape of
+ * `enqueueMany` items, ids, names, limits, counts, queue settings, `actor`, `dryRun`, `maxJobs` and any
+ * argument to a call that takes none are SONIQ_INVALID_ARGUMENT; job names
  * SONIQ_INVALID_TASK_NAME or SONIQ_UNKNOWN_TASK_NAME; args SONIQ_TASK_ARGS_INVALID; a `tx` the backend
  * cannot join SONIQ_TRANSACTION_UNSUPPORTED.
  */

@@ -160,10 +160,10 @@ export interface MatrixHarness {
   defer(cleanup: () => Promise<unknown>): void;
   /**
    * Two instances over one store for a "process dies mid-job" scenario: A (killable) runs `jobName` by
-   * hanging (`hung` opens once it started), B finishes it ("recovered on attempt N") and runs a
-   * maintenance worker that holds the lease and declares workers stale after 300 ms.
+   * hanging (`hung` opens once it started), B finishes it ("recovered on attempt N") and, unless `keeper`
+   * is false, runs a maintenance worker that holds the lease and declares workers stale after 300 ms.
    */
-  dyingPair(jobName: string): Promise<DyingPair>;
+  dyingPair(jobName: string, options?: { keeper?: boolean }): Promise<DyingPair>;
 }
 
 export interface DyingPair {
@@ -205,7 +205,7 @@ export function matrixHarness(make: () => BackendKind): MatrixHarness {
     defer(cleanup) {
       cleanups.push(cleanup);
     },
-    async dyingPair(jobName) {
+    async dyingPair(jobName, { keeper: withKeeper = true } = {}) {
       const a = killable(kind.create());
       const soniqA = await this.app(a.backend);
       const soniqB = await this.app(kind.createPeer());
@@ -219,6 +219,7 @@ export function matrixHarness(make: () => BackendKind): MatrixHarness {
         { queue },
       );
       soniqB.job(jobName, async (_args, ctx) => `recovered on attempt ${ctx.attempt}`, { queue });
+      if (!withKeeper) return { a, soniqA, soniqB, hung };
       const keeper = await this.started(
         soniqB.worker({
           queues: [uniqueName("idle")],

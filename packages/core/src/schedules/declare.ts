@@ -136,7 +136,7 @@ function checkTiming(
     if (typeof every === "string") problems.push({ field: "every", problem: every });
     return { cron: null, every: typeof every === "number" ? every : null, timezone: null };
   }
-  const timezone = o.timezone ?? "UTC";
+  const timezone = o.timezone === undefined ? "UTC" : o.timezone;
   if (!isTimezone(timezone)) {
     problems.push({
       field: "timezone",
@@ -150,7 +150,7 @@ function checkTiming(
 
 /** Validates `periodic()` options for the job `jobName`. Throws `SONIQ_INVALID_OPTIONS`. */
 export function declarePeriodic(jobName: string, options: PeriodicOptions): PeriodicDeclaration {
-  if (typeof options !== "object" || options === null) {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
     throw new SoniqError("SONIQ_INVALID_OPTIONS", "periodic() needs options: { cron } or { every }.", {
       context: { field: "options", problems: ["options: pass { cron } or { every }"] },
     });
@@ -160,7 +160,7 @@ export function declarePeriodic(jobName: string, options: PeriodicOptions): Peri
     if (!KEYS.includes(key)) problems.push({ field: key, problem: "is not a periodic() option" });
   }
   const timing = checkTiming(options, problems);
-  const name = options.name ?? jobName;
+  const name = options.name === undefined ? jobName : options.name;
   if (!isValidJobName(name)) {
     problems.push({
       field: "name",

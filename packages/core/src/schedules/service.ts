@@ -6,6 +6,8 @@
 import { type ActorOptions, actorOf, audited, auditRecord } from "../audit.js";
 import type { AuditRecord, TickRecord, TickRecordResult } from "../backend.js";
 import { SoniqError } from "../errors.js";
+import { optionsObject } from "../option-table.js";
+import { noArguments } from "../queries.js";
 import { planTicks, timingOf } from "./plan.js";
 import { jobFor, recordPlanned, type ScheduleRuntime, toStored } from "./runtime.js";
 import { triggeredJobId } from "./stored.js";
@@ -25,7 +27,8 @@ export class ScheduleService {
   }
 
   /** Every persisted schedule, by name. Declarations are persisted when a scheduler starts. */
-  async list(): Promise<Schedule[]> {
+  async list(...args: []): Promise<Schedule[]> {
+    noArguments(args, "schedules.list()", "takes no arguments (it lists every schedule)");
     return this.#rt.schedules.list();
   }
 
@@ -140,7 +143,7 @@ export class ScheduleService {
     if (!Number.isSafeInteger(count) || count < 1 || count > 1000) {
       throw new SoniqError(
         "SONIQ_INVALID_ARGUMENT",
-        `upcoming(): count must be an integer from 1 to 1000 (got ${String(count)}).`,
+        `schedules.upcoming(): count must be an integer from 1 to 1000 (got ${String(count)}).`,
         {
           context: { count },
         },
@@ -159,13 +162,13 @@ export class ScheduleService {
   }
 
   /** The tick ledger, newest first (default 20 rows, at most 1000). */
-  async history(name: string, options: { limit?: number } = {}): Promise<ScheduleTick[]> {
+  async history(name: string, options?: { limit?: number }): Promise<ScheduleTick[]> {
     checkName(name, "history");
-    const limit = options.limit ?? 20;
-    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
+    const { limit = 20 } = optionsObject(options, "schedules.history(options)", ["limit"]);
+    if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1 || limit > 1000) {
       throw new SoniqError(
         "SONIQ_INVALID_ARGUMENT",
-        `history(): limit must be an integer from 1 to 1000 (got ${String(limit)}).`,
+        `schedules.history(): limit must be an integer from 1 to 1000 (got ${String(limit)}).`,
         { context: { limit } },
       );
     }

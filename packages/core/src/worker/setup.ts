@@ -2,6 +2,7 @@
 import { hostname } from "node:os";
 import type { WorkerRegistration } from "../backend.js";
 import { SoniqError } from "../errors.js";
+import { optionsObject } from "../option-table.js";
 import type { ResolvedWorkerOptions } from "../options.js";
 import type { Runtime } from "../runtime.js";
 import { SONIQ_VERSION } from "../version.js";
@@ -41,20 +42,7 @@ export async function subscribeWakeUps(
 
 /** `runOnce`'s `maxJobs`, checked: an integer >= 0, or no limit (Infinity) when not given. */
 export function maxJobsOf(options: { maxJobs?: number }): number {
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new SoniqError("SONIQ_INVALID_OPTIONS", "runOnce() takes an options object { maxJobs }.");
-  }
-  const unknown = Object.keys(options).find((k) => k !== "maxJobs");
-  if (unknown !== undefined) {
-    throw new SoniqError(
-      "SONIQ_INVALID_OPTIONS",
-      `runOnce() has no option "${unknown}" (it takes maxJobs).`,
-      {
-        context: { key: unknown },
-      },
-    );
-  }
-  const max = options.maxJobs ?? Number.POSITIVE_INFINITY;
+  const { maxJobs: max = Number.POSITIVE_INFINITY } = optionsObject(options, "runOnce(options)", ["maxJobs"]);
   if (typeof max !== "number" || !(max >= 0) || (Number.isFinite(max) && !Number.isSafeInteger(max))) {
     throw new SoniqError("SONIQ_INVALID_ARGUMENT", `maxJobs must be an integer >= 0 (got ${String(max)}).`);
   }

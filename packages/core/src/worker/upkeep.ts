@@ -7,7 +7,7 @@
  *   ignored. This is how a `cancelJob` from another process reaches a running handler.
  * - maintenance every `maintenanceCadenceMs` (and once at start), only while holding the
  *   `soniq.maintenance` lease so one worker does it at a time: requeue jobs of stale peers, delete
- *   expired done rows. The cadence follows `staleAfterMs` (at most half of it), and the lease lives at most
+ *   expired done rows. `runOnce` has no maintenance duty; it runs the recovery step once (`recoverOnce`). The cadence follows `staleAfterMs` (at most half of it), and the lease lives at most
  *   `staleAfterMs`: by the time a dead holder counts as stale its lease has expired, so a peer takes it
  *   over and recovers the holder's jobs within about `staleAfterMs` plus one check.
  * - while the outcome writer holds stranded jobs (their outcome and their give-back both failed to be
@@ -150,6 +150,33 @@ export class WorkerUpkeep {
     );
   }
 
+  /**
+   * One stale-recovery pass outside the maintenance duty: `runOnce` runs it before it claims, so a deployment
+   * that only ever calls `runOnce` still requeues the jobs of a run that died. No lease: recovery is one
+   * atomic backend call that any number of workers may make at once (the lease only spares the repeats).
+   * A failure is reported (`error`, during "stale recovery"), not thrown.
+   */
+  async recoverOnce(): Promise<void> {
+    try {
+      await this.#recover();
+    } catch (err) {
+      this.#failed(err, "stale recovery");
+    }
+  }
+
+  /** Requeues the jobs of workers whose heartbeat is older than `staleAfterMs` (and of stopped ones). */
+  async #recover(): Promise<void> {
+    const { rt, options } = this.host;
+    const recovery = await rt.backend.workers.recoverStale(options.staleAfterMs);
+    if (recovery.requeuedJobIds.length > 0 || recovery.workerIds.length > 0) {
+      rt.logger.warn(
+        { staleWorkerIds: recovery.workerIds, requeuedJobIds: recovery.requeuedJobIds },
+        "recovered stale workers; their jobs are queued again",
+      );
+      this.host.nudge();
+    }
+  }
+
   async #maintain(): Promise<void> {
     const { rt, workerId, options } = this.host;
     try {
@@ -159,14 +186,7 @@ export class WorkerUpkeep {
         maintenanceLeaseTtlMs(options),
       );
       if (!this.#holdsLease) return;
-      const recovery = await rt.backend.workers.recoverStale(options.staleAfterMs);
-      if (recovery.requeuedJobIds.length > 0 || recovery.workerIds.length > 0) {
-        rt.logger.warn(
-          { staleWorkerIds: recovery.workerIds, requeuedJobIds: recovery.requeuedJobIds },
-          "recovered stale workers; their jobs are queued again",
-        );
-        this.host.nudge();
-      }
+      await this.#recover();
       const deleted = await rt.backend.jobs.deleteExpired();
       if (deleted > 0) rt.logger.debug({ deleted }, "deleted expired done jobs");
       await rt.backend.metrics.prune(METRICS_RETENTION_MS);

@@ -8,10 +8,11 @@
  *   notification, local enqueue) or the jittered poll timer. Jobs the claim took past their attempts are
  *   dead-lettered unrun (claim.ts). Every outcome becomes one settlement, batched into `runs.settle`
  *   (`OutcomeWriter`).
- * once: `runOnce` claims up to `concurrency` at a time and waits for each batch's writes; registered and
- *   heartbeating, without subscription or maintenance. Every job it claims carries its worker id, so a
- *   run whose process dies is recovered like any worker's; at the end it retries the give-back of jobs
- *   whose writes failed, then marks the row stopped (recovery requeues what is still unwritten).
+ * once: `runOnce` runs one stale-recovery pass, then claims up to `concurrency` at a time and waits for each
+ *   batch's writes; registered and heartbeating, without subscription or maintenance. Every job it claims
+ *   carries its worker id, so a run whose process dies is recovered like any worker's (by the next runOnce
+ *   too, once it is stale); at the end it retries the give-back of jobs whose writes failed, then marks the
+ *   row stopped (recovery requeues what is still unwritten).
  * stopping: stop claiming, give back buffered jobs (attempt refunded), wait for running handlers up to
  *   `shutdownTimeoutMs`, then abort their signals and nack them (attempts preserved), wait for every
  *   pending write, stop upkeep, release the maintenance lease, retry failed give-backs once and mark the
@@ -194,8 +195,10 @@ export class Worker implements LocalWorker, AsyncDisposable {
   /**
    * Claims and runs what is due now, up to `maxJobs` (default: no limit), and returns how many jobs it
    * ran once every outcome is written. Jobs that become due meanwhile (e.g. a retry with no delay) are
-   * run too. For scripts and tests: no subscription and no maintenance, but the worker registers and
-   * heartbeats while it runs, so if the process dies mid-run its jobs are recovered like any worker's.
+   * run too. For scripts, tests and cron/serverless deployments: no subscription and no maintenance, but it
+   * first runs one stale-recovery pass (with this worker's `staleAfterMs`), and the worker registers and
+   * heartbeats while it runs, so if the process dies mid-run its jobs are recovered like any worker's: by a
+   * started worker's maintenance, or by the next `runOnce` anywhere once they are stale.
    * A worker can run `runOnce` again; `stop()` ends it after the current batch.
    */
   async runOnce(options: { maxJobs?: number } = {}): Promise<number> {
@@ -218,6 +221,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#upkeep.start(false);
     let processed = 0;
     try {
+      await this.#upkeep.recoverOnce();
       while (processed < max && this.#state === "once") {
         const limit = Math.min(this.options.concurrency, max - processed);
         const { taken, runnable } = await claimJobs(this.#rt, this.#writer, {
