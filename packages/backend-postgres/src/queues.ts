@@ -3,8 +3,14 @@
  * and its audit row commit in one transaction; resume and configure NOTIFY the queue so idle workers
  * claim at once. The claim (runs.ts, internal/queue-limits.ts) enforces the settings.
  */
-import type { QueueInfo, QueueSettings } from "@soniq/core";
-import { type AuditRecord, type QueueConfigPatch, type QueuesFacet, queueInfo } from "@soniq/core/backend";
+import { ESTIMABLE_COUNTS, type EstimableCount, type QueueInfo, type QueueSettings } from "@soniq/core";
+import {
+  type AuditRecord,
+  type QueueConfigPatch,
+  type QueueListQuery,
+  type QueuesFacet,
+  queueInfo,
+} from "@soniq/core/backend";
 import type pg from "pg";
 import { type PgContext, query } from "./internal/context.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
@@ -72,46 +78,68 @@ function configure(ctx: PgContext, name: string, patch: QueueConfigPatch, audit:
   );
 }
 
-const LIST = `WITH j AS (
-    SELECT queue,
-      count(*) FILTER (WHERE status = 'queued')::int AS queued,
-      count(*) FILTER (WHERE status = 'processing')::int AS processing,
-      count(*) FILTER (WHERE status = 'done')::int AS done,
-      count(*) FILTER (WHERE status = 'cancelled')::int AS cancelled,
-      (extract(epoch FROM now() - min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= now()))
-        * 1000)::float8 AS lag_ms
-    FROM soniq_jobs GROUP BY queue),
-  d AS (SELECT queue, count(*)::int AS n FROM soniq_dead_letter_jobs GROUP BY queue),
-  names AS (SELECT name FROM soniq_queues UNION SELECT queue FROM j UNION SELECT queue FROM d)
-SELECT n.name, q.paused, q.paused_at, q.concurrency, q.group_concurrency, q.rate_max, q.rate_per_ms,
-  q.updated_at, COALESCE(j.queued, 0) AS queued, COALESCE(j.processing, 0) AS processing,
-  COALESCE(j.done, 0) AS done, COALESCE(j.cancelled, 0) AS cancelled, COALESCE(d.n, 0) AS dead_letter, j.lag_ms
-FROM names n LEFT JOIN soniq_queues q ON q.name = n.name LEFT JOIN j ON j.queue = n.name
-  LEFT JOIN d ON d.queue = n.name
+// Queue names by skip scans (one index probe per distinct queue) over soniq_jobs (queue, status) and the
+// dead letters' queue index; then per queue, counts from the same indexes. Done, cancelled and dead-letter
+// counts stop at $1 rows (exactCountsUpTo + 1): a count that reaches it is estimated below.
+const LIST = `WITH RECURSIVE jq AS (
+    (SELECT queue FROM soniq_jobs ORDER BY queue LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.queue FROM soniq_jobs j WHERE j.queue > jq.queue ORDER BY j.queue LIMIT 1)
+    FROM jq WHERE jq.queue IS NOT NULL),
+  dq AS (
+    (SELECT queue FROM soniq_dead_letter_jobs ORDER BY queue LIMIT 1)
+    UNION ALL
+    SELECT (SELECT d.queue FROM soniq_dead_letter_jobs d WHERE d.queue > dq.queue ORDER BY d.queue LIMIT 1)
+    FROM dq WHERE dq.queue IS NOT NULL),
+  names AS (SELECT name FROM soniq_queues
+    UNION SELECT queue FROM jq WHERE queue IS NOT NULL
+    UNION SELECT queue FROM dq WHERE queue IS NOT NULL)
+SELECT n.name, q.paused, q.paused_at, q.concurrency, q.group_concurrency, q.rate_max, q.rate_per_ms, q.updated_at,
+  (SELECT count(*) FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'queued')::int AS queued,
+  (SELECT count(*) FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'processing')::int AS processing,
+  (SELECT count(*) FROM (SELECT FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'done' LIMIT $1) c)::int AS done,
+  (SELECT count(*) FROM (SELECT FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'cancelled' LIMIT $1) c)::int
+    AS cancelled,
+  (SELECT count(*) FROM (SELECT FROM soniq_dead_letter_jobs d WHERE d.queue = n.name LIMIT $1) c)::int AS dead_letter,
+  (SELECT (extract(epoch FROM now() - min(j.scheduled_at)) * 1000)::float8 FROM soniq_jobs j
+    WHERE j.queue = n.name AND j.status = 'queued' AND j.scheduled_at <= now()) AS lag_ms
+FROM names n LEFT JOIN soniq_queues q ON q.name = n.name
 ORDER BY n.name`;
 
-async function list(ctx: PgContext): Promise<QueueInfo[]> {
-  const res = await query(ctx, "queues.list", { text: LIST });
-  return res.rows.map((r) => {
-    const name = String(r.name);
-    const s = toQueueSettings(name, r);
-    const [queued, processing, done, cancelled, deadLetter] = [
-      r.queued,
-      r.processing,
-      r.done,
-      r.cancelled,
-      r.dead_letter,
-    ].map(Number) as [number, number, number, number, number];
-    const stats = {
-      total: queued + processing + done + cancelled + deadLetter,
-      queued,
-      processing,
-      done,
-      dead_letter: deadLetter,
-      cancelled,
-    };
-    return queueInfo(s, stats, r.lag_ms === null ? null : Number(r.lag_ms));
-  });
+// The planner's row estimate (its statistics, including soniq_jobs_queue_status_stats; nothing is read).
+const ESTIMATE: Record<EstimableCount, string> = {
+  done: "EXPLAIN (FORMAT JSON) SELECT FROM soniq_jobs WHERE queue = $1 AND status = 'done'",
+  cancelled: "EXPLAIN (FORMAT JSON) SELECT FROM soniq_jobs WHERE queue = $1 AND status = 'cancelled'",
+  dead_letter: "EXPLAIN (FORMAT JSON) SELECT FROM soniq_dead_letter_jobs WHERE queue = $1",
+};
+
+async function estimate(ctx: PgContext, kind: EstimableCount, queue: string): Promise<number> {
+  const res = await query(ctx, "queues.list", { text: ESTIMATE[kind], values: [queue] });
+  const plan = (res.rows[0]?.["QUERY PLAN"] as { Plan?: { "Plan Rows"?: unknown } }[] | undefined)?.[0];
+  const rows = Number(plan?.Plan?.["Plan Rows"]);
+  return Number.isFinite(rows) ? Math.round(rows) : 0;
+}
+
+async function list(ctx: PgContext, q: QueueListQuery): Promise<QueueInfo[]> {
+  const cap = q.exactCountsUpTo + 1;
+  const res = await query(ctx, "queues.list", { text: LIST, values: [cap] });
+  return Promise.all(
+    res.rows.map(async (r) => {
+      const name = String(r.name);
+      const counts = {
+        queued: Number(r.queued),
+        processing: Number(r.processing),
+        done: Number(r.done),
+        cancelled: Number(r.cancelled),
+        dead_letter: Number(r.dead_letter),
+      };
+      const estimated = ESTIMABLE_COUNTS.filter((k) => counts[k] >= cap);
+      for (const k of estimated) counts[k] = Math.max(cap, await estimate(ctx, k, name));
+      const total = counts.queued + counts.processing + counts.done + counts.cancelled + counts.dead_letter;
+      const lagMs = r.lag_ms === null ? null : Number(r.lag_ms);
+      return queueInfo(toQueueSettings(name, r), { total, ...counts }, lagMs, estimated);
+    }),
+  );
 }
 
 export function queuesFacet(ctx: PgContext): QueuesFacet {
@@ -125,7 +153,7 @@ export function queuesFacet(ctx: PgContext): QueuesFacet {
       const res = await query(ctx, "queues.get", { text: GET, values: [name] });
       return toQueueSettings(name, res.rows[0]);
     },
-    list: () => list(ctx),
+    list: (q) => list(ctx, q),
     recentStarts: async (name, perMs) => {
       const res = await query(ctx, "queues.recentStarts", { text: RECENT_STARTS, values: [name, perMs] });
       const row = res.rows[0];

@@ -1,19 +1,20 @@
 /**
  * Bulk dead-letter operations by filter (`deadLetter.replayWhere` / `purgeWhere`). They walk the matching
- * rows in pages of `BULK_CHUNK` ids (never the whole set in memory), act on each id, and write ONE audit
- * row for the whole operation with the count. The rows are fixed at the start: only rows moved to the
+ * rows in keyset pages of `BULK_CHUNK` ids (never the whole set in memory), act on each id, and write ONE
+ * audit row for the whole operation with the count. The rows are fixed at the start: only rows moved to the
  * dead-letter table before the call began are touched, so rows arriving meanwhile neither shift the pages
- * nor get acted on. A dry run counts what would be touched and changes nothing (its audit row says so).
+ * nor get acted on. A dry run counts what would be touched in one `deadLetters.count` and changes nothing
+ * (its audit row says so).
  */
 
 import { type ActorOptions, actorOf, auditRecord } from "./audit.js";
 import type { Backend, DeadLetterListQuery } from "./backend.js";
-import { type DeadLetterFilter, deadLetterListQuery, invalid } from "./queries.js";
+import { after, type DeadLetterFilter, deadLetterListQuery, invalid } from "./queries.js";
 
 export const BULK_CHUNK = 500;
 
 /** The filter of a bulk operation: the list filter without paging. */
-export type DeadLetterBulkFilter = Omit<DeadLetterFilter, "limit" | "offset">;
+export type DeadLetterBulkFilter = Omit<DeadLetterFilter, "limit" | "offset" | "after" | "before">;
 
 export interface BulkOptions extends ActorOptions {
   /** Count the rows it would touch, change nothing. */
@@ -26,18 +27,21 @@ export interface BulkResult {
   dryRun: boolean;
 }
 
+const PAGING_KEYS = ["limit", "offset", "after", "before"];
+
 function bulkQuery(filter: unknown, what: string): DeadLetterListQuery {
-  if (typeof filter === "object" && filter !== null && ("limit" in filter || "offset" in filter)) {
+  const paging = typeof filter === "object" && filter !== null && PAGING_KEYS.filter((k) => k in filter);
+  if (paging && paging.length > 0) {
     throw invalid(
-      `${what}.limit`,
-      "a bulk operation takes no limit or offset; it acts on every match",
+      `${what}.${paging[0]}`,
+      "a bulk operation takes no limit, offset, after or before; it acts on every match",
       filter,
     );
   }
   const query = deadLetterListQuery(filter as DeadLetterFilter | undefined, what);
   const startedAt = new Date();
   const until = query.until === null || query.until > startedAt ? startedAt : query.until;
-  return { ...query, until, limit: BULK_CHUNK, offset: 0 };
+  return { ...query, until, limit: BULK_CHUNK, offset: 0, position: null };
 }
 
 function dryRunOf(options: unknown, what: string): boolean {
@@ -48,27 +52,22 @@ function dryRunOf(options: unknown, what: string): boolean {
 }
 
 /**
- * Walk every matching row, calling `act` on each id (unless dry run). `consumes` says whether acting
- * removes the row from the matches (purge), so the next page is read from the start again.
+ * Walk every matching row, calling `act` on each id: keyset pages of `BULK_CHUNK`, each continuing after
+ * the previous page's last row (acting may delete rows; the position still holds).
  */
 async function walk(
   backend: Backend<unknown>,
   query: DeadLetterListQuery,
-  act: ((id: string) => Promise<boolean>) | null,
-  consumes: boolean,
+  act: (id: string) => Promise<boolean>,
 ): Promise<number> {
   let count = 0;
-  let offset = 0;
+  let page = query;
   for (;;) {
-    const rows = await backend.deadLetters.list({ ...query, offset });
-    if (rows.length === 0) return count;
-    let acted = 0;
-    for (const row of rows) {
-      if (act === null || (await act(row.id))) acted++;
-    }
-    count += acted;
-    if (rows.length < query.limit) return count;
-    offset += consumes && act !== null ? rows.length - acted : rows.length;
+    const rows = await backend.deadLetters.list(page);
+    for (const row of rows) if (await act(row.id)) count++;
+    const last = rows[rows.length - 1];
+    if (rows.length < query.limit || last === undefined) return count;
+    page = { ...query, position: after(last, last.movedToDeadLetterAt) };
   }
 }
 
@@ -83,7 +82,7 @@ export async function bulk(
   const query = bulkQuery(filter, `${what}(filter)`);
   const dryRun = dryRunOf(options, `${what}(options)`);
   const actor = actorOf(options, `${what}(options)`);
-  const count = await walk(backend, query, dryRun ? null : act, kind === "purge_where");
+  const count = dryRun ? await backend.deadLetters.count(query) : await walk(backend, query, act);
   const params = { ...(filter as Record<string, unknown> | undefined), dryRun };
   await backend.audit.record(
     auditRecord(`dead_letter.${kind}`, actor, null, params, dryRun ? "dry_run" : "ok", { count }),

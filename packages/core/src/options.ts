@@ -44,8 +44,8 @@ import { JOB_DEFAULTS } from "./schema/constants.js";
 /** The longest `dedupKey` (characters). */
 export const MAX_DEDUP_KEY_LENGTH = 512;
 /** `runAt` range: 0001-01-01 to 9999-12-31 UTC, which every backend (and ISO 8601 text) can hold. */
-const MIN_RUN_AT_MS = Date.parse("0001-01-01T00:00:00.000Z");
-const MAX_RUN_AT_MS = Date.parse("9999-12-31T23:59:59.999Z");
+export const MIN_RUN_AT_MS = Date.parse("0001-01-01T00:00:00.000Z");
+export const MAX_RUN_AT_MS = Date.parse("9999-12-31T23:59:59.999Z");
 
 export { fail } from "./option-table.js";
 export type {

@@ -95,6 +95,10 @@ export const soniqJobs = sqliteTable(
     index("idx_soniq_jobs_worker_id").on(t.workerId).where(sql`worker_id IS NOT NULL`),
     // A limited queue's claim counts what is processing in the queue and per group (queue controls).
     index("idx_soniq_jobs_processing").on(t.queue, t.group).where(sql`status = 'processing'`),
+    // listJobs order and keyset pages: created_at (epoch ms), then id.
+    index("idx_soniq_jobs_list").on(t.createdAt, t.id),
+    // queues.list: the queue names and per-(queue, status) counts from the index alone.
+    index("idx_soniq_jobs_queue_status").on(t.queue, t.status),
   ],
 );
 
@@ -121,7 +125,8 @@ export const soniqDeadLetterJobs = sqliteTable(
     index("idx_soniq_dead_letter_jobs_job_name").on(t.jobName),
     index("idx_soniq_dead_letter_jobs_queue").on(t.queue),
     index("idx_soniq_dead_letter_jobs_reason").on(t.deadLetterReason),
-    index("idx_soniq_dead_letter_jobs_moved_at").on(t.movedToDeadLetterAt),
+    // deadLetter.list order, keyset pages and since/until.
+    index("idx_soniq_dead_letter_jobs_moved_at").on(t.movedToDeadLetterAt, t.id),
   ],
 );
 
