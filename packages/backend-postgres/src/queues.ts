@@ -78,22 +78,30 @@ function configure(ctx: PgContext, name: string, patch: QueueConfigPatch, audit:
   );
 }
 
-// Queue names by skip scans (one index probe per distinct queue) over soniq_jobs (queue, status) and the
-// dead letters' queue index; then per queue, counts from the same indexes. Done, cancelled and dead-letter
-// counts stop at $1 rows (exactCountsUpTo + 1): a count that reaches it is estimated below.
-const LIST = `WITH RECURSIVE jq AS (
-    (SELECT queue FROM soniq_jobs ORDER BY queue LIMIT 1)
+/**
+ * A recursive CTE listing the distinct `queue` values of `from` (a table and its WHERE) by a skip scan: one
+ * index probe per distinct queue, on an index whose leading column is `queue` and whose predicate covers
+ * `where`, however many rows each queue holds.
+ */
+function distinctQueues(name: string, table: string, where: string): string {
+  const and = where ? `AND ${where}` : "";
+  return `${name} AS (
+    (SELECT queue FROM ${table} ${where ? `WHERE ${where}` : ""} ORDER BY queue LIMIT 1)
     UNION ALL
-    SELECT (SELECT j.queue FROM soniq_jobs j WHERE j.queue > jq.queue ORDER BY j.queue LIMIT 1)
-    FROM jq WHERE jq.queue IS NOT NULL),
-  dq AS (
-    (SELECT queue FROM soniq_dead_letter_jobs ORDER BY queue LIMIT 1)
-    UNION ALL
-    SELECT (SELECT d.queue FROM soniq_dead_letter_jobs d WHERE d.queue > dq.queue ORDER BY d.queue LIMIT 1)
-    FROM dq WHERE dq.queue IS NOT NULL),
+    SELECT (SELECT t.queue FROM ${table} t WHERE t.queue > ${name}.queue ${and} ORDER BY t.queue LIMIT 1)
+    FROM ${name} WHERE ${name}.queue IS NOT NULL)`;
+}
+
+// Queue names from the fetch (queued), processing, finished and dead-letter indexes; then per queue, counts
+// from the same indexes. Done, cancelled and dead-letter counts stop at $1 rows (exactCountsUpTo + 1): a
+// count that reaches it is estimated below.
+const LIST = `WITH RECURSIVE ${distinctQueues("q1", "soniq_jobs", "status = 'queued'")},
+  ${distinctQueues("q2", "soniq_jobs", "status = 'processing'")},
+  ${distinctQueues("q3", "soniq_jobs", "status IN ('done', 'cancelled')")},
+  ${distinctQueues("q4", "soniq_dead_letter_jobs", "")},
   names AS (SELECT name FROM soniq_queues
-    UNION SELECT queue FROM jq WHERE queue IS NOT NULL
-    UNION SELECT queue FROM dq WHERE queue IS NOT NULL)
+    UNION SELECT queue FROM q1 WHERE queue IS NOT NULL UNION SELECT queue FROM q2 WHERE queue IS NOT NULL
+    UNION SELECT queue FROM q3 WHERE queue IS NOT NULL UNION SELECT queue FROM q4 WHERE queue IS NOT NULL)
 SELECT n.name, q.paused, q.paused_at, q.concurrency, q.group_concurrency, q.rate_max, q.rate_per_ms, q.updated_at,
   (SELECT count(*) FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'queued')::int AS queued,
   (SELECT count(*) FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'processing')::int AS processing,

@@ -1,4 +1,4 @@
 DROP INDEX `idx_soniq_dead_letter_jobs_moved_at`;--> statement-breakpoint
 CREATE INDEX `idx_soniq_dead_letter_jobs_moved_at` ON `soniq_dead_letter_jobs` (`moved_to_dead_letter_at`,`id`);--> statement-breakpoint
 CREATE INDEX `idx_soniq_jobs_list` ON `soniq_jobs` (`created_at`,`id`);--> statement-breakpoint
-CREATE INDEX `idx_soniq_jobs_queue_status` ON `soniq_jobs` (`queue`,`status`);
+CREATE INDEX `idx_soniq_jobs_finished` ON `soniq_jobs` (`queue`,`status`) WHERE status IN ('done', 'cancelled');

@@ -110,8 +110,10 @@ export const soniqJobs = pgTable(
     // listJobs order and keyset pages: created_at to the millisecond (what the API shows, and what SQLite
     // and memory store), then id. A page from any position reads `limit` entries, at any depth.
     index("idx_soniq_jobs_list").on(msOf(t.createdAt), t.id),
-    // queues.list: the queue names (a skip scan) and per-(queue, status) counts from the index alone.
-    index("idx_soniq_jobs_queue_status").on(t.queue, t.status),
+    // queues.list: finished jobs' queue names (a skip scan) and their per-(queue, status) counts from the
+    // index alone (queued and processing ones come from the fetch and processing indexes). Only finished
+    // rows, so enqueues and claims add no entries (measured: about 5% of the drain rate, bench in the README).
+    index("idx_soniq_jobs_finished").on(t.queue, t.status).where(sql`status IN ('done', 'cancelled')`),
   ],
 );
 

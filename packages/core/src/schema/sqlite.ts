@@ -97,8 +97,9 @@ export const soniqJobs = sqliteTable(
     index("idx_soniq_jobs_processing").on(t.queue, t.group).where(sql`status = 'processing'`),
     // listJobs order and keyset pages: created_at (epoch ms), then id.
     index("idx_soniq_jobs_list").on(t.createdAt, t.id),
-    // queues.list: the queue names and per-(queue, status) counts from the index alone.
-    index("idx_soniq_jobs_queue_status").on(t.queue, t.status),
+    // queues.list: finished jobs' queue names and per-(queue, status) counts from the index alone (queued
+    // and processing ones come from the fetch and processing indexes); enqueues and claims add no entries.
+    index("idx_soniq_jobs_finished").on(t.queue, t.status).where(sql`status IN ('done', 'cancelled')`),
   ],
 );
 
