@@ -121,8 +121,8 @@ const ESTIMATE: Record<EstimableCount, string> = {
   dead_letter: "EXPLAIN (FORMAT JSON) SELECT FROM soniq_dead_letter_jobs WHERE queue = $1",
 };
 
-async function estimate(ctx: PgContext, kind: EstimableCount, queue: string): Promise<number> {
-  const res = await query(ctx, "queues.list", { text: ESTIMATE[kind], values: [queue] });
+async function estimate(client: pg.PoolClient, kind: EstimableCount, queue: string): Promise<number> {
+  const res = await client.query(ESTIMATE[kind], [queue]);
   const plan = (res.rows[0]?.["QUERY PLAN"] as { Plan?: { "Plan Rows"?: unknown } }[] | undefined)?.[0];
   const rows = Number(plan?.Plan?.["Plan Rows"]);
   return Number.isFinite(rows) ? Math.round(rows) : 0;
@@ -130,9 +130,13 @@ async function estimate(ctx: PgContext, kind: EstimableCount, queue: string): Pr
 
 async function list(ctx: PgContext, q: QueueListQuery): Promise<QueueInfo[]> {
   const cap = q.exactCountsUpTo + 1;
-  const res = await query(ctx, "queues.list", { text: LIST, values: [cap] });
-  return Promise.all(
-    res.rows.map(async (r) => {
+  return inTransaction(ctx, "queues.list", async (client) => {
+    // The planner assumes ~100 names per skip scan, each with its count subqueries, so LIST's cost estimate
+    // crosses jit_above_cost; compiling it took ~350 of ~390 ms on the 1M-row seed (it reads a few pages).
+    await client.query("SET LOCAL jit = off");
+    const res = await client.query(LIST, [cap]);
+    const out: QueueInfo[] = [];
+    for (const r of res.rows) {
       const name = String(r.name);
       const counts = {
         queued: Number(r.queued),
@@ -142,12 +146,13 @@ async function list(ctx: PgContext, q: QueueListQuery): Promise<QueueInfo[]> {
         dead_letter: Number(r.dead_letter),
       };
       const estimated = ESTIMABLE_COUNTS.filter((k) => counts[k] >= cap);
-      for (const k of estimated) counts[k] = Math.max(cap, await estimate(ctx, k, name));
+      for (const k of estimated) counts[k] = Math.max(cap, await estimate(client, k, name));
       const total = counts.queued + counts.processing + counts.done + counts.cancelled + counts.dead_letter;
       const lagMs = r.lag_ms === null ? null : Number(r.lag_ms);
-      return queueInfo(toQueueSettings(name, r), { total, ...counts }, lagMs, estimated);
-    }),
-  );
+      out.push(queueInfo(toQueueSettings(name, r), { total, ...counts }, lagMs, estimated));
+    }
+    return out;
+  });
 }
 
 export function queuesFacet(ctx: PgContext): QueuesFacet {
