@@ -45,7 +45,9 @@ async function walkOlder<T extends { id: string }>(
     if (rows.length < limit) return seen;
     last = rows[rows.length - 1];
   }
-  throw new Error(`${what}: paging with after never reached the end`);
+  throw new Error(
+    `${what}: pages of ${limit} with after never reached the end: after must continue after the row it names`,
+  );
 }
 
 /** A queue of 15 jobs: 3 alone (a few ms apart) and 12 enqueued in one call (sharing an instant or nearly). */
