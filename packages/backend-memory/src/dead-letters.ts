@@ -1,6 +1,11 @@
 /** The deadLetters facet: list, read, replay (mint a fresh queued job; the row stays and counts it), purge. */
 import type { DeadLetterJob } from "@soniq/core";
-import type { DeadLetterListQuery, DeadLettersFacet, ReplayRequest } from "@soniq/core/backend";
+import type {
+  DeadLetterListQuery,
+  DeadLetterMatch,
+  DeadLettersFacet,
+  ReplayRequest,
+} from "@soniq/core/backend";
 import { appendAudit } from "./audit.js";
 import { type DeadLetterRecord, newestFirst, queuedRecord, toDeadLetterJob } from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
@@ -8,6 +13,7 @@ import type { MemoryStore } from "./internal/store.js";
 export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
   return {
     list: async (query) => list(store, query),
+    count: async (query) => matching(store, query).length,
     get: async (id) => {
       const row = store.deadLetters.get(id);
       return row === undefined ? null : toDeadLetterJob(row);
@@ -27,7 +33,7 @@ export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
   };
 }
 
-function list(store: MemoryStore, query: DeadLetterListQuery): DeadLetterJob[] {
+function matching(store: MemoryStore, query: DeadLetterMatch): DeadLetterRecord[] {
   const since = query.since?.getTime() ?? null;
   const until = query.until?.getTime() ?? null;
   const rows: DeadLetterRecord[] = [];
@@ -39,7 +45,11 @@ function list(store: MemoryStore, query: DeadLetterListQuery): DeadLetterJob[] {
     if (until !== null && row.movedToDeadLetterAt >= until) continue;
     rows.push(row);
   }
-  return newestFirst(rows, (row) => row.movedToDeadLetterAt, query).map(toDeadLetterJob);
+  return rows;
+}
+
+function list(store: MemoryStore, query: DeadLetterListQuery): DeadLetterJob[] {
+  return newestFirst(matching(store, query), (row) => row.movedToDeadLetterAt, query).map(toDeadLetterJob);
 }
 
 function replay(store: MemoryStore, id: string, request: ReplayRequest): string | null {

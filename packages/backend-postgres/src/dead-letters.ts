@@ -1,24 +1,45 @@
 /** The deadLetters facet: reading, replaying and purging dead-letter rows (the operator's side of the table). */
 import type { DeadLetterJob } from "@soniq/core";
-import type { AuditRecord, DeadLetterListQuery, DeadLettersFacet, ReplayRequest } from "@soniq/core/backend";
+import type {
+  AuditRecord,
+  DeadLetterListQuery,
+  DeadLetterMatch,
+  DeadLettersFacet,
+  ReplayRequest,
+} from "@soniq/core/backend";
 import { type PgContext, query } from "./internal/context.js";
-import { listQuery } from "./internal/list-query.js";
+import { type Condition, listQuery, msOf, msParam, whereClauses, whereSql } from "./internal/list-query.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { auditCte, auditValues } from "./internal/queue-rows.js";
 import { DEAD_LETTER_COLUMNS, mapDeadLetterJob, type Row } from "./internal/rows.js";
 
-async function list(ctx: PgContext, q: DeadLetterListQuery): Promise<DeadLetterJob[]> {
-  const conditions = [
+const MOVED_AT = msOf("moved_to_dead_letter_at");
+
+/** since/until compare the millisecond too (the same rows, for whole-millisecond bounds), so the index serves them. */
+function conditions(q: DeadLetterMatch): Condition[] {
+  return [
     ["job_name = ?", q.jobName],
     ["queue = ?", q.queue],
     ["dead_letter_reason = ?", q.reason],
-    ["moved_to_dead_letter_at >= ?", q.since],
-    ["moved_to_dead_letter_at < ?", q.until],
-  ] as const;
+    [`${MOVED_AT} >= ${msParam("?")}`, q.since],
+    [`${MOVED_AT} < ${msParam("?")}`, q.until],
+  ];
+}
+
+async function list(ctx: PgContext, q: DeadLetterListQuery): Promise<DeadLetterJob[]> {
   const select = `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs`;
-  const order = "moved_to_dead_letter_at DESC, id DESC";
-  const res = await query<Row>(ctx, "deadLetters.list", listQuery(select, conditions, order, q));
+  const res = await query<Row>(ctx, "deadLetters.list", listQuery(select, conditions(q), MOVED_AT, q));
   return res.rows.map(mapDeadLetterJob);
+}
+
+async function count(ctx: PgContext, q: DeadLetterMatch): Promise<number> {
+  const values: unknown[] = [];
+  const where = whereSql(whereClauses(conditions(q), values));
+  const res = await query<{ n: number }>(ctx, "deadLetters.count", {
+    text: `SELECT count(*)::int AS n FROM soniq_dead_letter_jobs ${where}`,
+    values,
+  });
+  return res.rows[0]?.n ?? 0;
 }
 
 async function get(ctx: PgContext, id: string): Promise<DeadLetterJob | null> {
@@ -89,6 +110,7 @@ async function purge(ctx: PgContext, id: string, audit: AuditRecord | undefined)
 export function deadLettersFacet(ctx: PgContext): DeadLettersFacet {
   return {
     list: (q) => list(ctx, q),
+    count: (q) => count(ctx, q),
     get: (id) => get(ctx, id),
     replay: (id, request, audit) => replay(ctx, id, request, audit),
     purge: (id, audit) => purge(ctx, id, audit),

@@ -3,8 +3,14 @@
  * and its audit row commit in one transaction; resume and configure NOTIFY the queue so idle workers
  * claim at once. The claim (runs.ts, internal/queue-limits.ts) enforces the settings.
  */
-import type { QueueInfo, QueueSettings } from "@soniq/core";
-import { type AuditRecord, type QueueConfigPatch, type QueuesFacet, queueInfo } from "@soniq/core/backend";
+import { ESTIMABLE_COUNTS, type EstimableCount, type QueueInfo, type QueueSettings } from "@soniq/core";
+import {
+  type AuditRecord,
+  type QueueConfigPatch,
+  type QueueListQuery,
+  type QueuesFacet,
+  queueInfo,
+} from "@soniq/core/backend";
 import type pg from "pg";
 import { type PgContext, query } from "./internal/context.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
@@ -72,45 +78,80 @@ function configure(ctx: PgContext, name: string, patch: QueueConfigPatch, audit:
   );
 }
 
-const LIST = `WITH j AS (
-    SELECT queue,
-      count(*) FILTER (WHERE status = 'queued')::int AS queued,
-      count(*) FILTER (WHERE status = 'processing')::int AS processing,
-      count(*) FILTER (WHERE status = 'done')::int AS done,
-      count(*) FILTER (WHERE status = 'cancelled')::int AS cancelled,
-      (extract(epoch FROM now() - min(scheduled_at) FILTER (WHERE status = 'queued' AND scheduled_at <= now()))
-        * 1000)::float8 AS lag_ms
-    FROM soniq_jobs GROUP BY queue),
-  d AS (SELECT queue, count(*)::int AS n FROM soniq_dead_letter_jobs GROUP BY queue),
-  names AS (SELECT name FROM soniq_queues UNION SELECT queue FROM j UNION SELECT queue FROM d)
-SELECT n.name, q.paused, q.paused_at, q.concurrency, q.group_concurrency, q.rate_max, q.rate_per_ms,
-  q.updated_at, COALESCE(j.queued, 0) AS queued, COALESCE(j.processing, 0) AS processing,
-  COALESCE(j.done, 0) AS done, COALESCE(j.cancelled, 0) AS cancelled, COALESCE(d.n, 0) AS dead_letter, j.lag_ms
-FROM names n LEFT JOIN soniq_queues q ON q.name = n.name LEFT JOIN j ON j.queue = n.name
-  LEFT JOIN d ON d.queue = n.name
+/**
+ * A recursive CTE listing the distinct `queue` values of `from` (a table and its WHERE) by a skip scan: one
+ * index probe per distinct queue, on an index whose leading column is `queue` and whose predicate covers
+ * `where`, however many rows each queue holds.
+ */
+function distinctQueues(name: string, table: string, where: string): string {
+  const and = where ? `AND ${where}` : "";
+  return `${name} AS (
+    (SELECT queue FROM ${table} ${where ? `WHERE ${where}` : ""} ORDER BY queue LIMIT 1)
+    UNION ALL
+    SELECT (SELECT t.queue FROM ${table} t WHERE t.queue > ${name}.queue ${and} ORDER BY t.queue LIMIT 1)
+    FROM ${name} WHERE ${name}.queue IS NOT NULL)`;
+}
+
+// Queue names from the fetch (queued), processing, finished and dead-letter indexes; then per queue, counts
+// from the same indexes. Done, cancelled and dead-letter counts stop at $1 rows (exactCountsUpTo + 1): a
+// count that reaches it is estimated below.
+const LIST = `WITH RECURSIVE ${distinctQueues("q1", "soniq_jobs", "status = 'queued'")},
+  ${distinctQueues("q2", "soniq_jobs", "status = 'processing'")},
+  ${distinctQueues("q3", "soniq_jobs", "status IN ('done', 'cancelled')")},
+  ${distinctQueues("q4", "soniq_dead_letter_jobs", "")},
+  names AS (SELECT name FROM soniq_queues
+    UNION SELECT queue FROM q1 WHERE queue IS NOT NULL UNION SELECT queue FROM q2 WHERE queue IS NOT NULL
+    UNION SELECT queue FROM q3 WHERE queue IS NOT NULL UNION SELECT queue FROM q4 WHERE queue IS NOT NULL)
+SELECT n.name, q.paused, q.paused_at, q.concurrency, q.group_concurrency, q.rate_max, q.rate_per_ms, q.updated_at,
+  (SELECT count(*) FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'queued')::int AS queued,
+  (SELECT count(*) FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'processing')::int AS processing,
+  (SELECT count(*) FROM (SELECT FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'done' LIMIT $1) c)::int AS done,
+  (SELECT count(*) FROM (SELECT FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'cancelled' LIMIT $1) c)::int
+    AS cancelled,
+  (SELECT count(*) FROM (SELECT FROM soniq_dead_letter_jobs d WHERE d.queue = n.name LIMIT $1) c)::int AS dead_letter,
+  (SELECT (extract(epoch FROM now() - min(j.scheduled_at)) * 1000)::float8 FROM soniq_jobs j
+    WHERE j.queue = n.name AND j.status = 'queued' AND j.scheduled_at <= now()) AS lag_ms
+FROM names n LEFT JOIN soniq_queues q ON q.name = n.name
 ORDER BY n.name`;
 
-async function list(ctx: PgContext): Promise<QueueInfo[]> {
-  const res = await query(ctx, "queues.list", { text: LIST });
-  return res.rows.map((r) => {
-    const name = String(r.name);
-    const s = toQueueSettings(name, r);
-    const [queued, processing, done, cancelled, deadLetter] = [
-      r.queued,
-      r.processing,
-      r.done,
-      r.cancelled,
-      r.dead_letter,
-    ].map(Number) as [number, number, number, number, number];
-    const stats = {
-      total: queued + processing + done + cancelled + deadLetter,
-      queued,
-      processing,
-      done,
-      dead_letter: deadLetter,
-      cancelled,
-    };
-    return queueInfo(s, stats, r.lag_ms === null ? null : Number(r.lag_ms));
+// The planner's row estimate (its statistics, including soniq_jobs_queue_status_stats; nothing is read).
+const ESTIMATE: Record<EstimableCount, string> = {
+  done: "EXPLAIN (FORMAT JSON) SELECT FROM soniq_jobs WHERE queue = $1 AND status = 'done'",
+  cancelled: "EXPLAIN (FORMAT JSON) SELECT FROM soniq_jobs WHERE queue = $1 AND status = 'cancelled'",
+  dead_letter: "EXPLAIN (FORMAT JSON) SELECT FROM soniq_dead_letter_jobs WHERE queue = $1",
+};
+
+async function estimate(client: pg.PoolClient, kind: EstimableCount, queue: string): Promise<number> {
+  const res = await client.query(ESTIMATE[kind], [queue]);
+  const plan = (res.rows[0]?.["QUERY PLAN"] as { Plan?: { "Plan Rows"?: unknown } }[] | undefined)?.[0];
+  const rows = Number(plan?.Plan?.["Plan Rows"]);
+  return Number.isFinite(rows) ? Math.round(rows) : 0;
+}
+
+async function list(ctx: PgContext, q: QueueListQuery): Promise<QueueInfo[]> {
+  const cap = q.exactCountsUpTo + 1;
+  return inTransaction(ctx, "queues.list", async (client) => {
+    // The planner assumes ~100 names per skip scan, each with its count subqueries, so LIST's cost estimate
+    // crosses jit_above_cost; compiling it took ~350 of ~390 ms on the 1M-row seed (it reads a few pages).
+    await client.query("SET LOCAL jit = off");
+    const res = await client.query(LIST, [cap]);
+    const out: QueueInfo[] = [];
+    for (const r of res.rows) {
+      const name = String(r.name);
+      const counts = {
+        queued: Number(r.queued),
+        processing: Number(r.processing),
+        done: Number(r.done),
+        cancelled: Number(r.cancelled),
+        dead_letter: Number(r.dead_letter),
+      };
+      const estimated = ESTIMABLE_COUNTS.filter((k) => counts[k] >= cap);
+      for (const k of estimated) counts[k] = Math.max(cap, await estimate(client, k, name));
+      const total = counts.queued + counts.processing + counts.done + counts.cancelled + counts.dead_letter;
+      const lagMs = r.lag_ms === null ? null : Number(r.lag_ms);
+      out.push(queueInfo(toQueueSettings(name, r), { total, ...counts }, lagMs, estimated));
+    }
+    return out;
   });
 }
 
@@ -125,7 +166,7 @@ export function queuesFacet(ctx: PgContext): QueuesFacet {
       const res = await query(ctx, "queues.get", { text: GET, values: [name] });
       return toQueueSettings(name, res.rows[0]);
     },
-    list: () => list(ctx),
+    list: (q) => list(ctx, q),
     recentStarts: async (name, perMs) => {
       const res = await query(ctx, "queues.recentStarts", { text: RECENT_STARTS, values: [name, perMs] });
       const row = res.rows[0];

@@ -11,7 +11,8 @@ const ALL = [
   "0003_drop_worker_fkey",
   "0004_schedule_ticks",
   "0005_queues",
-  "0006_processing_index",
+  "0006_indexes",
+  "0007_count_statistics",
 ];
 
 let db: TestDatabase;

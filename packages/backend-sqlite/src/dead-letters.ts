@@ -3,17 +3,23 @@
  * row) and purge. Rows get here through `runs.settle` (runs.ts), the only move.
  */
 import type { DeadLetterJob } from "@soniq/core";
-import type { AuditRecord, DeadLetterListQuery, DeadLettersFacet, ReplayRequest } from "@soniq/core/backend";
+import type {
+  AuditRecord,
+  DeadLetterListQuery,
+  DeadLetterMatch,
+  DeadLettersFacet,
+  ReplayRequest,
+} from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { writeAudit } from "./internal/queue-rows.js";
 import { type DeadLetterRecord, toDeadLetterJob } from "./internal/rows.js";
-import { DEAD_LETTER_COLUMNS, msOrNull, NOW } from "./internal/sql.js";
+import { DEAD_LETTER_COLUMNS, msOrNull, NOW, pageSql } from "./internal/sql.js";
 
 const GET = `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs WHERE id = ?`;
 
-function list(ctx: SqliteContext, query: DeadLetterListQuery): DeadLetterJob[] {
+/** The filter's conditions, their values added to `params`. */
+function matching(query: DeadLetterMatch, params: Record<string, unknown>): string[] {
   const where: string[] = [];
-  const params: Record<string, unknown> = { limit: query.limit, offset: query.offset };
   const add = (clause: string, name: string, value: unknown) => {
     where.push(clause);
     params[name] = value;
@@ -23,10 +29,21 @@ function list(ctx: SqliteContext, query: DeadLetterListQuery): DeadLetterJob[] {
   if (query.reason !== null) add("dead_letter_reason = @reason", "reason", query.reason);
   if (query.since !== null) add("moved_to_dead_letter_at >= @since", "since", query.since.getTime());
   if (query.until !== null) add("moved_to_dead_letter_at < @until", "until", query.until.getTime());
-  const sql = `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs
-    ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-    ORDER BY moved_to_dead_letter_at DESC, id DESC LIMIT @limit OFFSET @offset`;
+  return where;
+}
+
+function list(ctx: SqliteContext, query: DeadLetterListQuery): DeadLetterJob[] {
+  const params: Record<string, unknown> = {};
+  const page = pageSql("moved_to_dead_letter_at", query, matching(query, params), params);
+  const sql = `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs ${page}`;
   return (ctx.statement(sql).all(params) as DeadLetterRecord[]).map(toDeadLetterJob);
+}
+
+function count(ctx: SqliteContext, query: DeadLetterMatch): number {
+  const params: Record<string, unknown> = {};
+  const where = matching(query, params);
+  const sql = `SELECT count(*) AS n FROM soniq_dead_letter_jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}`;
+  return (ctx.statement(sql).get(params) as { n: number }).n;
 }
 
 const REPLAY_INSERT = `INSERT INTO soniq_jobs (id, job_name, args, status, attempts, max_attempts, queue,
@@ -69,6 +86,7 @@ const PURGE = "DELETE FROM soniq_dead_letter_jobs WHERE id = ?";
 export function deadLettersFacet(ctx: SqliteContext): DeadLettersFacet {
   return {
     list: (query) => runSync("deadLetters.list", () => list(ctx, query)),
+    count: (query) => runSync("deadLetters.count", () => count(ctx, query)),
     get: (id) =>
       runSync("deadLetters.get", () => {
         const row = ctx.statement(GET).get(id) as DeadLetterRecord | undefined;

@@ -16,7 +16,7 @@ import { immediate, runSync, type SqliteContext, type SqliteDatabase } from "./i
 import { invalidArgument } from "./internal/errors.js";
 import { writeAudit } from "./internal/queue-rows.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
-import { JOB_COLUMNS, jsonList, msOrNull, NOW } from "./internal/sql.js";
+import { JOB_COLUMNS, jsonList, msOrNull, NOW, pageSql } from "./internal/sql.js";
 import { resolveTxDatabase, type SqliteTx } from "./internal/tx.js";
 
 const INSERT_COLUMNS = `id, job_name, args, args_hash, status, attempts, max_attempts, queue, priority,
@@ -142,8 +142,7 @@ function list(ctx: SqliteContext, query: JobListQuery): Job[] {
     where.push("job_name = @jobName");
     params.jobName = query.jobName;
   }
-  const sql = `SELECT ${JOB_COLUMNS} FROM soniq_jobs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-    ORDER BY created_at DESC, id DESC LIMIT @limit OFFSET @offset`;
+  const sql = `SELECT ${JOB_COLUMNS} FROM soniq_jobs ${pageSql("created_at", query, where, params)}`;
   return (ctx.statement(sql).all(params) as JobRecord[]).map(toJob);
 }
 

@@ -3,12 +3,11 @@
  * and its audit row commit in one IMMEDIATE transaction. The claim (runs.ts, internal/queue-limits.ts)
  * enforces the settings.
  */
-import type { QueueInfo, QueueSettings } from "@soniq/core";
+import type { JobStatus, QueueInfo, QueueSettings, QueueStats } from "@soniq/core";
 import { type AuditRecord, type QueueConfigPatch, type QueuesFacet, queueInfo } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { QUEUE_COLUMNS, type QueueRecord, toQueueSettings, writeAudit } from "./internal/queue-rows.js";
 import { NOW } from "./internal/sql.js";
-import { stats } from "./jobs.js";
 
 const GET = `SELECT ${QUEUE_COLUMNS} FROM soniq_queues WHERE name = ?`;
 const ENSURE = `INSERT INTO soniq_queues (name, updated_at) VALUES (?, ${NOW}) ON CONFLICT (name) DO NOTHING`;
@@ -24,10 +23,13 @@ const CONFIGURE = `UPDATE soniq_queues SET
   WHERE name = @name`;
 const DROP_STARTS = "DELETE FROM soniq_queue_starts WHERE queue = ?";
 
-const NAMES = `SELECT name FROM soniq_queues
-  UNION SELECT DISTINCT queue FROM soniq_jobs
-  UNION SELECT DISTINCT queue FROM soniq_dead_letter_jobs
-  ORDER BY 1`;
+// Counted from the fetch (queued), processing and finished indexes and the dead letters' queue index alone.
+// SQLite counts an index range in process fast enough that every count is exact (a million finished rows in
+// about 150 ms on the loaded 2-core machine, README), so none is estimated.
+const JOB_COUNTS = `SELECT queue, 'queued' AS status, count(*) AS n FROM soniq_jobs WHERE status = 'queued' GROUP BY queue
+  UNION ALL SELECT queue, 'processing', count(*) FROM soniq_jobs WHERE status = 'processing' GROUP BY queue
+  UNION ALL SELECT queue, status, count(*) FROM soniq_jobs WHERE status IN ('done', 'cancelled') GROUP BY queue, status`;
+const DEAD_LETTER_COUNTS = "SELECT queue, count(*) AS n FROM soniq_dead_letter_jobs GROUP BY queue";
 const LAG = `SELECT queue, ${NOW} - MIN(scheduled_at) AS lag FROM soniq_jobs
   WHERE status = 'queued' AND scheduled_at <= ${NOW} GROUP BY queue`;
 const RECENT_STARTS = `SELECT count(*) AS n, MIN(started_at) AS oldest FROM soniq_queue_starts
@@ -65,16 +67,32 @@ function configure(ctx: SqliteContext, name: string, patch: QueueConfigPatch, au
 }
 
 function list(ctx: SqliteContext): QueueInfo[] {
-  // One read transaction: names, settings, counts and lag from one snapshot.
+  // One read transaction: settings, counts and lag from one snapshot.
   return ctx.db.transaction(() => {
-    const names = (ctx.statement(NAMES).all() as { name: string }[]).map((r) => r.name);
     const settings = new Map((ctx.statement(ALL).all() as QueueRecord[]).map((r) => [r.name, r]));
     const lag = new Map(
       (ctx.statement(LAG).all() as { queue: string; lag: number }[]).map((r) => [r.queue, r.lag]),
     );
-    return names.map((name): QueueInfo => {
-      const lagMs = lag.get(name) ?? null;
-      return queueInfo(toQueueSettings(name, settings.get(name)), stats(ctx, { queue: name }), lagMs);
+    const stats = new Map<string, QueueStats>();
+    const of = (queue: string) => {
+      let s = stats.get(queue);
+      if (s === undefined) {
+        s = { total: 0, queued: 0, processing: 0, done: 0, dead_letter: 0, cancelled: 0 };
+        stats.set(queue, s);
+      }
+      return s;
+    };
+    for (const r of ctx.statement(JOB_COUNTS).all() as { queue: string; status: JobStatus; n: number }[]) {
+      of(r.queue)[r.status] += r.n;
+    }
+    for (const r of ctx.statement(DEAD_LETTER_COUNTS).all() as { queue: string; n: number }[]) {
+      of(r.queue).dead_letter += r.n;
+    }
+    for (const name of settings.keys()) of(name);
+    return [...stats.keys()].sort().map((name): QueueInfo => {
+      const s = stats.get(name) as QueueStats;
+      s.total = s.queued + s.processing + s.done + s.cancelled + s.dead_letter;
+      return queueInfo(toQueueSettings(name, settings.get(name)), s, lag.get(name) ?? null);
     });
   })();
 }

@@ -44,6 +44,7 @@ describe("sqlite/multi-process", () => {
       jobName: null,
       limit: 1000,
       offset: 0,
+      position: null,
     });
     expect(attempts.every((j) => j.attempts === 1)).toBe(true);
     await backend.close();
@@ -85,6 +86,7 @@ describe("sqlite/multi-process", () => {
       jobName: null,
       limit: 100,
       offset: 0,
+      position: null,
     });
     expect(held.map((j) => j.id).sort()).toEqual(jobs.map((j) => j.id).sort());
     expect(held.every((j) => j.workerId === workerId && j.attempts === 1)).toBe(true);

@@ -16,6 +16,7 @@ export {
   type BackendTx,
   type ClaimRequest,
   type DeadLetterListQuery,
+  type DeadLetterMatch,
   type DeadLetterSettlement,
   type DeadLettersFacet,
   type DoneSettlement,
@@ -25,6 +26,7 @@ export {
   type JobRef,
   type JobsFacet,
   type LeasesFacet,
+  type ListPosition,
   type MetricsFacet,
   type MetricsListQuery,
   type MetricsRow,
@@ -33,6 +35,7 @@ export {
   type MigrationsFacet,
   type NewJob,
   type QueueConfigPatch,
+  type QueueListQuery,
   type QueuesFacet,
   type RecentStarts,
   type ReplayRequest,
@@ -56,13 +59,17 @@ export { guardBackend, unwrapBackend } from "./guard.js";
 export {
   DEFAULT_PAGE_SIZE,
   type DeadLetterFilter,
+  type DeadLetterPosition,
   deadLetterListQuery,
+  deadLetterMatch,
+  inListOrder,
+  type JobPosition,
   jobListQuery,
   type ListJobsFilter,
   MAX_PAGE_SIZE,
   statsQuery,
 } from "./queries.js";
-export { queueInfo } from "./queues.js";
+export { EXACT_COUNTS_UP_TO, queueInfo } from "./queues.js";
 export {
   fromStoredTiming,
   recurringStatus,

@@ -106,6 +106,24 @@ export interface EnqueueOptions<TTx = unknown> {
   tx?: TTx;
 }
 
+/**
+ * A keyset position in a newest-first list (jobs by `created_at`, dead letters by
+ * `moved_to_dead_letter_at`), normalised by core. Lists order by that instant **at millisecond
+ * precision** (what `Job.createdAt` shows), then by id, both descending; a backend storing finer times
+ * orders and compares the millisecond (Postgres truncates), so every backend pages alike.
+ */
+export interface ListPosition {
+  /** The row's instant, a whole millisecond. */
+  at: Date;
+  /** A lower-case UUID (the row need not exist any more). */
+  id: string;
+  /**
+   * `older`: the rows after (at, id) in list order, returned newest first.
+   * `newer`: the rows before it, returned **nearest first** (oldest first); core turns the page around.
+   */
+  direction: "older" | "newer";
+}
+
 /** A normalised job filter: every key present, `null` = no filter on it. */
 export interface JobListQuery {
   /** Non-empty when set. */
@@ -114,8 +132,10 @@ export interface JobListQuery {
   jobName: string | null;
   /** 1..1000. */
   limit: number;
-  /** >= 0. */
+  /** >= 0; 0 whenever `position` is set. */
   offset: number;
+  /** Page from this row instead of from the top; null = from the top. */
+  position: ListPosition | null;
 }
 
 export interface StatsQuery {
@@ -127,7 +147,7 @@ export interface JobsFacet<TTx = unknown> {
   /** All or nothing, one round trip where the storage allows; results in input order. */
   enqueueMany(jobs: readonly NewJob[], options: EnqueueOptions<TTx>): Promise<EnqueueResult[]>;
   get(id: string): Promise<Job | null>;
-  /** Newest first (created_at descending, then id descending). */
+  /** Newest first: created_at (whole milliseconds) descending, then id descending. See `ListPosition`. */
   list(query: JobListQuery): Promise<Job[]>;
   /** The six counts (see `QueueStats`), for one queue or all. */
   stats(query: StatsQuery): Promise<QueueStats>;
@@ -217,7 +237,7 @@ export interface RunsFacet {
 // deadLetters
 
 /** A normalised dead-letter filter: every key present, `null` = no filter on it. */
-export interface DeadLetterListQuery {
+export interface DeadLetterMatch {
   jobName: string | null;
   queue: string | null;
   reason: string | null;
@@ -225,8 +245,16 @@ export interface DeadLetterListQuery {
   since: Date | null;
   /** Moved before this instant. */
   until: Date | null;
+}
+
+/** A page of the dead letters matching the filter. */
+export interface DeadLetterListQuery extends DeadLetterMatch {
+  /** 1..1000. */
   limit: number;
+  /** >= 0; 0 whenever `position` is set. */
   offset: number;
+  /** Page from this row instead of from the top; null = from the top. */
+  position: ListPosition | null;
 }
 
 export interface ReplayRequest {
@@ -239,8 +267,10 @@ export interface ReplayRequest {
 }
 
 export interface DeadLettersFacet {
-  /** Newest first (moved_to_dead_letter_at descending, then id descending). */
+  /** Newest first: moved_to_dead_letter_at (whole milliseconds) descending, then id descending. */
   list(query: DeadLetterListQuery): Promise<DeadLetterJob[]>;
+  /** How many rows match (exact: a bulk operation's dry run reports it). */
+  count(match: DeadLetterMatch): Promise<number>;
   get(id: string): Promise<DeadLetterJob | null>;
   /**
    * In one transaction: insert a queued job (new id, attempts 0, same name/args/max_attempts) and bump the
@@ -433,10 +463,19 @@ export interface QueuesFacet {
   configure(name: string, patch: QueueConfigPatch, audit: AuditRecord): Promise<QueueSettings>;
   /** The queue's settings; a queue without a row reads as unpaused and unlimited. */
   get(name: string): Promise<QueueSettings>;
-  /** Every queue with jobs, dead letters or settings, by name. */
-  list(): Promise<QueueInfo[]>;
+  /**
+   * Every queue with jobs, dead letters or settings, by name, with its stats and lag. `queued` and
+   * `processing` are exact. `done`, `cancelled` and `dead_letter` are exact up to `exactCountsUpTo`; a
+   * larger one may be an estimate (never below `exactCountsUpTo + 1`), named in the entry's `estimated`.
+   */
+  list(query: QueueListQuery): Promise<QueueInfo[]>;
   /** Starts recorded for the queue's rate limit within the last `perMs` (by the backend's clock). */
   recentStarts(name: string, perMs: number): Promise<RecentStarts>;
+}
+
+export interface QueueListQuery {
+  /** Counts up to this many are exact (>= 0; core sends `EXACT_COUNTS_UP_TO`). */
+  exactCountsUpTo: number;
 }
 
 export interface RecentStarts {
@@ -528,7 +567,7 @@ export const BACKEND_FACETS = {
   migrations: ["apply", "status"],
   jobs: ["enqueue", "enqueueMany", "get", "list", "stats", "cancel", "deleteExpired"],
   runs: ["claim", "settle"],
-  deadLetters: ["list", "get", "replay", "purge"],
+  deadLetters: ["list", "count", "get", "replay", "purge"],
   workers: ["register", "heartbeat", "stop", "list", "recoverStale", "registerTaskNames", "listTaskNames"],
   leases: ["tryAcquire", "release"],
   wakeUps: ["subscribe"],

@@ -1,21 +1,22 @@
 /**
  * Bulk dead-letter operations by filter (`deadLetter.replayWhere` / `purgeWhere`). They walk the matching
- * rows in pages of `BULK_CHUNK` ids (never the whole set in memory), act on each id, and write ONE audit
- * row for the whole operation with the count. The rows are fixed at the start: only rows moved to the
+ * rows in keyset pages of `BULK_CHUNK` ids (never the whole set in memory), act on each id, and write ONE
+ * audit row for the whole operation with the count. The rows are fixed at the start: only rows moved to the
  * dead-letter table before the call began are touched, so rows arriving meanwhile neither shift the pages
- * nor get acted on. A dry run counts what would be touched and changes nothing (its audit row says so).
- * With `onProgress`, the matches are counted first (one more read pass) so the callback can say done of total.
+ * nor get acted on. A dry run counts what would be touched in one `deadLetters.count` and changes nothing
+ * (its audit row says so). With `onProgress`, the matches are counted first the same way so the callback can
+ * say done of total.
  */
 
 import { type ActorOptions, actorOf, auditRecord } from "./audit.js";
 import type { Backend, DeadLetterListQuery } from "./backend.js";
 import { fail } from "./options.js";
-import { type DeadLetterFilter, deadLetterListQuery, invalid } from "./queries.js";
+import { after, type DeadLetterFilter, deadLetterListQuery, invalid } from "./queries.js";
 
 export const BULK_CHUNK = 500;
 
 /** The filter of a bulk operation: the list filter without paging. */
-export type DeadLetterBulkFilter = Omit<DeadLetterFilter, "limit" | "offset">;
+export type DeadLetterBulkFilter = Omit<DeadLetterFilter, "limit" | "offset" | "after" | "before">;
 
 export interface BulkOptions extends ActorOptions {
   /** Count the rows it would touch, change nothing. */
@@ -33,18 +34,21 @@ export interface BulkResult {
   dryRun: boolean;
 }
 
+const PAGING_KEYS = ["limit", "offset", "after", "before"];
+
 function bulkQuery(filter: unknown, what: string): DeadLetterListQuery {
-  if (typeof filter === "object" && filter !== null && ("limit" in filter || "offset" in filter)) {
+  const paging = typeof filter === "object" && filter !== null && PAGING_KEYS.filter((k) => k in filter);
+  if (paging && paging.length > 0) {
     throw invalid(
-      `${what}.limit`,
-      "a bulk operation takes no limit or offset; it acts on every match",
+      `${what}.${paging[0]}`,
+      "a bulk operation takes no limit, offset, after or before; it acts on every match",
       filter,
     );
   }
   const query = deadLetterListQuery(filter as DeadLetterFilter | undefined, what);
   const startedAt = new Date();
   const until = query.until === null || query.until > startedAt ? startedAt : query.until;
-  return { ...query, until, limit: BULK_CHUNK, offset: 0 };
+  return { ...query, until, limit: BULK_CHUNK, offset: 0, position: null };
 }
 
 function dryRunOf(options: unknown, what: string): boolean {
@@ -69,7 +73,7 @@ async function progressTicker(
   query: DeadLetterListQuery,
   onProgress: Progress,
 ): Promise<() => void> {
-  const total = await walk(backend, query, null, false);
+  const total = await backend.deadLetters.count(query);
   const report = (done: number) => {
     // A progress display must not decide whether the rest is replayed or purged.
     try {
@@ -83,29 +87,26 @@ async function progressTicker(
 }
 
 /**
- * Walk every matching row, calling `act` on each id (unless dry run) and `tick` after each. `consumes` says
- * whether acting removes the row from the matches (purge), so the next page is read from the start again.
+ * Walk every matching row, calling `act` on each id and `tick` after each: keyset pages of `BULK_CHUNK`,
+ * each continuing after the previous page's last row (acting may delete rows; the position still holds).
  */
 async function walk(
   backend: Backend<unknown>,
   query: DeadLetterListQuery,
-  act: ((id: string) => Promise<boolean>) | null,
-  consumes: boolean,
+  act: (id: string) => Promise<boolean>,
   tick?: () => void,
 ): Promise<number> {
   let count = 0;
-  let offset = 0;
+  let page = query;
   for (;;) {
-    const rows = await backend.deadLetters.list({ ...query, offset });
-    if (rows.length === 0) return count;
-    let acted = 0;
+    const rows = await backend.deadLetters.list(page);
     for (const row of rows) {
-      if (act === null || (await act(row.id))) acted++;
+      if (await act(row.id)) count++;
       tick?.();
     }
-    count += acted;
-    if (rows.length < query.limit) return count;
-    offset += consumes && act !== null ? rows.length - acted : rows.length;
+    const last = rows[rows.length - 1];
+    if (rows.length < query.limit || last === undefined) return count;
+    page = { ...query, position: after(last, last.movedToDeadLetterAt) };
   }
 }
 
@@ -121,8 +122,12 @@ export async function bulk(
   const actor = actorOf(options, `${what}(options)`, ["dryRun", "onProgress"]);
   const dryRun = dryRunOf(options, `${what}(options)`);
   const onProgress = progressOf(options, `${what}(options)`);
-  const tick = onProgress && !dryRun ? await progressTicker(backend, query, onProgress) : undefined;
-  const count = await walk(backend, query, dryRun ? null : act, kind === "purge_where", tick);
+  let count: number;
+  if (dryRun) count = await backend.deadLetters.count(query);
+  else {
+    const tick = onProgress ? await progressTicker(backend, query, onProgress) : undefined;
+    count = await walk(backend, query, act, tick);
+  }
   const params = { ...(filter as Record<string, unknown> | undefined), dryRun };
   await backend.audit.record(
     auditRecord(`dead_letter.${kind}`, actor, null, params, dryRun ? "dry_run" : "ok", { count }),

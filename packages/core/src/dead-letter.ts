@@ -9,7 +9,14 @@ import { type BulkOptions, type BulkResult, bulk, type DeadLetterBulkFilter } fr
 import { SoniqError } from "./errors.js";
 import { newJobId } from "./ids.js";
 import { enqueueOptionProblems, fail } from "./options.js";
-import { type DeadLetterFilter, deadLetterListQuery, MAX_PAGE_SIZE } from "./queries.js";
+import {
+  after,
+  type DeadLetterFilter,
+  deadLetterListQuery,
+  inListOrder,
+  invalid,
+  MAX_PAGE_SIZE,
+} from "./queries.js";
 import type { Runtime } from "./runtime.js";
 import type { DeadLetterJob } from "./types.js";
 
@@ -72,9 +79,13 @@ export interface LineSink {
 export class DeadLetterService {
   constructor(private readonly rt: Runtime) {}
 
-  /** Newest first. `limit` defaults to 100 (at most 1000). */
+  /**
+   * Newest first (by `movedToDeadLetterAt` to the millisecond, then id). `limit` defaults to 100 (at most
+   * 1000). Page with `after: lastRow` (older) or `before: firstRow` (newer); `offset` still works.
+   */
   async list(filter?: DeadLetterFilter): Promise<DeadLetterJob[]> {
-    return this.rt.backend.deadLetters.list(deadLetterListQuery(filter));
+    const query = deadLetterListQuery(filter);
+    return inListOrder(query, await this.rt.backend.deadLetters.list(query));
   }
 
   get(id: string): Promise<DeadLetterJob | null> {
@@ -173,23 +184,32 @@ export class DeadLetterService {
         "deadLetter.export(filter, destination): the destination must be a Writable (write and once).",
       );
     }
+    if (query.position?.direction === "newer") {
+      throw invalid(
+        "deadLetter.export(filter).before",
+        "export walks newest first; start it with after",
+        filter?.before,
+      );
+    }
     // The query caps `limit` at a page; the caller's limit (validated above) bounds the whole export.
     const total = filter?.limit ?? Number.POSITIVE_INFINITY;
     const chunks: string[] = [];
     let count = 0;
-    let offset = query.offset;
+    // The first page is the caller's (offset or position); the rest continue after its last row.
+    let page = query;
     for (;;) {
       const limit = Math.min(MAX_PAGE_SIZE, total - count);
       if (limit <= 0) break;
-      const rows = await this.rt.backend.deadLetters.list({ ...query, limit, offset });
+      const rows = await this.rt.backend.deadLetters.list({ ...page, limit });
       for (const row of rows) {
         const line = `${JSON.stringify(row)}\n`;
         if (!destination) chunks.push(line);
         else if (!destination.write(line)) await new Promise<void>((r) => destination.once("drain", r));
       }
       count += rows.length;
-      offset += rows.length;
-      if (rows.length < limit) break;
+      const last = rows[rows.length - 1];
+      if (rows.length < limit || last === undefined) break;
+      page = { ...query, offset: 0, position: after(last, last.movedToDeadLetterAt) };
     }
     return destination ? count : chunks.join("");
   }

@@ -177,6 +177,7 @@ export class Explainer {
       jobName: null,
       limit: MAX_PAGE_SIZE,
       offset: 0,
+      position: null,
     });
     const holders = (jobs: Job[]) =>
       jobs.slice(0, 20).map((j) => ({ id: j.id, workerId: j.workerId, since: j.updatedAt }));
@@ -259,6 +260,7 @@ export class Explainer {
       jobName: null,
       limit: MAX_PAGE_SIZE,
       offset: 0,
+      position: null,
     });
     const ahead = queued.filter(
       (j) =>

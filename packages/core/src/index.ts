@@ -54,8 +54,8 @@ export type {
 } from "./options.js";
 export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
-export type { DeadLetterFilter, ListJobsFilter } from "./queries.js";
-export { type QueueConfig, QueueService } from "./queues.js";
+export type { DeadLetterFilter, DeadLetterPosition, JobPosition, ListJobsFilter } from "./queries.js";
+export { EXACT_COUNTS_UP_TO, type QueueConfig, QueueService } from "./queues.js";
 export {
   type BackoffRetry,
   computeRetryDelay,
@@ -98,6 +98,8 @@ export {
   type DeadLetterJob,
   type DeadLetterJobRow,
   type DeadLetterReason,
+  ESTIMABLE_COUNTS,
+  type EstimableCount,
   JOB_STATUSES,
   type Job,
   type JobRow,

@@ -9,7 +9,15 @@ import type { Backend, QueueConfigPatch } from "./backend.js";
 import { SoniqError } from "./errors.js";
 import { checkQueue } from "./option-table.js";
 import { invalid, noArguments } from "./queries.js";
-import type { QueueInfo, QueueSettings, QueueStats, RateLimit } from "./types.js";
+import type { EstimableCount, QueueInfo, QueueSettings, QueueStats, RateLimit } from "./types.js";
+import { ESTIMABLE_COUNTS } from "./types.js";
+
+/**
+ * `queues.list()` counts done, cancelled and dead-letter rows exactly up to this many per queue; a larger
+ * count may be an estimate (the Postgres backend asks its planner statistics rather than read every row),
+ * and the entry's `estimated` names it. Queued and processing counts are always exact.
+ */
+export const EXACT_COUNTS_UP_TO = 10_000;
 
 /** What `configure` takes: an omitted key keeps its value, `null` clears the limit. */
 export interface QueueConfig {
@@ -116,17 +124,28 @@ export class QueueService {
     return attempt(() => this.#backend.queues.get(assertQueueName(name, "queues.get()")));
   }
 
-  /** Every queue with jobs, dead letters or settings: its controls, stats and lag. */
+  /**
+   * Every queue with jobs, dead letters or settings: its controls, stats and lag. Done, cancelled and
+   * dead-letter counts above `EXACT_COUNTS_UP_TO` may be estimates, named in each entry's `estimated`.
+   */
   list(...args: []): Promise<QueueInfo[]> {
     return attempt(() => {
       noArguments(args, "queues.list()", "takes no arguments (it lists every queue)");
-      return this.#backend.queues.list();
+      return this.#backend.queues.list({ exactCountsUpTo: EXACT_COUNTS_UP_TO });
     });
   }
 }
 
-/** One `queues.list()` entry from a queue's settings, its stats and its lag (rounded, never negative). */
-export function queueInfo(settings: QueueSettings, stats: QueueStats, lagMs: number | null): QueueInfo {
+/**
+ * One `queues.list()` entry from a queue's settings, its stats, its lag (rounded, never negative) and the
+ * counts that are estimates (listed in `ESTIMABLE_COUNTS` order).
+ */
+export function queueInfo(
+  settings: QueueSettings,
+  stats: QueueStats,
+  lagMs: number | null,
+  estimated: readonly EstimableCount[] = [],
+): QueueInfo {
   return {
     name: settings.name,
     paused: settings.paused,
@@ -134,6 +153,7 @@ export function queueInfo(settings: QueueSettings, stats: QueueStats, lagMs: num
     groupConcurrency: settings.groupConcurrency,
     rateLimit: settings.rateLimit && { ...settings.rateLimit },
     stats,
+    estimated: ESTIMABLE_COUNTS.filter((k) => estimated.includes(k)),
     lagMs: lagMs === null ? null : Math.max(0, Math.round(lagMs)),
   };
 }

@@ -32,7 +32,7 @@ import {
   type SoniqOptions,
   type WorkerOptions,
 } from "./options.js";
-import { jobListQuery, type ListJobsFilter, statsQuery } from "./queries.js";
+import { inListOrder, jobListQuery, type ListJobsFilter, statsQuery } from "./queries.js";
 import { QueueService } from "./queues.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
 import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "./schedules/declare.js";
@@ -302,9 +302,13 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     return this.backend.jobs.get(id);
   }
 
-  /** Newest first; `limit` defaults to 100 (at most 1000). */
+  /**
+   * Newest first (by `createdAt` to the millisecond, then id); `limit` defaults to 100 (at most 1000).
+   * Page with `after: lastJob` (older) or `before: firstJob` (newer); `offset` still works.
+   */
   async listJobs(filter?: ListJobsFilter): Promise<Job[]> {
-    return this.backend.jobs.list(jobListQuery(filter));
+    const query = jobListQuery(filter);
+    return inListOrder(query, await this.backend.jobs.list(query));
   }
 
   /** The stored result of a done job; null when the job is missing, not done, or its row expired. */

@@ -118,6 +118,10 @@ export interface QueueSettings {
   updatedAt: Date | null;
 }
 
+/** The counts `soniq.queues.list()` may estimate on a large table (queued and processing are always exact). */
+export const ESTIMABLE_COUNTS = ["done", "cancelled", "dead_letter"] as const;
+export type EstimableCount = (typeof ESTIMABLE_COUNTS)[number];
+
 /** One entry of `soniq.queues.list()`. */
 export interface QueueInfo {
   name: string;
@@ -126,6 +130,11 @@ export interface QueueInfo {
   groupConcurrency: number | null;
   rateLimit: RateLimit | null;
   stats: QueueStats;
+  /**
+   * The counts of `stats` that are estimates (then `total` is one too); empty when all are exact. Counts up
+   * to `EXACT_COUNTS_UP_TO` (10,000) per queue are always exact.
+   */
+  estimated: EstimableCount[];
   /** Age of the oldest due queued job in ms; null when nothing is ready. */
   lagMs: number | null;
 }

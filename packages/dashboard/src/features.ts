@@ -15,6 +15,8 @@ export interface QueueInfo {
   groupConcurrency: number | null;
   rateLimit: { max: number; perMs: number } | null;
   stats?: Record<string, number>;
+  /** The counts of `stats` core estimated (large tables); absent in cores before estimates. */
+  estimated?: unknown;
   lagMs: number | null;
 }
 
@@ -118,6 +120,18 @@ function detectWorkers(soniq: Soniq): Features["workers"] {
   return null;
 }
 
+/**
+ * Core's `metrics.series({ since, bucketMs, queue })` (buckets with activity, `bucketStart` and the six
+ * counters) behind the `query` shape: it takes no `until` (it reads up to now).
+ */
+function seriesQuery(
+  series: ((f: Record<string, unknown>) => Promise<unknown>) | null,
+): ((f: Record<string, unknown>) => Promise<unknown>) | null {
+  if (!series) return null;
+  return ({ since, bucketMs, queue }) =>
+    series({ since, bucketMs, ...(typeof queue === "string" ? { queue } : {}) });
+}
+
 export function detectFeatures(soniq: Soniq): Features {
   const app = soniq as unknown as Record<string, unknown>;
   const queues = objectAt(app, "queues");
@@ -127,7 +141,8 @@ export function detectFeatures(soniq: Soniq): Features {
   const metrics = objectAt(app, "metrics");
   const metricsQuery =
     fn<(f: Record<string, unknown>) => Promise<unknown>>(metrics, "query") ??
-    fn<(f: Record<string, unknown>) => Promise<unknown>>(metrics, "list");
+    fn<(f: Record<string, unknown>) => Promise<unknown>>(metrics, "list") ??
+    seriesQuery(fn<(f: Record<string, unknown>) => Promise<unknown>>(metrics, "series"));
   const schedules = objectAt(app, "schedules");
   const scheduleList = fn<() => Promise<unknown>>(schedules, "list");
   const deadLetter = objectAt(app, "deadLetter");

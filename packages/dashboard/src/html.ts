@@ -76,3 +76,10 @@ export function formatDuration(ms: number | null | undefined): string {
 export function formatCount(n: number): string {
   return n.toLocaleString("en-US");
 }
+
+/** An estimated count, to two significant figures: "about 1.0M", "about 250k", "about 12k". */
+export function formatEstimate(n: number): string {
+  if (n >= 1_000_000) return `about ${(n / 1_000_000).toFixed(1)}M`;
+  if (n >= 1_000) return `about ${n >= 100_000 ? Math.round(n / 10_000) * 10 : Math.round(n / 1_000)}k`;
+  return `about ${n}`;
+}

@@ -1,23 +1,28 @@
 /**
- * Keyset-style paging over core's offset-based lists (`listJobs`, `deadLetter.list` take limit/offset
- * today). The opaque cursor carries the offset plus the sort key (time, id) of the last row shown. The
- * next page reads from a little before that offset and skips rows up to the cursor's row, so jobs
- * inserted at the top (newest first) between two pages do not repeat rows, and rows deleted before
- * the offset (up to OVERLAP of them) do not skip any. Reads are offset-based underneath: deep pages
- * cost what OFFSET costs in the database (see the README's timings).
+ * Cursor pages over core's keyset lists (`listJobs` / `deadLetter.list` with `after` or `before` a row).
+ * A cursor is opaque in the URL: base64url JSON of the direction and the sort key (instant in epoch ms,
+ * id) of the row the page starts from. "Next" continues after the last row shown (older rows), "previous"
+ * before the first (newer rows); each page reads about `limit` rows at any depth, and rows arriving or
+ * expiring between two pages neither repeat nor skip any. A "previous" page that reaches the top of the
+ * list is the first page (full, without a previous link).
  *
  * With a `match` predicate (text search) rows are scanned in chunks of 1000, at most `scanCap` per
  * request; the cursor then marks where the scan stopped.
  */
 import { badRequest } from "./errors.js";
 
-const OVERLAP = 50;
 const CHUNK = 1000;
+/** The instants core takes (years 1 to 9999). */
+const MIN_T = Date.parse("0001-01-01T00:00:00.000Z");
+const MAX_T = Date.parse("9999-12-31T23:59:59.999Z");
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type Direction = "older" | "newer";
 
 export interface Cursor {
-  /** Absolute offset of the row after the last one shown. */
-  o: number;
-  /** Sort time (epoch ms) and id of the last row shown or scanned. */
+  /** `older`: the rows after this one (the next page); `newer`: the rows before it (the previous page). */
+  d: Direction;
+  /** The row's sort instant (epoch ms) and id. */
   t: number;
   i: string;
 }
@@ -26,6 +31,7 @@ export function encodeCursor(cursor: Cursor): string {
   return Buffer.from(JSON.stringify(cursor), "utf8").toString("base64url");
 }
 
+/** The cursor of a URL, or undefined for none; anything this dashboard did not issue is a 400. */
 export function decodeCursor(raw: string | undefined): Cursor | undefined {
   if (raw === undefined || raw === "") return undefined;
   const invalid = badRequest("cursor is not one this dashboard issued; start from the first page");
@@ -36,23 +42,34 @@ export function decodeCursor(raw: string | undefined): Cursor | undefined {
   } catch {
     throw invalid;
   }
-  const c = value as Partial<Cursor> | null;
+  if (typeof value !== "object" || value === null) throw invalid;
+  const c = value as { d?: unknown; t?: unknown; i?: unknown; o?: unknown };
+  // Cursors of earlier versions carried an offset (`o`) and meant "after this row".
+  const d = c.d === undefined && c.o !== undefined ? "older" : c.d;
   if (
-    typeof c !== "object" ||
-    c === null ||
-    !Number.isSafeInteger(c.o) ||
-    (c.o as number) < 0 ||
-    !Number.isFinite(c.t) ||
+    (d !== "older" && d !== "newer") ||
+    typeof c.t !== "number" ||
+    !Number.isSafeInteger(c.t) ||
+    c.t < MIN_T ||
+    c.t > MAX_T ||
     typeof c.i !== "string" ||
-    c.i.length > 200
+    !UUID.test(c.i)
   ) {
     throw invalid;
   }
-  return { o: c.o as number, t: c.t as number, i: c.i };
+  return { d, t: c.t, i: c.i.toLowerCase() };
+}
+
+/** Where core's list starts: after or before the row with this sort key; null = from the top. */
+export interface ListFrom {
+  direction: Direction;
+  at: Date;
+  id: string;
 }
 
 export interface PageRequest<T> {
-  fetch(offset: number, limit: number): Promise<T[]>;
+  /** Core's list from `from`, `limit` rows (at most 1000), newest first as core answers it. */
+  fetch(from: ListFrom | null, limit: number): Promise<T[]>;
   key(row: T): { t: number; id: string };
   limit: number;
   cursor?: Cursor | undefined;
@@ -62,60 +79,93 @@ export interface PageRequest<T> {
 
 export interface Page<T> {
   items: T[];
+  /** The page after this one (older rows), or null at the end. */
   nextCursor: string | null;
+  /** The page before this one (newer rows), or null on the first page. */
+  prevCursor: string | null;
   /** Rows read to build this page (more than `items` when searching). */
   scanned: number;
   /** True when a search stopped at its scan cap before filling the page. */
   truncated: boolean;
 }
 
-export async function keysetPage<T>(req: PageRequest<T>): Promise<Page<T>> {
-  const { cursor, limit, match } = req;
+interface Scan<T> {
+  /** Matches in scan order (away from the start), at most limit + 1. */
+  found: T[];
+  /** The last row scanned, where a capped search continues. */
+  last: T | null;
+  scanned: number;
+  /** The list ended before the page filled. */
+  exhausted: boolean;
+}
+
+/** Scan from `start` in `direction` (rows nearest the start first) until limit + 1 matches, the cap or the end. */
+async function scan<T>(req: PageRequest<T>, direction: Direction, start: ListFrom | null): Promise<Scan<T>> {
+  const { limit, match } = req;
   const scanCap = req.scanCap ?? 10_000;
-  const back = cursor ? Math.min(cursor.o, OVERLAP) : 0;
-  let pos = cursor ? cursor.o - back : 0;
-  let skipping = cursor !== undefined;
-  const items: { row: T; index: number }[] = [];
-  let scanned = 0;
-  let last: { row: T; index: number } | null = null;
-  let exhausted = false;
-  const capped = () => match !== undefined && scanned >= scanCap;
-  while (items.length <= limit && !capped()) {
-    const want = Math.min(CHUNK, match ? CHUNK : limit + 1 - items.length + (skipping ? back : 0));
-    const rows = await req.fetch(pos, want);
+  const out: Scan<T> = { found: [], last: null, scanned: 0, exhausted: false };
+  let from = start;
+  while (out.found.length <= limit && !(match && out.scanned >= scanCap)) {
+    const want = match ? CHUNK : Math.min(CHUNK, limit + 1 - out.found.length);
+    const rows = await req.fetch(from, want);
+    // Core answers newest first; a scan towards newer rows takes them nearest (oldest) first.
+    const ordered = direction === "newer" ? [...rows].reverse() : rows;
     let k = 0;
-    for (; k < rows.length && items.length <= limit && !capped(); k++) {
-      const row = rows[k] as T;
-      const index = pos + k;
-      if (skipping && cursor) {
-        const key = req.key(row);
-        if (key.id === cursor.i) {
-          skipping = false;
-          continue;
-        }
-        if (key.t >= cursor.t) continue;
-        skipping = false;
-      }
-      scanned++;
-      last = { row, index };
-      if (!match || match(row)) items.push({ row, index });
+    for (; k < ordered.length && out.found.length <= limit && !(match && out.scanned >= scanCap); k++) {
+      const row = ordered[k] as T;
+      out.scanned++;
+      out.last = row;
+      if (!match || match(row)) out.found.push(row);
     }
-    pos += rows.length;
-    if (rows.length < want && k === rows.length) {
-      exhausted = true;
+    if (rows.length < want && k === ordered.length) {
+      out.exhausted = true;
       break;
     }
+    const key = req.key(out.last as T);
+    from = { direction, at: new Date(key.t), id: key.id };
   }
-  const more = items.length > limit;
-  const shown = items.slice(0, limit);
-  let next: { row: T; index: number } | null = null;
-  if (more) next = shown[shown.length - 1] ?? null;
-  else if (!exhausted && match && last) next = last;
-  const key = next ? req.key(next.row) : null;
+  return out;
+}
+
+function cursorAt<T>(req: PageRequest<T>, d: Direction, row: T | null | undefined): string | null {
+  if (row === null || row === undefined) return null;
+  const key = req.key(row);
+  return encodeCursor({ d, t: key.t, i: key.id });
+}
+
+export async function keysetPage<T>(req: PageRequest<T>): Promise<Page<T>> {
+  const { cursor, limit, match } = req;
+  const start = cursor ? { direction: cursor.d, at: new Date(cursor.t), id: cursor.i } : null;
+  if (cursor?.d === "newer") {
+    const s = await scan(req, "newer", start);
+    const more = s.found.length > limit;
+    const capped = !more && !s.exhausted && match !== undefined;
+    // Nothing further up: this is the top of the list, so show the first page as it is.
+    if (!more && !capped) return keysetPage({ ...req, cursor: undefined });
+    const items = s.found.slice(0, limit).reverse();
+    return {
+      items,
+      nextCursor: cursorAt(req, "older", items[items.length - 1] ?? s.last),
+      prevCursor: more ? cursorAt(req, "newer", items[0]) : cursorAt(req, "newer", s.last),
+      scanned: s.scanned,
+      truncated: capped,
+    };
+  }
+  const s = await scan(req, "older", start);
+  const more = s.found.length > limit;
+  const capped = !more && !s.exhausted && match !== undefined;
+  const items = s.found.slice(0, limit);
+  let prevCursor: string | null = null;
+  if (cursor) prevCursor = cursorAt(req, "newer", items[0]) ?? encodeCursor({ ...cursor, d: "newer" });
   return {
-    items: shown.map((x) => x.row),
-    nextCursor: next && key ? encodeCursor({ o: next.index + 1, t: key.t, i: key.id }) : null,
-    scanned,
-    truncated: !more && !exhausted && match !== undefined,
+    items,
+    nextCursor: more
+      ? cursorAt(req, "older", items[items.length - 1])
+      : capped
+        ? cursorAt(req, "older", s.last)
+        : null,
+    prevCursor,
+    scanned: s.scanned,
+    truncated: capped,
   };
 }

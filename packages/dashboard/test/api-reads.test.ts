@@ -71,6 +71,30 @@ describe("GET /api/jobs", () => {
     expect(seen.sort()).toEqual(all.sort());
   });
 
+  it("api/jobs-previous: prevCursor pages back to the same rows; the first page has none", async () => {
+    type JobsPage = { jobs: Job[]; nextCursor: string | null; prevCursor: string | null };
+    const page = (cursor: string | null) =>
+      call(handler, `/api/jobs?limit=3${cursor ? `&cursor=${cursor}` : ""}`).then((r) => json<JobsPage>(r));
+    const first = await page(null);
+    expect(first.prevCursor).toBeNull();
+    const second = await page(first.nextCursor);
+    const third = await page(second.nextCursor);
+    const back = await page(third.prevCursor);
+    expect(back.jobs.map((j) => j.id)).toEqual(second.jobs.map((j) => j.id));
+    const top = await page(back.prevCursor);
+    expect(top.jobs.map((j) => j.id)).toEqual(first.jobs.map((j) => j.id));
+    expect(top.prevCursor).toBeNull();
+    const deadPage = (cursor: string | null) =>
+      call(handler, `/api/dead-letters?limit=1${cursor ? `&cursor=${cursor}` : ""}`).then((r) =>
+        json<{ deadLetters: { id: string }[]; nextCursor: string | null; prevCursor: string | null }>(r),
+      );
+    const d1 = await deadPage(null);
+    const d2 = await deadPage(d1.nextCursor);
+    expect((await deadPage(d2.prevCursor)).deadLetters.map((d) => d.id)).toEqual(
+      d1.deadLetters.map((d) => d.id),
+    );
+  });
+
   it("api/jobs-limit: capped at 1000, malformed limits and cursors are 400", async () => {
     expect((await call(handler, "/api/jobs?limit=5000")).status).toBe(200);
     for (const bad of [
@@ -80,6 +104,8 @@ describe("GET /api/jobs", () => {
       "limit=1.5",
       "cursor=%%%",
       "cursor=eyJvIjotMX0",
+      `cursor=${Buffer.from(JSON.stringify({ d: "older", t: 1, i: "not-an-id" })).toString("base64url")}`,
+      `cursor=${Buffer.from(JSON.stringify({ d: "up", t: 1, i: "00000000-0000-4000-8000-000000000000" })).toString("base64url")}`,
       "status=bogus",
       "status=dead_letter",
       "name=Not%20A%20Name",
@@ -210,6 +236,31 @@ describe("feature-gated routes", () => {
       expect(body.error.code).toBe("not_available");
       expect(body.error.message).toContain("not available in this Soniq version");
     }
+  });
+
+  it("api/metrics-series: core's metrics.series fills the buckets", async () => {
+    const minute = 60_000;
+    const at = new Date(Math.floor(Date.now() / minute) * minute - 2 * minute);
+    const row = {
+      bucketStart: at,
+      done: 4,
+      failed: 1,
+      retried: 0,
+      deadLettered: 1,
+      snoozed: 0,
+      runMsSum: 12,
+    };
+    await app.soniq.backend.metrics.record([
+      { ...row, queue: "default", jobName: "emails.send_welcome" },
+      { ...row, queue: "reports", jobName: "reports.build" },
+    ]);
+    type Series = { buckets: { at: string; done: number; deadLettered: number }[] };
+    const all = await json<Series>(await call(handler, "/api/metrics?since=10m"));
+    expect(all.buckets.find((b) => b.at === at.toISOString())).toMatchObject({ done: 8, deadLettered: 2 });
+    const one = await json<Series>(await call(handler, "/api/metrics?since=10m&queue=reports"));
+    expect(one.buckets.find((b) => b.at === at.toISOString())).toMatchObject({ done: 4 });
+    const page = await (await call(handler, "/")).text();
+    expect(page).toContain("Throughput (done)");
   });
 
   it("api/unknown-route: a JSON 404", async () => {

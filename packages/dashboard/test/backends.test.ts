@@ -71,19 +71,24 @@ describe.each(targets)("on $name", (target) => {
     expect((await get("/api/jobs?q=not-a-uuid")).status).toBe(200);
   });
 
-  it("backend/cursor-pages: every job exactly once across pages, newest first", async () => {
-    const seen: string[] = [];
+  it("backend/cursor-pages: every job exactly once across pages, newest first; previous pages back", async () => {
+    type JobsPage = { jobs: { id: string }[]; nextCursor: string | null; prevCursor: string | null };
+    const pages: JobsPage[] = [];
     let cursor: string | null = null;
     for (let i = 0; i < 20; i++) {
-      const page: { jobs: { id: string; createdAt: string }[]; nextCursor: string | null } = await json(
-        await get(`/api/jobs?limit=5${cursor ? `&cursor=${cursor}` : ""}`),
-      );
-      seen.push(...page.jobs.map((j) => j.id));
+      const page: JobsPage = await json(await get(`/api/jobs?limit=5${cursor ? `&cursor=${cursor}` : ""}`));
+      pages.push(page);
       cursor = page.nextCursor;
       if (!cursor) break;
     }
+    const seen = pages.flatMap((p) => p.jobs.map((j) => j.id));
     expect(new Set(seen).size).toBe(seen.length);
-    expect(seen.sort()).toEqual([...app.done, ...app.retrying, ...app.reports].sort());
+    expect([...seen].sort()).toEqual([...app.done, ...app.retrying, ...app.reports].sort());
+    expect(seen).toEqual(((await json(await get("/api/jobs?limit=100"))) as JobsPage).jobs.map((j) => j.id));
+    for (let i = pages.length - 1; i > 0; i--) {
+      const back: JobsPage = await json(await get(`/api/jobs?limit=5&cursor=${pages[i]?.prevCursor}`));
+      expect(back.jobs.map((j) => j.id)).toEqual(pages[i - 1]?.jobs.map((j) => j.id));
+    }
   });
 
   it("backend/search-and-filters: error text and reason filters", async () => {

@@ -159,6 +159,55 @@ describe("with queue controls, explain, audit, metrics and schedules in core", (
     expect((await call(handler, "/api/queues/Bad%20Queue/pause", w)).status).toBe(404);
   });
 
+  it("features/estimated-counts: stats sum queues.list; estimates read as such in the API and as about on the page", async () => {
+    const exact = { total: 3, queued: 1, processing: 2, done: 0, dead_letter: 0, cancelled: 0 };
+    const big = {
+      total: 1_250_004,
+      queued: 3,
+      processing: 1,
+      done: 1_000_000,
+      dead_letter: 250_000,
+      cancelled: 0,
+    };
+    const info = (name: string, stats: typeof exact, estimated: string[]) => ({
+      name,
+      paused: false,
+      concurrency: null,
+      groupConcurrency: null,
+      rateLimit: null,
+      stats,
+      estimated,
+      lagMs: null,
+    });
+    Object.assign(app.soniq, {
+      queues: {
+        list: async () => [info("default", big, ["done", "dead_letter"]), info("reports", exact, [])],
+      },
+    });
+    const h = handlerFor(app.soniq, { apiKeys: KEYS });
+    const body = await json<{ stats: typeof exact; estimated: string[] }>(
+      await call(h, "/api/stats", { key: WRITE_KEY }),
+    );
+    expect(body.stats).toEqual({
+      total: 1_250_007,
+      queued: 4,
+      processing: 3,
+      done: 1_000_000,
+      dead_letter: 250_000,
+      cancelled: 0,
+    });
+    expect(body.estimated.sort()).toEqual(["dead_letter", "done", "total"]);
+    const queues = await json<{ queues: { estimated: string[] }[] }>(
+      await call(h, "/api/queues", { key: WRITE_KEY }),
+    );
+    expect(queues.queues.map((q) => q.estimated)).toEqual([["done", "dead_letter", "total"], []]);
+    const page = await (await call(h, "/", { key: WRITE_KEY })).text();
+    expect(page).toContain("about 1.0M");
+    expect(page).toContain("about 250k");
+    expect(page).toContain('data-stat="queued"><div class="label">queued</div><div class="value">4<');
+    expect(page).toContain('data-testid="estimate-note"');
+  });
+
   it("features/explain: the job detail carries the verdict", async () => {
     const body = await json<{ explain: { verdict: string; reasons: { code: string }[] } }>(
       await call(handler, `/api/jobs/${app.retrying[0]}`, { key: WRITE_KEY }),

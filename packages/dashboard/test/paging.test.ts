@@ -1,38 +1,55 @@
-/** The cursor over offset lists: rows inserted at the top or deleted before the offset between two pages. */
+/** Cursor pages over a keyset list: next and previous, rows arriving or expiring between pages, ties, search caps. */
 import { describe, expect, it } from "vitest";
-import { decodeCursor, keysetPage, type Page } from "../src/paging.js";
+import { DashboardError } from "../src/errors.js";
+import { decodeCursor, encodeCursor, keysetPage, type ListFrom, type Page } from "../src/paging.js";
 
 interface Row {
   id: string;
   t: number;
 }
 
-/** A newest-first list served by offset, like core's listJobs. */
+const idOf = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, "0")}`;
+
+/** Newest first by (t, id), like core's lists; `from` is core's after/before. */
 function list(rows: Row[]) {
+  const cmp = (a: Row, b: Row) => b.t - a.t || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
   return {
     rows,
-    fetch: async (offset: number, limit: number) =>
-      [...rows].sort((a, b) => b.t - a.t).slice(offset, offset + limit),
+    fetch: async (from: ListFrom | null, limit: number) => {
+      const sorted = [...rows].sort(cmp);
+      if (from === null) return sorted.slice(0, limit);
+      const pos = { t: from.at.getTime(), id: from.id };
+      if (from.direction === "older") return sorted.filter((r) => cmp(r, pos) > 0).slice(0, limit);
+      return sorted.filter((r) => cmp(r, pos) < 0).slice(-limit);
+    },
   };
 }
 
-const rowsFrom = (n: number, start = 0): Row[] =>
-  Array.from({ length: n }, (_, i) => ({ id: `r${start + i}`, t: 1000 + start + i }));
+/** `n` rows; `sameT` of them share each instant (ties broken by id). */
+const rowsFrom = (n: number, start = 0, sameT = 1): Row[] =>
+  Array.from({ length: n }, (_, i) => ({
+    id: idOf(start + i),
+    t: 1_000_000 + Math.floor((start + i) / sameT),
+  }));
 
-async function walk(
-  source: ReturnType<typeof list>,
-  limit: number,
-  between: (page: number) => void,
-): Promise<string[]> {
+const newestFirst = (rows: Row[]) =>
+  [...rows].sort((a, b) => b.t - a.t || (a.id < b.id ? 1 : -1)).map((r) => r.id);
+
+function request(source: ReturnType<typeof list>, limit: number, cursor: string | null, extra = {}) {
+  return keysetPage<Row>({
+    fetch: source.fetch,
+    key: (r) => ({ t: r.t, id: r.id }),
+    limit,
+    cursor: decodeCursor(cursor ?? undefined),
+    ...extra,
+  });
+}
+
+async function walk(source: ReturnType<typeof list>, limit: number, between: (page: number) => void) {
   const seen: string[] = [];
   let cursor: string | null = null;
   for (let page = 0; page < 100; page++) {
-    const result: Page<Row> = await keysetPage<Row>({
-      fetch: source.fetch,
-      key: (r) => ({ t: r.t, id: r.id }),
-      limit,
-      cursor: decodeCursor(cursor ?? undefined),
-    });
+    const result: Page<Row> = await request(source, limit, cursor);
     seen.push(...result.items.map((r) => r.id));
     between(page);
     cursor = result.nextCursor;
@@ -41,65 +58,101 @@ async function walk(
   return seen;
 }
 
-describe("cursor pages over offsets", () => {
-  it("paging/inserts-at-top: rows added between pages never repeat a row", async () => {
+describe("cursor pages over keyset lists", () => {
+  it("paging/inserts-at-top: rows added between pages never repeat or shift a row", async () => {
     const source = list(rowsFrom(30));
     let next = 30;
     const seen = await walk(source, 7, () => {
       source.rows.push(...rowsFrom(5, next));
       next += 5;
     });
-    expect(new Set(seen).size).toBe(seen.length);
-    expect(seen).toEqual(
-      rowsFrom(30)
-        .reverse()
-        .map((r) => r.id),
-    );
+    expect(seen).toEqual(newestFirst(rowsFrom(30)));
   });
 
-  it("paging/deletes-before-offset: rows deleted behind the cursor never make it skip one", async () => {
+  it("paging/deletes-between-pages: rows expiring behind or ahead of the cursor never make it skip one", async () => {
     const source = list(rowsFrom(40));
     const seen = await walk(source, 8, (page) => {
       if (page === 1) source.rows.splice(source.rows.length - 12, 10); // ten of the newest 16 (already shown) expire
     });
-    expect(seen).toEqual(
-      rowsFrom(40)
-        .reverse()
-        .map((r) => r.id)
-        .filter((_, i) => i < 16 || i >= 16),
-    );
-    expect(seen).toHaveLength(40);
+    expect(seen).toEqual(newestFirst(rowsFrom(40)));
   });
 
-  it("paging/search-cap: a search stops at its scan cap and continues from there", async () => {
+  it("paging/ties: rows sharing an instant page by id, each once", async () => {
+    const rows = rowsFrom(23, 0, 6);
+    expect(await walk(list(rows), 4, () => {})).toEqual(newestFirst(rows));
+  });
+
+  it("paging/previous: previous undoes next; previous at the top is the full first page", async () => {
+    const source = list(rowsFrom(20, 0, 3));
+    const all = newestFirst(source.rows);
+    const first = await request(source, 5, null);
+    expect(first.prevCursor).toBeNull();
+    const second = await request(source, 5, first.nextCursor);
+    const third = await request(source, 5, second.nextCursor);
+    expect(third.items.map((r) => r.id)).toEqual(all.slice(10, 15));
+    const back = await request(source, 5, third.prevCursor);
+    expect(back.items.map((r) => r.id)).toEqual(all.slice(5, 10));
+    expect(back.nextCursor).toBe(second.nextCursor);
+    const top = await request(source, 5, back.prevCursor);
+    expect(top.items.map((r) => r.id)).toEqual(all.slice(0, 5));
+    expect(top.prevCursor).toBeNull();
+    // Two rows arrive: "previous" from the second page is still the five rows before it, and one more
+    // "previous" reaches the top, which shows the first page as it is now, full, without a previous link.
+    source.rows.push(...rowsFrom(2, 100));
+    const again = await request(source, 5, second.prevCursor);
+    expect(again.items.map((r) => r.id)).toEqual(all.slice(0, 5));
+    const now = await request(source, 5, again.prevCursor);
+    expect(now.items.map((r) => r.id)).toEqual(newestFirst(source.rows).slice(0, 5));
+    expect(now.prevCursor).toBeNull();
+  });
+
+  it("paging/search-cap: a search stops at its scan cap and continues from there, both ways", async () => {
     const source = list(rowsFrom(50));
     const match = (r: Row) => r.id.endsWith("7");
-    const first = await keysetPage<Row>({
-      fetch: source.fetch,
-      key: (r) => ({ t: r.t, id: r.id }),
-      limit: 10,
-      match,
-      scanCap: 20,
-    });
+    const opts = { match, scanCap: 20 };
+    const first = await request(source, 10, null, opts);
     expect(first.truncated).toBe(true);
-    expect(first.items.map((r) => r.id)).toEqual(["r47", "r37"]);
-    const found = first.items.map((r) => r.id);
+    const name = (p: Page<Row>) => p.items.map((r) => Number(r.id.slice(-12)));
+    expect(name(first)).toEqual([47, 37]);
+    const found = name(first);
     let cursor = first.nextCursor;
     let calls = 1;
+    let last: Page<Row> = first;
     while (cursor && calls < 10) {
-      const page: Page<Row> = await keysetPage<Row>({
-        fetch: source.fetch,
-        key: (r) => ({ t: r.t, id: r.id }),
-        limit: 10,
-        match,
-        scanCap: 20,
-        cursor: decodeCursor(cursor),
-      });
-      found.push(...page.items.map((r) => r.id));
-      cursor = page.nextCursor;
+      last = await request(source, 10, cursor, opts);
+      found.push(...name(last));
+      cursor = last.nextCursor;
       calls++;
     }
-    expect(found).toEqual(["r47", "r37", "r27", "r17", "r7"]);
+    expect(found).toEqual([47, 37, 27, 17, 7]);
     expect(calls).toBe(3);
+    const back = await request(source, 1, last.prevCursor, opts);
+    expect(name(back)).toEqual([17]);
+  });
+
+  it("paging/bad-cursors: anything not issued here is a 400; an earlier version's cursor still reads", () => {
+    const bad = [
+      "!!",
+      "x".repeat(401),
+      Buffer.from("not json").toString("base64url"),
+      encodeCursor({ d: "sideways" as never, t: 1, i: idOf(1) }),
+      encodeCursor({ d: "older", t: 1.5, i: idOf(1) }),
+      encodeCursor({ d: "older", t: 8.64e15, i: idOf(1) }),
+      encodeCursor({ d: "older", t: 1, i: "none" }),
+      Buffer.from("null").toString("base64url"),
+    ];
+    for (const raw of bad) {
+      let err: unknown;
+      try {
+        decodeCursor(raw);
+      } catch (e) {
+        err = e;
+      }
+      expect(err instanceof DashboardError && err.status === 400, raw).toBe(true);
+    }
+    const legacy = Buffer.from(JSON.stringify({ o: 50, t: 1_000, i: idOf(3).toUpperCase() })).toString(
+      "base64url",
+    );
+    expect(decodeCursor(legacy)).toEqual({ d: "older", t: 1_000, i: idOf(3) });
   });
 });

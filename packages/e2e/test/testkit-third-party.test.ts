@@ -82,6 +82,10 @@ function broken(overrides: (inner: MemoryBackend) => Overrides): HarnessFactory 
       workers: { ...inner.workers, ...o.workers },
       leases: { ...inner.leases, ...o.leases },
       wakeUps: { ...inner.wakeUps, ...o.wakeUps },
+      schedules: { ...inner.schedules, ...o.schedules },
+      queues: { ...inner.queues, ...o.queues },
+      audit: { ...inner.audit, ...o.audit },
+      metrics: { ...inner.metrics, ...o.metrics },
     };
     return { backend, inspector: memoryInspector(inner) };
   };
@@ -165,6 +169,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "audit/actions-record-with-their-change",
       "dlq/concurrent-moves-keep-stats-consistent",
       "dlq/conflict-leaves-source-intact",
+      "dlq/keyset-pages-and-count",
       "dlq/list-filters-and-order",
       "dlq/move-is-atomic",
       "dlq/purge-deletes-once",
@@ -207,9 +212,39 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
     const outcomes = await certify(
       broken((inner) => ({ jobs: { list: (query) => inner.jobs.list({ ...query, queue: null }) } })),
     );
-    expect(failed(outcomes)).toEqual(["jobs/list-filters-and-pagination"]);
+    // The keyset case pages within one queue too, so it catches this as well.
+    expect(failed(outcomes)).toEqual(["jobs/keyset-pages", "jobs/list-filters-and-pagination"]);
     expect(messageOf(outcomes, "jobs/list-filters-and-pagination")).toContain(
       "list({ queue }) must return that queue's jobs only, newest first",
+    );
+  }, 60_000);
+
+  it("catches a jobs.list that ignores its keyset position", async () => {
+    const outcomes = await certify(
+      broken((inner) => ({ jobs: { list: (query) => inner.jobs.list({ ...query, position: null }) } })),
+    );
+    expect(failed(outcomes)).toEqual(["jobs/keyset-pages"]);
+    expect(messageOf(outcomes, "jobs/keyset-pages")).toContain(
+      "jobs.list: pages of 4 with after never reached the end: after must continue after the row it names",
+    );
+  }, 60_000);
+
+  it("catches a deadLetters.count that ignores its filter, and queues.list estimating small counts", async () => {
+    const outcomes = await certify(
+      broken((inner) => ({
+        deadLetters: { count: (match) => inner.deadLetters.count({ ...match, jobName: null }) },
+        queues: {
+          list: async (query) =>
+            (await inner.queues.list(query)).map((q) => ({ ...q, estimated: ["done" as const] })),
+        },
+      })),
+    );
+    expect(failed(outcomes)).toEqual([
+      "dlq/keyset-pages-and-count",
+      "queues/list-counts-exact-up-to-the-limit",
+    ]);
+    expect(messageOf(outcomes, "dlq/keyset-pages-and-count")).toContain(
+      "count applies the jobName filter with the queue",
     );
   }, 60_000);
 
@@ -235,7 +270,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
         deadLetters: { list: (query) => inner.deadLetters.list({ ...query, queue: null }) },
       })),
     );
-    expect(failed(outcomes)).toEqual(["dlq/list-filters-and-order"]);
+    expect(failed(outcomes)).toEqual(["dlq/keyset-pages-and-count", "dlq/list-filters-and-order"]);
     expect(messageOf(outcomes, "dlq/list-filters-and-order")).toContain(
       "list({ queue }) must return that queue's rows only, newest first",
     );

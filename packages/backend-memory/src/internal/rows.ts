@@ -5,6 +5,7 @@
  */
 import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
+import type { ListPosition } from "@soniq/core/backend";
 
 export interface JobRecord {
   readonly id: string;
@@ -155,14 +156,26 @@ export function toWorkerInfo(r: WorkerRecord): WorkerInfo {
   };
 }
 
-/** Newest first (`at` descending, insertion order breaking ties), then the page: how every list reads. */
-export function newestFirst<T extends { seq: number }>(
+/** (at, id) against a position's: negative when the row comes first in newest-first order. */
+function compareNewestFirst(at: number, id: string, otherAt: number, otherId: string): number {
+  return otherAt - at || (id < otherId ? 1 : id > otherId ? -1 : 0);
+}
+
+/**
+ * One page of a list: newest first (`at` descending, then id descending) from the top or after a position;
+ * before one (`newer`), the nearest rows first, as the SQL backends answer it (core reverses that page).
+ */
+export function newestFirst<T extends { id: string }>(
   rows: T[],
   at: (row: T) => number,
-  page: { limit: number; offset: number },
+  page: { limit: number; offset: number; position: ListPosition | null },
 ): T[] {
-  rows.sort((a, b) => at(b) - at(a) || b.seq - a.seq);
-  return rows.slice(page.offset, page.offset + page.limit);
+  const p = page.position;
+  const pos = p === null ? 0 : p.at.getTime();
+  const sign = p?.direction === "newer" ? -1 : 1;
+  const kept = p === null ? rows : rows.filter((r) => sign * compareNewestFirst(at(r), r.id, pos, p.id) > 0);
+  kept.sort((a, b) => sign * compareNewestFirst(at(a), a.id, at(b), b.id));
+  return kept.slice(page.offset, page.offset + page.limit);
 }
 
 /** The soniq_dead_letter_jobs row a move writes for `job`. */

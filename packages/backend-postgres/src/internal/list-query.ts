@@ -1,30 +1,56 @@
 /** The paged, filtered SELECT behind `jobs.list` and `deadLetters.list` (queries arrive normalised by core). */
+import type { ListPosition } from "@soniq/core/backend";
 
 /** One condition of a list filter: SQL with one `?` standing for its value. */
 export type Condition = readonly [clause: string, value: unknown];
 
 /**
- * One page of `select` (a `SELECT ... FROM ...`): the conditions whose value is not null (null = no filter)
- * joined with AND (their `?` numbered as parameters in order), then ORDER BY `orderBy`, LIMIT and OFFSET.
+ * A timestamptz column to the millisecond, as the list indexes hold it (core/src/schema/pg.ts `msOf`):
+ * lists order and page by this, then id, so rows created in one millisecond order by id as on every backend.
  */
-export function listQuery(
-  select: string,
-  conditions: readonly Condition[],
-  orderBy: string,
-  page: { limit: number; offset: number },
-): { text: string; values: unknown[] } {
+export const msOf = (column: string) => `date_trunc('milliseconds', ${column} AT TIME ZONE 'UTC')`;
+
+/** A Date parameter on the same scale as `msOf` (a UTC timestamp). */
+export const msParam = (placeholder: string) => `(${placeholder}::timestamptz AT TIME ZONE 'UTC')`;
+
+/** The conditions whose value is not null (null = no filter), their `?` numbered after `values`. */
+export function whereClauses(conditions: readonly Condition[], values: unknown[]): string[] {
   const where: string[] = [];
-  const values: unknown[] = [];
   for (const [clause, value] of conditions) {
     if (value === null) continue;
     values.push(value);
     where.push(clause.replace("?", `$${values.length}`));
   }
+  return where;
+}
+
+export function whereSql(where: readonly string[]): string {
+  return where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
+}
+
+/**
+ * One page of `select` (a `SELECT ... FROM ...`) ordered by `at` (an `msOf` expression) and id: newest
+ * first from the top or after a position, nearest first before one (`newer`; core reverses that page).
+ */
+export function listQuery(
+  select: string,
+  conditions: readonly Condition[],
+  at: string,
+  page: { limit: number; offset: number; position: ListPosition | null },
+): { text: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const where = whereClauses(conditions, values);
+  const p = page.position;
+  if (p !== null) {
+    values.push(p.at, p.id);
+    const n = values.length;
+    where.push(`(${at}, id) ${p.direction === "older" ? "<" : ">"} (${msParam(`$${n - 1}`)}, $${n}::uuid)`);
+  }
+  const dir = p?.direction === "newer" ? "ASC" : "DESC";
   values.push(page.limit, page.offset);
   return {
-    text: `${select}
-      ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY ${orderBy}
+    text: `${select} ${whereSql(where)}
+      ORDER BY ${at} ${dir}, id ${dir}
       LIMIT $${values.length - 1} OFFSET $${values.length}`,
     values,
   };

@@ -4,6 +4,7 @@
  */
 import { sql } from "drizzle-orm";
 import {
+  type AnyPgColumn,
   boolean,
   check,
   doublePrecision,
@@ -29,6 +30,12 @@ import {
 } from "./constants.js";
 
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+/**
+ * A timestamptz truncated to the millisecond (UTC), the order lists page by. Written the same in the
+ * backend's queries (`LIST_AT` in backend-postgres) so the planner matches the index expression.
+ */
+const msOf = (column: AnyPgColumn) => sql`date_trunc('milliseconds', ${column} AT TIME ZONE 'UTC')`;
 
 export const soniqWorkers = pgTable(
   "soniq_workers",
@@ -101,6 +108,13 @@ export const soniqJobs = pgTable(
     // controls), recovery finds the jobs of stale and stopped workers, explain names the holders. Only
     // processing rows are in it, so a completion (processing -> done) adds no entry here.
     index("idx_soniq_jobs_processing").on(t.queue, t.group, t.workerId).where(sql`status = 'processing'`),
+    // listJobs order and keyset pages: created_at to the millisecond (what the API shows, and what SQLite
+    // and memory store), then id. A page from any position reads `limit` entries, at any depth.
+    index("idx_soniq_jobs_list").on(msOf(t.createdAt), t.id),
+    // queues.list: finished jobs' queue names (a skip scan) and their per-(queue, status) counts from the
+    // index alone (queued and processing ones come from the fetch and processing indexes). Only finished
+    // rows, so enqueues and claims add no entries (measured: about 5% of the drain rate, bench in the README).
+    index("idx_soniq_jobs_finished").on(t.queue, t.status).where(sql`status IN ('done', 'cancelled')`),
   ],
 );
 
@@ -127,7 +141,8 @@ export const soniqDeadLetterJobs = pgTable(
     index("idx_soniq_dead_letter_jobs_job_name").on(t.jobName),
     index("idx_soniq_dead_letter_jobs_queue").on(t.queue),
     index("idx_soniq_dead_letter_jobs_reason").on(t.deadLetterReason),
-    index("idx_soniq_dead_letter_jobs_moved_at").on(t.movedToDeadLetterAt),
+    // deadLetter.list order, keyset pages and since/until: moved_to_dead_letter_at to the millisecond, then id.
+    index("idx_soniq_dead_letter_jobs_moved_at").on(msOf(t.movedToDeadLetterAt), t.id),
   ],
 );
 

@@ -14,7 +14,7 @@ import {
   parseBulkBody,
 } from "../data/dead-letters.js";
 import { jobDetail, listJobsPage } from "../data/jobs.js";
-import { listQueues, metricsSeries } from "../data/overview.js";
+import { listQueues, metricsSeries, statsSummary } from "../data/overview.js";
 import { listWorkerRows } from "../data/workers.js";
 import { badRequest, DashboardError, notAvailable, notFound } from "../errors.js";
 import { decodeCursor } from "../paging.js";
@@ -74,13 +74,14 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
   const workers = (c: Context<Env>) => () =>
     listWorkerRows(c.get("features"), staleAfterMs).then((r) => r.workers);
 
-  api.get("/stats", async (c) => c.json({ stats: await soniq.getQueueStats() }));
+  api.get("/stats", async (c) => c.json(await statsSummary(soniq, c.get("features"))));
   api.get("/queues", async (c) => c.json(await listQueues(soniq, c.get("features"), workers(c))));
   api.get("/jobs", async (c) => {
     const page = await listJobsPage(soniq, jobQuery(c.req.query()));
     return c.json({
       jobs: page.items,
       nextCursor: page.nextCursor,
+      prevCursor: page.prevCursor,
       scanned: page.scanned,
       truncated: page.truncated,
     });
@@ -98,6 +99,7 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
     return c.json({
       deadLetters: page.items,
       nextCursor: page.nextCursor,
+      prevCursor: page.prevCursor,
       scanned: page.scanned,
       truncated: page.truncated,
     });

@@ -50,6 +50,7 @@ button.secondary{background:var(--panel);color:var(--text);border-color:var(--bo
 button.danger{background:#b3261e;border-color:#b3261e;color:#fff}
 button:disabled{opacity:.5;cursor:not-allowed}
 .pager{display:flex;gap:10px;margin:10px 0;align-items:center}
+.estimate{text-decoration:underline dotted;cursor:help}
 .muted{color:var(--muted)}.small{font-size:13px}
 dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;margin:0}dl.kv dt{color:var(--muted)}dl.kv dd{margin:0}
 .charts{display:grid;grid-template-columns:repeat(auto-fit,minmax(320px,1fr));gap:10px}

@@ -51,11 +51,23 @@ export async function listDeadLettersPage(
   if (query.q && UUID_PATTERN.test(query.q) && !query.cursor) {
     const row = await soniq.deadLetter.get(query.q);
     if (row && matchesFilters(row, query))
-      return { items: [row], nextCursor: null, scanned: 1, truncated: false };
+      return { items: [row], nextCursor: null, prevCursor: null, scanned: 1, truncated: false };
   }
   const filter = coreFilter(query);
   return keysetPage<DeadLetterJob>({
-    fetch: (offset, limit) => soniq.deadLetter.list({ ...filter, limit, offset }),
+    fetch: (from, limit) =>
+      soniq.deadLetter.list({
+        ...filter,
+        limit,
+        ...(from
+          ? {
+              [from.direction === "older" ? "after" : "before"]: {
+                movedToDeadLetterAt: from.at,
+                id: from.id,
+              },
+            }
+          : {}),
+      }),
     key: (row) => ({ t: row.movedToDeadLetterAt.getTime(), id: row.id }),
     limit: query.limit,
     cursor: query.cursor,

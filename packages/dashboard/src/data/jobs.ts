@@ -38,16 +38,18 @@ export async function listJobsPage(soniq: Soniq, query: JobQuery): Promise<Page<
   if (query.q && UUID_PATTERN.test(query.q) && !query.cursor) {
     const job = await soniq.getJob(query.q);
     if (job && matchesFilters(job, query))
-      return { items: [job], nextCursor: null, scanned: 1, truncated: false };
+      return { items: [job], nextCursor: null, prevCursor: null, scanned: 1, truncated: false };
   }
   return keysetPage<Job>({
-    fetch: (offset, limit) =>
+    fetch: (from, limit) =>
       soniq.listJobs({
         ...(query.status ? { status: query.status } : {}),
         ...(query.queue ? { queue: query.queue } : {}),
         ...(query.name ? { jobName: query.name } : {}),
         limit,
-        offset,
+        ...(from
+          ? { [from.direction === "older" ? "after" : "before"]: { createdAt: from.at, id: from.id } }
+          : {}),
       }),
     key: (job) => ({ t: job.createdAt.getTime(), id: job.id }),
     limit: query.limit,

@@ -11,7 +11,52 @@ export interface QueueRow {
   groupConcurrency: number | null;
   rateLimit: { max: number; perMs: number } | null;
   stats: QueueStats | null;
+  /** Keys of `stats` that are estimates (core counts exactly up to 10,000 per queue); empty when exact. */
+  estimated: StatKey[];
   lagMs: number | null;
+}
+
+export type StatKey = keyof QueueStats;
+
+/** The six counts and which of them are estimates. */
+export interface StatsSummary {
+  stats: QueueStats;
+  estimated: StatKey[];
+}
+
+const COUNT_KEYS = ["queued", "processing", "done", "dead_letter", "cancelled"] as const;
+
+function estimatedKeys(value: unknown): StatKey[] {
+  if (!Array.isArray(value)) return [];
+  const keys = COUNT_KEYS.filter((k) => value.includes(k));
+  return keys.length > 0 ? [...keys, "total"] : [];
+}
+
+/** The six counts summed over the queues (an estimate where any queue's count is one). */
+export function totalsOf(queues: readonly QueueRow[]): StatsSummary {
+  const stats: QueueStats = { total: 0, queued: 0, processing: 0, done: 0, dead_letter: 0, cancelled: 0 };
+  const estimated = new Set<StatKey>();
+  for (const q of queues) {
+    if (!q.stats) continue;
+    for (const k of [...COUNT_KEYS, "total"] as const) stats[k] += q.stats[k];
+    for (const k of q.estimated) estimated.add(k);
+  }
+  return { stats, estimated: [...estimated] };
+}
+
+/**
+ * The overview's counts. With `soniq.queues` they are its per-queue counts summed: fast at any size, with
+ * done, cancelled and dead letters beyond 10,000 in a queue estimated. Without it, `getQueueStats()`
+ * counts every row exactly.
+ */
+export async function statsSummary(
+  soniq: Soniq,
+  features: Features,
+  queues?: QueuesResult,
+): Promise<StatsSummary> {
+  if (queues?.controls) return totalsOf(queues.queues);
+  if (features.queues) return totalsOf((await listQueues(soniq, features, async () => [])).queues);
+  return { stats: await soniq.getQueueStats(), estimated: [] };
 }
 
 export interface QueuesResult {
@@ -43,6 +88,7 @@ function normaliseQueue(q: QueueInfo): QueueRow {
         ? { max: rate.max as number, perMs: rate.perMs as number }
         : null,
     stats: (q.stats as unknown as QueueStats | undefined) ?? null,
+    estimated: estimatedKeys(q.estimated),
     lagMs: num(q.lagMs),
   };
 }
@@ -78,6 +124,7 @@ export async function listQueues(
       groupConcurrency: null,
       rateLimit: null,
       stats: stats[i] ?? null,
+      estimated: [],
       lagMs: null,
     })),
     controls: false,

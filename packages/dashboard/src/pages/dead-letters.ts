@@ -2,7 +2,7 @@
 import { DEAD_LETTER_REASONS, type DeadLetterJob } from "@soniq/core";
 import { formatDate, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";
-import { canWrite, type PageFrame, writeHint } from "./layout.js";
+import { canWrite, type PageFrame, pagerLinks, writeHint } from "./layout.js";
 
 function firstLine(text: string | null): string {
   return text ? (text.split("\n")[0] ?? "").slice(0, 200) : "";
@@ -43,10 +43,6 @@ export function deadLettersPage(
 <td>${d.deadLetterReason}</td><td class="num">${d.attempts}/${d.maxAttempts}</td><td class="num">${d.resurrectionCount}</td>
 <td class="small">${formatDate(d.movedToDeadLetterAt)}</td><td class="err small" title="${firstLine(d.lastError)}">${firstLine(d.lastError)}</td></tr>`,
   );
-  const keep = new URLSearchParams(filter);
-  if (p.limit) keep.set("limit", p.limit);
-  const first = `${base}/dead-letters?${keep.toString()}`;
-  if (page.nextCursor) keep.set("cursor", page.nextCursor);
   const bulk = write
     ? html`<div class="actions"><label><input type="checkbox" id="select-all-matching"> Select all matching the filter (every page)</label>
 <button type="button" data-bulk="replay">Replay selected…</button><button type="button" class="danger" data-bulk="purge">Purge selected…</button></div>`
@@ -55,7 +51,7 @@ export function deadLettersPage(
 <form id="dl-bulk" data-filter="${JSON.stringify(filter)}">${bulk}
 <table data-testid="dead-letters"><thead><tr>${write ? html`<th scope="col"><input type="checkbox" id="select-page" aria-label="Select this page"></th>` : ""}<th scope="col">Id</th><th scope="col">Name</th><th scope="col">Queue</th><th scope="col">Reason</th><th class="num" scope="col">Attempts</th><th class="num" scope="col">Replays</th><th scope="col">Moved</th><th scope="col">Last error</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="9" class="muted">No dead letters match.</td></tr>`}</tbody></table></form>
-<nav class="pager" aria-label="Pages">${p.cursor ? html`<a href="${first}">« First page</a>` : ""}${page.nextCursor ? html`<a href="${base}/dead-letters?${keep.toString()}" rel="next">Next page »</a>` : html`<span class="muted small">End of list</span>`}</nav>`;
+${pagerLinks(base, "/dead-letters", { ...filter, limit: p.limit }, page)}`;
 }
 
 export function deadLetterDetailPage(frame: PageFrame, d: DeadLetterJob): Html {

@@ -3,27 +3,10 @@ import { JOB_STATUSES, type Job } from "@soniq/core";
 import type { JobDetail, JobQuery } from "../data/jobs.js";
 import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";
-import { canWrite, type PageFrame, statusBadge, writeHint } from "./layout.js";
+import { canWrite, type PageFrame, pagerLinks, statusBadge, writeHint } from "./layout.js";
 
 function firstLine(text: string | null): string {
   return text ? (text.split("\n")[0] ?? "").slice(0, 200) : "";
-}
-
-function pagerLinks(
-  base: string,
-  path: string,
-  params: Record<string, string | undefined>,
-  next: string | null,
-): Html {
-  const keep = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v && k !== "cursor") keep.set(k, v);
-  const first = `${base}${path}?${keep.toString()}`;
-  keep.set("cursor", next ?? "");
-  return html`<nav class="pager" aria-label="Pages">${params.cursor ? html`<a href="${first}">« First page</a>` : ""}${
-    next
-      ? html`<a href="${base}${path}?${keep.toString()}" rel="next" data-testid="next-page">Next page »</a>`
-      : html`<span class="muted small">End of list</span>`
-  }</nav>`;
 }
 
 export function jobsPage(
@@ -60,7 +43,7 @@ export function jobsPage(
   return html`<h1>Jobs</h1>${form}${searchNote}
 <table data-testid="jobs"><thead><tr><th scope="col">Id</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Queue</th><th class="num" scope="col">Attempts</th><th scope="col">Created</th><th scope="col">Updated</th><th scope="col">Last error</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="8" class="muted">No jobs match.</td></tr>`}</tbody></table>
-${pagerLinks(base, "/jobs", params, page.nextCursor)}`;
+${pagerLinks(base, "/jobs", params, page)}`;
 }
 
 function explainPanel(detail: JobDetail, explainAvailable: boolean): Html {

@@ -93,3 +93,28 @@ export function writeHint(frame: PageFrame): Html {
 export function canWrite(frame: PageFrame): boolean {
   return frame.keysConfigured && frame.principal.scope === "write";
 }
+
+/** First, previous and next links; each keeps the filters and swaps the cursor. */
+export function pagerLinks(
+  base: string,
+  path: string,
+  params: Record<string, string | undefined>,
+  page: { nextCursor: string | null; prevCursor: string | null },
+): Html {
+  const keep = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v && k !== "cursor") keep.set(k, v);
+  const at = (cursor: string | null) => {
+    const q = new URLSearchParams(keep);
+    if (cursor) q.set("cursor", cursor);
+    return `${base}${path}?${q.toString()}`;
+  };
+  return html`<nav class="pager" aria-label="Pages">${
+    page.prevCursor
+      ? html`<a href="${at(null)}">« First page</a><a href="${at(page.prevCursor)}" rel="prev" data-testid="prev-page">‹ Previous page</a>`
+      : ""
+  }${
+    page.nextCursor
+      ? html`<a href="${at(page.nextCursor)}" rel="next" data-testid="next-page">Next page ›</a>`
+      : html`<span class="muted small">End of list</span>`
+  }</nav>`;
+}

@@ -1,15 +1,33 @@
 /** The overview: the six stats, throughput/failure/dead-letter charts, queues with lag and pause state. */
-import type { QueueStats } from "@soniq/core";
-import { listQueues, metricsSeries, type QueuesResult, RANGES, type RangeName } from "../data/overview.js";
+import {
+  listQueues,
+  metricsSeries,
+  type QueuesResult,
+  RANGES,
+  type RangeName,
+  type StatKey,
+  type StatsSummary,
+  statsSummary,
+} from "../data/overview.js";
 import type { WorkerRow } from "../data/workers.js";
 import type { Features } from "../features.js";
-import { formatCount, formatDuration, type Html, html } from "../html.js";
+import { formatCount, formatDuration, formatEstimate, type Html, html } from "../html.js";
 import { barChart } from "./charts.js";
 import { notAvailablePanel, statusBadge } from "./layout.js";
 
 const STAT_KEYS = ["total", "queued", "processing", "done", "dead_letter", "cancelled"] as const;
 
-export function statCards(stats: QueueStats, base: string): Html {
+const ESTIMATE_NOTE =
+  "An estimate from the database's statistics: counts above 10,000 done, cancelled or dead-lettered jobs in a queue are not read row by row.";
+
+/** A count, or "about …" (with the reason on hover) when it is an estimate. */
+export function countCell(n: number, estimated: boolean): Html {
+  return estimated
+    ? html`<span class="estimate" title="${ESTIMATE_NOTE}" data-estimated="true">${formatEstimate(n)}</span>`
+    : html`${formatCount(n)}`;
+}
+
+export function statCards({ stats, estimated }: StatsSummary, base: string): Html {
   const href: Record<string, string> = {
     queued: "/jobs?status=queued",
     processing: "/jobs?status=processing",
@@ -20,8 +38,12 @@ export function statCards(stats: QueueStats, base: string): Html {
   };
   return html`<div class="cards" data-testid="stats">${STAT_KEYS.map(
     (k) =>
-      html`<a class="card" href="${base}${href[k]}" data-stat="${k}"><div class="label">${k.replace("_", " ")}</div><div class="value">${formatCount(stats[k])}</div></a>`,
-  )}</div>`;
+      html`<a class="card" href="${base}${href[k]}" data-stat="${k}"><div class="label">${k.replace("_", " ")}</div><div class="value">${countCell(stats[k], estimated.includes(k))}</div></a>`,
+  )}</div>${estimated.length > 0 ? html`<p class="muted small" data-testid="estimate-note">“about” marks an estimate: ${ESTIMATE_NOTE} Queued and processing are always exact.</p>` : ""}`;
+}
+
+function cell(q: QueuesResult["queues"][number], key: StatKey): Html | string {
+  return q.stats ? countCell(q.stats[key], q.estimated.includes(key)) : "—";
 }
 
 export function queueTable(result: QueuesResult, base: string): Html {
@@ -33,8 +55,8 @@ export function queueTable(result: QueuesResult, base: string): Html {
       q,
     ) => html`<tr data-queue="${q.name}"><td><a href="${base}/jobs?queue=${encodeURIComponent(q.name)}">${q.name}</a></td>
 <td>${q.paused === null ? html`<span class="muted">—</span>` : statusBadge(q.paused ? "paused" : "running")}</td>
-<td class="num">${q.stats ? formatCount(q.stats.queued) : "—"}</td><td class="num">${q.stats ? formatCount(q.stats.processing) : "—"}</td>
-<td class="num">${q.stats ? formatCount(q.stats.done) : "—"}</td><td class="num">${q.stats ? formatCount(q.stats.dead_letter) : "—"}</td>
+<td class="num">${cell(q, "queued")}</td><td class="num">${cell(q, "processing")}</td>
+<td class="num">${cell(q, "done")}</td><td class="num">${cell(q, "dead_letter")}</td>
 <td class="num">${result.controls ? formatDuration(q.lagMs) : "—"}</td></tr>`,
   )}</tbody></table>`;
 }
@@ -46,11 +68,8 @@ export async function overviewPage(
   range: RangeName,
   workers: () => Promise<WorkerRow[]>,
 ): Promise<Html> {
-  const [stats, queues, ws] = await Promise.all([
-    soniq.getQueueStats(),
-    listQueues(soniq, features, workers),
-    workers().catch(() => null),
-  ]);
+  const [queues, ws] = await Promise.all([listQueues(soniq, features, workers), workers().catch(() => null)]);
+  const stats = await statsSummary(soniq, features, queues);
   let charts: Html;
   if (features.metrics) {
     const { spanMs, bucketMs } = RANGES[range];

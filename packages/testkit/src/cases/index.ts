@@ -6,6 +6,7 @@ import { enqueueCases } from "./enqueue.js";
 import { jobsCases } from "./jobs.js";
 import { leaseCases } from "./leases.js";
 import { lifecycleCases } from "./lifecycle.js";
+import { pagingCases } from "./paging.js";
 import { peerCases } from "./peers.js";
 import { queueCases } from "./queues.js";
 import { scheduleCases } from "./schedules.js";
@@ -24,6 +25,7 @@ export const CONFORMANCE_CASES = [
   ...deadLetterCases,
   ...statsCases,
   ...jobsCases,
+  ...pagingCases,
   ...workerCases,
   ...leaseCases,
   ...scheduleCases,

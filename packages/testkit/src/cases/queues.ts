@@ -2,7 +2,7 @@
  * The queues facet: pause/resume/configure with their audit rows, `list()`, and the claim honouring the
  * controls (pause, concurrency, groupConcurrency, rate limit).
  */
-import { auditRecord, type QueueConfigPatch } from "@soniq/core/backend";
+import { auditRecord, EXACT_COUNTS_UP_TO, type QueueConfigPatch } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
 import type { CaseContext } from "../types.js";
 import { deepEqual, done, enqueue, equal, ids, settleOne } from "./helpers.js";
@@ -181,7 +181,7 @@ export const queueCases = [
       await enqueue(ctx, { queue: withJobs, scheduledAt: new Date(Date.now() - 60_000) });
       await enqueue(ctx, { queue: withJobs, scheduledAt: new Date(Date.now() + 3_600_000) });
       await configure(ctx, withSettings, { concurrency: 4 });
-      const list = await ctx.backend.queues.list();
+      const list = await ctx.backend.queues.list({ exactCountsUpTo: EXACT_COUNTS_UP_TO });
       const jobs = list.find((q) => q.name === withJobs);
       const settings = list.find((q) => q.name === withSettings);
       equal(jobs?.stats.queued, 2, "the queue with jobs must be listed with its stats");

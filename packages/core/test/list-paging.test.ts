@@ -1,0 +1,112 @@
+/** Keyset paging through the app API (listJobs, deadLetter.list/export) and its one normalisation. */
+import { randomUUID } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { isSoniqError } from "../src/errors.js";
+import { jobListQuery } from "../src/queries.js";
+import { memoryApps, memoryBackend } from "./memory.js";
+
+const app = memoryApps();
+
+async function invalidField(call: () => unknown): Promise<unknown> {
+  const err = await Promise.resolve()
+    .then(call)
+    .then(
+      () => null,
+      (e: unknown) => e,
+    );
+  expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
+  return (err as { context?: { field?: unknown } }).context?.field;
+}
+
+describe("lists/keyset", () => {
+  it("lists/after-and-before: pages walk newest first; before answers newest first too", async () => {
+    const soniq = app({ allowUnknownJobNames: true });
+    await soniq.enqueueMany(Array.from({ length: 7 }, (_, i) => ({ job: "paging.job", args: { i } })));
+    const all = await soniq.listJobs();
+    expect(all).toHaveLength(7);
+    const first = await soniq.listJobs({ limit: 3 });
+    const second = await soniq.listJobs({ limit: 3, after: first[2] });
+    const third = await soniq.listJobs({ limit: 3, after: second[2] });
+    expect([...first, ...second, ...third].map((j) => j.id)).toEqual(all.map((j) => j.id));
+    expect((await soniq.listJobs({ limit: 3, before: third[0] })).map((j) => j.id)).toEqual(
+      second.map((j) => j.id),
+    );
+    expect(
+      (
+        await soniq.listJobs({
+          limit: 2,
+          after: { createdAt: all[0]?.createdAt as Date, id: all[0]?.id.toUpperCase() as string },
+        })
+      ).map((j) => j.id),
+    ).toEqual(all.slice(1, 3).map((j) => j.id));
+  });
+
+  it("lists/export-walks-every-row: export pages past 1000 rows by position, each row once", async () => {
+    const backend = memoryBackend();
+    const soniq = app({ allowUnknownJobNames: true }, backend);
+    await soniq.enqueueMany(Array.from({ length: 1203 }, () => ({ job: "paging.job", args: {} })));
+    const claimed = await backend.runs.claim({ queues: null, limit: 1203, workerId: null });
+    await backend.runs.settle(
+      claimed.map((j) => ({
+        kind: "dead_letter" as const,
+        id: j.id,
+        attempt: j.attempts,
+        reason: "permanent_failure" as const,
+        error: null,
+        tags: null,
+      })),
+    );
+    const lines = (await soniq.deadLetter.export()).trim().split("\n");
+    const ids = lines.map((l) => (JSON.parse(l) as { id: string }).id);
+    expect(ids).toHaveLength(1203);
+    expect(new Set(ids).size).toBe(1203);
+    expect(ids.slice(0, 5)).toEqual((await soniq.deadLetter.list({ limit: 5 })).map((d) => d.id));
+  });
+
+  it("lists/position-normalised: a row or { createdAt, id } becomes a backend position", () => {
+    const id = randomUUID().toUpperCase();
+    const at = new Date("2026-12-01T10:00:00.123Z");
+    expect(jobListQuery({ after: { createdAt: at, id } }).position).toEqual({
+      at,
+      id: id.toLowerCase(),
+      direction: "older",
+    });
+    expect(jobListQuery({ before: { createdAt: at, id }, offset: 0 }).position?.direction).toBe("newer");
+    expect(jobListQuery({}).position).toBeNull();
+  });
+
+  it("lists/bad-positions: each is SONIQ_INVALID_ARGUMENT naming the key", async () => {
+    const soniq = app();
+    const at = new Date();
+    const id = randomUUID();
+    expect(
+      await invalidField(() =>
+        soniq.listJobs({ after: { createdAt: at, id }, before: { createdAt: at, id } }),
+      ),
+    ).toBe("listJobs(filter).before");
+    expect(await invalidField(() => soniq.listJobs({ after: { createdAt: at, id }, offset: 5 }))).toBe(
+      "listJobs(filter).offset",
+    );
+    expect(await invalidField(() => soniq.listJobs({ after: "x" as never }))).toBe("listJobs(filter).after");
+    expect(await invalidField(() => soniq.listJobs({ after: { createdAt: new Date(Number.NaN), id } }))).toBe(
+      "listJobs(filter).after.createdAt",
+    );
+    expect(await invalidField(() => soniq.listJobs({ after: { createdAt: new Date(-8.64e15), id } }))).toBe(
+      "listJobs(filter).after.createdAt",
+    );
+    expect(await invalidField(() => soniq.listJobs({ before: { createdAt: at, id: "job-1" } }))).toBe(
+      "listJobs(filter).before.id",
+    );
+    expect(await invalidField(() => soniq.deadLetter.list({ after: { createdAt: at, id } as never }))).toBe(
+      "deadLetter.list(filter).after.movedToDeadLetterAt",
+    );
+    expect(
+      await invalidField(() => soniq.deadLetter.export({ before: { movedToDeadLetterAt: at, id } })),
+    ).toBe("deadLetter.export(filter).before");
+    expect(
+      await invalidField(() =>
+        soniq.deadLetter.purgeWhere({ after: { movedToDeadLetterAt: at, id } } as never),
+      ),
+    ).toBe("deadLetter.purgeWhere(filter).after");
+  });
+});
