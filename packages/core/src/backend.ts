@@ -112,7 +112,7 @@ export interface EnqueueOptions<TTx = unknown> {
  * - Jobs order by **id alone**, descending, and compare the position's `id` only (`at` is the row's
  *   `createdAt`, which a jobs backend does not read). Core mints job ids as UUIDv7 (`newJobId`: the
  *   creation millisecond, then a counter, monotonic within a process), so id order is creation order
- *   and the primary key serves every page: no list index, no index entry to write per row version.
+ *   and the primary key serves every page: no list index taking an entry for every row version.
  *   Ids compare as lower-case UUID text, which is also Postgres's `uuid` order.
  * - Dead letters order by `moved_to_dead_letter_at` **at millisecond precision** (what
  *   `movedToDeadLetterAt` shows), then by id, both descending, and compare the pair; a backend storing
