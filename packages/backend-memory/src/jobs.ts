@@ -121,7 +121,8 @@ function list(store: MemoryStore, query: JobListQuery): Job[] {
     if (query.jobName !== null && job.jobName !== query.jobName) continue;
     rows.push(job);
   }
-  return newestFirst(rows, (job) => job.createdAt, query).map(toJob);
+  // By id alone (UUIDv7, time-ordered), as the SQL backends read their primary key (core/src/backend.ts).
+  return newestFirst(rows, null, query).map(toJob);
 }
 
 /** From the per-queue counters the store keeps, so it costs O(queues), not O(jobs). */

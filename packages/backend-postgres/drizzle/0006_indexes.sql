@@ -1,7 +1,6 @@
 DROP INDEX "idx_soniq_jobs_worker_id";--> statement-breakpoint
 DROP INDEX "idx_soniq_dead_letter_jobs_moved_at";--> statement-breakpoint
 DROP INDEX "idx_soniq_jobs_processing";--> statement-breakpoint
-CREATE INDEX "idx_soniq_jobs_list" ON "soniq_jobs" USING btree (date_trunc('milliseconds', "created_at" AT TIME ZONE 'UTC'),"id");--> statement-breakpoint
 CREATE INDEX "idx_soniq_jobs_finished" ON "soniq_jobs" USING btree ("queue","status") WHERE status IN ('done', 'cancelled');--> statement-breakpoint
 CREATE INDEX "idx_soniq_dead_letter_jobs_moved_at" ON "soniq_dead_letter_jobs" USING btree (date_trunc('milliseconds', "moved_to_dead_letter_at" AT TIME ZONE 'UTC'),"id");--> statement-breakpoint
 CREATE INDEX "idx_soniq_jobs_processing" ON "soniq_jobs" USING btree ("queue","group","worker_id") WHERE status = 'processing';

@@ -3,7 +3,7 @@ import type { Job, QueueStats } from "@soniq/core";
 import type { AuditRecord, JobListQuery, JobsFacet, StatsQuery } from "@soniq/core/backend";
 import { type PgContext, query } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
-import { listQuery, msOf } from "./internal/list-query.js";
+import { listQuery } from "./internal/list-query.js";
 import { auditCte, auditValues } from "./internal/queue-rows.js";
 import { JOB_COLUMNS, mapJob, type Row } from "./internal/rows.js";
 import type { PgTx } from "./internal/tx.js";
@@ -25,7 +25,8 @@ async function list(ctx: PgContext, q: JobListQuery): Promise<Job[]> {
     ["job_name = ?", q.jobName],
   ] as const;
   const select = `SELECT ${JOB_COLUMNS} FROM soniq_jobs`;
-  const res = await query<Row>(ctx, "jobs.list", listQuery(select, conditions, msOf("created_at"), q));
+  // By id alone (UUIDv7, time-ordered): the primary key, read backwards (core/src/backend.ts `JobsFacet.list`).
+  const res = await query<Row>(ctx, "jobs.list", listQuery(select, conditions, null, q));
   return res.rows.map(mapJob);
 }
 

@@ -8,11 +8,11 @@
  *
  * The file (default: a temporary one) is overwritten.
  */
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Soniq } from "@soniq/core";
+import { newJobId } from "@soniq/core/backend";
 import Database from "better-sqlite3";
 import { sqliteBackend } from "../src/index.js";
 
@@ -43,14 +43,15 @@ const dead =
 const jobs = db.transaction((from: number, to: number) => {
   for (let g = from; g < to; g++) {
     const t = Math.round(now - SPAN_MS * (1 - g / JOBS));
-    job.run(randomUUID(), NAMES[g % 4], `{"n":${g}}`, QUEUES[g % 4], t, t, t + 40);
+    // Jobs list by id: core's ids are monotonic within a process, so they follow created_at here.
+    job.run(newJobId(), NAMES[g % 4], `{"n":${g}}`, QUEUES[g % 4], t, t, t + 40);
   }
 });
 for (let i = 0; i < JOBS; i += 100_000) jobs(i, Math.min(JOBS, i + 100_000));
 db.transaction(() => {
   for (let g = 0; g < DEAD; g++) {
     const t = Math.round(now - SPAN_MS * (1 - g / DEAD));
-    dead.run(randomUUID(), NAMES[g % 4], QUEUES[g % 4], REASONS[g % 4], t - 60_000, t, t);
+    dead.run(newJobId(), NAMES[g % 4], QUEUES[g % 4], REASONS[g % 4], t - 60_000, t, t);
   }
 })();
 db.exec("ANALYZE");

@@ -56,6 +56,7 @@ export {
 } from "./backend.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode, type SoniqErrorOptions } from "./errors.js";
 export { guardBackend, unwrapBackend } from "./guard.js";
+export { newJobId } from "./ids.js";
 export {
   DEFAULT_PAGE_SIZE,
   type DeadLetterFilter,

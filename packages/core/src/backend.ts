@@ -107,18 +107,24 @@ export interface EnqueueOptions<TTx = unknown> {
 }
 
 /**
- * A keyset position in a newest-first list (jobs by `created_at`, dead letters by
- * `moved_to_dead_letter_at`), normalised by core. Lists order by that instant **at millisecond
- * precision** (what `Job.createdAt` shows), then by id, both descending; a backend storing finer times
- * orders and compares the millisecond (Postgres truncates), so every backend pages alike.
+ * A keyset position in a newest-first list, normalised by core.
+ *
+ * - Jobs order by **id alone**, descending, and compare the position's `id` only (`at` is the row's
+ *   `createdAt`, which a jobs backend does not read). Core mints job ids as UUIDv7 (`newJobId`: the
+ *   creation millisecond, then a counter, monotonic within a process), so id order is creation order
+ *   and the primary key serves every page: no list index taking an entry for every row version.
+ *   Ids compare as lower-case UUID text, which is also Postgres's `uuid` order.
+ * - Dead letters order by `moved_to_dead_letter_at` **at millisecond precision** (what
+ *   `movedToDeadLetterAt` shows), then by id, both descending, and compare the pair; a backend storing
+ *   finer times orders and compares the millisecond (Postgres truncates), so every backend pages alike.
  */
 export interface ListPosition {
-  /** The row's instant, a whole millisecond. */
+  /** The row's instant, a whole millisecond (dead letters compare it; jobs do not). */
   at: Date;
   /** A lower-case UUID (the row need not exist any more). */
   id: string;
   /**
-   * `older`: the rows after (at, id) in list order, returned newest first.
+   * `older`: the rows after the position in list order, returned newest first.
    * `newer`: the rows before it, returned **nearest first** (oldest first); core turns the page around.
    */
   direction: "older" | "newer";
@@ -147,7 +153,10 @@ export interface JobsFacet<TTx = unknown> {
   /** All or nothing, one round trip where the storage allows; results in input order. */
   enqueueMany(jobs: readonly NewJob[], options: EnqueueOptions<TTx>): Promise<EnqueueResult[]>;
   get(id: string): Promise<Job | null>;
-  /** Newest first: created_at (whole milliseconds) descending, then id descending. See `ListPosition`. */
+  /**
+   * Newest first: id descending (ids are UUIDv7, time-ordered), and a `position` compares by id only, so
+   * a page reads `limit` entries of the primary key from any position. See `ListPosition`.
+   */
   list(query: JobListQuery): Promise<Job[]>;
   /** The six counts (see `QueueStats`), for one queue or all. */
   stats(query: StatsQuery): Promise<QueueStats>;

@@ -3,9 +3,10 @@
  * here, so backends receive complete, validated queries (`JobListQuery`, `DeadLetterListQuery`) and
  * never re-check them. Bad input is a `SONIQ_INVALID_ARGUMENT` naming the key; nothing is written.
  *
- * Paging: lists are newest first by their instant (`createdAt`, `movedToDeadLetterAt`) at millisecond
- * precision, ties by id descending. `offset` pages are kept for compatibility; keyset pages (`after` /
- * `before` a row) cost the same at any depth and neither skip nor repeat rows when rows arrive meanwhile.
+ * Paging: lists are newest first. Jobs by id descending (UUIDv7 ids are time-ordered: creation order);
+ * dead letters by `movedToDeadLetterAt` at millisecond precision, ties by id descending. `offset` pages
+ * are kept for compatibility; keyset pages (`after` / `before` a row) cost the same at any depth and
+ * neither skip nor repeat rows when rows arrive meanwhile.
  */
 import type {
   DeadLetterListQuery,
@@ -24,7 +25,10 @@ export const DEFAULT_PAGE_SIZE = 100;
 /** The largest `limit` a list call takes (larger ones are capped). */
 export const MAX_PAGE_SIZE = 1000;
 
-/** A job's place in `listJobs` order. A `Job` is one: pass a page's last (or first) job as is. */
+/**
+ * A job's place in `listJobs` order. A `Job` is one: pass a page's last (or first) job as is. Jobs list
+ * by id, so the id places it; `createdAt` is still validated but not compared.
+ */
 export interface JobPosition {
   createdAt: Date;
   id: string;

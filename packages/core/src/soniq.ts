@@ -303,7 +303,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   }
 
   /**
-   * Newest first (by `createdAt` to the millisecond, then id); `limit` defaults to 100 (at most 1000).
+   * Newest first (by id: job ids are UUIDv7, time-ordered); `limit` defaults to 100 (at most 1000).
    * Page with `after: lastJob` (older) or `before: firstJob` (newer); `offset` still works.
    */
   async listJobs(filter?: ListJobsFilter): Promise<Job[]> {

@@ -44,6 +44,13 @@ const names = `ARRAY[${NAMES.map((n) => `'${n}'`).join(",")}]`;
 const queues = `ARRAY[${QUEUES.map((n) => `'${n}'`).join(",")}]`;
 const reasons = `ARRAY[${REASONS.map((n) => `'${n}'`).join(",")}]`;
 const span = "interval '14 days'";
+/**
+ * A UUIDv7 for a job created at `t`, as core's `newJobId` makes them: the epoch milliseconds in the first 48
+ * bits, version 7, then random bits. Jobs list by id, so the seeded ids must follow `created_at`.
+ */
+const v7At = (t: string) => `encode(set_byte(overlay(uuid_send(gen_random_uuid())
+    placing substring(int8send((extract(epoch FROM ${t}) * 1000)::bigint) FROM 3) FROM 1 FOR 6),
+    6, (get_byte(uuid_send(gen_random_uuid()), 6) & 15) | 112), 'hex')::uuid`;
 
 async function timed(label: string, run: () => Promise<unknown>): Promise<void> {
   const start = performance.now();
@@ -70,7 +77,7 @@ for (let done = 0; done < JOBS; done += CHUNK) {
     db.query(`
       INSERT INTO soniq_jobs (id, job_name, args, status, attempts, max_attempts, queue, priority, scheduled_at,
                               result, producer_id, created_at, updated_at)
-      SELECT gen_random_uuid(), (${names})[1 + (g % 8)], jsonb_build_object('n', g), 'done', 1, 3,
+      SELECT ${v7At("t")}, (${names})[1 + (g % 8)], jsonb_build_object('n', g), 'done', 1, 3,
              (${queues})[1 + (g % 4)], 100, t, jsonb_build_object('ok', true), 'seed', t, t + interval '40 milliseconds'
       FROM generate_series(${done + 1}, ${done + n}) AS g,
            LATERAL (SELECT now() - ${span} * (g::float8 / ${JOBS})) AS x(t)`),
@@ -80,11 +87,11 @@ await timed("queued and retrying jobs (3,000)", () =>
   db.query(`
     INSERT INTO soniq_jobs (id, job_name, args, status, attempts, max_attempts, queue, priority, scheduled_at,
                             last_error, producer_id, created_at, updated_at)
-    SELECT gen_random_uuid(), (${names})[1 + (g % 8)], jsonb_build_object('n', g), 'queued', g % 2, 3,
+    SELECT ${v7At("t")}, (${names})[1 + (g % 8)], jsonb_build_object('n', g), 'queued', g % 2, 3,
            (${queues})[1 + (g % 4)], 100, now() + (g % 2) * interval '1 hour',
            CASE WHEN g % 2 = 1 THEN 'Error: upstream timeout ' || g || E'\\n    at handler (app.js:1:1)' END,
-           'seed', now() - interval '1 second' * g, now()
-    FROM generate_series(1, 3000) AS g`),
+           'seed', t, now()
+    FROM generate_series(1, 3000) AS g, LATERAL (SELECT now() - interval '1 second' * g) AS x(t)`),
 );
 for (let done = 0; done < DEAD; done += CHUNK) {
   const n = Math.min(CHUNK, DEAD - done);

@@ -1,7 +1,8 @@
 /**
  * Cursor pages over core's keyset lists (`listJobs` / `deadLetter.list` with `after` or `before` a row).
  * A cursor is opaque in the URL: base64url JSON of the direction and the sort key (instant in epoch ms,
- * id) of the row the page starts from. "Next" continues after the last row shown (older rows), "previous"
+ * id) of the row the page starts from (core places a job by its id alone, ids being time-ordered; the instant
+ * stays in the cursor for dead letters and for cursors issued before). "Next" continues after the last row shown (older rows), "previous"
  * before the first (newer rows); each page reads about `limit` rows at any depth, and rows arriving or
  * expiring between two pages neither repeat nor skip any. A "previous" page that reaches the top of the
  * list is the first page (full, without a previous link).

@@ -1,14 +1,15 @@
 /** Helpers third parties use in their own backend tests: complete jobs and names no other test uses. */
-import { randomBytes, randomUUID } from "node:crypto";
-import type { NewJob } from "@soniq/core/backend";
+import { randomBytes } from "node:crypto";
+import { type NewJob, newJobId } from "@soniq/core/backend";
 
 /**
  * A complete `NewJob` as core would send it (fresh id, queue `"default"`, priority 100, 3 attempts, due
- * now, no dedup), with `overrides` applied.
+ * now, no dedup), with `overrides` applied. The id is core's own (`newJobId`: a UUIDv7, later than every id
+ * this process made before), so jobs made in turn list newest first by id, as core's jobs do.
  */
 export function newJob(overrides: Partial<NewJob> = {}): NewJob {
   return {
-    id: randomUUID(),
+    id: newJobId(),
     jobName: "conformance.job",
     args: { n: 1 },
     argsHash: null,

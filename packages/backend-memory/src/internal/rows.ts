@@ -162,19 +162,22 @@ function compareNewestFirst(at: number, id: string, otherAt: number, otherId: st
 }
 
 /**
- * One page of a list: newest first (`at` descending, then id descending) from the top or after a position;
- * before one (`newer`), the nearest rows first, as the SQL backends answer it (core reverses that page).
+ * One page of a list: newest first (`at` descending, then id descending; by id alone when `at` is null, as
+ * jobs list) from the top or after a position; before one (`newer`), the nearest rows first, as the SQL
+ * backends answer it (core reverses that page).
  */
 export function newestFirst<T extends { id: string }>(
   rows: T[],
-  at: (row: T) => number,
+  at: ((row: T) => number) | null,
   page: { limit: number; offset: number; position: ListPosition | null },
 ): T[] {
   const p = page.position;
-  const pos = p === null ? 0 : p.at.getTime();
+  const instant = at ?? (() => 0);
+  const pos = p === null || at === null ? 0 : p.at.getTime();
   const sign = p?.direction === "newer" ? -1 : 1;
-  const kept = p === null ? rows : rows.filter((r) => sign * compareNewestFirst(at(r), r.id, pos, p.id) > 0);
-  kept.sort((a, b) => sign * compareNewestFirst(at(a), a.id, at(b), b.id));
+  const kept =
+    p === null ? rows : rows.filter((r) => sign * compareNewestFirst(instant(r), r.id, pos, p.id) > 0);
+  kept.sort((a, b) => sign * compareNewestFirst(instant(a), a.id, instant(b), b.id));
   return kept.slice(page.offset, page.offset + page.limit);
 }
 

@@ -5,8 +5,9 @@ import type { ListPosition } from "@soniq/core/backend";
 export type Condition = readonly [clause: string, value: unknown];
 
 /**
- * A timestamptz column to the millisecond, as the list indexes hold it (core/src/schema/pg.ts `msOf`):
- * lists order and page by this, then id, so rows created in one millisecond order by id as on every backend.
+ * A timestamptz column to the millisecond, as the dead-letter list index holds it (core/src/schema/pg.ts
+ * `msOf`): that list orders and pages by this, then id, so rows moved in one millisecond order by id as on
+ * every backend.
  */
 export const msOf = (column: string) => `date_trunc('milliseconds', ${column} AT TIME ZONE 'UTC')`;
 
@@ -29,28 +30,35 @@ export function whereSql(where: readonly string[]): string {
 }
 
 /**
- * One page of `select` (a `SELECT ... FROM ...`) ordered by `at` (an `msOf` expression) and id: newest
- * first from the top or after a position, nearest first before one (`newer`; core reverses that page).
+ * One page of `select` (a `SELECT ... FROM ...`) ordered by `at` (an `msOf` expression) and id, or by id
+ * alone when `at` is null (jobs: the primary key, read backwards): newest first from the top or after a
+ * position, nearest first before one (`newer`; core reverses that page).
  */
 export function listQuery(
   select: string,
   conditions: readonly Condition[],
-  at: string,
+  at: string | null,
   page: { limit: number; offset: number; position: ListPosition | null },
 ): { text: string; values: unknown[] } {
   const values: unknown[] = [];
   const where = whereClauses(conditions, values);
   const p = page.position;
   if (p !== null) {
-    values.push(p.at, p.id);
-    const n = values.length;
-    where.push(`(${at}, id) ${p.direction === "older" ? "<" : ">"} (${msParam(`$${n - 1}`)}, $${n}::uuid)`);
+    const op = p.direction === "older" ? "<" : ">";
+    if (at === null) {
+      values.push(p.id);
+      where.push(`id ${op} $${values.length}::uuid`);
+    } else {
+      values.push(p.at, p.id);
+      const n = values.length;
+      where.push(`(${at}, id) ${op} (${msParam(`$${n - 1}`)}, $${n}::uuid)`);
+    }
   }
   const dir = p?.direction === "newer" ? "ASC" : "DESC";
   values.push(page.limit, page.offset);
   return {
     text: `${select} ${whereSql(where)}
-      ORDER BY ${at} ${dir}, id ${dir}
+      ORDER BY ${at === null ? "" : `${at} ${dir}, `}id ${dir}
       LIMIT $${values.length - 1} OFFSET $${values.length}`,
     values,
   };

@@ -55,27 +55,33 @@ export const WORKER_COLUMNS =
   "id, hostname, pid, queues, concurrency, status, last_heartbeat, started_at, version, metadata";
 
 /**
- * WHERE, ORDER BY and LIMIT of one list page over `at` (an epoch-ms column) and id: newest first from the
- * top or after a position, nearest first before one (`newer`; core reverses that page). Adds `@limit`,
- * `@offset` and the position's `@at` / `@id` to `params`.
+ * WHERE, ORDER BY and LIMIT of one list page over `at` (an epoch-ms column) and id, or over id alone when
+ * `at` is null (jobs: the primary key): newest first from the top or after a position, nearest first before
+ * one (`newer`; core reverses that page). Adds `@limit`, `@offset` and the position's `@id` (and `@at`) to
+ * `params`.
  */
 export function pageSql(
-  at: string,
+  at: string | null,
   page: { limit: number; offset: number; position: ListPosition | null },
   where: string[],
   params: Record<string, unknown>,
 ): string {
   const p = page.position;
   if (p !== null) {
-    where.push(`(${at}, id) ${p.direction === "older" ? "<" : ">"} (@at, @id)`);
-    params.at = p.at.getTime();
+    const op = p.direction === "older" ? "<" : ">";
+    if (at === null) {
+      where.push(`id ${op} @id`);
+    } else {
+      where.push(`(${at}, id) ${op} (@at, @id)`);
+      params.at = p.at.getTime();
+    }
     params.id = p.id;
   }
   params.limit = page.limit;
   params.offset = page.offset;
   const dir = p?.direction === "newer" ? "ASC" : "DESC";
   return `${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-    ORDER BY ${at} ${dir}, id ${dir} LIMIT @limit OFFSET @offset`;
+    ORDER BY ${at === null ? "" : `${at} ${dir}, `}id ${dir} LIMIT @limit OFFSET @offset`;
 }
 
 /** Binds a list of strings as one parameter: `col IN (SELECT value FROM json_each(?))`. */

@@ -32,8 +32,8 @@ import {
 const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
 /**
- * A timestamptz truncated to the millisecond (UTC), the order lists page by. Written the same in the
- * backend's queries (`LIST_AT` in backend-postgres) so the planner matches the index expression.
+ * A timestamptz truncated to the millisecond (UTC), the order dead letters page by. Written the same in the
+ * backend's queries (`msOf` in backend-postgres list-query.ts) so the planner matches the index expression.
  */
 const msOf = (column: AnyPgColumn) => sql`date_trunc('milliseconds', ${column} AT TIME ZONE 'UTC')`;
 
@@ -108,9 +108,8 @@ export const soniqJobs = pgTable(
     // controls), recovery finds the jobs of stale and stopped workers, explain names the holders. Only
     // processing rows are in it, so a completion (processing -> done) adds no entry here.
     index("idx_soniq_jobs_processing").on(t.queue, t.group, t.workerId).where(sql`status = 'processing'`),
-    // listJobs order and keyset pages: created_at to the millisecond (what the API shows, and what SQLite
-    // and memory store), then id. A page from any position reads `limit` entries, at any depth.
-    index("idx_soniq_jobs_list").on(msOf(t.createdAt), t.id),
+    // listJobs order and keyset pages need no index of their own: jobs list by id (UUIDv7, time-ordered),
+    // so a page reads `limit` entries of the primary key backwards from any position, at any depth.
     // queues.list: finished jobs' queue names (a skip scan) and their per-(queue, status) counts from the
     // index alone (queued and processing ones come from the fetch and processing indexes). Only finished
     // rows, so enqueues and claims add no entries (measured: about 5% of the drain rate, bench in the README).

@@ -96,8 +96,7 @@ export const soniqJobs = sqliteTable(
     // controls), recovery finds the jobs of stale and stopped workers, explain names the holders. Only
     // processing rows are in it, so a completion (processing -> done) adds no entry here.
     index("idx_soniq_jobs_processing").on(t.queue, t.group, t.workerId).where(sql`status = 'processing'`),
-    // listJobs order and keyset pages: created_at (epoch ms), then id.
-    index("idx_soniq_jobs_list").on(t.createdAt, t.id),
+    // listJobs order and keyset pages: the primary key (ids are UUIDv7, time-ordered), no index of their own.
     // queues.list: finished jobs' queue names and per-(queue, status) counts from the index alone (queued
     // and processing ones come from the fetch and processing indexes); enqueues and claims add no entries.
     index("idx_soniq_jobs_finished").on(t.queue, t.status).where(sql`status IN ('done', 'cancelled')`),

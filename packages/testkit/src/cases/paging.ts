@@ -1,7 +1,8 @@
 /**
  * Keyset paging (`position` in `jobs.list` / `deadLetters.list`), the dead-letter count, and what
- * `queues.list` may estimate. Rows made in one call share their instant on most backends, so the id
- * tie-break is exercised, and decoys in another queue hold rows at the same instants.
+ * `queues.list` may estimate. Jobs list by id alone (UUIDv7, time-ordered), dead letters by their instant
+ * then id. Rows made in one call share their instant on most backends, so the dead letters' id tie-break is
+ * exercised, and decoys in another queue hold rows at the same instants.
  */
 import type { DeadLetterJob, Job } from "@soniq/core";
 import { deadLetterMatch } from "@soniq/core/backend";
@@ -23,12 +24,22 @@ import {
 
 type Row = { id: string; at: number };
 
-/** The contract's order: the instant (whole ms) descending, then id descending. */
+/** The dead letters' order: the instant (whole ms) descending, then id descending. */
 function newestFirst(rows: readonly Row[]): string[] {
   return [...rows].sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)).map((r) => r.id);
 }
 
-const jobRow = (j: Job): Row => ({ id: j.id, at: j.createdAt.getTime() });
+/** The jobs' order: id descending (ids are time-ordered). */
+function byIdDescending(jobs: readonly Job[]): string[] {
+  return ids(jobs).sort((a, b) => (a < b ? 1 : a > b ? -1 : 0));
+}
+
+/** An id just below `id` in id order that no stored job has (its last hex digit lowered, or 0 raised to 1). */
+function idNextTo(id: string): string {
+  const last = id.slice(-1);
+  return id.slice(0, -1) + (last === "0" ? "1" : (Number.parseInt(last, 16) - 1).toString(16));
+}
+
 const deadRow = (d: DeadLetterJob): Row => ({ id: d.id, at: d.movedToDeadLetterAt.getTime() });
 
 /** Walk every page of `limit` rows with `after` (the last row of each page), collecting ids. */
@@ -64,7 +75,7 @@ export const pagingCases = [
   defineCase({
     id: "jobs/keyset-pages",
     title:
-      "jobs.list pages from a position: after walks every job once in (createdAt ms, id) descending order, before answers the nearest newer jobs first, filters hold",
+      "jobs.list pages from a position: after walks every job once in id descending order (ids are time-ordered), comparing the position's id only; before answers the nearest newer jobs first, filters hold",
     async run(ctx) {
       const queue = ctx.queue();
       const decoys = ctx.queue("decoys");
@@ -72,11 +83,7 @@ export const pagingCases = [
       await jobsWithTies(ctx, decoys);
       const all = await listJobs(ctx, { queue });
       equal(all.length, 15, "the queue holds 15 jobs");
-      deepEqual(
-        ids(all),
-        newestFirst(all.map(jobRow)),
-        "jobs.list orders by createdAt (ms) desc, then id desc",
-      );
+      deepEqual(ids(all), byIdDescending(all), "jobs.list orders by id desc");
       const walked = await walkOlder<Job>(
         (after) => listJobs(ctx, { queue, limit: 4, ...(after ? { after } : {}) }),
         4,
@@ -99,12 +106,13 @@ export const pagingCases = [
         [],
         "nothing is newer than the newest job",
       );
-      const gone = { id: ctx.id(), createdAt: mid.createdAt };
-      const t = mid.createdAt.getTime();
+      // Next to the middle job in id order, with the newest job's createdAt: a backend comparing
+      // (createdAt, id) would return nearly every job.
+      const gone = { id: idNextTo(mid.id), createdAt: (all[0] as Job).createdAt };
       deepEqual(
         ids(await listJobs(ctx, { queue, after: gone })),
-        ids(all.filter((j) => j.createdAt.getTime() < t || (j.createdAt.getTime() === t && j.id < gone.id))),
-        "a position need not name a stored row: after (createdAt, id) compares the pair",
+        ids(all.filter((j) => j.id < gone.id)),
+        "a position need not name a stored row, and jobs compare its id only (not its createdAt)",
       );
       const batchOnly = await listJobs(ctx, {
         queue,
@@ -128,7 +136,7 @@ export const pagingCases = [
   defineCase({
     id: "dlq/keyset-pages-and-count",
     title:
-      "deadLetters.list pages from a position like jobs.list (movedToDeadLetterAt ms, id); deadLetters.count counts the filter's rows",
+      "deadLetters.list pages from a position by (movedToDeadLetterAt ms, id), comparing the pair; deadLetters.count counts the filter's rows",
     async run(ctx) {
       const queue = ctx.queue();
       const decoys = ctx.queue("decoys");
