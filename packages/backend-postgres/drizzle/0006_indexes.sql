@@ -1,3 +1,5 @@
+DROP INDEX "idx_soniq_dead_letter_jobs_job_name";--> statement-breakpoint
+DROP INDEX "idx_soniq_dead_letter_jobs_reason";--> statement-breakpoint
 DROP INDEX "idx_soniq_jobs_worker_id";--> statement-breakpoint
 DROP INDEX "idx_soniq_dead_letter_jobs_moved_at";--> statement-breakpoint
 DROP INDEX "idx_soniq_jobs_processing";--> statement-breakpoint

@@ -137,9 +137,10 @@ export const soniqDeadLetterJobs = pgTable(
     createdAt: tstz("created_at").notNull().defaultNow(),
   },
   (t) => [
-    index("idx_soniq_dead_letter_jobs_job_name").on(t.jobName),
+    // Every dead-letter move writes each index, so there are two besides the key: queue (queues.list's skip
+    // scan and per-queue counts) and the list order. A job-name or reason filter walks the list order (100,000
+    // rows: at most a few tens of ms); separate indexes on them cost the failure path two entries per job.
     index("idx_soniq_dead_letter_jobs_queue").on(t.queue),
-    index("idx_soniq_dead_letter_jobs_reason").on(t.deadLetterReason),
     // deadLetter.list order, keyset pages and since/until: moved_to_dead_letter_at to the millisecond, then id.
     index("idx_soniq_dead_letter_jobs_moved_at").on(msOf(t.movedToDeadLetterAt), t.id),
   ],
