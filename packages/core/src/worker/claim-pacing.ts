@@ -16,8 +16,9 @@
  * it is held until it frees capacity itself (a job of its own finishes or an outcome is written), a
  * wake-up, or the timer, armed for the sooner of the rate window's opening and the poll interval (the
  * fallback when other workers hold the capacity); and while its last claim was capped, only limited queues
- * may have more, so a claim needs a slot to fill from them. A wake-up or freed capacity during the claim
- * skips the wait. So every claim follows an event: a full queue never makes the worker spin.
+ * may have more, so a claim needs a slot to fill from them (the worker then claims at the end of the
+ * event-loop turn, so the slots its jobs free in one turn share one claim). A wake-up or freed capacity
+ * during the claim skips the wait. So every claim follows an event: a full queue never makes the worker spin.
  */
 import type { ClaimCap } from "../backend.js";
 import type { ResolvedWorkerOptions } from "../options.js";
@@ -80,6 +81,11 @@ export class ClaimGate {
       this.#held = false;
       resume();
     });
+  }
+
+  /** The last claim was capped (and no wake-up came since). */
+  get capped(): boolean {
+    return this.#capped;
   }
 
   /** Whether to claim now, with `limitedMax` free slots to fill from limited queues. */

@@ -62,6 +62,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
   #claiming: Promise<void> | null = null;
   #claimErrors = 0;
   readonly #gate: ClaimGate;
+  /** A claim deferred to the end of this event-loop turn (while capped, see `#pump`). */
+  #soon: NodeJS.Immediate | undefined;
   /** The one ref'd handle: a started worker holds the process open until `stop()` (see `#boot`). */
   #keepAlive: NodeJS.Timeout | undefined;
   readonly #waiters = new Waiters();
@@ -277,7 +279,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     return workerRegistration(this.id, this.options);
   }
 
-  #pump(): void {
+  #pump(deferred = false): void {
     if (this.#state !== "running" && this.#state !== "once") return;
     const c = this.options.concurrency;
     while (this.#inFlight.size < c) {
@@ -289,6 +291,16 @@ export class Worker implements LocalWorker, AsyncDisposable {
     const free = c - this.#inFlight.size;
     const limitedMax = Math.max(0, free - this.#buffer.size);
     if (!this.#gate.allows(limitedMax)) return;
+    if (this.#gate.capped && !deferred) {
+      // Each job that finishes frees a slot: the ones freed in this turn of the event loop share one claim.
+      // Not unref'd: an unref'd immediate lets the loop block in its poll phase until other I/O or a timer
+      // (a running worker holds the process open anyway, and stop() clears it).
+      this.#soon ??= setImmediate(() => {
+        this.#soon = undefined;
+        this.#pump(true);
+      });
+      return;
+    }
     const want = free + this.#window - this.#buffer.size;
     if (want >= Math.ceil(this.#window / 2)) this.#claiming = this.#claim(want, limitedMax);
   }
@@ -347,6 +359,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     if (this.#state === "stopped") return;
     this.#state = "stopping";
     this.#gate.cancel();
+    clearImmediate(this.#soon);
     if (this.#unsubscribe)
       await this.#unsubscribe().catch((err: unknown) => logger.warn({ err }, "unsubscribe failed"));
     if (this.#claiming) await this.#claiming;
