@@ -8,7 +8,7 @@
  */
 import type { QueueConfig } from "@soniq/core";
 import { describe, expect, it } from "vitest";
-import { ALL_KINDS, eventually, gate, matrixHarness } from "./runtime-support.js";
+import { ALL_KINDS, eventually, gate, matrixHarness, maxStartsPerWindow } from "./runtime-support.js";
 
 const JOBS = 2_000;
 const POLL_MS = 60_000;
@@ -21,17 +21,6 @@ const LIMITS: [string, QueueConfig, (i: number) => string | undefined][] = [
   ["groupConcurrency 2", { groupConcurrency: 2 }, (i) => `g${i % 20}`],
   ["a rate limit that never binds", { rateLimit: { max: 1_000_000, perMs: 1000 } }, () => undefined],
 ];
-
-/** The most times in any window (t - perMs, t] ending at one of them. */
-function maxPerWindow(times: number[], perMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let max = 0;
-  for (let i = 0, from = 0; i < sorted.length; i++) {
-    while ((sorted[from] as number) <= (sorted[i] as number) - perMs) from++;
-    max = Math.max(max, i - from + 1);
-  }
-  return max;
-}
 
 describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
   "queues/limited-drain on %s",
@@ -73,7 +62,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const done = await soniq.listJobs({ queue, status: "done", limit: 1000 });
       const times = done.map((j) => (j.result as { claimedAt: number }).claimedAt);
       // A millisecond of slack: Postgres claims at microseconds, the results carry milliseconds.
-      expect(maxPerWindow(times, rate.perMs - 1), "starts in any 250 ms window").toBeLessThanOrEqual(
+      expect(maxStartsPerWindow(times, rate.perMs - 1), "starts in any 250 ms window").toBeLessThanOrEqual(
         rate.max,
       );
     }, 60_000);
