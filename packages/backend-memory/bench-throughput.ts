@@ -49,7 +49,7 @@ async function run(label: string, queues: string[], claimQueues: string[] | null
   c0 = process.cpuUsage();
   let done = 0;
   for (;;) {
-    const claimed = await backend.runs.claim({ queues: claimQueues, limit: batch, workerId: null });
+    const claimed = (await backend.runs.claim({ queues: claimQueues, limit: batch, workerId: null })).jobs;
     if (claimed.length === 0) break;
     const applied = await backend.runs.settle(
       claimed.map((j) => ({ kind: "done", id: j.id, attempt: j.attempts, result: null, resultTtlMs: 0 })),

@@ -19,6 +19,8 @@ export class ContractWorker implements BenchWorker {
   private wanted = false;
   /** The last claim came back short: the queue is empty until a wake-up or the poll says otherwise. */
   private drained = false;
+  /** The last claim was capped by a queue limit: claim again when a job of ours finishes (or a wake-up). */
+  private held = false;
   private stopping = false;
   private settlements: Settlement[] = [];
   private flushing: Promise<void> | null = null;
@@ -42,21 +44,23 @@ export class ContractWorker implements BenchWorker {
   /** A wake-up (notification, poll, start): new jobs may exist, even if a claim running now missed them. */
   private wake(): void {
     this.drained = false;
+    this.held = false;
     if (this.fetching) this.wanted = true;
     else this.fetch();
   }
 
   private fetch(): void {
-    if (this.stopping || this.fetching || this.drained) return;
+    if (this.stopping || this.fetching || this.drained || this.held) return;
     const room = this.spec.concurrency * 2 - this.buffer.length - this.running;
     if (room <= 0) return;
     this.fetching = true;
     this.wanted = false;
     this.backend.runs
       .claim({ queues: null, limit: room, workerId: null })
-      .then((jobs) => {
+      .then(({ jobs, capped }) => {
         this.fetching = false;
-        this.drained = jobs.length < room && !this.wanted;
+        this.drained = jobs.length < room && capped === null && !this.wanted;
+        this.held = jobs.length < room && capped !== null && !this.wanted;
         for (const job of jobs) {
           // Claimed past its attempts (an earlier run never settled): dead-lettered unrun, as core does.
           if (job.attempts > job.maxAttempts) this.settle(deadLetter(job, job.lastError));
@@ -95,6 +99,7 @@ export class ContractWorker implements BenchWorker {
       );
     }
     this.running--;
+    this.held = false; // a slot of ours is free again (the poll covers capacity other workers hold)
     this.pump();
     if (this.running === 0 && this.idle) this.idle();
   }

@@ -3,16 +3,20 @@
  *
  * claim takes due queued jobs in (priority, scheduled_at, created_at) order across the requested queues'
  * lanes and marks them processing with attempts + 1 and the worker id. It returns every job it took,
- * including one past its max_attempts (core dead-letters those).
+ * including one past its max_attempts (core dead-letters those). A limited queue gives at most its budget
+ * (and the request's `limitedMax` across limited queues); a short claim that left a limited queue's due
+ * jobs behind says so (`capped`).
  *
  * settle writes a batch of outcomes in one synchronous step, so nothing else runs in between. It plans
  * every item first (fence, dead-letter conflict, JSON encoding) without changing anything, consults the
  * fault hook before the moves, then applies the plan: a throw at any point before the apply leaves the
  * store as it was, as a rolled-back transaction would.
  */
-import type { Job } from "@soniq/core";
+import type { Job, RateLimit } from "@soniq/core";
 import type {
+  ClaimCap,
   ClaimRequest,
+  ClaimResult,
   DeadLetterSettlement,
   DoneSettlement,
   RequeueSettlement,
@@ -33,17 +37,21 @@ export function runsFacet(store: MemoryStore): RunsFacet {
 
 /**
  * A limited queue's claim budget: slots left under `concurrency` and under the rate limit's window, and
- * the group cap. Unlimited queues have no budget (Infinity).
+ * the group cap. Unlimited queues have no budget.
  */
 interface Budget {
   slots: number;
   groupCap: number | null;
+  /** Start times in the rate window, oldest first (null without a rate limit). */
   starts: number[] | null;
+  rate: RateLimit | null;
 }
 
 function budgetOf(store: MemoryStore, queue: string, now: number): Budget | null {
   const s = store.queueSettings.get(queue);
-  if (s === undefined) return null;
+  if (s === undefined || (s.concurrency === null && s.groupConcurrency === null && s.rateLimit === null)) {
+    return null;
+  }
   let slots = Number.POSITIVE_INFINITY;
   if (s.concurrency !== null) slots = s.concurrency - (store.counts.get(queue)?.processing ?? 0);
   let starts: number[] | null = null;
@@ -54,19 +62,24 @@ function budgetOf(store: MemoryStore, queue: string, now: number): Budget | null
     store.queueStarts.set(queue, starts);
     slots = Math.min(slots, s.rateLimit.max - starts.length);
   }
-  return { slots, groupCap: s.groupConcurrency, starts };
+  return { slots, groupCap: s.groupConcurrency, starts, rate: s.rateLimit };
 }
 
-function claim(store: MemoryStore, request: ClaimRequest): Job[] {
+function claim(store: MemoryStore, request: ClaimRequest): ClaimResult {
   const now = store.now();
   const lanes = selectLanes(store, request.queues);
-  if (lanes.length === 0) return [];
+  if (lanes.length === 0) return { jobs: [], capped: null };
   const budgets = new Map<Lane, Budget>();
   for (const lane of lanes) {
     const budget = budgetOf(store, lane.queue, now);
     if (budget !== null) budgets.set(lane, budget);
   }
-  const open = lanes.filter((lane) => (budgets.get(lane)?.slots ?? 1) > 0);
+  let limitedLeft = Math.min(request.limitedMax ?? request.limit, request.limit);
+  const isOpen = (lane: Lane) => {
+    const budget = budgets.get(lane);
+    return budget === undefined || (budget.slots > 0 && limitedLeft > 0);
+  };
+  let open = lanes.filter(isOpen);
   const claimed: Job[] = [];
   // Jobs of a full group are taken off the heap while this claim looks past them, then put back.
   const skipped: [Lane, JobRecord][] = [];
@@ -92,11 +105,32 @@ function claim(store: MemoryStore, request: ClaimRequest): Job[] {
     claimed.push(toJob(job));
     if (budget !== undefined) {
       budget.starts?.push(now);
-      if (--budget.slots <= 0) open.splice(open.indexOf(next.lane), 1);
+      budget.slots--;
+      limitedLeft--;
+      if (budget.slots <= 0 || limitedLeft <= 0) open = open.filter(isOpen);
     }
   }
   for (const [lane, job] of skipped) lane.add(job, now);
-  return claimed;
+  return { jobs: claimed, capped: claimed.length < request.limit ? capOf(budgets, now) : null };
+}
+
+/**
+ * After a short claim: a limited lane that still has a due job was held back by a limit (the loop takes
+ * every due job of an open lane), and a full rate window says when it opens again.
+ */
+function capOf(budgets: ReadonlyMap<Lane, Budget>, now: number): ClaimCap | null {
+  let capped = false;
+  let retryInMs: number | null = null;
+  for (const [lane, budget] of budgets) {
+    if (lane.peek(now) === undefined) continue;
+    capped = true;
+    const { starts, rate } = budget;
+    if (starts !== null && rate !== null && starts.length >= rate.max) {
+      const opensIn = Math.max(1, (starts[0] ?? now) + rate.perMs - now);
+      retryInMs = retryInMs === null ? opensIn : Math.min(retryInMs, opensIn);
+    }
+  }
+  return capped ? { retryInMs } : null;
 }
 
 function selectLanes(store: MemoryStore, queues: readonly string[] | null): Lane[] {

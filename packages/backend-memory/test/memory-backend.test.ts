@@ -46,10 +46,10 @@ describe("memoryBackend", () => {
     c.advance(1);
     const p10b = await jobs.enqueue(job({ queue: "b", priority: 10 }), {});
     const p1 = await jobs.enqueue(job({ queue: "b", priority: 1 }), {});
-    const claimed = await runs.claim({ queues: ["a", "b"], limit: 10, workerId: null });
+    const claimed = (await runs.claim({ queues: ["a", "b"], limit: 10, workerId: null })).jobs;
     expect(claimed.map((j) => j.id)).toEqual([p1.id, p10a.id, p10b.id]);
     c.advance(1000);
-    const [due] = await runs.claim(claimAll);
+    const [due] = (await runs.claim(claimAll)).jobs;
     expect(due?.id).toBe(late.id);
   });
 
@@ -72,7 +72,7 @@ describe("memoryBackend", () => {
     await expect(inspector.writeJobStatus(id, "dead_letter")).rejects.toMatchObject({
       code: "SONIQ_INVALID_STATUS_TRANSITION",
     });
-    const [claimed] = await backend.runs.claim(claimAll);
+    const [claimed] = (await backend.runs.claim(claimAll)).jobs;
     if (!claimed) throw new Error("claim expected");
     expect(await backend.runs.settle([done(claimed)])).toEqual([true]);
     for (const status of ["queued", "processing", "cancelled"]) {
@@ -96,7 +96,7 @@ describe("memoryBackend", () => {
       },
     });
     await backend.jobs.enqueueMany([job(), job()], {});
-    const [a, b] = await backend.runs.claim(claimAll);
+    const [a, b] = (await backend.runs.claim(claimAll)).jobs;
     if (!a || !b) throw new Error("two claims expected");
     const items: Settlement[] = [
       done(a),
@@ -122,7 +122,7 @@ describe("memoryBackend", () => {
     const c = clock();
     const { jobs, runs, leases } = memoryBackend({ now: c.now });
     const { id } = await jobs.enqueue(job(), {});
-    const [claimed] = await runs.claim(claimAll);
+    const [claimed] = (await runs.claim(claimAll)).jobs;
     if (!claimed) throw new Error("claim expected");
     await runs.settle([done(claimed, 1000)]);
     expect(await jobs.deleteExpired()).toBe(0);
@@ -131,13 +131,13 @@ describe("memoryBackend", () => {
     expect(await jobs.get(id)).toBeNull();
 
     const again = await jobs.enqueue(job(), {});
-    const [run] = await runs.claim(claimAll);
+    const [run] = (await runs.claim(claimAll)).jobs;
     if (!run) throw new Error("claim expected");
     const requeue = { kind: "requeue", cause: "retry", attempts: 1, lastError: "e" } as const;
     await runs.settle([{ ...requeue, id: again.id, attempt: run.attempts, delayMs: 500 }]);
-    expect(await runs.claim(claimAll)).toEqual([]);
+    expect((await runs.claim(claimAll)).jobs).toEqual([]);
     c.advance(500);
-    expect((await runs.claim(claimAll)).map((j) => j.id)).toEqual([again.id]);
+    expect((await runs.claim(claimAll)).jobs.map((j) => j.id)).toEqual([again.id]);
 
     expect(await leases.tryAcquire("leader", "a", 500)).toBe(true);
     expect(await leases.tryAcquire("leader", "b", 500)).toBe(false);
@@ -168,7 +168,7 @@ describe("memoryBackend", () => {
     for (let i = 0; i < 3000; i++) ids.push((await jobs.enqueue(job({ priority: i % 7 }), {})).id);
     // Cancel two thirds: stale entries then outnumber live ones and the lane compacts.
     for (let i = 0; i < 3000; i++) if (i % 3 !== 0) await jobs.cancel(ids[i] as string);
-    const claimed = await runs.claim({ queues: ["default"], limit: 3000, workerId: null });
+    const claimed = (await runs.claim({ queues: ["default"], limit: 3000, workerId: null })).jobs;
     expect(claimed).toHaveLength(1000);
     const keys = claimed.map((j) => j.priority);
     expect(keys).toEqual([...keys].sort((a, b) => a - b));
@@ -219,7 +219,7 @@ describe("memoryBackend workers and wake-ups", () => {
     await flush();
     expect(heard.sort()).toEqual(["a", "b"]);
     heard.length = 0;
-    const [first, second] = await backend.runs.claim({ queues: ["a"], limit: 2, workerId: null });
+    const [first, second] = (await backend.runs.claim({ queues: ["a"], limit: 2, workerId: null })).jobs;
     if (!first || !second) throw new Error("two claims expected");
     const requeue = { kind: "requeue", cause: "retry", lastError: null } as const;
     await backend.runs.settle([
@@ -238,9 +238,9 @@ describe("memoryBackend workers and wake-ups", () => {
     const { jobs, runs } = memoryBackend();
     for (let i = 0; i < 50; i++) {
       await jobs.enqueue(job({ queue: `q${i}` }), {});
-      expect(await runs.claim({ queues: null, limit: 10, workerId: null })).toHaveLength(1);
+      expect((await runs.claim({ queues: null, limit: 10, workerId: null })).jobs).toHaveLength(1);
     }
-    expect(await runs.claim(claimAll)).toEqual([]);
+    expect((await runs.claim(claimAll)).jobs).toEqual([]);
   });
 
   it("treats a clock that goes backwards safely: a job no longer due is not claimed", async () => {
@@ -250,11 +250,11 @@ describe("memoryBackend workers and wake-ups", () => {
     const later = await jobs.enqueue(job({ scheduledAt: new Date(c.now() + 100) }), {});
     c.advance(200);
     // This claim promotes both jobs to the due heap and takes the first.
-    expect(await runs.claim({ queues: null, limit: 1, workerId: null })).toHaveLength(1);
+    expect((await runs.claim({ queues: null, limit: 1, workerId: null })).jobs).toHaveLength(1);
     c.advance(-150);
-    expect(await runs.claim({ queues: null, limit: 1, workerId: null })).toEqual([]);
+    expect((await runs.claim({ queues: null, limit: 1, workerId: null })).jobs).toEqual([]);
     c.advance(100);
-    const [claimed] = await runs.claim({ queues: null, limit: 1, workerId: null });
+    const [claimed] = (await runs.claim({ queues: null, limit: 1, workerId: null })).jobs;
     expect(claimed?.id).toBe(later.id);
   });
 });
@@ -269,7 +269,7 @@ describe("memoryBackend input errors", () => {
     });
     expect((await backend.jobs.stats({ queue: null })).total).toBe(0);
     const { id } = await backend.jobs.enqueue(job(), {});
-    const [claimed] = await backend.runs.claim(claimAll);
+    const [claimed] = (await backend.runs.claim(claimAll)).jobs;
     if (!claimed) throw new Error("claim expected");
     const result: Settlement = {
       kind: "done",

@@ -59,7 +59,7 @@ async function drain(backend: PostgresBackend): Promise<number> {
   const claim = (): Promise<number> => {
     claiming ??= backend.runs
       .claim({ queues: [QUEUE], limit: CLAIM_BATCH, workerId: null })
-      .then((jobs) => {
+      .then(({ jobs }) => {
         buffer.push(...jobs);
         return jobs.length;
       })

@@ -85,7 +85,7 @@ async function registerWorker(queue: string): Promise<string> {
 async function enqueueAndClaim(queue: string, workerId: string | null, overrides = {}) {
   const job = newJob({ queue, ...overrides });
   await backend.jobs.enqueue(job, {});
-  const [claimed] = await backend.runs.claim({ queues: [queue], limit: 1, workerId });
+  const [claimed] = (await backend.runs.claim({ queues: [queue], limit: 1, workerId })).jobs;
   if (!claimed || claimed.id !== job.id) throw new Error("expected to claim the job just enqueued");
   return claimed;
 }
@@ -127,7 +127,7 @@ describe("workers.recoverStale", () => {
     expect((await backend.workers.list()).find((w) => w.id === stale)?.status).toBe("stopped");
     expect(await backend.workers.heartbeat(stale, null)).toBe(false);
     // The requeued jobs are due now.
-    const again = await backend.runs.claim({ queues: [queue], limit: 10, workerId: null });
+    const again = (await backend.runs.claim({ queues: [queue], limit: 10, workerId: null })).jobs;
     expect(again.map((j) => j.id)).toEqual([ofStale.id, ofStopped.id, ofMissing.id]);
     // A second run finds nothing more of this case's.
     const second = await backend.workers.recoverStale(30_000);
@@ -241,7 +241,7 @@ describe("asynchronous commits", () => {
     try {
       const queue = uniqueQueue();
       await single.jobs.enqueueMany([newJob({ queue }), newJob({ queue }), newJob({ queue })], {});
-      const [a, b, c] = await single.runs.claim({ queues: [queue], limit: 3, workerId: null });
+      const [a, b, c] = (await single.runs.claim({ queues: [queue], limit: 3, workerId: null })).jobs;
       expect(await show()).toBe("on");
       if (!a || !b || !c) throw new Error("expected three claimed jobs");
       const results = await single.runs.settle([

@@ -34,7 +34,7 @@ describe("concurrency/claim", () => {
     const results = await Promise.all(
       backends.map((b) => b.runs.claim({ queues: [queue], limit: 1, workerId: null })),
     );
-    const claimed = results.flat();
+    const claimed = results.flatMap((r) => r.jobs);
     expect(claimed.map((j) => j.id)).toEqual([job.id]);
     expect(claimed[0]?.attempts).toBe(1);
   });
@@ -46,7 +46,7 @@ describe("concurrency/claim", () => {
     const loop = async (backend: PostgresBackend): Promise<Job[]> => {
       const mine: Job[] = [];
       for (;;) {
-        const batch = await backend.runs.claim({ queues: [queue], limit: 1, workerId: null });
+        const batch = (await backend.runs.claim({ queues: [queue], limit: 1, workerId: null })).jobs;
         if (batch.length === 0) return mine;
         mine.push(...batch);
       }
@@ -66,7 +66,7 @@ describe("concurrency/claim", () => {
     const results = await Promise.all(
       backends.map((b) => b.runs.claim({ queues: [queue], limit: 50, workerId: null })),
     );
-    const ids = results.flat().map((j) => j.id);
+    const ids = results.flatMap((r) => r.jobs).map((j) => j.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.length).toBe(200);
   });
@@ -76,7 +76,7 @@ describe("concurrency/settle", () => {
   async function claimedJob(): Promise<Job> {
     const queue = uniqueQueue();
     await backends[0]?.jobs.enqueue(newJob({ queue }), {});
-    const [job] = (await backends[0]?.runs.claim({ queues: [queue], limit: 1, workerId: null })) ?? [];
+    const [job] = (await backends[0]?.runs.claim({ queues: [queue], limit: 1, workerId: null }))?.jobs ?? [];
     if (!job) throw new Error("expected a claimed job");
     return job;
   }

@@ -28,7 +28,7 @@ beforeAll(async () => {
         {},
       );
     }
-    const claimed = await backend.runs.claim({ queues: ["plan"], limit: 500, workerId: null });
+    const claimed = (await backend.runs.claim({ queues: ["plan"], limit: 500, workerId: null })).jobs;
     items = claimed.map((job, i): Settlement => {
       const ref = { id: job.id, attempt: job.attempts };
       if (i % 4 === 0) return { ...ref, kind: "done", result: { i }, resultTtlMs: 60_000 };

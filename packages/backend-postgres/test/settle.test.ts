@@ -51,7 +51,7 @@ async function claimed(
   const queue = uniqueQueue();
   const jobs = Array.from({ length: count }, (_, i) => newJob({ queue, priority: i, ...overrides }));
   await b.jobs.enqueueMany(jobs, {});
-  const taken = await b.runs.claim({ queues: [queue], limit: count, workerId: null });
+  const taken = (await b.runs.claim({ queues: [queue], limit: count, workerId: null })).jobs;
   expect(taken.map((j) => j.id)).toEqual(jobs.map((j) => j.id));
   return taken;
 }
@@ -145,7 +145,7 @@ describe("settle", () => {
     const queue = uniqueQueue();
     const [first, second] = [newJob({ queue, priority: 0 }), newJob({ queue, priority: 1 })];
     await backend.jobs.enqueueMany([first, second], {});
-    const [a, b] = await backend.runs.claim({ queues: [queue], limit: 2, workerId });
+    const [a, b] = (await backend.runs.claim({ queues: [queue], limit: 2, workerId })).jobs;
     if (!a || !b) throw new Error("expected two jobs");
     await admin.query("UPDATE soniq_jobs SET last_error = 'earlier' WHERE id = $1", [b.id]);
     const before = Date.now();
@@ -173,7 +173,7 @@ describe("settle", () => {
     expect(nacked?.scheduledAt.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
     // Due now: the next claim takes the nacked job, not the snoozed one.
     expect(
-      (await backend.runs.claim({ queues: [queue], limit: 2, workerId: null })).map((j) => j.id),
+      (await backend.runs.claim({ queues: [queue], limit: 2, workerId: null })).jobs.map((j) => j.id),
     ).toEqual([b.id]);
   });
 
@@ -310,7 +310,7 @@ describe("requeue after a dedup-key collision", () => {
     const queue = uniqueQueue();
     const first = newJob({ queue, dedupKey: `k-${randomUUID()}` });
     await backend.jobs.enqueue(first, {});
-    const [job] = await backend.runs.claim({ queues: [queue], limit: 1, workerId: null });
+    const [job] = (await backend.runs.claim({ queues: [queue], limit: 1, workerId: null })).jobs;
     if (!job) throw new Error("expected a job");
     const second = await backend.jobs.enqueue(newJob({ queue, dedupKey: first.dedupKey }), {});
     expect(second.deduplicated).toBe(false);
@@ -325,10 +325,10 @@ describe("requeue after a dedup-key collision", () => {
     const queue = uniqueQueue();
     const a = newJob({ queue, dedupKey: key });
     await backend.jobs.enqueue(a, {});
-    const [first] = await backend.runs.claim({ queues: [queue], limit: 1, workerId: null });
+    const [first] = (await backend.runs.claim({ queues: [queue], limit: 1, workerId: null })).jobs;
     const b = newJob({ queue, dedupKey: key });
     await backend.jobs.enqueue(b, {});
-    const [second] = await backend.runs.claim({ queues: [queue], limit: 1, workerId: null });
+    const [second] = (await backend.runs.claim({ queues: [queue], limit: 1, workerId: null })).jobs;
     if (!first || !second) throw new Error("expected two jobs");
     expect(await backend.runs.settle([requeue(first), requeue(second)])).toEqual([true, true]);
     // Neither was queued when the statement started, so the key-clearing form cannot tell which keeps the
@@ -347,7 +347,7 @@ describe("claim", () => {
     await admin.query("UPDATE soniq_jobs SET attempts = 2, last_error = 'crashed' WHERE id = $1", [
       exhausted.id,
     ]);
-    const taken = await backend.runs.claim({ queues: [queue], limit: 5, workerId: null });
+    const taken = (await backend.runs.claim({ queues: [queue], limit: 5, workerId: null })).jobs;
     expect(taken.map((j) => [j.id, j.attempts, j.maxAttempts])).toEqual([
       [exhausted.id, 3, 2],
       [fresh.id, 1, 3],

@@ -32,7 +32,7 @@ async function drain(backend: Backend<unknown>): Promise<void> {
   while (finished < total) {
     const free = concurrency - inFlight;
     if (free > 0) {
-      const jobs = await backend.runs.claim({ queues, limit: free, workerId: null });
+      const jobs = (await backend.runs.claim({ queues, limit: free, workerId: null })).jobs;
       inFlight += jobs.length;
       for (const job of jobs) void run(job);
     }

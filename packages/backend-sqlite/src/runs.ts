@@ -5,17 +5,19 @@
  * (`BEGIN IMMEDIATE`) and selects and updates one batch in a single `UPDATE ... RETURNING`. Other
  * processes wait on `busy_timeout` for the lock, then see the rows already processing: no job is
  * handed out twice. Every row it took is returned, also one now past its max_attempts (core
- * dead-letters those), so a short batch means nothing more is due.
+ * dead-letters those), so a short batch means nothing more is due, unless a limited queue still has due
+ * jobs (a limit held them back: `capped`).
  *
  * Settle: every outcome of a batch (done, requeue, dead_letter) in ONE IMMEDIATE transaction with
  * prepared statements, one commit for the batch. Each item is fenced by (id, attempt): it applies only
  * while its row is processing with the attempts the claim gave it, so a late write after cancel,
  * recovery or a re-claim changes nothing and reports false.
  */
-import type { Job } from "@soniq/core";
 import { SoniqError } from "@soniq/core";
 import type {
+  ClaimCap,
   ClaimRequest,
+  ClaimResult,
   DeadLetterSettlement,
   DoneSettlement,
   RequeueSettlement,
@@ -23,7 +25,7 @@ import type {
   Settlement,
 } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
-import { claimLimited, controlledQueues } from "./internal/queue-limits.js";
+import { claimLimited, controlledQueues, hasDueJobs } from "./internal/queue-limits.js";
 import type { QueueRecord } from "./internal/queue-rows.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
 import { JOB_COLUMNS, jsonList, jsonOrNull, NOW, RELEASE_TAKEN_KEYS } from "./internal/sql.js";
@@ -101,13 +103,19 @@ function queuedQueues(ctx: SqliteContext): string[] {
   return (ctx.statement(QUEUED_QUEUES).all() as { name: string }[]).map((row) => row.name);
 }
 
+interface Batch {
+  rows: ClaimedRecord[];
+  capped: ClaimCap | null;
+}
+
 /**
  * With paused or limited queues (internal/queue-limits.ts): paused ones are left out, unlimited ones take
- * the usual path together, and each limited one is claimed on its own with its free slots.
+ * the usual path together, and each limited one is claimed on its own with its free slots (and
+ * `limitedMax` in all). A short batch is capped when a limited queue still has due jobs.
  */
-function claimBatch(ctx: SqliteContext, request: ClaimRequest): ClaimedRecord[] {
+function claimBatch(ctx: SqliteContext, request: ClaimRequest): Batch {
   const controlled = controlledQueues(ctx);
-  if (controlled.size === 0) return claimFrom(ctx, request, request.queues);
+  if (controlled.size === 0) return { rows: claimFrom(ctx, request, request.queues), capped: null };
   const queues = (request.queues ? [...new Set(request.queues)] : queuedQueues(ctx)).filter(
     (q) => controlled.get(q)?.paused !== 1,
   );
@@ -116,13 +124,24 @@ function claimBatch(ctx: SqliteContext, request: ClaimRequest): ClaimedRecord[] 
     return c !== undefined && (c.concurrency !== null || c.group_concurrency !== null || c.rate_max !== null);
   };
   const free = queues.filter((q) => !isLimited(q));
+  const limited = queues.filter(isLimited);
   const rows = free.length > 0 ? claimFrom(ctx, request, free) : [];
-  for (const q of queues.filter(isLimited)) {
-    if (rows.length >= request.limit) break;
-    const row = controlled.get(q) as QueueRecord;
-    rows.push(...claimLimited<ClaimedRecord>(ctx, row, request.limit - rows.length, request.workerId));
+  let limitedLeft = Math.min(request.limitedMax ?? request.limit, request.limit);
+  let windowOpensInMs: number | null = null;
+  for (const q of limited) {
+    const ask = Math.min(request.limit - rows.length, limitedLeft);
+    if (ask <= 0) break;
+    const got = claimLimited<ClaimedRecord>(ctx, controlled.get(q) as QueueRecord, ask, request.workerId);
+    rows.push(...got.rows);
+    limitedLeft -= got.rows.length;
+    const opens = got.windowOpensInMs;
+    if (opens !== null) windowOpensInMs = Math.min(windowOpensInMs ?? opens, opens);
   }
-  return rows;
+  const capped =
+    rows.length < request.limit && limited.some((q) => hasDueJobs(ctx, q))
+      ? { retryInMs: windowOpensInMs }
+      : null;
+  return { rows, capped };
 }
 
 function claimFrom(
@@ -151,9 +170,9 @@ function claimFrom(
   return stmt.all(params) as ClaimedRecord[];
 }
 
-function claim(ctx: SqliteContext, request: ClaimRequest): Job[] {
-  const rows = immediate(ctx, () => claimBatch(ctx, request));
-  return rows.sort(compareClaimed).map(toJob);
+function claim(ctx: SqliteContext, request: ClaimRequest): ClaimResult {
+  const { rows, capped } = immediate(ctx, () => claimBatch(ctx, request));
+  return { jobs: rows.sort(compareClaimed).map(toJob), capped };
 }
 
 const FENCE = "id = @id AND status = 'processing' AND attempts = @attempt";

@@ -54,7 +54,7 @@ describe("sqlite/connection", () => {
     const err = await backend.runs.claim(claimAll).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: "SONIQ_BACKEND_ERROR", context: { sqliteCode: "SQLITE_BUSY" } });
     holder.exec("ROLLBACK");
-    expect(await backend.runs.claim(claimAll)).toHaveLength(1);
+    expect((await backend.runs.claim(claimAll)).jobs).toHaveLength(1);
     holder.close();
     await backend.close();
   });
@@ -127,7 +127,7 @@ describe("sqlite/input errors", () => {
 
     const ok = newJob();
     await backend.jobs.enqueue(ok, {});
-    const [job] = await backend.runs.claim(claimAll);
+    const [job] = (await backend.runs.claim(claimAll)).jobs;
     const ref = { id: ok.id, attempt: job?.attempts ?? 0 };
     const bad = await backend.runs
       .settle([
@@ -166,17 +166,19 @@ describe("sqlite/claim", () => {
     const c1 = newJob({ queue: "c", priority: 1, scheduledAt: past(900) });
     const later = newJob({ queue: "b", priority: 0, scheduledAt: new Date(Date.now() + 60_000) });
     await backend.jobs.enqueueMany([a1, b1, a2, c1, later], {});
-    const listed = await backend.runs.claim({ queues: ["a", "b", "a"], limit: 5, workerId: null });
+    const listed = (await backend.runs.claim({ queues: ["a", "b", "a"], limit: 5, workerId: null })).jobs;
     expect(listed.map((j) => j.id)).toEqual([a2.id, b1.id, a1.id]);
-    const all = await backend.runs.claim({ queues: null, limit: 5, workerId: null });
+    const all = (await backend.runs.claim({ queues: null, limit: 5, workerId: null })).jobs;
     expect(all.map((j) => j.id)).toEqual([c1.id]);
 
     // More queues than the per-queue merge handles: one sorted scan, same order.
     const many = Array.from({ length: 40 }, (_, i) => newJob({ queue: `q${i}`, priority: 40 - i }));
     await backend.jobs.enqueueMany(many, {});
-    const fromList = await backend.runs.claim({ queues: many.map((j) => j.queue), limit: 3, workerId: null });
+    const fromList = (
+      await backend.runs.claim({ queues: many.map((j) => j.queue), limit: 3, workerId: null })
+    ).jobs;
     expect(fromList.map((j) => j.id)).toEqual([many[39]?.id, many[38]?.id, many[37]?.id]);
-    const fromAll = await backend.runs.claim({ queues: null, limit: 3, workerId: null });
+    const fromAll = (await backend.runs.claim({ queues: null, limit: 3, workerId: null })).jobs;
     expect(fromAll.map((j) => j.id)).toEqual([many[36]?.id, many[35]?.id, many[34]?.id]);
     await backend.close();
   });
@@ -193,7 +195,7 @@ describe("sqlite/claim", () => {
     for (let i = 0; i < 40; i++) {
       const claim = { queues: null, limit: 3, workerId: null };
       const [x, y] = await Promise.all([a.runs.claim(claim), b.runs.claim(claim)]);
-      seen.push(...x.map((j) => j.id), ...y.map((j) => j.id));
+      seen.push(...x.jobs.map((j) => j.id), ...y.jobs.map((j) => j.id));
     }
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen).toHaveLength(200);

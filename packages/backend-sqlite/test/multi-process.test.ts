@@ -102,7 +102,7 @@ describe("sqlite/multi-process", () => {
     );
     expect(recovery.workerIds).toEqual([workerId]);
     expect(recovery.requeuedJobIds.sort()).toEqual(jobs.map((j) => j.id).sort());
-    const again = await reopened.runs.claim({ queues: ["default"], limit: 10, workerId: null });
+    const again = (await reopened.runs.claim({ queues: ["default"], limit: 10, workerId: null })).jobs;
     expect(again.map((j) => j.id).sort()).toEqual(jobs.map((j) => j.id).sort());
     expect(again.every((j) => j.attempts === 2)).toBe(true);
     await reopened.close();

@@ -29,7 +29,7 @@ afterEach(() => backend.close());
 async function claimed(count: number, overrides = {}): Promise<Job[]> {
   const jobs = Array.from({ length: count }, (_, i) => newJob({ priority: i, ...overrides }));
   await backend.jobs.enqueueMany(jobs, {});
-  const taken = await backend.runs.claim({ queues: null, limit: count, workerId: "w" });
+  const taken = (await backend.runs.claim({ queues: null, limit: count, workerId: "w" })).jobs;
   expect(taken.map((j) => j.id)).toEqual(jobs.map((j) => j.id));
   return taken;
 }
@@ -183,7 +183,7 @@ describe("sqlite/settle", () => {
       workerId: null,
     });
     // Only the one due now is claimable.
-    const again = await backend.runs.claim({ queues: null, limit: 10, workerId: "w" });
+    const again = (await backend.runs.claim({ queues: null, limit: 10, workerId: "w" })).jobs;
     expect(again.map((j) => [j.id, j.attempts])).toEqual([[b.id, 2]]);
   });
 
@@ -191,7 +191,7 @@ describe("sqlite/settle", () => {
     const [a] = await claimed(1);
     if (!a) throw new Error("expected a job");
     expect(await backend.runs.settle([requeue(a, { lastError: "first failure" })])).toEqual([true]);
-    const [again] = await backend.runs.claim({ queues: null, limit: 1, workerId: "w" });
+    const [again] = (await backend.runs.claim({ queues: null, limit: 1, workerId: "w" })).jobs;
     if (!again) throw new Error("expected the job again");
     expect(await backend.runs.settle([requeue(again, { cause: "nack", lastError: null })])).toEqual([true]);
     expect(await backend.jobs.get(a.id)).toMatchObject({ lastError: "first failure", attempts: 2 });
@@ -219,7 +219,7 @@ describe("sqlite/claim past max_attempts", () => {
     expect(await backend.runs.settle([requeue(tired, { cause: "nack" })])).toEqual([true]);
     const fresh = newJob({ priority: 50 });
     await backend.jobs.enqueue(fresh, {});
-    const batch = await backend.runs.claim({ queues: ["default"], limit: 5, workerId: "w" });
+    const batch = (await backend.runs.claim({ queues: ["default"], limit: 5, workerId: "w" })).jobs;
     expect(batch.map((j) => [j.id, j.attempts, j.maxAttempts])).toEqual([
       [tired.id, 2, 1],
       [fresh.id, 1, 3],

@@ -183,6 +183,37 @@ export interface ClaimRequest {
    * owner that recovery reaches, so it is for backend tests only.
    */
   workerId: string | null;
+  /**
+   * Most jobs to take from limited queues (a concurrency, group concurrency or rate limit) in all, 0 to
+   * `limit`; omitted means `limit`. A claimed job counts as processing and as a start, so the worker asks
+   * limited queues for no more than it can start now: one waiting in its buffer would hold a slot (or a start
+   * of the rate window) another worker could use, and start later than its window recorded.
+   */
+  limitedMax?: number;
+}
+
+/**
+ * Why a claim came back short although due jobs remain: a queue limit held them back (its concurrency,
+ * a group's cap or the rate window is full, or `limitedMax` was reached).
+ */
+export interface ClaimCap {
+  /**
+   * Set when a rate window held jobs back: milliseconds until it allows the next start (at least 1).
+   * Null when only capacity did, which frees as processing jobs settle.
+   */
+  retryInMs: number | null;
+}
+
+export interface ClaimResult {
+  /** The jobs taken, in claim order: every one, including one past its `maxAttempts`. */
+  jobs: Job[];
+  /**
+   * Non-null when fewer than `limit` jobs came back while a limited queue still has due jobs the claim did
+   * not take. Null when a short result means nothing more is due (or the result is full). Core waits for a
+   * wake-up or the poll after a short uncapped claim, and claims again as its jobs settle (or when the rate
+   * window allows) after a capped one.
+   */
+  capped: ClaimCap | null;
 }
 
 /** Fences a worker-side write to the run that claimed the job. */
@@ -228,12 +259,13 @@ export type Settlement = DoneSettlement | RequeueSettlement | DeadLetterSettleme
 
 export interface RunsFacet {
   /**
-   * Take up to `limit` due queued jobs in priority, scheduled_at, created_at order; mark them
+   * Take up to `limit` due queued jobs in priority, scheduled_at, created_at order, leaving out paused
+   * queues and taking from limited ones only what their limits allow (and `limitedMax` in all); mark them
    * processing, attempts + 1, worker id stamped; return them. Returns every job it took, including one
    * whose attempts now exceed `max_attempts` (core dead-letters those). A result shorter than `limit`
-   * means nothing more is due.
+   * means nothing more is due, unless `capped` says a limit held due jobs back.
    */
-  claim(request: ClaimRequest): Promise<Job[]>;
+  claim(request: ClaimRequest): Promise<ClaimResult>;
   /**
    * Write any mix of outcomes in one call: one statement (Postgres), one IMMEDIATE transaction (SQLite),
    * one synchronous step (memory). Each item is fenced by (id, attempt). Returns, in input order,

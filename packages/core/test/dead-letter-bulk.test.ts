@@ -28,7 +28,7 @@ async function deadLetters(backend: ReturnType<typeof memoryBackend>, queue: str
     Array.from({ length: n }, () => newJob(queue)),
     {},
   );
-  const claimed = await backend.runs.claim({ queues: [queue], limit: n, workerId: null });
+  const claimed = (await backend.runs.claim({ queues: [queue], limit: n, workerId: null })).jobs;
   await backend.runs.settle(
     claimed.map((j) => ({
       kind: "dead_letter",

@@ -45,7 +45,7 @@ describe("lists/keyset", () => {
     const backend = memoryBackend();
     const soniq = app({ allowUnknownJobNames: true }, backend);
     await soniq.enqueueMany(Array.from({ length: 1203 }, () => ({ job: "paging.job", args: {} })));
-    const claimed = await backend.runs.claim({ queues: null, limit: 1203, workerId: null });
+    const claimed = (await backend.runs.claim({ queues: null, limit: 1203, workerId: null })).jobs;
     await backend.runs.settle(
       claimed.map((j) => ({
         kind: "dead_letter" as const,

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { isSoniqError } from "../src/errors.js";
 import { manualClock } from "../src/index.js";
-import { memoryApps } from "./memory.js";
+import { memoryApps, memoryBackend, overriding } from "./memory.js";
 import { eventually } from "./support.js";
 
 const app = memoryApps();
@@ -83,6 +83,46 @@ describe("queues/api", () => {
     expect(ran).toEqual([]);
     await soniq.queues.resume("work");
     await eventually(() => expect(ran).toEqual([id]));
+    await worker.stop();
+  });
+});
+
+describe("queues/limited-claims", () => {
+  it("queues/capped-claim-never-spins: a worker whose claims a full queue caps waits for capacity or its poll", async () => {
+    const backend = memoryBackend();
+    const claims: { limitedMax: number | undefined; taken: number; capped: boolean }[] = [];
+    const counted = overriding(backend, "runs", {
+      claim: async (request) => {
+        const result = await backend.runs.claim(request);
+        claims.push({
+          limitedMax: request.limitedMax,
+          taken: result.jobs.length,
+          capped: result.capped !== null,
+        });
+        return result;
+      },
+    });
+    const soniq = app({}, counted);
+    const ran: string[] = [];
+    soniq.job("q.spin", async (_args, ctx) => void ran.push(ctx.jobId), { queue: "spin" });
+    await soniq.queues.configure("spin", { concurrency: 1 });
+    const first = await soniq.enqueue("q.spin", {});
+    const second = await soniq.enqueue("q.spin", {});
+    // Someone else holds the queue's one slot: every claim of the worker comes back capped and empty.
+    const [held] = (await soniq.backend.runs.claim({ queues: ["spin"], limit: 1, workerId: null })).jobs;
+    expect(held?.id).toBe(first.id);
+    claims.length = 0;
+    const worker = soniq.worker({ queues: ["spin"], concurrency: 4, pollIntervalMs: 30 });
+    await worker.start();
+    await eventually(() => expect(claims.length).toBeGreaterThanOrEqual(3));
+    // It holds nothing that could free capacity, so it claims again at its poll only: a few claims, not a loop.
+    expect(claims.length).toBeLessThan(10);
+    expect(claims.every((c) => c.taken === 0 && c.capped && c.limitedMax === 4)).toBe(true);
+    const settled = await soniq.backend.runs.settle([
+      { kind: "done", id: first.id, attempt: 1, result: null, resultTtlMs: 60_000 },
+    ]);
+    expect(settled).toEqual([true]);
+    await eventually(() => expect(ran).toEqual([second.id]));
     await worker.stop();
   });
 });

@@ -372,7 +372,8 @@ describe("runtime/settle", () => {
     );
     // Two runs whose worker died before settling (its row is gone): recovery requeues them with attempt 1 spent.
     expect(
-      await backend.runs.claim({ queues: null, limit: 2, workerId: "0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b" }),
+      (await backend.runs.claim({ queues: null, limit: 2, workerId: "0e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b" }))
+        .jobs,
     ).toHaveLength(2);
     expect((await backend.workers.recoverStale(60_000)).requeuedJobIds.sort()).toEqual(
       crashed.map((r) => r.id).sort(),

@@ -47,7 +47,7 @@ async function bareLoop(): Promise<number> {
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (;;) {
-    const jobs = await backend.runs.claim({ queues: null, limit: 2 * C, workerId: null });
+    const jobs = (await backend.runs.claim({ queues: null, limit: 2 * C, workerId: null })).jobs;
     if (jobs.length === 0) break;
     await backend.runs.settle(
       jobs.map((j) => ({ kind: "done", id: j.id, attempt: j.attempts, result: null, resultTtlMs: 300_000 })),

@@ -7,7 +7,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { type Job, Soniq } from "@soniq/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventually, postgresKind, sqliteKind, uniqueName } from "./runtime-support.js";
+import { eventually, maxStartsPerWindow, postgresKind, sqliteKind, uniqueName } from "./runtime-support.js";
 
 const CHILD = fileURLToPath(new URL("./queue-limits-child.ts", import.meta.url));
 const PROCESSES = 4;
@@ -29,17 +29,6 @@ function stopChild(child: ChildProcess): Promise<void> {
     child.once("exit", () => resolve());
     child.send("stop");
   });
-}
-
-/** The most claim times in any window (t - perMs, t] ending at a claim. */
-function maxStartsPerWindow(times: number[], perMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let max = 0;
-  for (let i = 0, from = 0; i < sorted.length; i++) {
-    while ((sorted[from] as number) <= (sorted[i] as number) - perMs) from++;
-    max = Math.max(max, i - from + 1);
-  }
-  return max;
 }
 
 describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as const))(

@@ -227,7 +227,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       };
       await soniq.backend.workers.register(ghost);
       expect(
-        await soniq.backend.runs.claim({ queues: [t.queue], limit: 1, workerId: ghost.id }),
+        (await soniq.backend.runs.claim({ queues: [t.queue], limit: 1, workerId: ghost.id })).jobs,
       ).toHaveLength(1);
       await soniq.backend.workers.stop(ghost.id);
       expect((await soniq.backend.workers.recoverStale(60_000)).requeuedJobIds).toContain(id);

@@ -22,6 +22,17 @@ import { gate } from "../../core/test/support.js";
 
 export { eventually, expectStaleThenReregistered, gate, rejection } from "../../core/test/support.js";
 
+/** The most claim times in any window (t - perMs, t] ending at a claim (queue rate limits). */
+export function maxStartsPerWindow(times: number[], perMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let max = 0;
+  for (let i = 0, from = 0; i < sorted.length; i++) {
+    while ((sorted[from] as number) <= (sorted[i] as number) - perMs) from++;
+    max = Math.max(max, i - from + 1);
+  }
+  return max;
+}
+
 export function uniqueName(prefix: string): string {
   return `${prefix}_${randomBytes(4).toString("hex")}`;
 }

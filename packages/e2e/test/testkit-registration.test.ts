@@ -157,7 +157,7 @@ describe("registerConformanceSuite", () => {
         return {
           backend: {
             ...inner,
-            runs: { ...inner.runs, claim: async () => [] },
+            runs: { ...inner.runs, claim: async () => ({ jobs: [], capped: null }) },
             close: async () => void closed.push(`close ${caseId}`),
           },
           cleanup: () => void closed.push(`cleanup ${caseId}`),

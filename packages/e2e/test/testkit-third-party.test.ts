@@ -141,7 +141,12 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
   it("catches a backend that returns a claimed batch in the wrong order", async () => {
     const outcomes = await certify(
       broken((inner) => ({
-        runs: { claim: async (request) => (await inner.runs.claim(request)).reverse() },
+        runs: {
+          claim: async (request) => {
+            const result = await inner.runs.claim(request);
+            return { ...result, jobs: result.jobs.reverse() };
+          },
+        },
       })),
     );
     expect(failed(outcomes)).toEqual(["claim/priority-then-scheduled-at-then-created-at"]);

@@ -10,7 +10,8 @@
  * locked FOR UPDATE, so limited claims of one queue serialise across every process; under that lock the
  * claim counts what is processing (and what started in the rate window, `soniq_queue_starts`), takes
  * that many jobs, and records their starts. Read committed: each statement after the lock sees every
- * claim committed before it.
+ * claim committed before it. A claim that filled the rate window also reads when its oldest start
+ * leaves it; a short claim then asks which limited queues still have due jobs (`capped`, runs.ts).
  *
  * Which queues are limited is cached for `LIMITS_TTL_MS` per backend: a queue limited just now waits that
  * long for its first limited claim (the default claim already leaves it alone), never longer.
@@ -93,17 +94,40 @@ interface Lock {
   rate_per_ms: number | null;
 }
 
-async function freeSlots(client: pg.PoolClient, queue: string, lock: Lock, limit: number): Promise<number> {
+/** Slots under the concurrency and the rate window, and the starts the window has left (null: not read). */
+async function freeSlots(
+  client: pg.PoolClient,
+  queue: string,
+  lock: Lock,
+  limit: number,
+): Promise<{ slots: number; startsLeft: number | null }> {
   let slots = limit;
   if (lock.concurrency !== null) {
     const res = await client.query<{ n: number }>(PROCESSING, [queue]);
     slots = Math.min(slots, lock.concurrency - (res.rows[0]?.n ?? 0));
   }
+  let startsLeft: number | null = null;
   if (slots > 0 && lock.rate_max !== null && lock.rate_per_ms !== null) {
     const res = await client.query<{ n: number }>(STARTS, [queue, lock.rate_per_ms]);
-    slots = Math.min(slots, lock.rate_max - (res.rows[0]?.n ?? 0));
+    startsLeft = lock.rate_max - (res.rows[0]?.n ?? 0);
+    slots = Math.min(slots, startsLeft);
   }
-  return slots;
+  return { slots, startsLeft };
+}
+
+// When the window's oldest start leaves it (ms from now, at least 1).
+const WINDOW_OPENS = `SELECT GREATEST(1, ceil(extract(epoch FROM
+    min(started_at) + make_interval(secs => $2::float8 / 1000) - now()) * 1000))::int AS ms
+  FROM soniq_queue_starts WHERE queue = $1 AND started_at > now() - make_interval(secs => $2::float8 / 1000)`;
+
+/**
+ * One limited queue's claim: the rows, and when its rate window opens again if this claim filled it.
+ * `limited` is false when the queue turned out paused or unlimited (the cached list was behind).
+ */
+export interface LimitedClaim {
+  rows: unknown[][];
+  limited: boolean;
+  windowOpensInMs: number | null;
 }
 
 /**
@@ -117,18 +141,36 @@ export function claimLimited(
   workerId: string | null,
   columns: string,
   types: pg.CustomTypesConfig,
-): Promise<unknown[][]> {
+): Promise<LimitedClaim> {
   return inTransaction(ctx, "runs.claim", async (client) => {
     const lock = (await client.query<Lock>(LOCK, [queue])).rows[0];
-    if (lock === undefined || lock.paused) return [];
-    const slots = await freeSlots(client, queue, lock, limit);
-    if (slots <= 0) return [];
-    const grouped = lock.group_concurrency !== null;
-    const rated = lock.rate_max !== null;
-    const text = claimSql(grouped ? PICK_GROUPED : PICK_PLAIN, columns, rated);
-    const values: unknown[] = [queue, slots, workerId];
-    if (grouped) values.push(lock.group_concurrency);
-    const res = await client.query<unknown[]>({ text, values, rowMode: "array", types });
-    return res.rows;
+    if (lock === undefined || lock.paused) return { rows: [], limited: false, windowOpensInMs: null };
+    const limited = lock.concurrency !== null || lock.group_concurrency !== null || lock.rate_max !== null;
+    const { slots, startsLeft } = await freeSlots(client, queue, lock, limit);
+    let rows: unknown[][] = [];
+    if (slots > 0) {
+      const grouped = lock.group_concurrency !== null;
+      const text = claimSql(grouped ? PICK_GROUPED : PICK_PLAIN, columns, lock.rate_max !== null);
+      const values: unknown[] = [queue, slots, workerId];
+      if (grouped) values.push(lock.group_concurrency);
+      rows = (await client.query<unknown[]>({ text, values, rowMode: "array", types })).rows;
+    }
+    if (startsLeft === null || rows.length < startsLeft) return { rows, limited, windowOpensInMs: null };
+    const opens = await client.query<{ ms: number | null }>(WINDOW_OPENS, [queue, lock.rate_per_ms]);
+    return { rows, limited, windowOpensInMs: opens.rows[0]?.ms ?? null };
   });
+}
+
+const WITH_DUE_JOBS = `SELECT q.name FROM unnest($1::text[]) AS q(name)
+  WHERE EXISTS (SELECT 1 FROM soniq_jobs j
+    WHERE j.status = 'queued' AND j.queue = q.name AND j.scheduled_at <= now())`;
+
+/** Which of `queues` have due queued jobs (after a short claim: those a limit held back). */
+export async function withDueJobs(ctx: PgContext, queues: readonly string[]): Promise<Set<string>> {
+  const res = await query<{ name: string }>(ctx, "runs.claim", {
+    name: "soniq_limited_with_due_jobs",
+    text: WITH_DUE_JOBS,
+    values: [queues],
+  });
+  return new Set(res.rows.map((r) => r.name));
 }

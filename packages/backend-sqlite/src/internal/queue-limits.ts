@@ -7,7 +7,9 @@
  * such row the claim takes its usual path unchanged). A limited queue is claimed on its own:
  * slots = min(asked, concurrency - processing, rate_max - starts in the window), and with
  * `group_concurrency` each group is topped up to its cap in claim order (jobs without a group are not capped).
- * Starts of a rate-limited queue are recorded in `soniq_queue_starts` and pruned past the window.
+ * Starts of a rate-limited queue are recorded in `soniq_queue_starts` and pruned past the window. A claim
+ * that filled the window also reads when its oldest start leaves it; a short claim then asks which limited
+ * queues still have due jobs (`capped`, runs.ts).
  */
 
 import type { SqliteContext } from "./context.js";
@@ -51,31 +53,56 @@ const CLAIM_GROUPED = `${CLAIM_SET} (SELECT r FROM (
     ORDER BY c.priority, c.scheduled_at, c.r LIMIT @slots)
   ${RETURNING}`;
 
+// When the window's oldest start leaves it (ms from now, at least 1).
+const WINDOW_OPENS = `SELECT max(1, min(started_at) + @perMs - ${NOW}) AS ms FROM soniq_queue_starts
+  WHERE queue = @queue`;
+
+/** One limited queue's claim: the rows, and when its rate window opens again if this claim filled it. */
+export interface LimitedClaim<T> {
+  rows: T[];
+  windowOpensInMs: number | null;
+}
+
 /** Claim up to `limit` jobs from one limited queue (inside the claim's IMMEDIATE transaction). */
 export function claimLimited<T extends { id: string }>(
   ctx: SqliteContext,
   q: QueueRecord,
   limit: number,
   workerId: string | null,
-): T[] {
+): LimitedClaim<T> {
   let slots = limit;
   if (q.concurrency !== null) {
     const { n } = ctx.statement(PROCESSING).get(q.name) as { n: number };
     slots = Math.min(slots, q.concurrency - n);
   }
-  const rated = q.rate_max !== null && q.rate_per_ms !== null;
-  if (rated) {
+  let startsLeft: number | null = null;
+  if (q.rate_max !== null && q.rate_per_ms !== null) {
     ctx.statement(PRUNE_STARTS).run({ queue: q.name, perMs: q.rate_per_ms });
     const { n } = ctx.statement(COUNT_STARTS).get(q.name) as { n: number };
-    slots = Math.min(slots, (q.rate_max as number) - n);
+    startsLeft = q.rate_max - n;
+    slots = Math.min(slots, startsLeft);
   }
-  if (slots <= 0) return [];
-  const params = { queue: q.name, slots, workerId, groupCap: q.group_concurrency };
-  const rows = (
-    q.group_concurrency === null
-      ? ctx.statement(CLAIM_LIMITED).all(params)
-      : ctx.statement(CLAIM_GROUPED).all(params)
-  ) as T[];
-  if (rated) for (const row of rows) ctx.statement(RECORD_START).run(q.name, row.id);
-  return rows;
+  let rows: T[] = [];
+  if (slots > 0) {
+    const params = { queue: q.name, slots, workerId, groupCap: q.group_concurrency };
+    rows = (
+      q.group_concurrency === null
+        ? ctx.statement(CLAIM_LIMITED).all(params)
+        : ctx.statement(CLAIM_GROUPED).all(params)
+    ) as T[];
+    if (startsLeft !== null) for (const row of rows) ctx.statement(RECORD_START).run(q.name, row.id);
+  }
+  if (startsLeft === null || rows.length < startsLeft) return { rows, windowOpensInMs: null };
+  const opens = ctx.statement(WINDOW_OPENS).get({ queue: q.name, perMs: q.rate_per_ms }) as {
+    ms: number | null;
+  };
+  return { rows, windowOpensInMs: opens.ms };
+}
+
+const HAS_DUE_JOBS = `SELECT EXISTS (SELECT 1 FROM soniq_jobs
+  WHERE status = 'queued' AND queue = ? AND scheduled_at <= ${NOW}) AS due`;
+
+/** Whether the queue has due queued jobs (after a short claim: ones a limit held back). */
+export function hasDueJobs(ctx: SqliteContext, queue: string): boolean {
+  return (ctx.statement(HAS_DUE_JOBS).get(queue) as { due: number }).due === 1;
 }

@@ -50,7 +50,7 @@ export class OutcomeWriter {
     private readonly events: TypedEmitter<WorkerEvents>,
     private readonly workerId: string,
     batchSize: number,
-    /** Called when a write settles (the worker re-checks what it waits for). */
+    /** Called after each write settles (rows left processing: the worker may claim; it re-checks its waiters). */
     onSettled: () => void,
     /** Whether the flush may be unref'd. */
     unref: () => boolean,

@@ -27,8 +27,8 @@ export class SettleBatcher<T> {
     private readonly onWritten: (tags: T[], applied: boolean[]) => void,
     /** A batch write failed: the rows stay processing until stale recovery requeues them. */
     private readonly onFailed: (tags: T[], err: unknown) => void,
-    /** Called whenever the batcher becomes empty and idle. */
-    private readonly onDrained: () => void,
+    /** Called after each batch is reported (the next may already be in flight: see `busy`). */
+    private readonly onSettled: () => void,
     /** Whether the flush may be unref'd (false while someone awaits the write, e.g. `runOnce`). */
     private readonly unref: () => boolean = () => true,
     private readonly retryDelaysMs: readonly number[] = SETTLE_RETRY_DELAYS_MS,
@@ -100,7 +100,7 @@ export class SettleBatcher<T> {
       report();
     } finally {
       if (this.#items.length > 0) this.flush();
-      else this.onDrained();
+      this.onSettled();
     }
   }
 }

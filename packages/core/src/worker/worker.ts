@@ -4,10 +4,14 @@
  *
  * running: claim into the local buffer whenever free capacity (free slots + window - buffered) reaches
  *   half the claim window; start buffered jobs while slots are free. The window adapts (claim-pacing.ts).
- *   A claim that returns less than it asked for means the queue is drained: wait for a wake-up (backend
- *   notification, local enqueue) or the jittered poll timer. Jobs the claim took past their attempts are
- *   dead-lettered unrun (claim.ts). Every outcome becomes one settlement, batched into `runs.settle`
- *   (`OutcomeWriter`).
+ *   Limited queues (concurrency, group concurrency, rate limit) give a claim no more than the free slots
+ *   not already covered by the buffer (`limitedMax`): a claimed job counts as processing, so one parked in
+ *   the buffer would hold capacity another worker could use. A claim that returns less than it asked for
+ *   means the queue is drained: wait for a wake-up (backend notification, local enqueue) or the jittered
+ *   poll timer; unless the backend says a limit held due jobs back (`capped`): then claim again once this
+ *   worker frees capacity or the rate window opens (the claim gate, claim-pacing.ts). Jobs the claim took
+ *   past their attempts are dead-lettered unrun (claim.ts). Every outcome becomes one settlement, batched
+ *   into `runs.settle` (`OutcomeWriter`).
  * once: `runOnce` runs one stale-recovery pass, then claims up to `concurrency` at a time and waits for each
  *   batch's writes; registered and heartbeating, without subscription or maintenance. Every job it claims
  *   carries its worker id, so a run whose process dies is recovered like any worker's (by the next runOnce
@@ -21,13 +25,14 @@
  * The running jobs themselves (deadlines, takeovers, their one outcome) are in-flight.ts.
  */
 import { randomUUID } from "node:crypto";
+import type { ClaimCap } from "../backend.js";
 import { SoniqError } from "../errors.js";
 import type { ResolvedWorkerOptions } from "../options.js";
 import type { LocalWorker, Runtime } from "../runtime.js";
 import { TypedEmitter } from "../typed-emitter.js";
 import type { Job } from "../types.js";
 import { claimJobs } from "./claim.js";
-import { nextClaimWindow, PollTimer } from "./claim-pacing.js";
+import { ClaimGate, nextClaimWindow } from "./claim-pacing.js";
 import type { WorkerEvents } from "./events.js";
 import { InFlight } from "./in-flight.js";
 import { JobBuffer } from "./job-buffer.js";
@@ -56,13 +61,10 @@ export class Worker implements LocalWorker, AsyncDisposable {
   #window: number;
   readonly #inFlight: InFlight;
   #claiming: Promise<void> | null = null;
-  #idle = false;
-  #wakePending = false;
   #claimErrors = 0;
-  readonly #poll = new PollTimer(() => {
-    this.#idle = false;
-    this.#pump();
-  });
+  readonly #gate: ClaimGate;
+  /** A claim deferred to the end of this event-loop turn (while capped, see `#pump`). */
+  #soon: NodeJS.Immediate | undefined;
   /** The one ref'd handle: a started worker holds the process open until `stop()` (see `#boot`). */
   #keepAlive: NodeJS.Timeout | undefined;
   readonly #waiters = new Waiters();
@@ -75,6 +77,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#rt = rt;
     this.options = options;
     this.#window = options.batchSize;
+    this.#gate = new ClaimGate(options.pollIntervalMs, () => this.#pump());
     this.#events = new TypedEmitter((event, err) =>
       rt.logger.warn({ err, event, workerId: this.id }, "worker event listener failed; ignoring"),
     );
@@ -85,19 +88,10 @@ export class Worker implements LocalWorker, AsyncDisposable {
       this.#events,
       this.id,
       options.completeBatchSize,
-      () => this.#waiters.check(),
+      () => this.#freed(),
       unref,
     );
-    this.#inFlight = new InFlight(
-      rt,
-      this.#events,
-      this.#writer,
-      () => {
-        this.#pump();
-        this.#waiters.check();
-      },
-      unref,
-    );
+    this.#inFlight = new InFlight(rt, this.#events, this.#writer, () => this.#freed(), unref);
     this.#recorder = new MetricsRecorder(rt, this.#events);
     this.#upkeep = new WorkerUpkeep({
       rt,
@@ -267,15 +261,15 @@ export class Worker implements LocalWorker, AsyncDisposable {
   /** A job became available: claim now instead of waiting for the poll timer. */
   nudge(): void {
     if (this.#state !== "running") return;
-    if (this.#claiming) {
-      this.#wakePending = true;
-      return;
-    }
-    if (this.#idle) {
-      this.#idle = false;
-      this.#poll.cancel();
-    }
+    this.#gate.wake(this.#claiming !== null);
+    if (!this.#claiming) this.#pump();
+  }
+
+  /** A job finished or an outcome was written: refill the slots, maybe claim, re-check the waiters. */
+  #freed(): void {
+    this.#gate.freed();
     this.#pump();
+    this.#waiters.check();
   }
 
   /** Called by the instance after `cancelJob` succeeded: abort the run here, if it is here. */
@@ -289,7 +283,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     return workerRegistration(this.id, this.options);
   }
 
-  #pump(): void {
+  #pump(deferred = false): void {
     if (this.#state !== "running" && this.#state !== "once") return;
     const c = this.options.concurrency;
     while (this.#inFlight.size < c) {
@@ -297,25 +291,44 @@ export class Worker implements LocalWorker, AsyncDisposable {
       if (!job) break;
       this.#inFlight.start(job, this.#workerIdForJobs);
     }
-    if (this.#state !== "running" || this.#claiming || this.#idle) return;
-    const want = c - this.#inFlight.size + this.#window - this.#buffer.size;
-    if (want >= Math.ceil(this.#window / 2)) this.#claiming = this.#claim(want);
+    if (this.#state !== "running" || this.#claiming) return;
+    const free = c - this.#inFlight.size;
+    const limitedMax = Math.max(0, free - this.#buffer.size);
+    if (!this.#gate.allows(limitedMax)) return;
+    if (this.#gate.capped && !deferred) {
+      // Each job that finishes frees a slot: the ones freed in this turn of the event loop share one claim.
+      // Not unref'd: an unref'd immediate lets the loop block in its poll phase until other I/O or a timer
+      // (a running worker holds the process open anyway, and stop() clears it).
+      this.#soon ??= setImmediate(() => {
+        this.#soon = undefined;
+        this.#pump(true);
+      });
+      return;
+    }
+    const want = free + this.#window - this.#buffer.size;
+    if (want >= Math.ceil(this.#window / 2)) this.#claiming = this.#claim(want, limitedMax);
   }
 
   /** One claim round trip; the window adapts to how fast jobs finish (see claim-pacing.ts). */
-  async #claim(limit: number): Promise<void> {
-    this.#wakePending = false;
+  async #claim(limit: number, limitedMax: number): Promise<void> {
+    this.#gate.claiming();
     const { logger, metrics } = this.#rt;
     const t0 = performance.now();
     const finishedBefore = this.#inFlight.finished;
     let taken = 0;
     let jobs: Job[] = [];
+    let capped: ClaimCap | null = null;
     let failed = false;
     try {
-      ({ taken, runnable: jobs } = await claimJobs(this.#rt, this.#writer, {
+      ({
+        taken,
+        runnable: jobs,
+        capped,
+      } = await claimJobs(this.#rt, this.#writer, {
         queues: this.options.queues,
         limit,
         workerId: this.id,
+        limitedMax,
       }));
       this.#claimErrors = 0;
     } catch (error) {
@@ -333,15 +346,9 @@ export class Worker implements LocalWorker, AsyncDisposable {
       this.#buffer.size === 0;
     this.#buffer.push(jobs);
     if (this.#state !== "running") return; // stopping: stop() gives the buffer back
-    const drained = failed || taken < limit;
-    this.#window = nextClaimWindow(this.#window, this.options, drained, starved);
-    if (drained) {
-      if (this.#wakePending && !failed) this.#wakePending = false;
-      else {
-        this.#idle = true;
-        this.#poll.schedule(this.options.pollIntervalMs, this.#claimErrors);
-      }
-    }
+    const short = failed || taken < limit;
+    this.#window = nextClaimWindow(this.#window, this.options, short && capped === null, starved);
+    this.#gate.claimed(failed, short, capped, this.#claimErrors);
     this.#pump();
   }
 
@@ -355,7 +362,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
     if (this.#starting) await this.#starting.catch(() => {});
     if (this.#state === "stopped") return;
     this.#state = "stopping";
-    this.#poll.cancel();
+    this.#gate.cancel();
+    clearImmediate(this.#soon);
     if (this.#unsubscribe)
       await this.#unsubscribe().catch((err: unknown) => logger.warn({ err }, "unsubscribe failed"));
     if (this.#claiming) await this.#claiming;

@@ -9,8 +9,8 @@ import type { CaseContext } from "../types.js";
 import { deadLetter, deepEqual, enqueue, equal, settleOne } from "./helpers.js";
 import { declared, fired } from "./schedules.js";
 
-const claim = (ctx: CaseContext, queue: string, limit: number) =>
-  ctx.backend.runs.claim({ queues: [queue], limit, workerId: null });
+const claim = async (ctx: CaseContext, queue: string, limit: number) =>
+  (await ctx.backend.runs.claim({ queues: [queue], limit, workerId: null })).jobs;
 
 const allRows = (ctx: CaseContext) => ctx.backend.audit.list({ action: null, since: null, limit: 1000 });
 

@@ -29,10 +29,14 @@ const worker = (id: string) => ({
 export const claimCases = [
   defineCase({
     id: "claim/empty-queue-returns-nothing",
-    title: "claiming from a queue with no jobs returns an empty array",
+    title: "claiming from a queue with no jobs returns no jobs, not capped",
     async run(ctx) {
       const claimed = await ctx.backend.runs.claim({ queues: [ctx.queue()], limit: 5, workerId: null });
-      deepEqual(claimed, [], "claim on an empty queue must return []");
+      deepEqual(
+        claimed,
+        { jobs: [], capped: null },
+        "claim on an empty queue must return { jobs: [], capped: null }",
+      );
     },
   }),
   defineCase({
@@ -59,7 +63,7 @@ export const claimCases = [
       }
       const order: string[] = [];
       for (;;) {
-        const batch = await ctx.backend.runs.claim({ queues: [queue], limit: 2, workerId: null });
+        const batch = (await ctx.backend.runs.claim({ queues: [queue], limit: 2, workerId: null })).jobs;
         if (batch.length === 0) break;
         order.push(...batch.map((j) => byId.get(j.id) ?? j.id));
       }
@@ -78,13 +82,13 @@ export const claimCases = [
       const future = await enqueue(ctx, { queue, scheduledAt: new Date(Date.now() + 3_600_000) });
       const soon = await enqueue(ctx, { queue, scheduledAt: new Date(Date.now() + 1000) });
       const now = await enqueue(ctx, { queue, scheduledAt: null });
-      const first = await ctx.backend.runs.claim({ queues: [queue], limit: 10, workerId: null });
+      const first = (await ctx.backend.runs.claim({ queues: [queue], limit: 10, workerId: null })).jobs;
       deepEqual(ids(first), [now.id], "only the job due now may be claimed (scheduledAt null = now)");
       let second: Job[] = [];
       const deadline = Date.now() + 5000;
       while (second.length === 0 && Date.now() < deadline) {
         await delay(25);
-        second = await ctx.backend.runs.claim({ queues: [queue], limit: 10, workerId: null });
+        second = (await ctx.backend.runs.claim({ queues: [queue], limit: 10, workerId: null })).jobs;
       }
       deepEqual(ids(second), [soon.id], "the job due in 1 s must be claimable once due, alone");
       const job = await ctx.backend.jobs.get(future.id);
@@ -101,7 +105,7 @@ export const claimCases = [
       const ja = await enqueue(ctx, { queue: a, priority: 1 });
       const jb = await enqueue(ctx, { queue: b });
       const jc = await enqueue(ctx, { queue: c });
-      const fromBC = await ctx.backend.runs.claim({ queues: [b, c], limit: 10, workerId: null });
+      const fromBC = (await ctx.backend.runs.claim({ queues: [b, c], limit: 10, workerId: null })).jobs;
       deepEqual(
         sorted(ids(fromBC)),
         sorted([jb.id, jc.id]),
@@ -110,7 +114,7 @@ export const claimCases = [
       // null = every queue: keep claiming until our job shows up (other cases may share the storage).
       let found = false;
       for (let i = 0; i < 50 && !found; i++) {
-        const batch = await ctx.backend.runs.claim({ queues: null, limit: 100, workerId: null });
+        const batch = (await ctx.backend.runs.claim({ queues: null, limit: 100, workerId: null })).jobs;
         found = batch.some((j) => j.id === ja.id);
         if (batch.length === 0) break;
       }
@@ -123,11 +127,11 @@ export const claimCases = [
     async run(ctx) {
       const queue = ctx.queue();
       for (let i = 0; i < 5; i++) await enqueue(ctx, { queue });
-      const batch = await ctx.backend.runs.claim({ queues: [queue], limit: 3, workerId: null });
+      const batch = (await ctx.backend.runs.claim({ queues: [queue], limit: 3, workerId: null })).jobs;
       equal(batch.length, 3, "claim with limit 3 and 5 due jobs must return 3");
       equal(new Set(ids(batch)).size, 3, "a batch must not contain the same job twice");
       for (const j of batch) equal(j.status, "processing", "claimed jobs must be returned as processing");
-      const rest = await ctx.backend.runs.claim({ queues: [queue], limit: 10, workerId: null });
+      const rest = (await ctx.backend.runs.claim({ queues: [queue], limit: 10, workerId: null })).jobs;
       equal(rest.length, 2, "the next claim must return the remaining 2");
       equal(ids(rest).filter((id) => ids(batch).includes(id)).length, 0, "no job may be claimed twice");
     },
@@ -144,7 +148,7 @@ export const claimCases = [
       const loop = async () => {
         const got: string[] = [];
         for (;;) {
-          const batch = await ctx.backend.runs.claim({ queues: [queue], limit: 3, workerId: null });
+          const batch = (await ctx.backend.runs.claim({ queues: [queue], limit: 3, workerId: null })).jobs;
           if (batch.length === 0) return got;
           got.push(...ids(batch));
         }
@@ -186,7 +190,7 @@ export const claimCases = [
       const first = await claimOne(ctx, queue);
       // The worker died: the job comes back with attempts still 1 (recovery and nack keep attempts).
       await settleOne(ctx, requeue(first, { cause: "nack" }), "giving the job back with attempts kept");
-      const second = await ctx.backend.runs.claim({ queues: [queue], limit: 5, workerId: null });
+      const second = (await ctx.backend.runs.claim({ queues: [queue], limit: 5, workerId: null })).jobs;
       deepEqual(ids(second), [job.id], "the claim must return the job even though its attempts are used up");
       equal(second[0]?.attempts, 2, "the returned job must carry attempts 2 (one more than maxAttempts 1)");
       equal(second[0]?.status, "processing", "the returned job must be processing");

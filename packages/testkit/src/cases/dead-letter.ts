@@ -200,7 +200,7 @@ export const deadLetterCases = [
       const dead = await ctx.backend.deadLetters.get(job.id);
       equal(dead?.resurrectionCount, 1, "resurrectionCount must be 1 after one replay");
       near(dead?.lastResurrectionAt ?? undefined, Date.now(), 60_000, "lastResurrectionAt");
-      const claimed = await ctx.backend.runs.claim({ queues: [job.queue], limit: 5, workerId: null });
+      const claimed = (await ctx.backend.runs.claim({ queues: [job.queue], limit: 5, workerId: null })).jobs;
       deepEqual(ids(claimed), [newId], "the replayed job must be claimable at once");
     },
   }),

@@ -73,7 +73,7 @@ export const dedupCases = [
       const argsHash = `hash-${ctx.id()}`;
       const a = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {});
       const b = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, unique: true, argsHash }), {});
-      const claimed = await ctx.backend.runs.claim({ queues: [queue], limit: 2, workerId: null });
+      const claimed = (await ctx.backend.runs.claim({ queues: [queue], limit: 2, workerId: null })).jobs;
       equal(claimed.length, 2, "both holders must be claimed");
       // While they run, equal jobs are enqueued and now hold the key and the args.
       await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {});
@@ -100,7 +100,7 @@ export const dedupCases = [
       );
       const again = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {});
       equal(again.deduplicated, true, "the key's holder must still deduplicate");
-      const all = await ctx.backend.runs.claim({ queues: [queue], limit: 10, workerId: null });
+      const all = (await ctx.backend.runs.claim({ queues: [queue], limit: 10, workerId: null })).jobs;
       equal(all.length, 4, "all four jobs must be claimable");
     },
   }),

@@ -29,14 +29,14 @@ export async function claimOne(
   queue: string,
   workerId: string | null = null,
 ): Promise<Job> {
-  const claimed = await ctx.backend.runs.claim({ queues: [queue], limit: 1, workerId });
+  const claimed = (await ctx.backend.runs.claim({ queues: [queue], limit: 1, workerId })).jobs;
   equal(claimed.length, 1, `runs.claim({ queues: ["${queue}"], limit: 1 }) should return one due job`);
   return claimed[0] as Job;
 }
 
 /** Claim `n` jobs from a queue holding exactly `n` due jobs. */
 export async function claimAll(ctx: CaseContext, queue: string, n: number): Promise<Job[]> {
-  const claimed = await ctx.backend.runs.claim({ queues: [queue], limit: n, workerId: null });
+  const claimed = (await ctx.backend.runs.claim({ queues: [queue], limit: n, workerId: null })).jobs;
   equal(claimed.length, n, `claiming ${n} due jobs from a fresh queue should return ${n}`);
   return claimed;
 }

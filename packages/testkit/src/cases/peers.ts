@@ -17,7 +17,7 @@ export const peerCases = [
       const drain = async (backend: typeof peer) => {
         const got: string[] = [];
         for (;;) {
-          const batch = await backend.runs.claim({ queues: [queue], limit: 4, workerId: null });
+          const batch = (await backend.runs.claim({ queues: [queue], limit: 4, workerId: null })).jobs;
           if (batch.length === 0) return got;
           got.push(...ids(batch));
         }
@@ -38,7 +38,7 @@ export const peerCases = [
       const job = ctx.newJob({ queue: ctx.queue() });
       await ctx.backend.jobs.enqueue(job, {});
       equal((await peer.jobs.get(job.id))?.status, "queued", "the peer must read the job");
-      const [claimed] = await peer.runs.claim({ queues: [job.queue], limit: 1, workerId: null });
+      const [claimed] = (await peer.runs.claim({ queues: [job.queue], limit: 1, workerId: null })).jobs;
       equal(claimed?.id, job.id, "the peer must claim it");
       deepEqual(
         await peer.runs.settle([{ kind: "done", id: job.id, attempt: 1, result: "ok", resultTtlMs: 60_000 }]),

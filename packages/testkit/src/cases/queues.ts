@@ -1,14 +1,47 @@
 /**
  * The queues facet: pause/resume/configure with their audit rows, `list()`, and the claim honouring the
- * controls (pause, concurrency, groupConcurrency, rate limit).
+ * controls (pause, concurrency, groupConcurrency, rate limit, the request's `limitedMax`), reporting a short
+ * claim that a limit cut (`capped`, with when a full rate window opens) apart from a drained queue.
  */
-import { auditRecord, EXACT_COUNTS_UP_TO, type QueueConfigPatch } from "@soniq/core/backend";
+import {
+  auditRecord,
+  type ClaimResult,
+  EXACT_COUNTS_UP_TO,
+  type QueueConfigPatch,
+} from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
 import type { CaseContext } from "../types.js";
 import { deepEqual, done, enqueue, equal, ids, settleOne } from "./helpers.js";
 
-const claim = (ctx: CaseContext, queue: string, limit: number) =>
+const claimResult = (ctx: CaseContext, queue: string, limit: number) =>
   ctx.backend.runs.claim({ queues: [queue], limit, workerId: null });
+
+const claim = async (ctx: CaseContext, queue: string, limit: number) =>
+  (await claimResult(ctx, queue, limit)).jobs;
+
+/** Asserts `capped`: `"capacity"` (set, no rate window), `"rate"` (set, the window opens within `perMs`), or null. */
+function expectCap(result: ClaimResult, expected: "capacity" | "rate" | null, what: string, perMs = 0): void {
+  const { capped } = result;
+  if (expected === null) {
+    equal(capped, null, `${what}: nothing held back, so capped must be null`);
+    return;
+  }
+  equal(capped !== null, true, `${what}: a limit held due jobs back, so capped must be set (got null)`);
+  if (expected === "capacity") {
+    equal(
+      capped?.retryInMs,
+      null,
+      `${what}: capacity held them back, not a rate window: retryInMs must be null`,
+    );
+    return;
+  }
+  const ms = capped?.retryInMs;
+  equal(
+    typeof ms === "number" && ms >= 1 && ms <= perMs,
+    true,
+    `${what}: the rate window is full, so retryInMs must say when it opens (1..${perMs} ms), got ${ms}`,
+  );
+}
 
 const pause = (ctx: CaseContext, queue: string) =>
   ctx.backend.queues.pause(queue, auditRecord("queue.pause", "kit", queue, null));
@@ -28,11 +61,17 @@ export const queueCases = [
       const free = await enqueue(ctx, { queue: other });
       const settings = await pause(ctx, queue);
       equal(settings.paused, true, "queues.pause must return the settings with paused: true");
-      deepEqual(await claim(ctx, queue, 5), [], "claiming from a paused queue must return nothing");
+      const none = await claimResult(ctx, queue, 5);
+      deepEqual(none.jobs, [], "claiming from a paused queue must return nothing");
+      expectCap(none, null, "a paused queue is not a limit");
       const some = await ctx.backend.runs.claim({ queues: [queue, other], limit: 5, workerId: null });
-      deepEqual(ids(some), [free.id], "a claim of several queues must skip the paused one");
+      deepEqual(ids(some.jobs), [free.id], "a claim of several queues must skip the paused one");
       const all = await ctx.backend.runs.claim({ queues: null, limit: 1000, workerId: null });
-      equal(ids(all).includes(job.id), false, "a claim of every queue must skip the paused queue's jobs");
+      equal(
+        ids(all.jobs).includes(job.id),
+        false,
+        "a claim of every queue must skip the paused queue's jobs",
+      );
       const resumed = await ctx.backend.queues.resume(queue, auditRecord("queue.resume", "kit", queue, null));
       equal(resumed.paused, false, "queues.resume must return the settings with paused: false");
       deepEqual(ids(await claim(ctx, queue, 5)), [job.id], "after resume the queue's job must be claimed");
@@ -118,13 +157,18 @@ export const queueCases = [
       const queue = ctx.queue("conc");
       for (let i = 0; i < 5; i++) await enqueue(ctx, { queue });
       await configure(ctx, queue, { concurrency: 2 });
-      const first = await claim(ctx, queue, 5);
-      equal(first.length, 2, "with concurrency 2, a claim of 5 must take 2");
-      equal((await claim(ctx, queue, 5)).length, 0, "with 2 processing, no slot is free");
-      await settleOne(ctx, done(first[0] as { id: string; attempts: number }), "finishing a job");
+      const first = await claimResult(ctx, queue, 5);
+      equal(first.jobs.length, 2, "with concurrency 2, a claim of 5 must take 2");
+      expectCap(first, "capacity", "concurrency 2 left 3 due jobs");
+      const full = await claimResult(ctx, queue, 5);
+      equal(full.jobs.length, 0, "with 2 processing, no slot is free");
+      expectCap(full, "capacity", "a full queue with 3 due jobs");
+      await settleOne(ctx, done(first.jobs[0] as { id: string; attempts: number }), "finishing a job");
       equal((await claim(ctx, queue, 5)).length, 1, "a finished job frees one slot");
       await configure(ctx, queue, { concurrency: null });
-      equal((await claim(ctx, queue, 5)).length, 2, "clearing concurrency frees the queue");
+      const rest = await claimResult(ctx, queue, 5);
+      equal(rest.jobs.length, 2, "clearing concurrency frees the queue");
+      expectCap(rest, null, "the queue is drained");
     },
   }),
   defineCase({
@@ -137,14 +181,18 @@ export const queueCases = [
       const b = await enqueue(ctx, { queue, group: "b", priority: 2 });
       const none = await enqueue(ctx, { queue, priority: 3 });
       await configure(ctx, queue, { groupConcurrency: 1 });
-      const claimed = await claim(ctx, queue, 10);
+      const first = await claimResult(ctx, queue, 10);
+      const claimed = first.jobs;
       deepEqual(
         ids(claimed).sort(),
         [a[0]?.id, b.id, none.id].sort(),
         "one job of group a, the job of group b and the ungrouped job must be claimed",
       );
+      expectCap(first, "capacity", "group a's cap left 2 of its jobs");
       equal(claimed.find((j) => j.id === b.id)?.group, "b", "the claimed job must expose its group");
-      deepEqual(await claim(ctx, queue, 10), [], "group a is full: nothing more to claim");
+      const full = await claimResult(ctx, queue, 10);
+      deepEqual(full.jobs, [], "group a is full: nothing more to claim");
+      expectCap(full, "capacity", "a full group with due jobs");
       await settleOne(
         ctx,
         done(claimed.find((j) => j.id === a[0]?.id) as { id: string; attempts: number }),
@@ -163,13 +211,48 @@ export const queueCases = [
     async run(ctx) {
       const queue = ctx.queue("rate");
       for (let i = 0; i < 5; i++) await enqueue(ctx, { queue });
-      await configure(ctx, queue, { rateLimit: { max: 2, perMs: 3_600_000 } });
-      const first = await claim(ctx, queue, 5);
-      equal(first.length, 2, "with max 2 per hour, a claim of 5 must take 2");
-      for (const job of first) await settleOne(ctx, done(job), "finishing a job");
-      deepEqual(await claim(ctx, queue, 5), [], "finished jobs still count as starts in the window");
-      await configure(ctx, queue, { rateLimit: { max: 3, perMs: 3_600_000 } });
+      const hour = 3_600_000;
+      await configure(ctx, queue, { rateLimit: { max: 2, perMs: hour } });
+      const first = await claimResult(ctx, queue, 5);
+      equal(first.jobs.length, 2, "with max 2 per hour, a claim of 5 must take 2");
+      expectCap(first, "rate", "the claim filled the window with 3 jobs due", hour);
+      for (const job of first.jobs) await settleOne(ctx, done(job), "finishing a job");
+      const full = await claimResult(ctx, queue, 5);
+      deepEqual(full.jobs, [], "finished jobs still count as starts in the window");
+      expectCap(full, "rate", "a full window with 3 jobs due", hour);
+      await configure(ctx, queue, { rateLimit: { max: 3, perMs: hour } });
       equal((await claim(ctx, queue, 5)).length, 1, "raising max to 3 allows one more start");
+    },
+  }),
+  defineCase({
+    id: "queues/limited-max-caps-limited-queues",
+    title:
+      "limitedMax caps what a claim takes from limited queues in all (unlimited ones fill the rest); a short claim says whether a limit held due jobs back",
+    async run(ctx) {
+      const limited = ctx.queue("lmax");
+      const open = ctx.queue("lmax_open");
+      for (let i = 0; i < 4; i++) await enqueue(ctx, { queue: limited, priority: 1 });
+      for (let i = 0; i < 3; i++) await enqueue(ctx, { queue: open, priority: 2 });
+      await configure(ctx, limited, { concurrency: 10 });
+      // A settings row without limits (one cleared) leaves the queue unlimited.
+      await configure(ctx, open, { rateLimit: { max: 5, perMs: 1000 } });
+      await configure(ctx, open, { rateLimit: null });
+      const both = (limitedMax: number) =>
+        ctx.backend.runs.claim({ queues: [limited, open], limit: 10, workerId: null, limitedMax });
+      const first = await both(1);
+      deepEqual(
+        first.jobs.map((j) => j.queue).sort(),
+        [limited, open, open, open].sort(),
+        "with limitedMax 1, one job of the limited queue and every job of the unlimited one must be claimed",
+      );
+      expectCap(first, "capacity", "limitedMax left 3 due jobs of the limited queue");
+      const none = await both(0);
+      deepEqual(none.jobs, [], "with limitedMax 0 and the unlimited queue drained, nothing is claimed");
+      expectCap(none, "capacity", "limitedMax 0 with 3 due jobs in a limited queue");
+      const rest = await ctx.backend.runs.claim({ queues: [limited, open], limit: 10, workerId: null });
+      equal(rest.jobs.length, 3, "without limitedMax, the limited queue gives its 3 remaining jobs");
+      expectCap(rest, null, "both queues are drained");
+      expectCap(await claimResult(ctx, open, 5), null, "an unlimited queue's short claim is never capped");
     },
   }),
   defineCase({

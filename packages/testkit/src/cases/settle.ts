@@ -79,7 +79,7 @@ export const settleCases = [
       equal(row?.workerId, null, "a requeue must clear worker_id");
       near(row?.scheduledAt, Date.now() + 600_000, 60_000, "scheduledAt = now + delayMs");
       deepEqual(
-        await ctx.backend.runs.claim({ queues: [queue], limit: 1, workerId: null }),
+        (await ctx.backend.runs.claim({ queues: [queue], limit: 1, workerId: null })).jobs,
         [],
         "a requeued job must not be claimable before its delay passes",
       );
@@ -264,7 +264,7 @@ export const settleCases = [
         );
         equal(await ctx.backend.jobs.cancel(job.id), false, `cancel of a ${what} job must return false`);
         deepEqual(
-          await ctx.backend.runs.claim({ queues: [job.queue], limit: 5, workerId: null }),
+          (await ctx.backend.runs.claim({ queues: [job.queue], limit: 5, workerId: null })).jobs,
           [],
           `a ${what} job must never be claimed`,
         );
