@@ -49,7 +49,10 @@ function retryLimit(kind: TaskKind): number {
 /** Workers run with pg-boss's defaults; producers and setup skip its maintenance and cron loops. */
 function newBoss(url: string, role: "worker" | "producer"): PgBoss {
   const options = role === "worker" ? {} : { supervise: false, schedule: false };
-  const boss = new PgBoss({ connectionString: url, ...options });
+  // pg-boss names its sessions "pgboss" unless told; keep node-postgres's default (PGAPPNAME), as every other
+  // system's sessions do, so one run's sessions can be told apart (test/pg-termination.test.ts).
+  const appName = process.env.PGAPPNAME ? { application_name: process.env.PGAPPNAME } : {};
+  const boss = new PgBoss({ connectionString: url, ...appName, ...options });
   // pg-boss re-emits its pool's errors (and its loops' failures) here.
   boss.on("error", (err) => recordIncident(`pg-boss ${role}`, err));
   return boss;
