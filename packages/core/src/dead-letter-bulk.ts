@@ -46,7 +46,9 @@ function bulkQuery(filter: unknown, what: string): DeadLetterListQuery {
     );
   }
   const query = deadLetterListQuery(filter as DeadLetterFilter | undefined, what);
-  const startedAt = new Date();
+  // `until` is exclusive and instants compare to the millisecond: rows moved in the call's own millisecond
+  // (a dead letter made just before the call) are in, so the bound is the next millisecond.
+  const startedAt = new Date(Date.now() + 1);
   const until = query.until === null || query.until > startedAt ? startedAt : query.until;
   return { ...query, until, limit: BULK_CHUNK, offset: 0, position: null };
 }

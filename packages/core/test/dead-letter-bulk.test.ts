@@ -1,6 +1,6 @@
 /** deadLetter.replayWhere / purgeWhere on the memory backend: chunked, dry run, one audit row each. */
 import { randomUUID } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { DeadLetterListQuery, NewJob } from "../src/backend.js";
 import { isSoniqError } from "../src/errors.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
@@ -42,6 +42,22 @@ async function deadLetters(backend: ReturnType<typeof memoryBackend>, queue: str
 }
 
 describe("dead-letter/bulk", () => {
+  it("dead-letter/bulk-includes-this-millisecond: a dead letter made in the call's own millisecond is acted on", async () => {
+    vi.useFakeTimers({ toFake: ["Date"], now: new Date("2026-12-01T12:00:00.000Z") });
+    try {
+      const raw = memoryBackend();
+      const soniq = app({ allowUnknownJobNames: true }, raw);
+      await deadLetters(raw, "now", 3);
+      expect(await soniq.deadLetter.purgeWhere({ queue: "now" }, { dryRun: true })).toEqual({
+        count: 3,
+        dryRun: true,
+      });
+      expect(await soniq.deadLetter.purgeWhere({ queue: "now" })).toEqual({ count: 3, dryRun: false });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it("dead-letter/bulk-chunked-and-audited: dry run counts, purgeWhere and replayWhere act on every match in pages", async () => {
     const raw = memoryBackend();
     const pages: number[] = [];
