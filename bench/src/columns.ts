@@ -44,6 +44,7 @@ export const SECTIONS: readonly Section[] = [
       lower("W3 p99 (ms)", "latency_p99", ["w3"]),
       lower("W3 max (ms)", "latency_max", ["w3"]),
       higher("W4 fail (jobs/s)", "fail", ["w4"]),
+      higher("W4 retry x3 (jobs/s)", "retry", ["w4-retry"]),
     ],
   },
   {

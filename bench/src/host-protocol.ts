@@ -36,11 +36,13 @@ export type HostMessage =
 /** What the worker's handlers saw, checked against the expected jobs. */
 export interface StartReport {
   expected: number;
-  /** Indexes started exactly once. */
+  /** How many times each index should start (`runsPerJob` of the tracked kind: 1, or the retry attempts). */
+  runsPerJob: number;
+  /** Indexes started exactly `runsPerJob` times. */
   once: number;
-  /** Extra starts of indexes already started. */
+  /** Starts beyond `runsPerJob` (an index started twice, for a kind that runs once). */
   duplicates: number;
-  /** Expected indexes never started. */
+  /** Expected indexes started fewer than `runsPerJob` times (never, for a kind that runs once). */
   missing: number;
   /** Starts of another kind or an index outside 0..n-1. */
   unexpected: number;

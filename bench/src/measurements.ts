@@ -26,6 +26,7 @@ const LIMITS: Record<"w1-limited-conc" | "w1-limited-rate", { metric: string; li
 export function applies(system: SystemAdapter, workload: WorkloadId): boolean {
   if (workload === "w5") return system.seedDone !== undefined || system.deletesDone === true;
   if (workload === "w6") return system.manyQueues === true;
+  if (workload === "w4-retry") return system.immediateRetries === true;
   if (workload === "w1-limited-conc" || workload === "w1-limited-rate") return system.queueLimits === true;
   // Several worker processes on one storage need a database server.
   if (scaleProcesses(workload) !== null) return system.storage === "postgres" && !system.inProcess;
@@ -108,6 +109,11 @@ export async function measure(
       case "w4": {
         const r = await runDrain(ctx, { ...drain, kind: "fail", n: scaled(s.failJobs) });
         return { fail: r.jobsPerSec };
+      }
+      case "w4-retry": {
+        // The rate counts jobs: each of them ran RETRY_ATTEMPTS times before its dead letter.
+        const r = await runDrain(ctx, { ...drain, kind: "retry", n: scaled(s.failJobs) });
+        return { retry: r.jobsPerSec };
       }
       case "w5": {
         const seededAt = now();

@@ -1,6 +1,19 @@
 /** Scale-out: the start reports of several worker hosts that ran one set of jobs, merged into one. */
 import type { StartReport } from "./host-protocol.js";
 
+/** Folds per-index start counts into the report's once / duplicates / missing. */
+export function tallyStarts(counts: Iterable<number>, runsPerJob: number) {
+  let once = 0;
+  let duplicates = 0;
+  let missing = 0;
+  for (const c of counts) {
+    if (c < runsPerJob) missing++;
+    else if (c === runsPerJob) once++;
+    else duplicates += c - runsPerJob;
+  }
+  return { once, duplicates, missing };
+}
+
 function fold(values: readonly (number | null)[], pick: (a: number, b: number) => number): number | null {
   let out: number | null = null;
   for (const v of values) if (v !== null) out = out === null ? v : pick(out, v);
@@ -17,7 +30,8 @@ export function mergeReports(reports: readonly StartReport[]): StartReport {
   const times = first.startTimes ? new Array<number>(n).fill(0) : null;
   let unexpected = 0;
   for (const r of reports) {
-    if (!r.startCounts || r.expected !== n) throw new Error("start reports were not tracked as shared");
+    if (!r.startCounts || r.expected !== n || r.runsPerJob !== first.runsPerJob)
+      throw new Error("start reports were not tracked as shared");
     unexpected += r.unexpected;
     for (let i = 0; i < n; i++) {
       const c = r.startCounts[i] ?? 0;
@@ -27,19 +41,10 @@ export function mergeReports(reports: readonly StartReport[]): StartReport {
       if (times && t > 0 && (times[i] === 0 || t < (times[i] as number))) times[i] = t;
     }
   }
-  let once = 0;
-  let duplicates = 0;
-  let missing = 0;
-  for (const c of counts) {
-    if (c === 0) missing++;
-    else if (c === 1) once++;
-    else duplicates += c - 1;
-  }
   return {
     expected: n,
-    once,
-    duplicates,
-    missing,
+    runsPerJob: first.runsPerJob,
+    ...tallyStarts(counts, first.runsPerJob),
     unexpected,
     firstStartAt: fold(
       reports.map((r) => r.firstStartAt),

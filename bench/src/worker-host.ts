@@ -7,8 +7,9 @@ import { now } from "./clock.js";
 import type { HostCall, HostMessage, HostRequest, StartReport } from "./host-protocol.js";
 import { isPgError, recordIncident, takeIncidents } from "./incidents.js";
 import { configureLimit, produce } from "./producer.js";
+import { tallyStarts } from "./start-report.js";
 import { findSystem } from "./systems/index.js";
-import type { BenchWorker, SystemSession, TaskKind } from "./systems/types.js";
+import { type BenchWorker, runsPerJob, type SystemSession, type TaskKind } from "./systems/types.js";
 
 class StartTracker {
   private counts: Uint32Array;
@@ -46,19 +47,11 @@ class StartTracker {
   }
 
   report(): StartReport {
-    let once = 0;
-    let duplicates = 0;
-    let missing = 0;
-    for (const c of this.counts) {
-      if (c === 0) missing++;
-      else if (c === 1) once++;
-      else duplicates += c - 1;
-    }
+    const runs = runsPerJob(this.kind);
     return {
       expected: this.n,
-      once,
-      duplicates,
-      missing,
+      runsPerJob: runs,
+      ...tallyStarts(this.counts, runs),
       unexpected: this.unexpected,
       firstStartAt: this.first,
       lastStartAt: this.last,

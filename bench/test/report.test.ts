@@ -125,8 +125,9 @@ describe("options", () => {
 });
 
 describe("start reports", () => {
-  const report = (counts: number[], times: number[], first: number) => ({
+  const report = (counts: number[], times: number[], first: number, runsPerJob = 1) => ({
     expected: counts.length,
+    runsPerJob,
     once: 0,
     duplicates: 0,
     missing: 0,
@@ -144,5 +145,20 @@ describe("start reports", () => {
     ]);
     expect(merged).toMatchObject({ once: 2, duplicates: 1, missing: 1, firstStartAt: 3, lastStartAt: 15 });
     expect(merged.startTimes).toEqual([5, 6, 3, 0]);
+  });
+
+  test("start-report/retried-jobs-count-every-attempt", () => {
+    // Three runs a job: index 0 ran 3 times across the processes, 1 only twice, 2 four times.
+    const merged = mergeReports([report([2, 1, 2], [5, 6, 7], 5, 3), report([1, 1, 2], [9, 8, 3], 3, 3)]);
+    expect(merged, "per-index counts against the three runs each job gets").toMatchObject({
+      runsPerJob: 3,
+      once: 1,
+      duplicates: 1,
+      missing: 1,
+    });
+  });
+
+  test("start-report/runs-per-job-must-agree", () => {
+    expect(() => mergeReports([report([1], [1], 1, 1), report([1], [1], 1, 3)])).toThrow(/shared/);
   });
 });

@@ -13,6 +13,8 @@ import {
   type BenchWorker,
   type Counts,
   handle,
+  kindOfTask,
+  RETRY_ATTEMPTS,
   readIndex,
   type SystemAdapter,
   type SystemSession,
@@ -69,6 +71,11 @@ const COUNTS = `SELECT
 FROM limit_jobs WHERE task = $1`;
 const SETTLED = `SELECT NOT EXISTS (
   SELECT 1 FROM limit_jobs WHERE task = $1 AND status IN ('queued', 'processing')) AS settled`;
+
+/** Max attempts: 1 for `fail` jobs, `RETRY_ATTEMPTS` for `retry` jobs (FAIL requeues them at once), else 3. */
+function maxAttempts(kind: TaskKind): number {
+  return kind === "fail" ? 1 : kind === "retry" ? RETRY_ATTEMPTS : 3;
+}
 
 function requireUrl(target: SystemTarget): string {
   if (!target.databaseUrl) throw new Error("the limit system needs a Postgres database");
@@ -153,7 +160,7 @@ class LimitWorker implements BenchWorker {
   }
 
   private async run(row: ClaimedRow): Promise<void> {
-    const kind: TaskKind = row.task === TASK_NAMES.fail ? "fail" : "noop";
+    const kind = kindOfTask(row.task);
     const i = readIndex(row.payload);
     try {
       await handle(this.spec, kind, i);
@@ -211,13 +218,13 @@ class LimitSession implements SystemSession {
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {
-    const values = [TASK_NAMES[kind], { i }, kind === "fail" ? 1 : 3];
+    const values = [TASK_NAMES[kind], { i }, maxAttempts(kind)];
     await this.pool.query({ name: "limit_insert_one", text: INSERT_ONE, values });
   }
 
   async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
     const payloads = Array.from({ length: count }, (_, k) => JSON.stringify({ i: from + k }));
-    const values = [TASK_NAMES[kind], payloads, kind === "fail" ? 1 : 3];
+    const values = [TASK_NAMES[kind], payloads, maxAttempts(kind)];
     await this.pool.query({ name: "limit_insert_many", text: INSERT_MANY, values });
   }
 
@@ -247,6 +254,7 @@ export const limitSystem: SystemAdapter = {
   id: "limit",
   label: "limit (hand-written SQL on pg)",
   storage: "postgres",
+  immediateRetries: true,
   inProcess: false,
   notes: "claim 500 per UPDATE with SKIP LOCKED, batched completion by id array, LISTEN, named statements",
   async prepare(target) {

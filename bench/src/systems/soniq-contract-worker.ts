@@ -8,7 +8,7 @@
 import type { Job } from "@soniq/core";
 import type { Backend, Settlement } from "@soniq/core/backend";
 import { recordIncident } from "../incidents.js";
-import { type BenchWorker, handle, readIndex, TASK_NAMES, type TaskKind, type WorkerSpec } from "./types.js";
+import { type BenchWorker, handle, kindOfTask, readIndex, type WorkerSpec } from "./types.js";
 
 const POLL_MS = 1000;
 
@@ -85,7 +85,7 @@ export class ContractWorker implements BenchWorker {
   }
 
   private async run(job: Job): Promise<void> {
-    const kind: TaskKind = job.jobName === TASK_NAMES.fail ? "fail" : "noop";
+    const kind = kindOfTask(job.jobName);
     const ref = { id: job.id, attempt: job.attempts };
     try {
       await handle(this.spec, kind, readIndex(job.args));

@@ -11,6 +11,7 @@ export const soniqMemorySystem: SystemAdapter = {
   storage: "memory",
   inProcess: true,
   manyQueues: true,
+  immediateRetries: true,
   queueLimits: true,
   notes: "memoryBackend() with default settings; producer and worker in one process",
   async prepare() {},
@@ -31,6 +32,7 @@ export const soniqMemoryContractSystem: SystemAdapter = {
   inProcess: true,
   optional: true,
   manyQueues: true,
+  immediateRetries: true,
   notes: "diagnostic: @soniq/backend-memory driven by a minimal loop on the Backend contract",
   async prepare() {},
   async open() {

@@ -17,6 +17,7 @@ import {
   handle,
   type QueueLimit,
   queueName,
+  RETRY_ATTEMPTS,
   readIndex,
   type StartListener,
   type SystemSession,
@@ -58,6 +59,10 @@ export class SoniqAppSession implements SystemSession {
     this.defs = {
       noop: this.soniq.job<BenchArgs>(TASK_NAMES.noop, run("noop")),
       fail: this.soniq.job<BenchArgs>(TASK_NAMES.fail, run("fail"), { maxAttempts: 1 }),
+      retry: this.soniq.job<BenchArgs>(TASK_NAMES.retry, run("retry"), {
+        maxAttempts: RETRY_ATTEMPTS,
+        retry: { backoff: "fixed", delayMs: 0 },
+      }),
     };
   }
 
@@ -109,7 +114,7 @@ function newJob(kind: TaskKind, i: number, queues?: number): NewJob {
     argsHash: null,
     queue: queues ? queueName(i, queues) : "default",
     priority: 100,
-    maxAttempts: kind === "fail" ? 1 : 3,
+    maxAttempts: kind === "fail" ? 1 : kind === "retry" ? RETRY_ATTEMPTS : 3,
     scheduledAt: null,
     dedupKey: null,
     unique: false,

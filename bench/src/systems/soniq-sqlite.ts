@@ -27,6 +27,7 @@ export const soniqSqliteSystem: SystemAdapter = {
   storage: "sqlite",
   inProcess: true,
   manyQueues: true,
+  immediateRetries: true,
   queueLimits: true,
   notes: "sqliteBackend({ filename }) (WAL) with default settings; producer and worker in one process",
   prepare,
@@ -47,6 +48,7 @@ export const soniqSqliteContractSystem: SystemAdapter = {
   inProcess: true,
   optional: true,
   manyQueues: true,
+  immediateRetries: true,
   notes: "diagnostic: @soniq/backend-sqlite driven by a minimal loop on the Backend contract",
   prepare,
   async open(target) {

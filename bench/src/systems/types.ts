@@ -7,8 +7,20 @@
  * and the parent drives them over IPC (see `host-client.ts`).
  */
 
-/** Which handler a job runs: a no-op, or one that throws (W4). */
-export type TaskKind = "noop" | "fail";
+/**
+ * Which handler a job runs: a no-op, or one that throws. `fail` jobs have one attempt (W4); `retry` jobs have
+ * `RETRY_ATTEMPTS`, retried at once (no backoff), so each runs that many times before its terminal failure
+ * (w4-retry).
+ */
+export type TaskKind = "noop" | "fail" | "retry";
+
+/** Attempts of a `retry` job, all of them failing. */
+export const RETRY_ATTEMPTS = 3;
+
+/** How many handler runs a job of each kind gets (every run of a throwing handler fails). */
+export function runsPerJob(kind: TaskKind): number {
+  return kind === "retry" ? RETRY_ATTEMPTS : 1;
+}
 
 export type StorageKind = "postgres" | "sqlite" | "memory";
 
@@ -58,7 +70,10 @@ export interface BenchWorker {
 }
 
 export interface SystemSession {
-  /** One awaited single enqueue of job `i`. Failing jobs are enqueued with max attempts 1. */
+  /**
+   * One awaited single enqueue of job `i`. `fail` jobs are enqueued with max attempts 1, `retry` jobs with
+   * `RETRY_ATTEMPTS` and no delay between attempts.
+   */
   enqueueOne(kind: TaskKind, i: number): Promise<void>;
   /**
    * One call of the system's bulk API for jobs `from .. from + count - 1`. With `queues` (systems with
@@ -106,6 +121,8 @@ export interface SystemAdapter {
   readonly deletesDone?: boolean;
   /** W6 applies: jobs can be spread over many queues and one worker serves them all. */
   readonly manyQueues?: boolean;
+  /** w4-retry applies: a failed attempt can be retried at once (no backoff delay). */
+  readonly immediateRetries?: boolean;
   /** w1-limited applies: the session implements `limitQueue`. */
   readonly queueLimits?: boolean;
   /** Load what `open` needs ahead of time (modules imported on first use). */
@@ -120,7 +137,16 @@ export interface BenchArgs {
   i: number;
 }
 
-export const TASK_NAMES: Record<TaskKind, string> = { noop: "bench.noop", fail: "bench.fail" };
+export const TASK_NAMES: Record<TaskKind, string> = {
+  noop: "bench.noop",
+  fail: "bench.fail",
+  retry: "bench.retry",
+};
+
+/** The kind of a job from its task name (`noop` for a name that is none of them). */
+export function kindOfTask(name: string): TaskKind {
+  return name === TASK_NAMES.fail ? "fail" : name === TASK_NAMES.retry ? "retry" : "noop";
+}
 
 export function readIndex(payload: unknown): number {
   if (typeof payload === "object" && payload !== null && "i" in payload) {
@@ -141,5 +167,5 @@ export class BenchFailure extends Error {
 /** The handler every system runs: report the start, then return or throw. */
 export async function handle(spec: WorkerSpec, kind: TaskKind, i: number): Promise<void> {
   spec.onStart(kind, i);
-  if (kind === "fail") throw new BenchFailure(i);
+  if (kind !== "noop") throw new BenchFailure(i);
 }
