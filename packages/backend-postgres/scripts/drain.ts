@@ -46,6 +46,7 @@ function job(): NewJob {
     dedupKey: null,
     unique: false,
     producerId: null,
+    group: null,
   };
 }
 

@@ -9,8 +9,17 @@
  *
  * `id = ANY(ARRAY(subquery))` rather than `id IN (subquery)`: with table statistics the planner turned the
  * IN form into a whole-table scan (DESIGN.md section 12); the ARRAY form keeps the index path.
- * One named statement per queue shape, because `queue = $3` lets the fetch index deliver rows already in
+ * One statement per queue shape, because `queue = $3` lets the fetch index deliver rows already in
  * priority order while `queue = ANY($3)` makes Postgres sort.
+ *
+ * The claim is planned at every call (unnamed, not a prepared statement). A prepared statement's generic plan
+ * is fixed after five executions, and a worker's first claims usually meet a small table: on a table never
+ * analyzed or vacuumed (a fresh database, autovacuum off) that plan read the outer UPDATE's ids by a
+ * sequential scan, so each claim cost O(every job ever stored) and steady arrival at 2,000 jobs/s fell 1.4 s
+ * behind (bench W7; test/claim-plan-growth.test.ts). Planned per call, the plan follows the table's size.
+ * `LIMIT (SELECT $1::int)` keeps the limit's value from the planner: it plans for an early stop (an ordered
+ * read of the fetch index), not for a limit above its row estimate, which without statistics made it sort
+ * every queued row on a large backlog.
  *
  * The claim commits asynchronously (`set_config('synchronous_commit', 'off', true)`, local to the claim's own
  * implicit transaction, so the session keeps its setting). It skips the WAL flush wait, the largest fixed cost
@@ -51,7 +60,7 @@ WHERE id = ANY(ARRAY(
     AND ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM soniq_workers w WHERE w.id = $2::uuid))
     ${controlFilter}
   ORDER BY priority, scheduled_at, created_at
-  LIMIT $1
+  LIMIT (SELECT $1::int)
   FOR UPDATE SKIP LOCKED))
 RETURNING ${CLAIM_COLUMNS}`;
 }
@@ -74,11 +83,10 @@ function claimStatement(request: ClaimRequest) {
   const base = [request.limit, request.workerId];
   const shape = { rowMode: "array" as const, types: CLAIM_TYPES };
   const queues = request.queues;
-  if (queues === null) return { name: "soniq_claim_any", text: CLAIM_ANY_QUEUE, values: base, ...shape };
-  if (queues.length === 1) {
-    return { name: "soniq_claim_one", text: CLAIM_ONE_QUEUE, values: [...base, queues[0]], ...shape };
-  }
-  return { name: "soniq_claim_some", text: CLAIM_SOME_QUEUES, values: [...base, [...queues]], ...shape };
+  // No `name`: planned at every call (see the file comment).
+  if (queues === null) return { text: CLAIM_ANY_QUEUE, values: base, ...shape };
+  if (queues.length === 1) return { text: CLAIM_ONE_QUEUE, values: [...base, queues[0]], ...shape };
+  return { text: CLAIM_SOME_QUEUES, values: [...base, [...queues]], ...shape };
 }
 
 async function requireRegistered(ctx: PgContext, workerId: string): Promise<void> {

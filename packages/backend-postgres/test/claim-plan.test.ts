@@ -11,7 +11,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBackend } from "../src/index.js";
-import { createMigratedDatabase, newJob, type TestDatabase } from "./pgdb.js";
+import { createMigratedDatabase, newJob, registerWorker, type TestDatabase } from "./pgdb.js";
 
 interface Fixture {
   db: TestDatabase;
@@ -26,23 +26,22 @@ async function fixture(queues: readonly string[]): Promise<Fixture> {
   const captured = new Map<string, string>();
   const pool = new pg.Pool({ connectionString: db.url });
   const query = pool.query.bind(pool);
-  // Record the text of each named statement the backend runs.
+  // Record the text of each claim statement the backend runs, by queue shape.
   pool.query = ((config: unknown, values?: unknown) => {
-    const c = config as { name?: string; text?: string };
-    if (typeof c === "object" && c?.name && c.text) captured.set(c.name, c.text);
+    const c = config as { text?: string };
+    if (typeof c === "object" && c?.text?.startsWith("UPDATE soniq_jobs\nSET status = 'processing'")) {
+      const shape = c.text.includes("queue = ANY($3")
+        ? "some"
+        : c.text.includes("queue = $3")
+          ? "one"
+          : "any";
+      captured.set(`soniq_claim_${shape}`, c.text);
+    }
     return (query as (a: unknown, b?: unknown) => unknown)(config, values);
   }) as typeof pool.query;
   const backend = postgresBackend({ pool });
   const workerId = randomUUID();
-  await backend.workers.register({
-    id: workerId,
-    hostname: "plan",
-    pid: 1,
-    queues: [],
-    concurrency: 1,
-    version: null,
-    metadata: null,
-  });
+  await registerWorker(backend, workerId);
   for (let i = 0; i < 20; i++) {
     await backend.jobs.enqueueMany(
       Array.from({ length: 1000 }, (_, j) =>
@@ -65,7 +64,7 @@ async function fixture(queues: readonly string[]): Promise<Fixture> {
 
 async function plan(f: Fixture, name: string, values: unknown[]): Promise<string> {
   const text = f.captured.get(name);
-  if (!text) throw new Error(`the backend never ran ${name}`);
+  if (!text) throw new Error(`the backend never ran the ${name} statement`);
   await f.client.query("BEGIN");
   try {
     const res = await f.client.query(`EXPLAIN (ANALYZE, COSTS OFF) ${text}`, values);

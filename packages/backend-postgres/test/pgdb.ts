@@ -4,6 +4,7 @@
  * fail loudly; there is no silent skip.
  */
 import { randomBytes } from "node:crypto";
+import type { Backend } from "@soniq/core/backend";
 import pg from "pg";
 import { postgresBackend } from "../src/index.js";
 
@@ -68,3 +69,16 @@ export async function createMigratedDatabase(): Promise<TestDatabase> {
 
 /** A complete `NewJob` (fresh id, due now) with overrides applied: the testkit's helper. */
 export { newJob } from "@soniq/testkit";
+
+/** Registers `id` as an active worker of every queue (claims need a registered worker id). */
+export async function registerWorker(backend: Backend<unknown>, id: string): Promise<void> {
+  await backend.workers.register({
+    id,
+    hostname: "test",
+    pid: 1,
+    queues: [],
+    concurrency: 1,
+    version: null,
+    metadata: null,
+  });
+}
