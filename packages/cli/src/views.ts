@@ -1,5 +1,5 @@
 /** Tables for people: one function per kind of row, shared by `status` and the list commands. */
-import type { AuditEntry, DeadLetterJob, Job, QueueInfo, Schedule, WorkerInfo } from "@soniq/core";
+import type { AuditEntry, DeadLetterJob, Job, QueueInfo, Schedule, WorkerView } from "@soniq/core";
 import { duration, firstLine, interval, type Printer, shortId } from "./output.js";
 
 export function jobsTable(p: Printer, jobs: Job[]): void {
@@ -42,18 +42,26 @@ export function deadLettersTable(p: Printer, rows: DeadLetterJob[]): void {
   );
 }
 
-export function workersTable(p: Printer, workers: WorkerInfo[]): void {
+/** "2 live, 1 stale, 3 stopped" (stale and stopped only when there are some). */
+export function workerCounts(workers: readonly WorkerView[]): string {
+  const count = (state: WorkerView["state"]) => workers.filter((w) => w.state === state).length;
+  const stale = count("stale");
+  const stopped = count("stopped");
+  return `${count("live")} live${stale > 0 ? `, ${stale} stale` : ""}${stopped > 0 ? `, ${stopped} stopped` : ""}`;
+}
+
+export function workersTable(p: Printer, workers: WorkerView[]): void {
   if (workers.length === 0) {
     p.line("no workers registered.");
     return;
   }
   p.table(
-    ["ID", "HOST", "PID", "STATUS", "QUEUES", "CONCURRENCY", "HEARTBEAT", "STARTED"],
+    ["ID", "STATE", "HOST", "PID", "QUEUES", "CONCURRENCY", "HEARTBEAT", "STARTED"],
     workers.map((w) => [
       shortId(w.id),
+      p.status(w.state),
       w.hostname,
       String(w.pid),
-      p.status(w.status),
       w.queues.length === 0 ? "*" : w.queues.join(","),
       String(w.concurrency),
       p.ago(w.lastHeartbeat),
