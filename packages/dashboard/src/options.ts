@@ -88,8 +88,14 @@ function keyProblems(problems: string[], apiKeys: unknown): void {
 export function resolveOptions(options: DashboardOptions): ResolvedDashboardOptions {
   const problems: string[] = [];
   const o = (typeof options === "object" && options !== null ? options : {}) as DashboardOptions;
-  const soniq = o.soniq as unknown as Record<string, unknown> | undefined;
-  if (typeof soniq !== "object" || soniq === null || typeof soniq.getJob !== "function") {
+  // input validation (a user may pass anything at runtime); the dashboard then uses the app API as typed
+  const soniq: unknown = o.soniq;
+  if (
+    typeof soniq !== "object" ||
+    soniq === null ||
+    !("getJob" in soniq) ||
+    typeof soniq.getJob !== "function"
+  ) {
     problems.push("soniq must be a Soniq instance");
   }
   keyProblems(problems, o.apiKeys);
