@@ -42,14 +42,6 @@ export function deadLettersTable(p: Printer, rows: DeadLetterJob[]): void {
   );
 }
 
-/** "2 live, 1 stale, 3 stopped" (stale and stopped only when there are some). */
-export function workerCounts(workers: readonly WorkerView[]): string {
-  const count = (state: WorkerView["state"]) => workers.filter((w) => w.state === state).length;
-  const stale = count("stale");
-  const stopped = count("stopped");
-  return `${count("live")} live${stale > 0 ? `, ${stale} stale` : ""}${stopped > 0 ? `, ${stopped} stopped` : ""}`;
-}
-
 export function workersTable(p: Printer, workers: WorkerView[]): void {
   if (workers.length === 0) {
     p.line("no workers registered.");

@@ -131,4 +131,5 @@ export {
   type WorkerLiveness,
   type WorkersApi,
   type WorkerView,
+  workerCounts,
 } from "./workers.js";

@@ -38,6 +38,17 @@ export function workerLiveness(worker: WorkerInfo, now: number, staleAfterMs: nu
   return now - worker.lastHeartbeat.getTime() > staleAfterMs ? "stale" : "live";
 }
 
+/**
+ * The count of each state, as operator surfaces print it: "2 live, 1 stale, 3 stopped" (stale and stopped
+ * only when there are some). The CLI and the dashboard both show this.
+ */
+export function workerCounts(workers: readonly Pick<WorkerView, "state">[]): string {
+  const count = (state: WorkerLiveness) => workers.filter((w) => w.state === state).length;
+  const stale = count("stale");
+  const stopped = count("stopped");
+  return `${count("live")} live${stale > 0 ? `, ${stale} stale` : ""}${stopped > 0 ? `, ${stopped} stopped` : ""}`;
+}
+
 const ORDER: Record<WorkerLiveness, number> = { live: 0, stale: 1, stopped: 2 };
 
 /** Every worker with its state and job names: live first, then stale, then stopped; newest heartbeat first. */

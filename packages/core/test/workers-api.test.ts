@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { WorkerRegistration } from "../src/backend.js";
-import { isSoniqError, type Soniq } from "../src/index.js";
+import { isSoniqError, type Soniq, type WorkerView, workerCounts } from "../src/index.js";
 import { manualClock } from "../src/schedules/clock.js";
 import { DEFAULT_STALE_AFTER_MS } from "../src/workers.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
@@ -105,6 +105,14 @@ describe("soniq.workers.list()", () => {
     const now = await codes();
     expect(now).not.toContain("no_worker_for_queue");
     expect(now).not.toContain("no_handler_for_job");
+  });
+
+  it("workers/counts: the one summary line the CLI and the dashboard print", () => {
+    const of = (...states: WorkerView["state"][]) => workerCounts(states.map((state) => ({ state })));
+    expect(of()).toBe("0 live");
+    expect(of("live", "live")).toBe("2 live");
+    expect(of("stopped", "live", "stale", "stopped")).toBe("1 live, 1 stale, 2 stopped");
+    expect(of("stopped")).toBe("0 live, 1 stopped");
   });
 
   it("workers/bad-input: a bad staleAfterMs or an unknown key is SONIQ_INVALID_ARGUMENT", async () => {

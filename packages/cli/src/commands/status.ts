@@ -1,11 +1,11 @@
 /** `soniq status [--watch]`: one screen with stats, queues and lag, workers, schedules and recent dead letters. */
 import { setTimeout as delay } from "node:timers/promises";
-import type { Soniq } from "@soniq/core";
+import { type Soniq, workerCounts } from "@soniq/core";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { usage } from "../errors.js";
 import type { Io } from "../output.js";
-import { deadLettersTable, queuesTable, schedulesTable, workerCounts, workersTable } from "../views.js";
+import { deadLettersTable, queuesTable, schedulesTable, workersTable } from "../views.js";
 
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   delay(ms, undefined, { signal }).catch(() => {});

@@ -1,10 +1,10 @@
 /** Workers, queues, schedules and the audit log pages. */
-import type { AuditEntry, Schedule, WorkerView } from "@soniq/core";
+import { type AuditEntry, type Schedule, type WorkerView, workerCounts } from "@soniq/core";
 import type { ScheduleDetail } from "../api/schedules.js";
 import type { QueueRow } from "../data/overview.js";
 import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
 import { canWrite, type PageFrame, statusBadge, writeHint } from "./layout.js";
-import { queueTable, workerCounts } from "./overview.js";
+import { queueTable } from "./overview.js";
 
 export function workersPage(_frame: PageFrame, workers: readonly WorkerView[]): Html {
   const rows = workers.map(

@@ -1,5 +1,5 @@
 /** The overview: the six stats, throughput/failure/dead-letter charts, queues with lag and pause state. */
-import type { WorkerView } from "@soniq/core";
+import { workerCounts } from "@soniq/core";
 import {
   listQueues,
   metricsSeries,
@@ -60,14 +60,6 @@ export function queueTable(queues: readonly QueueRow[], base: string): Html {
 <td class="num">${cell(q, "done")}</td><td class="num">${cell(q, "dead_letter")}</td>
 <td class="num">${formatDuration(q.lagMs)}</td></tr>`,
   )}</tbody></table>`;
-}
-
-/** "2 live, 1 stale, 3 stopped" (stale and stopped only when there are some), as the CLI prints it. */
-export function workerCounts(workers: readonly WorkerView[]): string {
-  const count = (state: WorkerView["state"]) => workers.filter((w) => w.state === state).length;
-  const stale = count("stale");
-  const stopped = count("stopped");
-  return `${count("live")} live${stale > 0 ? `, ${stale} stale` : ""}${stopped > 0 ? `, ${stopped} stopped` : ""}`;
 }
 
 export async function overviewPage(options: ResolvedDashboardOptions, range: RangeName): Promise<Html> {
