@@ -1,15 +1,10 @@
 /** Small pieces the route files share: the audit actor of a request, and names in paths. */
 import { JOB_NAME_PATTERN } from "@soniq/core";
 import type { Context } from "hono";
-import type { Principal } from "../auth.js";
+import { actorOf } from "../auth.js";
 import type { Env } from "../context.js";
 import { notFound } from "../errors.js";
 import { parseQueue } from "../query.js";
-
-/** `{ actor }` for core's writes: `dashboard:<key label>` (the audit log's actor). */
-export function actorOf(principal: Principal): { actor: string } {
-  return { actor: `dashboard:${principal.label ?? "anonymous"}` };
-}
 
 export function actor(c: Context<Env>): { actor: string } {
   return actorOf(c.get("principal"));

@@ -5,8 +5,7 @@
  * one transaction: a failure partway leaves the earlier ones done, and the answer says which failed).
  */
 import type { DeadLetterFilter, DeadLetterJob, Soniq } from "@soniq/core";
-import { actorOf } from "../api/helpers.js";
-import type { Principal } from "../auth.js";
+import { actorOf, type Principal } from "../auth.js";
 import { badRequest, notFound } from "../errors.js";
 import { type Cursor, keysetPage, type Page } from "../paging.js";
 import { textMatcher, UUID_PATTERN } from "./jobs.js";
