@@ -1,5 +1,5 @@
 /** Tables for people: one function per kind of row, shared by `status` and the list commands. */
-import type { AuditEntry, DeadLetterJob, Job, QueueInfo, Schedule, WorkerInfo } from "@soniq/core";
+import type { AuditEntry, DeadLetterJob, Job, QueueInfo, Schedule, WorkerView } from "@soniq/core";
 import { duration, firstLine, interval, type Printer, shortId } from "./output.js";
 
 export function jobsTable(p: Printer, jobs: Job[]): void {
@@ -42,18 +42,18 @@ export function deadLettersTable(p: Printer, rows: DeadLetterJob[]): void {
   );
 }
 
-export function workersTable(p: Printer, workers: WorkerInfo[]): void {
+export function workersTable(p: Printer, workers: WorkerView[]): void {
   if (workers.length === 0) {
     p.line("no workers registered.");
     return;
   }
   p.table(
-    ["ID", "HOST", "PID", "STATUS", "QUEUES", "CONCURRENCY", "HEARTBEAT", "STARTED"],
+    ["ID", "STATE", "HOST", "PID", "QUEUES", "CONCURRENCY", "HEARTBEAT", "STARTED"],
     workers.map((w) => [
       shortId(w.id),
+      p.status(w.state),
       w.hostname,
       String(w.pid),
-      p.status(w.status),
       w.queues.length === 0 ? "*" : w.queues.join(","),
       String(w.concurrency),
       p.ago(w.lastHeartbeat),

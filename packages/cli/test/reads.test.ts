@@ -85,13 +85,15 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     for (const doc of docs) expect(Object.keys(doc.stats).sort()).toEqual(STAT_KEYS);
   });
 
-  it("workers/list: the fixture's worker, stopped, with its heartbeat", async () => {
+  it("workers/list: the fixture's worker, stopped, with its heartbeat and job names", async () => {
     const r = await cli("workers", "--json");
     expect(r.code).toBe(0);
-    const workers = json<{ status: string; concurrency: number; lastHeartbeat: string }[]>(r);
-    expect(workers.some((w) => w.status === "stopped" && w.concurrency === 10)).toBe(true);
+    const workers = json<{ state: string; status: string; concurrency: number; jobNames: string[] }[]>(r);
+    const seeded = workers.find((w) => w.concurrency === 10);
+    expect(seeded).toMatchObject({ state: "stopped", status: "stopped" });
+    expect(seeded?.jobNames).toEqual(expect.arrayContaining(["test.fail", "test.ok"]));
     const table = await cli("workers");
-    expect(table.stdout).toMatch(/ID\s+HOST\s+PID\s+STATUS/);
+    expect(table.stdout).toMatch(/ID\s+STATE\s+HOST\s+PID\s+QUEUES/);
     expect(table.stdout).toMatch(/stopped/);
   });
 

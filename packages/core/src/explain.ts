@@ -5,7 +5,8 @@
  */
 import type { Backend } from "./backend.js";
 import { MAX_PAGE_SIZE } from "./queries.js";
-import type { Job, JobStatus, WorkerInfo } from "./types.js";
+import type { Job, JobStatus } from "./types.js";
+import { listWorkerViews, type WorkerView } from "./workers.js";
 
 export const EXPLAIN_CODES = [
   "not_found",
@@ -58,10 +59,6 @@ function reason(code: ExplainCode, message: string, evidence: Record<string, unk
   return { code, message, evidence };
 }
 
-function isLive(w: WorkerInfo, now: number, staleAfterMs: number): boolean {
-  return w.status === "active" && now - w.lastHeartbeat.getTime() <= staleAfterMs;
-}
-
 export class Explainer {
   constructor(
     private readonly backend: Backend<unknown>,
@@ -82,9 +79,10 @@ export class Explainer {
       const r = reason("cancelled", "The job was cancelled.", { at: job.updatedAt });
       return { status: "cancelled", verdict: "cancelled", reasons: [r] };
     }
-    const workers = await this.backend.workers.list();
+    const now = Date.now();
+    const workers = await listWorkerViews(this.backend, now, this.staleAfterMs);
     if (job.status === "processing") return this.#processing(job, workers);
-    return this.#queued(job, workers);
+    return this.#queued(job, workers, now);
   }
 
   async #missing(id: string): Promise<Explanation> {
@@ -102,8 +100,7 @@ export class Explainer {
     return { status: "dead_letter", verdict: "dead_lettered", reasons: [r] };
   }
 
-  #processing(job: Job, workers: WorkerInfo[]): Explanation {
-    const now = Date.now();
+  #processing(job: Job, workers: WorkerView[]): Explanation {
     const worker = workers.find((w) => w.id === job.workerId);
     const where = worker
       ? { workerId: worker.id, hostname: worker.hostname, pid: worker.pid }
@@ -111,7 +108,7 @@ export class Explainer {
     const reasons = [
       reason("running", `Running since ${job.updatedAt.toISOString()}.`, { ...where, since: job.updatedAt }),
     ];
-    if (job.workerId !== null && (worker === undefined || !isLive(worker, now, this.staleAfterMs))) {
+    if (job.workerId !== null && (worker === undefined || worker.state !== "live")) {
       const beat = worker?.lastHeartbeat ?? null;
       reasons.push(
         reason(
@@ -120,6 +117,7 @@ export class Explainer {
           {
             workerId: job.workerId,
             workerStatus: worker?.status ?? null,
+            workerState: worker?.state ?? null,
             lastHeartbeat: beat,
             recoveryDueAt: beat === null ? null : new Date(beat.getTime() + this.staleAfterMs),
           },
@@ -129,8 +127,7 @@ export class Explainer {
     return { status: "processing", verdict: reasons.length > 1 ? "stuck" : "running", reasons };
   }
 
-  async #queued(job: Job, workers: WorkerInfo[]): Promise<Explanation> {
-    const now = Date.now();
+  async #queued(job: Job, workers: WorkerView[], now: number): Promise<Explanation> {
     const reasons: ExplainReason[] = [];
     const due = job.scheduledAt.getTime() <= now;
     if (!due && job.attempts > 0) {
@@ -154,7 +151,7 @@ export class Explainer {
       );
     }
     reasons.push(...(await this.#controls(job)));
-    reasons.push(...(await this.#runners(job, workers, now)));
+    reasons.push(...this.#runners(job, workers));
     if (due) reasons.push(...(await this.#ahead(job, now)));
     const verdict = reasons.some((r) => BLOCKING.includes(r.code)) ? "blocked" : due ? "ready" : "scheduled";
     return { status: "queued", verdict, reasons };
@@ -228,8 +225,8 @@ export class Explainer {
     return out;
   }
 
-  async #runners(job: Job, workers: WorkerInfo[], now: number): Promise<ExplainReason[]> {
-    const live = workers.filter((w) => isLive(w, now, this.staleAfterMs));
+  #runners(job: Job, workers: WorkerView[]): ExplainReason[] {
+    const live = workers.filter((w) => w.state === "live");
     const serving = live.filter((w) => w.queues.length === 0 || w.queues.includes(job.queue));
     const out: ExplainReason[] = [];
     if (serving.length === 0) {
@@ -240,10 +237,7 @@ export class Explainer {
         }),
       );
     }
-    const liveIds = new Set(live.map((w) => w.id));
-    const names = await this.backend.workers.listTaskNames();
-    const handlers = names.filter((n) => n.taskName === job.jobName && liveIds.has(n.workerId));
-    if (handlers.length === 0) {
+    if (!live.some((w) => w.jobNames.includes(job.jobName))) {
       out.push(
         reason("no_handler_for_job", `No live worker has a handler for "${job.jobName}".`, {
           jobName: job.jobName,

@@ -9,7 +9,14 @@ export {
   auditRecord,
   DEFAULT_ACTOR,
 } from "./audit.js";
-export type { Backend, BackendCapabilities, BackendTx, EnqueueResult, MigrationReport } from "./backend.js";
+export type {
+  Backend,
+  BackendCapabilities,
+  BackendTx,
+  EnqueueResult,
+  MigrationReport,
+  MigrationStatus,
+} from "./backend.js";
 export type { JobContext } from "./context.js";
 export { DeadLetterService, type LineSink, type ReplayOverrides } from "./dead-letter.js";
 export type { BulkOptions, BulkResult, DeadLetterBulkFilter } from "./dead-letter-bulk.js";
@@ -41,6 +48,7 @@ export {
   MetricsService,
 } from "./metrics-series.js";
 export type { Hooks, Middleware, Next, Plugin } from "./middleware.js";
+export type { MigrationsApi } from "./migrations.js";
 export { isValidJobName, JOB_NAME_PATTERN } from "./names.js";
 export type { OptionDoc } from "./option-table.js";
 export type {
@@ -117,3 +125,11 @@ export {
 export { SONIQ_VERSION } from "./version.js";
 export { MAX_ERROR_LENGTH } from "./worker/runner.js";
 export { Worker, type WorkerEvents, type WorkerState } from "./worker/worker.js";
+export {
+  WORKER_LIVENESS,
+  type WorkerListOptions,
+  type WorkerLiveness,
+  type WorkersApi,
+  type WorkerView,
+  workerCounts,
+} from "./workers.js";

@@ -80,6 +80,9 @@ export function queueConfigPatch(config: unknown, what: string): QueueConfigPatc
   if (concurrency !== undefined) patch.concurrency = concurrency;
   if (groupConcurrency !== undefined) patch.groupConcurrency = groupConcurrency;
   if (rate !== undefined) patch.rateLimit = rate;
+  if (Object.keys(patch).length === 0) {
+    throw invalid(what, `expected at least one of ${CONFIG_KEYS.join(", ")} (null clears a limit)`, config);
+  }
   return patch;
 }
 

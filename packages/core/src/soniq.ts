@@ -21,6 +21,7 @@ import {
 import { safeLogger } from "./logger.js";
 import { MetricsService } from "./metrics-series.js";
 import type { Middleware, Plugin } from "./middleware.js";
+import { type MigrationsApi, migrationsApi } from "./migrations.js";
 import { assertJobName } from "./names.js";
 import {
   type EnqueueOptions,
@@ -42,6 +43,7 @@ import { ScheduleService } from "./schedules/service.js";
 import { SchedulingWorker, type WorkerScheduleOptions, workerSchedulerOptions } from "./schedules/worker.js";
 import type { Job, QueueStats } from "./types.js";
 import { Worker } from "./worker/worker.js";
+import { DEFAULT_STALE_AFTER_MS, type WorkersApi, workersApi } from "./workers.js";
 
 /** One item of `enqueueMany`: a definition (or a name) with its args and options (no `tx`). */
 export interface EnqueueManyItem<TTx = unknown> {
@@ -101,6 +103,10 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   readonly audit: AuditService;
   /** The persisted per-minute counters (`soniq_metrics`). */
   readonly metrics: MetricsService;
+  /** The registered workers, each with its derived state (live, stale, stopped). */
+  readonly workers: WorkersApi;
+  /** The schema's applied and pending migrations. */
+  readonly migrations: MigrationsApi;
   readonly #explainer: Explainer;
   readonly #rt: Runtime;
   readonly #schedules: ScheduleRuntime;
@@ -138,7 +144,9 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     this.queues = new QueueService(this.backend);
     this.audit = new AuditService(this.backend);
     this.metrics = new MetricsService(this.backend);
-    this.#explainer = new Explainer(this.backend, resolveWorkerOptions({}).staleAfterMs);
+    this.workers = workersApi(this.backend, () => this.options.clock.now());
+    this.migrations = migrationsApi(this.backend);
+    this.#explainer = new Explainer(this.backend, DEFAULT_STALE_AFTER_MS);
   }
 
   /** Creates or upgrades the schema (idempotent). */

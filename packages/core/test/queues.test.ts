@@ -18,6 +18,7 @@ describe("queues/api", () => {
       ["rate without perMs", () => soniq.queues.configure("q", { rateLimit: { max: 1 } as never })],
       ["unknown key", () => soniq.queues.configure("q", { concurency: 2 } as never)],
       ["not an object", () => soniq.queues.configure("q", null as never)],
+      ["nothing to configure", () => soniq.queues.configure("q", {})],
       ["empty actor", () => soniq.queues.pause("q", { actor: "" })],
       ["audit action", () => soniq.audit.list({ action: "queue.explode" as never })],
     ];

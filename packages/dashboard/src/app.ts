@@ -11,7 +11,6 @@ import { STYLES } from "./assets/styles.js";
 import { Auth, assertSameOrigin, SESSION_COOKIE } from "./auth.js";
 import type { AppState, Env } from "./context.js";
 import { DashboardError, errorBody, toDashboardError } from "./errors.js";
-import { detectFeatures } from "./features.js";
 import { type DashboardOptions, resolveOptions } from "./options.js";
 import { errorPage, loginPage } from "./pages/operations.js";
 import { pageRoutes } from "./pages/routes.js";
@@ -75,7 +74,6 @@ function buildApp(state: AppState): Hono<Env> {
   const root = new Hono<Env>();
   const app = base ? root.basePath(base) : root;
   app.use("*", async (c, next) => {
-    c.set("features", detectFeatures(state.options.soniq));
     await next();
     c.header("Content-Security-Policy", CSP);
     c.header("X-Content-Type-Options", "nosniff");

@@ -21,6 +21,11 @@ export interface Principal {
   readonly csrf: string | null;
 }
 
+/** `{ actor }` for core's writes: `dashboard:<key label>` (the audit log's actor). */
+export function actorOf(principal: Principal): { actor: string } {
+  return { actor: `dashboard:${principal.label ?? "anonymous"}` };
+}
+
 const OPEN: Principal = Object.freeze({ label: null, scope: "read", via: "open", csrf: null });
 
 interface Session {

@@ -1,6 +1,5 @@
 /** What every route handler gets: the resolved options, the auth state, and Hono's typed variables. */
 import type { Auth, Principal } from "./auth.js";
-import type { Features } from "./features.js";
 import type { ResolvedDashboardOptions } from "./options.js";
 
 export interface AppState {
@@ -11,6 +10,5 @@ export interface AppState {
 export interface Env {
   Variables: {
     principal: Principal;
-    features: Features;
   };
 }

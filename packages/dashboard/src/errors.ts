@@ -13,13 +13,12 @@ export const DASHBOARD_ERROR_CODES = [
   "not_found",
   "conflict",
   "payload_too_large",
-  "not_available",
   "internal",
 ] as const;
 
 export type DashboardErrorCode = (typeof DASHBOARD_ERROR_CODES)[number];
 
-const STATUS: Record<DashboardErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 500 | 501> = {
+const STATUS: Record<DashboardErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 500> = {
   bad_request: 400,
   unauthorized: 401,
   forbidden: 403,
@@ -28,13 +27,12 @@ const STATUS: Record<DashboardErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 500
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
-  not_available: 501,
   internal: 500,
 };
 
 export class DashboardError extends Error {
   readonly code: DashboardErrorCode;
-  readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 500 | 501;
+  readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 500;
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: DashboardErrorCode, message: string, details?: Record<string, unknown>) {
@@ -52,14 +50,6 @@ export function badRequest(message: string, details?: Record<string, unknown>): 
 
 export function notFound(message: string): DashboardError {
   return new DashboardError("not_found", message);
-}
-
-export function notAvailable(feature: string): DashboardError {
-  return new DashboardError(
-    "not_available",
-    `${feature} is not available in this Soniq version: @soniq/core does not expose it yet.`,
-    { feature },
-  );
 }
 
 /** Maps a thrown value to the error the client sees; core's input errors stay 4xx. */

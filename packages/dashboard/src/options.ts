@@ -19,7 +19,10 @@ export interface DashboardOptions {
   apiKeys?: readonly DashboardApiKey[];
   /** Where the handler is mounted, e.g. "/admin/soniq". Default "" (the root). */
   basePath?: string;
-  /** A worker whose heartbeat is older than this is shown as stale. Default 300000 (core's default). */
+  /**
+   * A worker whose heartbeat is older than this is shown as stale (passed to `soniq.workers.list()`).
+   * Default: core's default (300000, the workers' default `staleAfterMs`).
+   */
   staleAfterMs?: number;
   /** Auto-refresh period of the pages. Default 5000. */
   refreshIntervalMs?: number;
@@ -39,7 +42,8 @@ export interface ResolvedDashboardOptions {
   readonly soniq: Soniq;
   readonly keys: readonly ResolvedKey[];
   readonly basePath: string;
-  readonly staleAfterMs: number;
+  /** null: core's default. */
+  readonly staleAfterMs: number | null;
   readonly refreshIntervalMs: number;
   readonly sessionTtlMs: number;
   readonly onError: (err: unknown) => void;
@@ -84,8 +88,14 @@ function keyProblems(problems: string[], apiKeys: unknown): void {
 export function resolveOptions(options: DashboardOptions): ResolvedDashboardOptions {
   const problems: string[] = [];
   const o = (typeof options === "object" && options !== null ? options : {}) as DashboardOptions;
-  const soniq = o.soniq as unknown as Record<string, unknown> | undefined;
-  if (typeof soniq !== "object" || soniq === null || typeof soniq.getJob !== "function") {
+  // input validation (a user may pass anything at runtime); the dashboard then uses the app API as typed
+  const soniq: unknown = o.soniq;
+  if (
+    typeof soniq !== "object" ||
+    soniq === null ||
+    !("getJob" in soniq) ||
+    typeof soniq.getJob !== "function"
+  ) {
     problems.push("soniq must be a Soniq instance");
   }
   keyProblems(problems, o.apiKeys);
@@ -109,7 +119,7 @@ export function resolveOptions(options: DashboardOptions): ResolvedDashboardOpti
       ),
     ),
     basePath: o.basePath ?? "",
-    staleAfterMs: o.staleAfterMs ?? 300_000,
+    staleAfterMs: o.staleAfterMs ?? null,
     refreshIntervalMs: o.refreshIntervalMs ?? 5_000,
     sessionTtlMs: o.sessionTtlMs ?? 12 * 60 * 60 * 1000,
     onError: o.onError ?? ((err: unknown) => console.error("[soniq dashboard]", err)),

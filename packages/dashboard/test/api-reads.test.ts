@@ -1,7 +1,10 @@
 /** The read routes on the memory backend: shapes, filters, search, cursor pages, validation. */
+
+import { memoryBackend } from "@soniq/backend-memory";
 import type { Job } from "@soniq/core";
+import { Soniq } from "@soniq/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, handlerFor, json, type Seeded, seededApp, without } from "./support.js";
+import { call, handlerFor, json, type Seeded, seededApp } from "./support.js";
 
 let app: Seeded;
 let handler: ReturnType<typeof handlerFor>;
@@ -119,19 +122,19 @@ describe("GET /api/jobs", () => {
 });
 
 describe("GET /api/jobs/:id", () => {
-  it("api/job-detail: the job and the explain verdict (null without soniq.explain)", async () => {
-    const older = handlerFor(without(app.soniq, ["explain"]));
-    const res = await call(older, `/api/jobs/${app.retrying[0]}`);
-    const body = await json<{ job: Job; explain: unknown }>(res);
+  it("api/job-detail: the job and core's explain verdict", async () => {
+    const res = await call(handler, `/api/jobs/${app.retrying[0]}`);
+    const body = await json<{
+      job: Job;
+      explain: { status: string; verdict: string; reasons: { code: string }[] };
+    }>(res);
     expect(res.status).toBe(200);
     expect(body.job.lastError).toContain("gateway timeout");
     expect(body.job.attempts).toBe(1);
-    expect(body.explain).toBeNull();
-    // core has soniq.explain now: the detail carries its verdict
-    const real = await json<{ explain: { status: string } | null }>(
-      await call(handler, `/api/jobs/${app.retrying[0]}`),
-    );
-    expect(real.explain?.status).toBe("queued");
+    const explained = JSON.parse(JSON.stringify(await app.soniq.explain(app.retrying[0] as string)));
+    expect(body.explain).toEqual(explained);
+    expect(body.explain).toMatchObject({ status: "queued", verdict: "blocked" });
+    expect(body.explain.reasons.map((r) => r.code)).toContain("retry_backoff");
   });
 
   it("api/job-detail-404: unknown, malformed and dead-lettered ids are 404", async () => {
@@ -176,31 +179,24 @@ describe("GET /api/dead-letters", () => {
 });
 
 describe("GET /api/queues and /api/workers", () => {
-  it("api/queues-derived: per-queue stats without queue controls", async () => {
-    const body = await json<{
-      controls: boolean;
-      queues: { name: string; paused: null; stats: { queued: number } }[];
-    }>(await call(handlerFor(without(app.soniq, ["queues"])), "/api/queues"));
-    expect(body.controls).toBe(false);
-    expect(body.queues.map((q) => q.name)).toEqual(["default", "reports"]);
-    expect(body.queues[1]?.stats).toEqual(await app.soniq.getQueueStats({ queue: "reports" }));
-    expect(body.queues[0]?.paused).toBeNull();
-  });
-
-  it("api/queues-controls: with core's soniq.queues a paused queue reads as paused", async () => {
+  it("api/queues: soniq.queues.list() entries; a paused queue reads as paused", async () => {
     await app.soniq.queues.pause("reports");
     try {
-      const body = await json<{ controls: boolean; queues: { name: string; paused: boolean }[] }>(
+      const body = await json<{ queues: { name: string; paused: boolean; stats: object; lagMs: number }[] }>(
         await call(handler, "/api/queues"),
       );
-      expect(body.controls).toBe(true);
-      expect(body.queues.find((q) => q.name === "reports")?.paused).toBe(true);
+      expect(body.queues.map((q) => q.name)).toEqual(["default", "reports"]);
+      expect(body.queues.find((q) => q.name === "reports")).toMatchObject({
+        paused: true,
+        stats: await app.soniq.getQueueStats({ queue: "reports" }),
+        lagMs: expect.any(Number),
+      });
     } finally {
       await app.soniq.queues.resume("reports");
     }
   });
 
-  it("api/workers: registered workers with a derived state", async () => {
+  it("api/workers: soniq.workers.list(), each worker with core's derived state", async () => {
     const stopped = app.soniq.worker({ queues: ["reports"], concurrency: 2 });
     await stopped.start();
     await stopped.stop();
@@ -214,30 +210,42 @@ describe("GET /api/queues and /api/workers", () => {
       expect(byId.get(worker.id)).toMatchObject({ state: "live", concurrency: 3, queues: ["reports"] });
       expect(byId.get(stopped.id)).toMatchObject({ state: "stopped", concurrency: 2 });
       expect(body.workers[0]?.state).toBe("live");
+      expect(JSON.parse(JSON.stringify(await app.soniq.workers.list()))).toMatchObject(
+        body.workers.map((w) => ({ id: w.id, state: w.state })),
+      );
     } finally {
       await worker.stop();
     }
   });
 });
 
-describe("feature-gated routes", () => {
-  it("api/not-available: metrics, audit and schedules answer 501 on a core without them", async () => {
-    const older = handlerFor(without(app.soniq, ["queues", "explain", "audit", "metrics", "schedules"]));
-    for (const [h, path] of [
-      [older, "/api/metrics"],
-      [older, "/api/metrics?since=24h&bucketMs=900000"],
-      [older, "/api/audit"],
-      [older, "/api/schedules"],
-      [older, "/api/schedules/reports.daily"],
-    ] as const) {
-      const res = await call(h, path);
-      expect(res.status, path).toBe(501);
-      const body = await json<{ error: { code: string; message: string } }>(res);
-      expect(body.error.code).toBe("not_available");
-      expect(body.error.message).toContain("not available in this Soniq version");
+describe("dashboard({ staleAfterMs })", () => {
+  it("api/workers-stale-after: the option is core's threshold; the state is core's rule", async () => {
+    // this backend writes heartbeats 10 s in the past
+    const soniq = new Soniq({ backend: memoryBackend({ now: () => Date.now() - 10_000 }) });
+    try {
+      await soniq.backend.workers.register({
+        id: "00000000-0000-4000-8000-000000000001",
+        hostname: "h",
+        pid: 1,
+        queues: [],
+        concurrency: 1,
+        version: null,
+        metadata: null,
+      });
+      const state = async (options: { staleAfterMs?: number }) =>
+        (await json<{ workers: { state: string }[] }>(await call(handlerFor(soniq, options), "/api/workers")))
+          .workers[0]?.state;
+      expect(await state({})).toBe("live");
+      expect(await state({ staleAfterMs: 5_000 })).toBe("stale");
+      expect(await state({ staleAfterMs: 600_000 })).toBe("live");
+    } finally {
+      await soniq.close();
     }
   });
+});
 
+describe("metrics and the rest", () => {
   it("api/metrics-series: core's metrics.series fills the buckets", async () => {
     const minute = 60_000;
     const at = new Date(Math.floor(Date.now() / minute) * minute - 2 * minute);
@@ -254,11 +262,31 @@ describe("feature-gated routes", () => {
       { ...row, queue: "default", jobName: "emails.send_welcome" },
       { ...row, queue: "reports", jobName: "reports.build" },
     ]);
-    type Series = { buckets: { at: string; done: number; deadLettered: number }[] };
+    type Series = { since: string; buckets: { at: string; done: number; deadLettered: number }[] };
     const all = await json<Series>(await call(handler, "/api/metrics?since=10m"));
     expect(all.buckets.find((b) => b.at === at.toISOString())).toMatchObject({ done: 8, deadLettered: 2 });
     const one = await json<Series>(await call(handler, "/api/metrics?since=10m&queue=reports"));
     expect(one.buckets.find((b) => b.at === at.toISOString())).toMatchObject({ done: 4 });
+    // one bucket per minute from the minute 10 minutes ago to now
+    expect(all.buckets.length).toBeGreaterThanOrEqual(10);
+    expect(all.buckets.length).toBeLessThanOrEqual(11);
+    const starts = all.buckets.map((b) => Date.parse(b.at));
+    expect(starts.slice(1).map((t, i) => t - (starts[i] as number))).toEqual(
+      starts.slice(1).map(() => minute),
+    );
+    const doneIn = (points: { done: number }[]) => points.reduce((n, p) => n + p.done, 0);
+    const coreAll = await app.soniq.metrics.series({ since: new Date(all.since), bucketMs: minute });
+    expect(doneIn(all.buckets)).toBe(doneIn(coreAll)); // core's sums; the buckets it leaves out are zeros
+    const quarter = await json<Series & { bucketMs: number }>(
+      await call(handler, "/api/metrics?since=1h&bucketMs=15m"),
+    );
+    expect(quarter.bucketMs).toBe(900_000);
+    const coreQuarter = await app.soniq.metrics.series({ since: new Date(quarter.since), bucketMs: 900_000 });
+    expect(doneIn(quarter.buckets)).toBe(doneIn(coreQuarter));
+    for (const bad of ["bucketMs=90000", "bucketMs=abc", "bucketMs=0", "since=tomorrowish", "since=1000d"]) {
+      const res = await call(handler, `/api/metrics?${bad}`);
+      expect(res.status, bad).toBe(400);
+    }
     const page = await (await call(handler, "/")).text();
     expect(page).toContain("Throughput (done)");
   });

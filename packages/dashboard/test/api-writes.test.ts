@@ -11,7 +11,6 @@ import {
   type Seeded,
   seededApp,
   WRITE_KEY,
-  without,
 } from "./support.js";
 
 let app: Seeded;
@@ -236,22 +235,34 @@ describe("write routes", () => {
     expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
   });
 
-  it("write/not-available: queue and schedule writes are 501 on a core without them", async () => {
-    const older = handlerFor(without(app.soniq, ["queues", "explain", "audit", "metrics", "schedules"]), {
-      apiKeys: KEYS,
-    });
-    for (const [h, path] of [
-      [older, "/api/queues/default/pause"],
-      [older, "/api/queues/default/resume"],
-      [older, "/api/queues/default/configure"],
-      [older, "/api/schedules/reports.daily/pause"],
-      [older, "/api/schedules/reports.daily/resume"],
-      [older, "/api/schedules/reports.daily/trigger"],
-    ] as const) {
-      const res = await call(h, path, { ...w, body: { concurrency: 2 } });
-      expect(res.status, path).toBe(501);
-      expect((await json<ErrorBody>(res)).error.code, path).toBe("not_available");
+  it("write/queue-configure: the body goes to soniq.queues.configure as is; core's refusals are 400 and change nothing", async () => {
+    const configure = (body: unknown) => call(keyed, "/api/queues/default/configure", { ...w, body });
+    const res = await configure({ concurrency: 2_147_483_647, rateLimit: { max: 5, perMs: 1000 } });
+    expect(res.status).toBe(200);
+    expect(await json(res)).toEqual({ ok: true, queue: "default", action: "configure" });
+    const set = await app.soniq.queues.get("default");
+    expect(set).toMatchObject({ concurrency: 2_147_483_647, rateLimit: { max: 5, perMs: 1000 } });
+    const [audit] = await app.soniq.audit.list({ action: "queue.configure" });
+    expect(audit).toMatchObject({ actor: "dashboard:ops", target: "default" });
+    for (const body of [
+      { concurrency: 0 },
+      { concurrency: 2_147_483_648 },
+      { concurrency: 1.5 },
+      { groupConcurrency: "3" },
+      { rateLimit: { max: 5 } },
+      { rateLimit: { max: 5, perMs: 1000, burst: 2 } },
+      { limit: 3 },
+      {},
+    ]) {
+      const refused = await configure(body);
+      expect(refused.status, JSON.stringify(body)).toBe(400);
+      const error = (await json<ErrorBody>(refused)).error;
+      expect(error.code).toBe("bad_request");
+      expect(error.message, JSON.stringify(body)).toMatch(/^queues\.configure\(config\)/);
     }
+    expect(await app.soniq.queues.get("default")).toEqual(set);
+    expect(await app.soniq.audit.list({ action: "queue.configure" })).toHaveLength(1);
+    await app.soniq.queues.configure("default", { concurrency: null, rateLimit: null });
   });
 
   it("write/queue-pause: with core's soniq.queues a write key pauses and resumes a queue, audited", async () => {

@@ -8,7 +8,6 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { detectFeatures } from "../src/features.js";
 import { type DashboardServer, serveDashboard } from "../src/index.js";
 import { KEYS, READ_KEY, type Seeded, scheduledApp, seededApp, WRITE_KEY } from "./support.js";
 
@@ -125,7 +124,7 @@ describe("in chromium", { timeout: 60_000 }, () => {
     await page.screenshot({ path: `${DOCS}job-detail.png`, fullPage: true });
   });
 
-  it("browser/replay: a write key replays a dead letter and lands on the new job; audited where core audits", async () => {
+  it("browser/replay: a write key replays a dead letter, lands on the new job, and the audit log shows it", async () => {
     const page = await loggedIn(WRITE_KEY);
     const id = app.dead[0] as string;
     await page.goto(`${server.url}/dead-letters/${id}`);
@@ -134,15 +133,9 @@ describe("in chromium", { timeout: 60_000 }, () => {
     expect((await app.soniq.getJob(newId))?.status).toBe("queued");
     expect((await app.soniq.deadLetter.get(id))?.resurrectionCount).toBe(1);
     await page.goto(`${server.url}/audit`);
-    if (detectFeatures(app.soniq).audit) {
-      await expect(
-        page.locator("tr[data-audit-action='dead_letter.replay']").count(),
-      ).resolves.toBeGreaterThan(0);
-    } else {
-      await expect(page.textContent("[data-testid=not-available]")).resolves.toContain(
-        "not available in this Soniq version",
-      );
-    }
+    await expect(
+      page.locator("tr[data-audit-action='dead_letter.replay']").first().textContent(),
+    ).resolves.toContain("dashboard:ops");
   });
 
   it("browser/bulk-dry-run: select all matching, see the count, confirm", async () => {
@@ -208,55 +201,51 @@ describe("in chromium", { timeout: 60_000 }, () => {
     }
   });
 
-  it("browser/queue-controls: with soniq.queues (a stand-in with core's documented names), pause and limits post from the page", async () => {
-    const calls: unknown[][] = [];
-    const other = await seededApp();
-    Object.assign(other.soniq, {
-      queues: {
-        list: async () => [
-          {
-            name: "default",
-            paused: false,
-            concurrency: null,
-            groupConcurrency: null,
-            rateLimit: null,
-            lagMs: 2500,
-          },
-        ],
-        pause: async (...args: unknown[]) => void calls.push(["pause", ...args]),
-        resume: async (...args: unknown[]) => void calls.push(["resume", ...args]),
-        configure: async (...args: unknown[]) => void calls.push(["configure", ...args]),
-      },
+  it("browser/queue-controls: pause and limits post from the page to soniq.queues, audited with the key's label", async () => {
+    const page = await loggedIn(WRITE_KEY);
+    await page.goto(`${server.url}/queues`);
+    const form = "form[data-configure$='/queues/default/configure']";
+    await page.fill(`${form} input[name=concurrency]`, "5");
+    await page.fill(`${form} input[name=rateMax]`, "none");
+    await page.click(`${form} button[type=submit]`);
+    await page.waitForSelector("#flash.ok");
+    await page.click("button[data-post$='/queues/default/pause']");
+    await page.waitForFunction(
+      () =>
+        (globalThis as unknown as InPage).document.querySelector("#flash")?.textContent === "Paused default.",
+    );
+    expect(await app.soniq.queues.get("default")).toMatchObject({
+      paused: true,
+      concurrency: 5,
+      rateLimit: null,
     });
-    const controlled = await serveDashboard({
-      soniq: other.soniq,
-      port: 0,
-      apiKeys: KEYS,
-      refreshIntervalMs: 600_000,
-    });
+    const audit = await app.soniq.audit.list({ limit: 10 });
+    expect(audit.filter((e) => e.target === "default").map((e) => [e.action, e.actor])).toEqual([
+      ["queue.pause", "dashboard:ops"],
+      ["queue.configure", "dashboard:ops"],
+    ]);
+    await app.soniq.queues.resume("default");
+    await app.soniq.queues.configure("default", { concurrency: null });
+  });
+
+  it("browser/workers: each worker's state as core derives it (screenshot)", async () => {
+    const worker = app.soniq.worker({ queues: ["idle"], pollIntervalMs: 60_000 });
+    await worker.start();
     try {
-      const page = await loggedIn(WRITE_KEY, controlled.url);
-      await page.goto(`${controlled.url}/queues`);
-      await page.fill("form[data-configure] input[name=concurrency]", "5");
-      await page.fill("form[data-configure] input[name=rateMax]", "none");
-      await page.click("form[data-configure] button[type=submit]");
-      await page.waitForSelector("#flash.ok");
-      await page.click("button[data-post$='/queues/default/pause']");
-      await page.waitForFunction(
-        () =>
-          (globalThis as unknown as InPage).document.querySelector("#flash")?.textContent ===
-          "Paused default.",
+      const page = await loggedIn(WRITE_KEY);
+      await page.goto(`${server.url}/workers`);
+      const states = await page.locator("[data-testid=workers] tbody .status").allTextContents();
+      expect(states).toEqual((await app.soniq.workers.list()).map((w) => w.state));
+      expect(states[0]).toBe("live");
+      await expect(page.textContent("[data-testid=worker-counts]")).resolves.toMatch(
+        /^1 live(, \d+ stopped)?$/,
       );
-      expect(calls).toEqual([
-        // core has soniq.audit now, so each write carries the key's label as its actor
-        ["configure", "default", { concurrency: 5, rateLimit: null }, { actor: expect.any(String) }],
-        ["pause", "default", { actor: expect.any(String) }],
-      ]);
+      await page.screenshot({ path: `${DOCS}workers.png`, fullPage: true });
     } finally {
-      await controlled.close();
-      await other.soniq.close();
+      await worker.stop();
     }
   });
+
   it("browser/schedules: a real schedule's row and detail, and Trigger now lands on the fired job", async () => {
     const sched = await scheduledApp();
     const served = await serveDashboard({

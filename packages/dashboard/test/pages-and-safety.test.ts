@@ -6,17 +6,7 @@ import { memoryBackend } from "@soniq/backend-memory";
 import { isSoniqError, Soniq } from "@soniq/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dashboard, nodeListener, serveDashboard } from "../src/index.js";
-import {
-  call,
-  handlerFor,
-  json,
-  KEYS,
-  login,
-  type Seeded,
-  seededApp,
-  WRITE_KEY,
-  without,
-} from "./support.js";
+import { call, handlerFor, json, KEYS, login, type Seeded, seededApp, WRITE_KEY } from "./support.js";
 
 let app: Seeded;
 let handler: ReturnType<typeof handlerFor>;
@@ -58,18 +48,43 @@ describe("pages", () => {
     expect((await call(handler, "/assets/app.css")).headers.get("content-type")).toContain("text/css");
   });
 
-  it("pages/not-available: pages for features core lacks say so", async () => {
-    const older = handlerFor(without(app.soniq, ["queues", "explain", "audit", "metrics", "schedules"]));
-    for (const path of ["/audit", "/", "/queues", `/jobs/${app.done[0]}`]) {
-      expect(await (await call(older, path)).text(), path).toContain("not available in this Soniq version");
+  it("pages/core-data-no-notes: every page shows core's data, and none carries a developer note", async () => {
+    const worker = app.soniq.worker({ queues: ["idle"], pollIntervalMs: 60_000 });
+    await worker.start();
+    try {
+      const keyed = handlerFor(app.soniq, { apiKeys: KEYS });
+      const { cookie } = await login(keyed, WRITE_KEY);
+      const pages: [string, string][] = [
+        ["/?range=24h", 'data-chart="Throughput (done)"'],
+        ["/", "1 live"],
+        [
+          "/workers",
+          `data-worker-id="${worker.id}"><td><code>${worker.id.slice(0, 8)}</code></td><td><span class="status live">live</span>`,
+        ],
+        ["/queues", 'data-configure="/api/queues/default/configure"'],
+        [`/jobs/${app.retrying[0]}`, "<code>retry_backoff</code>"],
+        ["/schedules", "No schedules stored yet"],
+        ["/audit", "No entries."],
+      ];
+      for (const [path, text] of pages) {
+        const res = await call(keyed, path, { cookie });
+        expect(res.status, path).toBe(200);
+        const page = await res.text();
+        expect(page, path).toContain(text);
+        for (const note of [
+          "not available",
+          "Source:",
+          "soniq.backend",
+          "core has no",
+          "this core",
+          "Soniq version",
+        ]) {
+          expect(page, `${path}: ${note}`).not.toContain(note);
+        }
+      }
+    } finally {
+      await worker.stop();
     }
-    for (const path of ["/schedules", "/schedules/reports.daily"]) {
-      expect(await (await call(older, path)).text(), path).toContain("not available in this Soniq version");
-    }
-    // core has schedules now: the page lists them (none stored in this app) instead of the panel
-    const page = await (await call(handler, "/schedules")).text();
-    expect(page).not.toContain("not available in this Soniq version");
-    expect(page).toContain("No schedules stored yet");
   });
 
   it("pages/escaped: job data never reaches the page as markup", async () => {

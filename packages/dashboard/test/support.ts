@@ -53,24 +53,6 @@ export async function seededApp(backend: Backend<unknown> = memoryBackend()): Pr
   return { soniq, done, retrying, dead: failing, reports };
 }
 
-/**
- * The same Soniq instance as a core without the named features (e.g. `["schedules"]`): those properties
- * read as undefined, everything else is the real instance (methods bound to it, so private fields work).
- * Stands in for an older core in the "not available" tests.
- */
-export function without(soniq: Soniq, hidden: readonly string[]): Soniq {
-  return new Proxy(soniq, {
-    get(target, key, _receiver) {
-      if (typeof key === "string" && hidden.includes(key)) return undefined;
-      const value: unknown = Reflect.get(target, key, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-    has(target, key) {
-      return typeof key === "string" && hidden.includes(key) ? false : Reflect.has(target, key);
-    },
-  });
-}
-
 export const SCHEDULE_START = new Date("2026-03-28T10:00:00Z");
 
 export interface Scheduled {

@@ -90,7 +90,7 @@ function dryRun(ctx: Context, o: BulkFlags, action: string, count: number): bool
  */
 export async function checkRegistered(soniq: Soniq, names: string[]): Promise<void> {
   if (names.length === 0) return;
-  const known = new Set((await soniq.backend.workers.listTaskNames()).map((t) => t.taskName));
+  const known = new Set((await soniq.workers.list()).flatMap((w) => w.jobNames));
   const unknown = [...new Set(names)].filter((name) => !known.has(name)).sort();
   if (unknown.length > 0) {
     throw new CliError(

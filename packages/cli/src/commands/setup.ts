@@ -29,7 +29,7 @@ export function registerSetup(program: Command, io: Io): void {
     .addHelpText("after", "\nExamples:\n  soniq migrate-status\n  soniq migrate-status --json")
     .action(async (_opts, command: Command) => {
       const ctx = Context.of(command, io);
-      const status = await ctx.withApp((soniq) => soniq.backend.migrations.status());
+      const status = await ctx.withApp((soniq) => soniq.migrations.status());
       if (ctx.json) ctx.printer.json(status);
       else {
         const p = ctx.printer;

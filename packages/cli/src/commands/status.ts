@@ -1,6 +1,6 @@
 /** `soniq status [--watch]`: one screen with stats, queues and lag, workers, schedules and recent dead letters. */
 import { setTimeout as delay } from "node:timers/promises";
-import type { Soniq } from "@soniq/core";
+import { type Soniq, workerCounts } from "@soniq/core";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { usage } from "../errors.js";
@@ -10,12 +10,12 @@ import { deadLettersTable, queuesTable, schedulesTable, workersTable } from "../
 const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
   delay(ms, undefined, { signal }).catch(() => {});
 
-/** The document behind the screen and `status --json`. Workers have no app-level API in core: the backend's. */
+/** The document behind the screen and `status --json`. */
 async function overview(soniq: Soniq) {
   const [stats, queues, workers, schedules] = await Promise.all([
     soniq.getQueueStats(),
     soniq.queues.list(),
-    soniq.backend.workers.list(),
+    soniq.workers.list(),
     soniq.schedules.list(),
   ]);
   return { stats, queues, workers, schedules };
@@ -42,11 +42,10 @@ async function screen(ctx: Context, soniq: Soniq, watching = false): Promise<voi
   p.line(p.paint("bold", "Queues"));
   queuesTable(p, view.queues);
   p.line();
-  // The screen shows live workers; stopped ones pile up over time and are counted (soniq workers lists them).
-  const live = view.workers.filter((w) => w.status !== "stopped");
-  const stopped = view.workers.length - live.length;
-  p.line(p.paint("bold", `Workers (${live.length} live${stopped > 0 ? `, ${stopped} stopped` : ""})`));
-  if (live.length > 0) workersTable(p, live);
+  // The screen shows live and stale workers; stopped ones pile up over time and are counted (soniq workers lists them).
+  const shown = view.workers.filter((w) => w.state !== "stopped");
+  p.line(p.paint("bold", `Workers (${workerCounts(view.workers)})`));
+  if (shown.length > 0) workersTable(p, shown);
   else p.line("no live workers.");
   p.line();
   p.line(p.paint("bold", "Schedules"));

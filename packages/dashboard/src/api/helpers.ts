@@ -1,27 +1,13 @@
-/** Small pieces the route files share: calling a write with `{ actor }` when core takes it, and names in paths. */
+/** Small pieces the route files share: the audit actor of a request, and names in paths. */
 import { JOB_NAME_PATTERN } from "@soniq/core";
 import type { Context } from "hono";
+import { actorOf } from "../auth.js";
 import type { Env } from "../context.js";
 import { notFound } from "../errors.js";
-import { actorOptions } from "../features.js";
 import { parseQueue } from "../query.js";
 
-type WithActor = (target: string, options?: object) => Promise<unknown>;
-
-export function actorCall(
-  owner: object,
-  method: unknown,
-  target: string,
-  actor: object | undefined,
-  extra?: object,
-): Promise<unknown> {
-  const fn = method as WithActor;
-  const options = actor || extra ? { ...(extra ?? {}), ...(actor ?? {}) } : undefined;
-  return options ? fn.call(owner, target, options) : fn.call(owner, target);
-}
-
-export function actor(c: Context<Env>): { actor: string } | undefined {
-  return actorOptions(c.get("features"), c.get("principal").label);
+export function actor(c: Context<Env>): { actor: string } {
+  return actorOf(c.get("principal"));
 }
 
 export function queueName(raw: string | undefined): string {

@@ -1,9 +1,9 @@
 /**
- * The JSON API under `/api` (DESIGN.md section 11). Reads answer 200 with an object; writes need a
- * write key (see auth.ts). Features core lacks answer 501 `not_available`.
+ * The JSON API under `/api` (DESIGN.md section 11), over the app API of the Soniq instance it was given.
+ * Reads answer 200 with an object; writes need a write key (see auth.ts). Core validates what it is
+ * passed; its input errors answer 400 (errors.ts).
  */
-import type { Soniq } from "@soniq/core";
-import type { Context } from "hono";
+import type { AuditAction, AuditListFilter, Soniq } from "@soniq/core";
 import { Hono } from "hono";
 import type { AppState, Env } from "../context.js";
 import {
@@ -15,8 +15,8 @@ import {
 } from "../data/dead-letters.js";
 import { jobDetail, listJobsPage } from "../data/jobs.js";
 import { listQueues, metricsSeries, statsSummary } from "../data/overview.js";
-import { listWorkerRows } from "../data/workers.js";
-import { badRequest, DashboardError, notAvailable, notFound } from "../errors.js";
+import { listWorkers } from "../data/workers.js";
+import { badRequest, DashboardError, notFound } from "../errors.js";
 import { decodeCursor } from "../paging.js";
 import {
   parseDurationMs,
@@ -28,54 +28,24 @@ import {
   readJsonBody,
 } from "../query.js";
 import { deadLetterQuery, deadLetterQueryFromBody, jobQuery } from "./filters.js";
-import { actor, actorCall, queueName } from "./helpers.js";
+import { actor, queueName } from "./helpers.js";
 import { scheduleRoutes } from "./schedules.js";
 
+/** A bucket width in ms or as a duration ("15m"); core checks that it is whole minutes. */
 function parseBucketMs(raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === "") return fallback;
-  const ms = /^\d{1,10}$/.test(raw) ? Number(raw) : parseDurationMs(raw);
-  if (ms === null || ms < 60_000 || ms > 7 * 86_400_000 || ms % 60_000 !== 0) {
-    throw badRequest("bucketMs must be whole minutes between 60000 (1 min) and 604800000 (7 d)");
+  const ms = /^\d{1,15}$/.test(raw) ? Number(raw) : parseDurationMs(raw);
+  if (ms === null || ms < 1) {
+    throw badRequest('bucketMs must be whole minutes, in ms or as a duration like "15m"');
   }
   return ms;
 }
 
-function configureBody(body: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const intOrNull = (key: string) => {
-    const v = body[key];
-    if (v === undefined) return;
-    if (v !== null && (typeof v !== "number" || !Number.isInteger(v) || v < 1 || v > 1_000_000)) {
-      throw badRequest(`${key} must be a positive integer or null (null clears the limit)`);
-    }
-    out[key] = v;
-  };
-  intOrNull("concurrency");
-  intOrNull("groupConcurrency");
-  if (body.rateLimit !== undefined) {
-    const r = body.rateLimit as { max?: unknown; perMs?: unknown } | null;
-    const ok = (v: unknown) => typeof v === "number" && Number.isInteger(v) && v >= 1;
-    if (r !== null && (typeof r !== "object" || !ok(r.max) || !ok(r.perMs))) {
-      throw badRequest("rateLimit must be { max, perMs } with positive integers, or null");
-    }
-    out.rateLimit = r === null ? null : { max: r.max, perMs: r.perMs };
-  }
-  const unknown = Object.keys(body).filter(
-    (k) => !["concurrency", "groupConcurrency", "rateLimit"].includes(k),
-  );
-  if (unknown.length > 0) throw badRequest(`Unknown configure keys: ${unknown.join(", ")}`);
-  if (Object.keys(out).length === 0)
-    throw badRequest("configure needs concurrency, groupConcurrency or rateLimit");
-  return out;
-}
-
 function readRoutes(api: Hono<Env>, state: AppState): void {
-  const { soniq, staleAfterMs } = state.options;
-  const workers = (c: Context<Env>) => () =>
-    listWorkerRows(c.get("features"), staleAfterMs).then((r) => r.workers);
+  const { soniq } = state.options;
 
-  api.get("/stats", async (c) => c.json(await statsSummary(soniq, c.get("features"))));
-  api.get("/queues", async (c) => c.json(await listQueues(soniq, c.get("features"), workers(c))));
+  api.get("/stats", async (c) => c.json(await statsSummary(soniq)));
+  api.get("/queues", async (c) => c.json({ queues: await listQueues(soniq) }));
   api.get("/jobs", async (c) => {
     const page = await listJobsPage(soniq, jobQuery(c.req.query()));
     return c.json({
@@ -86,9 +56,7 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
       truncated: page.truncated,
     });
   });
-  api.get("/jobs/:id", async (c) =>
-    c.json(await jobDetail(soniq, c.get("features"), parseId(c.req.param("id")))),
-  );
+  api.get("/jobs/:id", async (c) => c.json(await jobDetail(soniq, parseId(c.req.param("id")))));
   api.get("/dead-letters", async (c) => {
     const p = c.req.query();
     const page = await listDeadLettersPage(soniq, {
@@ -107,24 +75,22 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
   api.get("/dead-letters/:id", async (c) =>
     c.json({ deadLetter: await deadLetterDetail(soniq, parseId(c.req.param("id"), "dead-letter job")) }),
   );
-  api.get("/workers", async (c) => c.json(await listWorkerRows(c.get("features"), staleAfterMs)));
+  api.get("/workers", async (c) => c.json({ workers: await listWorkers(state.options) }));
   api.get("/audit", async (c) => {
     const p = c.req.query();
-    const filter = {
+    const filter: AuditListFilter = {
       limit: parseLimit(p.limit),
-      ...(p.action ? { action: parseText(p.action, "action", 64) } : {}),
+      // core checks the action against its list (an unknown one is a 400)
+      ...(p.action ? { action: parseText(p.action, "action", 64) as AuditAction } : {}),
       ...(p.since ? { since: parseInstant(p.since, "since") } : {}),
     };
-    const audit = c.get("features").audit;
-    if (!audit) throw notAvailable("The audit log (soniq.audit)");
-    const entries = await audit.list(filter);
-    return c.json({ entries: Array.isArray(entries) ? entries : [] });
+    return c.json({ entries: await soniq.audit.list(filter) });
   });
   api.get("/metrics", async (c) => {
     const p = c.req.query();
     const since = parseInstant(p.since ?? "1h", "since") as Date;
     const bucketMs = parseBucketMs(p.bucketMs, 60_000);
-    return c.json(await metricsSeries(c.get("features"), { since, bucketMs, queue: parseQueue(p.queue) }));
+    return c.json(await metricsSeries(soniq, { since, bucketMs, queue: parseQueue(p.queue) }));
   });
 }
 
@@ -133,7 +99,7 @@ function writeRoutes(api: Hono<Env>, soniq: Soniq): void {
     const id = parseId(c.req.param("id"));
     const job = await soniq.getJob(id);
     if (!job) throw notFound(`No job with id ${id}.`);
-    const cancelled = (await actorCall(soniq, soniq.cancelJob, id, actor(c))) === true;
+    const cancelled = await soniq.cancelJob(id, actor(c));
     if (!cancelled) {
       throw new DashboardError(
         "conflict",
@@ -144,16 +110,16 @@ function writeRoutes(api: Hono<Env>, soniq: Soniq): void {
   });
   api.post("/dead-letters/replay-where", async (c) => {
     const req = parseBulkBody(await readJsonBody(c.req.raw), deadLetterQueryFromBody);
-    return c.json(await bulkDeadLetters(soniq, c.get("features"), c.get("principal"), "replay", req));
+    return c.json(await bulkDeadLetters(soniq, c.get("principal"), "replay", req));
   });
   api.post("/dead-letters/purge-where", async (c) => {
     const req = parseBulkBody(await readJsonBody(c.req.raw), deadLetterQueryFromBody);
-    return c.json(await bulkDeadLetters(soniq, c.get("features"), c.get("principal"), "purge", req));
+    return c.json(await bulkDeadLetters(soniq, c.get("principal"), "purge", req));
   });
   api.post("/dead-letters/:id/replay", async (c) => {
     const id = parseId(c.req.param("id"), "dead-letter job");
     await deadLetterDetail(soniq, id);
-    const jobId = await actorCallReplay(soniq, id, actor(c));
+    const jobId = await soniq.deadLetter.replay(id, actor(c));
     if (jobId === null) throw notFound(`No dead-letter job with id ${id}.`);
     return c.json({ replayed: true, jobId });
   });
@@ -164,40 +130,31 @@ function writeRoutes(api: Hono<Env>, soniq: Soniq): void {
   });
 }
 
-function queueRoutes(api: Hono<Env>): void {
-  for (const action of ["pause", "resume", "configure"] as const) {
-    api.post(`/queues/:name/${action}`, async (c) => {
-      const name = queueName(c.req.param("name"));
-      const settings = action === "configure" ? configureBody(await readJsonBody(c.req.raw)) : null;
-      const queues = c.get("features").queues;
-      const method = queues?.[action];
-      if (!queues || !method) throw notAvailable(`Queue ${action} (soniq.queues.${action})`);
-      if (settings) {
-        const call = method as unknown as (q: string, s: object, o?: object) => Promise<unknown>;
-        const a = actor(c);
-        await (a ? call.call(queues, name, settings, a) : call.call(queues, name, settings));
-      } else {
-        await actorCall(queues, method, name, actor(c));
-      }
-      return c.json({ ok: true, queue: name, action });
-    });
-  }
+/** Pause, resume and configure pass straight to `soniq.queues` (core validates the limits). */
+function queueRoutes(api: Hono<Env>, soniq: Soniq): void {
+  api.post("/queues/:name/pause", async (c) => {
+    const name = queueName(c.req.param("name"));
+    await soniq.queues.pause(name, actor(c));
+    return c.json({ ok: true, queue: name, action: "pause" });
+  });
+  api.post("/queues/:name/resume", async (c) => {
+    const name = queueName(c.req.param("name"));
+    await soniq.queues.resume(name, actor(c));
+    return c.json({ ok: true, queue: name, action: "resume" });
+  });
+  api.post("/queues/:name/configure", async (c) => {
+    const name = queueName(c.req.param("name"));
+    const config = await readJsonBody(c.req.raw);
+    await soniq.queues.configure(name, config, actor(c));
+    return c.json({ ok: true, queue: name, action: "configure" });
+  });
 }
 
 export function apiRoutes(state: AppState): Hono<Env> {
   const api = new Hono<Env>();
   readRoutes(api, state);
   writeRoutes(api, state.options.soniq);
-  queueRoutes(api);
-  api.route("/schedules", scheduleRoutes());
+  queueRoutes(api, state.options.soniq);
+  api.route("/schedules", scheduleRoutes(state.options.soniq));
   return api;
-}
-
-async function actorCallReplay(
-  soniq: AppState["options"]["soniq"],
-  id: string,
-  a: { actor: string } | undefined,
-): Promise<string | null> {
-  const result = await actorCall(soniq.deadLetter, soniq.deadLetter.replay, id, a);
-  return typeof result === "string" ? result : null;
 }

@@ -1,13 +1,12 @@
 /**
- * Dead letters: filtered, searched, paged; and the bulk actions by filter. When core has
- * `deadLetter.replayWhere` / `purgeWhere` they are used; otherwise the dashboard lists the matching
- * ids in pages of 1000 and replays or purges them one by one (not one transaction: a failure partway
- * leaves the earlier ones done, and the answer says which failed).
+ * Dead letters: filtered, searched, paged; and the bulk actions. A bulk action by filter is core's
+ * `deadLetter.replayWhere` / `purgeWhere`; one by selected ids, or by a filter with a text search (`q`,
+ * which core has no filter for), lists the matching ids in pages of 1000 and acts on them one by one (not
+ * one transaction: a failure partway leaves the earlier ones done, and the answer says which failed).
  */
 import type { DeadLetterFilter, DeadLetterJob, Soniq } from "@soniq/core";
-import type { Principal } from "../auth.js";
+import { actorOf, type Principal } from "../auth.js";
 import { badRequest, notFound } from "../errors.js";
-import { actorOptions, type Features } from "../features.js";
 import { type Cursor, keysetPage, type Page } from "../paging.js";
 import { textMatcher, UUID_PATTERN } from "./jobs.js";
 
@@ -145,41 +144,32 @@ async function sameInstant(
   }
 }
 
-function countOf(value: unknown): number {
-  if (typeof value === "number") return value;
-  const v = value as { count?: unknown } | null;
-  return typeof v?.count === "number" ? v.count : 0;
-}
-
-type WithActor = (id: string, options?: { actor: string }) => Promise<unknown>;
-
-/** One replay or purge, passing `{ actor }` only where core accepts it. True when it acted. */
+/** One replay or purge with the request's actor. True when it acted. */
 export async function actOnOne(
   soniq: Soniq,
   action: "replay" | "purge",
   id: string,
-  actor: { actor: string } | undefined,
+  actor: { actor: string },
 ): Promise<boolean> {
-  const service = soniq.deadLetter;
-  const method = (action === "replay" ? service.replay : service.purge) as WithActor;
-  const result = actor ? await method.call(service, id, actor) : await method.call(service, id);
-  return action === "replay" ? result !== null : result === true;
+  if (action === "replay") return (await soniq.deadLetter.replay(id, actor)) !== null;
+  return soniq.deadLetter.purge(id, actor);
 }
 
 export async function bulkDeadLetters(
   soniq: Soniq,
-  features: Features,
   principal: Principal,
   action: "replay" | "purge",
   req: BulkRequest,
 ): Promise<BulkResult> {
-  const where =
-    action === "replay" ? features.deadLetterWhere.replayWhere : features.deadLetterWhere.purgeWhere;
-  const actor = actorOptions(features, principal.label);
-  if (where && !req.ids && !req.filter.q) {
-    const call = where as (filter: DeadLetterFilter, options: Record<string, unknown>) => Promise<unknown>;
-    const result = await call(coreFilter(req.filter), { ...actor, dryRun: req.dryRun });
-    return { action, dryRun: req.dryRun, count: countOf(result), failed: [], via: "core" };
+  const actor = actorOf(principal);
+  if (!req.ids && !req.filter.q) {
+    const options = { ...actor, dryRun: req.dryRun };
+    const filter = coreFilter(req.filter);
+    const result =
+      action === "replay"
+        ? await soniq.deadLetter.replayWhere(filter, options)
+        : await soniq.deadLetter.purgeWhere(filter, options);
+    return { action, dryRun: req.dryRun, count: result.count, failed: [], via: "core" };
   }
   const ids = await matchingIds(soniq, req);
   if (req.dryRun) return { action, dryRun: true, count: ids.length, failed: [], via: "ids" };

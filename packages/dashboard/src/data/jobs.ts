@@ -1,7 +1,6 @@
 /** Jobs as the pages and the API read them: filtered, searched, paged; one job with its explain verdict. */
-import type { Job, JobStatus, Soniq } from "@soniq/core";
+import type { Explanation, Job, JobStatus, Soniq } from "@soniq/core";
 import { notFound } from "../errors.js";
-import type { Explain, Features } from "../features.js";
 import { type Cursor, keysetPage, type Page } from "../paging.js";
 
 export interface JobQuery {
@@ -60,31 +59,11 @@ export async function listJobsPage(soniq: Soniq, query: JobQuery): Promise<Page<
 
 export interface JobDetail {
   job: Job;
-  explain: Explain | null;
+  explain: Explanation;
 }
 
-export async function jobDetail(soniq: Soniq, features: Features, id: string): Promise<JobDetail> {
+export async function jobDetail(soniq: Soniq, id: string): Promise<JobDetail> {
   const job = await soniq.getJob(id);
   if (!job) throw notFound(`No job with id ${id} (a dead-lettered job is at /api/dead-letters/${id}).`);
-  let explain: Explain | null = null;
-  if (features.explain) explain = normaliseExplain(await features.explain(id));
-  return { job, explain };
-}
-
-export function normaliseExplain(value: unknown): Explain | null {
-  if (typeof value !== "object" || value === null) return null;
-  const v = value as Record<string, unknown>;
-  const reasons = Array.isArray(v.reasons) ? v.reasons : [];
-  return {
-    status: typeof v.status === "string" ? v.status : null,
-    verdict: typeof v.verdict === "string" ? v.verdict : "unknown",
-    reasons: reasons.map((r) => {
-      const reason = (typeof r === "object" && r !== null ? r : {}) as Record<string, unknown>;
-      return {
-        code: String(reason.code ?? "unknown"),
-        message: String(reason.message ?? ""),
-        evidence: reason.evidence,
-      };
-    }),
-  };
+  return { job, explain: await soniq.explain(id) };
 }

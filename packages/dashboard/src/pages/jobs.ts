@@ -38,7 +38,7 @@ export function jobsPage(
 <td class="small">${formatDate(j.createdAt)}</td><td class="small">${formatDate(j.updatedAt)}</td><td class="err small" title="${firstLine(j.lastError)}">${firstLine(j.lastError)}</td></tr>`,
   );
   const searchNote = query.q
-    ? html`<p class="muted small">Search scanned ${page.scanned} job(s)${page.truncated ? " and stopped at its cap; continue with the next page" : ""} (text search runs over listed pages: core has no search yet).</p>`
+    ? html`<p class="muted small">Search scanned ${page.scanned} job(s)${page.truncated ? " and stopped at its cap; continue with the next page" : ""} (the search reads the listed jobs page by page).</p>`
     : "";
   return html`<h1>Jobs</h1>${form}${searchNote}
 <table data-testid="jobs"><thead><tr><th scope="col">Id</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Queue</th><th class="num" scope="col">Attempts</th><th scope="col">Created</th><th scope="col">Updated</th><th scope="col">Last error</th></tr></thead>
@@ -46,19 +46,15 @@ export function jobsPage(
 ${pagerLinks(base, "/jobs", params, page)}`;
 }
 
-function explainPanel(detail: JobDetail, explainAvailable: boolean): Html {
-  if (!explainAvailable) {
-    return html`<p class="muted" data-testid="explain">The explain verdict (soniq.explain) is not available in this Soniq version.</p>`;
-  }
+function explainPanel(detail: JobDetail): Html {
   const e = detail.explain;
-  if (!e) return html`<p class="muted" data-testid="explain">No verdict.</p>`;
   return html`<div data-testid="explain"><p><strong>${e.verdict}</strong></p><ul>${e.reasons.map(
     (r) =>
       html`<li><code>${r.code}</code> ${r.message}${r.evidence === undefined ? "" : html`<pre>${prettyJson(r.evidence)}</pre>`}</li>`,
   )}</ul></div>`;
 }
 
-export function jobDetailPage(frame: PageFrame, detail: JobDetail, explainAvailable: boolean): Html {
+export function jobDetailPage(frame: PageFrame, detail: JobDetail): Html {
   const j = detail.job;
   const cancellable = j.status === "queued" || j.status === "processing";
   const runFor =
@@ -76,7 +72,7 @@ export function jobDetailPage(frame: PageFrame, detail: JobDetail, explainAvaila
 <dt>Updated</dt><dd>${formatDate(j.updatedAt)}</dd><dt>Created → finished</dt><dd>${formatDuration(runFor)}</dd>
 <dt>Expires</dt><dd>${formatDate(j.expiresAt)}</dd><dt>Worker</dt><dd>${j.workerId ?? "—"}</dd>
 <dt>Dedup key</dt><dd>${j.dedupKey ?? "—"}</dd><dt>Producer</dt><dd>${j.producerId ?? "—"}</dd></dl></div>
-<h2>Why it is (not) running</h2>${explainPanel(detail, explainAvailable)}
+<h2>Why it is (not) running</h2>${explainPanel(detail)}
 <h2>Arguments</h2><pre data-testid="job-args">${prettyJson(j.args)}</pre>
 <h2>Result</h2>${j.result === null || j.result === undefined ? html`<p class="muted">None.</p>` : html`<pre data-testid="job-result">${prettyJson(j.result)}</pre>`}
 <h2>Last error</h2>${j.lastError ? html`<pre data-testid="job-error">${j.lastError}</pre>` : html`<p class="muted">None.</p>`}`;

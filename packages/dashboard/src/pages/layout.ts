@@ -74,10 +74,6 @@ ${page.body}
 </html>`;
 }
 
-export function notAvailablePanel(feature: string, detail: string): Html {
-  return html`<div class="banner warn" data-testid="not-available"><strong>${feature}</strong> is not available in this Soniq version. ${detail}</div>`;
-}
-
 export function statusBadge(status: string): Html {
   return html`<span class="status ${status.replace(/[^a-z_]/g, "")}">${status}</span>`;
 }

@@ -1,18 +1,13 @@
-/** Workers, queues, schedules and the audit log pages. Each shows "not available" when core lacks it (audit and queue controls today). */
-import type { QueuesResult } from "../data/overview.js";
-import type { WorkerRow } from "../data/workers.js";
-import type { AuditEntry, ScheduleInfo, ScheduleTick } from "../features.js";
+/** Workers, queues, schedules and the audit log pages. */
+import { type AuditEntry, type Schedule, type WorkerView, workerCounts } from "@soniq/core";
+import type { ScheduleDetail } from "../api/schedules.js";
+import type { QueueRow } from "../data/overview.js";
 import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
-import { canWrite, notAvailablePanel, type PageFrame, statusBadge, writeHint } from "./layout.js";
+import { canWrite, type PageFrame, statusBadge, writeHint } from "./layout.js";
 import { queueTable } from "./overview.js";
 
-export function workersPage(
-  _frame: PageFrame,
-  result: { workers: WorkerRow[]; source: string } | null,
-): Html {
-  if (!result)
-    return html`<h1>Workers</h1>${notAvailablePanel("Listing workers", "Core exposes no worker list.")}`;
-  const rows = result.workers.map(
+export function workersPage(_frame: PageFrame, workers: readonly WorkerView[]): Html {
+  const rows = workers.map(
     (
       w,
     ) => html`<tr data-worker-id="${w.id}"><td><code>${w.id.slice(0, 8)}</code></td><td>${statusBadge(w.state)}</td>
@@ -21,7 +16,8 @@ export function workersPage(
 <td class="small">${formatDate(w.startedAt)}</td><td class="small">${w.version ?? "—"}</td></tr>`,
   );
   return html`<h1>Workers</h1>
-<p class="muted small">Live: heartbeat within the stale threshold. Stale: still marked active but silent (its jobs are recovered by a peer). Source: <code>${result.source}</code> (core has no public <code>listWorkers</code> on <code>Soniq</code> yet).</p>
+<p data-testid="worker-counts">${workerCounts(workers)}</p>
+<p class="muted small">Live: heard from within the stale threshold. Stale: silent for longer, so a peer recovers its jobs. Stopped: shut down (or declared stale by recovery).</p>
 <table data-testid="workers"><thead><tr><th scope="col">Id</th><th scope="col">State</th><th scope="col">Host</th><th class="num" scope="col">PID</th><th scope="col">Queues</th><th class="num" scope="col">Concurrency</th><th scope="col">Last heartbeat</th><th scope="col">Started</th><th scope="col">Version</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="9" class="muted">No workers have registered.</td></tr>`}</tbody></table>`;
 }
@@ -36,30 +32,25 @@ function configureForm(base: string, queue: string): Html {
 <button type="submit" class="secondary">Set limits</button></form>`;
 }
 
-export function queuesPage(frame: PageFrame, result: QueuesResult, hasConfigure: boolean): Html {
+export function queuesPage(frame: PageFrame, queues: readonly QueueRow[]): Html {
   const base = frame.base;
-  const controls = result.controls
-    ? canWrite(frame)
-      ? html`<h2>Controls</h2><table><tbody>${result.queues.map(
-          (q) =>
-            html`<tr><th scope="row">${q.name}</th><td class="actions">${
-              q.paused
-                ? html`<button type="button" data-post="${base}/api/queues/${q.name}/resume" data-done="Resumed ${q.name}.">Resume</button>`
-                : html`<button type="button" class="danger" data-post="${base}/api/queues/${q.name}/pause" data-done="Paused ${q.name}.">Pause</button>`
-            }</td><td class="small">concurrency ${q.concurrency ?? "∞"} · group ${q.groupConcurrency ?? "∞"} · rate ${
-              q.rateLimit ? `${q.rateLimit.max} per ${formatDuration(q.rateLimit.perMs)}` : "∞"
-            }${hasConfigure ? configureForm(base, q.name) : ""}</td></tr>`,
-        )}</tbody></table>`
-      : writeHint(frame)
-    : notAvailablePanel(
-        "Queue controls",
-        "Pause, resume, limits and lag need soniq.queues; the table shows per-queue stats derived from existing jobs.",
-      );
-  return html`<h1>Queues</h1>${queueTable(result, base)}${controls}`;
+  const controls = canWrite(frame)
+    ? html`<h2>Controls</h2><table><tbody>${queues.map(
+        (q) =>
+          html`<tr><th scope="row">${q.name}</th><td class="actions">${
+            q.paused
+              ? html`<button type="button" data-post="${base}/api/queues/${q.name}/resume" data-done="Resumed ${q.name}.">Resume</button>`
+              : html`<button type="button" class="danger" data-post="${base}/api/queues/${q.name}/pause" data-done="Paused ${q.name}.">Pause</button>`
+          }</td><td class="small">concurrency ${q.concurrency ?? "∞"} · group ${q.groupConcurrency ?? "∞"} · rate ${
+            q.rateLimit ? `${q.rateLimit.max} per ${formatDuration(q.rateLimit.perMs)}` : "∞"
+          }${configureForm(base, q.name)}</td></tr>`,
+      )}</tbody></table>`
+    : writeHint(frame);
+  return html`<h1>Queues</h1>${queueTable(queues, base)}${controls}`;
 }
 
 /** `every` in ms as "every 1h30m", or the cron expression with its timezone. */
-export function scheduleWhen(s: Pick<ScheduleInfo, "cron" | "every" | "timezone">): string {
+export function scheduleWhen(s: Pick<Schedule, "cron" | "every" | "timezone">): string {
   if (s.cron) return `${s.cron} (${s.timezone ?? "UTC"})`;
   if (typeof s.every === "number" && Number.isFinite(s.every) && s.every > 0) {
     let rest = s.every;
@@ -92,10 +83,7 @@ function jobLink(frame: PageFrame, id: string | null | undefined): Html | string
   return id ? html`<a href="${frame.base}/jobs/${id}"><code>${id.slice(0, 8)}</code></a>` : "—";
 }
 
-export function schedulesPage(frame: PageFrame, schedules: ScheduleInfo[] | null): Html {
-  if (!schedules) {
-    return html`<h1>Schedules</h1>${notAvailablePanel("Schedules", "Recurring jobs (soniq.schedules) are not in this core yet.")}`;
-  }
+export function schedulesPage(frame: PageFrame, schedules: readonly Schedule[]): Html {
   const rows = schedules.map(
     (
       s,
@@ -106,21 +94,18 @@ export function schedulesPage(frame: PageFrame, schedules: ScheduleInfo[] | null
 <tbody>${rows.length ? rows : html`<tr><td colspan="7" class="muted">No schedules stored yet (a periodic() declaration is stored when a scheduler starts).</td></tr>`}</tbody></table>`;
 }
 
-export function scheduleDetailPage(
-  frame: PageFrame,
-  d: { schedule: unknown; upcoming: unknown[]; history: unknown[] },
-): Html {
-  const s = d.schedule as ScheduleInfo;
+export function scheduleDetailPage(frame: PageFrame, d: ScheduleDetail): Html {
+  const s = d.schedule;
   const base = `${frame.base}/api/schedules/${s.name}`;
   const actions = canWrite(frame)
     ? html`<div class="actions">${s.paused ? html`<button type="button" data-post="${base}/resume" data-done="Resumed.">Resume</button>` : html`<button type="button" class="danger" data-post="${base}/pause" data-done="Paused.">Pause</button>`}
 <button type="button" data-post="${base}/trigger" data-redirect="job" data-done="Triggered.">Trigger now</button></div>`
     : writeHint(frame);
-  const ticks = (d.history as ScheduleTick[]).map(
+  const ticks = d.history.map(
     (t) =>
       html`<tr data-outcome="${t.outcome}"><td class="small">${formatDate(t.tickAt)}</td><td>${t.outcome}</td><td>${jobLink(frame, t.jobId)}</td><td>${t.reason ?? ""}</td><td class="small">${formatDate(t.recordedAt)}</td></tr>`,
   );
-  const upcoming = d.upcoming.map((u) => html`<li>${formatDate(u as string)}</li>`);
+  const upcoming = d.upcoming.map((u) => html`<li>${formatDate(u)}</li>`);
   return html`<h1>Schedule ${s.name}</h1>${actions}
 <dl class="panel" data-testid="schedule"><dt>Job</dt><dd>${s.jobName}</dd><dt>When</dt><dd><code>${scheduleWhen(s)}</code></dd>
 <dt>State</dt><dd>${statusBadge(s.paused ? "paused" : "active")}</dd><dt>Queue</dt><dd>${s.queue ?? html`<span class="muted">the job's</span>`}</dd>
@@ -133,10 +118,7 @@ export function scheduleDetailPage(
 <tbody>${ticks.length ? ticks : html`<tr><td colspan="5" class="muted">No ticks recorded yet.</td></tr>`}</tbody></table>`;
 }
 
-export function auditPage(_frame: PageFrame, entries: AuditEntry[] | null): Html {
-  if (!entries) {
-    return html`<h1>Audit log</h1>${notAvailablePanel("The audit log", "Core does not record operator actions (soniq.audit) yet, so dashboard writes are not audited.")}`;
-  }
+export function auditPage(_frame: PageFrame, entries: readonly AuditEntry[]): Html {
   const rows = entries.map(
     (e) =>
       html`<tr data-audit-action="${e.action}"><td class="small">${formatDate(e.at)}</td><td>${e.actor}</td><td><code>${e.action}</code></td><td><code>${e.target ?? ""}</code></td><td>${e.outcome}</td><td><code class="small">${prettyJson(e.params)}</code></td></tr>`,

@@ -9,28 +9,26 @@ import type { AppState, Env } from "../context.js";
 import { deadLetterDetail, listDeadLettersPage } from "../data/dead-letters.js";
 import { jobDetail, listJobsPage } from "../data/jobs.js";
 import { listQueues, RANGES, type RangeName } from "../data/overview.js";
-import { listWorkerRows, type WorkerRow } from "../data/workers.js";
+import { listWorkers } from "../data/workers.js";
 import { DashboardError } from "../errors.js";
-import type { AuditEntry, ScheduleInfo } from "../features.js";
 import type { Html } from "../html.js";
 import { decodeCursor } from "../paging.js";
 import { parseId, parseLimit } from "../query.js";
 import { deadLetterDetailPage, deadLettersPage } from "./dead-letters.js";
 import { jobDetailPage, jobsPage } from "./jobs.js";
-import { layout, notAvailablePanel, type PageFrame } from "./layout.js";
+import { layout, type PageFrame } from "./layout.js";
 import { auditPage, queuesPage, scheduleDetailPage, schedulesPage, workersPage } from "./operations.js";
 import { overviewPage } from "./overview.js";
 
 interface PageKit {
   frame(c: Context<Env>): PageFrame;
   send(c: Context<Env>, title: string, active: string, body: Html, status?: 200 | 400): Response;
-  workers(c: Context<Env>): () => Promise<WorkerRow[]>;
   /** The message of a 400 (shown on the page), rethrowing anything else. */
   badInput(err: unknown): string;
 }
 
 function pageKit(state: AppState): PageKit {
-  const { staleAfterMs, basePath, refreshIntervalMs } = state.options;
+  const { basePath, refreshIntervalMs } = state.options;
   const frame = (c: Context<Env>): PageFrame => ({
     base: basePath,
     principal: c.get("principal"),
@@ -41,7 +39,6 @@ function pageKit(state: AppState): PageKit {
     frame,
     send: (c, title, active, body, status = 200) =>
       c.html(layout(frame(c), { title, active, body }).value, status),
-    workers: (c) => () => listWorkerRows(c.get("features"), staleAfterMs).then((r) => r.workers),
     badInput: (err) => {
       if (err instanceof DashboardError && err.status === 400) return err.message;
       throw err;
@@ -51,11 +48,11 @@ function pageKit(state: AppState): PageKit {
 
 function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
   const { soniq, basePath } = state.options;
-  const { frame, send, workers, badInput } = kit;
+  const { frame, send, badInput } = kit;
   pages.get("/", async (c) => {
     const r = c.req.query("range");
     const range: RangeName = r && r in RANGES ? (r as RangeName) : "1h";
-    return send(c, "Overview", "", await overviewPage(soniq, c.get("features"), basePath, range, workers(c)));
+    return send(c, "Overview", "", await overviewPage(state.options, range));
   });
   pages.get("/jobs", async (c) => {
     const params = c.req.query();
@@ -74,13 +71,8 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
   pages.get("/jobs/:id", async (c) => {
     const id = parseId(c.req.param("id"));
     try {
-      const detail = await jobDetail(soniq, c.get("features"), id);
-      return send(
-        c,
-        `Job ${id.slice(0, 8)}`,
-        "/jobs",
-        jobDetailPage(frame(c), detail, c.get("features").explain !== null),
-      );
+      const detail = await jobDetail(soniq, id);
+      return send(c, `Job ${id.slice(0, 8)}`, "/jobs", jobDetailPage(frame(c), detail));
     } catch (err) {
       if (err instanceof DashboardError && err.status === 404 && (await soniq.deadLetter.get(id))) {
         return c.redirect(`${basePath}/dead-letters/${id}`, 303);
@@ -108,43 +100,24 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
 }
 
 function operationPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
-  const { soniq, staleAfterMs } = state.options;
-  const { frame, send, workers } = kit;
-  pages.get("/workers", async (c) => {
-    const features = c.get("features");
-    const result = features.workers ? await listWorkerRows(features, staleAfterMs) : null;
-    return send(c, "Workers", "/workers", workersPage(frame(c), result));
-  });
-  pages.get("/queues", async (c) => {
-    const features = c.get("features");
-    const result = await listQueues(soniq, features, workers(c));
-    return send(c, "Queues", "/queues", queuesPage(frame(c), result, features.queues?.configure != null));
-  });
-  pages.get("/schedules", async (c) => {
-    const schedules = c.get("features").schedules;
-    const list = schedules ? await schedules.list() : null;
-    const rows = list === null ? null : Array.isArray(list) ? (list as ScheduleInfo[]) : [];
-    return send(c, "Schedules", "/schedules", schedulesPage(frame(c), rows));
-  });
+  const { soniq } = state.options;
+  const { frame, send } = kit;
+  pages.get("/workers", async (c) =>
+    send(c, "Workers", "/workers", workersPage(frame(c), await listWorkers(state.options))),
+  );
+  pages.get("/queues", async (c) =>
+    send(c, "Queues", "/queues", queuesPage(frame(c), await listQueues(soniq))),
+  );
+  pages.get("/schedules", async (c) =>
+    send(c, "Schedules", "/schedules", schedulesPage(frame(c), await soniq.schedules.list())),
+  );
   pages.get("/schedules/:name", async (c) => {
-    const schedules = c.get("features").schedules;
-    if (!schedules) {
-      return send(
-        c,
-        "Schedules",
-        "/schedules",
-        notAvailablePanel("Schedules", "soniq.schedules is not in this core yet."),
-      );
-    }
-    const detail = await scheduleDetail(schedules, scheduleName(c.req.param("name")));
+    const detail = await scheduleDetail(soniq, scheduleName(c.req.param("name")));
     return send(c, "Schedule", "/schedules", scheduleDetailPage(frame(c), detail));
   });
-  pages.get("/audit", async (c) => {
-    const audit = c.get("features").audit;
-    const entries = audit ? await audit.list({ limit: 200 }) : null;
-    const rows = entries === null ? null : Array.isArray(entries) ? (entries as AuditEntry[]) : [];
-    return send(c, "Audit log", "/audit", auditPage(frame(c), rows));
-  });
+  pages.get("/audit", async (c) =>
+    send(c, "Audit log", "/audit", auditPage(frame(c), await soniq.audit.list({ limit: 200 }))),
+  );
 }
 
 export function pageRoutes(state: AppState): Hono<Env> {
