@@ -12,5 +12,7 @@ export interface Env {
   Variables: {
     principal: Principal;
     features: Features;
+    /** A write's JSON body, read with its cap and checked against its route's keys (api/bodies.ts). */
+    body: Record<string, unknown>;
   };
 }

@@ -18,15 +18,8 @@ import { listQueues, metricsSeries, statsSummary } from "../data/overview.js";
 import { listWorkerRows } from "../data/workers.js";
 import { badRequest, DashboardError, notAvailable, notFound } from "../errors.js";
 import { decodeCursor } from "../paging.js";
-import {
-  parseDurationMs,
-  parseId,
-  parseInstant,
-  parseLimit,
-  parseQueue,
-  parseText,
-  readJsonBody,
-} from "../query.js";
+import { parseDurationMs, parseId, parseInstant, parseLimit, parseQueue, parseText } from "../query.js";
+import { deadLetterListRow, jobListRow } from "../security/views.js";
 import { deadLetterQuery, deadLetterQueryFromBody, jobQuery } from "./filters.js";
 import { actor, actorCall, queueName } from "./helpers.js";
 import { scheduleRoutes } from "./schedules.js";
@@ -79,7 +72,7 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
   api.get("/jobs", async (c) => {
     const page = await listJobsPage(soniq, jobQuery(c.req.query()));
     return c.json({
-      jobs: page.items,
+      jobs: page.items.map(jobListRow),
       nextCursor: page.nextCursor,
       prevCursor: page.prevCursor,
       scanned: page.scanned,
@@ -97,7 +90,7 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
       cursor: decodeCursor(p.cursor),
     });
     return c.json({
-      deadLetters: page.items,
+      deadLetters: page.items.map(deadLetterListRow),
       nextCursor: page.nextCursor,
       prevCursor: page.prevCursor,
       scanned: page.scanned,
@@ -143,11 +136,11 @@ function writeRoutes(api: Hono<Env>, soniq: Soniq): void {
     return c.json({ cancelled: true, job: await soniq.getJob(id) });
   });
   api.post("/dead-letters/replay-where", async (c) => {
-    const req = parseBulkBody(await readJsonBody(c.req.raw), deadLetterQueryFromBody);
+    const req = parseBulkBody(c.get("body"), deadLetterQueryFromBody);
     return c.json(await bulkDeadLetters(soniq, c.get("features"), c.get("principal"), "replay", req));
   });
   api.post("/dead-letters/purge-where", async (c) => {
-    const req = parseBulkBody(await readJsonBody(c.req.raw), deadLetterQueryFromBody);
+    const req = parseBulkBody(c.get("body"), deadLetterQueryFromBody);
     return c.json(await bulkDeadLetters(soniq, c.get("features"), c.get("principal"), "purge", req));
   });
   api.post("/dead-letters/:id/replay", async (c) => {
@@ -168,7 +161,7 @@ function queueRoutes(api: Hono<Env>): void {
   for (const action of ["pause", "resume", "configure"] as const) {
     api.post(`/queues/:name/${action}`, async (c) => {
       const name = queueName(c.req.param("name"));
-      const settings = action === "configure" ? configureBody(await readJsonBody(c.req.raw)) : null;
+      const settings = action === "configure" ? configureBody(c.get("body")) : null;
       const queues = c.get("features").queues;
       const method = queues?.[action];
       if (!queues || !method) throw notAvailable(`Queue ${action} (soniq.queues.${action})`);

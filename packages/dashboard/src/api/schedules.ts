@@ -10,6 +10,7 @@ import type { Env } from "../context.js";
 import { notAvailable, notFound } from "../errors.js";
 import type { Features } from "../features.js";
 import { parseLimit } from "../query.js";
+import { scheduleListRow } from "../security/views.js";
 import { actor, actorCall, scheduleName } from "./helpers.js";
 
 function schedulesOf(c: Context<Env>): NonNullable<Features["schedules"]> {
@@ -41,7 +42,7 @@ export function scheduleRoutes(): Hono<Env> {
   const r = new Hono<Env>();
   r.get("/", async (c) => {
     const list = await schedulesOf(c).list();
-    return c.json({ schedules: Array.isArray(list) ? list : [] });
+    return c.json({ schedules: Array.isArray(list) ? list.map(scheduleListRow) : [] });
   });
   r.get("/:name", async (c) => {
     const limit = parseLimit(c.req.query("limit"), 50);
