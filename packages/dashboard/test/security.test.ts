@@ -3,8 +3,9 @@
  * the Host allow-list and the Origin check against it, TLS behind a proxy, sessions per key, the login
  * rate limit, `next` inside basePath, lean list responses and the default key scope.
  */
+import { request } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type DashboardHandler, dashboard } from "../src/index.js";
+import { type DashboardHandler, dashboard, serveDashboard } from "../src/index.js";
 import { call, json, READ_KEY, type Seeded, seededApp, WRITE_KEY } from "./support.js";
 
 let app: Seeded;
@@ -143,6 +144,49 @@ describe("body size", () => {
     expect(early.status).toBe(413);
     expect(declared.pulled()).toBeLessThanOrEqual(64 * 1024 * 2);
     expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+  });
+});
+
+/** Streams up to `total` bytes to `url` until the server answers; resolves with the status and bytes sent. */
+function upload(url: string, total: number): Promise<{ status: number; sent: number }> {
+  return new Promise((resolve, reject) => {
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    let sent = 0;
+    let answered = false;
+    const req = request(url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(url).origin },
+    });
+    req.on("response", (res) => {
+      answered = true;
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, sent });
+      req.destroy();
+    });
+    req.on("error", (err) => (answered ? undefined : reject(err)));
+    const pump = () => {
+      while (!answered && sent < total) {
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once("drain", pump);
+      }
+      if (!answered) req.end();
+    };
+    pump();
+  });
+}
+
+describe("body size over a real socket", () => {
+  it("security/login-upload-memory: a 150 MB login upload is answered 413 early, memory bounded", async () => {
+    const server = await serveDashboard({ soniq: app.soniq, apiKeys: KEYS, port: 0 });
+    try {
+      const before = process.memoryUsage().rss;
+      const { status, sent } = await upload(`${server.url}/login`, 150 * 1024 * 1024);
+      expect(status).toBe(413);
+      expect(sent).toBeLessThan(150 * 1024 * 1024);
+      expect(process.memoryUsage().rss - before).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -23,8 +23,15 @@ const CSV_COLUMNS = [
   "tags",
 ] as const satisfies readonly (keyof DeadLetterJob)[];
 
-function csvCell(value: unknown): string {
-  const text =
+/** A cell a spreadsheet would run as a formula (OWASP's list: =, +, -, @, tab, carriage return). */
+const FORMULA = /^[=+\-@\t\r]/;
+
+/**
+ * One CSV cell. Text that begins like a formula gets a leading `'` so a spreadsheet shows it instead of
+ * running it (a job's error `=HYPERLINK(...)` stays text); numbers are written as numbers.
+ */
+export function csvCell(value: unknown): string {
+  let text =
     value === null || value === undefined
       ? ""
       : value instanceof Date
@@ -32,6 +39,7 @@ function csvCell(value: unknown): string {
         : typeof value === "object"
           ? JSON.stringify(value)
           : String(value);
+  if (typeof value !== "number" && FORMULA.test(text)) text = `'${text}`;
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
