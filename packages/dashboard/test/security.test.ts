@@ -365,3 +365,76 @@ describe("responses and keys", () => {
     expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
   });
 });
+
+describe("redact", () => {
+  it("security/redact-everywhere: args, results, errors and explain are redacted on every route and page; the store keeps them", async () => {
+    const { memoryBackend } = await import("@soniq/backend-memory");
+    const { PermanentError, Soniq } = await import("@soniq/core");
+    const soniq = new Soniq({ backend: memoryBackend(), redact: ["password", "**.token"] });
+    try {
+      await soniq.setup();
+      const login = soniq.job(
+        "users.login",
+        async (args: { user: string; password: string }) => {
+          if (args.user === "bad") throw new PermanentError(`login failed with password ${args.password}`);
+          if (args.user === "retry") throw new Error(`flaky for ${args.password}`);
+          return { session: { token: "tok_live_secret" } };
+        },
+        { retry: { delaysMs: [3_600_000] } },
+      );
+      const done = (await login.enqueue({ user: "ann", password: "hunter2" })).id;
+      const dead = (await login.enqueue({ user: "bad", password: "hunter3" })).id;
+      const retrying = (await login.enqueue({ user: "retry", password: "hunter4" })).id;
+      soniq.periodic(login, {
+        name: "users.nightly",
+        every: "1d",
+        args: { user: "cron", password: "hunter5" },
+      });
+      const scheduler = soniq.scheduler({ checkIntervalMs: 60_000 });
+      await scheduler.check();
+      await scheduler.stop();
+      await soniq.worker().runOnce();
+      const h = dashboard({ soniq, allowedHosts: ["dash.test"] });
+      const bodies = await Promise.all(
+        [
+          `/api/jobs/${done}`,
+          `/api/jobs/${retrying}`,
+          "/api/jobs?limit=100",
+          `/api/dead-letters/${dead}`,
+          "/api/dead-letters",
+          "/api/schedules/users.nightly",
+          `/jobs/${done}`,
+          `/jobs/${retrying}`,
+          "/jobs",
+          `/dead-letters/${dead}`,
+          "/dead-letters",
+          "/schedules/users.nightly",
+        ].map(async (path) => {
+          const res = await call(h, path);
+          return [path, res.status, await res.text()] as const;
+        }),
+      );
+      for (const [path, status, body] of bodies) {
+        expect(status, path).toBe(200);
+        expect(body, path).not.toMatch(/hunter[2-5]|tok_live_secret/);
+      }
+      const detail = await json<{ job: { args: unknown; result: unknown } }>(
+        await call(h, `/api/jobs/${done}`),
+      );
+      expect(detail.job).toMatchObject({
+        args: { user: "ann", password: "[redacted]" },
+        result: { session: { token: "[redacted]" } },
+      });
+      const letter = await json<{ deadLetter: { lastError: string } }>(
+        await call(h, `/api/dead-letters/${dead}`),
+      );
+      expect(letter.deadLetter.lastError).toContain("login failed with password [redacted]");
+      const explained = await json<{ explain: unknown }>(await call(h, `/api/jobs/${retrying}`));
+      expect(JSON.stringify(explained.explain)).toContain("flaky for [redacted]");
+      expect((await soniq.getJob(done))?.args).toEqual({ user: "ann", password: "hunter2" });
+      expect((await soniq.deadLetter.get(dead))?.lastError).toContain("hunter3");
+    } finally {
+      await soniq.close();
+    }
+  });
+});

@@ -19,7 +19,7 @@ import { listWorkerRows } from "../data/workers.js";
 import { badRequest, DashboardError, notAvailable, notFound } from "../errors.js";
 import { decodeCursor } from "../paging.js";
 import { parseDurationMs, parseId, parseInstant, parseLimit, parseQueue, parseText } from "../query.js";
-import { deadLetterListRow, jobListRow } from "../security/views.js";
+import { deadLetterListRow, jobListRow, shownDetail } from "../security/views.js";
 import { deadLetterQuery, deadLetterQueryFromBody, jobQuery } from "./filters.js";
 import { actor, actorCall, queueName } from "./helpers.js";
 import { scheduleRoutes } from "./schedules.js";
@@ -64,6 +64,7 @@ function configureBody(body: Record<string, unknown>): Record<string, unknown> {
 
 function readRoutes(api: Hono<Env>, state: AppState): void {
   const { soniq, staleAfterMs } = state.options;
+  const redact = soniq.options.redact;
   const workers = (c: Context<Env>) => () =>
     listWorkerRows(c.get("features"), staleAfterMs).then((r) => r.workers);
 
@@ -72,7 +73,7 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
   api.get("/jobs", async (c) => {
     const page = await listJobsPage(soniq, jobQuery(c.req.query()));
     return c.json({
-      jobs: page.items.map(jobListRow),
+      jobs: page.items.map((job) => jobListRow(redact, job)),
       nextCursor: page.nextCursor,
       prevCursor: page.prevCursor,
       scanned: page.scanned,
@@ -80,7 +81,7 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
     });
   });
   api.get("/jobs/:id", async (c) =>
-    c.json(await jobDetail(soniq, c.get("features"), parseId(c.req.param("id")))),
+    c.json(shownDetail(redact, await jobDetail(soniq, c.get("features"), parseId(c.req.param("id"))))),
   );
   api.get("/dead-letters", async (c) => {
     const p = c.req.query();
@@ -90,7 +91,7 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
       cursor: decodeCursor(p.cursor),
     });
     return c.json({
-      deadLetters: page.items.map(deadLetterListRow),
+      deadLetters: page.items.map((row) => deadLetterListRow(redact, row)),
       nextCursor: page.nextCursor,
       prevCursor: page.prevCursor,
       scanned: page.scanned,
@@ -98,7 +99,9 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
     });
   });
   api.get("/dead-letters/:id", async (c) =>
-    c.json({ deadLetter: await deadLetterDetail(soniq, parseId(c.req.param("id"), "dead-letter job")) }),
+    c.json({
+      deadLetter: redact.row(await deadLetterDetail(soniq, parseId(c.req.param("id"), "dead-letter job"))),
+    }),
   );
   api.get("/workers", async (c) => c.json(await listWorkerRows(c.get("features"), staleAfterMs)));
   api.get("/audit", async (c) => {
@@ -133,7 +136,8 @@ function writeRoutes(api: Hono<Env>, soniq: Soniq): void {
         `Job ${id} is ${job.status}; only queued or processing jobs can be cancelled.`,
       );
     }
-    return c.json({ cancelled: true, job: await soniq.getJob(id) });
+    const after = await soniq.getJob(id);
+    return c.json({ cancelled: true, job: after && soniq.options.redact.row(after) });
   });
   api.post("/dead-letters/replay-where", async (c) => {
     const req = parseBulkBody(c.get("body"), deadLetterQueryFromBody);
@@ -182,7 +186,7 @@ export function apiRoutes(state: AppState): Hono<Env> {
   readRoutes(api, state);
   writeRoutes(api, state.options.soniq);
   queueRoutes(api);
-  api.route("/schedules", scheduleRoutes());
+  api.route("/schedules", scheduleRoutes(state.options.soniq.options.redact));
   return api;
 }
 

@@ -4,13 +4,14 @@
  * shown (a `periodic()` declaration is stored when a scheduler starts); an unknown name is a 404.
  */
 
+import type { Redactor } from "@soniq/core";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import type { Env } from "../context.js";
 import { notAvailable, notFound } from "../errors.js";
 import type { Features } from "../features.js";
 import { parseLimit } from "../query.js";
-import { scheduleListRow } from "../security/views.js";
+import { scheduleListRow, shownScheduleDetail } from "../security/views.js";
 import { actor, actorCall, scheduleName } from "./helpers.js";
 
 function schedulesOf(c: Context<Env>): NonNullable<Features["schedules"]> {
@@ -38,7 +39,7 @@ export async function scheduleDetail(
   };
 }
 
-export function scheduleRoutes(): Hono<Env> {
+export function scheduleRoutes(redact: Redactor): Hono<Env> {
   const r = new Hono<Env>();
   r.get("/", async (c) => {
     const list = await schedulesOf(c).list();
@@ -47,7 +48,7 @@ export function scheduleRoutes(): Hono<Env> {
   r.get("/:name", async (c) => {
     const limit = parseLimit(c.req.query("limit"), 50);
     const name = scheduleName(c.req.param("name"));
-    return c.json(await scheduleDetail(schedulesOf(c), name, limit));
+    return c.json(shownScheduleDetail(redact, await scheduleDetail(schedulesOf(c), name, limit)));
   });
   for (const action of ["pause", "resume", "trigger"] as const) {
     r.post(`/:name/${action}`, async (c) => {
