@@ -357,6 +357,25 @@ describe("responses and keys", () => {
     expect(String(letter.deadLetter.lastError)).toContain("\n");
   });
 
+  it("security/options: bad host options are reported together as SONIQ_INVALID_OPTIONS", () => {
+    let thrown: unknown = null;
+    try {
+      dashboard({
+        soniq: app.soniq,
+        allowedHosts: ["ok.example", "bad host/"],
+        trustProxy: "yes" as unknown as boolean,
+        publicOrigin: "ftp://ops.example.com",
+      });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toMatchObject({ code: "SONIQ_INVALID_OPTIONS" });
+    const problems = (thrown as { context: { problems: string[] } }).context.problems.join("\n");
+    expect(problems).toMatch(/allowedHosts/);
+    expect(problems).toMatch(/trustProxy/);
+    expect(problems).toMatch(/publicOrigin/);
+  });
+
   it("security/default-scope-read: a key without a scope cannot write", async () => {
     const h = keyed();
     const res = await call(h, `/api/jobs/${app.reports[0]}/cancel`, { method: "POST", key: READ_KEY });
