@@ -1,7 +1,8 @@
 /**
- * What every command receives: the global flags (`--database-url`, `--json`, accepted before or after the
- * subcommand), a printer, the audit actor, and `withApp`, which opens a Soniq instance on the chosen
- * database for the command and always closes it.
+ * What every command receives: the global flags (`--database-url`, `--json`, `--module`, accepted before or
+ * after the subcommand), a printer, the audit actor, and `withApp`, which opens a Soniq instance for the
+ * command and always closes it: the app's own (from `--module` or SONIQ_MODULE, so its backend, `redact` and
+ * job definitions apply), else one on the chosen database.
  */
 import { hostname, userInfo } from "node:os";
 import { createInterface } from "node:readline/promises";
@@ -14,11 +15,13 @@ import {
   openBackend,
   parseDatabaseUrl,
 } from "./database.js";
-import { CliError } from "./errors.js";
+import { CliError, usage } from "./errors.js";
+import { loadApp } from "./module-loader.js";
 import { type Io, Printer } from "./output.js";
 
 export interface Globals {
   databaseUrl?: string;
+  module?: string;
   json?: boolean;
   color?: boolean;
 }
@@ -27,6 +30,8 @@ export class Context {
   readonly printer: Printer;
   readonly json: boolean;
   readonly database: DatabaseChoice;
+  /** The app module given with `--module` (or SONIQ_MODULE), if any. */
+  readonly module: string | undefined;
   /** Set once a command resolved its database, so errors can name it. */
   target: DatabaseTarget | null = null;
 
@@ -38,6 +43,7 @@ export class Context {
     this.printer = new Printer({ ...io, env });
     this.json = globals.json === true;
     this.database = chooseDatabase(globals.databaseUrl, io.env);
+    this.module = globals.module ?? (io.env.SONIQ_MODULE || undefined);
   }
 
   static of(command: Command, io: Io): Context {
@@ -65,13 +71,30 @@ export class Context {
    * accepts unknown job names (replay checks the task registry itself); `mustExist` is false only for setup.
    */
   async withApp<T>(fn: (soniq: Soniq) => Promise<T>, options: { mustExist?: boolean } = {}): Promise<T> {
-    const backend = await openBackend(this.resolveTarget(), options.mustExist ?? true);
-    const soniq = new Soniq({ backend, allowUnknownJobNames: true, producerId: this.actor });
+    const soniq = this.module ? await this.#moduleApp(this.module) : await this.#ownApp(options);
     try {
       return await fn(soniq);
     } finally {
       await soniq.close().catch(() => {});
     }
+  }
+
+  async #ownApp(options: { mustExist?: boolean }): Promise<Soniq> {
+    const backend = await openBackend(this.resolveTarget(), options.mustExist ?? true);
+    return new Soniq({ backend, allowUnknownJobNames: true, producerId: this.actor });
+  }
+
+  /** The app's own instance; a `--database-url` of another kind next to it is a mistake, not a choice. */
+  async #moduleApp(specifier: string): Promise<Soniq> {
+    const app = await loadApp(specifier);
+    if (this.database.source === "flag" && parseDatabaseUrl(this.database.url).kind !== app.backend.name) {
+      await app.close().catch(() => {});
+      throw usage(
+        `--database-url names a ${parseDatabaseUrl(this.database.url).kind} database, but ${specifier} builds its own ` +
+          `${app.backend.name} backend, which is the one used. Drop --database-url, or change the module.`,
+      );
+    }
+    return app;
   }
 
   /**

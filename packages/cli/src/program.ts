@@ -29,6 +29,10 @@ export function createProgram(io: Io = processIo()): Command {
       "--database-url <url>",
       `postgres://... or sqlite:<path> (default: SONIQ_DATABASE_URL, else ${DEFAULT_DATABASE_URL})`,
     )
+    .option(
+      "--module <file>",
+      "your app's module exporting its Soniq instance (default: SONIQ_MODULE): its backend and redact apply",
+    )
     .option("--json", "machine-readable output (read commands print one JSON document)")
     .option("--no-color", "no colour (also: NO_COLOR=1, or when stdout is not a terminal)")
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })

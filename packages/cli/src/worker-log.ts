@@ -2,7 +2,7 @@
  * The log of `soniq worker` / `soniq scheduler`: lines a person can read (`12:00:01 done orders.x 3f2a1b7c 12 ms`),
  * or `--log-format json`, one object per line with `time`, `level`, `event` and the event's fields.
  */
-import type { Worker } from "@soniq/core";
+import type { Redactor, Worker } from "@soniq/core";
 import { usage } from "./errors.js";
 import { duration, firstLine, type Printer, shortId } from "./output.js";
 
@@ -36,8 +36,10 @@ export class WorkerLog {
     p.line(`${p.paint("dim", now.toISOString().slice(11, 19))} ${word.padEnd(10)} ${text}`);
   }
 
-  /** Subscribes to a worker's events. */
-  follow(worker: Worker): void {
+  /** Subscribes to a worker's events; error texts are shown through the app's `redact`. */
+  follow(worker: Worker, redact: Redactor): void {
+    const shown = (error: string, job: Parameters<Redactor["row"]>[0]) =>
+      redact.error(error, job.jobName, job) ?? "";
     worker.on("job:done", ({ job, durationMs }) =>
       this.event("info", "done", `${job.jobName} ${shortId(job.id)} ${duration(durationMs)}`, {
         jobId: job.id,
@@ -45,22 +47,24 @@ export class WorkerLog {
         durationMs,
       }),
     );
-    worker.on("job:failed", ({ job, error, delayMs }) =>
+    worker.on("job:failed", ({ job, error: raw, delayMs }) => {
+      const error = shown(raw, job);
       this.event(
         "warn",
         "retry",
         `${job.jobName} ${shortId(job.id)} attempt ${job.attempts}/${job.maxAttempts} failed, again in ${duration(delayMs)}: ${firstLine(error, 80)}`,
         { jobId: job.id, jobName: job.jobName, attempt: job.attempts, delayMs, error: firstLine(error, 500) },
-      ),
-    );
-    worker.on("job:dead_letter", ({ job, reason, error }) =>
+      );
+    });
+    worker.on("job:dead_letter", ({ job, reason, error: raw }) => {
+      const error = shown(raw, job);
       this.event("error", "dead", `${job.jobName} ${shortId(job.id)} ${reason}: ${firstLine(error, 80)}`, {
         jobId: job.id,
         jobName: job.jobName,
         reason,
         error: firstLine(error, 500),
-      }),
-    );
+      });
+    });
     worker.on("job:snoozed", ({ job, delayMs }) =>
       this.event("info", "snoozed", `${job.jobName} ${shortId(job.id)} for ${duration(delayMs)}`, {
         jobId: job.id,

@@ -202,6 +202,21 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
       expect(csv.stdout).toContain(`\n${row.id},test.fail,failing,`);
     }
     expect(csv.stderr).toContain("exported 3 dead-letter job(s)");
+    const local = await openApp(s.db, false);
+    local.job(
+      "test.formula",
+      async () => {
+        throw '=HYPERLINK("http://evil.example","details")';
+      },
+      { queue: "formulas", maxAttempts: 1 },
+    );
+    await local.enqueue("test.formula", {});
+    await local.worker({ queues: ["formulas"] }).runOnce();
+    await local.close();
+    const formula = await cli("dead-letter", "export", "--queue", "formulas", "--format", "csv");
+    expect(formula.stdout).toContain(`"'=HYPERLINK(""http://evil.example"",""details"")"`);
+    expect(formula.stdout).not.toMatch(/,"?=HYPERLINK/);
+    await s.app.deadLetter.purgeWhere({ queue: "formulas" });
     const nowhere = await cli("dead-letter", "export", "--output", join(s.db.dir, "no", "such", "dir.jsonl"));
     expect(nowhere.code).toBe(1);
     expect(nowhere.stderr).toMatch(/^error \[SONIQ_CLI_OUTPUT\] cannot write .*dir\.jsonl: ENOENT/);

@@ -65,6 +65,15 @@ export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from 
 export type { DeadLetterFilter, DeadLetterPosition, JobPosition, ListJobsFilter } from "./queries.js";
 export { EXACT_COUNTS_UP_TO, type QueueConfig, QueueService } from "./queues.js";
 export {
+  REDACTED,
+  type RedactableRow,
+  type RedactContext,
+  type RedactField,
+  type RedactFunction,
+  type RedactOption,
+  type Redactor,
+} from "./redact.js";
+export {
   type BackoffRetry,
   computeRetryDelay,
   DEFAULT_RETRY,

@@ -7,6 +7,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Backend } from "./backend.js";
 import type { Logger } from "./logger.js";
 import type { MetricsSink } from "./metrics.js";
+import type { RedactOption, Redactor } from "./redact.js";
 import type { RetryPolicy } from "./retry-policy.js";
 import type { Clock } from "./schedules/clock.js";
 
@@ -40,6 +41,12 @@ export interface SoniqOptions<B extends Backend<unknown> = Backend<unknown>> {
    * the system clock; tests pass `manualClock()`.
    */
   clock?: Clock;
+  /**
+   * What operators see of args, results, progress and errors (dashboard, CLI, worker log): field paths
+   * like `["password", "card.number", "**.token"]`, or `(value, { field, jobName }) => shown`. The
+   * handler and the store keep the real values. Default: shown as stored.
+   */
+  redact?: RedactOption;
 }
 
 export interface ResolvedSoniqOptions {
@@ -55,6 +62,8 @@ export interface ResolvedSoniqOptions {
   readonly maxSnoozeMs: number;
   readonly producerId: string | null;
   readonly clock: Clock;
+  /** Apply it to any row before showing it: `soniq.options.redact.row(job)`. */
+  readonly redact: Redactor;
 }
 
 export interface JobOptions<S extends StandardSchemaV1 | undefined = StandardSchemaV1 | undefined> {

@@ -39,6 +39,7 @@ import type {
   SoniqOptions,
   WorkerOptions,
 } from "./option-types.js";
+import { createRedactor, type RedactOption, redactOptionProblems } from "./redact.js";
 import { DEFAULT_RETRY, retryPolicyProblems } from "./retry-policy.js";
 import { isClock, systemClock } from "./schedules/clock.js";
 import { JOB_DEFAULTS } from "./schema/constants.js";
@@ -157,6 +158,15 @@ const SONIQ_OPTIONS: OptionTable<SoniqOptions> = {
     default: () => systemClock,
     defaultDoc: "the system clock",
     doc: "where recurring jobs read the time; tests pass `manualClock()`",
+  },
+  redact: {
+    check: (problems, v) => {
+      problems.push(...redactOptionProblems(v));
+    },
+    default: () => createRedactor(undefined),
+    normalise: (v) => createRedactor(v as RedactOption),
+    defaultDoc: "none (shown as stored)",
+    doc: "what operators see of args, results, progress and errors: field paths or a function (see Redaction)",
   },
 };
 

@@ -5,15 +5,19 @@
 
 import type { Context } from "hono";
 import { Hono } from "hono";
+import { bodyShapeFor } from "./api/bodies.js";
 import { apiRoutes } from "./api/routes.js";
 import { CLIENT_JS } from "./assets/client.js";
 import { STYLES } from "./assets/styles.js";
-import { Auth, assertSameOrigin, SESSION_COOKIE } from "./auth.js";
+import { Auth, SESSION_COOKIE } from "./auth.js";
 import type { AppState, Env } from "./context.js";
 import { DashboardError, errorBody, toDashboardError } from "./errors.js";
 import { type DashboardOptions, resolveOptions } from "./options.js";
 import { errorPage, loginPage } from "./pages/operations.js";
 import { pageRoutes } from "./pages/routes.js";
+import { readForm, readJsonBody } from "./security/body.js";
+import { assertAllowedHost, isSecure, whereOf } from "./security/hosts.js";
+import { safeNext } from "./security/next.js";
 
 /** A standard fetch handler: mount it in node:http (serveDashboard), Express, Fastify, Hono, ... */
 export type DashboardHandler = (request: Request) => Promise<Response>;
@@ -26,20 +30,9 @@ function isApi(c: Context<Env>, base: string): boolean {
   return c.req.path === `${base}/api` || c.req.path.startsWith(`${base}/api/`);
 }
 
-function safeNext(base: string, next: unknown): string {
-  const fallback = `${base}/`;
-  if (
-    typeof next !== "string" ||
-    !next.startsWith(`${base}/`) ||
-    next.startsWith("//") ||
-    next.includes("\\")
-  )
-    return fallback;
-  return /^[\x21-\x7e]*$/.test(next) ? next : fallback;
-}
-
-function sessionCookie(c: Context<Env>, base: string, value: string, maxAgeS: number): string {
-  const secure = new URL(c.req.url).protocol === "https:" ? "; Secure" : "";
+function sessionCookie(state: AppState, c: Context<Env>, value: string, maxAgeS: number): string {
+  const { basePath: base, hosts } = state.options;
+  const secure = isSecure(whereOf(c.req.raw, hosts), hosts) ? "; Secure" : "";
   return `${SESSION_COOKIE}=${value}; Path=${base || "/"}; HttpOnly; SameSite=Strict; Max-Age=${maxAgeS}${secure}`;
 }
 
@@ -47,8 +40,8 @@ function authRoutes(state: AppState, app: Hono<Env>): void {
   const base = state.options.basePath;
   app.get("/login", (c) => c.html(loginPage(base, safeNext(base, c.req.query("next")), null).value));
   app.post("/login", async (c) => {
-    assertSameOrigin(c.req.raw, false);
-    const form = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
+    state.auth.assertOrigin(c.req.raw, false);
+    const form = await readForm(c.req.raw);
     const next = safeNext(base, form.next);
     const key = typeof form.key === "string" ? form.key : "";
     const login = state.auth.enabled ? state.auth.login(key) : null;
@@ -58,13 +51,13 @@ function authRoutes(state: AppState, app: Hono<Env>): void {
         : "No API keys are configured: the dashboard is read-only and needs no login.";
       return c.html(loginPage(base, next, message).value, state.auth.enabled ? 401 : 400);
     }
-    c.header("Set-Cookie", sessionCookie(c, base, login.id, Math.floor(state.options.sessionTtlMs / 1000)));
+    c.header("Set-Cookie", sessionCookie(state, c, login.id, Math.floor(state.options.sessionTtlMs / 1000)));
     return c.redirect(next, 303);
   });
   app.post("/logout", (c) => {
-    assertSameOrigin(c.req.raw, false);
+    state.auth.assertOrigin(c.req.raw, false);
     state.auth.logout(c.req.raw);
-    c.header("Set-Cookie", sessionCookie(c, base, "", 0));
+    c.header("Set-Cookie", sessionCookie(state, c, "", 0));
     return c.redirect(`${base}/login`, 303);
   });
 }
@@ -72,6 +65,11 @@ function authRoutes(state: AppState, app: Hono<Env>): void {
 function buildApp(state: AppState): Hono<Env> {
   const base = state.options.basePath;
   const root = new Hono<Env>();
+  // Before anything is read or routed: a Host this dashboard does not serve gets nothing (DNS rebinding).
+  root.use("*", async (c, next) => {
+    assertAllowedHost(c.req.raw, state.options.hosts);
+    await next();
+  });
   const app = base ? root.basePath(base) : root;
   app.use("*", async (c, next) => {
     await next();
@@ -95,7 +93,11 @@ function buildApp(state: AppState): Hono<Env> {
     const principal = state.auth.identify(c.req.raw);
     const method = c.req.method;
     if (method === "GET" || method === "HEAD") state.auth.assertRead(principal);
-    else state.auth.assertWrite(principal, c.req.raw);
+    else {
+      state.auth.assertWrite(principal, c.req.raw);
+      const route = c.req.path.slice(`${base}/api`.length);
+      c.set("body", await readJsonBody(c.req.raw, bodyShapeFor(route)));
+    }
     c.set("principal", principal as NonNullable<typeof principal>);
     await next();
   });
@@ -120,6 +122,7 @@ function buildApp(state: AppState): Hono<Env> {
     const err = toDashboardError(thrown);
     if (err.status === 500) state.options.onError(thrown);
     if (err.code === "unauthorized") c.header("WWW-Authenticate", 'Bearer realm="soniq"');
+    if (err.code === "rate_limited") c.header("Retry-After", String(err.details?.retryAfterS ?? 60));
     return isApi(c, base)
       ? c.json(errorBody(err), err.status)
       : c.html(errorPage(base, err.status, err.message).value, err.status);

@@ -4,15 +4,20 @@
  * - Keys configured: every request needs a key, as `Authorization: Bearer <key>` or a session cookie
  *   from the login form. Writes need a "write" key.
  * - CSRF: a bearer request with a foreign `Origin` is refused; a cookie session's write must come from
- *   this origin and carry the session's token (`x-csrf-token` header). The cookie is SameSite=Strict.
+ *   an allowed origin (security/hosts.ts) and carry the session's token (`x-csrf-token` header). The
+ *   cookie is SameSite=Strict.
+ * - Sessions: at most MAX_SESSIONS_PER_KEY per key (a key's oldest session ends first), so logging in
+ *   again and again with one key never ends another key's sessions.
  * Keys are compared as SHA-256 digests with `timingSafeEqual`, against every configured key.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import { DashboardError } from "./errors.js";
 import { digestKey, type KeyScope, type ResolvedDashboardOptions, type ResolvedKey } from "./options.js";
+import { assertAllowedOrigin } from "./security/hosts.js";
+import { LoginLimit } from "./security/login-limit.js";
 
 export const SESSION_COOKIE = "soniq_session";
-const MAX_SESSIONS = 1000;
+export const MAX_SESSIONS_PER_KEY = 20;
 
 export interface Principal {
   readonly label: string | null;
@@ -29,6 +34,7 @@ export function actorOf(principal: Principal): { actor: string } {
 const OPEN: Principal = Object.freeze({ label: null, scope: "read", via: "open", csrf: null });
 
 interface Session {
+  key: ResolvedKey;
   label: string;
   scope: KeyScope;
   csrf: string;
@@ -60,6 +66,7 @@ function cookieValue(header: string | null, name: string): string | null {
 /** Instance-scoped: two dashboards never share sessions. */
 export class Auth {
   readonly #sessions = new Map<string, Session>();
+  readonly #limit = new LoginLimit();
 
   constructor(private readonly options: ResolvedDashboardOptions) {}
 
@@ -67,12 +74,18 @@ export class Auth {
     return this.options.keys.length > 0;
   }
 
+  /** A new session for the key, or null for a wrong key; 429 while failed logins are over the limit. */
   login(candidate: string): { id: string; session: Session } | null {
+    this.#limit.check();
     const key = findKey(this.options.keys, candidate);
-    if (!key) return null;
-    this.#prune();
+    if (!key) {
+      this.#limit.failed();
+      return null;
+    }
+    this.#prune(key);
     const id = randomBytes(32).toString("base64url");
     const session: Session = {
+      key,
       label: key.label,
       scope: key.scope,
       csrf: randomBytes(24).toString("base64url"),
@@ -118,7 +131,7 @@ export class Auth {
 
   /** Throws the refusal for a write: no key, read-only key, or a cross-site request. */
   assertWrite(principal: Principal | null, req: Request): asserts principal is Principal {
-    assertSameOrigin(req, principal?.via === "session");
+    this.assertOrigin(req, principal?.via === "session");
     if (!this.enabled) {
       throw new DashboardError(
         "writes_disabled",
@@ -141,39 +154,20 @@ export class Auth {
     }
   }
 
-  #prune(): void {
-    const now = Date.now();
-    for (const [id, s] of this.#sessions) if (s.expiresAt <= now) this.#sessions.delete(id);
-    while (this.#sessions.size >= MAX_SESSIONS) {
-      const oldest = this.#sessions.keys().next().value;
-      if (oldest === undefined) break;
-      this.#sessions.delete(oldest);
-    }
+  /** Refuses a write (or a login form) from an origin this dashboard does not serve. */
+  assertOrigin(req: Request, requireOrigin: boolean): void {
+    assertAllowedOrigin(req, this.options.hosts, requireOrigin);
   }
-}
 
-/**
- * A write's `Origin` (or `Referer`) must be this server's origin. Bearer clients (curl, scripts) often
- * send neither, which is allowed; a cookie session must send one, since browsers always do.
- */
-export function assertSameOrigin(req: Request, requireOrigin: boolean): void {
-  const own = new URL(req.url).origin;
-  const origin = req.headers.get("origin");
-  const referer = req.headers.get("referer");
-  let claimed: string | null = origin;
-  if (claimed === null && referer !== null) {
-    try {
-      claimed = new URL(referer).origin;
-    } catch {
-      claimed = "invalid";
+  /** Drops expired sessions, and the key's oldest ones until it has room for one more. */
+  #prune(key: ResolvedKey): void {
+    const now = Date.now();
+    const mine: string[] = [];
+    for (const [id, s] of this.#sessions) {
+      if (s.expiresAt <= now) this.#sessions.delete(id);
+      else if (s.key === key) mine.push(id);
     }
-  }
-  if (claimed === null) {
-    if (requireOrigin)
-      throw new DashboardError("csrf", "A session write must come from the dashboard's own page.");
-    return;
-  }
-  if (claimed !== own) {
-    throw new DashboardError("csrf", `Cross-origin write refused (Origin ${claimed} is not ${own}).`);
+    // Map order is insertion order: the first ids are the oldest.
+    for (let i = 0; i <= mine.length - MAX_SESSIONS_PER_KEY; i++) this.#sessions.delete(mine[i] as string);
   }
 }

@@ -10,5 +10,7 @@ export interface AppState {
 export interface Env {
   Variables: {
     principal: Principal;
+    /** A write's JSON body, read with its cap and checked against its route's keys (api/bodies.ts). */
+    body: Record<string, unknown>;
   };
 }

@@ -13,12 +13,16 @@ export const DASHBOARD_ERROR_CODES = [
   "not_found",
   "conflict",
   "payload_too_large",
+  "host_not_allowed",
+  "rate_limited",
   "internal",
 ] as const;
 
 export type DashboardErrorCode = (typeof DASHBOARD_ERROR_CODES)[number];
 
-const STATUS: Record<DashboardErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 500> = {
+type Status = 400 | 401 | 403 | 404 | 409 | 413 | 421 | 429 | 500;
+
+const STATUS: Record<DashboardErrorCode, Status> = {
   bad_request: 400,
   unauthorized: 401,
   forbidden: 403,
@@ -27,12 +31,14 @@ const STATUS: Record<DashboardErrorCode, 400 | 401 | 403 | 404 | 409 | 413 | 500
   not_found: 404,
   conflict: 409,
   payload_too_large: 413,
+  host_not_allowed: 421,
+  rate_limited: 429,
   internal: 500,
 };
 
 export class DashboardError extends Error {
   readonly code: DashboardErrorCode;
-  readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 500;
+  readonly status: Status;
   readonly details: Record<string, unknown> | undefined;
 
   constructor(code: DashboardErrorCode, message: string, details?: Record<string, unknown>) {

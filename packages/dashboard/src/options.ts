@@ -1,6 +1,7 @@
 /** `dashboard()` options: validated once (every problem in one error), defaults filled, frozen. */
 import { createHash } from "node:crypto";
 import { type Soniq, SoniqError } from "@soniq/core";
+import { type HostPolicy, hostList } from "./security/hosts.js";
 
 export type KeyScope = "read" | "write";
 
@@ -9,7 +10,7 @@ export interface DashboardApiKey {
   key: string;
   /** Shown in the UI and written to the audit log as `dashboard:<label>`. */
   label: string;
-  /** Default "write". A read key can see everything and change nothing. */
+  /** Default "read": a read key can see everything and change nothing. Writes need `scope: "write"`. */
   scope?: KeyScope;
 }
 
@@ -30,6 +31,22 @@ export interface DashboardOptions {
   sessionTtlMs?: number;
   /** Called with unexpected errors (the client sees a 500 without details). Default: console.error. */
   onError?: (err: unknown) => void;
+  /**
+   * Host names (or `host:port`) this dashboard answers besides the loopback names (localhost, 127.0.0.1,
+   * ::1). Any other `Host` is refused with 421 (DNS rebinding), and a write's `Origin` must name one of
+   * them. Default [].
+   */
+  allowedHosts?: readonly string[];
+  /**
+   * Behind a reverse proxy: take the scheme and host from `X-Forwarded-Proto` / `X-Forwarded-Host` (the
+   * host must still be allowed). Only when every request comes through a proxy that sets them. Default false.
+   */
+  trustProxy?: boolean;
+  /**
+   * The origin users reach the dashboard at, e.g. "https://ops.example.com": its host is allowed, a write
+   * from it passes the origin check, and an https origin makes the session cookie `Secure`. Default none.
+   */
+  publicOrigin?: string;
 }
 
 export interface ResolvedKey {
@@ -47,9 +64,11 @@ export interface ResolvedDashboardOptions {
   readonly refreshIntervalMs: number;
   readonly sessionTtlMs: number;
   readonly onError: (err: unknown) => void;
+  readonly hosts: HostPolicy;
 }
 
 export const LABEL_PATTERN = /^[A-Za-z0-9_.@:-]{1,64}$/;
+const HOST_PATTERN = /^([a-z0-9_-]+(\.[a-z0-9_-]+)*|\[[0-9a-f:.]+\])(:\d{1,5})?$/i;
 const BASE_PATH_PATTERN = /^(\/[A-Za-z0-9_.~-]+)*$/;
 
 export function digestKey(key: string): Buffer {
@@ -85,6 +104,33 @@ function keyProblems(problems: string[], apiKeys: unknown): void {
   });
 }
 
+function publicOriginOf(value: unknown): string | null | undefined {
+  if (value === undefined) return null;
+  if (typeof value !== "string") return undefined;
+  try {
+    const url = new URL(value);
+    if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+    return url.origin;
+  } catch {
+    return undefined;
+  }
+}
+
+function hostProblems(problems: string[], o: DashboardOptions): void {
+  const hosts = o.allowedHosts as unknown;
+  if (
+    hosts !== undefined &&
+    (!Array.isArray(hosts) || !hosts.every((h) => typeof h === "string" && HOST_PATTERN.test(h)))
+  ) {
+    problems.push('allowedHosts must be an array of host names like "ops.example.com" (or "host:port")');
+  }
+  if (o.trustProxy !== undefined && typeof o.trustProxy !== "boolean")
+    problems.push("trustProxy must be a boolean");
+  if (publicOriginOf(o.publicOrigin) === undefined) {
+    problems.push('publicOrigin must be an http(s) origin like "https://ops.example.com"');
+  }
+}
+
 export function resolveOptions(options: DashboardOptions): ResolvedDashboardOptions {
   const problems: string[] = [];
   const o = (typeof options === "object" && options !== null ? options : {}) as DashboardOptions;
@@ -106,6 +152,7 @@ export function resolveOptions(options: DashboardOptions): ResolvedDashboardOpti
   positiveMs(problems, o.refreshIntervalMs, "refreshIntervalMs");
   positiveMs(problems, o.sessionTtlMs, "sessionTtlMs");
   if (o.onError !== undefined && typeof o.onError !== "function") problems.push("onError must be a function");
+  hostProblems(problems, o);
   if (problems.length > 0) {
     throw new SoniqError("SONIQ_INVALID_OPTIONS", `Invalid dashboard options: ${problems.join("; ")}.`, {
       context: { problems },
@@ -115,7 +162,7 @@ export function resolveOptions(options: DashboardOptions): ResolvedDashboardOpti
     soniq: o.soniq,
     keys: Object.freeze(
       (o.apiKeys ?? []).map((k) =>
-        Object.freeze({ digest: digestKey(k.key), label: k.label, scope: k.scope ?? "write" }),
+        Object.freeze({ digest: digestKey(k.key), label: k.label, scope: k.scope ?? "read" }),
       ),
     ),
     basePath: o.basePath ?? "",
@@ -123,5 +170,10 @@ export function resolveOptions(options: DashboardOptions): ResolvedDashboardOpti
     refreshIntervalMs: o.refreshIntervalMs ?? 5_000,
     sessionTtlMs: o.sessionTtlMs ?? 12 * 60 * 60 * 1000,
     onError: o.onError ?? ((err: unknown) => console.error("[soniq dashboard]", err)),
+    hosts: Object.freeze({
+      allowedHosts: Object.freeze(hostList(o.allowedHosts ?? [], publicOriginOf(o.publicOrigin) ?? null)),
+      trustProxy: o.trustProxy === true,
+      publicOrigin: publicOriginOf(o.publicOrigin) ?? null,
+    }),
   });
 }

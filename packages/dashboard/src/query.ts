@@ -87,22 +87,3 @@ export function parseInstant(raw: string | undefined, field: string, now = Date.
   }
   return date;
 }
-
-/** Reads a JSON body of at most 1 MiB; anything else is a 400 / 413. An empty body is `{}`. */
-export async function readJsonBody(req: Request): Promise<Record<string, unknown>> {
-  const length = Number(req.headers.get("content-length") ?? "0");
-  if (length > 1024 * 1024) throw badRequest("The request body is larger than 1 MiB");
-  const text = await req.text();
-  if (text.length > 1024 * 1024) throw badRequest("The request body is larger than 1 MiB");
-  if (text.trim() === "") return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw badRequest("The request body is not valid JSON");
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw badRequest("The request body must be a JSON object");
-  }
-  return value as Record<string, unknown>;
-}

@@ -7,7 +7,10 @@ import { type DashboardHandler, dashboard } from "./app.js";
 import type { DashboardOptions } from "./options.js";
 
 export interface ServeDashboardOptions extends DashboardOptions {
-  /** Default "127.0.0.1": only this machine can connect. Bind elsewhere only behind keys and TLS. */
+  /**
+   * Default "127.0.0.1": only this machine can connect. Bind elsewhere only behind keys and TLS. A concrete
+   * address is added to `allowedHosts`; behind "0.0.0.0" name the hosts clients use in `allowedHosts`.
+   */
   host?: string;
   /** Default 6161; 0 picks a free port. */
   port?: number;
@@ -42,7 +45,9 @@ export async function serveDashboard(options: ServeDashboardOptions): Promise<Da
       { context: { problems: ["port"] } },
     );
   }
-  const fetch = dashboard(rest);
+  // A concrete address we listen on is a name clients use to reach us (wildcards name no host).
+  const bound = host === "0.0.0.0" || host === "::" ? [] : [host.includes(":") ? `[${host}]` : host];
+  const fetch = dashboard({ ...rest, allowedHosts: [...(rest.allowedHosts ?? []), ...bound] });
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch, hostname: host, port }, () => resolve(s));
     s.once("error", reject);

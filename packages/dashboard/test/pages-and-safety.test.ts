@@ -164,7 +164,7 @@ describe("safety", () => {
     const broken = new Soniq({ backend: memoryBackend() });
     await broken.setup();
     await broken.close();
-    const h = dashboard({ soniq: broken, onError: (e) => errors.push(e) });
+    const h = dashboard({ soniq: broken, allowedHosts: ["dash.test"], onError: (e) => errors.push(e) });
     const res = await call(h, "/api/stats");
     expect(res.status).toBe(500);
     expect((await json<{ error: { code: string; message: string } }>(res)).error).toEqual({

@@ -80,7 +80,6 @@ describe("schedule reads (memory backend)", () => {
       cron: null,
       every: HOUR,
       timezone: null,
-      args: { kind: "hourly" },
       queue: "reports",
       priority: null,
       maxAttempts: null,
@@ -107,6 +106,7 @@ describe("schedule reads (memory backend)", () => {
     expect(res.status).toBe(200);
     const body = await json<Detail>(res);
     expect(body.schedule.name).toBe("reports.hourly");
+    expect((body.schedule as unknown as { args: unknown }).args).toEqual({ kind: "hourly" });
     expect(body.upcoming).toEqual([4, 5, 6, 7, 8].map((h) => at(h * HOUR)));
     expect(body.history).toEqual(
       [3, 2, 1].map((h, i) => ({

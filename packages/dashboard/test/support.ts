@@ -15,7 +15,7 @@ export const ORIGIN = "http://dash.test";
 export const WRITE_KEY = "write-key-0123456789abcdef";
 export const READ_KEY = "read-key-0123456789abcdef";
 export const KEYS: DashboardApiKey[] = [
-  { key: WRITE_KEY, label: "ops" },
+  { key: WRITE_KEY, label: "ops", scope: "write" },
   { key: READ_KEY, label: "viewer", scope: "read" },
 ];
 
@@ -94,8 +94,9 @@ export async function scheduledApp(): Promise<Scheduled> {
   return { soniq, clock, fired };
 }
 
+/** The tests call the handler at http://dash.test, so that host is allowed besides the loopback names. */
 export function handlerFor(soniq: Soniq, options: Partial<DashboardOptions> = {}): DashboardHandler {
-  return dashboard({ soniq, ...options });
+  return dashboard({ soniq, allowedHosts: ["dash.test"], ...options });
 }
 
 export interface CallInit {

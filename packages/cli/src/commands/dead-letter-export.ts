@@ -1,4 +1,7 @@
-/** `dead-letter export`: JSON lines through core's streaming export, or CSV paged the same way. */
+/**
+ * `dead-letter export`: JSON lines through core's streaming export, or CSV paged the same way; with the
+ * app's `redact` (`--module`) both are paged here and every row is shown through it.
+ */
 import { once } from "node:events";
 import { createWriteStream, type WriteStream } from "node:fs";
 import type { DeadLetterJob, Soniq } from "@soniq/core";
@@ -23,8 +26,15 @@ const CSV_COLUMNS = [
   "tags",
 ] as const satisfies readonly (keyof DeadLetterJob)[];
 
-function csvCell(value: unknown): string {
-  const text =
+/** A cell a spreadsheet would run as a formula (OWASP's list: =, +, -, @, tab, carriage return). */
+const FORMULA = /^[=+\-@\t\r]/;
+
+/**
+ * One CSV cell. Text that begins like a formula gets a leading `'` so a spreadsheet shows it instead of
+ * running it (a job's error `=HYPERLINK(...)` stays text); numbers are written as numbers.
+ */
+export function csvCell(value: unknown): string {
+  let text =
     value === null || value === undefined
       ? ""
       : value instanceof Date
@@ -32,6 +42,7 @@ function csvCell(value: unknown): string {
         : typeof value === "object"
           ? JSON.stringify(value)
           : String(value);
+  if (typeof value !== "number" && FORMULA.test(text)) text = `'${text}`;
   return /[",\n\r]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
@@ -70,11 +81,17 @@ export async function exportRows(
   const file = output ? await openOutput(output) : null;
   const sink: Sink = file ?? io.out;
   try {
-    if (format === "jsonl") return await soniq.deadLetter.export(toFilter(filter), sink);
-    await write(sink, `${CSV_COLUMNS.join(",")}\n`);
+    const redact = soniq.options.redact;
+    if (format === "jsonl" && !redact.active) return await soniq.deadLetter.export(toFilter(filter), sink);
+    // With the app's redact the rows are shown through it, so the CLI pages them itself.
+    const line =
+      format === "jsonl"
+        ? (row: DeadLetterJob) => JSON.stringify(row)
+        : (row: DeadLetterJob) => CSV_COLUMNS.map((c) => csvCell(row[c])).join(",");
+    if (format === "csv") await write(sink, `${CSV_COLUMNS.join(",")}\n`);
     let count = 0;
     await eachPage(soniq, toFilter(filter), async (page) => {
-      for (const row of page) await write(sink, `${CSV_COLUMNS.map((c) => csvCell(row[c])).join(",")}\n`);
+      for (const row of page) await write(sink, `${line(redact.row(row))}\n`);
       count += page.length;
     });
     return count;

@@ -58,7 +58,11 @@ function listCommand(dl: Command, io: Io): void {
     )
     .action(async (o: FilterFlags & { limit?: number }, command: Command) => {
       const ctx = Context.of(command, io);
-      const rows = await ctx.withApp((soniq) => soniq.deadLetter.list({ ...toFilter(o), limit: o.limit }));
+      const rows = await ctx.withApp(async (soniq) =>
+        (await soniq.deadLetter.list({ ...toFilter(o), limit: o.limit })).map((r) =>
+          soniq.options.redact.row(r),
+        ),
+      );
       if (ctx.json) return ctx.printer.json(rows);
       deadLettersTable(ctx.printer, rows);
     });
@@ -74,7 +78,10 @@ function showCommand(dl: Command, io: Io): void {
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const row = await ctx.withApp((soniq) => soniq.deadLetter.get(id));
+      const row = await ctx.withApp(async (soniq) => {
+        const found = await soniq.deadLetter.get(id);
+        return found && soniq.options.redact.row(found);
+      });
       if (!row) throw deadLetterNotFound([id]);
       if (ctx.json) return ctx.printer.json(row);
       showRow(ctx, row);

@@ -5,6 +5,7 @@ import { Context } from "../context.js";
 import { CliError } from "../errors.js";
 import type { Io } from "../output.js";
 import { positiveInt, statuses } from "../parse.js";
+import { shownExplanation } from "../redaction.js";
 import { jobsTable, record, stamp } from "../views.js";
 
 const notFound = (id: string) =>
@@ -48,8 +49,10 @@ function listCommand(jobs: Command, io: Io): void {
         command: Command,
       ) => {
         const ctx = Context.of(command, io);
-        const rows = await ctx.withApp((soniq) =>
-          soniq.listJobs({ status: o.status, queue: o.queue, jobName: o.name, limit: o.limit }),
+        const rows = await ctx.withApp(async (soniq) =>
+          (await soniq.listJobs({ status: o.status, queue: o.queue, jobName: o.name, limit: o.limit })).map(
+            (job) => soniq.options.redact.row(job),
+          ),
         );
         if (ctx.json) return ctx.printer.json(rows);
         jobsTable(ctx.printer, rows);
@@ -65,7 +68,10 @@ function showCommand(jobs: Command, io: Io): void {
     .addHelpText("after", "\nJSON (--json): the job object.\n\nExamples:\n  soniq jobs show 0193c6e2-...")
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const job = await ctx.withApp((soniq) => soniq.getJob(id));
+      const job = await ctx.withApp(async (soniq) => {
+        const found = await soniq.getJob(id);
+        return found && soniq.options.redact.row(found);
+      });
       if (!job) throw notFound(id);
       if (ctx.json) return ctx.printer.json(job);
       const p = ctx.printer;
@@ -132,7 +138,7 @@ function explainCommand(jobs: Command, io: Io): void {
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const result = await ctx.withApp((soniq) => soniq.explain(id));
+      const result = await ctx.withApp(async (soniq) => shownExplanation(soniq, id, await soniq.explain(id)));
       if (result.verdict === "not_found") {
         throw new CliError(
           "SONIQ_CLI_NOT_FOUND",

@@ -9,6 +9,7 @@ import { Context } from "../context.js";
 import { CliError } from "../errors.js";
 import type { Io } from "../output.js";
 import { positiveInt } from "../parse.js";
+import { shownSchedule } from "../redaction.js";
 import { record, schedulesTable, stamp, when } from "../views.js";
 
 const SHAPE =
@@ -78,7 +79,9 @@ function listCommand(schedules: Command, io: Io): void {
     )
     .action(async (_o, command: Command) => {
       const ctx = Context.of(command, io);
-      const rows = await ctx.withApp((soniq) => soniq.schedules.list());
+      const rows = await ctx.withApp(async (soniq) =>
+        (await soniq.schedules.list()).map((row) => shownSchedule(soniq, row)),
+      );
       if (ctx.json) return ctx.printer.json(rows.map(scheduleRow));
       schedulesTable(ctx.printer, rows);
     });
@@ -95,7 +98,7 @@ function showCommand(schedules: Command, io: Io): void {
     )
     .action(async (name: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const row = await ctx.withApp((soniq) => mustGet(soniq, name));
+      const row = await ctx.withApp(async (soniq) => shownSchedule(soniq, await mustGet(soniq, name)));
       if (ctx.json) return ctx.printer.json(scheduleRow(row));
       const p = ctx.printer;
       const catchUp = typeof row.catchUp === "object" ? `within ${row.catchUp.withinMs} ms` : row.catchUp;

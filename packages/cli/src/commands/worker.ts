@@ -122,7 +122,7 @@ function workerCommand(program: Command, io: Io): void {
         shutdownTimeoutMs: o.shutdownTimeout,
         schedules: o.schedules,
       });
-      log.follow(worker);
+      log.follow(worker, app.options.redact);
       const signals = watchSignals(log);
       try {
         await worker.start();

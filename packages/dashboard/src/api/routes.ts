@@ -18,15 +18,8 @@ import { listQueues, metricsSeries, statsSummary } from "../data/overview.js";
 import { listWorkers } from "../data/workers.js";
 import { badRequest, DashboardError, notFound } from "../errors.js";
 import { decodeCursor } from "../paging.js";
-import {
-  parseDurationMs,
-  parseId,
-  parseInstant,
-  parseLimit,
-  parseQueue,
-  parseText,
-  readJsonBody,
-} from "../query.js";
+import { parseDurationMs, parseId, parseInstant, parseLimit, parseQueue, parseText } from "../query.js";
+import { deadLetterListRow, jobListRow, shownDetail } from "../security/views.js";
 import { deadLetterQuery, deadLetterQueryFromBody, jobQuery } from "./filters.js";
 import { actor, queueName } from "./helpers.js";
 import { scheduleRoutes } from "./schedules.js";
@@ -43,20 +36,23 @@ function parseBucketMs(raw: string | undefined, fallback: number): number {
 
 function readRoutes(api: Hono<Env>, state: AppState): void {
   const { soniq } = state.options;
+  const redact = soniq.options.redact;
 
   api.get("/stats", async (c) => c.json(await statsSummary(soniq)));
   api.get("/queues", async (c) => c.json({ queues: await listQueues(soniq) }));
   api.get("/jobs", async (c) => {
     const page = await listJobsPage(soniq, jobQuery(c.req.query()));
     return c.json({
-      jobs: page.items,
+      jobs: page.items.map((job) => jobListRow(redact, job)),
       nextCursor: page.nextCursor,
       prevCursor: page.prevCursor,
       scanned: page.scanned,
       truncated: page.truncated,
     });
   });
-  api.get("/jobs/:id", async (c) => c.json(await jobDetail(soniq, parseId(c.req.param("id")))));
+  api.get("/jobs/:id", async (c) =>
+    c.json(shownDetail(redact, await jobDetail(soniq, parseId(c.req.param("id"))))),
+  );
   api.get("/dead-letters", async (c) => {
     const p = c.req.query();
     const page = await listDeadLettersPage(soniq, {
@@ -65,7 +61,7 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
       cursor: decodeCursor(p.cursor),
     });
     return c.json({
-      deadLetters: page.items,
+      deadLetters: page.items.map((row) => deadLetterListRow(redact, row)),
       nextCursor: page.nextCursor,
       prevCursor: page.prevCursor,
       scanned: page.scanned,
@@ -73,7 +69,9 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
     });
   });
   api.get("/dead-letters/:id", async (c) =>
-    c.json({ deadLetter: await deadLetterDetail(soniq, parseId(c.req.param("id"), "dead-letter job")) }),
+    c.json({
+      deadLetter: redact.row(await deadLetterDetail(soniq, parseId(c.req.param("id"), "dead-letter job"))),
+    }),
   );
   api.get("/workers", async (c) => c.json({ workers: await listWorkers(state.options) }));
   api.get("/audit", async (c) => {
@@ -106,14 +104,15 @@ function writeRoutes(api: Hono<Env>, soniq: Soniq): void {
         `Job ${id} is ${job.status}; only queued or processing jobs can be cancelled.`,
       );
     }
-    return c.json({ cancelled: true, job: await soniq.getJob(id) });
+    const after = await soniq.getJob(id);
+    return c.json({ cancelled: true, job: after && soniq.options.redact.row(after) });
   });
   api.post("/dead-letters/replay-where", async (c) => {
-    const req = parseBulkBody(await readJsonBody(c.req.raw), deadLetterQueryFromBody);
+    const req = parseBulkBody(c.get("body"), deadLetterQueryFromBody);
     return c.json(await bulkDeadLetters(soniq, c.get("principal"), "replay", req));
   });
   api.post("/dead-letters/purge-where", async (c) => {
-    const req = parseBulkBody(await readJsonBody(c.req.raw), deadLetterQueryFromBody);
+    const req = parseBulkBody(c.get("body"), deadLetterQueryFromBody);
     return c.json(await bulkDeadLetters(soniq, c.get("principal"), "purge", req));
   });
   api.post("/dead-letters/:id/replay", async (c) => {
@@ -144,8 +143,7 @@ function queueRoutes(api: Hono<Env>, soniq: Soniq): void {
   });
   api.post("/queues/:name/configure", async (c) => {
     const name = queueName(c.req.param("name"));
-    const config = await readJsonBody(c.req.raw);
-    await soniq.queues.configure(name, config, actor(c));
+    await soniq.queues.configure(name, c.get("body"), actor(c));
     return c.json({ ok: true, queue: name, action: "configure" });
   });
 }
@@ -155,6 +153,6 @@ export function apiRoutes(state: AppState): Hono<Env> {
   readRoutes(api, state);
   writeRoutes(api, state.options.soniq);
   queueRoutes(api, state.options.soniq);
-  api.route("/schedules", scheduleRoutes(state.options.soniq));
+  api.route("/schedules", scheduleRoutes(state.options.soniq, state.options.soniq.options.redact));
   return api;
 }

@@ -4,11 +4,12 @@
  * scheduler starts); an unknown name is a 404.
  */
 
-import type { Schedule, ScheduleTick, Soniq } from "@soniq/core";
+import type { Redactor, Schedule, ScheduleTick, Soniq } from "@soniq/core";
 import { Hono } from "hono";
 import type { Env } from "../context.js";
 import { notFound } from "../errors.js";
 import { parseLimit } from "../query.js";
+import { scheduleListRow, shownScheduleDetail } from "../security/views.js";
 import { actor, scheduleName } from "./helpers.js";
 
 export interface ScheduleDetail {
@@ -27,13 +28,13 @@ export async function scheduleDetail(soniq: Soniq, name: string, historyLimit = 
   return { schedule, upcoming, history };
 }
 
-export function scheduleRoutes(soniq: Soniq): Hono<Env> {
+export function scheduleRoutes(soniq: Soniq, redact: Redactor): Hono<Env> {
   const r = new Hono<Env>();
-  r.get("/", async (c) => c.json({ schedules: await soniq.schedules.list() }));
+  r.get("/", async (c) => c.json({ schedules: (await soniq.schedules.list()).map(scheduleListRow) }));
   r.get("/:name", async (c) => {
     const limit = parseLimit(c.req.query("limit"), 50);
     const name = scheduleName(c.req.param("name"));
-    return c.json(await scheduleDetail(soniq, name, limit));
+    return c.json(shownScheduleDetail(redact, await scheduleDetail(soniq, name, limit)));
   });
   for (const action of ["pause", "resume", "trigger"] as const) {
     r.post(`/:name/${action}`, async (c) => {

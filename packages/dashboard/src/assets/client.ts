@@ -97,7 +97,7 @@ export const CLIENT_JS = String.raw`(function () {
 
   function bulkBody(form) {
     if ($("#select-all-matching", form) && $("#select-all-matching", form).checked) {
-      return { filter: JSON.parse(form.getAttribute("data-filter") || "{}") };
+      return { filter: JSON.parse(form.getAttribute("data-filter") || "{}"), all: true };
     }
     var ids = $all("input[data-select]:checked", form).map(function (i) { return i.value; });
     return ids.length ? { ids: ids } : null;

@@ -205,5 +205,13 @@ export function parseBulkBody(
     }
     ids = [...new Set(body.ids as string[])];
   }
-  return { filter: parse(filterRaw as Record<string, unknown>), ids, dryRun: body.dryRun === true };
+  if (body.all !== undefined && typeof body.all !== "boolean") throw badRequest("all must be a boolean");
+  const filter = parse(filterRaw as Record<string, unknown>);
+  const everything = !ids && Object.values(filter).every((v) => v === undefined);
+  if (everything && body.all !== true) {
+    throw badRequest(
+      "This filter matches every dead letter: send the filter under `filter`, or `all: true` to act on all of them.",
+    );
+  }
+  return { filter, ids, dryRun: body.dryRun === true };
 }

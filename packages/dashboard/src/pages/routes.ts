@@ -14,6 +14,7 @@ import { DashboardError } from "../errors.js";
 import type { Html } from "../html.js";
 import { decodeCursor } from "../paging.js";
 import { parseId, parseLimit } from "../query.js";
+import { shownDetail, shownPage, shownScheduleDetail } from "../security/views.js";
 import { deadLetterDetailPage, deadLettersPage } from "./dead-letters.js";
 import { jobDetailPage, jobsPage } from "./jobs.js";
 import { layout, type PageFrame } from "./layout.js";
@@ -48,6 +49,7 @@ function pageKit(state: AppState): PageKit {
 
 function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
   const { soniq, basePath } = state.options;
+  const redact = soniq.options.redact;
   const { frame, send, badInput } = kit;
   pages.get("/", async (c) => {
     const r = c.req.query("range");
@@ -62,7 +64,7 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
         c,
         "Jobs",
         "/jobs",
-        jobsPage(frame(c), params, query, await listJobsPage(soniq, query), null),
+        jobsPage(frame(c), params, query, shownPage(redact, await listJobsPage(soniq, query)), null),
       );
     } catch (err) {
       return send(c, "Jobs", "/jobs", jobsPage(frame(c), params, null, null, badInput(err)), 400);
@@ -71,7 +73,7 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
   pages.get("/jobs/:id", async (c) => {
     const id = parseId(c.req.param("id"));
     try {
-      const detail = await jobDetail(soniq, id);
+      const detail = shownDetail(redact, await jobDetail(soniq, id));
       return send(c, `Job ${id.slice(0, 8)}`, "/jobs", jobDetailPage(frame(c), detail));
     } catch (err) {
       if (err instanceof DashboardError && err.status === 404 && (await soniq.deadLetter.get(id))) {
@@ -88,13 +90,14 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
         limit: parseLimit(p.limit),
         cursor: decodeCursor(p.cursor),
       });
-      return send(c, "Dead letters", "/dead-letters", deadLettersPage(frame(c), p, page, null));
+      const shown = shownPage(redact, page);
+      return send(c, "Dead letters", "/dead-letters", deadLettersPage(frame(c), p, shown, null));
     } catch (err) {
       return send(c, "Dead letters", "/dead-letters", deadLettersPage(frame(c), p, null, badInput(err)), 400);
     }
   });
   pages.get("/dead-letters/:id", async (c) => {
-    const row = await deadLetterDetail(soniq, parseId(c.req.param("id"), "dead-letter job"));
+    const row = redact.row(await deadLetterDetail(soniq, parseId(c.req.param("id"), "dead-letter job")));
     return send(c, `Dead letter ${row.id.slice(0, 8)}`, "/dead-letters", deadLetterDetailPage(frame(c), row));
   });
 }
@@ -112,7 +115,10 @@ function operationPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
     send(c, "Schedules", "/schedules", schedulesPage(frame(c), await soniq.schedules.list())),
   );
   pages.get("/schedules/:name", async (c) => {
-    const detail = await scheduleDetail(soniq, scheduleName(c.req.param("name")));
+    const detail = shownScheduleDetail(
+      soniq.options.redact,
+      await scheduleDetail(soniq, scheduleName(c.req.param("name"))),
+    );
     return send(c, "Schedule", "/schedules", scheduleDetailPage(frame(c), detail));
   });
   pages.get("/audit", async (c) =>

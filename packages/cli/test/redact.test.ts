@@ -1,0 +1,71 @@
+/** The app's `redact` (given with --module) applied to what the CLI shows: show, list, export, explain, schedules, the worker log. */
+import { fileURLToPath } from "node:url";
+import { eventually } from "@soniq/testkit";
+import { describe, expect, it } from "vitest";
+import { type Result, sqliteDb, start } from "./cli.js";
+import { useSeededDatabase } from "./seed.js";
+
+const REDACTED_APP = fileURLToPath(new URL("./fixtures/redacted.ts", import.meta.url));
+const SECRET = /hunter[2-9]|tok_live_secret/;
+
+describe("soniq with the app's redact", () => {
+  const s = useSeededDatabase(sqliteDb);
+  const withModule = (...args: string[]): Promise<Result> => s.cli(...args, "--module", REDACTED_APP);
+
+  it("redact/cli-everywhere: show, list, export, explain and schedules print redacted values; the store keeps them", async () => {
+    const local = s.app;
+    const ok = await local.enqueue(
+      "secret.login",
+      { user: "ann", password: "hunter2" },
+      { queue: "secrets" },
+    );
+    const bad = await local.enqueue(
+      "secret.login",
+      { user: "bad", password: "hunter3" },
+      { queue: "secrets" },
+    );
+    const worker = start(["worker", REDACTED_APP, "--queues", "secrets", "--schedules"], {
+      cwd: s.db.dir,
+      env: { SONIQ_DATABASE_URL: s.db.url },
+    });
+    try {
+      await eventually(async () => expect(await local.deadLetter.get(bad.id)).not.toBeNull(), {
+        timeoutMs: 20_000,
+      });
+      await eventually(async () => expect((await local.getJob(ok.id))?.status).toBe("done"), {
+        timeoutMs: 20_000,
+      });
+      await eventually(async () => expect(await local.schedules.get("secret.nightly")).not.toBeNull(), {
+        timeoutMs: 20_000,
+      });
+      await eventually(() => expect(worker.stdout()).toMatch(/dead\s+secret\.login/), { timeoutMs: 20_000 });
+    } finally {
+      worker.child.kill("SIGTERM");
+      await worker.exited;
+    }
+    expect(worker.stdout()).toContain("login refused for password [redacted]");
+    expect(worker.stdout()).not.toMatch(SECRET);
+    const outputs = await Promise.all([
+      withModule("jobs", "show", ok.id),
+      withModule("jobs", "show", ok.id, "--json"),
+      withModule("jobs", "list", "--queue", "secrets", "--json"),
+      withModule("jobs", "explain", bad.id, "--json"),
+      withModule("dead-letter", "show", bad.id),
+      withModule("dead-letter", "list", "--queue", "secrets", "--json"),
+      withModule("dead-letter", "export", "--queue", "secrets"),
+      withModule("dead-letter", "export", "--queue", "secrets", "--format", "csv"),
+      withModule("schedules", "show", "secret.nightly", "--json"),
+      withModule("schedules", "list", "--json"),
+    ]);
+    for (const r of outputs) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).not.toMatch(SECRET);
+    }
+    expect(outputs[1]?.stdout).toContain('"password": "[redacted]"');
+    expect(outputs[4]?.stdout).toContain("login refused for password [redacted]");
+    // Without the module the CLI has no redact: the store kept the real values.
+    const plain = await s.cli("jobs", "show", ok.id, "--json");
+    expect(plain.stdout).toContain("hunter2");
+    expect((await s.cli("dead-letter", "export", "--queue", "secrets")).stdout).toContain("hunter3");
+  });
+});

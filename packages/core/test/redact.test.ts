@@ -1,0 +1,124 @@
+/** `redact`: what operators see of args, results, progress and errors; the handler and the store keep the truth. */
+import { describe, expect, it } from "vitest";
+import { createRedactor, REDACTED, REDACTION_FAILED } from "../src/redact.js";
+import { memoryApps } from "./memory.js";
+
+const app = memoryApps();
+
+describe("redact/paths", () => {
+  const redact = createRedactor(["password", "card.number", "**.token", "headers.*", "items.*.secret"]);
+
+  it("redact/path-forms: top-level, nested, `*` and `**`; other fields unchanged", () => {
+    const row = redact.row({
+      jobName: "billing.charge",
+      args: {
+        user: "ann",
+        password: "hunter2",
+        card: { number: "4111111111111111", expiry: "12/29" },
+        deep: { nested: { token: "tok_live_abc" } },
+        token: "tok_top_level",
+        headers: { authorization: "Bearer xyz123", accept: "json" },
+        items: [{ secret: "s3cr3t!", ok: 1 }, { ok: 2 }],
+      },
+      result: { token: "res_token_1", fine: true },
+      lastError:
+        "Error: card 4111111111111111 declined for ann (password hunter2)\n    at charge (billing.ts:1)",
+      queue: "default",
+    });
+    expect(row.args).toEqual({
+      user: "ann",
+      password: REDACTED,
+      card: { number: REDACTED, expiry: "12/29" },
+      deep: { nested: { token: REDACTED } },
+      token: REDACTED,
+      headers: { authorization: REDACTED, accept: REDACTED },
+      items: [{ secret: REDACTED, ok: 1 }, { ok: 2 }],
+    });
+    expect(row.result).toEqual({ token: REDACTED, fine: true });
+    expect(row.lastError).toBe(
+      `Error: card ${REDACTED} declined for ann (password ${REDACTED})\n    at charge (billing.ts:1)`,
+    );
+    expect(row.queue).toBe("default");
+  });
+
+  it("redact/error-alone: an error shown without its row scrubs the values the row's paths hold", () => {
+    const job = { jobName: "a", args: { password: "hunter2" } };
+    expect(redact.error("bad password hunter2", "a", job)).toBe(`bad password ${REDACTED}`);
+    expect(redact.error(null, "a", job)).toBeNull();
+    expect(redact.value("args", { password: "x" }, "a")).toEqual({ password: REDACTED });
+  });
+
+  it("redact/none: without redact every value is shown as stored", () => {
+    const none = createRedactor(undefined);
+    const row = { jobName: "a", args: { password: "p" }, lastError: "e" };
+    expect(none.active).toBe(false);
+    expect(none.row(row)).toBe(row);
+  });
+});
+
+describe("redact/function", () => {
+  it("redact/function-fields: called per field with the job name; an error answer that is not text is JSON", () => {
+    const seen: string[] = [];
+    const redact = createRedactor((value, { field, jobName }) => {
+      seen.push(`${jobName}:${field}`);
+      if (field === "error") return (value as string).replace(/\d{12,}/g, "####");
+      if (field === "result") return { kept: false };
+      return field === "args" ? { shown: true } : value;
+    });
+    const row = redact.row({
+      jobName: "a.b",
+      args: { pin: 1234 },
+      result: 5,
+      progress: 0.5,
+      lastError: "card 4111111111111111",
+    });
+    expect(row).toEqual({
+      jobName: "a.b",
+      args: { shown: true },
+      result: { kept: false },
+      progress: 0.5,
+      lastError: "card ####",
+    });
+    expect(seen.sort()).toEqual(["a.b:args", "a.b:error", "a.b:progress", "a.b:result"]);
+    expect(createRedactor(() => ({ code: 1 })).error("x", "a")).toBe('{"code":1}');
+  });
+
+  it("redact/fails-closed: a redact function that throws shows neither the value nor a crash", () => {
+    const redact = createRedactor(() => {
+      throw new Error("bug in redact");
+    });
+    expect(redact.row({ jobName: "a", args: { password: "p" }, lastError: "p" })).toEqual({
+      jobName: "a",
+      args: REDACTION_FAILED,
+      lastError: REDACTION_FAILED,
+    });
+  });
+});
+
+describe("redact/option", () => {
+  it("redact/invalid: a bad redact option is SONIQ_INVALID_OPTIONS", () => {
+    for (const redact of ["password", [""], ["a..b"], [5], ["has space"]]) {
+      expect(() => app({ redact: redact as never }), JSON.stringify(redact)).toThrow(
+        expect.objectContaining({ code: "SONIQ_INVALID_OPTIONS" }),
+      );
+    }
+  });
+
+  it("redact/store-keeps-truth: the handler and getJob see the real args; options.redact shows them redacted", async () => {
+    const soniq = app({ redact: ["password"] });
+    let received: unknown = null;
+    const login = soniq.job("users.login", async (args: { user: string; password: string }) => {
+      received = args;
+      return { ok: true };
+    });
+    const { id } = await login.enqueue({ user: "ann", password: "hunter2" });
+    await soniq.worker().runOnce();
+    expect(received).toEqual({ user: "ann", password: "hunter2" });
+    const stored = await soniq.getJob(id);
+    expect(stored?.args).toEqual({ user: "ann", password: "hunter2" });
+    expect(soniq.options.redact.row(stored as NonNullable<typeof stored>).args).toEqual({
+      user: "ann",
+      password: REDACTED,
+    });
+  });
+});

@@ -1,0 +1,29 @@
+/**
+ * The JSON body each write route accepts, key by key (security/body.ts refuses any other key at any
+ * level). Bulk dead-letter actions take their filter under `filter`, the selected `ids`, `dryRun`, and
+ * `all: true` to act on every dead letter when the filter is empty; `configure` takes the queue limits;
+ * every other write takes no body (an empty body or `{}`).
+ */
+import type { BodyShape } from "../security/body.js";
+
+export const BULK_BODY: BodyShape = {
+  filter: { queue: true, name: true, reason: true, since: true, until: true, q: true },
+  ids: true,
+  dryRun: true,
+  all: true,
+};
+
+export const CONFIGURE_BODY: BodyShape = {
+  concurrency: true,
+  groupConcurrency: true,
+  rateLimit: { max: true, perMs: true },
+};
+
+export const NO_BODY: BodyShape = {};
+
+/** The shape for a write route's path (relative to `/api`). */
+export function bodyShapeFor(path: string): BodyShape {
+  if (/^\/dead-letters\/(replay|purge)-where$/.test(path)) return BULK_BODY;
+  if (/^\/queues\/[^/]+\/configure$/.test(path)) return CONFIGURE_BODY;
+  return NO_BODY;
+}

@@ -1,0 +1,459 @@
+/**
+ * The attacks of issue 25, each reproduced against the handler: strict bodies, size caps before reading,
+ * the Host allow-list and the Origin check against it, TLS behind a proxy, sessions per key, the login
+ * rate limit, `next` inside basePath, lean list responses and the default key scope.
+ */
+import { request } from "node:http";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type DashboardHandler, dashboard, serveDashboard } from "../src/index.js";
+import { call, json, READ_KEY, type Seeded, seededApp, WRITE_KEY } from "./support.js";
+
+let app: Seeded;
+beforeEach(async () => {
+  app = await seededApp();
+});
+afterEach(() => app.soniq.close());
+
+type ErrorBody = { error: { code: string; message: string } };
+
+const KEYS = [
+  { key: WRITE_KEY, label: "ops", scope: "write" as const },
+  { key: READ_KEY, label: "viewer" },
+];
+
+function keyed(extra: Record<string, unknown> = {}): DashboardHandler {
+  return dashboard({ soniq: app.soniq, apiKeys: KEYS, allowedHosts: ["dash.test"], ...extra });
+}
+
+/** A request to `url` itself (its host is the Host the handler sees). */
+function send(handler: DashboardHandler, url: string, init: RequestInit = {}): Promise<Response> {
+  return handler(new Request(url, init));
+}
+
+/** A body of `total` bytes made on demand; `pulled()` says how much the server read. */
+function streamedBody(
+  total: number,
+  chunk = 64 * 1024,
+): { body: ReadableStream<Uint8Array>; pulled(): number } {
+  let sent = 0;
+  const block = new Uint8Array(chunk).fill(0x61);
+  return {
+    body: new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= total) return controller.close();
+        sent += chunk;
+        controller.enqueue(block);
+      },
+    }),
+    pulled: () => sent,
+  };
+}
+
+describe("strict bodies", () => {
+  const w = { method: "POST", key: WRITE_KEY };
+
+  it("security/bulk-filter-not-under-filter: a filter at the top level is 400 and deletes nothing", async () => {
+    const res = await call(keyed(), "/api/dead-letters/purge-where", {
+      ...w,
+      body: { queue: "no_such_queue" },
+    });
+    expect(res.status).toBe(400);
+    expect((await json<ErrorBody>(res)).error.message).toContain("queue");
+    expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+  });
+
+  it("security/dry-run-spelling: `dry_run` is an unknown key, not a dry run that replays", async () => {
+    const res = await call(keyed(), "/api/dead-letters/replay-where", {
+      ...w,
+      body: { filter: { name: "billing.charge" }, dry_run: true },
+    });
+    expect(res.status).toBe(400);
+    expect((await json<ErrorBody>(res)).error.message).toContain("dry_run");
+    expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+  });
+
+  it("security/empty-filter-needs-all: a bulk action over everything must say `all: true`", async () => {
+    const h = keyed();
+    for (const body of [{}, { filter: {} }, { dryRun: false }]) {
+      const res = await call(h, "/api/dead-letters/purge-where", { ...w, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect((await json<ErrorBody>(res)).error.message).toContain("all: true");
+    }
+    expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+    const dry = await call(h, "/api/dead-letters/purge-where", { ...w, body: { all: true, dryRun: true } });
+    expect(await json(dry)).toMatchObject({ dryRun: true, count: 3 });
+    const all = await call(h, "/api/dead-letters/purge-where", { ...w, body: { all: true } });
+    expect(await json(all)).toMatchObject({ dryRun: false, count: 3 });
+    expect((await app.soniq.getQueueStats()).dead_letter).toBe(0);
+  });
+
+  it("security/nested-unknown-keys: an unknown key at any level is 400 and changes nothing", async () => {
+    const h = keyed();
+    const configure = await call(h, "/api/queues/default/configure", {
+      ...w,
+      body: { rateLimit: { max: 5, perMs: 1000, burst: 50 } },
+    });
+    expect(configure.status).toBe(400);
+    expect((await json<ErrorBody>(configure)).error.message).toContain("rateLimit.burst");
+    expect((await app.soniq.queues.get("default")).rateLimit).toBeNull();
+    const all = await call(h, "/api/dead-letters/purge-where", { ...w, body: { all: true, every: true } });
+    expect(all.status).toBe(400);
+    const cancel = await call(h, `/api/jobs/${app.reports[0]}/cancel`, { ...w, body: { force: true } });
+    expect(cancel.status).toBe(400);
+    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
+    expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+  });
+});
+
+describe("body size", () => {
+  it("security/login-body-cap: a 150 MB login form is refused with 413 after reading at most ~8 KiB", async () => {
+    const big = streamedBody(150 * 1024 * 1024, 4096);
+    const res = await send(keyed(), "http://dash.test/login", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: "http://dash.test" },
+      body: big.body,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(big.pulled()).toBeLessThanOrEqual(8 * 1024 + 4096 * 2);
+  });
+
+  it("security/json-body-cap: a 20 MB JSON body is 413 after reading at most ~1 MiB; a declared one unread", async () => {
+    const h = keyed();
+    const big = streamedBody(20 * 1024 * 1024);
+    const res = await send(h, "http://dash.test/api/dead-letters/purge-where", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${WRITE_KEY}` },
+      body: big.body,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect((await json<ErrorBody>(res)).error.code).toBe("payload_too_large");
+    expect(big.pulled()).toBeLessThanOrEqual(1024 * 1024 + 64 * 1024 * 2);
+    const declared = streamedBody(20 * 1024 * 1024);
+    const early = await send(h, "http://dash.test/api/dead-letters/purge-where", {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "content-length": String(20 * 1024 * 1024),
+        authorization: `Bearer ${WRITE_KEY}`,
+      },
+      body: declared.body,
+      duplex: "half",
+    } as RequestInit);
+    expect(early.status).toBe(413);
+    expect(declared.pulled()).toBeLessThanOrEqual(64 * 1024 * 2);
+    expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+  });
+});
+
+/** Streams up to `total` bytes to `url` until the server answers; resolves with the status and bytes sent. */
+function upload(url: string, total: number): Promise<{ status: number; sent: number }> {
+  return new Promise((resolve, reject) => {
+    const chunk = Buffer.alloc(64 * 1024, 0x61);
+    let sent = 0;
+    let answered = false;
+    const req = request(url, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(url).origin },
+    });
+    req.on("response", (res) => {
+      answered = true;
+      res.resume();
+      resolve({ status: res.statusCode ?? 0, sent });
+      req.destroy();
+    });
+    req.on("error", (err) => (answered ? undefined : reject(err)));
+    const pump = () => {
+      while (!answered && sent < total) {
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once("drain", pump);
+      }
+      if (!answered) req.end();
+    };
+    pump();
+  });
+}
+
+describe("body size over a real socket", () => {
+  it("security/login-upload-memory: a 150 MB login upload is answered 413 early, memory bounded", async () => {
+    const server = await serveDashboard({ soniq: app.soniq, apiKeys: KEYS, port: 0 });
+    try {
+      const before = process.memoryUsage().rss;
+      const { status, sent } = await upload(`${server.url}/login`, 150 * 1024 * 1024);
+      expect(status).toBe(413);
+      expect(sent).toBeLessThan(150 * 1024 * 1024);
+      expect(process.memoryUsage().rss - before).toBeLessThan(64 * 1024 * 1024);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("hosts and origins", () => {
+  it("security/dns-rebinding: a keyless dashboard answers only loopback names by default", async () => {
+    const open = dashboard({ soniq: app.soniq });
+    const id = app.done[0] as string;
+    const rebound = await send(open, `http://rebind.attacker.example:6161/api/jobs/${id}`);
+    expect(rebound.status).toBe(421);
+    expect((await json<ErrorBody>(rebound)).error.code).toBe("host_not_allowed");
+    expect((await send(open, "http://rebind.attacker.example:6161/")).status).toBe(421);
+    for (const host of ["127.0.0.1:6161", "localhost:6161", "[::1]:6161", "LOCALHOST"]) {
+      expect((await send(open, `http://${host}/api/jobs/${id}`)).status, host).toBe(200);
+    }
+    const listed = dashboard({ soniq: app.soniq, allowedHosts: ["ops.internal"] });
+    expect((await send(listed, `http://ops.internal:6161/api/jobs/${id}`)).status).toBe(200);
+    expect((await send(listed, `http://127.0.0.1:6161/api/jobs/${id}`)).status).toBe(200);
+  });
+
+  it("security/origin-against-list: Host and Origin both foreign cannot write; a foreign port cannot either", async () => {
+    const h = keyed();
+    const target = `/api/jobs/${app.reports[0]}/cancel`;
+    const bearer = { authorization: `Bearer ${WRITE_KEY}` };
+    const both = await send(h, `http://evil.example${target}`, {
+      method: "POST",
+      headers: { ...bearer, origin: "http://evil.example" },
+    });
+    expect(both.status).toBe(421);
+    const loopback = dashboard({ soniq: app.soniq, apiKeys: KEYS });
+    const otherApp = await send(loopback, `http://localhost:6161${target}`, {
+      method: "POST",
+      headers: { ...bearer, origin: "http://localhost:3000" },
+    });
+    expect(otherApp.status).toBe(403);
+    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
+    const own = await send(loopback, `http://localhost:6161${target}`, {
+      method: "POST",
+      headers: { ...bearer, origin: "http://localhost:6161" },
+    });
+    expect(own.status).toBe(200);
+  });
+
+  it("security/public-origin: behind a TLS proxy the cookie is Secure and the public origin may write", async () => {
+    const h = keyed({ publicOrigin: "https://ops.example.com" });
+    const form = new URLSearchParams({ key: WRITE_KEY, next: "/" }).toString();
+    const res = await send(h, "http://127.0.0.1:6161/login", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://ops.example.com" },
+      body: form,
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("set-cookie")).toMatch(/; Secure/);
+    const foreign = await send(h, "http://127.0.0.1:6161/login", {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example" },
+      body: form,
+    });
+    expect(foreign.status).toBe(403);
+  });
+
+  it("security/trust-proxy: X-Forwarded-Proto/Host count only with trustProxy", async () => {
+    const form = new URLSearchParams({ key: WRITE_KEY, next: "/" }).toString();
+    const forwarded = {
+      "content-type": "application/x-www-form-urlencoded",
+      origin: "https://ops.example.com",
+      "x-forwarded-proto": "https",
+      "x-forwarded-host": "ops.example.com",
+    };
+    const trusting = keyed({ trustProxy: true, allowedHosts: ["ops.example.com"] });
+    const ok = await send(trusting, "http://127.0.0.1:6161/login", {
+      method: "POST",
+      headers: forwarded,
+      body: form,
+    });
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get("set-cookie")).toMatch(/; Secure/);
+    const untrusting = keyed({ allowedHosts: ["ops.example.com"] });
+    const refused = await send(untrusting, "http://127.0.0.1:6161/login", {
+      method: "POST",
+      headers: forwarded,
+      body: form,
+    });
+    expect(refused.status).toBe(403);
+  });
+});
+
+describe("sessions and login", () => {
+  const form = (key: string, next = "/") => ({
+    method: "POST",
+    body: new URLSearchParams({ key, next }).toString(),
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    origin: "http://dash.test",
+  });
+
+  it("security/sessions-per-key: 1,000 logins with one key do not end another key's session", async () => {
+    const h = keyed();
+    const first = await call(h, "/login", form(WRITE_KEY));
+    const cookie = (first.headers.get("set-cookie") ?? "").split(";")[0] ?? "";
+    for (let i = 0; i < 1000; i++) expect((await call(h, "/login", form(READ_KEY))).status).toBe(303);
+    expect((await call(h, "/api/stats", { cookie })).status).toBe(200);
+  });
+
+  it("security/login-rate-limit: failed logins are limited; the limit answers 429 with Retry-After", async () => {
+    const h = keyed();
+    const answers: number[] = [];
+    for (let i = 0; i < 40; i++)
+      answers.push((await call(h, "/login", form("wrong-key-0123456789abcdef"))).status);
+    expect(answers.slice(0, 10).every((s) => s === 401)).toBe(true);
+    expect(answers.at(-1)).toBe(429);
+    const limited = await call(h, "/login", form(WRITE_KEY));
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+    expect((await call(h, "/api/stats", { key: WRITE_KEY })).status).toBe(200);
+  });
+
+  it("security/next-inside-base-path: `next` cannot leave basePath", async () => {
+    const h = dashboard({ soniq: app.soniq, apiKeys: KEYS, basePath: "/base", allowedHosts: ["dash.test"] });
+    for (const next of [
+      "/base/../../evil",
+      "/base/%2e%2e/evil",
+      "/base/./../evil",
+      "//evil.example",
+      "/evil",
+    ]) {
+      const res = await call(h, "/base/login", form(WRITE_KEY, next));
+      expect(res.status, next).toBe(303);
+      const location = res.headers.get("location") ?? "";
+      expect(
+        new URL(location, "http://dash.test").pathname.startsWith("/base/"),
+        `${next} -> ${location}`,
+      ).toBe(true);
+    }
+    const kept = await call(h, "/base/login", form(WRITE_KEY, "/base/jobs?status=done"));
+    expect(kept.headers.get("location")).toBe("/base/jobs?status=done");
+  });
+});
+
+describe("responses and keys", () => {
+  it("security/lean-lists: list responses carry no args, results or stacks; details do", async () => {
+    const h = keyed();
+    const jobs = await json<{ jobs: Record<string, unknown>[] }>(
+      await call(h, "/api/jobs?limit=100", { key: READ_KEY }),
+    );
+    expect(jobs.jobs.length).toBeGreaterThan(10);
+    for (const row of jobs.jobs) {
+      expect(row).not.toHaveProperty("args");
+      expect(row).not.toHaveProperty("result");
+      expect(String(row.lastError ?? "")).not.toContain("\n");
+    }
+    const dead = await json<{ deadLetters: Record<string, unknown>[] }>(
+      await call(h, "/api/dead-letters", { key: READ_KEY }),
+    );
+    expect(dead.deadLetters).toHaveLength(3);
+    for (const row of dead.deadLetters) {
+      expect(row).not.toHaveProperty("args");
+      expect(String(row.lastError)).toContain("card declined");
+      expect(String(row.lastError)).not.toContain("\n");
+    }
+    const detail = await json<{ job: Record<string, unknown> }>(
+      await call(h, `/api/jobs/${app.done[0]}`, { key: READ_KEY }),
+    );
+    expect(detail.job.args).toEqual({ to: "user0@example.com" });
+    expect(detail.job.result).toEqual({ sent: "user0@example.com" });
+    const letter = await json<{ deadLetter: Record<string, unknown> }>(
+      await call(h, `/api/dead-letters/${app.dead[0]}`, { key: READ_KEY }),
+    );
+    expect(letter.deadLetter.args).toEqual({ cents: -1 });
+    expect(String(letter.deadLetter.lastError)).toContain("\n");
+  });
+
+  it("security/options: bad host options are reported together as SONIQ_INVALID_OPTIONS", () => {
+    let thrown: unknown = null;
+    try {
+      dashboard({
+        soniq: app.soniq,
+        allowedHosts: ["ok.example", "bad host/"],
+        trustProxy: "yes" as unknown as boolean,
+        publicOrigin: "ftp://ops.example.com",
+      });
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toMatchObject({ code: "SONIQ_INVALID_OPTIONS" });
+    const problems = (thrown as { context: { problems: string[] } }).context.problems.join("\n");
+    expect(problems).toMatch(/allowedHosts/);
+    expect(problems).toMatch(/trustProxy/);
+    expect(problems).toMatch(/publicOrigin/);
+  });
+
+  it("security/default-scope-read: a key without a scope cannot write", async () => {
+    const h = keyed();
+    const res = await call(h, `/api/jobs/${app.reports[0]}/cancel`, { method: "POST", key: READ_KEY });
+    expect(res.status).toBe(403);
+    expect((await json<ErrorBody>(res)).error.code).toBe("forbidden");
+    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
+  });
+});
+
+describe("redact", () => {
+  it("security/redact-everywhere: args, results, errors and explain are redacted on every route and page; the store keeps them", async () => {
+    const { memoryBackend } = await import("@soniq/backend-memory");
+    const { PermanentError, Soniq } = await import("@soniq/core");
+    const soniq = new Soniq({ backend: memoryBackend(), redact: ["password", "**.token"] });
+    try {
+      await soniq.setup();
+      const login = soniq.job(
+        "users.login",
+        async (args: { user: string; password: string }) => {
+          if (args.user === "bad") throw new PermanentError(`login failed with password ${args.password}`);
+          if (args.user === "retry") throw new Error(`flaky for ${args.password}`);
+          return { session: { token: "tok_live_secret" } };
+        },
+        { retry: { delaysMs: [3_600_000] } },
+      );
+      const done = (await login.enqueue({ user: "ann", password: "hunter2" })).id;
+      const dead = (await login.enqueue({ user: "bad", password: "hunter3" })).id;
+      const retrying = (await login.enqueue({ user: "retry", password: "hunter4" })).id;
+      soniq.periodic(login, {
+        name: "users.nightly",
+        every: "1d",
+        args: { user: "cron", password: "hunter5" },
+      });
+      const scheduler = soniq.scheduler({ checkIntervalMs: 60_000 });
+      await scheduler.check();
+      await scheduler.stop();
+      await soniq.worker().runOnce();
+      const h = dashboard({ soniq, allowedHosts: ["dash.test"] });
+      const bodies = await Promise.all(
+        [
+          `/api/jobs/${done}`,
+          `/api/jobs/${retrying}`,
+          "/api/jobs?limit=100",
+          `/api/dead-letters/${dead}`,
+          "/api/dead-letters",
+          "/api/schedules/users.nightly",
+          `/jobs/${done}`,
+          `/jobs/${retrying}`,
+          "/jobs",
+          `/dead-letters/${dead}`,
+          "/dead-letters",
+          "/schedules/users.nightly",
+        ].map(async (path) => {
+          const res = await call(h, path);
+          return [path, res.status, await res.text()] as const;
+        }),
+      );
+      for (const [path, status, body] of bodies) {
+        expect(status, path).toBe(200);
+        expect(body, path).not.toMatch(/hunter[2-5]|tok_live_secret/);
+      }
+      const detail = await json<{ job: { args: unknown; result: unknown } }>(
+        await call(h, `/api/jobs/${done}`),
+      );
+      expect(detail.job).toMatchObject({
+        args: { user: "ann", password: "[redacted]" },
+        result: { session: { token: "[redacted]" } },
+      });
+      const letter = await json<{ deadLetter: { lastError: string } }>(
+        await call(h, `/api/dead-letters/${dead}`),
+      );
+      expect(letter.deadLetter.lastError).toContain("login failed with password [redacted]");
+      const explained = await json<{ explain: unknown }>(await call(h, `/api/jobs/${retrying}`));
+      expect(JSON.stringify(explained.explain)).toContain("flaky for [redacted]");
+      expect((await soniq.getJob(done))?.args).toEqual({ user: "ann", password: "hunter2" });
+      expect((await soniq.deadLetter.get(dead))?.lastError).toContain("hunter3");
+    } finally {
+      await soniq.close();
+    }
+  });
+});
