@@ -121,7 +121,7 @@ function list(store: MemoryStore, query: JobListQuery): Job[] {
     if (query.jobName !== null && job.jobName !== query.jobName) continue;
     rows.push(job);
   }
-  // By id alone (UUIDv7, time-ordered), as the SQL backends read their primary key (core/src/backend.ts).
+  // By id alone (UUIDv7, time-ordered), as the SQL backends read their primary key (core/src/contract/jobs.ts).
   return newestFirst(rows, null, query).map(toJob);
 }
 

@@ -25,7 +25,7 @@ async function list(ctx: PgContext, q: JobListQuery): Promise<Job[]> {
     ["job_name = ?", q.jobName],
   ] as const;
   const select = `SELECT ${JOB_COLUMNS} FROM soniq_jobs`;
-  // By id alone (UUIDv7, time-ordered): the primary key, read backwards (core/src/backend.ts `JobsFacet.list`).
+  // By id alone (UUIDv7, time-ordered): the primary key, read backwards (core/src/contract/jobs.ts `JobsFacet.list`).
   const res = await query<Row>(ctx, "jobs.list", listQuery(select, conditions, null, q));
   return res.rows.map(mapJob);
 }

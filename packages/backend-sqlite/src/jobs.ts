@@ -142,7 +142,7 @@ function list(ctx: SqliteContext, query: JobListQuery): Job[] {
     where.push("job_name = @jobName");
     params.jobName = query.jobName;
   }
-  // By id alone (UUIDv7, time-ordered): the primary key (core/src/backend.ts `JobsFacet.list`).
+  // By id alone (UUIDv7, time-ordered): the primary key (core/src/contract/jobs.ts `JobsFacet.list`).
   const sql = `SELECT ${JOB_COLUMNS} FROM soniq_jobs ${pageSql(null, query, where, params)}`;
   return (ctx.statement(sql).all(params) as JobRecord[]).map(toJob);
 }

@@ -55,7 +55,7 @@ export {
   type WakeUpsFacet,
   type WorkerRegistration,
   type WorkersFacet,
-} from "./backend.js";
+} from "./contract/index.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode, type SoniqErrorOptions } from "./errors.js";
 export { guardBackend, unwrapBackend } from "./guard.js";
 export { newJobId } from "./ids.js";

@@ -9,7 +9,7 @@
  */
 
 import { type ActorOptions, actorOf, auditRecord } from "./audit.js";
-import type { Backend, DeadLetterListQuery } from "./backend.js";
+import type { Backend, DeadLetterListQuery } from "./contract/index.js";
 import { fail } from "./options.js";
 import { after, type DeadLetterFilter, deadLetterListQuery, invalid } from "./queries.js";
 

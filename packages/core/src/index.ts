@@ -9,8 +9,21 @@ export {
   auditRecord,
   DEFAULT_ACTOR,
 } from "./audit.js";
-export type { Backend, BackendCapabilities, BackendTx, EnqueueResult, MigrationReport } from "./backend.js";
+export {
+  type Clock,
+  type ClockTimer,
+  type ManualClock,
+  manualClock,
+  systemClock,
+} from "./clock.js";
 export type { JobContext } from "./context.js";
+export type {
+  Backend,
+  BackendCapabilities,
+  BackendTx,
+  EnqueueResult,
+  MigrationReport,
+} from "./contract/index.js";
 export { DeadLetterService, type LineSink, type ReplayOverrides } from "./dead-letter.js";
 export type { BulkOptions, BulkResult, DeadLetterBulkFilter } from "./dead-letter-bulk.js";
 export {
@@ -65,13 +78,6 @@ export {
   type RetryFunction,
   type RetryPolicy,
 } from "./retry-policy.js";
-export {
-  type Clock,
-  type ClockTimer,
-  type ManualClock,
-  manualClock,
-  systemClock,
-} from "./schedules/clock.js";
 export type { PeriodicDeclaration, PeriodicOptions } from "./schedules/declare.js";
 export {
   type CheckReport,
@@ -80,13 +86,6 @@ export {
   type SchedulerOptions,
 } from "./schedules/scheduler.js";
 export { ScheduleService } from "./schedules/service.js";
-export {
-  type CatchUpPolicy,
-  type Schedule,
-  type ScheduleTick,
-  TICK_OUTCOMES,
-  type TickOutcome,
-} from "./schedules/types.js";
 export type { WorkerScheduleOptions } from "./schedules/worker.js";
 export { JOB_DEFAULTS, JOB_STATUS_CHECK, TABLES } from "./schema/constants.js";
 export { type EnqueueManyItem, Soniq } from "./soniq.js";
@@ -94,6 +93,7 @@ export {
   AUDIT_ACTIONS,
   type AuditAction,
   type AuditEntry,
+  type CatchUpPolicy,
   DEAD_LETTER_REASONS,
   type DeadLetterJob,
   type DeadLetterJobRow,
@@ -109,7 +109,11 @@ export {
   type QueueSettings,
   type QueueStats,
   type RateLimit,
+  type Schedule,
+  type ScheduleTick,
   TERMINAL_JOB_STATUSES,
+  TICK_OUTCOMES,
+  type TickOutcome,
   WORKER_STATUSES,
   type WorkerInfo,
   type WorkerStatus,

@@ -3,8 +3,13 @@
  * to the backend. Nothing here touches storage except the final `backend.enqueue(Many)` call.
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { Backend, EnqueueOptions as BackendEnqueueOptions, EnqueueResult, NewJob } from "./backend.js";
 import type { JobContext } from "./context.js";
+import type {
+  Backend,
+  EnqueueOptions as BackendEnqueueOptions,
+  EnqueueResult,
+  NewJob,
+} from "./contract/index.js";
 import { SoniqError } from "./errors.js";
 import { newJobId } from "./ids.js";
 import { argsHash, checkJson } from "./json.js";

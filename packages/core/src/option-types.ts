@@ -4,11 +4,11 @@
  */
 
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { Backend } from "./backend.js";
+import type { Clock } from "./clock.js";
+import type { Backend } from "./contract/index.js";
 import type { Logger } from "./logger.js";
 import type { MetricsSink } from "./metrics.js";
 import type { RetryPolicy } from "./retry-policy.js";
-import type { Clock } from "./schedules/clock.js";
 
 export interface SoniqOptions<B extends Backend<unknown> = Backend<unknown>> {
   /** Storage: `memoryBackend()`, `sqliteBackend({...})`, `postgresBackend({...})` or your own. */

@@ -6,7 +6,8 @@
  * holds packages/core/README.md to it).
  */
 import { hostname } from "node:os";
-import type { Backend } from "./backend.js";
+import { isClock, systemClock } from "./clock.js";
+import type { Backend } from "./contract/index.js";
 import { storableText } from "./json.js";
 import { isLogger, silentLogger } from "./logger.js";
 import { isMetricsSink, noopMetricsSink } from "./metrics.js";
@@ -40,7 +41,6 @@ import type {
   WorkerOptions,
 } from "./option-types.js";
 import { DEFAULT_RETRY, retryPolicyProblems } from "./retry-policy.js";
-import { isClock, systemClock } from "./schedules/clock.js";
 import { JOB_DEFAULTS } from "./schema/constants.js";
 
 /** The longest `dedupKey` (characters). */

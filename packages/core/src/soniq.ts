@@ -4,7 +4,7 @@
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "./audit.js";
-import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from "./backend.js";
+import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from "./contract/index.js";
 import { DeadLetterService } from "./dead-letter.js";
 import { SoniqError } from "./errors.js";
 import { Explainer, type Explanation } from "./explain.js";

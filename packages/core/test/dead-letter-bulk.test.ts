@@ -1,7 +1,7 @@
 /** deadLetter.replayWhere / purgeWhere on the memory backend: chunked, dry run, one audit row each. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
-import type { DeadLetterListQuery, NewJob } from "../src/backend.js";
+import type { DeadLetterListQuery, NewJob } from "../src/contract/index.js";
 import { isSoniqError } from "../src/errors.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
 

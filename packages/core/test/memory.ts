@@ -4,7 +4,7 @@
  */
 import { afterEach } from "vitest";
 import { memoryBackend } from "../../backend-memory/src/index.js";
-import type { Backend, BackendFacetName } from "../src/backend.js";
+import type { Backend, BackendFacetName } from "../src/contract/index.js";
 import { Soniq, type SoniqOptions } from "../src/index.js";
 
 export { memoryBackend };

@@ -2,6 +2,8 @@
  * What the scheduler and `soniq.schedules` share: the instance's declarations, registry and options, the
  * backend's schedules facet, and the two steps every tick takes (building its job, recording it).
  */
+
+import type { Clock } from "../clock.js";
 import type {
   AuditFacet,
   LeasesFacet,
@@ -9,16 +11,15 @@ import type {
   ScheduleDeclaration,
   SchedulesFacet,
   TickRecordResult,
-} from "../backend.js";
+} from "../contract/index.js";
 import { newJobId } from "../ids.js";
 import type { RegisteredJob } from "../jobs.js";
 import { argsHash } from "../json.js";
 import type { Logger } from "../logger.js";
 import type { ResolvedSoniqOptions } from "../options.js";
-import type { Clock } from "./clock.js";
+import type { Schedule } from "../types.js";
 import type { PeriodicDeclaration } from "./declare.js";
 import { firstTick, type PlannedTick } from "./plan.js";
-import type { Schedule } from "./types.js";
 
 export interface ScheduleRuntime {
   readonly schedules: SchedulesFacet;

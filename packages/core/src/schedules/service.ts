@@ -4,15 +4,15 @@
  * Pause, resume, remove and trigger are operator actions: each writes one audit row, with its change.
  */
 import { type ActorOptions, actorOf, audited, auditRecord } from "../audit.js";
-import type { AuditRecord, TickRecord, TickRecordResult } from "../backend.js";
+import type { AuditRecord, TickRecord, TickRecordResult } from "../contract/index.js";
 import { SoniqError } from "../errors.js";
 import { optionsObject } from "../option-table.js";
 import { noArguments } from "../queries.js";
+import type { Schedule, ScheduleTick } from "../types.js";
 import { planTicks, timingOf } from "./plan.js";
 import { jobFor, recordPlanned, type ScheduleRuntime, toStored } from "./runtime.js";
 import { triggeredJobId } from "./stored.js";
 import { upcomingTicks } from "./ticks.js";
-import type { Schedule, ScheduleTick } from "./types.js";
 
 /** How many ticks `resume()` records as skipped in one go (a long pause is finished by the scheduler). */
 const RESUME_TICKS = 10_000;
