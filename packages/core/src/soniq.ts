@@ -36,7 +36,7 @@ import { inListOrder, jobListQuery, type ListJobsFilter, statsQuery } from "./qu
 import { QueueService } from "./queues.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
 import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "./schedules/declare.js";
-import type { ScheduleRuntime } from "./schedules/runtime.js";
+import { checkDeclaredJob, type ScheduleRuntime } from "./schedules/runtime.js";
 import { resolveSchedulerOptions, Scheduler, type SchedulerOptions } from "./schedules/scheduler.js";
 import { ScheduleService } from "./schedules/service.js";
 import { SchedulingWorker, type WorkerScheduleOptions, workerSchedulerOptions } from "./schedules/worker.js";
@@ -207,6 +207,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
         { context: { name: declaration.name } },
       );
     }
+    checkDeclaredJob(this.#schedules, declaration);
     this.#declarations.set(declaration.name, declaration);
     return declaration;
   }
