@@ -3,13 +3,14 @@
  * A batch is planned completely before anything is written, so it is all or nothing. Dedup matches
  * queued rows only (the SQL backends' partial unique indexes), including rows earlier in the batch.
  */
-import type { Job, QueueStats } from "@soniq/core";
 import type {
   EnqueueOptions,
   EnqueueResult,
+  Job,
   JobListQuery,
   JobsFacet,
   NewJob,
+  QueueStats,
   StatsQuery,
 } from "@soniq/core/backend";
 import { appendAudit } from "./audit.js";

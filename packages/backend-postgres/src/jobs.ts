@@ -1,6 +1,5 @@
 /** The jobs facet: enqueue (internal/enqueue.ts), reads, stats, cancel and expired-row cleanup on soniq_jobs. */
-import type { Job, QueueStats } from "@soniq/core";
-import type { AuditRecord, JobListQuery, JobsFacet, StatsQuery } from "@soniq/core/backend";
+import type { AuditRecord, Job, JobListQuery, JobsFacet, QueueStats, StatsQuery } from "@soniq/core/backend";
 import { type PgContext, query } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
 import { listQuery } from "./internal/list-query.js";

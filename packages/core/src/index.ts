@@ -1,21 +1,12 @@
-// The app API. Backend authors import the contract from `@soniq/core/backend`.
+/**
+ * `@soniq/core`: the app API, what an application uses. Values are what an app calls or compares
+ * against; the services behind `soniq.deadLetter`, `soniq.queues`, `soniq.schedules`, `soniq.audit`,
+ * `soniq.metrics`, and `Worker`/`Scheduler`, are exported as types only (`Soniq` makes them).
+ * Backend authors import `@soniq/core/backend`.
+ */
 
-export {
-  type ActorOptions,
-  type AuditListFilter,
-  AuditService,
-  actorOf,
-  audited,
-  auditRecord,
-  DEFAULT_ACTOR,
-} from "./audit.js";
-export {
-  type Clock,
-  type ClockTimer,
-  type ManualClock,
-  manualClock,
-  systemClock,
-} from "./clock.js";
+export type { ActorOptions, AuditListFilter, AuditService } from "./audit.js";
+export { type Clock, type ClockTimer, type ManualClock, manualClock, systemClock } from "./clock.js";
 export type { JobContext } from "./context.js";
 export type {
   Backend,
@@ -24,7 +15,7 @@ export type {
   EnqueueResult,
   MigrationReport,
 } from "./contract/index.js";
-export { DeadLetterService, type LineSink, type ReplayOverrides } from "./dead-letter.js";
+export type { DeadLetterService, LineSink, ReplayOverrides } from "./dead-letter.js";
 export type { BulkOptions, BulkResult, DeadLetterBulkFilter } from "./dead-letter-bulk.js";
 export {
   isSoniqError,
@@ -33,26 +24,12 @@ export {
   SONIQ_ERROR_CODES,
   SoniqError,
   type SoniqErrorCode,
-  type SoniqErrorOptions,
 } from "./errors.js";
 export { EXPLAIN_CODES, type ExplainCode, type ExplainReason, type Explanation } from "./explain.js";
 export type { Handler, JobDefinition, JobResult } from "./jobs.js";
-export { argsHash, canonicalJson } from "./json.js";
-export { type LogFn, type Logger, silentLogger } from "./logger.js";
-export {
-  type ClaimEvent,
-  type JobEndEvent,
-  type JobEndStatus,
-  type JobStartEvent,
-  type MetricsSink,
-  noopMetricsSink,
-} from "./metrics.js";
-export {
-  METRICS_RETENTION_MS,
-  type MetricsPoint,
-  type MetricsSeriesFilter,
-  MetricsService,
-} from "./metrics-series.js";
+export type { LogFn, Logger } from "./logger.js";
+export type { ClaimEvent, JobEndEvent, JobEndStatus, JobStartEvent, MetricsSink } from "./metrics.js";
+export type { MetricsPoint, MetricsSeriesFilter, MetricsService } from "./metrics-series.js";
 export type { Hooks, Middleware, Next, Plugin } from "./middleware.js";
 export { isValidJobName, JOB_NAME_PATTERN } from "./names.js";
 export type { OptionDoc } from "./option-table.js";
@@ -68,26 +45,18 @@ export type {
 export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
 export type { DeadLetterFilter, DeadLetterPosition, JobPosition, ListJobsFilter } from "./queries.js";
-export { EXACT_COUNTS_UP_TO, type QueueConfig, QueueService } from "./queues.js";
-export {
-  type BackoffRetry,
-  computeRetryDelay,
-  DEFAULT_RETRY,
-  type ListRetry,
-  type RetryContext,
-  type RetryFunction,
-  type RetryPolicy,
+export { EXACT_COUNTS_UP_TO, type QueueConfig, type QueueService } from "./queues.js";
+export type {
+  BackoffRetry,
+  ListRetry,
+  RetryContext,
+  RetryFunction,
+  RetryPolicy,
 } from "./retry-policy.js";
 export type { PeriodicDeclaration, PeriodicOptions } from "./schedules/declare.js";
-export {
-  type CheckReport,
-  SCHEDULER_LEASE,
-  Scheduler,
-  type SchedulerOptions,
-} from "./schedules/scheduler.js";
-export { ScheduleService } from "./schedules/service.js";
+export type { CheckReport, Scheduler, SchedulerOptions } from "./schedules/scheduler.js";
+export type { ScheduleService } from "./schedules/service.js";
 export type { WorkerScheduleOptions } from "./schedules/worker.js";
-export { JOB_DEFAULTS, JOB_STATUS_CHECK, TABLES } from "./schema/constants.js";
 export { type EnqueueManyItem, Soniq } from "./soniq.js";
 export {
   AUDIT_ACTIONS,
@@ -96,13 +65,11 @@ export {
   type CatchUpPolicy,
   DEAD_LETTER_REASONS,
   type DeadLetterJob,
-  type DeadLetterJobRow,
   type DeadLetterReason,
   ESTIMABLE_COUNTS,
   type EstimableCount,
   JOB_STATUSES,
   type Job,
-  type JobRow,
   type JobStatus,
   type JsonValue,
   type QueueInfo,
@@ -119,5 +86,4 @@ export {
   type WorkerStatus,
 } from "./types.js";
 export { SONIQ_VERSION } from "./version.js";
-export { MAX_ERROR_LENGTH } from "./worker/runner.js";
-export { Worker, type WorkerEvents, type WorkerState } from "./worker/worker.js";
+export type { Worker, WorkerEvents, WorkerState } from "./worker/worker.js";
