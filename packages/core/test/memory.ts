@@ -33,3 +33,22 @@ export function overriding<B extends Backend<unknown>, F extends BackendFacetNam
 ): B {
   return { ...backend, [facet]: { ...backend[facet], ...methods } };
 }
+
+/** Claims every due job (of `queues`, default all) and dead-letters it (`permanent_failure`); returns the ids. */
+export async function deadLetterAllDue(
+  backend: Backend<unknown>,
+  queues: readonly string[] | null = null,
+): Promise<string[]> {
+  const claimed = (await backend.runs.claim({ queues, limit: 10_000, workerId: null })).jobs;
+  await backend.runs.settle(
+    claimed.map((j) => ({
+      kind: "dead_letter" as const,
+      id: j.id,
+      attempt: j.attempts,
+      reason: "permanent_failure" as const,
+      error: null,
+      tags: null,
+    })),
+  );
+  return claimed.map((j) => j.id);
+}

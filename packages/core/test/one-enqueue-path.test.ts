@@ -8,7 +8,7 @@ import { z } from "zod";
 import { manualClock } from "../src/clock.js";
 import type { NewJob } from "../src/contract/index.js";
 import { isSoniqError, type SoniqError } from "../src/errors.js";
-import { memoryApps, memoryBackend } from "./memory.js";
+import { deadLetterAllDue, memoryApps, memoryBackend } from "./memory.js";
 
 const app = memoryApps();
 const MINUTE = 60_000;
@@ -117,17 +117,7 @@ describe("enqueue-path/replays", () => {
   async function deadLetters(backend: ReturnType<typeof memoryBackend>, args: unknown[]) {
     const jobs = args.map(deadJob);
     await backend.jobs.enqueueMany(jobs, {});
-    const claimed = (await backend.runs.claim({ queues: null, limit: jobs.length, workerId: null })).jobs;
-    await backend.runs.settle(
-      claimed.map((j) => ({
-        kind: "dead_letter" as const,
-        id: j.id,
-        attempt: j.attempts,
-        reason: "permanent_failure" as const,
-        error: null,
-        tags: null,
-      })),
-    );
+    await deadLetterAllDue(backend);
     return jobs.map((j) => j.id);
   }
 

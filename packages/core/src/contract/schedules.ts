@@ -1,6 +1,7 @@
 /**
- * The `schedules` facet: persisted recurring jobs and their tick ledger. The words and the rules (what a tick
- * is, catch-up, leadership) live in core (`src/schedules/`); a backend stores and records atomically.
+ * The `schedules` facet: persisted recurring jobs and their tick ledger. The words (what a tick is, the
+ * ledger's outcomes) are in `src/types.ts` and the rules (catch-up, leadership) in `src/schedules/`; a backend
+ * stores and records atomically.
  */
 
 import type { TickOutcome } from "../schema/constants.js";
