@@ -25,8 +25,11 @@ export {
 /** Any value that survives JSON.stringify / JSON.parse unchanged. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
-/** A `soniq_jobs` row, camelCase, as every backend returns it. Both dialects' Drizzle rows equal this type. */
-export interface JobRow {
+/**
+ * A job: a `soniq_jobs` row, camelCase, as every backend and the public API return it. Both dialects' Drizzle
+ * rows equal this type.
+ */
+export interface Job {
   id: string;
   jobName: string;
   args: unknown;
@@ -50,11 +53,8 @@ export interface JobRow {
   updatedAt: Date;
 }
 
-/** A job as the public API returns it. */
-export type Job = JobRow;
-
-/** A `soniq_dead_letter_jobs` row. */
-export interface DeadLetterJobRow {
+/** A dead letter: a `soniq_dead_letter_jobs` row. Both dialects' Drizzle rows equal this type. */
+export interface DeadLetterJob {
   id: string;
   jobName: string;
   args: unknown;
@@ -71,8 +71,6 @@ export interface DeadLetterJobRow {
   movedToDeadLetterAt: Date;
   createdAt: Date;
 }
-
-export type DeadLetterJob = DeadLetterJobRow;
 
 /**
  * Exactly six keys; `total` is the sum of the other five; `dead_letter` counts `soniq_dead_letter_jobs`.
