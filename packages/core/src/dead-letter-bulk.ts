@@ -33,9 +33,9 @@ export interface BulkResult {
   /** Rows acted on (or, with `dryRun`, that would be). */
   count: number;
   /**
-   * Set by a replay (not a dry run, which reads no rows): rows it left in place because enqueue would refuse
-   * their job here (args that fail the job's schema, or a job not defined on an instance without
-   * `allowUnknownJobNames`).
+   * Set when a replay left rows in place because enqueue would refuse their job here (args that fail the
+   * job's schema, or a job not defined on an instance without `allowUnknownJobNames`): how many. Absent
+   * when it refused none (and on a purge or a dry run, which reads no rows).
    */
   refused?: number;
   dryRun: boolean;
@@ -144,10 +144,9 @@ export async function bulk(
     done = await walk(backend, query, act, tick);
   }
   const params = { ...(filter as Record<string, unknown> | undefined), dryRun };
-  const details = done.refused > 0 ? done : { count: done.count };
+  const counts = done.refused > 0 ? done : { count: done.count };
   await backend.audit.record(
-    auditRecord(`dead_letter.${kind}`, actor, null, params, dryRun ? "dry_run" : "ok", details),
+    auditRecord(`dead_letter.${kind}`, actor, null, params, dryRun ? "dry_run" : "ok", counts),
   );
-  const replayed = kind === "replay_where" && !dryRun;
-  return replayed ? { ...done, dryRun } : { count: done.count, dryRun };
+  return { ...counts, dryRun };
 }
