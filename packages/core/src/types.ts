@@ -180,7 +180,8 @@ export interface AuditEntry {
  * What became of a tick, as the ledger records it (`TICK_OUTCOMES`):
  * - `fired`: a job was enqueued for the tick (`jobId`); reason null on time, `catch_up` when a catch-up
  *   policy fired it late, `trigger` for `schedules.trigger()`;
- * - `skipped`: the schedule was paused at the tick (reason `paused`);
+ * - `skipped`: the schedule was paused at the tick (reason `paused`), or enqueue would refuse its job
+ *   (reason `invalid_args`: the args fail the job's schema; `invalid_job`: any other refusal);
  * - `missed`: nobody ticked in time (no scheduler was running, or the leader was down) and the catch-up
  *   policy did not fire it: reason `catch_up_none`, `superseded` (a later tick fired under `"latest"`) or
  *   `outside_window` (older than `{ withinMs }`). Written when a scheduler next runs;
