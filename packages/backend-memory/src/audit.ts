@@ -1,6 +1,5 @@
 /** The audit facet: `soniq_audit_log` in memory (rows appended by the actions' own facets too). */
-import type { AuditEntry } from "@soniq/core";
-import type { AuditFacet, AuditListQuery, AuditRecord } from "@soniq/core/backend";
+import type { AuditEntry, AuditFacet, AuditListQuery, AuditRecord } from "@soniq/core/backend";
 import type { MemoryStore } from "./internal/store.js";
 
 export function appendAudit(store: MemoryStore, record: AuditRecord, now = store.now()): void {

@@ -1,6 +1,6 @@
 /** The deadLetters facet: list, read, replay (mint a fresh queued job; the row stays and counts it), purge. */
-import type { DeadLetterJob } from "@soniq/core";
 import type {
+  DeadLetterJob,
   DeadLetterListQuery,
   DeadLetterMatch,
   DeadLettersFacet,

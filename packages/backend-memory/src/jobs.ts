@@ -3,13 +3,14 @@
  * A batch is planned completely before anything is written, so it is all or nothing. Dedup matches
  * queued rows only (the SQL backends' partial unique indexes), including rows earlier in the batch.
  */
-import type { Job, QueueStats } from "@soniq/core";
 import type {
   EnqueueOptions,
   EnqueueResult,
+  Job,
   JobListQuery,
   JobsFacet,
   NewJob,
+  QueueStats,
   StatsQuery,
 } from "@soniq/core/backend";
 import { appendAudit } from "./audit.js";
@@ -121,7 +122,7 @@ function list(store: MemoryStore, query: JobListQuery): Job[] {
     if (query.jobName !== null && job.jobName !== query.jobName) continue;
     rows.push(job);
   }
-  // By id alone (UUIDv7, time-ordered), as the SQL backends read their primary key (core/src/backend.ts).
+  // By id alone (UUIDv7, time-ordered), as the SQL backends read their primary key (core/src/contract/jobs.ts).
   return newestFirst(rows, null, query).map(toJob);
 }
 

@@ -1,4 +1,4 @@
-import { SoniqError } from "@soniq/core";
+import { SoniqError } from "@soniq/core/backend";
 
 export interface MemoryBackendOptions {
   /** The backend's clock in epoch milliseconds (due times, heartbeats, expiry, leases). Default `Date.now`. */

@@ -2,8 +2,14 @@
  * The queues facet: queue controls (`soniq_queues`) and the operator view of every queue. Each action
  * appends its audit row in the same synchronous step. The claim (runs.ts) enforces the settings.
  */
-import type { QueueInfo, QueueSettings } from "@soniq/core";
-import { type AuditRecord, type QueueConfigPatch, type QueuesFacet, queueInfo } from "@soniq/core/backend";
+import {
+  type AuditRecord,
+  type QueueConfigPatch,
+  type QueueInfo,
+  type QueueSettings,
+  type QueuesFacet,
+  queueInfo,
+} from "@soniq/core/backend";
 import { appendAudit } from "./audit.js";
 import type { MemoryStore } from "./internal/store.js";
 import { stats } from "./jobs.js";

@@ -12,13 +12,14 @@
  * fault hook before the moves, then applies the plan: a throw at any point before the apply leaves the
  * store as it was, as a rolled-back transaction would.
  */
-import type { Job, RateLimit } from "@soniq/core";
 import type {
   ClaimCap,
   ClaimRequest,
   ClaimResult,
   DeadLetterSettlement,
   DoneSettlement,
+  Job,
+  RateLimit,
   RequeueSettlement,
   RunsFacet,
   Settlement,

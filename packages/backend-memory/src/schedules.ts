@@ -4,11 +4,14 @@
  * backends' transaction, so concurrent recorders of one tick leave one row and one job. An operator
  * action's audit row is appended in the same step as its change.
  */
-import type { CatchUpPolicy, Schedule, ScheduleTick, TickOutcome } from "@soniq/core";
 import {
+  type CatchUpPolicy,
   resolveTick,
+  type Schedule,
   type ScheduleDeclaration,
   type SchedulesFacet,
+  type ScheduleTick,
+  type TickOutcome,
   type TickRecord,
   type TickRecordResult,
   triggerAudit,

@@ -3,7 +3,7 @@
  * attempt raw status writes (through the same guard every write path uses), age heartbeats.
  * Its shape matches `@soniq/testkit`'s `BackendInspector`.
  */
-import type { DeadLetterJob, Job } from "@soniq/core";
+import type { DeadLetterJob, Job } from "@soniq/core/backend";
 import type { MemoryBackend } from "../src/index.js";
 import { toDeadLetterJob, toJob } from "../src/internal/rows.js";
 import { type MemoryStore, STORE } from "../src/internal/store.js";

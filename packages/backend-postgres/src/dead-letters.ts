@@ -1,7 +1,7 @@
 /** The deadLetters facet: reading, replaying and purging dead-letter rows (the operator's side of the table). */
-import type { DeadLetterJob } from "@soniq/core";
 import type {
   AuditRecord,
+  DeadLetterJob,
   DeadLetterListQuery,
   DeadLetterMatch,
   DeadLettersFacet,

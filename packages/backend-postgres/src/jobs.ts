@@ -1,6 +1,5 @@
 /** The jobs facet: enqueue (internal/enqueue.ts), reads, stats, cancel and expired-row cleanup on soniq_jobs. */
-import type { Job, QueueStats } from "@soniq/core";
-import type { AuditRecord, JobListQuery, JobsFacet, StatsQuery } from "@soniq/core/backend";
+import type { AuditRecord, Job, JobListQuery, JobsFacet, QueueStats, StatsQuery } from "@soniq/core/backend";
 import { type PgContext, query } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
 import { listQuery } from "./internal/list-query.js";
@@ -25,7 +24,7 @@ async function list(ctx: PgContext, q: JobListQuery): Promise<Job[]> {
     ["job_name = ?", q.jobName],
   ] as const;
   const select = `SELECT ${JOB_COLUMNS} FROM soniq_jobs`;
-  // By id alone (UUIDv7, time-ordered): the primary key, read backwards (core/src/backend.ts `JobsFacet.list`).
+  // By id alone (UUIDv7, time-ordered): the primary key, read backwards (core/src/contract/jobs.ts `JobsFacet.list`).
   const res = await query<Row>(ctx, "jobs.list", listQuery(select, conditions, null, q));
   return res.rows.map(mapJob);
 }

@@ -7,8 +7,12 @@
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { SoniqError } from "@soniq/core";
-import type { MigrationReport, MigrationStatus, MigrationsFacet } from "@soniq/core/backend";
+import {
+  type MigrationReport,
+  type MigrationStatus,
+  type MigrationsFacet,
+  SoniqError,
+} from "@soniq/core/backend";
 import { drizzle } from "drizzle-orm/node-postgres";
 import { migrate as drizzleMigrate } from "drizzle-orm/node-postgres/migrator";
 import type pg from "pg";

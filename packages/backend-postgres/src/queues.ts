@@ -3,11 +3,14 @@
  * and its audit row commit in one transaction; resume and configure NOTIFY the queue so idle workers
  * claim at once. The claim (runs.ts, internal/queue-limits.ts) enforces the settings.
  */
-import { ESTIMABLE_COUNTS, type EstimableCount, type QueueInfo, type QueueSettings } from "@soniq/core";
 import {
   type AuditRecord,
+  ESTIMABLE_COUNTS,
+  type EstimableCount,
   type QueueConfigPatch,
+  type QueueInfo,
   type QueueListQuery,
+  type QueueSettings,
   type QueuesFacet,
   queueInfo,
 } from "@soniq/core/backend";

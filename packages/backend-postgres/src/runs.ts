@@ -34,8 +34,15 @@
  *
  * Settle: one statement for any mix of outcomes (internal/settle-sql.ts).
  */
-import { type Job, SoniqError } from "@soniq/core";
-import type { ClaimCap, ClaimRequest, ClaimResult, RunsFacet, Settlement } from "@soniq/core/backend";
+import {
+  type ClaimCap,
+  type ClaimRequest,
+  type ClaimResult,
+  type Job,
+  type RunsFacet,
+  type Settlement,
+  SoniqError,
+} from "@soniq/core/backend";
 import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./internal/claim-rows.js";
 import { ASYNC_COMMIT, type PgContext, query } from "./internal/context.js";
 import { inDedicatedTransaction } from "./internal/interrupted-move.js";

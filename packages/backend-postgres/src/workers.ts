@@ -1,6 +1,11 @@
 /** The workers facet: the registry (register, heartbeat, stop, list), stale recovery, and the task-name registry. */
-import type { WorkerInfo } from "@soniq/core";
-import type { StaleRecovery, TaskNameRow, WorkerRegistration, WorkersFacet } from "@soniq/core/backend";
+import type {
+  StaleRecovery,
+  TaskNameRow,
+  WorkerInfo,
+  WorkerRegistration,
+  WorkersFacet,
+} from "@soniq/core/backend";
 import { type PgContext, query } from "./internal/context.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { requeueQuery } from "./internal/requeue-keys.js";

@@ -5,7 +5,7 @@
  * statement.
  */
 import { randomUUID } from "node:crypto";
-import { isSoniqError } from "@soniq/core";
+import { isSoniqError } from "@soniq/core/backend";
 import { uniqueQueue } from "@soniq/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

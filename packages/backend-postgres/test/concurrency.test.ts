@@ -3,8 +3,7 @@
  * never fail, and racing duplicate enqueues leave one row and all get its id. Each claimer uses its own backend (its own pool), like separate processes.
  */
 import { randomUUID } from "node:crypto";
-import type { Job } from "@soniq/core";
-import type { Settlement } from "@soniq/core/backend";
+import type { Job, Settlement } from "@soniq/core/backend";
 import { uniqueQueue } from "@soniq/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type PostgresBackend, postgresBackend } from "../src/index.js";

@@ -4,8 +4,7 @@
  * entries, from the top and from a deep position, on a table with statistics. EXPLAIN runs the SQL text the
  * backend sent, captured from the pool, with the values it sent.
  */
-import type { Job } from "@soniq/core";
-import { jobListQuery } from "@soniq/core/backend";
+import { type Job, jobListQuery } from "@soniq/core/backend";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBackend } from "../src/index.js";

@@ -4,8 +4,7 @@
  * hook rolling a whole settle back; and the claim returning jobs already past their max_attempts.
  */
 import { randomUUID } from "node:crypto";
-import type { Job } from "@soniq/core";
-import type { Settlement } from "@soniq/core/backend";
+import type { Job, Settlement } from "@soniq/core/backend";
 import { uniqueQueue } from "@soniq/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

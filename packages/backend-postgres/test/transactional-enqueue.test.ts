@@ -3,7 +3,7 @@
  * a Drizzle node-postgres transaction. Nothing is visible or announced before commit; a rollback leaves
  * no job and no notification.
  */
-import { isSoniqError } from "@soniq/core";
+import { isSoniqError } from "@soniq/core/backend";
 import { drizzle } from "drizzle-orm/node-postgres";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";

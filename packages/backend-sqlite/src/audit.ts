@@ -1,6 +1,5 @@
 /** The audit facet: `soniq_audit_log` (actions write their rows in their own transactions too). */
-import type { AuditEntry } from "@soniq/core";
-import type { AuditFacet, AuditListQuery } from "@soniq/core/backend";
+import type { AuditEntry, AuditFacet, AuditListQuery } from "@soniq/core/backend";
 import { runSync, type SqliteContext } from "./internal/context.js";
 import { writeAudit } from "./internal/queue-rows.js";
 

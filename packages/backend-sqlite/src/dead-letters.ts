@@ -2,9 +2,9 @@
  * The deadLetters facet: reads over soniq_dead_letter_jobs, replay (a fresh queued job from a moved
  * row) and purge. Rows get here through `runs.settle` (runs.ts), the only move.
  */
-import type { DeadLetterJob } from "@soniq/core";
 import type {
   AuditRecord,
+  DeadLetterJob,
   DeadLetterListQuery,
   DeadLetterMatch,
   DeadLettersFacet,

@@ -9,9 +9,16 @@
  * better-sqlite3 transaction before `enqueue` returns its promise.
  */
 
-import type { Job, QueueStats } from "@soniq/core";
-import { SoniqError } from "@soniq/core";
-import type { EnqueueResult, JobListQuery, JobsFacet, NewJob, StatsQuery } from "@soniq/core/backend";
+import {
+  type EnqueueResult,
+  type Job,
+  type JobListQuery,
+  type JobsFacet,
+  type NewJob,
+  type QueueStats,
+  SoniqError,
+  type StatsQuery,
+} from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext, type SqliteDatabase } from "./internal/context.js";
 import { invalidArgument } from "./internal/errors.js";
 import { writeAudit } from "./internal/queue-rows.js";
@@ -142,7 +149,7 @@ function list(ctx: SqliteContext, query: JobListQuery): Job[] {
     where.push("job_name = @jobName");
     params.jobName = query.jobName;
   }
-  // By id alone (UUIDv7, time-ordered): the primary key (core/src/backend.ts `JobsFacet.list`).
+  // By id alone (UUIDv7, time-ordered): the primary key (core/src/contract/jobs.ts `JobsFacet.list`).
   const sql = `SELECT ${JOB_COLUMNS} FROM soniq_jobs ${pageSql(null, query, where, params)}`;
   return (ctx.statement(sql).all(params) as JobRecord[]).map(toJob);
 }

@@ -13,8 +13,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SoniqError } from "@soniq/core";
-import type { MigrationReport, MigrationStatus, MigrationsFacet } from "@soniq/core/backend";
+import {
+  type MigrationReport,
+  type MigrationStatus,
+  type MigrationsFacet,
+  SoniqError,
+} from "@soniq/core/backend";
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { runSync, type SqliteDatabase } from "./internal/context.js";
 

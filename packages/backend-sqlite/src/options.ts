@@ -1,5 +1,5 @@
 /** `sqliteBackend()` options: validated once (every problem in one error), defaults filled, frozen. */
-import { SoniqError } from "@soniq/core";
+import { SoniqError } from "@soniq/core/backend";
 import type { SqliteDatabase } from "./internal/context.js";
 
 export type SqliteBackendTarget =

@@ -3,8 +3,16 @@
  * and its audit row commit in one IMMEDIATE transaction. The claim (runs.ts, internal/queue-limits.ts)
  * enforces the settings.
  */
-import type { JobStatus, QueueInfo, QueueSettings, QueueStats } from "@soniq/core";
-import { type AuditRecord, type QueueConfigPatch, type QueuesFacet, queueInfo } from "@soniq/core/backend";
+import {
+  type AuditRecord,
+  type JobStatus,
+  type QueueConfigPatch,
+  type QueueInfo,
+  type QueueSettings,
+  type QueueStats,
+  type QueuesFacet,
+  queueInfo,
+} from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { QUEUE_COLUMNS, type QueueRecord, toQueueSettings, writeAudit } from "./internal/queue-rows.js";
 import { NOW } from "./internal/sql.js";

@@ -13,16 +13,16 @@
  * while its row is processing with the attempts the claim gave it, so a late write after cancel,
  * recovery or a re-claim changes nothing and reports false.
  */
-import { SoniqError } from "@soniq/core";
-import type {
-  ClaimCap,
-  ClaimRequest,
-  ClaimResult,
-  DeadLetterSettlement,
-  DoneSettlement,
-  RequeueSettlement,
-  RunsFacet,
-  Settlement,
+import {
+  type ClaimCap,
+  type ClaimRequest,
+  type ClaimResult,
+  type DeadLetterSettlement,
+  type DoneSettlement,
+  type RequeueSettlement,
+  type RunsFacet,
+  type Settlement,
+  SoniqError,
 } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { claimLimited, controlledQueues, hasDueJobs } from "./internal/queue-limits.js";

@@ -1,5 +1,5 @@
 /** SQLite-specific behaviour the conformance kit does not see: ownership, pragmas, error translation, claims. */
-import { isSoniqError } from "@soniq/core";
+import { isSoniqError } from "@soniq/core/backend";
 import { eventually, newJob } from "@soniq/testkit";
 import Database from "better-sqlite3";
 import { sql } from "drizzle-orm";

@@ -1,5 +1,5 @@
 /** What opening a database reports when it fails: a missing native addon points at the build, not the file. */
-import { isSoniqError } from "@soniq/core";
+import { isSoniqError } from "@soniq/core/backend";
 import { describe, expect, it } from "vitest";
 import { sqliteBackend } from "../src/index.js";
 import { openError } from "../src/internal/connection.js";

@@ -2,7 +2,7 @@
  * The conformance kit's inspector for SQLite: a second raw better-sqlite3 connection to the same file,
  * with its own row mapping, so cases can check storage without trusting the backend's reads.
  */
-import type { DeadLetterJob, Job, JobStatus } from "@soniq/core";
+import type { DeadLetterJob, Job, JobStatus } from "@soniq/core/backend";
 import type { BackendInspector } from "@soniq/testkit";
 import Database from "better-sqlite3";
 import { translateError } from "../src/internal/errors.js";

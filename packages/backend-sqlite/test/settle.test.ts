@@ -3,8 +3,7 @@
  * by (id, attempt), one boolean per item in input order. Also what the claim hands back now that core,
  * not the backend, dead-letters jobs claimed past their attempts.
  */
-import type { Job } from "@soniq/core";
-import type { RequeueSettlement, Settlement } from "@soniq/core/backend";
+import type { Job, RequeueSettlement, Settlement } from "@soniq/core/backend";
 import { newJob } from "@soniq/testkit";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";

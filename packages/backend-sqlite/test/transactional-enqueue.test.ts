@@ -3,7 +3,7 @@
  * rollback. better-sqlite3 transactions are synchronous, so the backend inserts before its promise is
  * returned; the caller does not await inside the transaction.
  */
-import { isSoniqError } from "@soniq/core";
+import { isSoniqError } from "@soniq/core/backend";
 import { soniqJobs, sqliteSchema } from "@soniq/core/schema/sqlite";
 import { newJob } from "@soniq/testkit";
 import Database from "better-sqlite3";

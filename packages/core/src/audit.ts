@@ -6,7 +6,7 @@
  * over many transactions, write theirs on its own (`backend.audit.record`) once they are done.
  */
 import { randomUUID } from "node:crypto";
-import type { AuditListQuery, AuditRecord, Backend } from "./backend.js";
+import type { AuditListQuery, AuditRecord, Backend } from "./contract/index.js";
 import { storableText } from "./json.js";
 import { optionsObject } from "./option-table.js";
 import { filterObject, invalid, optionalDate, optionalString } from "./queries.js";

@@ -1,10 +1,11 @@
 /**
- * `@soniq/core/backend`: the contract for backend authors (and the testkit). Apps import `@soniq/core`.
- * Types and the facet list come from `backend.ts`; the guard and the query normalisers are what core
- * runs in front of every backend, exported so a backend's own tests can use the same ones.
+ * `@soniq/core/backend`: what a backend author (and the testkit) uses, so one import suffices: the contract
+ * facet by facet, the rows and words it speaks in, the errors a backend throws, and the helpers core runs in
+ * front of every backend or hands to it (the guard, the query normalisers, the rules of stored schedules).
+ * Apps import `@soniq/core`.
  */
 
-export { actorOf, audited, auditListQuery, auditRecord } from "./audit.js";
+export { auditListQuery, auditRecord } from "./audit.js";
 export {
   type AuditFacet,
   type AuditListQuery,
@@ -55,18 +56,23 @@ export {
   type WakeUpsFacet,
   type WorkerRegistration,
   type WorkersFacet,
-} from "./backend.js";
-export { isSoniqError, SoniqError, type SoniqErrorCode, type SoniqErrorOptions } from "./errors.js";
+} from "./contract/index.js";
+
+export {
+  isSoniqError,
+  SONIQ_ERROR_CODES,
+  SoniqError,
+  type SoniqErrorCode,
+  type SoniqErrorOptions,
+} from "./errors.js";
+
 export { guardBackend, unwrapBackend } from "./guard.js";
 export { newJobId } from "./ids.js";
 export {
   DEFAULT_PAGE_SIZE,
   type DeadLetterFilter,
-  type DeadLetterPosition,
   deadLetterListQuery,
   deadLetterMatch,
-  inListOrder,
-  type JobPosition,
   jobListQuery,
   type ListJobsFilter,
   MAX_PAGE_SIZE,
@@ -82,5 +88,29 @@ export {
   TICK_COLUMNS,
   toStoredTiming,
   triggerAudit,
-  triggeredJobId,
 } from "./schedules/stored.js";
+export {
+  type AuditAction,
+  type AuditEntry,
+  type CatchUpPolicy,
+  DEAD_LETTER_REASONS,
+  type DeadLetterJob,
+  type DeadLetterReason,
+  ESTIMABLE_COUNTS,
+  type EstimableCount,
+  JOB_STATUSES,
+  type Job,
+  type JobStatus,
+  type QueueInfo,
+  type QueueSettings,
+  type QueueStats,
+  type RateLimit,
+  type Schedule,
+  type ScheduleTick,
+  TERMINAL_JOB_STATUSES,
+  TICK_OUTCOMES,
+  type TickOutcome,
+  WORKER_STATUSES,
+  type WorkerInfo,
+  type WorkerStatus,
+} from "./types.js";

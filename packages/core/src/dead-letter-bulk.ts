@@ -9,9 +9,10 @@
  */
 
 import { type ActorOptions, actorOf, auditRecord } from "./audit.js";
-import type { Backend, DeadLetterListQuery } from "./backend.js";
+import type { Backend, DeadLetterListQuery } from "./contract/index.js";
 import { fail } from "./options.js";
 import { after, type DeadLetterFilter, deadLetterListQuery, invalid } from "./queries.js";
+import type { DeadLetterJob } from "./types.js";
 
 export const BULK_CHUNK = 500;
 
@@ -31,8 +32,17 @@ export interface BulkOptions extends ActorOptions {
 export interface BulkResult {
   /** Rows acted on (or, with `dryRun`, that would be). */
   count: number;
+  /**
+   * Set when a replay left rows in place because enqueue would refuse their job here (args that fail the
+   * job's schema, or a job not defined on an instance without `allowUnknownJobNames`): how many. Absent
+   * when it refused none (and on a purge or a dry run, which reads no rows).
+   */
+  refused?: number;
   dryRun: boolean;
 }
+
+/** What acting on one row did: acted, found nothing to act on (`false`), or refused it. */
+export type BulkAct = (row: DeadLetterJob) => Promise<boolean | "refused">;
 
 const PAGING_KEYS = ["limit", "offset", "after", "before"];
 
@@ -95,19 +105,22 @@ async function progressTicker(
 async function walk(
   backend: Backend<unknown>,
   query: DeadLetterListQuery,
-  act: (id: string) => Promise<boolean>,
+  act: BulkAct,
   tick?: () => void,
-): Promise<number> {
+): Promise<{ count: number; refused: number }> {
   let count = 0;
+  let refused = 0;
   let page = query;
   for (;;) {
     const rows = await backend.deadLetters.list(page);
     for (const row of rows) {
-      if (await act(row.id)) count++;
+      const acted = await act(row);
+      if (acted === "refused") refused++;
+      else if (acted) count++;
       tick?.();
     }
     const last = rows[rows.length - 1];
-    if (rows.length < query.limit || last === undefined) return count;
+    if (rows.length < query.limit || last === undefined) return { count, refused };
     page = { ...query, position: after(last, last.movedToDeadLetterAt) };
   }
 }
@@ -117,22 +130,23 @@ export async function bulk(
   kind: "replay_where" | "purge_where",
   filter: unknown,
   options: unknown,
-  act: (id: string) => Promise<boolean>,
+  act: BulkAct,
 ): Promise<BulkResult> {
   const what = `deadLetter.${kind === "replay_where" ? "replayWhere" : "purgeWhere"}`;
   const query = bulkQuery(filter, `${what}(filter)`);
   const actor = actorOf(options, `${what}(options)`, ["dryRun", "onProgress"]);
   const dryRun = dryRunOf(options, `${what}(options)`);
   const onProgress = progressOf(options, `${what}(options)`);
-  let count: number;
-  if (dryRun) count = await backend.deadLetters.count(query);
+  let done = { count: 0, refused: 0 };
+  if (dryRun) done.count = await backend.deadLetters.count(query);
   else {
     const tick = onProgress ? await progressTicker(backend, query, onProgress) : undefined;
-    count = await walk(backend, query, act, tick);
+    done = await walk(backend, query, act, tick);
   }
   const params = { ...(filter as Record<string, unknown> | undefined), dryRun };
+  const counts = done.refused > 0 ? done : { count: done.count };
   await backend.audit.record(
-    auditRecord(`dead_letter.${kind}`, actor, null, params, dryRun ? "dry_run" : "ok", { count }),
+    auditRecord(`dead_letter.${kind}`, actor, null, params, dryRun ? "dry_run" : "ok", counts),
   );
-  return { count, dryRun };
+  return { ...counts, dryRun };
 }

@@ -5,9 +5,11 @@
  * allows unknown names, so a replayed job does not land where no worker can run it.
  */
 import { type ActorOptions, actorOf, audited, auditRecord } from "./audit.js";
+import type { ReplayRequest as BackendReplayRequest } from "./contract/index.js";
 import { type BulkOptions, type BulkResult, bulk, type DeadLetterBulkFilter } from "./dead-letter-bulk.js";
-import { SoniqError } from "./errors.js";
+import { isSoniqError, SoniqError } from "./errors.js";
 import { newJobId } from "./ids.js";
+import { prepareJob, targetOf } from "./jobs.js";
 import { enqueueOptionProblems, fail } from "./options.js";
 import {
   after,
@@ -31,12 +33,16 @@ export interface ReplayOverrides extends ActorOptions {
 /** What a replay can change; `dedupKey`, `unique` and `tx` mean nothing for a replay and are refused. */
 const REPLAY_KEYS = ["queue", "priority", "runAt", "delayMs"];
 
-/** A replay's checked options: who, and what the new job gets (null: the dead letter's own, or now). */
-interface ReplayRequest {
-  actor: string;
+/** What a replay's options change in the new job (null: the dead letter's own, or now). */
+interface Overrides {
   queue: string | null;
   priority: number | null;
   scheduledAt: Date | null;
+}
+
+/** A replay's checked options: who, and what the new job gets. */
+interface ReplayRequest extends Overrides {
+  actor: string;
 }
 
 /**
@@ -103,15 +109,7 @@ export class DeadLetterService {
       await this.rt.backend.audit.record({ ...record, outcome: "not_found", details: null });
       return null;
     }
-    if (!this.rt.registry.has(row.jobName) && !this.rt.options.allowUnknownJobNames) {
-      throw new SoniqError(
-        "SONIQ_UNKNOWN_TASK_NAME",
-        `Cannot replay ${id}: no job named "${row.jobName}" is defined on this instance, so nothing here could run it. ` +
-          "Define the job first, or create the instance with allowUnknownJobNames: true.",
-        { context: { id, name: row.jobName } },
-      );
-    }
-    const request = { newId: replayId, queue, priority, scheduledAt };
+    const request = await this.#prepare(row, { queue, priority, scheduledAt }, replayId);
     const newId = await audited(
       this.rt.backend,
       record,
@@ -146,22 +144,51 @@ export class DeadLetterService {
       "onProgress",
     ]);
     const bulkOptions = { dryRun: options?.dryRun, actor, onProgress: options?.onProgress };
-    return bulk(this.rt.backend, "replay_where", filter, bulkOptions, async (id) => {
-      const newId = await this.rt.backend.deadLetters.replay(id, {
-        newId: newJobId(),
-        queue,
-        priority,
-        scheduledAt,
-      });
+    return bulk(this.rt.backend, "replay_where", filter, bulkOptions, async (row) => {
+      let request: BackendReplayRequest;
+      try {
+        request = await this.#prepare(row, { queue, priority, scheduledAt }, newJobId());
+      } catch (err) {
+        if (isSoniqError(err)) return "refused";
+        throw err;
+      }
+      const newId = await this.rt.backend.deadLetters.replay(row.id, request);
       if (newId) for (const worker of this.rt.workers) worker.nudge();
       return newId !== null;
     });
   }
 
+  /**
+   * The replayed job, prepared as `enqueue` prepares one: its name must be defined here (unless the
+   * instance allows unknown names), its args must pass the job's schema, the overrides are checked; it keeps
+   * the dead letter's queue, priority and max attempts unless overridden. Throws the enqueue's SoniqError.
+   */
+  async #prepare(row: DeadLetterJob, overrides: Overrides, newId: string): Promise<BackendReplayRequest> {
+    if (!this.rt.registry.has(row.jobName) && !this.rt.options.allowUnknownJobNames) {
+      throw new SoniqError(
+        "SONIQ_UNKNOWN_TASK_NAME",
+        `Cannot replay ${row.id}: no job named "${row.jobName}" is defined on this instance, so nothing here could run it. ` +
+          "Define the job first, or create the instance with allowUnknownJobNames: true.",
+        { context: { id: row.id, name: row.jobName } },
+      );
+    }
+    const options = {
+      queue: overrides.queue ?? row.queue,
+      priority: overrides.priority ?? row.priority,
+      ...(overrides.scheduledAt === null ? {} : { runAt: overrides.scheduledAt }),
+    };
+    const target = targetOf(row.jobName, this.rt.registry);
+    const job = await prepareJob(target, row.args, options, this.rt.options, undefined, {
+      maxAttempts: row.maxAttempts,
+    });
+    // The backend copies the row's name and args (the ones checked here) into the new job.
+    return { newId, queue: job.queue, priority: job.priority, scheduledAt: job.scheduledAt };
+  }
+
   /** Purges every dead letter matching `filter` (chunked; one audit row `dead_letter.purge_where` with the count). */
   async purgeWhere(filter: DeadLetterBulkFilter, options?: BulkOptions): Promise<BulkResult> {
-    return bulk(this.rt.backend, "purge_where", filter, options, (id) =>
-      this.rt.backend.deadLetters.purge(id),
+    return bulk(this.rt.backend, "purge_where", filter, options, (row) =>
+      this.rt.backend.deadLetters.purge(row.id),
     );
   }
 

@@ -3,7 +3,7 @@
  * workers, task names) and names every cause that applies, with the evidence it found. Clock-based
  * reasons (scheduled, backoff, staleness) use this process's clock.
  */
-import type { Backend } from "./backend.js";
+import type { Backend } from "./contract/index.js";
 import { MAX_PAGE_SIZE } from "./queries.js";
 import type { Job, JobStatus } from "./types.js";
 import { listWorkerViews, type WorkerView } from "./workers.js";

@@ -8,7 +8,12 @@
  * - job and dead-letter ids are lower-cased; an id that is not a UUID string names no row, so the guard
  *   answers "not found" itself (get -> null, cancel/purge -> false, replay -> null) without a backend call.
  */
-import { BACKEND_FACETS, type Backend, type BackendFacetName, type MigrationReport } from "./backend.js";
+import {
+  BACKEND_FACETS,
+  type Backend,
+  type BackendFacetName,
+  type MigrationReport,
+} from "./contract/index.js";
 import { SoniqError } from "./errors.js";
 
 const GUARDED = Symbol.for("soniq.guardedBackend");

@@ -1,24 +1,21 @@
-// The app API. Backend authors import the contract from `@soniq/core/backend`.
+/**
+ * `@soniq/core`: the app API, what an application uses. Values are what an app calls or compares
+ * against; the services behind `soniq.deadLetter`, `soniq.queues`, `soniq.schedules`, `soniq.audit`,
+ * `soniq.metrics`, and `Worker`/`Scheduler`, are exported as types only (`Soniq` makes them).
+ * Backend authors import `@soniq/core/backend`.
+ */
 
-export {
-  type ActorOptions,
-  type AuditListFilter,
-  AuditService,
-  actorOf,
-  audited,
-  auditRecord,
-  DEFAULT_ACTOR,
-} from "./audit.js";
+export type { ActorOptions, AuditListFilter, AuditService } from "./audit.js";
+export { type Clock, type ClockTimer, type ManualClock, manualClock, systemClock } from "./clock.js";
+export type { JobContext } from "./context.js";
 export type {
   Backend,
   BackendCapabilities,
   BackendTx,
   EnqueueResult,
   MigrationReport,
-  MigrationStatus,
-} from "./backend.js";
-export type { JobContext } from "./context.js";
-export { DeadLetterService, type LineSink, type ReplayOverrides } from "./dead-letter.js";
+} from "./contract/index.js";
+export type { DeadLetterService, LineSink, ReplayOverrides } from "./dead-letter.js";
 export type { BulkOptions, BulkResult, DeadLetterBulkFilter } from "./dead-letter-bulk.js";
 export {
   isSoniqError,
@@ -27,26 +24,12 @@ export {
   SONIQ_ERROR_CODES,
   SoniqError,
   type SoniqErrorCode,
-  type SoniqErrorOptions,
 } from "./errors.js";
 export { EXPLAIN_CODES, type ExplainCode, type ExplainReason, type Explanation } from "./explain.js";
 export type { Handler, JobDefinition, JobResult } from "./jobs.js";
-export { argsHash, canonicalJson } from "./json.js";
-export { type LogFn, type Logger, silentLogger } from "./logger.js";
-export {
-  type ClaimEvent,
-  type JobEndEvent,
-  type JobEndStatus,
-  type JobStartEvent,
-  type MetricsSink,
-  noopMetricsSink,
-} from "./metrics.js";
-export {
-  METRICS_RETENTION_MS,
-  type MetricsPoint,
-  type MetricsSeriesFilter,
-  MetricsService,
-} from "./metrics-series.js";
+export type { LogFn, Logger } from "./logger.js";
+export type { ClaimEvent, JobEndEvent, JobEndStatus, JobStartEvent, MetricsSink } from "./metrics.js";
+export type { MetricsPoint, MetricsSeriesFilter, MetricsService } from "./metrics-series.js";
 export type { Hooks, Middleware, Next, Plugin } from "./middleware.js";
 export type { MigrationsApi } from "./migrations.js";
 export { isValidJobName, JOB_NAME_PATTERN } from "./names.js";
@@ -63,7 +46,7 @@ export type {
 export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
 export type { DeadLetterFilter, DeadLetterPosition, JobPosition, ListJobsFilter } from "./queries.js";
-export { EXACT_COUNTS_UP_TO, type QueueConfig, QueueService } from "./queues.js";
+export { EXACT_COUNTS_UP_TO, type QueueConfig, type QueueService } from "./queues.js";
 export {
   REDACTED,
   type RedactableRow,
@@ -73,67 +56,47 @@ export {
   type RedactOption,
   type Redactor,
 } from "./redact.js";
-export {
-  type BackoffRetry,
-  computeRetryDelay,
-  DEFAULT_RETRY,
-  type ListRetry,
-  type RetryContext,
-  type RetryFunction,
-  type RetryPolicy,
+export type {
+  BackoffRetry,
+  ListRetry,
+  RetryContext,
+  RetryFunction,
+  RetryPolicy,
 } from "./retry-policy.js";
-export {
-  type Clock,
-  type ClockTimer,
-  type ManualClock,
-  manualClock,
-  systemClock,
-} from "./schedules/clock.js";
 export type { PeriodicDeclaration, PeriodicOptions } from "./schedules/declare.js";
-export {
-  type CheckReport,
-  SCHEDULER_LEASE,
-  Scheduler,
-  type SchedulerOptions,
-} from "./schedules/scheduler.js";
-export { ScheduleService } from "./schedules/service.js";
-export {
-  type CatchUpPolicy,
-  type Schedule,
-  type ScheduleTick,
-  TICK_OUTCOMES,
-  type TickOutcome,
-} from "./schedules/types.js";
+export type { CheckReport, Scheduler, SchedulerOptions } from "./schedules/scheduler.js";
+export type { ScheduleService } from "./schedules/service.js";
 export type { WorkerScheduleOptions } from "./schedules/worker.js";
-export { JOB_DEFAULTS, JOB_STATUS_CHECK, TABLES } from "./schema/constants.js";
 export { type EnqueueManyItem, Soniq } from "./soniq.js";
 export {
   AUDIT_ACTIONS,
   type AuditAction,
   type AuditEntry,
+  type CatchUpPolicy,
   DEAD_LETTER_REASONS,
   type DeadLetterJob,
-  type DeadLetterJobRow,
   type DeadLetterReason,
   ESTIMABLE_COUNTS,
   type EstimableCount,
   JOB_STATUSES,
   type Job,
-  type JobRow,
   type JobStatus,
   type JsonValue,
   type QueueInfo,
   type QueueSettings,
   type QueueStats,
   type RateLimit,
+  type Schedule,
+  type ScheduleTick,
   TERMINAL_JOB_STATUSES,
+  TICK_OUTCOMES,
+  type TickOutcome,
   WORKER_STATUSES,
   type WorkerInfo,
   type WorkerStatus,
 } from "./types.js";
 export { SONIQ_VERSION } from "./version.js";
-export { MAX_ERROR_LENGTH } from "./worker/runner.js";
-export { Worker, type WorkerEvents, type WorkerState } from "./worker/worker.js";
+export type { Worker, WorkerEvents, WorkerState } from "./worker/worker.js";
 export {
   WORKER_LIVENESS,
   type WorkerListOptions,

@@ -3,8 +3,13 @@
  * to the backend. Nothing here touches storage except the final `backend.enqueue(Many)` call.
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { Backend, EnqueueOptions as BackendEnqueueOptions, EnqueueResult, NewJob } from "./backend.js";
 import type { JobContext } from "./context.js";
+import type {
+  Backend,
+  EnqueueOptions as BackendEnqueueOptions,
+  EnqueueResult,
+  NewJob,
+} from "./contract/index.js";
 import { SoniqError } from "./errors.js";
 import { newJobId } from "./ids.js";
 import { argsHash, checkJson } from "./json.js";
@@ -72,6 +77,19 @@ export interface EnqueueTarget {
   def: RegisteredJob | undefined;
 }
 
+/** The job `name` names here (its definition, when this instance has one). */
+export function targetOf(name: string, registry: ReadonlyMap<string, RegisteredJob>): EnqueueTarget {
+  return { name, def: registry.get(name) };
+}
+
+/**
+ * What a job made from an earlier one keeps from it instead of the definition's defaults: a replay keeps
+ * its dead letter's `maxAttempts`, a schedule its stored one (null: the job's own).
+ */
+export interface Inherited {
+  maxAttempts?: number | null;
+}
+
 /** Resolves a name for enqueue: valid, and known unless the instance allows unknown names. */
 export function resolveTarget(
   name: unknown,
@@ -79,8 +97,8 @@ export function resolveTarget(
   defaults: ResolvedSoniqOptions,
 ): EnqueueTarget {
   assertJobName(name);
-  const def = registry.get(name);
-  if (!def && !defaults.allowUnknownJobNames) {
+  const target = targetOf(name, registry);
+  if (!target.def && !defaults.allowUnknownJobNames) {
     throw new SoniqError(
       "SONIQ_UNKNOWN_TASK_NAME",
       `No job named "${name}" is defined on this Soniq instance. Define it with soniq.job("${name}", ...) ` +
@@ -88,13 +106,15 @@ export function resolveTarget(
       { context: { name } },
     );
   }
-  return { name, def };
+  return target;
 }
 
 const where = (index: number | undefined) => (index === undefined ? "" : ` (item ${index})`);
 
 /**
- * Validates args and options and builds the row to insert. Throws before anything is written.
+ * Validates args and options and builds the row to insert. Throws before anything is written. The one
+ * preparation every new job goes through: `enqueue`, `enqueueMany`, a schedule's fire (and its declaration's
+ * check) and a dead-letter replay, so defaults, the JSON check and the job's schema hold for all of them.
  * Synchronous unless the job's schema validates asynchronously: with a SQLite `tx`, the backend's insert
  * must happen before the caller's synchronous transaction returns, so the enqueue path awaits nothing
  * it does not have to.
@@ -105,6 +125,7 @@ export function prepareJob(
   options: EnqueueOptions | undefined,
   defaults: ResolvedSoniqOptions,
   index?: number,
+  inherited: Inherited = {},
 ): NewJob | Promise<NewJob> {
   const { name, def } = target;
   const o = options === undefined ? {} : options;
@@ -128,7 +149,7 @@ export function prepareJob(
     );
   }
   const schema = def?.options.schema;
-  const build = () => buildNewJob(target, json.value, o, defaults);
+  const build = () => buildNewJob(target, json.value, o, defaults, inherited);
   if (!schema) return build();
   const checked = (result: StandardSchemaV1.Result<unknown>): NewJob => {
     if (result.issues) {
@@ -149,6 +170,7 @@ function buildNewJob(
   args: unknown,
   o: EnqueueOptions,
   defaults: ResolvedSoniqOptions,
+  inherited: Inherited,
 ): NewJob {
   const unique = o.unique ?? def?.options.unique ?? false;
   let scheduledAt: Date | null = null;
@@ -161,7 +183,7 @@ function buildNewJob(
     argsHash: unique ? argsHash(args) : null,
     queue: o.queue ?? def?.options.queue ?? defaults.defaultQueue,
     priority: o.priority ?? def?.options.priority ?? defaults.defaultPriority,
-    maxAttempts: def?.options.maxAttempts ?? defaults.defaultMaxAttempts,
+    maxAttempts: inherited.maxAttempts ?? def?.options.maxAttempts ?? defaults.defaultMaxAttempts,
     scheduledAt,
     dedupKey: o.dedupKey ?? null,
     unique,

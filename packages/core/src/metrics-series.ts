@@ -1,5 +1,5 @@
 /** `soniq.metrics.series({ since, bucketMs, queue })`: the persisted per-minute counters, re-bucketed. */
-import type { Backend, MetricsRow } from "./backend.js";
+import type { Backend, MetricsRow } from "./contract/index.js";
 import { filterObject, invalid, optionalDate, optionalString } from "./queries.js";
 
 /** How long maintenance keeps `soniq_metrics` rows. */

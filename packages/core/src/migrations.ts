@@ -1,5 +1,5 @@
 /** `soniq.migrations`: what an operator asks about the schema before and after `soniq.setup()`. */
-import type { Backend, MigrationStatus } from "./backend.js";
+import type { Backend, MigrationStatus } from "./contract/index.js";
 import { noArguments } from "./queries.js";
 
 /** `soniq.migrations`. */

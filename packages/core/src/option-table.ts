@@ -9,12 +9,17 @@ import { QUEUE_NAME_PATTERN } from "./names.js";
 /** Adds a problem for `value` (which may be undefined: most checks accept that) under `label`. */
 export type Check = (problems: string[], value: unknown, label: string) => void;
 
-export interface OptionSpec<Ctx> {
+/**
+ * One option: its check, its default, its README lines, and (as type parameters) its value as users write
+ * it (`T`) and as core resolves it (`R`). The options types are derived from the tables (`Given`,
+ * `Resolved`), so an option is declared once.
+ */
+export interface OptionSpec<T, Ctx = undefined, R = T> {
   check: Check;
   /** The value when the option is not given, from the options resolved before it and the context. */
-  default?: (resolved: Readonly<Record<string, unknown>>, ctx: Ctx) => unknown;
+  default?(resolved: Readonly<Record<string, unknown>>, ctx: Ctx): R;
   /** Applied to a given value (e.g. a copy that cannot change under the caller's feet). */
-  normalise?: (value: unknown) => unknown;
+  normalise?(value: T): R;
   /** False for options that configure the call but are not part of the resolved object (`backend`). */
   resolved?: false;
   /** The README's "default" column. */
@@ -23,8 +28,27 @@ export interface OptionSpec<Ctx> {
   doc: string;
 }
 
-/** One spec per key of `O`, in the order the README lists them. */
-export type OptionTable<O, Ctx = undefined> = { readonly [K in keyof O]-?: OptionSpec<Ctx> };
+/**
+ * Declares an option whose value users write as `T` and core resolves to `R` (`T` unless said):
+ * `logger: option<Logger>()({ check, default: () => silentLogger, ... })`.
+ */
+export const option =
+  <T, R = T>() =>
+  <Ctx = undefined>(spec: OptionSpec<T, Ctx, R>): OptionSpec<T, Ctx, R> =>
+    spec;
+
+/** A table with its types erased: what the validation, the resolution and the docs read. */
+type AnyTable = Readonly<Record<string, OptionSpec<never, never, unknown>>>;
+
+/** The options object users pass: every option of the table, optional, as users write it. */
+export type Given<Table> = {
+  -readonly [K in keyof Table]?: Table[K] extends OptionSpec<infer T, infer _Ctx, infer _R> ? T : never;
+};
+
+/** The resolved options object: every option of the table, as core resolves it. */
+export type Resolved<Table> = {
+  readonly [K in keyof Table]: Table[K] extends OptionSpec<infer _T, infer _Ctx, infer R> ? R : never;
+};
 
 /** An option as documented: the rows of the README's options tables. */
 export interface OptionDoc {
@@ -65,50 +89,47 @@ export function optionsObject(
   return options as Record<string, unknown>;
 }
 
-const ENTRIES = new WeakMap<object, [string, OptionSpec<never>][]>();
+type Entry = [string, OptionSpec<never, never, unknown>];
+const ENTRIES = new WeakMap<object, Entry[]>();
 
 /** The table's entries, computed once (validation runs on every enqueue that passes options). */
-function entries<Ctx>(table: object): [string, OptionSpec<Ctx>][] {
+function entries(table: AnyTable): Entry[] {
   let list = ENTRIES.get(table);
   if (!list) {
-    list = Object.entries(table) as [string, OptionSpec<never>][];
+    list = Object.entries(table);
     ENTRIES.set(table, list);
   }
-  return list as [string, OptionSpec<Ctx>][];
+  return list;
 }
 
 /** Every problem with `options` (unknown keys first, then each declared option in order). */
-export function optionProblems<O, Ctx>(table: OptionTable<O, Ctx>, options: object, what: string): string[] {
+export function optionProblems(table: AnyTable, options: object, what: string): string[] {
   const problems: string[] = [];
   for (const key of Object.keys(options)) {
     if (!Object.hasOwn(table, key)) problems.push(`${what} has no option "${key}"`);
   }
   const values = options as Record<string, unknown>;
-  for (const [key, spec] of entries<Ctx>(table)) {
+  for (const [key, spec] of entries(table)) {
     spec.check(problems, values[key], key);
   }
   return problems;
 }
 
 /** Given values (normalised) and defaults for the rest, in declaration order; not frozen. */
-export function resolveOptions<O, Ctx>(
-  table: OptionTable<O, Ctx>,
-  options: object,
-  ctx: Ctx,
-): Record<string, unknown> {
+export function resolveOptions(table: AnyTable, options: object, ctx: unknown): Record<string, unknown> {
   const values = options as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [key, spec] of entries<Ctx>(table)) {
+  for (const [key, spec] of entries(table)) {
     if (spec.resolved === false) continue;
     const given = values[key];
-    if (given !== undefined) out[key] = spec.normalise ? spec.normalise(given) : given;
-    else out[key] = spec.default?.(out, ctx);
+    if (given !== undefined) out[key] = spec.normalise ? spec.normalise(given as never) : given;
+    else out[key] = spec.default?.(out, ctx as never);
   }
   return out;
 }
 
-export function describeTable<O, Ctx>(table: OptionTable<O, Ctx>): OptionDoc[] {
-  return entries<Ctx>(table).map(([name, spec]) => ({
+export function describeTable(table: AnyTable): OptionDoc[] {
+  return entries(table).map(([name, spec]) => ({
     name,
     default: spec.defaultDoc,
     meaning: spec.doc,

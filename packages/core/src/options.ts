@@ -2,14 +2,17 @@
  * Options objects for the public constructors and calls: each is validated once, with every problem
  * reported in one `SONIQ_INVALID_OPTIONS` error (`context.problems`), defaults filled, and frozen.
  * Each options object has one table (SONIQ_OPTIONS, JOB_OPTIONS, ENQUEUE_OPTIONS, WORKER_OPTIONS) that
- * declares every option once: its check, its default, and its README line (`describeOptions()`; a test
- * holds packages/core/README.md to it).
+ * declares every option once: its type as users write it and as core resolves it, its check, its default,
+ * and its README line (`describeOptions()`; a test holds packages/core/README.md to it). The options types
+ * (`SoniqOptions`, `ResolvedSoniqOptions`, ...) are derived from the tables.
  */
 import { hostname } from "node:os";
-import type { Backend } from "./backend.js";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { type Clock, isClock, systemClock } from "./clock.js";
+import type { Backend } from "./contract/index.js";
 import { storableText } from "./json.js";
-import { isLogger, silentLogger } from "./logger.js";
-import { isMetricsSink, noopMetricsSink } from "./metrics.js";
+import { isLogger, type Logger, silentLogger } from "./logger.js";
+import { isMetricsSink, type MetricsSink, noopMetricsSink } from "./metrics.js";
 import {
   anyValue,
   type Check,
@@ -19,6 +22,7 @@ import {
   checkQueue,
   describeTable,
   fail,
+  type Given,
   intIn,
   MAX_DATE_MS,
   MAX_DELAY_MS,
@@ -26,37 +30,19 @@ import {
   MIN_DATE_MS,
   msIn,
   type OptionDoc,
-  type OptionTable,
+  option,
   optionProblems,
+  type Resolved,
   resolveOptions,
 } from "./option-table.js";
-import type {
-  EnqueueOptions,
-  JobOptions,
-  ResolvedJobOptions,
-  ResolvedSoniqOptions,
-  ResolvedWorkerOptions,
-  SoniqOptions,
-  WorkerOptions,
-} from "./option-types.js";
-import { createRedactor, type RedactOption, redactOptionProblems } from "./redact.js";
-import { DEFAULT_RETRY, retryPolicyProblems } from "./retry-policy.js";
-import { isClock, systemClock } from "./schedules/clock.js";
+import { createRedactor, type RedactOption, type Redactor, redactOptionProblems } from "./redact.js";
+import { DEFAULT_RETRY, type RetryPolicy, retryPolicyProblems } from "./retry-policy.js";
 import { JOB_DEFAULTS } from "./schema/constants.js";
 
 /** The longest `dedupKey` (characters). */
 export const MAX_DEDUP_KEY_LENGTH = 512;
 
 export { fail } from "./option-table.js";
-export type {
-  EnqueueOptions,
-  JobOptions,
-  ResolvedJobOptions,
-  ResolvedSoniqOptions,
-  ResolvedWorkerOptions,
-  SoniqOptions,
-  WorkerOptions,
-} from "./option-types.js";
 
 const checkRetry: Check = (problems, v, label) => {
   if (v !== undefined) problems.push(...retryPolicyProblems(v, label));
@@ -67,24 +53,24 @@ const timerMs = intIn(0, MAX_TIMER_MS);
 // ---------------------------------------------------------------------------------------------------
 // new Soniq(options)
 
-const SONIQ_OPTIONS: OptionTable<SoniqOptions> = {
-  backend: {
+const SONIQ_OPTIONS = {
+  backend: option<Backend<unknown>>()({
     check: (problems, v) => {
       if (typeof v !== "object" || v === null) problems.push("backend is required");
     },
     resolved: false,
     defaultDoc: "(required)",
     doc: "the storage backend; wrapped with `guardBackend`, closed by `soniq.close()`",
-  },
-  logger: {
+  }),
+  logger: option<Logger>()({
     check: (problems, v) => {
       if (v !== undefined && !isLogger(v)) problems.push("logger needs debug, info, warn and error");
     },
     default: () => silentLogger,
     defaultDoc: "silent",
     doc: "pino-compatible `{ debug, info, warn, error }`, each called as `(obj, msg)`",
-  },
-  metrics: {
+  }),
+  metrics: option<MetricsSink>()({
     check: (problems, v) => {
       if (v !== undefined && !isMetricsSink(v))
         problems.push("metrics needs recordJobStart and recordJobEnd");
@@ -92,56 +78,56 @@ const SONIQ_OPTIONS: OptionTable<SoniqOptions> = {
     default: () => noopMetricsSink,
     defaultDoc: "no-op sink",
     doc: "a `MetricsSink` (see Metrics)",
-  },
-  allowUnknownJobNames: {
+  }),
+  allowUnknownJobNames: option<boolean>()({
     check: checkBool,
     default: () => false,
     defaultDoc: "`false`",
     doc: "let `enqueue(name)` and `deadLetter.replay` use names not defined on this instance",
-  },
-  defaultQueue: {
+  }),
+  defaultQueue: option<string>()({
     check: checkQueue,
     default: () => JOB_DEFAULTS.queue,
     defaultDoc: `\`"${JOB_DEFAULTS.queue}"\``,
     doc: "queue of jobs that name none",
-  },
-  defaultPriority: {
+  }),
+  defaultPriority: option<number>()({
     check: checkPriority,
     default: () => JOB_DEFAULTS.priority,
     defaultDoc: `\`${JOB_DEFAULTS.priority}\``,
     doc: "priority of jobs that name none (lower runs first)",
-  },
-  defaultMaxAttempts: {
+  }),
+  defaultMaxAttempts: option<number>()({
     check: checkMaxAttempts,
     default: () => JOB_DEFAULTS.maxAttempts,
     defaultDoc: `\`${JOB_DEFAULTS.maxAttempts}\``,
     doc: "runs per job unless the job sets `maxAttempts`",
-  },
-  defaultTimeoutMs: {
+  }),
+  defaultTimeoutMs: option<number>()({
     check: timerMs,
     default: () => 300_000,
     defaultDoc: "`300000` (5 min)",
     doc: "handler time limit unless the job sets `timeoutMs`; `0` = no limit",
-  },
-  resultTtlMs: {
+  }),
+  resultTtlMs: option<number>()({
     check: ms,
     default: () => 300_000,
     defaultDoc: "`300000` (5 min)",
     doc: "how long done rows and results are kept; `0` deletes the row at completion",
-  },
-  retry: {
+  }),
+  retry: option<RetryPolicy>()({
     check: checkRetry,
     default: () => DEFAULT_RETRY,
     defaultDoc: "exponential, 1 s base, 1 h cap, full jitter",
     doc: "retry policy unless the job sets `retry`",
-  },
-  maxSnoozeMs: {
+  }),
+  maxSnoozeMs: option<number>()({
     check: ms,
     default: () => 86_400_000,
     defaultDoc: "`86400000` (24 h)",
     doc: "longer snoozes are capped (with a warning)",
-  },
-  producerId: {
+  }),
+  producerId: option<string | null>()({
     check: (problems, v) => {
       if (v !== undefined && v !== null && typeof v !== "string") {
         problems.push("producerId must be a string or null");
@@ -150,25 +136,32 @@ const SONIQ_OPTIONS: OptionTable<SoniqOptions> = {
     default: () => `${hostname()}:${process.pid}`,
     defaultDoc: '`"<hostname>:<pid>"`',
     doc: "stamped on enqueued rows; `null` stores nothing",
-  },
-  clock: {
+  }),
+  clock: option<Clock>()({
     check: (problems, v) => {
       if (v !== undefined && !isClock(v)) problems.push("clock needs now() and setTimer(callback, ms)");
     },
     default: () => systemClock,
     defaultDoc: "the system clock",
     doc: "where recurring jobs read the time; tests pass `manualClock()`",
-  },
-  redact: {
+  }),
+  redact: option<RedactOption, Redactor>()({
     check: (problems, v) => {
       problems.push(...redactOptionProblems(v));
     },
     default: () => createRedactor(undefined),
-    normalise: (v) => createRedactor(v as RedactOption),
+    normalise: (v) => createRedactor(v),
     defaultDoc: "none (shown as stored)",
     doc: "what operators see of args, results, progress and errors: field paths or a function (see Redaction)",
-  },
+  }),
 };
+
+/** `new Soniq(options)`: each option as the table above declares it (README: "Options"). */
+export type SoniqOptions<B extends Backend<unknown> = Backend<unknown>> = Omit<
+  Given<typeof SONIQ_OPTIONS>,
+  "backend"
+> & { backend: B };
+export type ResolvedSoniqOptions = Omit<Resolved<typeof SONIQ_OPTIONS>, "backend">;
 
 export function resolveSoniqOptions(options: SoniqOptions<Backend<unknown>>): ResolvedSoniqOptions {
   if (typeof options !== "object" || options === null) fail("Soniq options", ["pass an options object"]);
@@ -180,44 +173,44 @@ export function resolveSoniqOptions(options: SoniqOptions<Backend<unknown>>): Re
 // ---------------------------------------------------------------------------------------------------
 // soniq.job(name, handler, options)
 
-const JOB_OPTIONS: OptionTable<JobOptions, ResolvedSoniqOptions> = {
-  queue: {
+const JOB_OPTIONS = {
+  queue: option<string>()({
     check: checkQueue,
-    default: (_, d) => d.defaultQueue,
+    default: (_, d: ResolvedSoniqOptions) => d.defaultQueue,
     defaultDoc: "instance `defaultQueue`",
     doc: "queue the job goes to",
-  },
-  priority: {
+  }),
+  priority: option<number>()({
     check: checkPriority,
-    default: (_, d) => d.defaultPriority,
+    default: (_, d: ResolvedSoniqOptions) => d.defaultPriority,
     defaultDoc: "instance `defaultPriority`",
     doc: "lower runs first",
-  },
-  maxAttempts: {
+  }),
+  maxAttempts: option<number>()({
     check: checkMaxAttempts,
-    default: (_, d) => d.defaultMaxAttempts,
+    default: (_, d: ResolvedSoniqOptions) => d.defaultMaxAttempts,
     defaultDoc: "instance `defaultMaxAttempts`",
     doc: "runs, first included",
-  },
-  timeoutMs: {
+  }),
+  timeoutMs: option<number>()({
     check: timerMs,
-    default: (_, d) => d.defaultTimeoutMs,
+    default: (_, d: ResolvedSoniqOptions) => d.defaultTimeoutMs,
     defaultDoc: "instance `defaultTimeoutMs`",
     doc: "`0` = no limit",
-  },
-  retry: {
+  }),
+  retry: option<RetryPolicy>()({
     check: checkRetry,
-    default: (_, d) => d.retry,
+    default: (_, d: ResolvedSoniqOptions) => d.retry,
     defaultDoc: "instance `retry`",
     doc: "see Retries",
-  },
-  resultTtlMs: {
+  }),
+  resultTtlMs: option<number>()({
     check: ms,
-    default: (_, d) => d.resultTtlMs,
+    default: (_, d: ResolvedSoniqOptions) => d.resultTtlMs,
     defaultDoc: "instance `resultTtlMs`",
     doc: "`0` deletes the row on success",
-  },
-  schema: {
+  }),
+  schema: option<StandardSchemaV1, StandardSchemaV1 | undefined>()({
     check: (problems, v) => {
       if (v === undefined) return;
       const std = (v as { "~standard"?: { validate?: unknown } } | null)?.["~standard"];
@@ -225,14 +218,21 @@ const JOB_OPTIONS: OptionTable<JobOptions, ResolvedSoniqOptions> = {
     },
     defaultDoc: "none",
     doc: "any Standard Schema validator (zod, valibot, arktype, ...); see below",
-  },
-  unique: {
+  }),
+  unique: option<boolean>()({
     check: checkBool,
     default: () => false,
     defaultDoc: "`false`",
     doc: "while a queued job with the same name and args exists, enqueue returns it",
-  },
+  }),
 };
+
+/** `soniq.job(name, handler, options)`; `schema` types the handler's args. */
+export type JobOptions<S extends StandardSchemaV1 | undefined = StandardSchemaV1 | undefined> = Omit<
+  Given<typeof JOB_OPTIONS>,
+  "schema"
+> & { schema?: S };
+export type ResolvedJobOptions = Resolved<typeof JOB_OPTIONS>;
 
 export function resolveJobOptions(
   name: string,
@@ -251,8 +251,8 @@ export function resolveJobOptions(
 // ---------------------------------------------------------------------------------------------------
 // enqueue(args, options): checked here, resolved by the enqueue path (jobs.ts), which knows the job.
 
-const ENQUEUE_OPTIONS: OptionTable<EnqueueOptions> = {
-  runAt: {
+const ENQUEUE_OPTIONS = {
+  runAt: option<Date>()({
     check: (problems, v) => {
       if (v !== undefined && (!(v instanceof Date) || Number.isNaN(v.getTime()))) {
         problems.push("runAt must be a valid Date");
@@ -262,15 +262,15 @@ const ENQUEUE_OPTIONS: OptionTable<EnqueueOptions> = {
     },
     defaultDoc: "now (the backend's clock)",
     doc: "a `Date` when the job becomes due; exclusive with `delayMs`",
-  },
-  delayMs: {
+  }),
+  delayMs: option<number>()({
     check: msIn(0, MAX_DELAY_MS),
     defaultDoc: "`0`",
     doc: "due this many ms from now (this process's clock)",
-  },
-  priority: { check: checkPriority, defaultDoc: "the job's", doc: "lower runs first" },
-  queue: { check: checkQueue, defaultDoc: "the job's", doc: "" },
-  dedupKey: {
+  }),
+  priority: option<number>()({ check: checkPriority, defaultDoc: "the job's", doc: "lower runs first" }),
+  queue: option<string>()({ check: checkQueue, defaultDoc: "the job's", doc: "" }),
+  dedupKey: option<string>()({
     check: (problems, v) => {
       if (v !== undefined && (typeof v !== "string" || v.length === 0)) {
         problems.push("dedupKey must be a non-empty string");
@@ -282,13 +282,13 @@ const ENQUEUE_OPTIONS: OptionTable<EnqueueOptions> = {
     },
     defaultDoc: "none",
     doc: "while a queued job with this key exists, enqueue returns it (`deduplicated: true`)",
-  },
-  unique: {
+  }),
+  unique: option<boolean>()({
     check: checkBool,
     defaultDoc: "the job's",
     doc: "dedup on (name, sha256 of the canonical args JSON) while queued",
-  },
-  group: {
+  }),
+  group: option<string>()({
     check: (problems, v) => {
       if (v !== undefined && (typeof v !== "string" || v.length === 0 || v.length > 200)) {
         problems.push("group must be a non-empty string of at most 200 characters");
@@ -296,9 +296,16 @@ const ENQUEUE_OPTIONS: OptionTable<EnqueueOptions> = {
     },
     defaultDoc: "none",
     doc: "the job's group on its queue; the queue's `groupConcurrency` caps processing jobs per group",
-  },
-  tx: { check: anyValue, defaultDoc: "none", doc: "write inside your transaction (see below)" },
+  }),
+  tx: option<unknown>()({
+    check: anyValue,
+    defaultDoc: "none",
+    doc: "write inside your transaction (see below)",
+  }),
 };
+
+/** `enqueue(args, options)`; `tx` is the backend's transaction handle. */
+export type EnqueueOptions<TTx = unknown> = Omit<Given<typeof ENQUEUE_OPTIONS>, "tx"> & { tx?: TTx };
 
 /** Problems with enqueue options (empty when valid). */
 export function enqueueOptionProblems(o: EnqueueOptions): string[] {
@@ -313,8 +320,8 @@ export function enqueueOptionProblems(o: EnqueueOptions): string[] {
 // ---------------------------------------------------------------------------------------------------
 // soniq.worker(options)
 
-const WORKER_OPTIONS: OptionTable<WorkerOptions> = {
-  queues: {
+const WORKER_OPTIONS = {
+  queues: option<readonly string[], readonly string[] | null>()({
     check: (problems, v) => {
       if (v === undefined) return;
       if (!Array.isArray(v) || v.length === 0) {
@@ -327,62 +334,62 @@ const WORKER_OPTIONS: OptionTable<WorkerOptions> = {
     default: () => null,
     defaultDoc: "every queue",
     doc: "queues to take jobs from (a non-empty list)",
-  },
-  concurrency: {
+  }),
+  concurrency: option<number>()({
     check: intIn(1, 10_000),
     default: () => 10,
     defaultDoc: "`10`",
     doc: "handlers running at once",
-  },
-  batchSize: {
+  }),
+  batchSize: option<number>()({
     check: intIn(1, 10_000),
-    default: (r) => r.concurrency,
+    default: (r) => r.concurrency as number,
     defaultDoc: "`concurrency`",
     doc: "claimed-but-not-started jobs kept locally",
-  },
-  maxBatchSize: {
+  }),
+  maxBatchSize: option<number>()({
     check: intIn(1, 10_000),
     default: (r) => Math.max(r.batchSize as number, 500),
     defaultDoc: "`max(batchSize, 500)`",
     doc: "upper bound of the adaptive claim window (see below); `batchSize` fixes the window",
-  },
-  completeBatchSize: {
+  }),
+  completeBatchSize: option<number>()({
     check: intIn(1, 10_000),
     default: () => 500,
     defaultDoc: "`500`",
     doc: "outcomes (completions, retries, dead letters...) per backend write at most",
-  },
-  pollIntervalMs: {
+  }),
+  pollIntervalMs: option<number>()({
     check: intIn(1, MAX_TIMER_MS),
     default: () => 1000,
     defaultDoc: "`1000`",
     doc: "idle polling period (±20 % jitter); wake-ups from the backend come sooner",
-  },
-  heartbeatIntervalMs: {
+  }),
+  heartbeatIntervalMs: option<number>()({
     check: intIn(1, MAX_TIMER_MS),
     default: () => 5000,
     defaultDoc: "`5000`",
     doc: "must be below `staleAfterMs`",
-  },
-  staleAfterMs: {
+  }),
+  staleAfterMs: option<number>()({
     check: intIn(1, Number.MAX_SAFE_INTEGER),
     default: () => 300_000,
     defaultDoc: "`300000` (5 min)",
     doc: "peers whose heartbeat is older are stale; their running jobs are requeued",
-  },
-  maintenanceIntervalMs: {
+  }),
+  maintenanceIntervalMs: option<number>()({
     check: intIn(1, MAX_TIMER_MS),
     default: () => 60_000,
     defaultDoc: "`60000`",
     doc: "how often stale recovery and expired-row cleanup run (see below)",
-  },
-  shutdownTimeoutMs: {
+  }),
+  shutdownTimeoutMs: option<number>()({
     check: timerMs,
     default: () => 30_000,
     defaultDoc: "`30000`",
     doc: "how long `stop()` waits for running handlers",
-  },
-  metadata: {
+  }),
+  metadata: option<Record<string, unknown> | null>()({
     check: (problems, v) => {
       if (v !== undefined && v !== null && typeof v !== "object")
         problems.push("metadata must be an object or null");
@@ -390,8 +397,12 @@ const WORKER_OPTIONS: OptionTable<WorkerOptions> = {
     default: () => null,
     defaultDoc: "`null`",
     doc: "stored on the worker row",
-  },
+  }),
 };
+
+/** `soniq.worker(options)`. */
+export type WorkerOptions = Given<typeof WORKER_OPTIONS>;
+export type ResolvedWorkerOptions = Resolved<typeof WORKER_OPTIONS>;
 
 export function resolveWorkerOptions(options: WorkerOptions | undefined): ResolvedWorkerOptions {
   const o = options === undefined ? {} : options;

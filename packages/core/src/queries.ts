@@ -14,7 +14,7 @@ import type {
   JobListQuery,
   ListPosition,
   StatsQuery,
-} from "./backend.js";
+} from "./contract/index.js";
 import { SoniqError } from "./errors.js";
 import { storableText } from "./json.js";
 import { MAX_DATE_MS, MIN_DATE_MS } from "./option-table.js";

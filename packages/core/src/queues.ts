@@ -5,7 +5,7 @@
  */
 
 import { type ActorOptions, actorOf, auditRecord } from "./audit.js";
-import type { Backend, QueueConfigPatch } from "./backend.js";
+import type { Backend, QueueConfigPatch } from "./contract/index.js";
 import { SoniqError } from "./errors.js";
 import { checkQueue } from "./option-table.js";
 import { invalid, noArguments } from "./queries.js";

@@ -1,5 +1,5 @@
 /** What a Soniq instance shares with its workers. Internal: one per instance, never global. */
-import type { Backend } from "./backend.js";
+import type { Backend } from "./contract/index.js";
 import type { RegisteredJob } from "./jobs.js";
 import type { Logger } from "./logger.js";
 import { type JobEndEvent, type JobStartEvent, type MetricsSink, noopMetricsSink } from "./metrics.js";

@@ -4,7 +4,7 @@
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "./audit.js";
-import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from "./backend.js";
+import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from "./contract/index.js";
 import { DeadLetterService } from "./dead-letter.js";
 import { SoniqError } from "./errors.js";
 import { Explainer, type Explanation } from "./explain.js";
@@ -37,7 +37,7 @@ import { inListOrder, jobListQuery, type ListJobsFilter, statsQuery } from "./qu
 import { QueueService } from "./queues.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
 import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "./schedules/declare.js";
-import type { ScheduleRuntime } from "./schedules/runtime.js";
+import { checkDeclaredJob, type ScheduleRuntime } from "./schedules/runtime.js";
 import { resolveSchedulerOptions, Scheduler, type SchedulerOptions } from "./schedules/scheduler.js";
 import { ScheduleService } from "./schedules/service.js";
 import { SchedulingWorker, type WorkerScheduleOptions, workerSchedulerOptions } from "./schedules/worker.js";
@@ -215,6 +215,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
         { context: { name: declaration.name } },
       );
     }
+    checkDeclaredJob(this.#schedules, declaration);
     this.#declarations.set(declaration.name, declaration);
     return declaration;
   }

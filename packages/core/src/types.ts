@@ -11,21 +11,25 @@
  * - replay: minting a fresh queued job from a dead-letter row (the row stays, its count goes up).
  * - backend: the storage implementation behind the `Backend` contract (Postgres, SQLite, memory, yours).
  */
-import type { JobStatus, WorkerStatus } from "./schema/constants.js";
+import type { JobStatus, TickOutcome, WorkerStatus } from "./schema/constants.js";
 
-export type { DeadLetterReason, JobStatus, WorkerStatus } from "./schema/constants.js";
+export type { DeadLetterReason, JobStatus, TickOutcome, WorkerStatus } from "./schema/constants.js";
 export {
   DEAD_LETTER_REASONS,
   JOB_STATUSES,
   TERMINAL_JOB_STATUSES,
+  TICK_OUTCOMES,
   WORKER_STATUSES,
 } from "./schema/constants.js";
 
 /** Any value that survives JSON.stringify / JSON.parse unchanged. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
 
-/** A `soniq_jobs` row, camelCase, as every backend returns it. Both dialects' Drizzle rows equal this type. */
-export interface JobRow {
+/**
+ * A job: a `soniq_jobs` row, camelCase, as every backend and the public API return it. Both dialects' Drizzle
+ * rows equal this type.
+ */
+export interface Job {
   id: string;
   jobName: string;
   args: unknown;
@@ -49,11 +53,8 @@ export interface JobRow {
   updatedAt: Date;
 }
 
-/** A job as the public API returns it. */
-export type Job = JobRow;
-
-/** A `soniq_dead_letter_jobs` row. */
-export interface DeadLetterJobRow {
+/** A dead letter: a `soniq_dead_letter_jobs` row. Both dialects' Drizzle rows equal this type. */
+export interface DeadLetterJob {
   id: string;
   jobName: string;
   args: unknown;
@@ -70,8 +71,6 @@ export interface DeadLetterJobRow {
   movedToDeadLetterAt: Date;
   createdAt: Date;
 }
-
-export type DeadLetterJob = DeadLetterJobRow;
 
 /**
  * Exactly six keys; `total` is the sum of the other five; `dead_letter` counts `soniq_dead_letter_jobs`.
@@ -167,4 +166,64 @@ export interface AuditEntry {
   params: Record<string, unknown> | null;
   outcome: string;
   details: Record<string, unknown> | null;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// recurring jobs
+
+/*
+ * Recurring jobs, the words: a *schedule* says when a job recurs (a cron expression in a timezone, or a
+ * fixed interval); each expected fire time is a *tick*; the *ledger* (`soniq_schedule_ticks`) holds one
+ * row per (schedule, tick) saying what became of it. The scheduler's leader walks every schedule's ticks
+ * from its `nextRunAt` and records each one, the job enqueue and the ledger row committing together.
+ *
+ * What became of a tick, as the ledger records it (`TICK_OUTCOMES`):
+ * - `fired`: a job was enqueued for the tick (`jobId`); reason null on time, `catch_up` when a catch-up
+ *   policy fired it late, `trigger` for `schedules.trigger()`;
+ * - `skipped`: the schedule was paused at the tick (reason `paused`), or enqueue would refuse its job
+ *   (reason `invalid_args`: the args fail the job's schema; `invalid_job`: any other refusal);
+ * - `missed`: nobody ticked in time (no scheduler was running, or the leader was down) and the catch-up
+ *   policy did not fire it: reason `catch_up_none`, `superseded` (a later tick fired under `"latest"`) or
+ *   `outside_window` (older than `{ withinMs }`). Written when a scheduler next runs;
+ * - `deduplicated`: the enqueue returned an existing queued job (the job is `unique`): `jobId` is that job.
+ */
+
+/**
+ * What a scheduler does with ticks that passed while nobody was ticking:
+ * `"none"` records them missed, `"latest"` (default) fires the most recent one once, `{ withinMs }` fires
+ * every missed tick at most that old, oldest first.
+ */
+export type CatchUpPolicy = "none" | "latest" | { readonly withinMs: number };
+
+/** A persisted schedule (`soniq_recurring_jobs`). Exactly one of `cron` and `every` is set. */
+export interface Schedule {
+  name: string;
+  jobName: string;
+  cron: string | null;
+  /** The interval in milliseconds. */
+  every: number | null;
+  /** IANA timezone the cron expression is read in (`"UTC"` unless declared); null for intervals. */
+  timezone: string | null;
+  args: unknown;
+  /** Null: the job's own queue (or the default) at fire time. */
+  queue: string | null;
+  priority: number | null;
+  maxAttempts: number | null;
+  catchUp: CatchUpPolicy;
+  paused: boolean;
+  /** The next tick not yet recorded. Null when a cron expression has no future fire time. */
+  nextRunAt: Date | null;
+  /** The tick of the last fired job. */
+  lastRunAt: Date | null;
+  lastJobId: string | null;
+  createdAt: Date;
+}
+
+/** One ledger row. */
+export interface ScheduleTick {
+  tickAt: Date;
+  outcome: TickOutcome;
+  jobId: string | null;
+  reason: string | null;
+  recordedAt: Date;
 }

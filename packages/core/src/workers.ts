@@ -6,7 +6,7 @@
  *   recovery by a peer);
  * - `live`: not stopped and heard from within `staleAfterMs`.
  */
-import type { Backend } from "./backend.js";
+import type { Backend } from "./contract/index.js";
 import { resolveWorkerOptions } from "./options.js";
 import { filterObject, invalid } from "./queries.js";
 import type { WorkerInfo } from "./types.js";

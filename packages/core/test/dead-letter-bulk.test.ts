@@ -1,9 +1,9 @@
 /** deadLetter.replayWhere / purgeWhere on the memory backend: chunked, dry run, one audit row each. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
-import type { DeadLetterListQuery, NewJob } from "../src/backend.js";
+import type { DeadLetterListQuery, NewJob } from "../src/contract/index.js";
 import { isSoniqError } from "../src/errors.js";
-import { memoryApps, memoryBackend, overriding } from "./memory.js";
+import { deadLetterAllDue, memoryApps, memoryBackend, overriding } from "./memory.js";
 
 const app = memoryApps();
 
@@ -28,17 +28,7 @@ async function deadLetters(backend: ReturnType<typeof memoryBackend>, queue: str
     Array.from({ length: n }, () => newJob(queue)),
     {},
   );
-  const claimed = (await backend.runs.claim({ queues: [queue], limit: n, workerId: null })).jobs;
-  await backend.runs.settle(
-    claimed.map((j) => ({
-      kind: "dead_letter",
-      id: j.id,
-      attempt: j.attempts,
-      reason: "permanent_failure",
-      error: null,
-      tags: null,
-    })),
-  );
+  await deadLetterAllDue(backend, [queue]);
 }
 
 describe("dead-letter/bulk", () => {

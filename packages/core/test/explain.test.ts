@@ -1,7 +1,7 @@
 /** soniq.explain(id) on the memory backend: every code, each produced by setting up its cause. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { WorkerRegistration } from "../src/backend.js";
+import type { WorkerRegistration } from "../src/contract/index.js";
 import { EXPLAIN_CODES, type Explanation } from "../src/explain.js";
 import { PermanentError } from "../src/outcomes.js";
 import { memoryApps } from "./memory.js";

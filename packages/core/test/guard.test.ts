@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Backend } from "../src/backend.js";
+import type { Backend } from "../src/contract/index.js";
 import { isSoniqError } from "../src/errors.js";
 import { guardBackend, unwrapBackend } from "../src/guard.js";
 import { caught, stubBackend } from "./support.js";

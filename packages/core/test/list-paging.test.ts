@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { isSoniqError } from "../src/errors.js";
 import { jobListQuery } from "../src/queries.js";
-import { memoryApps, memoryBackend } from "./memory.js";
+import { deadLetterAllDue, memoryApps, memoryBackend } from "./memory.js";
 
 const app = memoryApps();
 
@@ -45,17 +45,7 @@ describe("lists/keyset", () => {
     const backend = memoryBackend();
     const soniq = app({ allowUnknownJobNames: true }, backend);
     await soniq.enqueueMany(Array.from({ length: 1203 }, () => ({ job: "paging.job", args: {} })));
-    const claimed = (await backend.runs.claim({ queues: null, limit: 1203, workerId: null })).jobs;
-    await backend.runs.settle(
-      claimed.map((j) => ({
-        kind: "dead_letter" as const,
-        id: j.id,
-        attempt: j.attempts,
-        reason: "permanent_failure" as const,
-        error: null,
-        tags: null,
-      })),
-    );
+    await deadLetterAllDue(backend);
     const lines = (await soniq.deadLetter.export()).trim().split("\n");
     const ids = lines.map((l) => (JSON.parse(l) as { id: string }).id);
     expect(ids).toHaveLength(1203);

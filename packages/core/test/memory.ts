@@ -4,7 +4,7 @@
  */
 import { afterEach } from "vitest";
 import { memoryBackend } from "../../backend-memory/src/index.js";
-import type { Backend, BackendFacetName } from "../src/backend.js";
+import type { Backend, BackendFacetName } from "../src/contract/index.js";
 import { Soniq, type SoniqOptions } from "../src/index.js";
 
 export { memoryBackend };
@@ -32,4 +32,23 @@ export function overriding<B extends Backend<unknown>, F extends BackendFacetNam
   methods: Partial<B[F]>,
 ): B {
   return { ...backend, [facet]: { ...backend[facet], ...methods } };
+}
+
+/** Claims every due job (of `queues`, default all) and dead-letters it (`permanent_failure`); returns the ids. */
+export async function deadLetterAllDue(
+  backend: Backend<unknown>,
+  queues: readonly string[] | null = null,
+): Promise<string[]> {
+  const claimed = (await backend.runs.claim({ queues, limit: 10_000, workerId: null })).jobs;
+  await backend.runs.settle(
+    claimed.map((j) => ({
+      kind: "dead_letter" as const,
+      id: j.id,
+      attempt: j.attempts,
+      reason: "permanent_failure" as const,
+      error: null,
+      tags: null,
+    })),
+  );
+  return claimed.map((j) => j.id);
 }

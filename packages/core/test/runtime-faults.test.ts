@@ -3,7 +3,7 @@
  * maintenance lease held by a dead worker, the maintenance cadence, late handler results.
  */
 import { describe, expect, it, vi } from "vitest";
-import type { Settlement } from "../src/backend.js";
+import type { Settlement } from "../src/contract/index.js";
 import { resolveWorkerOptions } from "../src/options.js";
 import { computeRetryDelay, DEFAULT_RETRY } from "../src/retry-policy.js";
 import { MAINTENANCE_LEASE, maintenanceCadenceMs, maintenanceLeaseTtlMs } from "../src/worker/upkeep.js";

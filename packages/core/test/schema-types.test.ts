@@ -2,17 +2,17 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { JOB_STATUSES } from "../src/schema/constants.js";
 import * as pg from "../src/schema/pg.js";
 import * as sqlite from "../src/schema/sqlite.js";
-import type { DeadLetterJobRow, JobRow, WorkerInfo } from "../src/types.js";
+import type { DeadLetterJob, Job, WorkerInfo } from "../src/types.js";
 
 describe("schema/types", () => {
-  it("both dialects' job rows are exactly core's JobRow", () => {
-    expectTypeOf<typeof pg.soniqJobs.$inferSelect>().toEqualTypeOf<JobRow>();
-    expectTypeOf<typeof sqlite.soniqJobs.$inferSelect>().toEqualTypeOf<JobRow>();
+  it("both dialects' job rows are exactly core's Job", () => {
+    expectTypeOf<typeof pg.soniqJobs.$inferSelect>().toEqualTypeOf<Job>();
+    expectTypeOf<typeof sqlite.soniqJobs.$inferSelect>().toEqualTypeOf<Job>();
   });
 
-  it("both dialects' dead-letter rows are exactly core's DeadLetterJobRow", () => {
-    expectTypeOf<typeof pg.soniqDeadLetterJobs.$inferSelect>().toEqualTypeOf<DeadLetterJobRow>();
-    expectTypeOf<typeof sqlite.soniqDeadLetterJobs.$inferSelect>().toEqualTypeOf<DeadLetterJobRow>();
+  it("both dialects' dead-letter rows are exactly core's DeadLetterJob", () => {
+    expectTypeOf<typeof pg.soniqDeadLetterJobs.$inferSelect>().toEqualTypeOf<DeadLetterJob>();
+    expectTypeOf<typeof sqlite.soniqDeadLetterJobs.$inferSelect>().toEqualTypeOf<DeadLetterJob>();
   });
 
   it("both dialects' worker rows are exactly core's WorkerInfo", () => {

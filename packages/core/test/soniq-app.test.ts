@@ -1,7 +1,7 @@
 /** The app without storage: options, definitions and enqueue validation against a recording stub backend. */
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import type { NewJob } from "../src/backend.js";
+import type { NewJob } from "../src/contract/index.js";
 import { isSoniqError } from "../src/errors.js";
 import { Soniq } from "../src/soniq.js";
 import { caught, stubBackend } from "./support.js";

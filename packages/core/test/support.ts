@@ -1,6 +1,6 @@
 /** Test support without storage: a recording stub backend, and helpers to catch errors and wait. */
 import { expect } from "vitest";
-import { BACKEND_FACETS, type Backend, type NewJob } from "../src/backend.js";
+import { BACKEND_FACETS, type Backend, type NewJob } from "../src/contract/index.js";
 import type { Soniq } from "../src/soniq.js";
 import type { Worker } from "../src/worker/worker.js";
 

@@ -1,9 +1,9 @@
 /** `soniq.workers.list()` and `soniq.migrations.status()`: the app API the CLI and the dashboard read. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { WorkerRegistration } from "../src/backend.js";
+import { manualClock } from "../src/clock.js";
+import type { WorkerRegistration } from "../src/contract/index.js";
 import { isSoniqError, type Soniq, type WorkerView, workerCounts } from "../src/index.js";
-import { manualClock } from "../src/schedules/clock.js";
 import { DEFAULT_STALE_AFTER_MS } from "../src/workers.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
 

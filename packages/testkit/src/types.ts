@@ -2,8 +2,7 @@
  * The testkit's public types: how a test runner is plugged in, what a backend author's harness
  * provides, and what a conformance case sees.
  */
-import type { DeadLetterJob, Job } from "@soniq/core";
-import type { Backend, BackendCapabilities, NewJob } from "@soniq/core/backend";
+import type { Backend, BackendCapabilities, DeadLetterJob, Job, NewJob } from "@soniq/core/backend";
 
 /** What a test body may do besides passing or throwing. */
 export interface RunnerTestContext {

@@ -1,5 +1,5 @@
 /** The few errors the memory backend raises itself (inputs are validated by core's guard). */
-import { SoniqError } from "@soniq/core";
+import { SoniqError } from "@soniq/core/backend";
 
 export function transactionUnsupported(): SoniqError {
   return new SoniqError(

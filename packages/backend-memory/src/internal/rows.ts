@@ -3,9 +3,15 @@
  * text, the way the SQL backends store them: every read parses a fresh copy, so callers can never
  * mutate stored state, and values that would not survive a database round trip do not survive here.
  */
-import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@soniq/core";
-import { SoniqError } from "@soniq/core";
-import type { ListPosition } from "@soniq/core/backend";
+import {
+  type DeadLetterJob,
+  type Job,
+  type JobStatus,
+  type ListPosition,
+  SoniqError,
+  type WorkerInfo,
+  type WorkerStatus,
+} from "@soniq/core/backend";
 
 export interface JobRecord {
   readonly id: string;

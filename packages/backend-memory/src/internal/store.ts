@@ -7,9 +7,16 @@
  * memory equivalent of the SQL CHECK constraint and terminal-status trigger, and the only places that
  * keep the indexes in step with the rows.
  */
-import type { AuditEntry, JobStatus, QueueSettings } from "@soniq/core";
-import { JOB_STATUSES, SoniqError, TERMINAL_JOB_STATUSES } from "@soniq/core";
-import type { MetricsRow, WakeUpListener } from "@soniq/core/backend";
+import {
+  type AuditEntry,
+  JOB_STATUSES,
+  type JobStatus,
+  type MetricsRow,
+  type QueueSettings,
+  SoniqError,
+  TERMINAL_JOB_STATUSES,
+  type WakeUpListener,
+} from "@soniq/core/backend";
 import { Heap } from "./heap.js";
 import { Lane } from "./lanes.js";
 import type { DeadLetterRecord, JobPatch, JobRecord, WorkerRecord } from "./rows.js";

@@ -7,7 +7,7 @@
  * date parsing (a regex and a `Date` per value in pg's default parser) becomes a string compare.
  * Every other column is parsed by pg's registered parsers, as the pool does.
  */
-import type { Job } from "@soniq/core";
+import type { Job } from "@soniq/core/backend";
 import pg from "pg";
 import { toDate } from "./rows.js";
 

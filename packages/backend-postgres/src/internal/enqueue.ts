@@ -13,8 +13,7 @@
  * Duplicates within one batch are resolved here first: Postgres cannot upsert the same row twice in a statement.
  */
 
-import { SoniqError } from "@soniq/core";
-import type { EnqueueOptions, EnqueueResult, NewJob } from "@soniq/core/backend";
+import { type EnqueueOptions, type EnqueueResult, type NewJob, SoniqError } from "@soniq/core/backend";
 import { type PgContext, query } from "./context.js";
 import { isQueuedKeyConflict } from "./errors.js";
 import { NEW_JOB_CHANNEL } from "./listen-client.js";

@@ -2,7 +2,7 @@
  * Translate node-postgres errors (bare, or wrapped by drizzle in `err.cause`) into `SoniqError` codes,
  * so callers recognise failures by code whatever driver layer raised them.
  */
-import { isSoniqError, SoniqError } from "@soniq/core";
+import { isSoniqError, SoniqError } from "@soniq/core/backend";
 
 /** The fields of a pg `DatabaseError` this backend reads. */
 export interface PgErrorFields {

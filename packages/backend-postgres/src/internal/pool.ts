@@ -1,5 +1,5 @@
 /** The pool the backend runs on (its own, from a URL, or the caller's) and the settings of its dedicated connections. */
-import { SoniqError } from "@soniq/core";
+import { SoniqError } from "@soniq/core/backend";
 import pg from "pg";
 import { optionProblems, type PostgresBackendOptions, type PostgresConnection } from "../options.js";
 

@@ -2,7 +2,7 @@
  * Column lists and row mappers: every read returns rows shaped exactly as core's `Job`,
  * `DeadLetterJob` and `WorkerInfo` (camelCase, timestamps as `Date`).
  */
-import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@soniq/core";
+import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@soniq/core/backend";
 
 export const JOB_COLUMNS =
   "id, job_name, args, args_hash, status, attempts, max_attempts, queue, priority, unique_job, dedup_key, " +

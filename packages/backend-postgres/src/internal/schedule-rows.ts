@@ -1,6 +1,11 @@
 /** soniq_recurring_jobs and soniq_schedule_ticks rows as node-postgres returns them, and their mapping. */
-import type { CatchUpPolicy, Schedule, ScheduleTick, TickOutcome } from "@soniq/core";
-import { fromStoredTiming } from "@soniq/core/backend";
+import {
+  type CatchUpPolicy,
+  fromStoredTiming,
+  type Schedule,
+  type ScheduleTick,
+  type TickOutcome,
+} from "@soniq/core/backend";
 
 export interface ScheduleRecord {
   id: string;

@@ -4,7 +4,7 @@
  * Accepted handles: a node-postgres `Client` / `PoolClient`, or a Drizzle node-postgres database or
  * transaction. A `Pool` is refused: each of its queries may run on a different connection.
  */
-import { SoniqError } from "@soniq/core";
+import { SoniqError } from "@soniq/core/backend";
 import { type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import pg from "pg";
 import { translatePgError } from "./errors.js";

@@ -2,7 +2,7 @@
  * Opening and configuring the connection. The backend owns (and closes) a Database it opened from a
  * filename; a Database it was handed stays open and belongs to the caller.
  */
-import { SoniqError } from "@soniq/core";
+import { SoniqError } from "@soniq/core/backend";
 import Database from "better-sqlite3";
 import type { SqliteDatabase } from "./context.js";
 

@@ -2,7 +2,7 @@
  * Driver errors to `SoniqError`s. better-sqlite3 throws `SqliteError` (with a `code` such as
  * `SQLITE_CONSTRAINT_TRIGGER`); drizzle wraps it in `err.cause` when the query went through `db.run(sql)`.
  */
-import { isSoniqError, SoniqError } from "@soniq/core";
+import { isSoniqError, SoniqError } from "@soniq/core/backend";
 
 interface SqliteLikeError {
   code: string;

@@ -1,6 +1,5 @@
 /** `soniq_queues` rows as core's `QueueSettings`, and the audit row writer the actions share. */
-import type { QueueSettings } from "@soniq/core";
-import type { AuditRecord } from "@soniq/core/backend";
+import type { AuditRecord, QueueSettings } from "@soniq/core/backend";
 import type { SqliteContext } from "./context.js";
 import { jsonOrNull, NOW } from "./sql.js";
 

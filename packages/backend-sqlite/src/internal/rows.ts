@@ -2,7 +2,7 @@
  * Raw rows as better-sqlite3 returns them (snake_case, integers, JSON text) and their mapping to the
  * contract's camelCase rows with `Date`s.
  */
-import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@soniq/core";
+import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@soniq/core/backend";
 
 export interface JobRecord {
   id: string;

@@ -1,6 +1,13 @@
 /** soniq_recurring_jobs and soniq_schedule_ticks rows as better-sqlite3 returns them, and their mapping. */
-import type { CatchUpPolicy, Schedule, ScheduleTick, TickOutcome } from "@soniq/core";
-import { fromStoredTiming, type ScheduleDeclaration, toStoredTiming } from "@soniq/core/backend";
+import {
+  type CatchUpPolicy,
+  fromStoredTiming,
+  type Schedule,
+  type ScheduleDeclaration,
+  type ScheduleTick,
+  type TickOutcome,
+  toStoredTiming,
+} from "@soniq/core/backend";
 
 export interface ScheduleRecord {
   id: string;

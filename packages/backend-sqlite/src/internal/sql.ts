@@ -1,5 +1,4 @@
-import { SoniqError } from "@soniq/core";
-import type { ListPosition } from "@soniq/core/backend";
+import { type ListPosition, SoniqError } from "@soniq/core/backend";
 
 /**
  * SQL fragments shared by every operation. Timestamps are integer epoch milliseconds; "now" is always

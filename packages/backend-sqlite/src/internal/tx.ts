@@ -4,7 +4,7 @@
  * transaction is open on, so the insert runs on that connection and joins (or rolls back with) it.
  */
 
-import { SoniqError } from "@soniq/core";
+import { SoniqError } from "@soniq/core/backend";
 import type Database from "better-sqlite3";
 import type { BaseSQLiteDatabase } from "drizzle-orm/sqlite-core";
 import type { SqliteDatabase } from "./context.js";

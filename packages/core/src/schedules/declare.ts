@@ -6,8 +6,8 @@
 import { SoniqError } from "../errors.js";
 import { checkJson } from "../json.js";
 import { isValidJobName, QUEUE_NAME_PATTERN } from "../names.js";
+import type { CatchUpPolicy } from "../types.js";
 import { cronOf } from "./ticks.js";
-import type { CatchUpPolicy } from "./types.js";
 
 export interface PeriodicOptions<TArgs = unknown> {
   /** A cron expression: 5 fields, or 6 with seconds first. Exclusive with `every`. */

@@ -8,8 +8,9 @@
  * most recent due tick once and records the older ones `missed` (`superseded`), `{ withinMs }` fires
  * the ones at most `withinMs` old. A paused schedule records every due tick `skipped` (`paused`).
  */
+
+import type { CatchUpPolicy, Schedule } from "../types.js";
 import { nextTickAfter, type Timing, ticksBetween } from "./ticks.js";
-import type { CatchUpPolicy, Schedule } from "./types.js";
 
 export interface PlannedTick {
   tickAt: Date;

@@ -2,6 +2,8 @@
  * What the scheduler and `soniq.schedules` share: the instance's declarations, registry and options, the
  * backend's schedules facet, and the two steps every tick takes (building its job, recording it).
  */
+
+import type { Clock } from "../clock.js";
 import type {
   AuditFacet,
   LeasesFacet,
@@ -9,16 +11,14 @@ import type {
   ScheduleDeclaration,
   SchedulesFacet,
   TickRecordResult,
-} from "../backend.js";
-import { newJobId } from "../ids.js";
-import type { RegisteredJob } from "../jobs.js";
-import { argsHash } from "../json.js";
+} from "../contract/index.js";
+import { isSoniqError, SoniqError } from "../errors.js";
+import { prepareJob, type RegisteredJob, targetOf } from "../jobs.js";
 import type { Logger } from "../logger.js";
 import type { ResolvedSoniqOptions } from "../options.js";
-import type { Clock } from "./clock.js";
+import type { Schedule } from "../types.js";
 import type { PeriodicDeclaration } from "./declare.js";
 import { firstTick, type PlannedTick } from "./plan.js";
-import type { Schedule } from "./types.js";
 
 export interface ScheduleRuntime {
   readonly schedules: SchedulesFacet;
@@ -38,38 +38,80 @@ export function toStored(declaration: PeriodicDeclaration, now: Date): ScheduleD
   return { ...declaration, maxAttempts: null, nextRunAt: firstTick(declaration, now) };
 }
 
-/** The job a fire enqueues: the schedule's overrides, else the job's options here, else the instance defaults. */
-export function jobFor(rt: ScheduleRuntime, schedule: Schedule): NewJob {
-  const defined = rt.registry.get(schedule.jobName)?.options;
-  const unique = defined?.unique ?? false;
-  return {
-    id: newJobId(),
-    jobName: schedule.jobName,
-    args: schedule.args,
-    argsHash: unique ? argsHash(schedule.args) : null,
-    queue: schedule.queue ?? defined?.queue ?? rt.options.defaultQueue,
-    priority: schedule.priority ?? defined?.priority ?? rt.options.defaultPriority,
-    maxAttempts: schedule.maxAttempts ?? defined?.maxAttempts ?? rt.options.defaultMaxAttempts,
-    scheduledAt: null,
-    dedupKey: null,
-    unique,
-    producerId: rt.options.producerId,
-    group: null,
+/**
+ * The job a fire enqueues, prepared as `enqueue` prepares one (the JSON check, the job's schema, defaults):
+ * the schedule's queue and priority, else the job's options here, else the instance defaults. Throws the
+ * `SoniqError` enqueue would (`SONIQ_TASK_ARGS_INVALID` when the args fail the job's schema).
+ */
+export function jobFor(rt: ScheduleRuntime, schedule: FiredJob): NewJob | Promise<NewJob> {
+  const options = {
+    ...(schedule.queue === null ? {} : { queue: schedule.queue }),
+    ...(schedule.priority === null ? {} : { priority: schedule.priority }),
   };
+  return prepareJob(targetOf(schedule.jobName, rt.registry), schedule.args, options, rt.options, undefined, {
+    maxAttempts: schedule.maxAttempts ?? null,
+  });
 }
 
-/** Records one planned tick (with its job when it fires). */
-export function recordPlanned(
+/** What a schedule (stored or declared) says about the job it fires. */
+type FiredJob = Pick<Schedule, "jobName" | "args" | "queue" | "priority"> & { maxAttempts?: number | null };
+
+/**
+ * `periodic()`'s check of the job it fires, when that job is defined here: the fire's own preparation, run
+ * once at declaration, so args that fail the job's schema are refused where they are written (the enqueue's
+ * `SoniqError`, naming the schedule, `context.field` "args"). A job defined later or elsewhere, or a schema
+ * that validates asynchronously, is checked at each fire instead (see `recordPlanned`).
+ */
+export function checkDeclaredJob(rt: ScheduleRuntime, declaration: PeriodicDeclaration): void {
+  if (!rt.registry.has(declaration.jobName)) return;
+  try {
+    const prepared = jobFor(rt, declaration);
+    if (prepared instanceof Promise) prepared.catch(() => {});
+  } catch (err) {
+    if (!isSoniqError(err)) throw err;
+    throw new SoniqError(err.code, `Schedule "${declaration.name}": ${err.message}`, {
+      context: { ...err.context, schedule: declaration.name, field: "args" },
+      cause: err,
+    });
+  }
+}
+
+/**
+ * The ledger reason of a fire whose job could not be prepared: `invalid_args` when the args fail the
+ * job's schema (or are not JSON), `invalid_job` for any other refusal. The tick is recorded `skipped` with
+ * it and the schedule moves on to its next tick, so a bad schedule never fires nor loops.
+ */
+export function refusalReason(err: SoniqError): string {
+  return err.code === "SONIQ_TASK_ARGS_INVALID" ? "invalid_args" : "invalid_job";
+}
+
+/** Records one planned tick (with its job when it fires; `skipped` when that job is refused). */
+export async function recordPlanned(
   rt: ScheduleRuntime,
   schedule: Schedule,
   tick: PlannedTick,
 ): Promise<TickRecordResult> {
+  let job: NewJob | null = null;
+  let { outcome, reason } = tick;
+  if (outcome === "fired") {
+    try {
+      job = await jobFor(rt, schedule);
+    } catch (err) {
+      if (!isSoniqError(err)) throw err;
+      rt.logger.warn(
+        { schedule: schedule.name, jobName: schedule.jobName, tickAt: tick.tickAt, code: err.code, err },
+        `schedule "${schedule.name}" did not fire: ${err.message}`,
+      );
+      outcome = "skipped";
+      reason = refusalReason(err);
+    }
+  }
   return rt.schedules.recordTick({
     scheduleName: schedule.name,
     tickAt: tick.tickAt,
-    outcome: tick.outcome,
-    reason: tick.reason,
-    job: tick.outcome === "fired" ? jobFor(rt, schedule) : null,
+    outcome,
+    reason,
+    job,
     nextRunAt: tick.nextRunAt,
     manual: false,
   });

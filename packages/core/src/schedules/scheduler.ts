@@ -12,11 +12,11 @@
  * next interval. Time comes from `clock` (a `manualClock()` in tests).
  */
 import { randomUUID } from "node:crypto";
+import { type Clock, type ClockTimer, isClock } from "../clock.js";
 import { SoniqError } from "../errors.js";
-import { type Clock, type ClockTimer, isClock } from "./clock.js";
+import type { Schedule } from "../types.js";
 import { planTicks } from "./plan.js";
 import { recordPlanned, type ScheduleRuntime, toStored } from "./runtime.js";
-import type { Schedule } from "./types.js";
 
 export interface SchedulerOptions {
   /** How often to check for due ticks (and to renew or contend for leadership). Default 5000. */

@@ -4,15 +4,15 @@
  * Pause, resume, remove and trigger are operator actions: each writes one audit row, with its change.
  */
 import { type ActorOptions, actorOf, audited, auditRecord } from "../audit.js";
-import type { AuditRecord, TickRecord, TickRecordResult } from "../backend.js";
+import type { AuditRecord, NewJob, TickRecord, TickRecordResult } from "../contract/index.js";
 import { SoniqError } from "../errors.js";
 import { optionsObject } from "../option-table.js";
 import { noArguments } from "../queries.js";
+import type { Schedule, ScheduleTick } from "../types.js";
 import { planTicks, timingOf } from "./plan.js";
 import { jobFor, recordPlanned, type ScheduleRuntime, toStored } from "./runtime.js";
 import { triggeredJobId } from "./stored.js";
 import { upcomingTicks } from "./ticks.js";
-import type { Schedule, ScheduleTick } from "./types.js";
 
 /** How many ticks `resume()` records as skipped in one go (a long pause is finished by the scheduler). */
 const RESUME_TICKS = 10_000;
@@ -95,10 +95,15 @@ export class ScheduleService {
     const record = auditRecord("schedule.trigger", actor, name, null);
     const now = new Date(this.#rt.clock.now());
     const schedule = await this.#storedOrDeclared(name, now);
+    // Prepared before anything is written: a job enqueue would refuse is refused here too, with its error.
+    const job = schedule === null ? null : await jobFor(this.#rt, schedule);
     const result = await audited(
       this.#rt,
       record,
-      (r) => (schedule === null ? Promise.resolve(NO_SCHEDULE) : this.#fireNow(schedule, now, r)),
+      (r) =>
+        schedule === null || job === null
+          ? Promise.resolve(NO_SCHEDULE)
+          : this.#fireNow(schedule, job, now, r),
       (tick) => triggeredJobId(tick) !== null,
       (tick) => (tick.status === "no_schedule" ? "not_found" : "failed"),
     );
@@ -124,13 +129,13 @@ export class ScheduleService {
   }
 
   /** A manual tick at `now`, its audit row written with it. */
-  #fireNow(schedule: Schedule, now: Date, audit: AuditRecord): Promise<TickRecordResult> {
+  #fireNow(schedule: Schedule, job: NewJob, now: Date, audit: AuditRecord): Promise<TickRecordResult> {
     const tick: TickRecord = {
       scheduleName: schedule.name,
       tickAt: now,
       outcome: "fired",
       reason: "trigger",
-      job: jobFor(this.#rt, schedule),
+      job,
       nextRunAt: null,
       manual: true,
     };

@@ -2,9 +2,9 @@
  * How the SQL backends store a schedule's timing in soniq_recurring_jobs (`schedule_type`,
  * `schedule_value`) and its pause (`status`): one encoding, shared, so every backend reads every other's rows.
  */
-import type { AuditRecord, NewJob, TickRecord, TickRecordResult } from "../backend.js";
+import type { AuditRecord, NewJob, TickRecord, TickRecordResult } from "../contract/index.js";
 import type { RecurringStatus, ScheduleType } from "../schema/constants.js";
-import type { Schedule } from "./types.js";
+import type { Schedule } from "../types.js";
 
 /** The soniq_recurring_jobs columns a `Schedule` is read from (the same in both dialects). */
 export const SCHEDULE_COLUMNS =

@@ -19,7 +19,7 @@ export type RecurringStatus = (typeof RECURRING_STATUSES)[number];
 export const SCHEDULE_TYPES = ["cron", "interval"] as const;
 export type ScheduleType = (typeof SCHEDULE_TYPES)[number];
 
-/** What became of a schedule's tick (`soniq_schedule_ticks.outcome`); see src/schedules/types.ts. */
+/** What became of a schedule's tick (`soniq_schedule_ticks.outcome`); see src/types.ts. */
 export const TICK_OUTCOMES = ["fired", "skipped", "missed", "deduplicated"] as const;
 export type TickOutcome = (typeof TICK_OUTCOMES)[number];
 

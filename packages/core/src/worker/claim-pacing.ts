@@ -20,7 +20,7 @@
  * event-loop turn, so the slots its jobs free in one turn share one claim). A wake-up or freed capacity
  * during the claim skips the wait. So every claim follows an event: a full queue never makes the worker spin.
  */
-import type { ClaimCap } from "../backend.js";
+import type { ClaimCap } from "../contract/index.js";
 import type { ResolvedWorkerOptions } from "../options.js";
 
 export function nextClaimWindow(

@@ -4,7 +4,7 @@
  * they are dead-lettered through the outcome writer, and still count as taken, so a full claim is never
  * mistaken for a drained queue.
  */
-import type { ClaimCap, ClaimRequest } from "../backend.js";
+import type { ClaimCap, ClaimRequest } from "../contract/index.js";
 import type { Runtime } from "../runtime.js";
 import type { Job } from "../types.js";
 import type { OutcomeWriter } from "./outcome-writer.js";

@@ -4,7 +4,7 @@
  * stop, never one write per job. A failed flush keeps the counts for the next one.
  */
 
-import type { MetricsRow } from "../backend.js";
+import type { MetricsRow } from "../contract/index.js";
 import { addMetricCounts } from "../metrics-series.js";
 import type { Runtime } from "../runtime.js";
 import type { TypedEmitter } from "../typed-emitter.js";

@@ -8,7 +8,7 @@
  * worker withholds its heartbeat while any are (upkeep.ts), so it turns stale and recovery requeues them
  * within `staleAfterMs` even though the process lives (DESIGN.md section 7).
  */
-import type { Settlement } from "../backend.js";
+import type { Settlement } from "../contract/index.js";
 import type { JobEndStatus } from "../metrics.js";
 import type { Runtime } from "../runtime.js";
 import type { DeadLetterReason } from "../schema/constants.js";

@@ -8,7 +8,7 @@
  * restarting database costs a delay, not a stranded job. Only when every retry failed is the batch
  * reported as failed (`onFailed`), and the writer gives its jobs back.
  */
-import type { Settlement } from "../backend.js";
+import type { Settlement } from "../contract/index.js";
 
 /** Delays before each retry of a failed settle call (ms): four retries, about 3.2 s in all. */
 export const SETTLE_RETRY_DELAYS_MS: readonly number[] = Object.freeze([100, 300, 900, 1900]);

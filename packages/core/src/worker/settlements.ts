@@ -15,7 +15,7 @@
  * Every text written is storable on every backend (no NUL, no lone surrogate: `storableText`), so one
  * odd error message cannot fail the batch it is written with.
  */
-import type { DeadLetterSettlement, DoneSettlement, RequeueSettlement } from "../backend.js";
+import type { DeadLetterSettlement, DoneSettlement, RequeueSettlement } from "../contract/index.js";
 import { storableText } from "../json.js";
 import { MAX_DELAY_MS } from "../option-table.js";
 import type { DeadLetterReason } from "../schema/constants.js";

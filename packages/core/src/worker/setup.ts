@@ -1,6 +1,6 @@
 /** What a worker checks and does once when it starts: its registration row and its wake-up subscription. */
 import { hostname } from "node:os";
-import type { WorkerRegistration } from "../backend.js";
+import type { WorkerRegistration } from "../contract/index.js";
 import { SoniqError } from "../errors.js";
 import { optionsObject } from "../option-table.js";
 import type { ResolvedWorkerOptions } from "../options.js";

@@ -15,7 +15,7 @@
  *   stale and recovery reaches those jobs although the process lives.
  */
 
-import type { WorkerRegistration } from "../backend.js";
+import type { WorkerRegistration } from "../contract/index.js";
 import { METRICS_RETENTION_MS } from "../metrics-series.js";
 import type { ResolvedWorkerOptions } from "../options.js";
 import type { Runtime } from "../runtime.js";

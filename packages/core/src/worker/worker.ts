@@ -25,7 +25,7 @@
  * The running jobs themselves (deadlines, takeovers, their one outcome) are in-flight.ts.
  */
 import { randomUUID } from "node:crypto";
-import type { ClaimCap } from "../backend.js";
+import type { ClaimCap } from "../contract/index.js";
 import { SoniqError } from "../errors.js";
 import type { ResolvedWorkerOptions } from "../options.js";
 import type { LocalWorker, Runtime } from "../runtime.js";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import type { Job } from "@soniq/core";
+import type { Job } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
 import { delay } from "../eventually.js";
 import {

@@ -1,17 +1,20 @@
 /** Small steps the cases share. Every assertion message says what the contract requires. */
 import assert from "node:assert/strict";
 import { inspect, isDeepStrictEqual } from "node:util";
-import { isSoniqError, type Job, type QueueStats, type SoniqErrorCode } from "@soniq/core";
 import {
   type DeadLetterFilter,
   type DeadLetterSettlement,
   type DoneSettlement,
   deadLetterListQuery,
+  isSoniqError,
+  type Job,
   jobListQuery,
   type ListJobsFilter,
   type NewJob,
+  type QueueStats,
   type RequeueSettlement,
   type Settlement,
+  type SoniqErrorCode,
 } from "@soniq/core/backend";
 import type { CaseContext } from "../types.js";
 

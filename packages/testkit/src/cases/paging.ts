@@ -4,8 +4,7 @@
  * then id. Rows made in one call share their instant on most backends, so the dead letters' id tie-break is
  * exercised, and decoys in another queue hold rows at the same instants.
  */
-import type { DeadLetterJob, Job } from "@soniq/core";
-import { deadLetterMatch } from "@soniq/core/backend";
+import { type DeadLetterJob, deadLetterMatch, type Job } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
 import { delay } from "../eventually.js";
 import type { CaseContext } from "../types.js";

@@ -1,4 +1,4 @@
-import type { QueueStats } from "@soniq/core";
+import type { QueueStats } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
 import type { CaseContext } from "../types.js";
 import {

@@ -1,0 +1,97 @@
+/**
+ * The Backend contract, grouped by facet: what the worker and the app need from storage, and nothing
+ * about SQL. This folder declares one file per facet and this file assembles them into `Backend`. Every
+ * backend implements it with the same files (`src/<facet>.ts`); `@soniq/testkit` certifies it. Backend
+ * authors import it from `@soniq/core/backend`.
+ *
+ * Core wraps every backend with `guardBackend`, which validates and normalises every input once
+ * (ids, filters, paging, dates, delays) and gives the lifecycle guarantees (migrations once, typed error
+ * after close, memoised close). A backend therefore trusts its inputs: filters arrive complete
+ * (`null` = no filter), limits and offsets are always present and in range, ids are lower-case strings.
+ *
+ * Rules that are the same everywhere live in core, not here: what a retry, snooze or nack writes to
+ * `attempts` and `last_error` (core sends the values; see `Settlement`), dead-lettering a job claimed past
+ * its `max_attempts` (core settles it as `dead_letter` before running it), paging defaults, the text of
+ * `last_error`.
+ *
+ * Conventions every implementation keeps:
+ * - An id that names no row means "not found": reads return null, writes return false. Never throw for that.
+ * - Worker-side writes (`runs.settle`) are fenced by (id, attempt): they apply only while the row is
+ *   `processing` with the `attempts` the claim gave it, so a late write after cancel, recovery or a
+ *   re-claim is a no-op (reported as not applied).
+ * - Every requeue (retry, snooze, nack, recovery) clears `worker_id`.
+ * - Time comparisons (due jobs, heartbeats, expiry, leases) use the backend's own clock (the database's
+ *   `now()` for SQL backends). Relative delays are passed as milliseconds for that reason.
+ * - Writing a status outside the four, or changing a done/cancelled job's status, fails with
+ *   `SONIQ_INVALID_STATUS_TRANSITION` and changes nothing (the SQL backends' storage enforces it too).
+ */
+
+import type { AuditFacet } from "./audit.js";
+import type { DeadLettersFacet } from "./dead-letters.js";
+import type { JobsFacet } from "./jobs.js";
+import type { LeasesFacet } from "./leases.js";
+import type { MetricsFacet } from "./metrics.js";
+import type { MigrationsFacet } from "./migrations.js";
+import type { QueuesFacet } from "./queues.js";
+import type { RunsFacet } from "./runs.js";
+import type { SchedulesFacet } from "./schedules.js";
+import type { WakeUpsFacet } from "./wake-ups.js";
+import type { WorkersFacet } from "./workers.js";
+
+export interface BackendCapabilities {
+  /** Wake-ups reach workers in other processes (Postgres LISTEN/NOTIFY). Without it core polls. */
+  readonly notify: boolean;
+  /** `jobs.enqueue`/`enqueueMany` accept `tx` and write inside the caller's transaction. */
+  readonly transactionalEnqueue: boolean;
+  /** Leases are enforced across processes by the database (advisory locks or lease rows). */
+  readonly advisoryLocks: boolean;
+  /** Several processes can share this backend's storage (false for memory). */
+  readonly multiProcess: boolean;
+}
+
+export interface Backend<TTx = never> {
+  readonly name: string;
+  readonly capabilities: BackendCapabilities;
+  readonly migrations: MigrationsFacet;
+  readonly jobs: JobsFacet<TTx>;
+  readonly runs: RunsFacet;
+  readonly deadLetters: DeadLettersFacet;
+  readonly workers: WorkersFacet;
+  readonly leases: LeasesFacet;
+  readonly wakeUps: WakeUpsFacet;
+  readonly schedules: SchedulesFacet;
+  readonly queues: QueuesFacet;
+  readonly audit: AuditFacet;
+  readonly metrics: MetricsFacet;
+  /** Release what the backend owns (never a pool or database handed to it). */
+  close(): Promise<void>;
+}
+
+/** The transaction handle type a backend accepts. */
+export type BackendTx<B> = B extends Backend<infer T> ? T : never;
+
+/*
+ * The one fault hook has one name on every backend: `testHooks.interruptDeadLetterMove` in the backend's
+ * options, consulted before a dead-letter move; when it says so, the move fails between its two steps
+ * (dead-letter row inserted, job row not yet deleted), as a dropped connection would, so the call rejects
+ * and nothing changed. Its argument and return value are the backend's own (Postgres kills a connection).
+ */
+
+/** The facets and their methods, so the guard (and the testkit) can check a backend is complete. */
+export const BACKEND_FACETS = {
+  migrations: ["apply", "status"],
+  jobs: ["enqueue", "enqueueMany", "get", "list", "stats", "cancel", "deleteExpired"],
+  runs: ["claim", "settle"],
+  deadLetters: ["list", "count", "get", "replay", "purge"],
+  workers: ["register", "heartbeat", "stop", "list", "recoverStale", "registerTaskNames", "listTaskNames"],
+  leases: ["tryAcquire", "release"],
+  wakeUps: ["subscribe"],
+  schedules: ["upsert", "list", "get", "setPaused", "remove", "recordTick", "history"],
+  queues: ["pause", "resume", "configure", "get", "list", "recentStarts"],
+  audit: ["record", "list"],
+  metrics: ["record", "list", "prune"],
+} as const satisfies {
+  [F in Exclude<keyof Backend, "name" | "capabilities" | "close">]: readonly (keyof Backend[F])[];
+};
+
+export type BackendFacetName = keyof typeof BACKEND_FACETS;

@@ -1,0 +1,50 @@
+/** The `deadLetters` facet: list, count, read, replay and purge dead-letter rows. */
+
+import type { DeadLetterJob } from "../types.js";
+import type { AuditRecord } from "./audit.js";
+import type { ListPosition } from "./jobs.js";
+
+/** A normalised dead-letter filter: every key present, `null` = no filter on it. */
+export interface DeadLetterMatch {
+  jobName: string | null;
+  queue: string | null;
+  reason: string | null;
+  /** Moved at or after this instant. */
+  since: Date | null;
+  /** Moved before this instant. */
+  until: Date | null;
+}
+
+/** A page of the dead letters matching the filter. */
+export interface DeadLetterListQuery extends DeadLetterMatch {
+  /** 1..1000. */
+  limit: number;
+  /** >= 0; 0 whenever `position` is set. */
+  offset: number;
+  /** Page from this row instead of from the top; null = from the top. */
+  position: ListPosition | null;
+}
+
+export interface ReplayRequest {
+  /** Fresh UUID for the new job, chosen by core. */
+  newId: string;
+  /** Each `null` keeps the dead-letter row's value (`scheduledAt` null = due now). */
+  queue: string | null;
+  priority: number | null;
+  scheduledAt: Date | null;
+}
+
+export interface DeadLettersFacet {
+  /** Newest first: moved_to_dead_letter_at (whole milliseconds) descending, then id descending. */
+  list(query: DeadLetterListQuery): Promise<DeadLetterJob[]>;
+  /** How many rows match (exact: a bulk operation's dry run reports it). */
+  count(match: DeadLetterMatch): Promise<number>;
+  get(id: string): Promise<DeadLetterJob | null>;
+  /**
+   * In one transaction: insert a queued job (new id, attempts 0, same name/args/max_attempts) and bump the
+   * dead-letter row's resurrection_count and last_resurrection_at. Returns the new id, or null if no row.
+   */
+  replay(id: string, request: ReplayRequest, audit?: AuditRecord): Promise<string | null>;
+  /** Delete a dead-letter row. False when there was none. */
+  purge(id: string, audit?: AuditRecord): Promise<boolean>;
+}

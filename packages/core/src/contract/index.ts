@@ -1,0 +1,43 @@
+// The backend contract, facet by facet (each file one facet; `backend.ts` assembles them).
+
+export type { AuditFacet, AuditListQuery, AuditRecord } from "./audit.js";
+export {
+  BACKEND_FACETS,
+  type Backend,
+  type BackendCapabilities,
+  type BackendFacetName,
+  type BackendTx,
+} from "./backend.js";
+export type {
+  DeadLetterListQuery,
+  DeadLetterMatch,
+  DeadLettersFacet,
+  ReplayRequest,
+} from "./dead-letters.js";
+export type {
+  EnqueueOptions,
+  EnqueueResult,
+  JobListQuery,
+  JobsFacet,
+  ListPosition,
+  NewJob,
+  StatsQuery,
+} from "./jobs.js";
+export type { LeasesFacet } from "./leases.js";
+export type { MetricsFacet, MetricsListQuery, MetricsRow } from "./metrics.js";
+export type { MigrationReport, MigrationStatus, MigrationsFacet } from "./migrations.js";
+export type { QueueConfigPatch, QueueListQuery, QueuesFacet, RecentStarts } from "./queues.js";
+export type {
+  ClaimCap,
+  ClaimRequest,
+  ClaimResult,
+  DeadLetterSettlement,
+  DoneSettlement,
+  JobRef,
+  RequeueSettlement,
+  RunsFacet,
+  Settlement,
+} from "./runs.js";
+export type { ScheduleDeclaration, SchedulesFacet, TickRecord, TickRecordResult } from "./schedules.js";
+export type { WakeUpListener, WakeUpsFacet } from "./wake-ups.js";
+export type { StaleRecovery, TaskNameRow, WorkerRegistration, WorkersFacet } from "./workers.js";

@@ -1,0 +1,98 @@
+/**
+ * The two entries say what they are: `@soniq/core` is the app API, `@soniq/core/backend` what a backend
+ * author uses. Their run-time exports are pinned here, so a value joins an entry on purpose.
+ */
+import { describe, expect, it } from "vitest";
+import * as backendEntry from "../src/backend-entry.js";
+import * as appEntry from "../src/index.js";
+
+const isClass = (value: unknown) =>
+  typeof value === "function" && Function.prototype.toString.call(value).startsWith("class ");
+
+describe("core/entries", () => {
+  it("core/entries-app: @soniq/core exports the app's values, and no class but Soniq and the errors", () => {
+    expect(Object.keys(appEntry).sort()).toEqual([
+      "AUDIT_ACTIONS",
+      "DEAD_LETTER_REASONS",
+      "ESTIMABLE_COUNTS",
+      "EXACT_COUNTS_UP_TO",
+      "EXPLAIN_CODES",
+      "JOB_NAME_PATTERN",
+      "JOB_STATUSES",
+      "JobAbortedError",
+      "PermanentError",
+      "REDACTED",
+      "SONIQ_ERROR_CODES",
+      "SONIQ_VERSION",
+      "Soniq",
+      "SoniqError",
+      "TERMINAL_JOB_STATUSES",
+      "TICK_OUTCOMES",
+      "WORKER_LIVENESS",
+      "WORKER_STATUSES",
+      "describeOptions",
+      "isPermanentError",
+      "isSnooze",
+      "isSoniqError",
+      "isValidJobName",
+      "manualClock",
+      "snooze",
+      "systemClock",
+      "workerCounts",
+    ]);
+    const classes = Object.entries(appEntry).filter(([, v]) => isClass(v));
+    expect(classes.map(([name]) => name).sort()).toEqual([
+      "JobAbortedError",
+      "PermanentError",
+      "Soniq",
+      "SoniqError",
+    ]);
+  });
+
+  it("core/entries-backend: @soniq/core/backend exports the contract's values, the errors and the helpers backends use", () => {
+    expect(Object.keys(backendEntry).sort()).toEqual([
+      "BACKEND_FACETS",
+      "DEAD_LETTER_REASONS",
+      "DEFAULT_PAGE_SIZE",
+      "ESTIMABLE_COUNTS",
+      "EXACT_COUNTS_UP_TO",
+      "JOB_STATUSES",
+      "MAX_PAGE_SIZE",
+      "SCHEDULE_COLUMNS",
+      "SONIQ_ERROR_CODES",
+      "SoniqError",
+      "TERMINAL_JOB_STATUSES",
+      "TICK_COLUMNS",
+      "TICK_OUTCOMES",
+      "WORKER_STATUSES",
+      "auditListQuery",
+      "auditRecord",
+      "deadLetterListQuery",
+      "deadLetterMatch",
+      "fromStoredTiming",
+      "guardBackend",
+      "isSoniqError",
+      "jobListQuery",
+      "newJobId",
+      "queueInfo",
+      "recurringStatus",
+      "resolveTick",
+      "statsQuery",
+      "toStoredTiming",
+      "triggerAudit",
+      "unwrapBackend",
+    ]);
+    expect(
+      Object.entries(backendEntry)
+        .filter(([, v]) => isClass(v))
+        .map(([name]) => name),
+    ).toEqual(["SoniqError"]);
+  });
+
+  it("core/entries-shared: what both entries export is the same value (one error class, one set of words)", () => {
+    const app = new Map(Object.entries(appEntry));
+    const shared = Object.entries(backendEntry).filter(([name]) => app.has(name));
+    expect(shared.length).toBeGreaterThan(0);
+    for (const [name, value] of shared) expect(value, name).toBe(app.get(name));
+  });
+});
