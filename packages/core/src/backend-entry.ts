@@ -28,6 +28,7 @@ export {
   type JobRef,
   type JobsFacet,
   type LeasesFacet,
+  type LeaseTakeOver,
   type ListPosition,
   type MetricsFacet,
   type MetricsListQuery,

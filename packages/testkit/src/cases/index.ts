@@ -4,6 +4,7 @@ import { deadLetterCases } from "./dead-letter.js";
 import { dedupCases } from "./dedup.js";
 import { enqueueCases } from "./enqueue.js";
 import { jobsCases } from "./jobs.js";
+import { leaseTakeoverCases } from "./lease-takeover.js";
 import { leaseCases } from "./leases.js";
 import { lifecycleCases } from "./lifecycle.js";
 import { pagingCases } from "./paging.js";
@@ -28,6 +29,7 @@ export const CONFORMANCE_CASES = [
   ...pagingCases,
   ...workerCases,
   ...leaseCases,
+  ...leaseTakeoverCases,
   ...scheduleCases,
   ...subscribeCases,
   ...peerCases,
