@@ -121,10 +121,11 @@ describe("transactional enqueue/bad handles", () => {
   it("rejects a closed better-sqlite3 Database with a typed error, and writes nothing", async () => {
     const closed = new Database(db.name);
     closed.close();
-    for (const call of [
+    const calls: (() => Promise<unknown>)[] = [
       () => backend.jobs.enqueue(newJob(), { tx: closed }),
       () => backend.jobs.enqueueMany([newJob()], { tx: drizzle(closed) }),
-    ]) {
+    ];
+    for (const call of calls) {
       const err = await Promise.resolve()
         .then(call)
         .catch((e: unknown) => e);
