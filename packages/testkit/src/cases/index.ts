@@ -9,9 +9,11 @@ import { leaseCases } from "./leases.js";
 import { lifecycleCases } from "./lifecycle.js";
 import { pagingCases } from "./paging.js";
 import { peerCases } from "./peers.js";
+import { queueRateWindowCases } from "./queue-rate-window.js";
 import { queueCases } from "./queues.js";
 import { scheduleCases } from "./schedules.js";
 import { settleCases } from "./settle.js";
+import { settleFenceCases } from "./settle-fence.js";
 import { statsCases } from "./stats.js";
 import { subscribeCases } from "./subscribe.js";
 import { workerCases } from "./workers.js";
@@ -23,6 +25,7 @@ export const CONFORMANCE_CASES = [
   ...dedupCases,
   ...claimCases,
   ...settleCases,
+  ...settleFenceCases,
   ...deadLetterCases,
   ...statsCases,
   ...jobsCases,
@@ -34,6 +37,7 @@ export const CONFORMANCE_CASES = [
   ...subscribeCases,
   ...peerCases,
   ...queueCases,
+  ...queueRateWindowCases,
   ...auditCases,
 ] as const;
 
