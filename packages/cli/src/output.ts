@@ -3,6 +3,7 @@
  * never with NO_COLOR); scripts get `--json`: one JSON document on stdout, dates as ISO strings.
  */
 import { styleText } from "node:util";
+import { shortId as coreShortId } from "@soniq/core";
 
 export interface Io {
   out: NodeJS.WriteStream;
@@ -97,7 +98,8 @@ export function firstLine(text: string | null | undefined, max = 60): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-export const shortId = (id: string | null | undefined): string => (id ? id.slice(0, 8) : "-");
+/** An id as tables and log lines show it (core's rule: its random tail), or "-". */
+export const shortId = (id: string | null | undefined): string => (id ? coreShortId(id) : "-");
 
 /** A progress bar on stderr for bulk work, drawn only when stderr is a TTY. */
 export class Progress {

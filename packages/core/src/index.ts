@@ -89,6 +89,7 @@ export {
 } from "./schedules/types.js";
 export type { WorkerScheduleOptions } from "./schedules/worker.js";
 export { JOB_DEFAULTS, JOB_STATUS_CHECK, TABLES } from "./schema/constants.js";
+export { SHORT_ID_LENGTH, shortId } from "./short-id.js";
 export { type EnqueueManyItem, Soniq } from "./soniq.js";
 export {
   AUDIT_ACTIONS,

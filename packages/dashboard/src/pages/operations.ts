@@ -1,4 +1,5 @@
 /** Workers, queues, schedules and the audit log pages. Each shows "not available" when core lacks it (audit and queue controls today). */
+import { shortId } from "@soniq/core";
 import type { QueuesResult } from "../data/overview.js";
 import type { WorkerRow } from "../data/workers.js";
 import type { AuditEntry, ScheduleInfo, ScheduleTick } from "../features.js";
@@ -15,7 +16,7 @@ export function workersPage(
   const rows = result.workers.map(
     (
       w,
-    ) => html`<tr data-worker-id="${w.id}"><td><code>${w.id.slice(0, 8)}</code></td><td>${statusBadge(w.state)}</td>
+    ) => html`<tr data-worker-id="${w.id}"><td><code>${shortId(w.id)}</code></td><td>${statusBadge(w.state)}</td>
 <td>${w.hostname}</td><td class="num">${w.pid}</td><td>${w.queues.length ? w.queues.join(", ") : html`<span class="muted">all</span>`}</td>
 <td class="num">${w.concurrency}</td><td class="small">${formatDate(w.lastHeartbeat)} (${formatDuration(w.heartbeatAgeMs)} ago)</td>
 <td class="small">${formatDate(w.startedAt)}</td><td class="small">${w.version ?? "—"}</td></tr>`,
@@ -89,7 +90,7 @@ function catchUpText(value: unknown): string {
 }
 
 function jobLink(frame: PageFrame, id: string | null | undefined): Html | string {
-  return id ? html`<a href="${frame.base}/jobs/${id}"><code>${id.slice(0, 8)}</code></a>` : "—";
+  return id ? html`<a href="${frame.base}/jobs/${id}"><code>${shortId(id)}</code></a>` : "—";
 }
 
 export function schedulesPage(frame: PageFrame, schedules: ScheduleInfo[] | null): Html {

@@ -1,5 +1,6 @@
 /** The HTML pages. Each reads through the same data functions as the JSON API. */
 
+import { shortId } from "@soniq/core";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { deadLetterQuery, jobQuery } from "../api/filters.js";
@@ -77,7 +78,7 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
       const detail = await jobDetail(soniq, c.get("features"), id);
       return send(
         c,
-        `Job ${id.slice(0, 8)}`,
+        `Job ${shortId(id)}`,
         "/jobs",
         jobDetailPage(frame(c), detail, c.get("features").explain !== null),
       );
@@ -103,7 +104,7 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
   });
   pages.get("/dead-letters/:id", async (c) => {
     const row = await deadLetterDetail(soniq, parseId(c.req.param("id"), "dead-letter job"));
-    return send(c, `Dead letter ${row.id.slice(0, 8)}`, "/dead-letters", deadLetterDetailPage(frame(c), row));
+    return send(c, `Dead letter ${shortId(row.id)}`, "/dead-letters", deadLetterDetailPage(frame(c), row));
   });
 }
 
