@@ -55,7 +55,7 @@ export type {
 export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
 export type { DeadLetterFilter, DeadLetterPosition, JobPosition, ListJobsFilter } from "./queries.js";
-export { EXACT_COUNTS_UP_TO, type QueueConfig, QueueService } from "./queues.js";
+export { EXACT_COUNTS_UP_TO, type QueueConfig, type QueueControlOptions, QueueService } from "./queues.js";
 export {
   type BackoffRetry,
   computeRetryDelay,

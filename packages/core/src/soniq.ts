@@ -135,7 +135,10 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       clock: this.options.clock,
     };
     this.schedules = new ScheduleService(this.#schedules);
-    this.queues = new QueueService(this.backend);
+    this.queues = new QueueService(this.backend, () => [
+      this.options.defaultQueue,
+      ...[...this.#registry.values()].map((job) => job.options.queue),
+    ]);
     this.audit = new AuditService(this.backend);
     this.metrics = new MetricsService(this.backend);
     this.#explainer = new Explainer(this.backend, resolveWorkerOptions({}).staleAfterMs);

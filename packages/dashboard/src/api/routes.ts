@@ -172,16 +172,27 @@ function queueRoutes(api: Hono<Env>): void {
       const queues = c.get("features").queues;
       const method = queues?.[action];
       if (!queues || !method) throw notAvailable(`Queue ${action} (soniq.queues.${action})`);
+      // ?create=true acts on a queue nothing knows yet; without it core refuses the name (404).
+      const create = createParam(c.req.query("create"));
       if (settings) {
         const call = method as unknown as (q: string, s: object, o?: object) => Promise<unknown>;
-        const a = actor(c);
-        await (a ? call.call(queues, name, settings, a) : call.call(queues, name, settings));
+        const options = { ...actor(c), ...create };
+        await (Object.keys(options).length > 0
+          ? call.call(queues, name, settings, options)
+          : call.call(queues, name, settings));
       } else {
-        await actorCall(queues, method, name, actor(c));
+        await actorCall(queues, method, name, actor(c), create);
       }
       return c.json({ ok: true, queue: name, action });
     });
   }
+}
+
+/** `?create=true` (or absent / `false`); anything else is 400. */
+function createParam(raw: string | undefined): { create: true } | undefined {
+  if (raw === undefined || raw === "false") return undefined;
+  if (raw === "true") return { create: true };
+  throw badRequest('create takes "true" or "false".');
 }
 
 export function apiRoutes(state: AppState): Hono<Env> {
