@@ -178,6 +178,9 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
       await cli("queues", "list", "--json"),
     );
     expect(queues.find((q) => q.name === "emails")).toMatchObject({ paused: false, concurrency: 2 });
+    // The dashboard's words (core's queueStateWord, queueLimitsText): "active", and the limits set.
+    const table = (await cli("queues", "list")).stdout.split("\n").find((l) => l.startsWith("emails"));
+    expect(table).toMatch(/\bactive\b.*concurrency 2/);
   });
 
   it("dashboard/gates: a bad --port is usage; without @soniq/dashboard, or with one lacking serveDashboard(), exit 1", async () => {

@@ -55,6 +55,7 @@ export type {
 export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
 export type { DeadLetterFilter, DeadLetterPosition, JobPosition, ListJobsFilter } from "./queries.js";
+export { durationWords, type QueueStateWord, queueLimitsText, queueStateWord } from "./queue-words.js";
 export { EXACT_COUNTS_UP_TO, type QueueConfig, type QueueControlOptions, QueueService } from "./queues.js";
 export {
   type BackoffRetry,

@@ -1,5 +1,5 @@
 /** Workers, queues, schedules and the audit log pages. Each shows "not available" when core lacks it (audit and queue controls today). */
-import { shortId } from "@soniq/core";
+import { queueLimitsText, shortId } from "@soniq/core";
 import type { QueuesResult } from "../data/overview.js";
 import type { WorkerRow } from "../data/workers.js";
 import type { AuditEntry, ScheduleInfo, ScheduleTick } from "../features.js";
@@ -47,9 +47,7 @@ export function queuesPage(frame: PageFrame, result: QueuesResult, hasConfigure:
               q.paused
                 ? html`<button type="button" data-post="${base}/api/queues/${q.name}/resume" data-done="Resumed ${q.name}.">Resume</button>`
                 : html`<button type="button" class="danger" data-post="${base}/api/queues/${q.name}/pause" data-done="Paused ${q.name}.">Pause</button>`
-            }</td><td class="small">concurrency ${q.concurrency ?? "∞"} · group ${q.groupConcurrency ?? "∞"} · rate ${
-              q.rateLimit ? `${q.rateLimit.max} per ${formatDuration(q.rateLimit.perMs)}` : "∞"
-            }${hasConfigure ? configureForm(base, q.name) : ""}</td></tr>`,
+            }</td><td class="small">limits: ${queueLimitsText(q)}${hasConfigure ? configureForm(base, q.name) : ""}</td></tr>`,
         )}</tbody></table>`
       : writeHint(frame)
     : notAvailablePanel(

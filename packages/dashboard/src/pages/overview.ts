@@ -1,4 +1,5 @@
-/** The overview: the six stats, throughput/failure/dead-letter charts, queues with lag and pause state. */
+/** The overview: the six stats, throughput/failure/dead-letter charts, queues with lag, pause state and limits. */
+import { queueLimitsText, queueStateWord } from "@soniq/core";
 import {
   listQueues,
   metricsSeries,
@@ -49,15 +50,16 @@ function cell(q: QueuesResult["queues"][number], key: StatKey): Html | string {
 export function queueTable(result: QueuesResult, base: string): Html {
   if (result.queues.length === 0) return html`<p class="muted">No queues yet.</p>`;
   return html`<table data-testid="queues"><caption class="muted small">Source: ${result.source}</caption>
-<thead><tr><th scope="col">Queue</th><th scope="col">State</th><th class="num" scope="col">Queued</th><th class="num" scope="col">Processing</th><th class="num" scope="col">Done</th><th class="num" scope="col">Dead letters</th><th class="num" scope="col">Lag</th></tr></thead>
+<thead><tr><th scope="col">Queue</th><th scope="col">State</th><th class="num" scope="col">Queued</th><th class="num" scope="col">Processing</th><th class="num" scope="col">Done</th><th class="num" scope="col">Dead letters</th><th class="num" scope="col">Lag</th><th scope="col">Limits</th></tr></thead>
 <tbody>${result.queues.map(
     (
       q,
     ) => html`<tr data-queue="${q.name}"><td><a href="${base}/jobs?queue=${encodeURIComponent(q.name)}">${q.name}</a></td>
-<td>${q.paused === null ? html`<span class="muted">—</span>` : statusBadge(q.paused ? "paused" : "running")}</td>
+<td>${q.paused === null ? html`<span class="muted">—</span>` : statusBadge(queueStateWord(q.paused))}</td>
 <td class="num">${cell(q, "queued")}</td><td class="num">${cell(q, "processing")}</td>
 <td class="num">${cell(q, "done")}</td><td class="num">${cell(q, "dead_letter")}</td>
-<td class="num">${result.controls ? formatDuration(q.lagMs) : "—"}</td></tr>`,
+<td class="num">${result.controls ? formatDuration(q.lagMs) : "—"}</td>
+<td class="small">${result.controls ? queueLimitsText(q) : "—"}</td></tr>`,
   )}</tbody></table>`;
 }
 
