@@ -4,6 +4,7 @@
  * reasons (scheduled, backoff, staleness) use this process's clock.
  */
 import type { Backend } from "./backend.js";
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, suspectAfterMs } from "./liveness.js";
 import { MAX_PAGE_SIZE } from "./queries.js";
 import type { Job, JobStatus, WorkerInfo } from "./types.js";
 
@@ -58,6 +59,11 @@ function reason(code: ExplainCode, message: string, evidence: Record<string, unk
   return { code, message, evidence };
 }
 
+/** A span as people read it in explain messages: "850 ms", "42 s". */
+function seconds(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 1000)} s`;
+}
+
 function isLive(w: WorkerInfo, now: number, staleAfterMs: number): boolean {
   return w.status === "active" && now - w.lastHeartbeat.getTime() <= staleAfterMs;
 }
@@ -66,6 +72,7 @@ export class Explainer {
   constructor(
     private readonly backend: Backend<unknown>,
     private readonly staleAfterMs: number,
+    private readonly heartbeatIntervalMs: number = DEFAULT_HEARTBEAT_INTERVAL_MS,
   ) {}
 
   async explain(id: string): Promise<Explanation> {
@@ -108,9 +115,7 @@ export class Explainer {
     const where = worker
       ? { workerId: worker.id, hostname: worker.hostname, pid: worker.pid }
       : { workerId: job.workerId };
-    const reasons = [
-      reason("running", `Running since ${job.updatedAt.toISOString()}.`, { ...where, since: job.updatedAt }),
-    ];
+    const reasons = [this.#running(job, worker, where, now)];
     if (job.workerId !== null && (worker === undefined || !isLive(worker, now, this.staleAfterMs))) {
       const beat = worker?.lastHeartbeat ?? null;
       reasons.push(
@@ -121,12 +126,47 @@ export class Explainer {
             workerId: job.workerId,
             workerStatus: worker?.status ?? null,
             lastHeartbeat: beat,
+            heartbeatAgeMs: beat === null ? null : Math.max(0, now - beat.getTime()),
             recoveryDueAt: beat === null ? null : new Date(beat.getTime() + this.staleAfterMs),
           },
         ),
       );
     }
     return { status: "processing", verdict: reasons.length > 1 ? "stuck" : "running", reasons };
+  }
+
+  /**
+   * `running`, with the holder's heartbeat age and, once it exceeds three heartbeat intervals (well before
+   * `staleAfterMs`), a `suspect` note: the worker may be dead or blocked, and when recovery would requeue the
+   * job. A killed worker thus shows as suspect within seconds, not only once it is stale.
+   */
+  #running(
+    job: Job,
+    worker: WorkerInfo | undefined,
+    where: Record<string, unknown>,
+    now: number,
+  ): ExplainReason {
+    const since = `Running since ${job.updatedAt.toISOString()}`;
+    if (worker === undefined) return reason("running", `${since}.`, { ...where, since: job.updatedAt });
+    const heartbeatAgeMs = Math.max(0, now - worker.lastHeartbeat.getTime());
+    const recoveryDueAt = new Date(worker.lastHeartbeat.getTime() + this.staleAfterMs);
+    const suspect =
+      worker.status === "active" &&
+      heartbeatAgeMs > suspectAfterMs(this.heartbeatIntervalMs, this.staleAfterMs) &&
+      heartbeatAgeMs <= this.staleAfterMs
+        ? `no heartbeat for ${seconds(heartbeatAgeMs)} (expected every ${seconds(this.heartbeatIntervalMs)}): ` +
+          `the worker may be dead or blocked; recovery requeues the job at ${recoveryDueAt.toISOString()} ` +
+          `unless it beats again`
+        : null;
+    const beat = `last heartbeat ${seconds(heartbeatAgeMs)} ago`;
+    return reason("running", suspect ? `${since}; suspect: ${suspect}.` : `${since}; ${beat}.`, {
+      ...where,
+      since: job.updatedAt,
+      lastHeartbeat: worker.lastHeartbeat,
+      heartbeatAgeMs,
+      staleAfterMs: this.staleAfterMs,
+      suspect,
+    });
   }
 
   async #queued(job: Job, workers: WorkerInfo[]): Promise<Explanation> {

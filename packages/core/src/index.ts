@@ -25,6 +25,7 @@ export {
 export { EXPLAIN_CODES, type ExplainCode, type ExplainReason, type Explanation } from "./explain.js";
 export type { Handler, JobDefinition, JobResult } from "./jobs.js";
 export { argsHash, canonicalJson } from "./json.js";
+export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS, suspectAfterMs } from "./liveness.js";
 export { type LogFn, type Logger, silentLogger } from "./logger.js";
 export {
   type ClaimEvent,

@@ -122,7 +122,7 @@ export interface WorkerOptions {
   pollIntervalMs?: number;
   /** Default 5000. Must be below `staleAfterMs`. */
   heartbeatIntervalMs?: number;
-  /** A peer whose heartbeat is older than this is stale; its jobs are requeued. Default 300_000. */
+  /** A peer whose heartbeat is older than this is stale; its jobs are requeued. Default 60_000 (see liveness.ts). */
   staleAfterMs?: number;
   /** How often one worker (holding the maintenance lease) recovers stale peers and deletes expired rows. Default 60_000. */
   maintenanceIntervalMs?: number;

@@ -8,6 +8,7 @@
 import { hostname } from "node:os";
 import type { Backend } from "./backend.js";
 import { storableText } from "./json.js";
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS } from "./liveness.js";
 import { isLogger, silentLogger } from "./logger.js";
 import { isMetricsSink, noopMetricsSink } from "./metrics.js";
 import {
@@ -350,14 +351,14 @@ const WORKER_OPTIONS: OptionTable<WorkerOptions> = {
   },
   heartbeatIntervalMs: {
     check: intIn(1, MAX_TIMER_MS),
-    default: () => 5000,
+    default: () => DEFAULT_HEARTBEAT_INTERVAL_MS,
     defaultDoc: "`5000`",
     doc: "must be below `staleAfterMs`",
   },
   staleAfterMs: {
     check: intIn(1, Number.MAX_SAFE_INTEGER),
-    default: () => 300_000,
-    defaultDoc: "`300000` (5 min)",
+    default: () => DEFAULT_STALE_AFTER_MS,
+    defaultDoc: "`60000` (1 min)",
     doc: "peers whose heartbeat is older are stale; their running jobs are requeued",
   },
   maintenanceIntervalMs: {

@@ -141,7 +141,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     ]);
     this.audit = new AuditService(this.backend);
     this.metrics = new MetricsService(this.backend);
-    this.#explainer = new Explainer(this.backend, resolveWorkerOptions({}).staleAfterMs);
+    const defaults = resolveWorkerOptions({});
+    this.#explainer = new Explainer(this.backend, defaults.staleAfterMs, defaults.heartbeatIntervalMs);
   }
 
   /** Creates or upgrades the schema (idempotent). */

@@ -1,6 +1,6 @@
 /** `dashboard()` options: validated once (every problem in one error), defaults filled, frozen. */
 import { createHash } from "node:crypto";
-import { type Soniq, SoniqError } from "@soniq/core";
+import { DEFAULT_STALE_AFTER_MS, type Soniq, SoniqError } from "@soniq/core";
 
 export type KeyScope = "read" | "write";
 
@@ -19,7 +19,7 @@ export interface DashboardOptions {
   apiKeys?: readonly DashboardApiKey[];
   /** Where the handler is mounted, e.g. "/admin/soniq". Default "" (the root). */
   basePath?: string;
-  /** A worker whose heartbeat is older than this is shown as stale. Default 300000 (core's default). */
+  /** A worker whose heartbeat is older than this is shown as stale. Default core's `DEFAULT_STALE_AFTER_MS` (60000). */
   staleAfterMs?: number;
   /** Auto-refresh period of the pages. Default 5000. */
   refreshIntervalMs?: number;
@@ -109,7 +109,7 @@ export function resolveOptions(options: DashboardOptions): ResolvedDashboardOpti
       ),
     ),
     basePath: o.basePath ?? "",
-    staleAfterMs: o.staleAfterMs ?? 300_000,
+    staleAfterMs: o.staleAfterMs ?? DEFAULT_STALE_AFTER_MS,
     refreshIntervalMs: o.refreshIntervalMs ?? 5_000,
     sessionTtlMs: o.sessionTtlMs ?? 12 * 60 * 60 * 1000,
     onError: o.onError ?? ((err: unknown) => console.error("[soniq dashboard]", err)),
