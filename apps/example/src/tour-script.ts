@@ -3,7 +3,7 @@
  * over HTTP like a client would, waits (bounded) for the jobs, and prints what happened. Returns what it
  * saw so the tests can check the same run.
  */
-import type { DeadLetterJob, Job, QueueStats } from "@soniq/core";
+import { type DeadLetterJob, type Job, type QueueStats, shortId as short } from "@soniq/core";
 import { type App, createApp } from "./app.js";
 import type { DatabaseTarget } from "./database.js";
 import type { Order } from "./orders.js";
@@ -54,7 +54,6 @@ async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<
   }
 }
 
-const short = (id: string) => id.slice(0, 8);
 const money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
 
 /**

@@ -1,7 +1,6 @@
 /** Readable lines for what a worker does, for the tour and the server's console. */
-import type { Worker } from "@soniq/core";
+import { shortId as short, type Worker } from "@soniq/core";
 
-const short = (id: string) => id.slice(0, 8);
 const firstLine = (text: string) => text.split("\n")[0] ?? text;
 
 export function logWorkerEvents(worker: Worker, print: (line: string) => void): () => void {

@@ -1,13 +1,29 @@
-/** The leases facet: one holder per name until it releases or its TTL runs out; acquiring again renews. */
-import type { LeasesFacet } from "@soniq/core/backend";
+/**
+ * The leases facet: one holder per name until it releases or its TTL runs out; acquiring again renews. With
+ * `takeOver`, a lease held by a stopped worker or one stale by the taker's threshold is free.
+ */
+import type { LeasesFacet, LeaseTakeOver } from "@soniq/core/backend";
 import type { MemoryStore } from "./internal/store.js";
+
+function holderIsGone(store: MemoryStore, holder: string, takeOver: LeaseTakeOver | undefined): boolean {
+  const worker = takeOver === undefined ? undefined : store.workers.get(holder);
+  if (worker === undefined || takeOver === undefined) return false;
+  return worker.status === "stopped" || worker.lastHeartbeat < store.now() - takeOver.staleAfterMs;
+}
 
 export function leasesFacet(store: MemoryStore): LeasesFacet {
   return {
-    tryAcquire: async (name, holder, ttlMs) => {
+    tryAcquire: async (name, holder, ttlMs, takeOver) => {
       const now = store.now();
       const lease = store.leases.get(name);
-      if (lease !== undefined && lease.holder !== holder && lease.expiresAt > now) return false;
+      if (
+        lease !== undefined &&
+        lease.holder !== holder &&
+        lease.expiresAt > now &&
+        !holderIsGone(store, lease.holder, takeOver)
+      ) {
+        return false;
+      }
       store.leases.set(name, { holder, expiresAt: now + ttlMs });
       return true;
     },

@@ -4,7 +4,7 @@ import type { AdvisoryLeases } from "./internal/advisory-leases.js";
 
 export function leasesFacet(leases: AdvisoryLeases): LeasesFacet {
   return {
-    tryAcquire: (name, holder, ttlMs) => leases.tryAcquire(name, holder, ttlMs),
+    tryAcquire: (name, holder, ttlMs, takeOver) => leases.tryAcquire(name, holder, ttlMs, takeOver),
     release: (name, holder) => leases.release(name, holder),
   };
 }

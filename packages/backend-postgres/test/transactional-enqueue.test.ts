@@ -108,6 +108,22 @@ describe("transactional enqueue with a pg client", () => {
     expect(isSoniqError(err, "SONIQ_TRANSACTION_UNSUPPORTED")).toBe(true);
   });
 
+  it("answers a never-connected or ended pg.Client at once with a typed error, and writes nothing", async () => {
+    const job = newJob({ queue: "tx_unconnected" });
+    const fresh = new pg.Client({ connectionString: db.url });
+    const started = Date.now();
+    const err = await backend.jobs.enqueue(job, { tx: fresh }).catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_TRANSACTION_UNSUPPORTED")).toBe(true);
+    expect(String((err as Error).message)).toMatch(/not connected/);
+    expect(Date.now() - started).toBeLessThan(1000);
+    const ended = new pg.Client({ connectionString: db.url });
+    await ended.connect();
+    await ended.end();
+    const late = await backend.jobs.enqueueMany([job], { tx: ended }).catch((e: unknown) => e);
+    expect(isSoniqError(late, "SONIQ_TRANSACTION_UNSUPPORTED")).toBe(true);
+    expect(await jobExists(job.id)).toBe(false);
+  });
+
   it("refuses something that is not a database handle", async () => {
     const err = await backend.jobs.enqueue(newJob(), { tx: {} as pg.PoolClient }).catch((e) => e);
     expect(isSoniqError(err, "SONIQ_TRANSACTION_UNSUPPORTED")).toBe(true);

@@ -117,4 +117,21 @@ describe("transactional enqueue/bad handles", () => {
     expect(isSoniqError(err, "SONIQ_TRANSACTION_UNSUPPORTED")).toBe(true);
     expect(count()).toBe(0);
   });
+
+  it("rejects a closed better-sqlite3 Database with a typed error, and writes nothing", async () => {
+    const closed = new Database(db.name);
+    closed.close();
+    const calls: (() => Promise<unknown>)[] = [
+      () => backend.jobs.enqueue(newJob(), { tx: closed }),
+      () => backend.jobs.enqueueMany([newJob()], { tx: drizzle(closed) }),
+    ];
+    for (const call of calls) {
+      const err = await Promise.resolve()
+        .then(call)
+        .catch((e: unknown) => e);
+      expect(isSoniqError(err, "SONIQ_TRANSACTION_UNSUPPORTED"), String(err)).toBe(true);
+      expect(String((err as Error).message)).toMatch(/closed/);
+    }
+    expect(count()).toBe(0);
+  });
 });

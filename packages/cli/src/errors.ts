@@ -112,13 +112,20 @@ function fromDriver(err: unknown, target: string): CliError | null {
   return null;
 }
 
+/** Core's codes that mean the command line was wrong (exit 2, as a usage error). */
+const USAGE_CODES: readonly string[] = [
+  "SONIQ_INVALID_OPTIONS",
+  "SONIQ_INVALID_ARGUMENT",
+  "SONIQ_UNKNOWN_QUEUE",
+];
+
 /** The one line printed for `err` (without the `error` prefix), and the exit code. */
 export function describeError(err: unknown, target = "the database"): { line: string; exitCode: 1 | 2 } {
   if (err instanceof CliError) return { line: `[${err.code}] ${err.message}`, exitCode: err.exitCode };
   const driver = fromDriver(err, target);
   if (driver) return { line: `[${driver.code}] ${driver.message}`, exitCode: 1 };
   if (isSoniqError(err)) {
-    const exitCode = err.code === "SONIQ_INVALID_OPTIONS" || err.code === "SONIQ_INVALID_ARGUMENT" ? 2 : 1;
+    const exitCode = USAGE_CODES.includes(err.code) ? 2 : 1;
     return { line: `[${err.code}] ${oneLine(err.message)}`, exitCode };
   }
   const message = err instanceof Error ? err.message : String(err);

@@ -3,6 +3,7 @@
  * never with NO_COLOR); scripts get `--json`: one JSON document on stdout, dates as ISO strings.
  */
 import { styleText } from "node:util";
+import { shortId as coreShortId, durationWords } from "@soniq/core";
 
 export interface Io {
   out: NodeJS.WriteStream;
@@ -98,7 +99,8 @@ export function firstLine(text: string | null | undefined, max = 60): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-export const shortId = (id: string | null | undefined): string => (id ? id.slice(0, 8) : "-");
+/** An id as tables and log lines show it (core's rule: its random tail), or "-". */
+export const shortId = (id: string | null | undefined): string => (id ? coreShortId(id) : "-");
 
 /** A progress bar on stderr for bulk work, drawn only when stderr is a TTY. */
 export class Progress {
@@ -138,20 +140,4 @@ export class Progress {
 }
 
 /** An interval in core's duration words: 1000 -> "1s", 5_400_000 -> "1h30m", 1500 -> "1s500ms". */
-export function interval(ms: number): string {
-  const units: [string, number][] = [
-    ["d", 86_400_000],
-    ["h", 3_600_000],
-    ["m", 60_000],
-    ["s", 1000],
-    ["ms", 1],
-  ];
-  let rest = ms;
-  let text = "";
-  for (const [unit, size] of units) {
-    const n = Math.floor(rest / size);
-    if (n > 0) text += `${n}${unit}`;
-    rest -= n * size;
-  }
-  return text || "0ms";
-}
+export const interval = durationWords;

@@ -1,5 +1,14 @@
 /** Tables for people: one function per kind of row, shared by `status` and the list commands. */
-import type { AuditEntry, DeadLetterJob, Job, QueueInfo, Schedule, WorkerView } from "@soniq/core";
+import {
+  type AuditEntry,
+  type DeadLetterJob,
+  type Job,
+  type QueueInfo,
+  queueLimitsText,
+  queueStateWord,
+  type Schedule,
+  type WorkerView,
+} from "@soniq/core";
 import { duration, firstLine, interval, type Printer, shortId } from "./output.js";
 
 export function jobsTable(p: Printer, jobs: Job[]): void {
@@ -62,15 +71,6 @@ export function workersTable(p: Printer, workers: WorkerView[]): void {
   );
 }
 
-const limitText = (q: QueueInfo): string => {
-  const parts = [
-    q.concurrency === null ? null : `max ${q.concurrency}`,
-    q.groupConcurrency === null ? null : `group ${q.groupConcurrency}`,
-    q.rateLimit ? `${q.rateLimit.max}/${duration(q.rateLimit.perMs)}` : null,
-  ].filter(Boolean);
-  return parts.length === 0 ? "-" : parts.join(", ");
-};
-
 export function queuesTable(p: Printer, queues: QueueInfo[]): void {
   if (queues.length === 0) {
     p.line("no queues yet.");
@@ -80,14 +80,14 @@ export function queuesTable(p: Printer, queues: QueueInfo[]): void {
     ["QUEUE", "STATE", "QUEUED", "PROCESSING", "DONE", "DEAD", "CANCELLED", "LAG", "LIMITS"],
     queues.map((q) => [
       q.name,
-      p.status(q.paused ? "paused" : "active"),
+      p.status(queueStateWord(q.paused)),
       String(q.stats.queued),
       String(q.stats.processing),
       String(q.stats.done),
       String(q.stats.dead_letter),
       String(q.stats.cancelled),
       q.lagMs === null ? "-" : duration(q.lagMs),
-      limitText(q),
+      queueLimitsText(q),
     ]),
   );
 }

@@ -54,7 +54,7 @@ describe.each(BACKENDS)("soniq jobs explain on %s", (_kind, makeDb) => {
   });
 
   it("explain/queue-paused: a queue paused with soniq queues pause blocks the job", async () => {
-    expect((await cli("queues", "pause", "paused_q")).code).toBe(0);
+    expect((await cli("queues", "pause", "paused_q", "--create")).code).toBe(0);
     const { id } = await s.app.enqueue("test.ok", { n: 2 }, { queue: "paused_q" });
     const e = await explain(id);
     expect(e).toMatchObject({ status: "queued", verdict: "blocked" });
@@ -110,8 +110,8 @@ describe.each(BACKENDS)("soniq jobs explain on %s", (_kind, makeDb) => {
   it("explain/live-worker: running, queue and group slots full, waiting behind, rate limited, retry backoff, done", async () => {
     const release = join(s.db.dir, "release-explain");
     for (const args of [
-      ["queues", "configure", "holding", "--concurrency", "2", "--group-concurrency", "1"],
-      ["queues", "configure", "finish", "--rate", "1/1h"],
+      ["queues", "configure", "holding", "--concurrency", "2", "--group-concurrency", "1", "--create"],
+      ["queues", "configure", "finish", "--rate", "1/1h", "--create"],
     ]) {
       const r = await cli(...args);
       expect(r.code, r.stderr).toBe(0);

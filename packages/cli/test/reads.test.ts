@@ -139,9 +139,24 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     expect(again.stdout).toContain(`not cancelled ${id}`);
   });
 
+  it("queues/unknown-name-refused: pause, resume and configure of a queue nothing knows exit 2 and write nothing", async () => {
+    for (const args of [
+      ["queues", "pause", "nosuchqueue"],
+      ["queues", "resume", "nosuchqueue"],
+      ["queues", "configure", "nosuchqueue", "--concurrency", "2"],
+    ]) {
+      const r = await cli(...args);
+      expect(r.code, `${args.join(" ")}: ${r.stderr}`).toBe(2);
+      expect(r.stderr).toMatch(/\[SONIQ_UNKNOWN_QUEUE\] .*no queue named "nosuchqueue".*--create/);
+    }
+    const queues = json<{ name: string }[]>(await cli("queues", "list", "--json"));
+    expect(queues.map((q) => q.name)).not.toContain("nosuchqueue");
+    expect(json<unknown[]>(await cli("audit", "--action", "queue.pause", "--json")).length).toBe(0);
+  });
+
   it("queues/controls-and-audit: pause, resume and configure exit 0 and are in the audit log", async () => {
     for (const args of [
-      ["queues", "pause", "emails"],
+      ["queues", "pause", "emails", "--create"],
       ["queues", "resume", "emails"],
       ["queues", "configure", "emails", "--concurrency", "2"],
     ]) {
@@ -165,6 +180,9 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
       await cli("queues", "list", "--json"),
     );
     expect(queues.find((q) => q.name === "emails")).toMatchObject({ paused: false, concurrency: 2 });
+    // The dashboard's words (core's queueStateWord, queueLimitsText): "active", and the limits set.
+    const table = (await cli("queues", "list")).stdout.split("\n").find((l) => l.startsWith("emails"));
+    expect(table).toMatch(/\bactive\b.*concurrency 2/);
   });
 
   it("dashboard/gates: a bad --port is usage; without @soniq/dashboard, or with one lacking serveDashboard(), exit 1", async () => {

@@ -1,9 +1,10 @@
 /** How a schedule's timing reads in tables, and the documented key set of a schedule in --json output. */
 
 import type { Schedule } from "@soniq/core";
+import { newJobId } from "@soniq/core/backend";
 import { describe, expect, it } from "vitest";
 import { SCHEDULE_KEYS, scheduleRow } from "../src/commands/schedules.js";
-import { interval } from "../src/output.js";
+import { interval, shortId } from "../src/output.js";
 import { when } from "../src/views.js";
 
 describe("schedule views", () => {
@@ -16,6 +17,14 @@ describe("schedule views", () => {
       "1d",
       "0ms",
     ]);
+  });
+
+  it("views/short-ids-differ: ids of jobs made together show different short ids (their tails), '-' for none", () => {
+    const ids = [newJobId(), newJobId(), newJobId()];
+    const shown = ids.map(shortId);
+    expect(new Set(shown).size).toBe(3);
+    expect(shown.every((s, i) => ids[i]?.endsWith(s))).toBe(true);
+    expect(shortId(null)).toBe("-");
   });
 
   it("views/when: every <interval>, or the cron with its timezone when not UTC", () => {

@@ -29,6 +29,7 @@ export {
   type JobRef,
   type JobsFacet,
   type LeasesFacet,
+  type LeaseTakeOver,
   type ListPosition,
   type MetricsFacet,
   type MetricsListQuery,

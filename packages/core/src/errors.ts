@@ -18,6 +18,8 @@ export const SONIQ_ERROR_CODES = [
   "SONIQ_INVALID_OPTIONS",
   /** An argument to an API call is out of range or of the wrong shape. */
   "SONIQ_INVALID_ARGUMENT",
+  /** A queue control (pause, resume, configure) named a queue nothing knows, without `{ create: true }`. */
+  "SONIQ_UNKNOWN_QUEUE",
   /** `tx` was passed to a backend that cannot enqueue inside a caller's transaction, or is not a usable handle. */
   "SONIQ_TRANSACTION_UNSUPPORTED",
   /** A call reached a backend or app after `close()`. */

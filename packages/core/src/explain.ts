@@ -4,6 +4,7 @@
  * reasons (scheduled, backoff, staleness) use this process's clock.
  */
 import type { Backend } from "./contract/index.js";
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, suspectAfterMs } from "./liveness.js";
 import { MAX_PAGE_SIZE } from "./queries.js";
 import type { Job, JobStatus } from "./types.js";
 import { listWorkerViews, type WorkerView } from "./workers.js";
@@ -59,10 +60,16 @@ function reason(code: ExplainCode, message: string, evidence: Record<string, unk
   return { code, message, evidence };
 }
 
+/** A span as people read it in explain messages: "850 ms", "42 s". */
+function seconds(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 1000)} s`;
+}
+
 export class Explainer {
   constructor(
     private readonly backend: Backend<unknown>,
     private readonly staleAfterMs: number,
+    private readonly heartbeatIntervalMs: number = DEFAULT_HEARTBEAT_INTERVAL_MS,
   ) {}
 
   async explain(id: string): Promise<Explanation> {
@@ -81,7 +88,7 @@ export class Explainer {
     }
     const now = Date.now();
     const workers = await listWorkerViews(this.backend, now, this.staleAfterMs);
-    if (job.status === "processing") return this.#processing(job, workers);
+    if (job.status === "processing") return this.#processing(job, workers, now);
     return this.#queued(job, workers, now);
   }
 
@@ -100,14 +107,12 @@ export class Explainer {
     return { status: "dead_letter", verdict: "dead_lettered", reasons: [r] };
   }
 
-  #processing(job: Job, workers: WorkerView[]): Explanation {
+  #processing(job: Job, workers: WorkerView[], now: number): Explanation {
     const worker = workers.find((w) => w.id === job.workerId);
     const where = worker
       ? { workerId: worker.id, hostname: worker.hostname, pid: worker.pid }
       : { workerId: job.workerId };
-    const reasons = [
-      reason("running", `Running since ${job.updatedAt.toISOString()}.`, { ...where, since: job.updatedAt }),
-    ];
+    const reasons = [this.#running(job, worker, where, now)];
     if (job.workerId !== null && (worker === undefined || worker.state !== "live")) {
       const beat = worker?.lastHeartbeat ?? null;
       reasons.push(
@@ -119,12 +124,45 @@ export class Explainer {
             workerStatus: worker?.status ?? null,
             workerState: worker?.state ?? null,
             lastHeartbeat: beat,
+            heartbeatAgeMs: beat === null ? null : Math.max(0, now - beat.getTime()),
             recoveryDueAt: beat === null ? null : new Date(beat.getTime() + this.staleAfterMs),
           },
         ),
       );
     }
     return { status: "processing", verdict: reasons.length > 1 ? "stuck" : "running", reasons };
+  }
+
+  /**
+   * `running`, with the holder's heartbeat age and, once it exceeds three heartbeat intervals (well before
+   * `staleAfterMs`), a `suspect` note: the worker may be dead or blocked, and when recovery would requeue the
+   * job. A killed worker thus shows as suspect within seconds, not only once it is stale.
+   */
+  #running(
+    job: Job,
+    worker: WorkerView | undefined,
+    where: Record<string, unknown>,
+    now: number,
+  ): ExplainReason {
+    const since = `Running since ${job.updatedAt.toISOString()}`;
+    if (worker === undefined) return reason("running", `${since}.`, { ...where, since: job.updatedAt });
+    const heartbeatAgeMs = Math.max(0, now - worker.lastHeartbeat.getTime());
+    const recoveryDueAt = new Date(worker.lastHeartbeat.getTime() + this.staleAfterMs);
+    const suspect =
+      worker.state === "live" && heartbeatAgeMs > suspectAfterMs(this.heartbeatIntervalMs, this.staleAfterMs)
+        ? `no heartbeat for ${seconds(heartbeatAgeMs)} (expected every ${seconds(this.heartbeatIntervalMs)}): ` +
+          `the worker may be dead or blocked; recovery requeues the job at ${recoveryDueAt.toISOString()} ` +
+          `unless it beats again`
+        : null;
+    const beat = `last heartbeat ${seconds(heartbeatAgeMs)} ago`;
+    return reason("running", suspect ? `${since}; suspect: ${suspect}.` : `${since}; ${beat}.`, {
+      ...where,
+      since: job.updatedAt,
+      lastHeartbeat: worker.lastHeartbeat,
+      heartbeatAgeMs,
+      staleAfterMs: this.staleAfterMs,
+      suspect,
+    });
   }
 
   async #queued(job: Job, workers: WorkerView[], now: number): Promise<Explanation> {

@@ -27,6 +27,7 @@ export {
 } from "./errors.js";
 export { EXPLAIN_CODES, type ExplainCode, type ExplainReason, type Explanation } from "./explain.js";
 export type { Handler, JobDefinition, JobResult } from "./jobs.js";
+export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS, suspectAfterMs } from "./liveness.js";
 export type { LogFn, Logger } from "./logger.js";
 export type { ClaimEvent, JobEndEvent, JobEndStatus, JobStartEvent, MetricsSink } from "./metrics.js";
 export type { MetricsPoint, MetricsSeriesFilter, MetricsService } from "./metrics-series.js";
@@ -46,7 +47,13 @@ export type {
 export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
 export type { DeadLetterFilter, DeadLetterPosition, JobPosition, ListJobsFilter } from "./queries.js";
-export { EXACT_COUNTS_UP_TO, type QueueConfig, type QueueService } from "./queues.js";
+export { durationWords, type QueueStateWord, queueLimitsText, queueStateWord } from "./queue-words.js";
+export {
+  EXACT_COUNTS_UP_TO,
+  type QueueConfig,
+  type QueueControlOptions,
+  type QueueService,
+} from "./queues.js";
 export {
   REDACTED,
   type RedactableRow,
@@ -67,6 +74,7 @@ export type { PeriodicDeclaration, PeriodicOptions } from "./schedules/declare.j
 export type { CheckReport, Scheduler, SchedulerOptions } from "./schedules/scheduler.js";
 export type { ScheduleService } from "./schedules/service.js";
 export type { WorkerScheduleOptions } from "./schedules/worker.js";
+export { SHORT_ID_LENGTH, shortId } from "./short-id.js";
 export { type EnqueueManyItem, Soniq } from "./soniq.js";
 export {
   AUDIT_ACTIONS,

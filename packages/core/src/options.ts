@@ -11,6 +11,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type Clock, isClock, systemClock } from "./clock.js";
 import type { Backend } from "./contract/index.js";
 import { storableText } from "./json.js";
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS } from "./liveness.js";
 import { isLogger, type Logger, silentLogger } from "./logger.js";
 import { isMetricsSink, type MetricsSink, noopMetricsSink } from "./metrics.js";
 import {
@@ -367,14 +368,14 @@ const WORKER_OPTIONS = {
   }),
   heartbeatIntervalMs: option<number>()({
     check: intIn(1, MAX_TIMER_MS),
-    default: () => 5000,
+    default: () => DEFAULT_HEARTBEAT_INTERVAL_MS,
     defaultDoc: "`5000`",
     doc: "must be below `staleAfterMs`",
   }),
   staleAfterMs: option<number>()({
     check: intIn(1, Number.MAX_SAFE_INTEGER),
-    default: () => 300_000,
-    defaultDoc: "`300000` (5 min)",
+    default: () => DEFAULT_STALE_AFTER_MS,
+    defaultDoc: "`60000` (1 min)",
     doc: "peers whose heartbeat is older are stale; their running jobs are requeued",
   }),
   maintenanceIntervalMs: option<number>()({

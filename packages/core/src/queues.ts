@@ -9,6 +9,7 @@ import type { Backend, QueueConfigPatch } from "./contract/index.js";
 import { SoniqError } from "./errors.js";
 import { checkQueue } from "./option-table.js";
 import { invalid, noArguments } from "./queries.js";
+import { assertKnownQueue, createFlag } from "./queue-known.js";
 import type { EstimableCount, QueueInfo, QueueSettings, QueueStats, RateLimit } from "./types.js";
 import { ESTIMABLE_COUNTS } from "./types.js";
 
@@ -86,40 +87,58 @@ export function queueConfigPatch(config: unknown, what: string): QueueConfigPatc
   return patch;
 }
 
+/** A queue control's options: the audit actor, and `create` to act on a name nothing knows yet. */
+export interface QueueControlOptions extends ActorOptions {
+  /**
+   * Act on a queue no job, dead letter, worker or setting knows yet (default false: such a name is refused
+   * with `SONIQ_UNKNOWN_QUEUE`, since it is usually a typo).
+   */
+  create?: boolean;
+}
+
 export class QueueService {
   readonly #backend: Backend<unknown>;
+  readonly #declared: () => Iterable<string>;
 
-  constructor(backend: Backend<unknown>) {
+  /** `declared`: the queue names this app declares (its job definitions' queues, its default queue). */
+  constructor(backend: Backend<unknown>, declared: () => Iterable<string> = () => []) {
     this.#backend = backend;
+    this.#declared = declared;
   }
 
-  /** Stop claims from the queue (running jobs finish). Durable; every worker sees it within a poll. */
-  pause(name: string, options?: ActorOptions): Promise<QueueSettings> {
-    return attempt(() => {
-      const queue = assertQueueName(name, "queues.pause()");
-      const actor = actorOf(options, "queues.pause(options)");
-      return this.#backend.queues.pause(queue, auditRecord("queue.pause", actor, queue, null));
-    });
+  /** Checks the name and options of a control, and that the queue is known (or `create`). */
+  async #control(name: unknown, options: unknown, what: string): Promise<{ queue: string; actor: string }> {
+    const queue = assertQueueName(name, `${what}()`);
+    const actor = actorOf(options, `${what}(options)`, ["create"]);
+    const create = createFlag(options, `${what}(options)`);
+    await assertKnownQueue(this.#backend, queue, this.#declared, create, `${what}()`);
+    return { queue, actor };
   }
 
-  /** Let workers claim from the queue again (they are woken where the backend notifies). */
-  resume(name: string, options?: ActorOptions): Promise<QueueSettings> {
-    return attempt(() => {
-      const queue = assertQueueName(name, "queues.resume()");
-      const actor = actorOf(options, "queues.resume(options)");
-      return this.#backend.queues.resume(queue, auditRecord("queue.resume", actor, queue, null));
-    });
+  /**
+   * Stop claims from the queue (running jobs finish). Durable; every worker sees it within a poll. A name
+   * nothing knows is refused (`SONIQ_UNKNOWN_QUEUE`) unless `create` is set.
+   */
+  async pause(name: string, options?: QueueControlOptions): Promise<QueueSettings> {
+    const { queue, actor } = await this.#control(name, options, "queues.pause");
+    return this.#backend.queues.pause(queue, auditRecord("queue.pause", actor, queue, null));
   }
 
-  /** Merge limits into the queue's settings: an omitted key keeps its value, `null` clears it. */
-  configure(name: string, config: QueueConfig, options?: ActorOptions): Promise<QueueSettings> {
-    return attempt(() => {
-      const queue = assertQueueName(name, "queues.configure()");
-      const patch = queueConfigPatch(config, "queues.configure(config)");
-      const actor = actorOf(options, "queues.configure(options)");
-      const audit = auditRecord("queue.configure", actor, queue, { ...patch });
-      return this.#backend.queues.configure(queue, patch, audit);
-    });
+  /** Let workers claim from the queue again (they are woken where the backend notifies). Unknown names as `pause`. */
+  async resume(name: string, options?: QueueControlOptions): Promise<QueueSettings> {
+    const { queue, actor } = await this.#control(name, options, "queues.resume");
+    return this.#backend.queues.resume(queue, auditRecord("queue.resume", actor, queue, null));
+  }
+
+  /**
+   * Merge limits into the queue's settings: an omitted key keeps its value, `null` clears it. Unknown names
+   * as `pause`.
+   */
+  async configure(name: string, config: QueueConfig, options?: QueueControlOptions): Promise<QueueSettings> {
+    const patch = queueConfigPatch(config, "queues.configure(config)");
+    const { queue, actor } = await this.#control(name, options, "queues.configure");
+    const audit = auditRecord("queue.configure", actor, queue, { ...patch });
+    return this.#backend.queues.configure(queue, patch, audit);
   }
 
   /** The queue's settings (unpaused and unlimited when it has none). */

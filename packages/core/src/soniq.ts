@@ -18,6 +18,7 @@ import {
   resolveTarget,
   txOptions,
 } from "./jobs.js";
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS } from "./liveness.js";
 import { safeLogger } from "./logger.js";
 import { MetricsService } from "./metrics-series.js";
 import type { Middleware, Plugin } from "./middleware.js";
@@ -43,7 +44,7 @@ import { ScheduleService } from "./schedules/service.js";
 import { SchedulingWorker, type WorkerScheduleOptions, workerSchedulerOptions } from "./schedules/worker.js";
 import type { Job, QueueStats } from "./types.js";
 import { Worker } from "./worker/worker.js";
-import { DEFAULT_STALE_AFTER_MS, type WorkersApi, workersApi } from "./workers.js";
+import { type WorkersApi, workersApi } from "./workers.js";
 
 /** One item of `enqueueMany`: a definition (or a name) with its args and options (no `tx`). */
 export interface EnqueueManyItem<TTx = unknown> {
@@ -141,12 +142,15 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       clock: this.options.clock,
     };
     this.schedules = new ScheduleService(this.#schedules);
-    this.queues = new QueueService(this.backend);
+    this.queues = new QueueService(this.backend, () => [
+      this.options.defaultQueue,
+      ...[...this.#registry.values()].map((job) => job.options.queue),
+    ]);
     this.audit = new AuditService(this.backend);
     this.metrics = new MetricsService(this.backend);
     this.workers = workersApi(this.backend, () => this.options.clock.now());
     this.migrations = migrationsApi(this.backend);
-    this.#explainer = new Explainer(this.backend, DEFAULT_STALE_AFTER_MS);
+    this.#explainer = new Explainer(this.backend, DEFAULT_STALE_AFTER_MS, DEFAULT_HEARTBEAT_INTERVAL_MS);
   }
 
   /** Creates or upgrades the schema (idempotent). */

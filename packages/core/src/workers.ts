@@ -7,7 +7,7 @@
  * - `live`: not stopped and heard from within `staleAfterMs`.
  */
 import type { Backend } from "./contract/index.js";
-import { resolveWorkerOptions } from "./options.js";
+import { DEFAULT_STALE_AFTER_MS } from "./liveness.js";
 import { filterObject, invalid } from "./queries.js";
 import type { WorkerInfo } from "./types.js";
 
@@ -25,12 +25,9 @@ export interface WorkerView extends WorkerInfo {
 }
 
 export interface WorkerListOptions {
-  /** A worker silent for longer is `stale`. Default: the workers' default `staleAfterMs` (300000). */
+  /** A worker silent for longer is `stale`. Default: the workers' default `staleAfterMs` (60000, `DEFAULT_STALE_AFTER_MS`). */
   staleAfterMs?: number;
 }
-
-/** The workers' default `staleAfterMs`, the threshold explain and `workers.list()` use unless told otherwise. */
-export const DEFAULT_STALE_AFTER_MS = resolveWorkerOptions({}).staleAfterMs;
 
 /** The one liveness rule. */
 export function workerLiveness(worker: WorkerInfo, now: number, staleAfterMs: number): WorkerLiveness {

@@ -102,11 +102,11 @@ describe("explain", () => {
     const { soniq } = await withLiveWorker([], ["c.job"]);
     const claimFrom = (queue: string, limit: number) =>
       soniq.backend.runs.claim({ queues: [queue], limit, workerId: null });
-    await soniq.queues.pause("paused");
+    await soniq.queues.pause("paused", { create: true });
     const p = await soniq.enqueue("c.job", {}, { queue: "paused" });
     expect(codes(record(await soniq.explain(p.id)))).toContain("queue_paused");
 
-    await soniq.queues.configure("full", { concurrency: 1 });
+    await soniq.queues.configure("full", { concurrency: 1 }, { create: true });
     await soniq.enqueue("c.job", {}, { queue: "full" });
     const waiting = await soniq.enqueue("c.job", {}, { queue: "full" });
     await claimFrom("full", 5);
@@ -117,13 +117,13 @@ describe("explain", () => {
       processing: 1,
     });
 
-    await soniq.queues.configure("groups", { groupConcurrency: 1 });
+    await soniq.queues.configure("groups", { groupConcurrency: 1 }, { create: true });
     await soniq.enqueue("c.job", {}, { queue: "groups", group: "t1" });
     const grouped = await soniq.enqueue("c.job", {}, { queue: "groups", group: "t1" });
     await claimFrom("groups", 5);
     expect(codes(record(await soniq.explain(grouped.id)))).toContain("group_concurrency_full");
 
-    await soniq.queues.configure("rated", { rateLimit: { max: 1, perMs: 60_000 } });
+    await soniq.queues.configure("rated", { rateLimit: { max: 1, perMs: 60_000 } }, { create: true });
     await soniq.enqueue("c.job", {}, { queue: "rated" });
     const rated = await soniq.enqueue("c.job", {}, { queue: "rated" });
     await claimFrom("rated", 5);

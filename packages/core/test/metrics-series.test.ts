@@ -39,6 +39,42 @@ describe("metrics/persisted", () => {
     expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
   });
 
+  it("metrics/counts-each-outcome-once: a failed attempt that retries is one failed and one retried; done and dead-lettered once each", async () => {
+    const soniq = app();
+    let runs = 0;
+    soniq.job(
+      "m.flaky",
+      async () => {
+        runs++;
+        if (runs === 1) throw new Error("first attempt fails");
+        return "ok";
+      },
+      { queue: "mc", retry: { delaysMs: [0] } },
+    );
+    soniq.job(
+      "m.doomed",
+      async () => {
+        throw new Error("always");
+      },
+      { queue: "mc", maxAttempts: 1 },
+    );
+    await soniq.enqueue("m.flaky", {});
+    await soniq.enqueue("m.doomed", {});
+    expect(await soniq.worker({ concurrency: 1 }).runOnce()).toBe(3);
+    const series = await soniq.metrics.series({ since: new Date(Date.now() - 120_000), queue: "mc" });
+    const total = series.reduce(
+      (acc, p) => ({
+        done: acc.done + p.done,
+        failed: acc.failed + p.failed,
+        retried: acc.retried + p.retried,
+        deadLettered: acc.deadLettered + p.deadLettered,
+      }),
+      { done: 0, failed: 0, retried: 0, deadLettered: 0 },
+    );
+    // The final failure is counted as the dead letter it became, not as a failed attempt that retries.
+    expect(total).toEqual({ done: 1, failed: 1, retried: 1, deadLettered: 1 });
+  });
+
   it("metrics/series-rebuckets: minute rows summed into wider buckets", async () => {
     const backend = memoryBackend();
     const soniq = app({}, backend);

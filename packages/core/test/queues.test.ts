@@ -40,7 +40,7 @@ describe("queues/api", () => {
 
   it("queues/api-audited: each action writes one row with the actor (default api), newest first", async () => {
     const soniq = app();
-    await soniq.queues.pause("emails");
+    await soniq.queues.pause("emails", { create: true });
     await soniq.queues.configure(
       "emails",
       { concurrency: 2, rateLimit: { max: 5, perMs: 1000 } },

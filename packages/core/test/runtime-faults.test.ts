@@ -93,8 +93,8 @@ describe("faults/maintenance", () => {
     expect(maintenanceCadenceMs(quick)).toBe(500);
     expect(maintenanceLeaseTtlMs(quick)).toBe(1000);
     const defaults = resolveWorkerOptions({});
-    expect(maintenanceCadenceMs(defaults)).toBe(60_000);
-    expect(maintenanceLeaseTtlMs(defaults)).toBe(125_000);
+    expect(maintenanceCadenceMs(defaults)).toBe(30_000);
+    expect(maintenanceLeaseTtlMs(defaults)).toBe(60_000);
     expect(maintenanceLeaseTtlMs(defaults)).toBeLessThanOrEqual(defaults.staleAfterMs);
   });
 

@@ -62,7 +62,7 @@ describe("app/options", () => {
       completeBatchSize: 500,
       pollIntervalMs: 1000,
       heartbeatIntervalMs: 5000,
-      staleAfterMs: 300_000,
+      staleAfterMs: 60_000,
       maintenanceIntervalMs: 60_000,
       shutdownTimeoutMs: 30_000,
     });

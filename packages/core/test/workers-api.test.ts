@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { manualClock } from "../src/clock.js";
 import type { WorkerRegistration } from "../src/contract/index.js";
 import { isSoniqError, type Soniq, type WorkerView, workerCounts } from "../src/index.js";
-import { DEFAULT_STALE_AFTER_MS } from "../src/workers.js";
+import { DEFAULT_STALE_AFTER_MS } from "../src/liveness.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
 
 const app = memoryApps();

@@ -64,6 +64,7 @@ export function toDashboardError(err: unknown): DashboardError {
   if (isSoniqError(err, "SONIQ_INVALID_ARGUMENT") || isSoniqError(err, "SONIQ_INVALID_OPTIONS")) {
     return badRequest(err.message);
   }
+  if (isSoniqError(err, "SONIQ_UNKNOWN_QUEUE")) return notFound(err.message);
   if (
     isSoniqError(err, "SONIQ_UNKNOWN_TASK_NAME") ||
     isSoniqError(err, "SONIQ_INVALID_STATUS_TRANSITION") ||

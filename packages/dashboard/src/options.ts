@@ -22,7 +22,7 @@ export interface DashboardOptions {
   basePath?: string;
   /**
    * A worker whose heartbeat is older than this is shown as stale (passed to `soniq.workers.list()`).
-   * Default: core's default (300000, the workers' default `staleAfterMs`).
+   * Default: core's `DEFAULT_STALE_AFTER_MS` (60000, the workers' default `staleAfterMs`).
    */
   staleAfterMs?: number;
   /** Auto-refresh period of the pages. Default 5000. */

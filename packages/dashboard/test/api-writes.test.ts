@@ -278,4 +278,22 @@ describe("write routes", () => {
     expect((await call(keyed, "/api/queues/default/resume", { ...w, body: {} })).status).toBe(200);
     expect((await app.soniq.queues.get("default")).paused).toBe(false);
   });
+
+  it("write/queue-unknown-refused: pause, resume or configure of a queue nothing knows is 404 and writes nothing, unless ?create=true", async () => {
+    for (const action of ["pause", "resume", "configure"]) {
+      const sent = action === "configure" ? { concurrency: 2 } : {};
+      const res = await call(keyed, `/api/queues/nosuchqueue/${action}`, { ...w, body: sent });
+      expect(res.status, action).toBe(404);
+      const body = await json<ErrorBody>(res);
+      expect(body.error.code).toBe("not_found");
+      expect(body.error.message).toMatch(/no queue named "nosuchqueue".*create/);
+    }
+    expect((await app.soniq.queues.list()).map((q) => q.name)).not.toContain("nosuchqueue");
+    expect(await app.soniq.audit.list({ action: "queue.pause" })).toEqual([]);
+    const bad = await call(keyed, "/api/queues/nosuchqueue/pause?create=yes", { ...w, body: {} });
+    expect(bad.status).toBe(400);
+    const created = await call(keyed, "/api/queues/fresh/pause?create=true", { ...w, body: {} });
+    expect(created.status).toBe(200);
+    expect((await app.soniq.queues.get("fresh")).paused).toBe(true);
+  });
 });

@@ -3,7 +3,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { memoryBackend } from "@soniq/backend-memory";
-import { isSoniqError, Soniq } from "@soniq/core";
+import { isSoniqError, Soniq, shortId } from "@soniq/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dashboard, nodeListener, serveDashboard } from "../src/index.js";
 import { call, handlerFor, json, KEYS, login, type Seeded, seededApp, WRITE_KEY } from "./support.js";
@@ -59,7 +59,7 @@ describe("pages", () => {
         ["/", "1 live"],
         [
           "/workers",
-          `data-worker-id="${worker.id}"><td><code>${worker.id.slice(0, 8)}</code></td><td><span class="status live">live</span>`,
+          `data-worker-id="${worker.id}"><td><code>${shortId(worker.id)}</code></td><td><span class="status live">live</span>`,
         ],
         ["/queues", 'data-configure="/api/queues/default/configure"'],
         [`/jobs/${app.retrying[0]}`, "<code>retry_backoff</code>"],

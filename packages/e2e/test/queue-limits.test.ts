@@ -51,10 +51,12 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
           string,
         ];
         const rate = { max: 4, perMs: 400 };
-        await soniq.queues.pause(paused);
-        await soniq.queues.configure(conc, { concurrency: 3 });
-        await soniq.queues.configure(grouped, { groupConcurrency: 1 });
-        await soniq.queues.configure(rated, { rateLimit: rate });
+        // Set up before their first job: queues nothing knows yet, so on purpose ({ create: true }).
+        const create = { create: true };
+        await soniq.queues.pause(paused, create);
+        await soniq.queues.configure(conc, { concurrency: 3 }, create);
+        await soniq.queues.configure(grouped, { groupConcurrency: 1 }, create);
+        await soniq.queues.configure(rated, { rateLimit: rate }, create);
         const enqueue = (queue: string, n: number, ms: number, group?: (i: number) => string) =>
           soniq.enqueueMany(
             Array.from({ length: n }, (_, i) => ({

@@ -80,5 +80,44 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
       },
       90_000,
     );
+
+    it("runtime/killed-lease-holder-taken-over: a worker SIGKILLed while it holds the maintenance lease (TTL 120 s) does not delay a peer whose staleAfterMs is 1 s", async () => {
+      const queue = uniqueName("q");
+      const soniq = new Soniq({ backend: kind.create() });
+      let child: ChildProcess | undefined;
+      try {
+        await soniq.setup();
+        soniq.job("process.kill_me", async (_args, ctx) => `finished on attempt ${ctx.attempt}`, { queue });
+        child = fork(CHILD, [name, kind.target(), queue, "start"], {
+          execArgv: ["--conditions=source", "--import", "tsx"],
+          stdio: ["ignore", "inherit", "inherit", "ipc"],
+        });
+        const messages: Record<string, string>[] = [];
+        child.on("message", (m) => messages.push(m as Record<string, string>));
+        await eventually(() => expect(messages.some((m) => m.ready)).toBe(true), 45_000);
+        // The child's maintenance took the lease at start (its TTL follows its staleAfterMs of 120 s).
+        expect(await soniq.backend.leases.tryAcquire("soniq.maintenance", "probe", 1)).toBe(false);
+        const { id } = await soniq.enqueue("process.kill_me", {});
+        await eventually(() => expect(messages.some((m) => m.started === id)).toBe(true), 10_000);
+        child.kill("SIGKILL");
+
+        const t0 = Date.now();
+        const peer = soniq.worker({
+          queues: [queue],
+          pollIntervalMs: 50,
+          heartbeatIntervalMs: 50,
+          staleAfterMs: 1000,
+          maintenanceIntervalMs: 100,
+        });
+        await peer.start();
+        await eventually(async () => {
+          expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "finished on attempt 2" });
+        }, 15_000);
+        expect(Date.now() - t0).toBeLessThan(15_000);
+      } finally {
+        if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+        await soniq.close();
+      }
+    }, 90_000);
   },
 );

@@ -112,6 +112,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
     expect(plan.excluded.map((e) => e.id).sort()).toEqual([
       "dlq/dead-letter-is-not-a-job-status",
       "dlq/fault-between-steps-leaves-source-intact",
+      "leases/take-over-from-stale-holder",
       "peers/claims-never-overlap",
       "peers/lease-exclusive-across-instances",
       "peers/see-each-others-writes",
@@ -205,6 +206,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       })),
     );
     expect(failed(outcomes)).toEqual([
+      "fencing/late-outcome-alone-after-recovery",
       "fencing/late-writes-are-no-ops",
       "settle/mixed-batch-results-in-input-order",
     ]);

@@ -4,8 +4,12 @@
  * timer, unref'd, unlocks it), on `close`, or when the connection dies (Postgres drops the session's locks,
  * so a crashed leader frees its lease at once, without waiting for the TTL).
  * Advisory locks are re-entrant per session, so this class tracks which holder owns each name and
- * serialises its calls; a different holder in the same process is refused like any other.
+ * serialises its calls; a different holder in the same process is refused like any other, unless it passes
+ * `takeOver` and the holder is a worker that is stopped or stale by the taker's threshold: then the lease
+ * (the session's lock) passes to it. A holder in another process keeps its lock while its session lives; a
+ * killed process's session ends with it, which frees the lock at once.
  */
+import type { LeaseTakeOver } from "@soniq/core/backend";
 import pg from "pg";
 import { translatePgError } from "./errors.js";
 
@@ -21,10 +25,14 @@ export class AdvisoryLeases {
 
   constructor(private readonly config: pg.ClientConfig) {}
 
-  tryAcquire(name: string, holder: string, ttlMs: number): Promise<boolean> {
+  tryAcquire(name: string, holder: string, ttlMs: number, takeOver?: LeaseTakeOver): Promise<boolean> {
     return this.serialised(async () => {
       const owner = this.held.get(name)?.holder;
-      if (owner !== undefined && owner !== holder) return false;
+      if (owner !== undefined && owner !== holder) {
+        if (takeOver === undefined || !(await this.workerGone(owner, takeOver))) return false;
+        this.hold(name, holder, ttlMs);
+        return true;
+      }
       if (owner === holder && (await this.sessionAlive())) {
         this.hold(name, holder, ttlMs);
         return true;
@@ -81,6 +89,17 @@ export class AdvisoryLeases {
     } catch (err) {
       throw translatePgError(err, operation);
     }
+  }
+
+  /** Whether `workerId` is a stopped worker or one whose heartbeat is older than the taker's threshold. */
+  private async workerGone(workerId: string, takeOver: LeaseTakeOver): Promise<boolean> {
+    const client = await this.connection();
+    const res = await client.query(
+      `SELECT 1 FROM soniq_workers WHERE id::text = $1
+        AND (status = 'stopped' OR last_heartbeat < now() - make_interval(secs => $2::float8 / 1000))`,
+      [workerId, takeOver.staleAfterMs],
+    );
+    return res.rowCount === 1;
   }
 
   /** A renewal proves the session (and so the lock) still exists; a dead session lost every lease. */

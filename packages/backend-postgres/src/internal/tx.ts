@@ -46,11 +46,36 @@ function unsupported(reason: string): SoniqError {
   );
 }
 
+/**
+ * node-postgres queues a query on a client that is not connected yet until it connects, which for a client
+ * nobody connects is forever; an ended one rejects with an untyped error. A transaction's client is
+ * connected by definition, so anything else is refused at once. The state lives in pg's (stable since
+ * 8.0) `_connected` / `_ending` fields; a client-like handle without them is taken as it is.
+ */
+function notQueryable(client: unknown): string | null {
+  if (!(client instanceof pg.Client)) return null;
+  const state = client as unknown as { _connected?: unknown; _ending?: unknown };
+  if (state._ending === true) return "is a pg client that was ended (closed)";
+  if (state._connected === false)
+    return "is a pg client that is not connected (call connect() and BEGIN first)";
+  return null;
+}
+
+/** The pg client behind a Drizzle node-postgres database (`$client`) or transaction (`session.client`). */
+function drizzleClient(tx: object): unknown {
+  const own = (tx as { $client?: unknown }).$client;
+  if (own !== undefined) return own;
+  const session = (tx as { session?: { client?: unknown } }).session;
+  return typeof session === "object" && session !== null ? session.client : undefined;
+}
+
 /** Turn the caller's `tx` into a runner, or explain why it cannot be used. */
 export function txRunner(tx: unknown, operation: string): TxRunner {
   if (typeof tx !== "object" || tx === null) throw unsupported("is not a database handle");
   if (tx instanceof pg.Pool || ("totalCount" in tx && "idleCount" in tx))
     throw unsupported("is a pg Pool, whose queries may each run on another connection");
+  const closed = notQueryable(tx) ?? notQueryable(drizzleClient(tx));
+  if (closed !== null) throw unsupported(closed);
   const handle = tx as { query?: unknown; execute?: unknown };
   if (typeof handle.execute === "function") {
     const drizzle = tx as DrizzlePgExecutor;

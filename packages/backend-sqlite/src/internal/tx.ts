@@ -59,7 +59,15 @@ function ownFile(db: SqliteDatabase, own: SqliteDatabase): SqliteDatabase {
  * `SONIQ_TRANSACTION_UNSUPPORTED` error.
  */
 export function resolveTxDatabase(tx: unknown, own: SqliteDatabase): SqliteDatabase {
-  return ownFile(txDatabase(tx), own);
+  const db = txDatabase(tx);
+  if (!db.open) {
+    throw new SoniqError(
+      "SONIQ_TRANSACTION_UNSUPPORTED",
+      "The SQLite tx is a better-sqlite3 connection that is closed; pass the open connection your transaction runs on.",
+      { context: { txFile: db.name } },
+    );
+  }
+  return ownFile(db, own);
 }
 
 function txDatabase(tx: unknown): SqliteDatabase {

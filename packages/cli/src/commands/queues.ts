@@ -40,6 +40,9 @@ function listCommand(queues: Command, io: Io): void {
     });
 }
 
+const CREATE_HELP =
+  "act on a queue no job, dead letter, worker or setting knows yet (set it up before its first job)";
+
 function controlCommands(queues: Command, io: Io): void {
   for (const [verb, what] of [
     ["pause", "stop claiming from a queue (running jobs finish); durable, seen by every worker"],
@@ -49,14 +52,17 @@ function controlCommands(queues: Command, io: Io): void {
       .command(verb)
       .description(what)
       .argument("<queue>", "queue name")
+      .option("--create", CREATE_HELP)
       .addHelpText(
         "after",
-        `\nRecorded in the audit log (soniq audit). JSON (--json): { queue, ${verb === "pause" ? "paused" : "resumed"}: true }.\n\n` +
+        `\nA queue no job, dead letter, worker or setting knows is refused ([SONIQ_UNKNOWN_QUEUE], exit 2) unless --create.\n` +
+          `Recorded in the audit log (soniq audit). JSON (--json): { queue, ${verb === "pause" ? "paused" : "resumed"}: true }.\n\n` +
           `Examples:\n  soniq queues ${verb} emails`,
       )
-      .action(async (name: string, _o, command: Command) => {
+      .action(async (name: string, o: { create?: boolean }, command: Command) => {
         const ctx = Context.of(command, io);
-        await ctx.withApp((soniq) => soniq.queues[verb](name, { actor: ctx.actor }));
+        const options = { actor: ctx.actor, ...(o.create ? { create: true } : {}) };
+        await ctx.withApp((soniq) => soniq.queues[verb](name, options));
         if (ctx.json) ctx.printer.json({ queue: name, [verb === "pause" ? "paused" : "resumed"]: true });
         else ctx.printer.line(`${verb === "pause" ? "paused" : "resumed"} queue ${name}`);
       });
@@ -73,15 +79,16 @@ function configureCommand(queues: Command, io: Io): void {
     .option("--concurrency <n|off>", "jobs processing in the queue across all workers")
     .option("--group-concurrency <n|off>", "jobs processing per group within the queue")
     .option("--rate <max/window|off>", "at most max starts per window, e.g. 100/1m")
+    .option("--create", CREATE_HELP)
     .addHelpText(
       "after",
-      '\n"off" clears a limit. Recorded in the audit log (soniq audit). JSON (--json): { queue, ...the changed settings }.\n\n' +
+      '\n"off" clears a limit. A queue nothing knows is refused unless --create. Recorded in the audit log (soniq audit). JSON (--json): { queue, ...the changed settings }.\n\n' +
         "Examples:\n  soniq queues configure emails --concurrency 5 --rate 100/1m\n  soniq queues configure emails --rate off",
     )
     .action(
       async (
         name: string,
-        o: { concurrency?: string; groupConcurrency?: string; rate?: string },
+        o: { concurrency?: string; groupConcurrency?: string; rate?: string; create?: boolean },
         command: Command,
       ) => {
         const ctx = Context.of(command, io);
@@ -95,7 +102,8 @@ function configureCommand(queues: Command, io: Io): void {
         if (o.rate !== undefined) settings.rateLimit = rate(o.rate);
         if (Object.keys(settings).length === 0)
           throw usage("pass --concurrency, --group-concurrency or --rate.");
-        await ctx.withApp((soniq) => soniq.queues.configure(name, settings, { actor: ctx.actor }));
+        const options = { actor: ctx.actor, ...(o.create ? { create: true } : {}) };
+        await ctx.withApp((soniq) => soniq.queues.configure(name, settings, options));
         if (ctx.json) ctx.printer.json({ queue: name, ...settings });
         else ctx.printer.line(`configured queue ${name}: ${JSON.stringify(settings)}`);
       },

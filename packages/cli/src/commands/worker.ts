@@ -9,7 +9,7 @@ import { Context } from "../context.js";
 import { parseDatabaseUrl } from "../database.js";
 import { usage } from "../errors.js";
 import { loadApp } from "../module-loader.js";
-import type { Io } from "../output.js";
+import { type Io, shortId } from "../output.js";
 import { list, positiveInt } from "../parse.js";
 import { type LogFormat, logFormat, WorkerLog } from "../worker-log.js";
 
@@ -134,7 +134,7 @@ function workerCommand(program: Command, io: Io): void {
       log.event(
         "info",
         "started",
-        `worker ${worker.id.slice(0, 8)} (pid ${process.pid}) on ${app.backend.name}: queues ${worker.options.queues?.join(",") ?? "*"}, ` +
+        `worker ${shortId(worker.id)} (pid ${process.pid}) on ${app.backend.name}: queues ${worker.options.queues?.join(",") ?? "*"}, ` +
           `concurrency ${worker.options.concurrency}, ${jobs.length} job(s): ${jobs.join(", ") || "none"}${o.schedules ? ", schedules on" : ""}`,
         {
           workerId: worker.id,

@@ -23,7 +23,7 @@ export type {
   NewJob,
   StatsQuery,
 } from "./jobs.js";
-export type { LeasesFacet } from "./leases.js";
+export type { LeasesFacet, LeaseTakeOver } from "./leases.js";
 export type { MetricsFacet, MetricsListQuery, MetricsRow } from "./metrics.js";
 export type { MigrationReport, MigrationStatus, MigrationsFacet } from "./migrations.js";
 export type { QueueConfigPatch, QueueListQuery, QueuesFacet, RecentStarts } from "./queues.js";

@@ -8,8 +8,9 @@
  * - maintenance every `maintenanceCadenceMs` (and once at start), only while holding the
  *   `soniq.maintenance` lease so one worker does it at a time: requeue jobs of stale peers, delete
  *   expired done rows. `runOnce` has no maintenance duty; it runs the recovery step once (`recoverOnce`). The cadence follows `staleAfterMs` (at most half of it), and the lease lives at most
- *   `staleAfterMs`: by the time a dead holder counts as stale its lease has expired, so a peer takes it
- *   over and recovers the holder's jobs within about `staleAfterMs` plus one check.
+ *   `staleAfterMs`; besides, a peer takes the lease over as soon as the holder is stale or stopped by the
+ *   peer's own `staleAfterMs` (`takeOver`), so a dead holder with a longer threshold than the peer's does not
+ *   delay recovery: the peer recovers the holder's jobs within about its `staleAfterMs` plus one check.
  * - while the outcome writer holds stranded jobs (their outcome and their give-back both failed to be
  *   written), each heartbeat first retries the give-back and is withheld if that fails: the worker turns
  *   stale and recovery reaches those jobs although the process lives.
@@ -184,6 +185,9 @@ export class WorkerUpkeep {
         MAINTENANCE_LEASE,
         workerId,
         maintenanceLeaseTtlMs(options),
+        // The holder's liveness as this worker sees it: a holder stale by our threshold (or stopped) loses
+        // the lease, whatever TTL its own, maybe longer, staleAfterMs gave it.
+        { staleAfterMs: options.staleAfterMs },
       );
       if (!this.#holdsLease) return;
       await this.#recover();

@@ -150,9 +150,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       throw err;
     }
     this.#workerIdForJobs = this.id;
-    backend.workers.registerTaskNames(this.id, [...this.#rt.registry.keys()]).catch((err: unknown) => {
-      logger.warn({ err, workerId: this.id }, "could not record task names (observability only)");
-    });
+    void this.#recordTaskNames();
     this.#unsubscribe = await subscribeWakeUps(this.#rt, this.id, this.options.queues, () => this.nudge());
     if (this.#state !== "starting") return; // stop() was called meanwhile
     this.#state = "running";
@@ -215,6 +213,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#upkeep.start(false);
     let processed = 0;
     try {
+      await this.#recordTaskNames();
       await this.#upkeep.recoverOnce();
       while (processed < max && this.#state === "once") {
         const limit = Math.min(this.options.concurrency, max - processed);
@@ -277,6 +276,18 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#buffer.remove(jobId);
     const run = this.#inFlight.get(jobId);
     if (run) this.#inFlight.abandon(run, "cancelled");
+  }
+
+  /**
+   * Records the job names this worker serves (the task registry): operators' tools read it to tell whether a
+   * replayed job has a worker. Never rejects; a failure is logged.
+   */
+  #recordTaskNames(): Promise<void> {
+    return this.#rt.backend.workers
+      .registerTaskNames(this.id, [...this.#rt.registry.keys()])
+      .catch((err: unknown) => {
+        this.#rt.logger.warn({ err, workerId: this.id }, "could not record task names (observability only)");
+      });
   }
 
   #registration() {

@@ -129,23 +129,34 @@ function writeRoutes(api: Hono<Env>, soniq: Soniq): void {
   });
 }
 
-/** Pause, resume and configure pass straight to `soniq.queues` (core validates the limits). */
+/**
+ * Pause, resume and configure pass straight to `soniq.queues` (core validates the limits). `?create=true`
+ * acts on a queue nothing knows yet; without it core refuses the name (404).
+ */
 function queueRoutes(api: Hono<Env>, soniq: Soniq): void {
   api.post("/queues/:name/pause", async (c) => {
     const name = queueName(c.req.param("name"));
-    await soniq.queues.pause(name, actor(c));
+    await soniq.queues.pause(name, { ...actor(c), ...createParam(c.req.query("create")) });
     return c.json({ ok: true, queue: name, action: "pause" });
   });
   api.post("/queues/:name/resume", async (c) => {
     const name = queueName(c.req.param("name"));
-    await soniq.queues.resume(name, actor(c));
+    await soniq.queues.resume(name, { ...actor(c), ...createParam(c.req.query("create")) });
     return c.json({ ok: true, queue: name, action: "resume" });
   });
   api.post("/queues/:name/configure", async (c) => {
     const name = queueName(c.req.param("name"));
-    await soniq.queues.configure(name, c.get("body"), actor(c));
+    const options = { ...actor(c), ...createParam(c.req.query("create")) };
+    await soniq.queues.configure(name, c.get("body"), options);
     return c.json({ ok: true, queue: name, action: "configure" });
   });
+}
+
+/** `?create=true` (or absent / `false`); anything else is 400. */
+function createParam(raw: string | undefined): { create: true } | undefined {
+  if (raw === undefined || raw === "false") return undefined;
+  if (raw === "true") return { create: true };
+  throw badRequest('create takes "true" or "false".');
 }
 
 export function apiRoutes(state: AppState): Hono<Env> {

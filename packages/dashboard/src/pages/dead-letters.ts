@@ -1,5 +1,5 @@
 /** Dead letters: filters, selection (page or all matching), bulk replay/purge, and one row's detail. */
-import { DEAD_LETTER_REASONS, type DeadLetterJob } from "@soniq/core";
+import { DEAD_LETTER_REASONS, type DeadLetterJob, shortId } from "@soniq/core";
 import { formatDate, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";
 import { canWrite, type PageFrame, pagerLinks, writeHint } from "./layout.js";
@@ -39,7 +39,7 @@ export function deadLettersPage(
     (
       d,
     ) => html`<tr data-dead-letter-id="${d.id}">${write ? html`<td><input type="checkbox" data-select name="id" value="${d.id}" aria-label="Select ${d.id}"></td>` : ""}
-<td><a href="${base}/dead-letters/${d.id}"><code>${d.id.slice(0, 8)}</code></a></td><td>${d.jobName}</td><td>${d.queue}</td>
+<td><a href="${base}/dead-letters/${d.id}"><code>${shortId(d.id)}</code></a></td><td>${d.jobName}</td><td>${d.queue}</td>
 <td>${d.deadLetterReason}</td><td class="num">${d.attempts}/${d.maxAttempts}</td><td class="num">${d.resurrectionCount}</td>
 <td class="small">${formatDate(d.movedToDeadLetterAt)}</td><td class="err small" title="${firstLine(d.lastError)}">${firstLine(d.lastError)}</td></tr>`,
   );

@@ -1,5 +1,5 @@
 /** The jobs list (filters, search, cursor pages) and one job's detail page. */
-import { JOB_STATUSES, type Job } from "@soniq/core";
+import { JOB_STATUSES, type Job, shortId } from "@soniq/core";
 import type { JobDetail, JobQuery } from "../data/jobs.js";
 import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";
@@ -33,7 +33,7 @@ export function jobsPage(
   const rows = page.items.map(
     (
       j,
-    ) => html`<tr data-job-id="${j.id}"><td><a href="${base}/jobs/${j.id}"><code>${j.id.slice(0, 8)}</code></a></td>
+    ) => html`<tr data-job-id="${j.id}"><td><a href="${base}/jobs/${j.id}"><code>${shortId(j.id)}</code></a></td>
 <td>${j.jobName}</td><td>${statusBadge(j.status)}</td><td>${j.queue}</td><td class="num">${j.attempts}/${j.maxAttempts}</td>
 <td class="small">${formatDate(j.createdAt)}</td><td class="small">${formatDate(j.updatedAt)}</td><td class="err small" title="${firstLine(j.lastError)}">${firstLine(j.lastError)}</td></tr>`,
   );

@@ -1,5 +1,12 @@
 /** Workers, queues, schedules and the audit log pages. */
-import { type AuditEntry, type Schedule, type WorkerView, workerCounts } from "@soniq/core";
+import {
+  type AuditEntry,
+  queueLimitsText,
+  type Schedule,
+  shortId,
+  type WorkerView,
+  workerCounts,
+} from "@soniq/core";
 import type { ScheduleDetail } from "../api/schedules.js";
 import type { QueueRow } from "../data/overview.js";
 import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
@@ -10,7 +17,7 @@ export function workersPage(_frame: PageFrame, workers: readonly WorkerView[]): 
   const rows = workers.map(
     (
       w,
-    ) => html`<tr data-worker-id="${w.id}"><td><code>${w.id.slice(0, 8)}</code></td><td>${statusBadge(w.state)}</td>
+    ) => html`<tr data-worker-id="${w.id}"><td><code>${shortId(w.id)}</code></td><td>${statusBadge(w.state)}</td>
 <td>${w.hostname}</td><td class="num">${w.pid}</td><td>${w.queues.length ? w.queues.join(", ") : html`<span class="muted">all</span>`}</td>
 <td class="num">${w.concurrency}</td><td class="small">${formatDate(w.lastHeartbeat)} (${formatDuration(w.heartbeatAgeMs)} ago)</td>
 <td class="small">${formatDate(w.startedAt)}</td><td class="small">${w.version ?? "—"}</td></tr>`,
@@ -41,9 +48,7 @@ export function queuesPage(frame: PageFrame, queues: readonly QueueRow[]): Html 
             q.paused
               ? html`<button type="button" data-post="${base}/api/queues/${q.name}/resume" data-done="Resumed ${q.name}.">Resume</button>`
               : html`<button type="button" class="danger" data-post="${base}/api/queues/${q.name}/pause" data-done="Paused ${q.name}.">Pause</button>`
-          }</td><td class="small">concurrency ${q.concurrency ?? "∞"} · group ${q.groupConcurrency ?? "∞"} · rate ${
-            q.rateLimit ? `${q.rateLimit.max} per ${formatDuration(q.rateLimit.perMs)}` : "∞"
-          }${configureForm(base, q.name)}</td></tr>`,
+          }</td><td class="small">limits: ${queueLimitsText(q)}${configureForm(base, q.name)}</td></tr>`,
       )}</tbody></table>`
     : writeHint(frame);
   return html`<h1>Queues</h1>${queueTable(queues, base)}${controls}`;
@@ -80,7 +85,7 @@ function catchUpText(value: unknown): string {
 }
 
 function jobLink(frame: PageFrame, id: string | null | undefined): Html | string {
-  return id ? html`<a href="${frame.base}/jobs/${id}"><code>${id.slice(0, 8)}</code></a>` : "—";
+  return id ? html`<a href="${frame.base}/jobs/${id}"><code>${shortId(id)}</code></a>` : "—";
 }
 
 export function schedulesPage(frame: PageFrame, schedules: readonly Schedule[]): Html {

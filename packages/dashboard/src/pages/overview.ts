@@ -1,5 +1,5 @@
-/** The overview: the six stats, throughput/failure/dead-letter charts, queues with lag and pause state. */
-import { workerCounts } from "@soniq/core";
+/** The overview: the six stats, throughput/failure/dead-letter charts, queues with lag, pause state and limits. */
+import { queueLimitsText, queueStateWord, workerCounts } from "@soniq/core";
 import {
   listQueues,
   metricsSeries,
@@ -50,15 +50,16 @@ function cell(q: QueueRow, key: StatKey): Html {
 export function queueTable(queues: readonly QueueRow[], base: string): Html {
   if (queues.length === 0) return html`<p class="muted">No queues yet.</p>`;
   return html`<table data-testid="queues">
-<thead><tr><th scope="col">Queue</th><th scope="col">State</th><th class="num" scope="col">Queued</th><th class="num" scope="col">Processing</th><th class="num" scope="col">Done</th><th class="num" scope="col">Dead letters</th><th class="num" scope="col">Lag</th></tr></thead>
+<thead><tr><th scope="col">Queue</th><th scope="col">State</th><th class="num" scope="col">Queued</th><th class="num" scope="col">Processing</th><th class="num" scope="col">Done</th><th class="num" scope="col">Dead letters</th><th class="num" scope="col">Lag</th><th scope="col">Limits</th></tr></thead>
 <tbody>${queues.map(
     (
       q,
     ) => html`<tr data-queue="${q.name}"><td><a href="${base}/jobs?queue=${encodeURIComponent(q.name)}">${q.name}</a></td>
-<td>${statusBadge(q.paused ? "paused" : "running")}</td>
+<td>${statusBadge(queueStateWord(q.paused))}</td>
 <td class="num">${cell(q, "queued")}</td><td class="num">${cell(q, "processing")}</td>
 <td class="num">${cell(q, "done")}</td><td class="num">${cell(q, "dead_letter")}</td>
-<td class="num">${formatDuration(q.lagMs)}</td></tr>`,
+<td class="num">${formatDuration(q.lagMs)}</td>
+<td class="small">${queueLimitsText(q)}</td></tr>`,
   )}</tbody></table>`;
 }
 

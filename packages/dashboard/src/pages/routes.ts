@@ -1,5 +1,6 @@
 /** The HTML pages. Each reads through the same data functions as the JSON API. */
 
+import { shortId } from "@soniq/core";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { deadLetterQuery, jobQuery } from "../api/filters.js";
@@ -74,7 +75,7 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
     const id = parseId(c.req.param("id"));
     try {
       const detail = shownDetail(redact, await jobDetail(soniq, id));
-      return send(c, `Job ${id.slice(0, 8)}`, "/jobs", jobDetailPage(frame(c), detail));
+      return send(c, `Job ${shortId(id)}`, "/jobs", jobDetailPage(frame(c), detail));
     } catch (err) {
       if (err instanceof DashboardError && err.status === 404 && (await soniq.deadLetter.get(id))) {
         return c.redirect(`${basePath}/dead-letters/${id}`, 303);
@@ -98,7 +99,7 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
   });
   pages.get("/dead-letters/:id", async (c) => {
     const row = redact.row(await deadLetterDetail(soniq, parseId(c.req.param("id"), "dead-letter job")));
-    return send(c, `Dead letter ${row.id.slice(0, 8)}`, "/dead-letters", deadLetterDetailPage(frame(c), row));
+    return send(c, `Dead letter ${shortId(row.id)}`, "/dead-letters", deadLetterDetailPage(frame(c), row));
   });
 }
 

@@ -4,13 +4,16 @@ import { deadLetterCases } from "./dead-letter.js";
 import { dedupCases } from "./dedup.js";
 import { enqueueCases } from "./enqueue.js";
 import { jobsCases } from "./jobs.js";
+import { leaseTakeoverCases } from "./lease-takeover.js";
 import { leaseCases } from "./leases.js";
 import { lifecycleCases } from "./lifecycle.js";
 import { pagingCases } from "./paging.js";
 import { peerCases } from "./peers.js";
+import { queueRateWindowCases } from "./queue-rate-window.js";
 import { queueCases } from "./queues.js";
 import { scheduleCases } from "./schedules.js";
 import { settleCases } from "./settle.js";
+import { settleFenceCases } from "./settle-fence.js";
 import { statsCases } from "./stats.js";
 import { subscribeCases } from "./subscribe.js";
 import { workerCases } from "./workers.js";
@@ -22,16 +25,19 @@ export const CONFORMANCE_CASES = [
   ...dedupCases,
   ...claimCases,
   ...settleCases,
+  ...settleFenceCases,
   ...deadLetterCases,
   ...statsCases,
   ...jobsCases,
   ...pagingCases,
   ...workerCases,
   ...leaseCases,
+  ...leaseTakeoverCases,
   ...scheduleCases,
   ...subscribeCases,
   ...peerCases,
   ...queueCases,
+  ...queueRateWindowCases,
   ...auditCases,
 ] as const;
 
