@@ -56,6 +56,19 @@ export {
   type WorkerRegistration,
   type WorkersFacet,
 } from "./backend.js";
+export {
+  type ClaimCandidate,
+  type ClaimChoice,
+  type ClaimQueues,
+  chooseClaim,
+  claimQueues,
+  isLimited,
+  type LimitedQueueRead,
+  limitedBudget,
+  type QueueControls,
+  type QueueUsage,
+  queueSlots,
+} from "./claim-rules.js";
 export { isSoniqError, SoniqError, type SoniqErrorCode, type SoniqErrorOptions } from "./errors.js";
 export { guardBackend, unwrapBackend } from "./guard.js";
 export { newJobId } from "./ids.js";
