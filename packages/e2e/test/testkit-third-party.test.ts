@@ -152,9 +152,9 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
     );
     // The one-order cases see it too: a mixed claim's jobs must come back in claim order.
     expect(failed(outcomes)).toEqual([
-      "claim/priority-then-scheduled-at-then-created-at",
       "claim/limited-max-goes-in-claim-order",
       "claim/one-order-across-limited-and-open-queues",
+      "claim/priority-then-scheduled-at-then-created-at",
     ]);
     const message = messageOf(outcomes, "claim/priority-then-scheduled-at-then-created-at");
     expect(message).toContain("claim order must be priority ASC, scheduled_at ASC, created_at ASC");
