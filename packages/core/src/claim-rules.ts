@@ -78,7 +78,10 @@ export interface QueueUsage {
   startsInWindow: number;
   /** When the window's oldest start leaves it, in ms from now (at least 1); null when it holds none. */
   windowOpensInMs: number | null;
-  /** Due queued jobs in the queue; a backend may stop counting past `limit` (the claim's). */
+  /**
+   * Due queued jobs in the queue. A backend may stop counting past `limitedBudget(request) + 1`: the claim
+   * takes at most the budget from the queue, and only "more than it took" matters.
+   */
   due: number;
 }
 

@@ -78,7 +78,7 @@ const LOCK = `SELECT ${SETTINGS} FROM soniq_queues WHERE name = ANY($1::text[]) 
 
 const WINDOW = "make_interval(secs => $3::float8 / 1000)";
 
-/** One limited queue's usage ($1 queue, $2 the claim's limit, $3 the rate window's ms when rate-limited). */
+/** One limited queue's usage ($1 queue, $2 how far to count due jobs, $3 the rate window's ms when rate-limited). */
 function usageSql(concurrency: boolean, rate: boolean): string {
   const processing = concurrency
     ? "(SELECT count(*)::int FROM soniq_jobs WHERE status = 'processing' AND queue = $1)"
@@ -155,12 +155,11 @@ const candidate = (r: KeyRow): Candidate => ({
 async function readLimited(
   client: pg.PoolClient,
   row: SettingsRow,
-  limit: number,
   budget: number,
 ): Promise<LimitedQueueRead<Candidate>> {
   const limits = controlsOf(row);
   const rate = limits.rateLimit;
-  const values: unknown[] = [row.name, limit];
+  const values: unknown[] = [row.name, budget + 1];
   if (rate !== null) values.push(rate.perMs);
   const u = (await client.query(usageSql(limits.concurrency !== null, rate !== null), values)).rows[0];
   const usage = {
@@ -202,7 +201,7 @@ export function claimWithLimits(
     const rows = (await client.query<SettingsRow>(LOCK, [limited])).rows.filter((r) => !r.paused);
     const budget = limitedBudget(request);
     const reads: LimitedQueueRead<Candidate>[] = [];
-    for (const row of rows) reads.push(await readLimited(client, row, request.limit, budget));
+    for (const row of rows) reads.push(await readLimited(client, row, budget));
     const hasOpen = open === null || open.length > 0;
     const openRows = hasOpen ? (await pickOpen(client, open, limited, request.limit)).rows : [];
     const choice = chooseClaim(request, openRows.map(candidate), reads);

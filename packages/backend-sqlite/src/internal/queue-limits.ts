@@ -95,9 +95,10 @@ function readLimited(
     startsInWindow = s.n;
     windowOpensInMs = s.n > 0 ? s.opens : null;
   }
-  const due = (ctx.statement(DUE).get({ queue, limit: request.limit }) as { n: number }).n;
+  const budget = limitedBudget(request);
+  const due = (ctx.statement(DUE).get({ queue, limit: budget + 1 }) as { n: number }).n;
   const usage = { processing, startsInWindow, windowOpensInMs, due };
-  const ask = Math.min(limitedBudget(request), queueSlots(limits, usage), due);
+  const ask = Math.min(budget, queueSlots(limits, usage), due);
   if (ask <= 0) return { queue, limits, usage, candidates: [] };
   const candidates = (
     limits.groupConcurrency === null
