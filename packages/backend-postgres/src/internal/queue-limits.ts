@@ -78,18 +78,26 @@ const LOCK = `SELECT ${SETTINGS} FROM soniq_queues WHERE name = ANY($1::text[]) 
 
 const WINDOW = "make_interval(secs => $3::float8 / 1000)";
 
+/**
+ * The rate window's clock: the statement's start, not the transaction's (`now()`). A claim may wait for the
+ * queue's lock after BEGIN; stamped or counted at BEGIN, a claim that waited would count a window already
+ * pruned by the claims that went before it (they ran later, by the clock) and start too many. Under the lock
+ * the statements of successive claims start in order, so their stamps do too.
+ */
+const CLOCK = "statement_timestamp()";
+
 /** One limited queue's usage ($1 queue, $2 how far to count due jobs, $3 the rate window's ms when rate-limited). */
 function usageSql(concurrency: boolean, rate: boolean): string {
   const processing = concurrency
     ? "(SELECT count(*)::int FROM soniq_jobs WHERE status = 'processing' AND queue = $1)"
     : "0";
-  const inWindow = `FROM soniq_queue_starts WHERE queue = $1 AND started_at > now() - ${WINDOW}`;
+  const inWindow = `FROM soniq_queue_starts WHERE queue = $1 AND started_at > ${CLOCK} - ${WINDOW}`;
   const starts = rate ? `(SELECT count(*)::int ${inWindow})` : "0";
   const opens = rate
-    ? `(SELECT GREATEST(1, ceil(extract(epoch FROM min(started_at) + ${WINDOW} - now()) * 1000))::int ${inWindow})`
+    ? `(SELECT GREATEST(1, ceil(extract(epoch FROM min(started_at) + ${WINDOW} - ${CLOCK}) * 1000))::int ${inWindow})`
     : "NULL::int";
   const prune = rate
-    ? `WITH pruned AS (DELETE FROM soniq_queue_starts WHERE queue = $1 AND started_at <= now() - ${WINDOW}) `
+    ? `WITH pruned AS (DELETE FROM soniq_queue_starts WHERE queue = $1 AND started_at <= ${CLOCK} - ${WINDOW}) `
     : "";
   return `${prune}SELECT ${processing} AS processing, ${starts} AS starts, ${opens} AS opens,
     (SELECT count(*)::int FROM (SELECT 1 FROM soniq_jobs
@@ -123,12 +131,12 @@ const PICK_OPEN = (queueFilter: string) => `SELECT ${KEYS} FROM soniq_jobs
   ORDER BY priority, scheduled_at, created_at LIMIT $1 FOR UPDATE SKIP LOCKED`;
 
 const TAKE = `WITH picked AS (
-    UPDATE soniq_jobs SET status = 'processing', attempts = attempts + 1, worker_id = $2, updated_at = now()
+    UPDATE soniq_jobs SET status = 'processing', attempts = attempts + 1, worker_id = $2, updated_at = ${CLOCK}
     WHERE id = ANY($1::uuid[]) AND status = 'queued'
       AND ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM soniq_workers w WHERE w.id = $2::uuid))
     RETURNING ${CLAIM_COLUMNS}),
   started AS (INSERT INTO soniq_queue_starts (queue, started_at, job_id)
-    SELECT queue, now(), id FROM picked WHERE queue = ANY($3::text[]) ON CONFLICT DO NOTHING)
+    SELECT queue, ${CLOCK}, id FROM picked WHERE queue = ANY($3::text[]) ON CONFLICT DO NOTHING)
   SELECT * FROM picked`;
 
 interface Candidate {
