@@ -3,9 +3,8 @@
  *
  * claim takes due queued jobs in (priority, scheduled_at, created_at) order across the requested queues'
  * lanes and marks them processing with attempts + 1 and the worker id. It returns every job it took,
- * including one past its max_attempts (core dead-letters those). A limited queue gives at most its budget
- * (and the request's `limitedMax` across limited queues); a short claim that left a limited queue's due
- * jobs behind says so (`capped`).
+ * including one past its max_attempts (core dead-letters those). A claim covering a limited queue takes
+ * what core's `chooseClaim` picks (internal/queue-limits.ts).
  *
  * settle writes a batch of outcomes in one synchronous step, so nothing else runs in between. It plans
  * every item first (fence, dead-letter conflict, JSON encoding) without changing anything, consults the
@@ -13,19 +12,20 @@
  * store as it was, as a rolled-back transaction would.
  */
 import type {
-  ClaimCap,
   ClaimRequest,
   ClaimResult,
   DeadLetterSettlement,
   DoneSettlement,
   Job,
-  RateLimit,
+  QueueControls,
   RequeueSettlement,
   RunsFacet,
   Settlement,
 } from "@soniq/core/backend";
+import { claimQueues } from "@soniq/core/backend";
 import { deadLetterMoveInterrupted } from "./internal/errors.js";
 import { type Lane, type LaneEntry, readyLess } from "./internal/lanes.js";
+import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
 import { deadLetterRow, encodeJson, type JobRecord, toJob } from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
 
@@ -37,65 +37,21 @@ export function runsFacet(store: MemoryStore): RunsFacet {
 }
 
 /**
- * A limited queue's claim budget: slots left under `concurrency` and under the rate limit's window, and
- * the group cap. Unlimited queues have no budget.
+ * Without a limited queue in the claim, a k-way merge over the open lanes. With one, core splits the queues
+ * (`claimQueues`) and chooses what to take (internal/queue-limits.ts).
  */
-interface Budget {
-  slots: number;
-  groupCap: number | null;
-  /** Start times in the rate window, oldest first (null without a rate limit). */
-  starts: number[] | null;
-  rate: RateLimit | null;
-}
-
-function budgetOf(store: MemoryStore, queue: string, now: number): Budget | null {
-  const s = store.queueSettings.get(queue);
-  if (s === undefined || (s.concurrency === null && s.groupConcurrency === null && s.rateLimit === null)) {
-    return null;
-  }
-  let slots = Number.POSITIVE_INFINITY;
-  if (s.concurrency !== null) slots = s.concurrency - (store.counts.get(queue)?.processing ?? 0);
-  let starts: number[] | null = null;
-  if (s.rateLimit !== null) {
-    starts = store.queueStarts.get(queue) ?? [];
-    const from = now - s.rateLimit.perMs;
-    while (starts.length > 0 && (starts[0] as number) <= from) starts.shift();
-    store.queueStarts.set(queue, starts);
-    slots = Math.min(slots, s.rateLimit.max - starts.length);
-  }
-  return { slots, groupCap: s.groupConcurrency, starts, rate: s.rateLimit };
-}
-
 function claim(store: MemoryStore, request: ClaimRequest): ClaimResult {
   const now = store.now();
-  const lanes = selectLanes(store, request.queues);
-  if (lanes.length === 0) return { jobs: [], capped: null };
-  const budgets = new Map<Lane, Budget>();
-  for (const lane of lanes) {
-    const budget = budgetOf(store, lane.queue, now);
-    if (budget !== null) budgets.set(lane, budget);
-  }
-  let limitedLeft = Math.min(request.limitedMax ?? request.limit, request.limit);
-  const isOpen = (lane: Lane) => {
-    const budget = budgets.get(lane);
-    return budget === undefined || (budget.slots > 0 && limitedLeft > 0);
-  };
-  let open = lanes.filter(isOpen);
+  const controls = store.queueSettings.size === 0 ? NO_CONTROLS : controlledQueues(store);
+  const { open, limited } = claimQueues(request.queues, controls);
+  const lanes = selectLanes(store, open, controls);
+  if (limited.length > 0) return claimWithLimits(store, request, controls, lanes, limited, now);
   const claimed: Job[] = [];
-  // Jobs of a full group are taken off the heap while this claim looks past them, then put back.
-  const skipped: [Lane, JobRecord][] = [];
   while (claimed.length < request.limit) {
-    const next = nextLane(open, now);
+    const next = nextLane(lanes, now);
     if (next === undefined) break;
     next.lane.pop();
     const job = next.top.job;
-    const budget = budgets.get(next.lane);
-    if (budget !== undefined && budget.groupCap !== null && job.group !== null) {
-      if (store.groupProcessing(job.queue, job.group) >= budget.groupCap) {
-        skipped.push([next.lane, job]);
-        continue;
-      }
-    }
     store.transition(
       job,
       "processing",
@@ -104,49 +60,30 @@ function claim(store: MemoryStore, request: ClaimRequest): ClaimResult {
       true,
     );
     claimed.push(toJob(job));
-    if (budget !== undefined) {
-      budget.starts?.push(now);
-      budget.slots--;
-      limitedLeft--;
-      if (budget.slots <= 0 || limitedLeft <= 0) open = open.filter(isOpen);
-    }
   }
-  for (const [lane, job] of skipped) lane.add(job, now);
-  return { jobs: claimed, capped: claimed.length < request.limit ? capOf(budgets, now) : null };
+  return { jobs: claimed, capped: null };
 }
 
-/**
- * After a short claim: a limited lane that still has a due job was held back by a limit (the loop takes
- * every due job of an open lane), and a full rate window says when it opens again.
- */
-function capOf(budgets: ReadonlyMap<Lane, Budget>, now: number): ClaimCap | null {
-  let capped = false;
-  let retryInMs: number | null = null;
-  for (const [lane, budget] of budgets) {
-    if (lane.peek(now) === undefined) continue;
-    capped = true;
-    const { starts, rate } = budget;
-    if (starts !== null && rate !== null && starts.length >= rate.max) {
-      const opensIn = Math.max(1, (starts[0] ?? now) + rate.perMs - now);
-      retryInMs = retryInMs === null ? opensIn : Math.min(retryInMs, opensIn);
-    }
-  }
-  return capped ? { retryInMs } : null;
-}
+const NO_CONTROLS: ReadonlyMap<string, QueueControls> = new Map();
 
-function selectLanes(store: MemoryStore, queues: readonly string[] | null): Lane[] {
+/** The lanes of `open` (null: every queue without a control). */
+function selectLanes(
+  store: MemoryStore,
+  open: readonly string[] | null,
+  controls: ReadonlyMap<string, QueueControls>,
+): Lane[] {
   const lanes: Lane[] = [];
-  if (queues === null) {
+  if (open === null) {
     // Drop drained lanes so claiming from every queue stays cheap when queue names come and go.
     for (const [queue, lane] of store.lanes) {
       if (lane.empty) store.lanes.delete(queue);
-      else if (store.queueSettings.get(queue)?.paused !== true) lanes.push(lane);
+      else if (!controls.has(queue)) lanes.push(lane);
     }
     return lanes;
   }
-  for (const queue of new Set(queues)) {
+  for (const queue of open) {
     const lane = store.lanes.get(queue);
-    if (lane !== undefined && store.queueSettings.get(queue)?.paused !== true) lanes.push(lane);
+    if (lane !== undefined) lanes.push(lane);
   }
   return lanes;
 }

@@ -1,7 +1,6 @@
-import { memoryBackend } from "@soniq/backend-memory";
+import { memoryBackend, memoryInspector } from "@soniq/backend-memory";
 import { registerConformanceSuite } from "@soniq/testkit";
 import { vitestRunner } from "@soniq/testkit/vitest";
-import { memoryInspector } from "./inspector.js";
 
 await registerConformanceSuite({
   name: "memory backend conformance",

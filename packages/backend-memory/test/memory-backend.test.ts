@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { NewJob, Settlement } from "@soniq/core/backend";
 import { describe, expect, it } from "vitest";
-import { memoryBackend } from "../src/index.js";
-import { memoryInspector } from "./inspector.js";
+import { memoryBackend, memoryInspector } from "../src/index.js";
 
 function clock(start = Date.UTC(2026, 0, 1)) {
   let t = start;

@@ -4,8 +4,9 @@
  * Claim: one statement takes up to `limit` due queued jobs in priority, scheduled_at, created_at order,
  * skipping rows other claimers hold (FOR UPDATE SKIP LOCKED), marks them processing, bumps attempts and
  * stamps the worker. It returns every row it took, including one whose attempts now exceed max_attempts
- * (core dead-letters those through settle), so a short result means nothing more is due, unless a limited
- * queue the claim covers still has due jobs (a limit held them back: `capped`, one more read, only when short).
+ * (core dead-letters those through settle), so a short result means nothing more is due. A claim that covers
+ * a limited queue takes the limited path instead (internal/queue-limits.ts): core's `chooseClaim` decides
+ * what it takes, in the same order, and whether a limit held due jobs back (`capped`).
  *
  * `id = ANY(ARRAY(subquery))` rather than `id IN (subquery)`: with table statistics the planner turned the
  * IN form into a whole-table scan (DESIGN.md section 12); the ARRAY form keeps the index path.
@@ -35,9 +36,9 @@
  * Settle: one statement for any mix of outcomes (internal/settle-sql.ts).
  */
 import {
-  type ClaimCap,
   type ClaimRequest,
   type ClaimResult,
+  claimQueues,
   type Job,
   type RunsFacet,
   type Settlement,
@@ -46,7 +47,7 @@ import {
 import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./internal/claim-rows.js";
 import { ASYNC_COMMIT, type PgContext, query } from "./internal/context.js";
 import { inDedicatedTransaction } from "./internal/interrupted-move.js";
-import { CONTROLLED, claimLimited, withDueJobs } from "./internal/queue-limits.js";
+import { CONTROLLED, claimWithLimits } from "./internal/queue-limits.js";
 import { KEEP_KEYS, requeueQuery } from "./internal/requeue-keys.js";
 import {
   type EncodedSettle,
@@ -118,65 +119,23 @@ function byClaimOrder(a: Job, b: Job): number {
   );
 }
 
-interface FromLimited {
-  rows: unknown[][];
-  /** The limited queues this claim covers: where a short claim may have left due jobs behind. */
-  queues: string[];
-  /** When a rate window this claim found full opens again (ms), the soonest. */
-  windowOpensInMs: number | null;
-}
-
 /**
- * Limited queues first (each capped, so they cannot crowd the batch out for long; `limitedMax` in all),
- * then the rest.
+ * Without a limited queue in the claim, one statement (paused and limited queues left out in SQL). With
+ * one, the limited path (internal/queue-limits.ts), where core decides what to take.
  */
-async function claimFromLimited(ctx: PgContext, request: ClaimRequest): Promise<FromLimited> {
-  const limited = await ctx.limits.names(ctx);
-  const out: FromLimited = { rows: [], queues: [], windowOpensInMs: null };
-  let limitedLeft = Math.min(request.limitedMax ?? request.limit, request.limit);
-  for (const queue of limited) {
-    if (out.rows.length >= request.limit) break;
-    if (request.queues !== null && !request.queues.includes(queue)) continue;
-    const ask = Math.min(request.limit - out.rows.length, limitedLeft);
-    if (ask <= 0) {
-      out.queues.push(queue);
-      continue;
-    }
-    const got = await claimLimited(ctx, queue, ask, request.workerId, CLAIM_COLUMNS, CLAIM_TYPES);
-    if (got.limited) out.queues.push(queue);
-    out.rows.push(...got.rows);
-    limitedLeft -= got.rows.length;
-    const opens = got.windowOpensInMs;
-    if (opens !== null) out.windowOpensInMs = Math.min(out.windowOpensInMs ?? opens, opens);
-  }
-  return out;
-}
-
-/** A short claim was capped when a limited queue it covers still has due jobs (a limit held them back). */
-async function capOf(ctx: PgContext, limited: FromLimited): Promise<ClaimCap | null> {
-  if (limited.queues.length === 0) return null;
-  const due = await withDueJobs(ctx, limited.queues);
-  return due.size > 0 ? { retryInMs: limited.windowOpensInMs } : null;
-}
-
 async function claim(ctx: PgContext, request: ClaimRequest): Promise<ClaimResult> {
-  const limited = await claimFromLimited(ctx, request);
-  const rows = limited.rows;
-  // A worker of limited queues only has nothing else to claim from.
-  const onlyLimited = request.queues?.every((q) => limited.queues.includes(q)) === true;
-  if (rows.length < request.limit && !onlyLimited) {
-    const rest = { ...request, limit: request.limit - rows.length };
-    rows.push(...(await query<unknown[]>(ctx, "runs.claim", claimStatement(rest))).rows);
+  const { open, limited } = claimQueues(request.queues, await ctx.limits.controls(ctx));
+  let result: ClaimResult;
+  if (limited.length > 0) {
+    result = await claimWithLimits(ctx, request, open, limited);
+  } else {
+    const rows = (await query<unknown[]>(ctx, "runs.claim", claimStatement(request))).rows;
+    // UPDATE ... RETURNING gives no order; the caller runs jobs in claim order.
+    const jobs = rows.map((row) => mapClaimedRow(row, request.workerId)).sort(byClaimOrder);
+    result = { jobs, capped: null };
   }
-  const capped = rows.length < request.limit ? await capOf(ctx, limited) : null;
-  if (rows.length === 0) {
-    if (request.workerId !== null) await requireRegistered(ctx, request.workerId);
-    return { jobs: [], capped };
-  }
-  const workerId = request.workerId;
-  // UPDATE ... RETURNING gives no order; the caller runs jobs in claim order.
-  const jobs = rows.map((row) => mapClaimedRow(row, workerId)).sort(byClaimOrder);
-  return { jobs, capped };
+  if (result.jobs.length === 0 && request.workerId !== null) await requireRegistered(ctx, request.workerId);
+  return result;
 }
 
 function settleName(parts: readonly SettlePart[], asyncCommit: boolean): string {

@@ -17,6 +17,7 @@ import {
   type ClaimCap,
   type ClaimRequest,
   type ClaimResult,
+  claimQueues,
   type DeadLetterSettlement,
   type DoneSettlement,
   type RequeueSettlement,
@@ -25,8 +26,7 @@ import {
   SoniqError,
 } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
-import { claimLimited, controlledQueues, hasDueJobs } from "./internal/queue-limits.js";
-import type { QueueRecord } from "./internal/queue-rows.js";
+import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
 import { JOB_COLUMNS, jsonList, jsonOrNull, NOW, RELEASE_TAKEN_KEYS } from "./internal/sql.js";
 
@@ -95,8 +95,11 @@ const QUEUED_QUEUES = `WITH RECURSIVE q(name) AS (
     FROM q WHERE q.name IS NOT NULL)
   SELECT name FROM q WHERE name IS NOT NULL`;
 
-function compareClaimed(a: ClaimedRecord, b: ClaimedRecord): number {
-  return a.priority - b.priority || a.scheduled_at - b.scheduled_at || a.claim_order - b.claim_order;
+/** RETURNING does not keep the subquery's order: the usual path sorts its batch here. */
+function sortClaimed(rows: ClaimedRecord[]): ClaimedRecord[] {
+  return rows.sort(
+    (a, b) => a.priority - b.priority || a.scheduled_at - b.scheduled_at || a.claim_order - b.claim_order,
+  );
 }
 
 function queuedQueues(ctx: SqliteContext): string[] {
@@ -109,39 +112,18 @@ interface Batch {
 }
 
 /**
- * With paused or limited queues (internal/queue-limits.ts): paused ones are left out, unlimited ones take
- * the usual path together, and each limited one is claimed on its own with its free slots (and
- * `limitedMax` in all). A short batch is capped when a limited queue still has due jobs.
+ * Without paused or limited queues, the usual path. Otherwise core splits the queues (`claimQueues`): paused
+ * ones are left out, open ones take the usual path when no limited queue is covered, else the limited path
+ * (internal/queue-limits.ts) reads both and core chooses what to take, in claim order.
  */
 function claimBatch(ctx: SqliteContext, request: ClaimRequest): Batch {
-  const controlled = controlledQueues(ctx);
-  if (controlled.size === 0) return { rows: claimFrom(ctx, request, request.queues), capped: null };
-  const queues = (request.queues ? [...new Set(request.queues)] : queuedQueues(ctx)).filter(
-    (q) => controlled.get(q)?.paused !== 1,
-  );
-  const isLimited = (q: string) => {
-    const c = controlled.get(q);
-    return c !== undefined && (c.concurrency !== null || c.group_concurrency !== null || c.rate_max !== null);
-  };
-  const free = queues.filter((q) => !isLimited(q));
-  const limited = queues.filter(isLimited);
-  const rows = free.length > 0 ? claimFrom(ctx, request, free) : [];
-  let limitedLeft = Math.min(request.limitedMax ?? request.limit, request.limit);
-  let windowOpensInMs: number | null = null;
-  for (const q of limited) {
-    const ask = Math.min(request.limit - rows.length, limitedLeft);
-    if (ask <= 0) break;
-    const got = claimLimited<ClaimedRecord>(ctx, controlled.get(q) as QueueRecord, ask, request.workerId);
-    rows.push(...got.rows);
-    limitedLeft -= got.rows.length;
-    const opens = got.windowOpensInMs;
-    if (opens !== null) windowOpensInMs = Math.min(windowOpensInMs ?? opens, opens);
-  }
-  const capped =
-    rows.length < request.limit && limited.some((q) => hasDueJobs(ctx, q))
-      ? { retryInMs: windowOpensInMs }
-      : null;
-  return { rows, capped };
+  const controls = controlledQueues(ctx);
+  if (controls.size === 0)
+    return { rows: sortClaimed(claimFrom(ctx, request, request.queues)), capped: null };
+  const split = claimQueues(request.queues, controls);
+  const open = split.open ?? queuedQueues(ctx).filter((q) => !controls.has(q));
+  if (split.limited.length === 0) return { rows: sortClaimed(claimFrom(ctx, request, open)), capped: null };
+  return claimWithLimits<ClaimedRecord>(ctx, request, controls, open, split.limited);
 }
 
 function claimFrom(
@@ -172,7 +154,7 @@ function claimFrom(
 
 function claim(ctx: SqliteContext, request: ClaimRequest): ClaimResult {
   const { rows, capped } = immediate(ctx, () => claimBatch(ctx, request));
-  return { jobs: rows.sort(compareClaimed).map(toJob), capped };
+  return { jobs: rows.map(toJob), capped };
 }
 
 const FENCE = "id = @id AND status = 'processing' AND attempts = @attempt";

@@ -7,6 +7,19 @@
 
 export { auditListQuery, auditRecord } from "./audit.js";
 export {
+  type ClaimCandidate,
+  type ClaimChoice,
+  type ClaimQueues,
+  chooseClaim,
+  claimQueues,
+  isLimited,
+  type LimitedQueueRead,
+  limitedBudget,
+  type QueueControls,
+  type QueueUsage,
+  queueSlots,
+} from "./claim-rules.js";
+export {
   type AuditFacet,
   type AuditListQuery,
   type AuditRecord,
@@ -58,7 +71,6 @@ export {
   type WorkerRegistration,
   type WorkersFacet,
 } from "./contract/index.js";
-
 export {
   isSoniqError,
   SONIQ_ERROR_CODES,

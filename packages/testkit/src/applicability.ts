@@ -14,30 +14,34 @@ export interface ExcludedCase {
   reason: string;
 }
 
-/** Why the harness cannot run this case, or null when it can. */
+/**
+ * Every reason the harness cannot run this case (each need it does not meet, joined with "; and "), or null
+ * when it can. All of them, so a backend author fixes every gap in one go.
+ */
 export function unmetRequirements(
   requires: CaseRequirements | undefined,
   harness: BackendHarness,
 ): string | null {
   if (requires === undefined) return null;
+  const unmet: string[] = [];
   const capabilities = harness.backend.capabilities;
   for (const [name, wanted] of Object.entries(requires.capabilities ?? {})) {
     const actual = capabilities[name as keyof typeof capabilities];
     if (actual !== wanted)
-      return `needs capabilities.${name} = ${String(wanted)}; this backend declares ${String(actual)}`;
+      unmet.push(`needs capabilities.${name} = ${String(wanted)}; this backend declares ${String(actual)}`);
   }
   for (const method of requires.inspector ?? []) {
     if (typeof harness.inspector?.[method] !== "function") {
-      return `needs the harness to provide inspector.${method}()`;
+      unmet.push(`needs the harness to provide inspector.${method}()`);
     }
   }
   if (requires.deadLetterFault === true && typeof harness.injectDeadLetterFault !== "function") {
-    return "needs the harness to provide injectDeadLetterFault()";
+    unmet.push("needs the harness to provide injectDeadLetterFault()");
   }
   if (requires.peer === true && typeof harness.openPeer !== "function") {
-    return "needs the harness to provide openPeer() (a second instance on the same storage)";
+    unmet.push("needs the harness to provide openPeer() (a second instance on the same storage)");
   }
-  return null;
+  return unmet.length === 0 ? null : unmet.join("; and ");
 }
 
 /** Open one harness, list the cases it cannot run, then close its backend and run its cleanup. */

@@ -21,8 +21,8 @@ export interface TestRunner {
 
 /**
  * Reads and writes storage without going through the API under test, so cases can check state the
- * backend's own methods might misreport. Every method is optional; cases that need a missing one are
- * skipped with a reason naming it.
+ * backend's own methods might misreport. Every method is optional; cases that need a missing one are not
+ * registered, and `suite/applicability` lists them with a reason naming it.
  */
 export interface BackendInspector {
   /** The `soniq_jobs` row with this id, read directly from storage; null when absent. */
@@ -73,7 +73,10 @@ export interface HarnessInfo {
 /** Called once per case. */
 export type HarnessFactory = (info: HarnessInfo) => BackendHarness | Promise<BackendHarness>;
 
-/** What a case needs from the harness. A case whose needs are not met is skipped with the reason. */
+/**
+ * What a case needs from the harness. A case whose needs are not met is not registered (no test, not a
+ * skipped one); `suite/applicability` lists it with every unmet need.
+ */
 export interface CaseRequirements {
   /** Capability values the case is written for (e.g. `{ transactionalEnqueue: false }`). */
   capabilities?: Partial<BackendCapabilities>;

@@ -1,66 +1,115 @@
 /**
- * The claim's queue controls on Postgres.
+ * The claim's queue controls on Postgres: the storage steps of a claim that covers a limited queue. What to
+ * take is decided by core (`claimQueues`, `queueSlots`, `chooseClaim` in `@soniq/core/backend`); this file
+ * reads and writes.
  *
  * Paused and limited queues are left out of the usual claim statement by uncorrelated reads of
- * `soniq_queues` (a tiny table), evaluated once per statement: a one-time NOT EXISTS for one queue, else
- * `COALESCE(queue <> ALL(ARRAY(SELECT name ...)), true)`, a plain filter on the fetch index scan, hidden from
- * the column statistics (runs.ts says why). The default path keeps its plan (a correlated NOT EXISTS made the
- * planner hash-anti-join a seq scan and sort). Being part of the statement, a pause is seen by the very next
- * claim. Limited queues are claimed here, one queue per transaction: the queue's `soniq_queues` row is
- * locked FOR UPDATE, so limited claims of one queue serialise across every process; under that lock the
- * claim counts what is processing (and what started in the rate window, `soniq_queue_starts`), takes
- * that many jobs, and records their starts. Read committed: each statement after the lock sees every
- * claim committed before it. A claim that filled the rate window also reads when its oldest start
- * leaves it; a short claim then asks which limited queues still have due jobs (`capped`, runs.ts).
+ * `soniq_queues` (a tiny table), evaluated once per statement (runs.ts). A claim that covers limited queues
+ * runs as one transaction: it locks those queues' `soniq_queues` rows FOR UPDATE (by name, so two claims
+ * never wait on each other in a cycle), so limited claims of one queue serialise across every process; under
+ * the lock it reads each queue's usage (what is processing, what started in the rate window,
+ * `soniq_queue_starts`, pruned past it, and how many jobs are due) and its first claimable jobs (each group
+ * topped up to its cap), reads the open queues' first due jobs (FOR UPDATE SKIP LOCKED), lets core choose,
+ * then marks the chosen jobs processing and records the starts of rate-limited queues in one statement.
+ * Read committed: each statement after the lock sees every claim committed before it.
  *
  * Which queues are limited is cached for `LIMITS_TTL_MS` per backend: a queue limited just now waits that
- * long for its first limited claim (the default claim already leaves it alone), never longer.
+ * long for its first limited claim (the usual claim already leaves it alone), never longer.
  */
+import type { ClaimResult, LimitedQueueRead, QueueControls } from "@soniq/core/backend";
+import { chooseClaim, limitedBudget, queueSlots } from "@soniq/core/backend";
 import type pg from "pg";
+import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./claim-rows.js";
 import { type PgContext, query } from "./context.js";
 import { inTransaction } from "./transaction.js";
 
 const LIMITS_TTL_MS = 1000;
 
-/** The SQL condition (on `soniq_queues q`) under which the default claim leaves a queue alone. */
+/** The SQL condition (on `soniq_queues q`) under which the usual claim leaves a queue alone. */
 export const CONTROLLED = `(q.paused OR q.concurrency IS NOT NULL OR q.group_concurrency IS NOT NULL
     OR q.rate_max IS NOT NULL)`;
 
-const LIMITED = `SELECT name FROM soniq_queues
+const SETTINGS = "name, paused, concurrency, group_concurrency, rate_max, rate_per_ms";
+
+const LIMITED = `SELECT ${SETTINGS} FROM soniq_queues
   WHERE NOT paused AND (concurrency IS NOT NULL OR group_concurrency IS NOT NULL OR rate_max IS NOT NULL)`;
 
+interface SettingsRow {
+  name: string;
+  paused: boolean;
+  concurrency: number | null;
+  group_concurrency: number | null;
+  rate_max: number | null;
+  rate_per_ms: number | null;
+}
+
+function controlsOf(row: SettingsRow): QueueControls {
+  return {
+    paused: row.paused,
+    concurrency: row.concurrency,
+    groupConcurrency: row.group_concurrency,
+    rateLimit:
+      row.rate_max !== null && row.rate_per_ms !== null
+        ? { max: row.rate_max, perMs: row.rate_per_ms }
+        : null,
+  };
+}
+
 export class LimitedQueues {
-  #names: string[] = [];
+  #controls = new Map<string, QueueControls>();
   #at = Number.NEGATIVE_INFINITY;
 
-  /** The limited (and unpaused) queues, read at most once per `LIMITS_TTL_MS`. */
-  async names(ctx: PgContext): Promise<string[]> {
+  /** The limited (and unpaused) queues with their controls, read at most once per `LIMITS_TTL_MS`. */
+  async controls(ctx: PgContext): Promise<ReadonlyMap<string, QueueControls>> {
     const now = Date.now();
     if (now - this.#at >= LIMITS_TTL_MS) {
-      const res = await query<{ name: string }>(ctx, "runs.claim", {
+      const res = await query<SettingsRow>(ctx, "runs.claim", {
         name: "soniq_limited_queues",
         text: LIMITED,
       });
-      this.#names = res.rows.map((r) => r.name);
+      this.#controls = new Map(res.rows.map((r) => [r.name, controlsOf(r)]));
       this.#at = now;
     }
-    return this.#names;
+    return this.#controls;
   }
 }
 
-const LOCK = `SELECT paused, concurrency, group_concurrency, rate_max, rate_per_ms
-  FROM soniq_queues WHERE name = $1 FOR UPDATE`;
-const PROCESSING = "SELECT count(*)::int AS n FROM soniq_jobs WHERE status = 'processing' AND queue = $1";
-const STARTS = `WITH pruned AS (DELETE FROM soniq_queue_starts
-    WHERE queue = $1 AND started_at <= now() - make_interval(secs => $2::float8 / 1000))
-  SELECT count(*)::int AS n FROM soniq_queue_starts
-  WHERE queue = $1 AND started_at > now() - make_interval(secs => $2::float8 / 1000)`;
+const LOCK = `SELECT ${SETTINGS} FROM soniq_queues WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE`;
 
-const WORKER_OK = "($3::uuid IS NULL OR EXISTS (SELECT 1 FROM soniq_workers w WHERE w.id = $3::uuid))";
+const WINDOW = "make_interval(secs => $3::float8 / 1000)";
 
-const PICK_PLAIN = `SELECT id FROM soniq_jobs
-    WHERE status = 'queued' AND queue = $1 AND scheduled_at <= now() AND ${WORKER_OK}
-    ORDER BY priority, scheduled_at, created_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
+/**
+ * The rate window's clock: the statement's start, not the transaction's (`now()`). A claim may wait for the
+ * queue's lock after BEGIN; stamped or counted at BEGIN, a claim that waited would count a window already
+ * pruned by the claims that went before it (they ran later, by the clock) and start too many. Under the lock
+ * the statements of successive claims start in order, so their stamps do too.
+ */
+const CLOCK = "statement_timestamp()";
+
+/** One limited queue's usage ($1 queue, $2 how far to count due jobs, $3 the rate window's ms when rate-limited). */
+function usageSql(concurrency: boolean, rate: boolean): string {
+  const processing = concurrency
+    ? "(SELECT count(*)::int FROM soniq_jobs WHERE status = 'processing' AND queue = $1)"
+    : "0";
+  const inWindow = `FROM soniq_queue_starts WHERE queue = $1 AND started_at > ${CLOCK} - ${WINDOW}`;
+  const starts = rate ? `(SELECT count(*)::int ${inWindow})` : "0";
+  const opens = rate
+    ? `(SELECT GREATEST(1, ceil(extract(epoch FROM min(started_at) + ${WINDOW} - ${CLOCK}) * 1000))::int ${inWindow})`
+    : "NULL::int";
+  const prune = rate
+    ? `WITH pruned AS (DELETE FROM soniq_queue_starts WHERE queue = $1 AND started_at <= ${CLOCK} - ${WINDOW}) `
+    : "";
+  return `${prune}SELECT ${processing} AS processing, ${starts} AS starts, ${opens} AS opens,
+    (SELECT count(*)::int FROM (SELECT 1 FROM soniq_jobs
+      WHERE status = 'queued' AND queue = $1 AND scheduled_at <= now() LIMIT $2) d) AS due`;
+}
+
+const KEYS = `id, priority, (extract(epoch FROM scheduled_at) * 1000)::float8 AS s,
+  (extract(epoch FROM created_at) * 1000)::float8 AS c`;
+
+const PICK_PLAIN = `SELECT ${KEYS} FROM soniq_jobs
+  WHERE status = 'queued' AND queue = $1 AND scheduled_at <= now()
+  ORDER BY priority, scheduled_at, created_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
 
 // Each group's due jobs numbered in claim order; a job fits while its number plus the group's processing
 // count stays within the cap. No SKIP LOCKED here (window functions cannot lock); the queue row's lock
@@ -71,106 +120,113 @@ const PICK_GROUPED = `WITH held AS (
     c AS (SELECT id, priority, scheduled_at, created_at, "group" AS g,
         row_number() OVER (PARTITION BY "group" ORDER BY priority, scheduled_at, created_at) AS n
       FROM soniq_jobs WHERE status = 'queued' AND queue = $1 AND scheduled_at <= now())
-  SELECT c.id FROM c LEFT JOIN held h ON h.g = c.g
-  WHERE ${WORKER_OK} AND (c.g IS NULL OR c.n + COALESCE(h.k, 0) <= $4)
+  SELECT ${KEYS} FROM c LEFT JOIN held h ON h.g = c.g
+  WHERE c.g IS NULL OR c.n + COALESCE(h.k, 0) <= $3
   ORDER BY c.priority, c.scheduled_at, c.created_at LIMIT $2`;
 
-const claimSql = (pick: string, columns: string, recordStarts: boolean) => `WITH picked AS (
-    UPDATE soniq_jobs SET status = 'processing', attempts = attempts + 1, worker_id = $3, updated_at = now()
-    WHERE id = ANY(ARRAY(${pick})) AND status = 'queued'
-    RETURNING ${columns})${
-      recordStarts
-        ? `, started AS (INSERT INTO soniq_queue_starts (queue, started_at, job_id)
-    SELECT $1, now(), id FROM picked ON CONFLICT DO NOTHING)`
-        : ""
-    }
+// The open queues' first due jobs: the usual claim's filter, and never a queue this claim takes as limited.
+const PICK_OPEN = (queueFilter: string) => `SELECT ${KEYS} FROM soniq_jobs
+  WHERE status = 'queued' AND scheduled_at <= now()${queueFilter} AND queue <> ALL($2::text[])
+    AND COALESCE(queue <> ALL(ARRAY(SELECT q.name FROM soniq_queues q WHERE ${CONTROLLED})), true)
+  ORDER BY priority, scheduled_at, created_at LIMIT $1 FOR UPDATE SKIP LOCKED`;
+
+const TAKE = `WITH picked AS (
+    UPDATE soniq_jobs SET status = 'processing', attempts = attempts + 1, worker_id = $2, updated_at = ${CLOCK}
+    WHERE id = ANY($1::uuid[]) AND status = 'queued'
+      AND ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM soniq_workers w WHERE w.id = $2::uuid))
+    RETURNING ${CLAIM_COLUMNS}),
+  started AS (INSERT INTO soniq_queue_starts (queue, started_at, job_id)
+    SELECT queue, ${CLOCK}, id FROM picked WHERE queue = ANY($3::text[]) ON CONFLICT DO NOTHING)
   SELECT * FROM picked`;
 
-interface Lock {
-  paused: boolean;
-  concurrency: number | null;
-  group_concurrency: number | null;
-  rate_max: number | null;
-  rate_per_ms: number | null;
+interface Candidate {
+  id: string;
+  priority: number;
+  scheduledAt: number;
+  createdAt: number;
 }
 
-/** Slots under the concurrency and the rate window, and the starts the window has left (null: not read). */
-async function freeSlots(
+interface KeyRow {
+  id: string;
+  priority: number;
+  s: number;
+  c: number;
+}
+
+const candidate = (r: KeyRow): Candidate => ({
+  id: r.id,
+  priority: r.priority,
+  scheduledAt: r.s,
+  createdAt: r.c,
+});
+
+async function readLimited(
   client: pg.PoolClient,
-  queue: string,
-  lock: Lock,
+  row: SettingsRow,
+  budget: number,
+): Promise<LimitedQueueRead<Candidate>> {
+  const limits = controlsOf(row);
+  const rate = limits.rateLimit;
+  const values: unknown[] = [row.name, budget + 1];
+  if (rate !== null) values.push(rate.perMs);
+  const u = (await client.query(usageSql(limits.concurrency !== null, rate !== null), values)).rows[0];
+  const usage = {
+    processing: Number(u?.processing ?? 0),
+    startsInWindow: Number(u?.starts ?? 0),
+    windowOpensInMs: u?.opens === null || u?.opens === undefined ? null : Number(u.opens),
+    due: Number(u?.due ?? 0),
+  };
+  const ask = Math.min(budget, queueSlots(limits, usage), usage.due);
+  if (ask <= 0) return { queue: row.name, limits, usage, candidates: [] };
+  const grouped = limits.groupConcurrency !== null;
+  const pick = grouped
+    ? client.query<KeyRow>(PICK_GROUPED, [row.name, ask, limits.groupConcurrency])
+    : client.query<KeyRow>(PICK_PLAIN, [row.name, ask]);
+  return { queue: row.name, limits, usage, candidates: (await pick).rows.map(candidate) };
+}
+
+function pickOpen(
+  client: pg.PoolClient,
+  open: readonly string[] | null,
+  limited: readonly string[],
   limit: number,
-): Promise<{ slots: number; startsLeft: number | null }> {
-  let slots = limit;
-  if (lock.concurrency !== null) {
-    const res = await client.query<{ n: number }>(PROCESSING, [queue]);
-    slots = Math.min(slots, lock.concurrency - (res.rows[0]?.n ?? 0));
-  }
-  let startsLeft: number | null = null;
-  if (slots > 0 && lock.rate_max !== null && lock.rate_per_ms !== null) {
-    const res = await client.query<{ n: number }>(STARTS, [queue, lock.rate_per_ms]);
-    startsLeft = lock.rate_max - (res.rows[0]?.n ?? 0);
-    slots = Math.min(slots, startsLeft);
-  }
-  return { slots, startsLeft };
-}
-
-// When the window's oldest start leaves it (ms from now, at least 1).
-const WINDOW_OPENS = `SELECT GREATEST(1, ceil(extract(epoch FROM
-    min(started_at) + make_interval(secs => $2::float8 / 1000) - now()) * 1000))::int AS ms
-  FROM soniq_queue_starts WHERE queue = $1 AND started_at > now() - make_interval(secs => $2::float8 / 1000)`;
-
-/**
- * One limited queue's claim: the rows, and when its rate window opens again if this claim filled it.
- * `limited` is false when the queue turned out paused or unlimited (the cached list was behind).
- */
-export interface LimitedClaim {
-  rows: unknown[][];
-  limited: boolean;
-  windowOpensInMs: number | null;
+) {
+  if (open === null) return client.query<KeyRow>(PICK_OPEN(""), [limit, limited]);
+  return client.query<KeyRow>(PICK_OPEN(" AND queue = ANY($3::text[])"), [limit, limited, open]);
 }
 
 /**
- * Claim up to `limit` jobs from one limited queue, in its own transaction under the queue row's lock.
- * Rows come back as arrays of `columns` (the claim's column list).
+ * A claim covering `limited` queues (and the `open` ones): one transaction under the limited queues' locks.
+ * Returns the jobs in claim order; an empty result for an unknown worker is the caller's to explain.
  */
-export function claimLimited(
+export function claimWithLimits(
   ctx: PgContext,
-  queue: string,
-  limit: number,
-  workerId: string | null,
-  columns: string,
-  types: pg.CustomTypesConfig,
-): Promise<LimitedClaim> {
+  request: { limit: number; limitedMax?: number; workerId: string | null },
+  open: readonly string[] | null,
+  limited: readonly string[],
+): Promise<ClaimResult> {
   return inTransaction(ctx, "runs.claim", async (client) => {
-    const lock = (await client.query<Lock>(LOCK, [queue])).rows[0];
-    if (lock === undefined || lock.paused) return { rows: [], limited: false, windowOpensInMs: null };
-    const limited = lock.concurrency !== null || lock.group_concurrency !== null || lock.rate_max !== null;
-    const { slots, startsLeft } = await freeSlots(client, queue, lock, limit);
-    let rows: unknown[][] = [];
-    if (slots > 0) {
-      const grouped = lock.group_concurrency !== null;
-      const text = claimSql(grouped ? PICK_GROUPED : PICK_PLAIN, columns, lock.rate_max !== null);
-      const values: unknown[] = [queue, slots, workerId];
-      if (grouped) values.push(lock.group_concurrency);
-      rows = (await client.query<unknown[]>({ text, values, rowMode: "array", types })).rows;
-    }
-    if (startsLeft === null || rows.length < startsLeft) return { rows, limited, windowOpensInMs: null };
-    const opens = await client.query<{ ms: number | null }>(WINDOW_OPENS, [queue, lock.rate_per_ms]);
-    return { rows, limited, windowOpensInMs: opens.rows[0]?.ms ?? null };
+    const rows = (await client.query<SettingsRow>(LOCK, [limited])).rows.filter((r) => !r.paused);
+    const budget = limitedBudget(request);
+    const reads: LimitedQueueRead<Candidate>[] = [];
+    for (const row of rows) reads.push(await readLimited(client, row, budget));
+    const hasOpen = open === null || open.length > 0;
+    const openRows = hasOpen ? (await pickOpen(client, open, limited, request.limit)).rows : [];
+    const choice = chooseClaim(request, openRows.map(candidate), reads);
+    if (choice.chosen.length === 0) return { jobs: [], capped: choice.capped };
+    const rated = reads.filter((r) => r.limits.rateLimit !== null).map((r) => r.queue);
+    const ids = choice.chosen.map((c) => c.id);
+    const taken = await client.query<unknown[]>({
+      text: TAKE,
+      values: [ids, request.workerId, rated],
+      rowMode: "array",
+      types: CLAIM_TYPES,
+    });
+    const byId = new Map(taken.rows.map((r) => [String(r[0]), r]));
+    const jobs = ids.flatMap((id) => {
+      const r = byId.get(id);
+      return r === undefined ? [] : [mapClaimedRow(r, request.workerId)];
+    });
+    return { jobs, capped: choice.capped };
   });
-}
-
-const WITH_DUE_JOBS = `SELECT q.name FROM unnest($1::text[]) AS q(name)
-  WHERE EXISTS (SELECT 1 FROM soniq_jobs j
-    WHERE j.status = 'queued' AND j.queue = q.name AND j.scheduled_at <= now())`;
-
-/** Which of `queues` have due queued jobs (after a short claim: those a limit held back). */
-export async function withDueJobs(ctx: PgContext, queues: readonly string[]): Promise<Set<string>> {
-  const res = await query<{ name: string }>(ctx, "runs.claim", {
-    name: "soniq_limited_with_due_jobs",
-    text: WITH_DUE_JOBS,
-    values: [queues],
-  });
-  return new Set(res.rows.map((r) => r.name));
 }

@@ -92,9 +92,16 @@ export interface RunsFacet {
   /**
    * Take up to `limit` due queued jobs in priority, scheduled_at, created_at order, leaving out paused
    * queues and taking from limited ones only what their limits allow (and `limitedMax` in all); mark them
-   * processing, attempts + 1, worker id stamped; return them. Returns every job it took, including one
-   * whose attempts now exceed `max_attempts` (core dead-letters those). A result shorter than `limit`
-   * means nothing more is due, unless `capped` says a limit held due jobs back.
+   * processing, attempts + 1, worker id stamped; return them in that order. Returns every job it took,
+   * including one whose attempts now exceed `max_attempts` (core dead-letters those). A result shorter than
+   * `limit` means nothing more is due, unless `capped` says a limit held due jobs back.
+   *
+   * A claim covering a limited queue follows core's rule (`claim-rules.ts`, exported from
+   * `@soniq/core/backend`): the backend splits the queues with `claimQueues`, reads each limited queue's
+   * `QueueUsage` and first claimable jobs (under the queue's lock where other processes claim), reads the
+   * open queues' first due jobs, and takes what `chooseClaim` picks, with its `capped` answer. The limits are
+   * enforced by that read-and-write, race-free across processes; which jobs, in which order, and `capped`
+   * are core's.
    */
   claim(request: ClaimRequest): Promise<ClaimResult>;
   /**

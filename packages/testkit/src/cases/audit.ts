@@ -14,6 +14,10 @@ const claim = async (ctx: CaseContext, queue: string, limit: number) =>
 
 const allRows = (ctx: CaseContext) => ctx.backend.audit.list({ action: null, since: null, limit: 1000 });
 
+/** Audit rows or records as sorted "action on target (id)" lines, so a failure names the actions, not only ids. */
+const lines = (entries: readonly { id: string; action: string; target: string | null }[]) =>
+  entries.map((e) => `${e.action} on ${e.target} (${e.id})`).sort();
+
 export const auditCases = [
   defineCase({
     id: "audit/actions-record-with-their-change",
@@ -47,9 +51,10 @@ export const auditCases = [
       );
       const rows = (await allRows(ctx)).filter((r) => r.actor === actor);
       deepEqual(
-        rows.map((r) => r.id).sort(),
-        [cancel.id, replay.id, purge.id].sort(),
-        "exactly the three applied actions must have audit rows",
+        lines(rows),
+        lines([cancel, replay, purge]),
+        "exactly the three applied actions (the first cancel, the replay, the first purge) must have audit rows; " +
+          "the repeated cancel and purge changed nothing and must have none",
       );
     },
   }),
@@ -108,9 +113,11 @@ export const auditCases = [
       const rows = (await allRows(ctx)).filter((r) => r.actor === actor);
       const written = [pause, trigger, again, resume, remove];
       deepEqual(
-        rows.map((r) => r.id).sort(),
-        written.map((r) => r.id).sort(),
-        "exactly the applied actions (and a trigger answered with a job) must have audit rows",
+        lines(rows),
+        lines(written),
+        "exactly the applied actions (pause, both manual triggers answered with a job, resume, the first remove) " +
+          "must have audit rows; the unknown schedule's pause and trigger, the scheduled tick and the repeated " +
+          "remove must have none",
       );
       const row = (id: string) => rows.find((r) => r.id === id);
       const shape = (r: (typeof rows)[number] | undefined) =>

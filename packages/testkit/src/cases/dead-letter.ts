@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { defineCase } from "../define-case.js";
 import { delay } from "../eventually.js";
 import {
+  cancelForSetup,
   claimAll,
   deadLetter,
   deadLettered,
@@ -331,7 +332,7 @@ export const deadLetterCases = [
       const finished = await processingJob(ctx);
       await settleOne(ctx, done(finished), "completing a job");
       const cancelled = await enqueue(ctx, { queue: ctx.queue() });
-      await ctx.backend.jobs.cancel(cancelled.id);
+      await cancelForSetup(ctx, cancelled.id, "a job");
       const cases: [string, string, string][] = [
         [finished.id, "done", "queued"],
         [finished.id, "done", "processing"],

@@ -1,5 +1,5 @@
 import { defineCase } from "../define-case.js";
-import { claimOne, deepEqual, equal, listJobs, notEqual, requeue } from "./helpers.js";
+import { cancelForSetup, claimOne, deepEqual, equal, listJobs, notEqual, requeue } from "./helpers.js";
 
 export const dedupCases = [
   defineCase({
@@ -56,7 +56,7 @@ export const dedupCases = [
       notEqual(b.id, a.id, "the new job must get its own id");
       const c = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, unique: true, argsHash }), {});
       equal(c.deduplicated, false, "a processing holder must not block its unique args");
-      await ctx.backend.jobs.cancel(b.id);
+      await cancelForSetup(ctx, b.id, "the queued holder");
       const d = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {});
       equal(d.deduplicated, false, "a cancelled holder must not block its dedup_key");
       const e = await ctx.backend.jobs.enqueue(ctx.newJob({ queue, dedupKey }), {});

@@ -40,7 +40,11 @@ export async function claimOne(
 /** Claim `n` jobs from a queue holding exactly `n` due jobs. */
 export async function claimAll(ctx: CaseContext, queue: string, n: number): Promise<Job[]> {
   const claimed = (await ctx.backend.runs.claim({ queues: [queue], limit: n, workerId: null })).jobs;
-  equal(claimed.length, n, `claiming ${n} due jobs from a fresh queue should return ${n}`);
+  equal(
+    claimed.length,
+    n,
+    `setup: queue ${queue} holds ${n} due jobs, so runs.claim({ queues: ["${queue}"], limit: ${n} }) should return all ${n}`,
+  );
   return claimed;
 }
 
@@ -53,8 +57,21 @@ export async function processingJob(
   const queue = overrides.queue ?? ctx.queue("p");
   const job = await enqueue(ctx, { ...overrides, queue });
   const claimed = await claimOne(ctx, queue, workerId);
-  equal(claimed.id, job.id, "the only queued job of a fresh queue should be the one claimed");
+  equal(
+    claimed.id,
+    job.id,
+    `setup: claiming one job from ${queue} should take the job just enqueued (${job.id}), the first due there in claim order`,
+  );
   return claimed;
+}
+
+/** Cancel a job the case set up, checking `jobs.cancel` applied (a later assertion relies on it). */
+export async function cancelForSetup(ctx: CaseContext, id: string, what: string): Promise<void> {
+  equal(
+    await ctx.backend.jobs.cancel(id),
+    true,
+    `setup: jobs.cancel of ${what} (${id}) must return true: it was queued or processing, and the case relies on it being cancelled`,
+  );
 }
 
 type Ref = { id: string; attempts: number };

@@ -1,5 +1,6 @@
 import { auditCases } from "./audit.js";
 import { claimCases } from "./claim.js";
+import { claimLimitCases } from "./claim-limits.js";
 import { deadLetterCases } from "./dead-letter.js";
 import { dedupCases } from "./dedup.js";
 import { enqueueCases } from "./enqueue.js";
@@ -38,6 +39,7 @@ export const CONFORMANCE_CASES = [
   ...peerCases,
   ...queueCases,
   ...queueRateWindowCases,
+  ...claimLimitCases,
   ...auditCases,
 ] as const;
 

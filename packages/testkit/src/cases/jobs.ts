@@ -1,6 +1,6 @@
 import { defineCase } from "../define-case.js";
 import { delay } from "../eventually.js";
-import { deepEqual, ids, listJobs, processingJob, sorted } from "./helpers.js";
+import { cancelForSetup, deepEqual, ids, listJobs, processingJob, sorted } from "./helpers.js";
 
 export const jobsCases = [
   defineCase({
@@ -44,8 +44,8 @@ export const jobsCases = [
         [made[3], made[1]],
         "list({ queue, jobName }) must apply both filters",
       );
-      await ctx.backend.jobs.cancel(made[0] as string);
-      await ctx.backend.jobs.cancel(decoys[0] as string);
+      await cancelForSetup(ctx, made[0] as string, "a queued job");
+      await cancelForSetup(ctx, decoys[0] as string, "a queued job of another queue");
       deepEqual(
         ids(await listJobs(ctx, { queue, status: "cancelled" })),
         [made[0]],

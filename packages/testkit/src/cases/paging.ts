@@ -39,6 +39,17 @@ function idNextTo(id: string): string {
   return id.slice(0, -1) + (last === "0" ? "1" : (Number.parseInt(last, 16) - 1).toString(16));
 }
 
+/** A walk from a position must keep the filter: no row outside `all` (the filter's rows). */
+function onlyFiltered(walked: readonly string[], all: readonly { id: string }[], what: string): void {
+  const wanted = new Set(ids(all));
+  deepEqual(
+    walked.filter((id) => !wanted.has(id)),
+    [],
+    `${what}: pages after a position returned rows of another queue (older than the position). The keyset ` +
+      "condition must be added to the filter, not replace it; a bulk replay or purge by filter walks these pages",
+  );
+}
+
 const deadRow = (d: DeadLetterJob): Row => ({ id: d.id, at: d.movedToDeadLetterAt.getTime() });
 
 /** Walk every page of `limit` rows with `after` (the last row of each page), collecting ids. */
@@ -78,6 +89,8 @@ export const pagingCases = [
     async run(ctx) {
       const queue = ctx.queue();
       const decoys = ctx.queue("decoys");
+      // Decoys older and newer than the queue's jobs: a page after a position that drops the filter meets them.
+      await jobsWithTies(ctx, decoys);
       await jobsWithTies(ctx, queue);
       await jobsWithTies(ctx, decoys);
       const all = await listJobs(ctx, { queue });
@@ -88,6 +101,7 @@ export const pagingCases = [
         4,
         "jobs.list",
       );
+      onlyFiltered(walked, all, "jobs.list({ queue, after })");
       deepEqual(walked, ids(all), "pages of 4 with after: each job exactly once, in list order");
       const mid = all[7] as Job;
       deepEqual(
@@ -139,7 +153,9 @@ export const pagingCases = [
     async run(ctx) {
       const queue = ctx.queue();
       const decoys = ctx.queue("decoys");
-      for (const q of [queue, decoys]) {
+      // Decoys moved before and after the queue's rows: a page after a position that drops the queue filter
+      // (as a bulk replay by filter walks them) meets the older ones.
+      for (const q of [decoys, queue, decoys]) {
         for (let i = 0; i < 10; i++)
           await enqueue(ctx, { queue: q, jobName: i % 2 ? "conformance.odd" : "conformance.even" });
         const claimed = await claimAll(ctx, q, 10);
@@ -162,6 +178,7 @@ export const pagingCases = [
         3,
         "deadLetters.list",
       );
+      onlyFiltered(walked, all, "deadLetters.list({ queue, after })");
       deepEqual(walked, ids(all), "pages of 3 with after: each row exactly once, in list order");
       deepEqual(
         ids(await listDeadLetters(ctx, { queue, limit: 2, before: all[5] as DeadLetterJob })),

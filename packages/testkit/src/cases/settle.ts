@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { defineCase } from "../define-case.js";
 import type { CaseContext } from "../types.js";
 import {
+  cancelForSetup,
   claimAll,
   claimOne,
   deadLetter,
@@ -179,7 +180,7 @@ export const settleCases = [
 
       const queued = await enqueue(ctx, { queue: ctx.queue("queued") });
       const cancelled = await processingJob(ctx);
-      await ctx.backend.jobs.cancel(cancelled.id);
+      await cancelForSetup(ctx, cancelled.id, "a processing job");
       const finished = await processingJob(ctx);
       await settleOne(ctx, done(finished, "kept"), "completing a job");
       for (const [what, ref, status] of [
@@ -252,7 +253,7 @@ export const settleCases = [
       const finished = await processingJob(ctx);
       await settleOne(ctx, done(finished), "completing a job");
       const cancelled = await processingJob(ctx);
-      await ctx.backend.jobs.cancel(cancelled.id);
+      await cancelForSetup(ctx, cancelled.id, "a processing job");
       for (const [what, job, status] of [
         ["done", finished, "done"],
         ["cancelled", cancelled, "cancelled"],

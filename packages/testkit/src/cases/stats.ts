@@ -2,6 +2,7 @@ import type { QueueStats } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
 import type { CaseContext } from "../types.js";
 import {
+  cancelForSetup,
   claimOne,
   deadLetter,
   deadLettered,
@@ -29,7 +30,7 @@ async function oneOfEach(ctx: CaseContext, queue: string): Promise<void> {
   await settleOne(ctx, done(await claimOne(ctx, queue)), "completing a job");
   await claimOne(ctx, queue);
   const cancelled = await enqueue(ctx, { queue });
-  await ctx.backend.jobs.cancel(cancelled.id);
+  await cancelForSetup(ctx, cancelled.id, "a queued job");
   // Priority 0, so it is the one claimed and moved while the first job stays queued.
   await deadLettered(ctx, { queue, priority: 0 });
 }
@@ -76,7 +77,7 @@ export const statsCases = [
       await expect({ ...zero, queued: 1, processing: 1 }, "a claim");
       await settleOne(ctx, done(running), "completing a job");
       await expect({ ...zero, queued: 1, done: 1 }, "a completion");
-      await ctx.backend.jobs.cancel(b.id);
+      await cancelForSetup(ctx, b.id, "the queued job");
       await expect({ ...zero, done: 1, cancelled: 1 }, "a cancel");
       await enqueue(ctx, { queue });
       const dying = await claimOne(ctx, queue);

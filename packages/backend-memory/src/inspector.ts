@@ -1,12 +1,12 @@
 /**
- * Raw access to a memory backend's state for conformance tests: read rows without the API under test,
- * attempt raw status writes (through the same guard every write path uses), age heartbeats.
- * Its shape matches `@soniq/testkit`'s `BackendInspector`.
+ * Raw access to a memory backend's state for tests: read rows without the API under test, attempt raw status
+ * writes (through the same guard every write path uses), age heartbeats. Its shape matches
+ * `@soniq/testkit`'s `BackendInspector`: pass it as the conformance harness's `inspector`.
  */
 import type { DeadLetterJob, Job } from "@soniq/core/backend";
-import type { MemoryBackend } from "../src/index.js";
-import { toDeadLetterJob, toJob } from "../src/internal/rows.js";
-import { type MemoryStore, STORE } from "../src/internal/store.js";
+import type { MemoryBackend } from "./backend.js";
+import { toDeadLetterJob, toJob } from "./internal/rows.js";
+import { type MemoryStore, STORE } from "./internal/store.js";
 
 export interface MemoryInspector {
   readJob(id: string): Promise<Job | null>;
