@@ -28,6 +28,8 @@ function symptomQuotes(): string[] {
 const NOT_SONIQ_TEXT = new Set([
   "ERR_PNPM_IGNORED_BUILDS",
   "NODE_MODULE_VERSION",
+  "Assertion failed: (env) != nullptr",
+  "Statement::~Statement()",
   "gyp ERR!",
   "node-v… -headers.tar.gz",
   "sqlState",
