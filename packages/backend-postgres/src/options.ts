@@ -29,7 +29,37 @@ export interface PostgresTestHooks {
   interruptDeadLetterMove?: () => DeadLetterInterrupt | undefined;
 }
 
+/** How workers learn about new jobs: LISTEN/NOTIFY, or polling only (README: "Through a pooler"). */
+export type PostgresListenMode = "auto" | "notify" | "poll";
+
+export const LISTEN_MODES: readonly PostgresListenMode[] = ["auto", "notify", "poll"];
+
 export interface PostgresBackendOptions {
+  /**
+   * Name the hot-path statements so each connection prepares them once (saves a parse and plan per call).
+   * Default false: named statements break behind a transaction-mode pooler that does not track them
+   * (PgBouncer before 1.21, or without `max_prepared_statements`): `prepared statement "..." already
+   * exists` (42P05) or `does not exist` (26000). Set true on a direct connection, or behind a pooler that
+   * keeps prepared statements (PgBouncer 1.21+ with `max_prepared_statements` > 0).
+   */
+  preparedStatements?: boolean;
+  /**
+   * Wake-ups. "auto" (default): LISTEN, after one NOTIFY round trip proves that notifications arrive
+   * (they do not through a transaction-mode pooler); when the probe fails, subscribe rejects once per
+   * worker, which logs one warning, and workers poll. "notify": LISTEN without the probe. "poll": never LISTEN.
+   */
+  listen?: PostgresListenMode;
+  /**
+   * A direct (not pooled) postgres:// URL for the LISTEN connection, when the main connection goes
+   * through a transaction-mode pooler. Default: the main connection's settings.
+   */
+  listenConnectionString?: string;
+  /**
+   * A postgres:// URL of a read replica for the operator's reads (job, dead-letter, queue and worker
+   * lists, stats, audit, metrics, as the dashboard and `soniq status` show them). Writes and every worker
+   * statement use the main connection. The replica's lag is reported by `replication.status()`.
+   */
+  readConnectionString?: string;
   /**
    * Commit worker outcomes (`runs.settle`) without waiting for the WAL flush. Default false. Faster on the
    * worker's write path; after a crash of the database (not of a worker) the outcomes of the last moments
@@ -68,6 +98,21 @@ function optionsProblems(options: unknown): string[] {
   const asyncOutcomes = (options as { asyncOutcomes?: unknown }).asyncOutcomes;
   if (asyncOutcomes !== undefined && typeof asyncOutcomes !== "boolean") {
     problems.push("asyncOutcomes must be a boolean");
+  }
+  const o = options as Record<string, unknown>;
+  if (o.preparedStatements !== undefined && typeof o.preparedStatements !== "boolean") {
+    problems.push("preparedStatements must be a boolean");
+  }
+  if (o.listen !== undefined && !LISTEN_MODES.includes(o.listen as PostgresListenMode)) {
+    problems.push(`listen must be one of ${LISTEN_MODES.map((m) => `"${m}"`).join(", ")}`);
+  }
+  for (const key of ["listenConnectionString", "readConnectionString"]) {
+    if (o[key] !== undefined && (typeof o[key] !== "string" || o[key] === "")) {
+      problems.push(`${key} must be a non-empty postgres:// URL`);
+    }
+  }
+  if (o.listen === "poll" && o.listenConnectionString !== undefined) {
+    problems.push('listenConnectionString has no use with listen: "poll"');
   }
   const hooks = (options as { testHooks?: unknown }).testHooks;
   if (hooks === undefined) return problems;

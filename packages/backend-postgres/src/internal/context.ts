@@ -1,6 +1,6 @@
 /**
- * What every facet receives: the pool, the outcome commit mode and the test-only fault hooks, plus the one
- * way to run a statement on the pool (every failure leaves as a `SoniqError`).
+ * What every facet receives: the pools, the outcome commit mode, whether statements are named, and the
+ * test-only fault hooks, plus the one way to run a statement on a pool (every failure leaves as a `SoniqError`).
  */
 import type pg from "pg";
 import type { PostgresTestHooks } from "../options.js";
@@ -15,6 +15,10 @@ export const ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', tru
 
 export interface PgContext {
   readonly pool: pg.Pool;
+  /** The operator's reads (a replica's pool with `readConnectionString`, else `pool`). */
+  readonly readPool: pg.Pool;
+  /** Statements with a `name` are prepared once per connection; false sends every one unnamed. */
+  readonly preparedStatements: boolean;
   /** Worker outcomes (`runs.settle`) commit asynchronously. */
   readonly asyncOutcomes: boolean;
   readonly testHooks: PostgresTestHooks;
@@ -23,7 +27,7 @@ export interface PgContext {
 }
 
 export interface Statement {
-  /** Named statements are prepared once per connection and reused (the hot path). */
+  /** Named statements are prepared once per connection and reused (the hot path), unless switched off. */
   name?: string;
   text: string;
   values?: unknown[];
@@ -33,15 +37,34 @@ export interface Statement {
   types?: pg.CustomTypesConfig;
 }
 
-/** Run one statement on the pool; every failure leaves as a `SoniqError`. */
-export async function query<R extends pg.QueryResultRow = Record<string, unknown>>(
+async function run<R extends pg.QueryResultRow>(
+  ctx: PgContext,
+  pool: pg.Pool,
+  operation: string,
+  statement: Statement,
+): Promise<pg.QueryResult<R>> {
+  const { name, ...unnamed } = statement;
+  try {
+    return await pool.query<R>(ctx.preparedStatements && name !== undefined ? statement : unnamed);
+  } catch (err) {
+    throw translatePgError(err, operation);
+  }
+}
+
+/** Run one statement on the primary's pool; every failure leaves as a `SoniqError`. */
+export function query<R extends pg.QueryResultRow = Record<string, unknown>>(
   ctx: PgContext,
   operation: string,
   statement: Statement,
 ): Promise<pg.QueryResult<R>> {
-  try {
-    return await ctx.pool.query<R>(statement);
-  } catch (err) {
-    throw translatePgError(err, operation);
-  }
+  return run<R>(ctx, ctx.pool, operation, statement);
+}
+
+/** Run one of the operator's reads on the read pool (the replica when configured). */
+export function readQuery<R extends pg.QueryResultRow = Record<string, unknown>>(
+  ctx: PgContext,
+  operation: string,
+  statement: Statement,
+): Promise<pg.QueryResult<R>> {
+  return run<R>(ctx, ctx.readPool, operation, statement);
 }
