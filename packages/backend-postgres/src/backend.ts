@@ -6,7 +6,7 @@
 import type { Backend, BackendCapabilities } from "@soniq/core/backend";
 import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
-import { type PgContext, query } from "./internal/context.js";
+import { type PgContext, query, StatementNaming } from "./internal/context.js";
 import { WakeUpChannel } from "./internal/listen-client.js";
 import { resolveConnection } from "./internal/pool.js";
 import { LimitedQueues } from "./internal/queue-limits.js";
@@ -43,7 +43,7 @@ export function postgresBackend(
   const ctx: PgContext = {
     pool: resolved.pool,
     readPool: resolved.readPool,
-    preparedStatements: options.preparedStatements === true,
+    naming: new StatementNaming(options.preparedStatements ?? "auto"),
     asyncOutcomes: options.asyncOutcomes === true,
     testHooks: { ...options.testHooks },
     limits: new LimitedQueues(),

@@ -36,13 +36,15 @@ export const LISTEN_MODES: readonly PostgresListenMode[] = ["auto", "notify", "p
 
 export interface PostgresBackendOptions {
   /**
-   * Name the hot-path statements so each connection prepares them once (saves a parse and plan per call).
-   * Default false: named statements break behind a transaction-mode pooler that does not track them
-   * (PgBouncer before 1.21, or without `max_prepared_statements`): `prepared statement "..." already
-   * exists` (42P05) or `does not exist` (26000). Set true on a direct connection, or behind a pooler that
-   * keeps prepared statements (PgBouncer 1.21+ with `max_prepared_statements` > 0).
+   * Name the hot-path statements so each connection prepares them once (saves a parse and plan per call:
+   * about a third of bulk-enqueue and dead-letter throughput). "auto" (default): named until the server
+   * answers `prepared statement "..." already exists` (42P05) or `does not exist` (26000), which is what
+   * a transaction-mode pooler that does not keep prepared statements answers (PgBouncer before 1.21, or
+   * without `max_prepared_statements`); the statement is then sent again unnamed (it had not run) and
+   * every later one too. false: never named (set it behind such a pooler to skip the first failure).
+   * true: always named (a direct connection, or PgBouncer 1.21+ with `max_prepared_statements` > 0).
    */
-  preparedStatements?: boolean;
+  preparedStatements?: boolean | "auto";
   /**
    * Wake-ups. "auto" (default): LISTEN, after one NOTIFY round trip proves that notifications arrive
    * (they do not through a transaction-mode pooler); when the probe fails, subscribe rejects once per
@@ -100,8 +102,12 @@ function optionsProblems(options: unknown): string[] {
     problems.push("asyncOutcomes must be a boolean");
   }
   const o = options as Record<string, unknown>;
-  if (o.preparedStatements !== undefined && typeof o.preparedStatements !== "boolean") {
-    problems.push("preparedStatements must be a boolean");
+  if (
+    o.preparedStatements !== undefined &&
+    typeof o.preparedStatements !== "boolean" &&
+    o.preparedStatements !== "auto"
+  ) {
+    problems.push('preparedStatements must be true, false or "auto"');
   }
   if (o.listen !== undefined && !LISTEN_MODES.includes(o.listen as PostgresListenMode)) {
     problems.push(`listen must be one of ${LISTEN_MODES.map((m) => `"${m}"`).join(", ")}`);

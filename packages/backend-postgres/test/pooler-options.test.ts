@@ -1,6 +1,7 @@
 /**
- * The options that make the backend pooler-safe (README "Through a pooler"): named statements only when
- * asked for, listen "poll" opening no LISTEN connection, and their validation. What they do through a real
+ * The options that make the backend pooler-safe (README "Through a pooler"): named statements as set
+ * ("auto" falls back to unnamed when the server loses one), listen "poll" opening no LISTEN connection,
+ * and their validation. What they do through a real
  * PgBouncer is tested by the scale suite (packages/e2e/scale).
  */
 import { isSoniqError } from "@soniq/core";
@@ -34,14 +35,44 @@ async function preparedAfterUse(options: PostgresBackendOptions): Promise<string
 }
 
 describe("preparedStatements", () => {
-  it("is off by default: no statement is prepared on the session (safe behind a transaction-mode pooler)", async () => {
-    expect(await preparedAfterUse({})).toEqual([]);
+  it('"auto" (default) and true name the hot-path statements, prepared once per session', async () => {
+    for (const options of [{}, { preparedStatements: true }]) {
+      const names = await preparedAfterUse(options);
+      expect(names).toContain("soniq_get_job");
+      expect(names.some((n) => n.startsWith("soniq_enqueue_one_"))).toBe(true);
+    }
   });
 
-  it("true names the hot-path statements, prepared once per session", async () => {
-    const names = await preparedAfterUse({ preparedStatements: true });
-    expect(names).toContain("soniq_get_job");
-    expect(names.some((n) => n.startsWith("soniq_enqueue_one_"))).toBe(true);
+  it("false prepares nothing on the session", async () => {
+    expect(await preparedAfterUse({ preparedStatements: false })).toEqual([]);
+  });
+
+  it('"auto" retries a statement the server lost (26000) unnamed and names nothing after; true fails', async () => {
+    // What a transaction-mode pooler does: the next statement lands on a server session without it.
+    const run = async (preparedStatements: true | "auto") => {
+      const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+      const backend = postgresBackend({ pool }, { preparedStatements });
+      try {
+        const { id } = await backend.jobs.enqueue(newJob(), {});
+        await backend.jobs.get(id);
+        await pool.query("DEALLOCATE ALL");
+        const again = await backend.jobs.get(id).then(
+          (job) => job?.id,
+          (err: unknown) => err,
+        );
+        await backend.jobs.enqueue(newJob(), {});
+        const left = await pool.query("SELECT name FROM pg_prepared_statements");
+        return { again, left: left.rows.length };
+      } finally {
+        await backend.close();
+        await pool.end();
+      }
+    };
+    const auto = await run("auto");
+    expect(typeof auto.again).toBe("string");
+    expect(auto.left).toBe(0);
+    const strict = await run(true);
+    expect(isSoniqError(strict.again, "SONIQ_BACKEND_ERROR")).toBe(true);
   });
 });
 

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { type Backend, PermanentError, Soniq } from "@soniq/core";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pooledPostgresKind } from "../scale/pgbouncer.js";
 import {
   type Child,
   eventually,
@@ -50,7 +51,8 @@ async function enqueueAll(soniq: Soniq, queue: string, count: number): Promise<s
   return ids;
 }
 
-describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as const))(
+// postgres-pgbouncer: the same scenarios through a private PgBouncer in transaction mode (issue 24).
+describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make().name, make] as const))(
   "faults on %s",
   (name, make) => {
     const kind = make();
@@ -193,7 +195,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
     });
 
     // Terminating sessions is a Postgres fault (registered there only, so nothing is reported as skipped).
-    if (name !== "postgres") return;
+    if (name === "sqlite") return;
     it("faults/pg-terminated-during-drain: connections terminated 3 times during a drain and a dead-letter burst", async () => {
       const total = size(5000, 1000);
       const t0 = performance.now();

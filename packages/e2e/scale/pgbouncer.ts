@@ -8,8 +8,10 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { postgresBackend } from "@soniq/backend-postgres";
 import pg from "pg";
 import { freePort } from "../faults/private-postgres.js";
+import { type BackendKind, postgresKind } from "../test/runtime-support.js";
 
 const CANDIDATES = ["/usr/sbin/pgbouncer", "/usr/bin/pgbouncer"];
 
@@ -147,6 +149,35 @@ export async function startPgBouncer(o: PgBouncerOptions = {}): Promise<PgBounce
         rmSync(dir, { recursive: true, force: true });
       })();
       return stopped;
+    },
+  };
+}
+
+/**
+ * The `postgresKind` of the e2e suites, reached through a private PgBouncer in transaction mode started in
+ * `setup` and stopped in `teardown`: the same scenarios run unchanged through the pooler. Backends and
+ * child processes use the defaults (named statements "auto", listen "auto", so they fall back to polling).
+ */
+export function pooledPostgresKind(): BackendKind {
+  const direct = postgresKind();
+  const database = new URL(direct.target()).pathname.slice(1);
+  let bouncer: PgBouncer | undefined;
+  const target = () => {
+    if (!bouncer) throw new Error("pooledPostgresKind: setup() has not started PgBouncer");
+    return bouncer.url(database);
+  };
+  return {
+    name: "postgres-pgbouncer",
+    async setup() {
+      await direct.setup();
+      bouncer = await startPgBouncer();
+    },
+    create: () => postgresBackend({ connectionString: target() }),
+    createPeer: () => postgresBackend({ connectionString: target() }),
+    target,
+    async teardown() {
+      await bouncer?.stop();
+      await direct.teardown();
     },
   };
 }

@@ -4,7 +4,7 @@
  */
 import type pg from "pg";
 import type { PostgresTestHooks } from "../options.js";
-import { translatePgError } from "./errors.js";
+import { sqlState, translatePgError } from "./errors.js";
 import type { LimitedQueues } from "./queue-limits.js";
 
 /**
@@ -17,8 +17,8 @@ export interface PgContext {
   readonly pool: pg.Pool;
   /** The operator's reads (a replica's pool with `readConnectionString`, else `pool`). */
   readonly readPool: pg.Pool;
-  /** Statements with a `name` are prepared once per connection; false sends every one unnamed. */
-  readonly preparedStatements: boolean;
+  /** Whether statements with a `name` are sent named (prepared once per connection). */
+  readonly naming: StatementNaming;
   /** Worker outcomes (`runs.settle`) commit asynchronously. */
   readonly asyncOutcomes: boolean;
   readonly testHooks: PostgresTestHooks;
@@ -37,6 +37,33 @@ export interface Statement {
   types?: pg.CustomTypesConfig;
 }
 
+// Named statements the server (a pooler) cannot keep: "already exists" (another client prepared it on this
+// server connection) or "does not exist" (prepared on another one). Both fail before anything executes.
+const LOST_PREPARED = new Set(["42P05", "26000"]);
+
+/**
+ * `preparedStatements`: true or false as set; "auto" names statements until the server answers one of
+ * LOST_PREPARED, then sends every statement unnamed for the rest of the backend's life.
+ */
+export class StatementNaming {
+  #named: boolean;
+  constructor(private readonly setting: boolean | "auto") {
+    this.#named = setting !== false;
+  }
+  get named(): boolean {
+    return this.#named;
+  }
+  /**
+   * True when `err` means the pooler lost a named statement: naming is (now) off, retry unnamed. Several
+   * statements in flight may fail so; each is retried.
+   */
+  switchedOff(err: unknown): boolean {
+    if (this.setting !== "auto" || !LOST_PREPARED.has(sqlState(err) ?? "")) return false;
+    this.#named = false;
+    return true;
+  }
+}
+
 async function run<R extends pg.QueryResultRow>(
   ctx: PgContext,
   pool: pg.Pool,
@@ -44,8 +71,14 @@ async function run<R extends pg.QueryResultRow>(
   statement: Statement,
 ): Promise<pg.QueryResult<R>> {
   const { name, ...unnamed } = statement;
+  const named = ctx.naming.named && name !== undefined;
   try {
-    return await pool.query<R>(ctx.preparedStatements && name !== undefined ? statement : unnamed);
+    return await pool.query<R>(named ? statement : unnamed);
+  } catch (err) {
+    if (!named || !ctx.naming.switchedOff(err)) throw translatePgError(err, operation);
+  }
+  try {
+    return await pool.query<R>(unnamed);
   } catch (err) {
     throw translatePgError(err, operation);
   }
