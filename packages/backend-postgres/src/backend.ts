@@ -17,6 +17,7 @@ import { metricsFacet } from "./metrics.js";
 import { migrationsFacet } from "./migrations.js";
 import type { PostgresBackendOptions, PostgresConnection } from "./options.js";
 import { queuesFacet } from "./queues.js";
+import { replicationStatus } from "./replication.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
@@ -86,6 +87,7 @@ export function postgresBackend(
     queues: queuesFacet(ctx),
     audit: auditFacet(ctx),
     metrics: metricsFacet(ctx),
+    replicationStatus: replicationStatus(ctx),
     close: () => {
       closing ??= close();
       return closing;

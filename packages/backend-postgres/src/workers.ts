@@ -1,7 +1,7 @@
 /** The workers facet: the registry (register, heartbeat, stop, list), stale recovery, and the task-name registry. */
 import type { WorkerInfo } from "@soniq/core";
 import type { StaleRecovery, TaskNameRow, WorkerRegistration, WorkersFacet } from "@soniq/core/backend";
-import { type PgContext, query } from "./internal/context.js";
+import { type PgContext, query, readQuery } from "./internal/context.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { requeueQuery } from "./internal/requeue-keys.js";
 import { mapWorker, type Row, toDate, WORKER_COLUMNS } from "./internal/rows.js";
@@ -47,7 +47,7 @@ async function stop(ctx: PgContext, workerId: string): Promise<void> {
 }
 
 async function list(ctx: PgContext): Promise<WorkerInfo[]> {
-  const res = await query<Row>(ctx, "workers.list", {
+  const res = await readQuery<Row>(ctx, "workers.list", {
     text: `SELECT ${WORKER_COLUMNS} FROM soniq_workers ORDER BY started_at DESC, id`,
   });
   return res.rows.map(mapWorker);

@@ -25,6 +25,7 @@
  *   `SONIQ_INVALID_STATUS_TRANSITION` and changes nothing (the SQL backends' storage enforces it too).
  */
 
+import type { ReplicationStatusMethod } from "./replication.js";
 import type { Schedule, ScheduleTick, TickOutcome } from "./schedules/types.js";
 import type { DeadLetterReason, JobStatus } from "./schema/constants.js";
 import type {
@@ -589,6 +590,8 @@ export interface Backend<TTx = never> {
   readonly queues: QueuesFacet;
   readonly audit: AuditFacet;
   readonly metrics: MetricsFacet;
+  /** Optional: where the operator's reads go and the replica's lag (replication.ts). */
+  readonly replicationStatus?: ReplicationStatusMethod;
   /** Release what the backend owns (never a pool or database handed to it). */
   close(): Promise<void>;
 }
@@ -617,7 +620,10 @@ export const BACKEND_FACETS = {
   audit: ["record", "list"],
   metrics: ["record", "list", "prune"],
 } as const satisfies {
-  [F in Exclude<keyof Backend, "name" | "capabilities" | "close">]: readonly (keyof Backend[F])[];
+  [F in Exclude<
+    keyof Backend,
+    "name" | "capabilities" | "close" | "replicationStatus"
+  >]: readonly (keyof Backend[F])[];
 };
 
 export type BackendFacetName = keyof typeof BACKEND_FACETS;

@@ -56,6 +56,7 @@ export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
 export type { DeadLetterFilter, DeadLetterPosition, JobPosition, ListJobsFilter } from "./queries.js";
 export { EXACT_COUNTS_UP_TO, type QueueConfig, QueueService } from "./queues.js";
+export type { ReplicationStatus } from "./replication.js";
 export {
   type BackoffRetry,
   computeRetryDelay,

@@ -2,6 +2,7 @@
  * The Soniq app: one instance owns its backend (guarded), job registry, plugins and workers.
  * Two instances share nothing. See README.md for the options and their defaults.
  */
+
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "./audit.js";
 import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from "./backend.js";
@@ -34,6 +35,7 @@ import {
 } from "./options.js";
 import { inListOrder, jobListQuery, type ListJobsFilter, statsQuery } from "./queries.js";
 import { QueueService } from "./queues.js";
+import { type ReplicationStatus, replicationOf } from "./replication.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
 import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "./schedules/declare.js";
 import type { ScheduleRuntime } from "./schedules/runtime.js";
@@ -296,6 +298,11 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   /** Why this job is (not) running: `{ status, verdict, reasons: [{ code, message, evidence }] }`. Never throws for an unknown id. */
   explain(id: string): Promise<Explanation> {
     return this.#explainer.explain(id);
+  }
+
+  /** Where the operator's reads go (a read replica?) and its lag: `{ readReplica, lagMs }`. */
+  replication(): Promise<ReplicationStatus> {
+    return replicationOf(this.backend);
   }
 
   getJob(id: string): Promise<Job | null> {

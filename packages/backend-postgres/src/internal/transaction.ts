@@ -1,7 +1,8 @@
 /**
  * An explicit transaction on a connection of the pool: BEGIN, `fn`, COMMIT; on an error ROLLBACK, the
  * error translated for `operation`. For writes that must commit together (an action and its audit row,
- * a limited claim under its queue row's lock).
+ * a limited claim under its queue row's lock). `pool` is the read pool for the operator's reads that need a
+ * transaction (`SET LOCAL`).
  */
 import type pg from "pg";
 import type { PgContext } from "./context.js";
@@ -11,10 +12,11 @@ export async function inTransaction<T>(
   ctx: PgContext,
   operation: string,
   fn: (client: pg.PoolClient) => Promise<T>,
+  pool: pg.Pool = ctx.pool,
 ): Promise<T> {
   let client: pg.PoolClient;
   try {
-    client = await ctx.pool.connect();
+    client = await pool.connect();
   } catch (err) {
     throw translatePgError(err, operation);
   }

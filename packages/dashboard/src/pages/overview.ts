@@ -68,7 +68,11 @@ export async function overviewPage(
   range: RangeName,
   workers: () => Promise<WorkerRow[]>,
 ): Promise<Html> {
-  const [queues, ws] = await Promise.all([listQueues(soniq, features, workers), workers().catch(() => null)]);
+  const [queues, ws, replication] = await Promise.all([
+    listQueues(soniq, features, workers),
+    workers().catch(() => null),
+    soniq.replication(),
+  ]);
   const stats = await statsSummary(soniq, features, queues);
   let charts: Html;
   if (features.metrics) {
@@ -87,6 +91,7 @@ export async function overviewPage(
   const live = ws ? ws.filter((w) => w.state === "live").length : null;
   const stale = ws ? ws.filter((w) => w.state === "stale").length : null;
   return html`<h1>Overview</h1>
+${replication.readReplica ? html`<p class="small">Read from a replica, ${replication.lagMs === null ? "not replaying (promoted?)" : `${formatDuration(replication.lagMs)} behind the primary`}.</p>` : ""}
 ${statCards(stats, base)}
 <h2>Activity <span class="small">${ranges}</span></h2>
 ${charts}
