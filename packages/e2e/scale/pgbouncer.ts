@@ -33,6 +33,8 @@ export interface PgBouncerOptions {
   poolSize?: number;
   /** Address to listen on (default 127.0.0.1; "0.0.0.0" for the worker-host namespaces). */
   listenAddr?: string;
+  /** Databases named in the config (RELOAD re-points these reliably); others go through `*`. */
+  databases?: string[];
 }
 
 function binary(): string {
@@ -51,8 +53,11 @@ function config(
   target: { host: string; port: number },
   o: PgBouncerOptions,
 ): string {
+  const named = (o.databases ?? []).map(
+    (d) => `${d} = host=${target.host} port=${target.port} dbname=${d}\n`,
+  );
   return `[databases]
-* = host=${target.host} port=${target.port}
+${named.join("")}* = host=${target.host} port=${target.port}
 
 [pgbouncer]
 listen_addr = ${o.listenAddr ?? "127.0.0.1"}
