@@ -271,6 +271,15 @@ describe("with queue controls, explain, audit, metrics and schedules in core", (
     expect(calls).toContainEqual(["schedules.trigger", "reports.daily", { actor: "dashboard:ops" }]);
   });
 
+  it("features/replica-lag: the overview says reads come from a replica and how far behind, only then", async () => {
+    const { login } = await import("./support.js");
+    const { cookie } = await login(handler, WRITE_KEY);
+    const page = async () => (await call(handler, "/", { cookie })).text();
+    expect(await page()).not.toContain("Read from a replica");
+    Object.assign(app.soniq, { replication: async () => ({ readReplica: true, lagMs: 2500 }) });
+    expect(await page()).toContain("Read from a replica, 2.5 s behind the primary.");
+  });
+
   it("features/pages: overview charts, queues, schedules and audit pages render the data", async () => {
     const { login } = await import("./support.js");
     const { cookie } = await login(handler, WRITE_KEY);
