@@ -65,7 +65,7 @@ export class Context {
    * accepts unknown job names (replay checks the task registry itself); `mustExist` is false only for setup.
    */
   async withApp<T>(fn: (soniq: Soniq) => Promise<T>, options: { mustExist?: boolean } = {}): Promise<T> {
-    const backend = await openBackend(this.resolveTarget(), options.mustExist ?? true);
+    const backend = await openBackend(this.resolveTarget(), options.mustExist ?? true, this.io.env);
     const soniq = new Soniq({ backend, allowUnknownJobNames: true, producerId: this.actor });
     try {
       return await fn(soniq);

@@ -1,9 +1,9 @@
 /**
  * A read replica and a failover (issue 24, DESIGN.md section 17), on private clusters only: a primary and a
  * streaming replica of it, started by the test.
- * - scale/replica-reads: `readConnectionString` sends the operator's reads to the replica (held 3 s behind
+ * - scale/replica-reads: `readConnectionString` sends the operator's reads to the replica (held 6 s behind
  *   by recovery_min_apply_delay, so a job just enqueued is listed only later, while getJob on the primary
- *   sees it at once) and `soniq.replication()` shows the lag.
+ *   sees it at once) and `soniq.replication()` shows the lag, as does `soniq status` (SONIQ_READ_DATABASE_URL).
  * - scale/failover-{synchronous,asynchronous}: worker processes drain through a private PgBouncer; mid-drain
  *   the primary is stopped (immediate), the replica promoted and PgBouncer re-pointed (RELOAD): the workers
  *   reconnect and finish. Synchronous replication: no job runs again after its done was committed.
@@ -13,8 +13,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { postgresBackend } from "@soniq/backend-postgres";
-import { Soniq } from "@soniq/core";
+import { type ReplicationStatus, Soniq } from "@soniq/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// The CLI's entry point, run in process (it is not a dependency of this private package).
+import { run } from "../../cli/src/index.js";
 import { type Child, eventually, kill, readRunLog, spawnWorker, uniqueName } from "../faults/support.js";
 import { type Cluster, sqlOn, startCluster } from "./cluster.js";
 import { type PgBouncer, startPgBouncer } from "./pgbouncer.js";
@@ -25,6 +27,22 @@ beforeAll(() => {
   logDir = mkdtempSync(join(tmpdir(), "soniq-scale-"));
 });
 afterAll(() => rmSync(logDir, { recursive: true, force: true }));
+
+/** `soniq status --json` run in this process (the CLI's own entry), with a read replica from the environment. */
+async function cliStatus(url: string, readUrl: string): Promise<{ replication: ReplicationStatus }> {
+  let out = "";
+  const sink = (write: (s: string) => void) => ({ write, isTTY: false }) as unknown as NodeJS.WriteStream;
+  const io = {
+    out: sink((chunk) => {
+      out += chunk;
+    }),
+    err: sink(() => {}),
+    env: { SONIQ_READ_DATABASE_URL: readUrl },
+    now: Date.now,
+  };
+  expect(await run(["--database-url", url, "--json", "status"], io)).toBe(0);
+  return JSON.parse(out);
+}
 
 /** A primary and its streaming replica, both private; `soniq` created on the primary and migrated. */
 async function pair(o: { synchronous?: boolean; applyDelayMs?: number }) {
@@ -55,7 +73,7 @@ async function pair(o: { synchronous?: boolean; applyDelayMs?: number }) {
 
 describe("scale/replica", () => {
   it("scale/replica-reads: lists and stats come from the replica, writes and getJob from the primary; the lag shows", async () => {
-    const { primary, replica } = await pair({ applyDelayMs: 3000 });
+    const { primary, replica } = await pair({ applyDelayMs: 6000 });
     const soniq = new Soniq({
       backend: postgresBackend(
         { connectionString: primary.url("soniq") },
@@ -68,19 +86,23 @@ describe("scale/replica", () => {
       const { id } = await soniq.enqueue("replica.work", {}, { queue });
       // Written on the primary, read back there at once...
       expect((await soniq.getJob(id))?.id).toBe(id);
-      // ...but the replica replays it 3 s later: the list and the stats do not have it yet, and the lag shows.
+      // ...but the replica replays it 6 s later: the list and the stats do not have it yet, and the lag shows.
       expect((await soniq.listJobs({ queue })).map((j) => j.id)).toEqual([]);
       expect((await soniq.getQueueStats({ queue })).queued).toBe(0);
       const behind = await soniq.replication();
       expect(behind.readReplica).toBe(true);
       expect(behind.lagMs).toBeGreaterThan(0);
+      // `soniq status` with SONIQ_READ_DATABASE_URL reads there too and shows the lag.
+      const status = await cliStatus(primary.url("soniq"), replica.url("soniq"));
+      expect(status.replication.readReplica).toBe(true);
+      expect(status.replication.lagMs).toBeGreaterThan(0);
       await eventually(
         async () => expect((await soniq.listJobs({ queue })).map((j) => j.id)).toEqual([id]),
         30_000,
       );
       const caughtUp = await soniq.replication();
       figure({
-        scenario: "read replica (apply delay 3 s)",
+        scenario: "read replica (apply delay 6 s)",
         "lag while behind": `${behind.lagMs} ms`,
         "lag caught up": `${caughtUp.lagMs} ms`,
       });

@@ -76,7 +76,7 @@ export function registerStatus(program: Command, io: Io): void {
       "after",
       "\nJSON (--json): { stats, queues, workers, schedules, replication }; stats has exactly the six keys\n" +
         "total, queued, processing, done, dead_letter, cancelled; replication is { readReplica, lagMs }\n" +
-        "(a backend with readConnectionString reads lists and stats from a replica).\n\n" +
+        "(SONIQ_READ_DATABASE_URL: a Postgres read replica for these reads; the lag is shown).\n\n" +
         "Examples:\n  soniq status\n  soniq status --watch 5\n  soniq status --json | jq .stats",
     )
     .action(async (opts: { watch?: string | boolean }, command: Command) => {
