@@ -130,34 +130,30 @@ async function estimate(client: pg.PoolClient, kind: EstimableCount, queue: stri
 
 async function list(ctx: PgContext, q: QueueListQuery): Promise<QueueInfo[]> {
   const cap = q.exactCountsUpTo + 1;
-  return inTransaction(
-    ctx,
-    "queues.list",
-    async (client) => {
-      // The planner assumes ~100 names per skip scan, each with its count subqueries, so LIST's cost estimate
-      // crosses jit_above_cost; compiling it took ~350 of ~390 ms on the 1M-row seed (it reads a few pages).
-      await client.query("SET LOCAL jit = off");
-      const res = await client.query(LIST, [cap]);
-      const out: QueueInfo[] = [];
-      for (const r of res.rows) {
-        const name = String(r.name);
-        const counts = {
-          queued: Number(r.queued),
-          processing: Number(r.processing),
-          done: Number(r.done),
-          cancelled: Number(r.cancelled),
-          dead_letter: Number(r.dead_letter),
-        };
-        const estimated = ESTIMABLE_COUNTS.filter((k) => counts[k] >= cap);
-        for (const k of estimated) counts[k] = Math.max(cap, await estimate(client, k, name));
-        const total = counts.queued + counts.processing + counts.done + counts.cancelled + counts.dead_letter;
-        const lagMs = r.lag_ms === null ? null : Number(r.lag_ms);
-        out.push(queueInfo(toQueueSettings(name, r), { total, ...counts }, lagMs, estimated));
-      }
-      return out;
-    },
-    ctx.readPool,
-  );
+  // An operator's read: on the read replica when there is one.
+  return inTransaction({ ...ctx, pool: ctx.readPool }, "queues.list", async (client) => {
+    // The planner assumes ~100 names per skip scan, each with its count subqueries, so LIST's cost estimate
+    // crosses jit_above_cost; compiling it took ~350 of ~390 ms on the 1M-row seed (it reads a few pages).
+    await client.query("SET LOCAL jit = off");
+    const res = await client.query(LIST, [cap]);
+    const out: QueueInfo[] = [];
+    for (const r of res.rows) {
+      const name = String(r.name);
+      const counts = {
+        queued: Number(r.queued),
+        processing: Number(r.processing),
+        done: Number(r.done),
+        cancelled: Number(r.cancelled),
+        dead_letter: Number(r.dead_letter),
+      };
+      const estimated = ESTIMABLE_COUNTS.filter((k) => counts[k] >= cap);
+      for (const k of estimated) counts[k] = Math.max(cap, await estimate(client, k, name));
+      const total = counts.queued + counts.processing + counts.done + counts.cancelled + counts.dead_letter;
+      const lagMs = r.lag_ms === null ? null : Number(r.lag_ms);
+      out.push(queueInfo(toQueueSettings(name, r), { total, ...counts }, lagMs, estimated));
+    }
+    return out;
+  });
 }
 
 export function queuesFacet(ctx: PgContext): QueuesFacet {

@@ -1,8 +1,7 @@
 /**
  * An explicit transaction on a connection of the pool: BEGIN, `fn`, COMMIT; on an error ROLLBACK, the
  * error translated for `operation`. For writes that must commit together (an action and its audit row,
- * a limited claim under its queue row's lock). `pool` is the read pool for the operator's reads that need a
- * transaction (`SET LOCAL`).
+ * a limited claim under its queue row's lock).
  */
 import type pg from "pg";
 import type { PgContext } from "./context.js";
@@ -12,11 +11,10 @@ export async function inTransaction<T>(
   ctx: PgContext,
   operation: string,
   fn: (client: pg.PoolClient) => Promise<T>,
-  pool: pg.Pool = ctx.pool,
 ): Promise<T> {
   let client: pg.PoolClient;
   try {
-    client = await pool.connect();
+    client = await ctx.pool.connect();
   } catch (err) {
     throw translatePgError(err, operation);
   }
