@@ -4,7 +4,7 @@
  * Postgres only: the heartbeat is aged with one UPDATE (the rule itself is core's and tested there).
  */
 import { randomUUID } from "node:crypto";
-import type { Soniq } from "@soniq/core";
+import { type Soniq, shortId } from "@soniq/core";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, json, openApp, postgresDb, soniqCli } from "./cli.js";
@@ -62,8 +62,8 @@ describe("worker state in the CLI", () => {
     ]);
     expect(rows[0]?.jobNames).toEqual(["emails.send"]);
     const table = (await cli("workers")).stdout;
-    expect(table).toMatch(new RegExp(`${silent.slice(0, 8)}\\S*\\s+stale\\s+host-1`));
-    expect(table).toMatch(new RegExp(`${live.slice(0, 8)}\\S*\\s+live\\s+host-1`));
+    expect(table).toMatch(new RegExp(`${shortId(silent)}\\S*\\s+stale\\s+host-1`));
+    expect(table).toMatch(new RegExp(`${shortId(live)}\\S*\\s+live\\s+host-1`));
     const status = await cli("status");
     expect(status.stdout).toContain("Workers (1 live, 1 stale)");
     expect(status.stdout).toMatch(/\bstale\b/);

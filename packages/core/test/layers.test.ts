@@ -25,6 +25,7 @@ const GROUND = [
   "errors.ts",
   "ids.ts",
   "json.ts",
+  "log-line.ts",
   "logger.ts",
   "metrics.ts",
   "middleware.ts",
