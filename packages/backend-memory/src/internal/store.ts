@@ -13,6 +13,7 @@ import {
   type JobStatus,
   type MetricsRow,
   type QueueSettings,
+  type QueueStats,
   SoniqError,
   TERMINAL_JOB_STATUSES,
   type WakeUpListener,
@@ -178,6 +179,28 @@ export class MemoryStore {
         }
       }
     });
+  }
+
+  /** Job counts of one queue (null: every queue) from the kept counters: O(queues), not O(jobs). */
+  stats(queue: string | null): QueueStats {
+    const out: QueueStats = { total: 0, queued: 0, processing: 0, done: 0, dead_letter: 0, cancelled: 0 };
+    const add = (counts: StatusCounts | undefined, deadLetter: number | undefined) => {
+      if (counts !== undefined) {
+        out.queued += counts.queued;
+        out.processing += counts.processing;
+        out.done += counts.done;
+        out.cancelled += counts.cancelled;
+      }
+      out.dead_letter += deadLetter ?? 0;
+    };
+    if (queue !== null) {
+      add(this.counts.get(queue), this.deadLetterCounts.get(queue));
+    } else {
+      for (const counts of this.counts.values()) add(counts, 0);
+      for (const n of this.deadLetterCounts.values()) add(undefined, n);
+    }
+    out.total = out.queued + out.processing + out.done + out.dead_letter + out.cancelled;
+    return out;
   }
 
   /** Processing jobs of `group` in `queue`. */
