@@ -30,6 +30,13 @@ import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
 import { JOB_COLUMNS, jsonList, jsonOrNull, NOW, RELEASE_TAKEN_KEYS } from "./internal/sql.js";
 
+export function runsFacet(ctx: SqliteContext): RunsFacet {
+  return {
+    claim: (request) => runSync("runs.claim", () => claim(ctx, request)),
+    settle: (items) => runSync("runs.settle", () => settle(ctx, items)),
+  };
+}
+
 interface ClaimedRecord extends JobRecord {
   claim_order: number;
 }
@@ -236,11 +243,4 @@ function settle(ctx: SqliteContext, items: readonly Settlement[]): boolean[] {
   const applied = immediate(ctx, () => steps.map((step) => step()));
   for (const queue of wake) ctx.notify(queue);
   return applied;
-}
-
-export function runsFacet(ctx: SqliteContext): RunsFacet {
-  return {
-    claim: (request) => runSync("runs.claim", () => claim(ctx, request)),
-    settle: (items) => runSync("runs.settle", () => settle(ctx, items)),
-  };
 }
