@@ -9,22 +9,12 @@
  * better-sqlite3 transaction before `enqueue` returns its promise.
  */
 
-import {
-  type EnqueueResult,
-  type Job,
-  type JobListQuery,
-  type JobsFacet,
-  type NewJob,
-  type QueueStats,
-  SoniqError,
-  type StatsQuery,
-} from "@soniq/core/backend";
+import type { Job, JobListQuery, JobsFacet, QueueStats, StatsQuery } from "@soniq/core/backend";
 import { writeAudit } from "./internal/audit-rows.js";
-import { immediate, runSync, type SqliteContext, type SqliteDatabase } from "./internal/context.js";
+import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
-import { invalidArgument } from "./internal/errors.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
-import { JOB_COLUMNS, jsonList, msOrNull, NOW, pageSql } from "./internal/sql.js";
+import { JOB_COLUMNS, jsonList, NOW, pageSql } from "./internal/sql.js";
 import { resolveTxDatabase, type SqliteTx } from "./internal/tx.js";
 
 export function jobsFacet(ctx: SqliteContext): JobsFacet<SqliteTx> {

@@ -1,7 +1,5 @@
 /** `soniq_queues` rows as core's `QueueSettings`. */
 import type { QueueSettings } from "@soniq/core/backend";
-import type { SqliteContext } from "./context.js";
-import { jsonOrNull, NOW } from "./sql.js";
 
 export interface QueueRecord {
   name: string;
