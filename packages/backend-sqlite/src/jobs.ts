@@ -1,14 +1,9 @@
 /**
- * The jobs facet: enqueue, reads over soniq_jobs (get, list, stats), cancel, and the cleanup of expired
- * done rows.
- *
- * Enqueue is one `INSERT ... ON CONFLICT DO NOTHING RETURNING id`. The partial unique indexes on
- * `dedup_key` and `(job_name, args_hash)` (queued rows only) decide duplicates inside SQLite, so two
- * processes enqueueing the same key at once still produce one row; the loser reads the winner's id.
- * Everything runs synchronously inside the call: with `tx`, the insert lands in the caller's open
- * better-sqlite3 transaction before `enqueue` returns its promise.
+ * The jobs facet: enqueue (the insert is internal/enqueue.ts, shared with schedules), reads over soniq_jobs
+ * (get, list, stats), cancel, and the cleanup of expired done rows. Everything runs synchronously inside the
+ * call: with `tx`, the insert lands in the caller's open better-sqlite3 transaction before `enqueue` returns
+ * its promise.
  */
-
 import type { Job, JobListQuery, JobsFacet, QueueStats, StatsQuery } from "@soniq/core/backend";
 import { writeAudit } from "./internal/audit-rows.js";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
