@@ -70,7 +70,7 @@ const DLQ_COUNT_QUEUE = "SELECT COUNT(*) AS n FROM soniq_dead_letter_jobs WHERE 
 
 type StatusCounts = Omit<QueueStats, "total" | "dead_letter">;
 
-export function stats(ctx: SqliteContext, { queue }: StatsQuery): QueueStats {
+function stats(ctx: SqliteContext, { queue }: StatsQuery): QueueStats {
   // One read transaction: both counts come from the same snapshot, so a job mid-move is counted once.
   return ctx.db.transaction(() => {
     const counts = (
