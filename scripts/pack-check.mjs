@@ -58,6 +58,8 @@ const TARBALLS = join(WORK, "tarballs");
 
 /** The oldest versions the published ranges accept: an existing app that uses them must install us. */
 const OLDEST = { "drizzle-orm": "0.44.0", pg: "8.16.0", "better-sqlite3": "12.0.0" };
+/** The Node.js versions every package supports: the root package.json's `engines.node`, the one place it is set. */
+const SUPPORTED_NODE = readJson(join(ROOT, "package.json")).engines.node;
 /** What the fresh projects add to run TypeScript (the README tells users the same). */
 const TOOLS = { tsx: "4.23.15", typescript: "6.0.3", "@types/node": "20.19.43" };
 
@@ -100,8 +102,8 @@ function stagePack() {
     for (const required of ["LICENSE", "README.md", "package.json"]) {
       if (!files.has(required)) say(`the tarball has no ${required}`);
     }
-    if (!/^>=20\.19(\.0)?$/.test(pkg.engines?.node ?? ""))
-      say(`engines.node is "${pkg.engines?.node}", not >=20.19`);
+    if (pkg.engines?.node !== SUPPORTED_NODE)
+      say(`engines.node is "${pkg.engines?.node}", not the root package.json's "${SUPPORTED_NODE}"`);
     if (!pkg.repository?.url || !pkg.homepage) say("repository and homepage must be set");
     if (!pkg.license || !pkg.keywords?.length) say("license and keywords must be set");
     if (exportConditions(pkg.exports).includes("source"))

@@ -3,6 +3,13 @@ import { defineProject } from "vitest/config";
 export default defineProject({
   resolve: { conditions: ["source"] },
   ssr: { resolve: { conditions: ["source"] } },
-  // The tests run the built binary in child processes (several hundred ms each), so they get generous bounds.
-  test: { name: "cli", include: ["test/**/*.test.ts"], testTimeout: 60_000, hookTimeout: 60_000 },
+  // The tests run the built binary in child processes (several hundred ms each), so they get generous bounds;
+  // the global setup builds that binary (and what it imports) when its sources changed.
+  test: {
+    name: "cli",
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["./test/global-setup.ts"],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
 });

@@ -151,6 +151,10 @@ describe("example/readme-snippets", () => {
     expectSuccess(result);
     const id = /enqueued ([0-9a-f-]{36})/.exec(result.stdout)?.[1];
     expect(result.stdout).toContain("emails.send_welcome done: { sent: true, attempt: 1 }");
+    // `logger: console` prints the README's readable line, not an object dump before the message.
+    expect(result.stdout).toContain(
+      `sending the welcome email jobId=${id} jobName=emails.send_welcome attempt=1 to=ada@example.com\n`,
+    );
     const db = new Database(join(cwd, "soniq.db"), { readonly: true });
     try {
       expect(db.prepare("SELECT job_name, status FROM soniq_jobs WHERE id = ?").get(id)).toEqual({

@@ -1,6 +1,6 @@
 /** The audit facet: `soniq_audit_log` (actions write their rows in their own transactions too). */
 import type { AuditEntry, AuditFacet, AuditListQuery } from "@soniq/core/backend";
-import { type PgContext, query } from "./internal/context.js";
+import { type PgContext, readQuery } from "./internal/context.js";
 import { translatePgError } from "./internal/errors.js";
 import { writeAudit } from "./internal/queue-rows.js";
 import { type Row, toDate } from "./internal/rows.js";
@@ -25,7 +25,7 @@ function toEntry(r: Row): AuditEntry {
 }
 
 async function list(ctx: PgContext, q: AuditListQuery): Promise<AuditEntry[]> {
-  const res = await query(ctx, "audit.list", { text: LIST, values: [q.action, q.since, q.limit] });
+  const res = await readQuery(ctx, "audit.list", { text: LIST, values: [q.action, q.since, q.limit] });
   return res.rows.map(toEntry);
 }
 

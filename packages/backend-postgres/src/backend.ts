@@ -6,8 +6,7 @@
 import type { Backend, BackendCapabilities } from "@soniq/core/backend";
 import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
-import { AdvisoryLeases } from "./internal/advisory-leases.js";
-import type { PgContext } from "./internal/context.js";
+import { type PgContext, query, StatementNaming } from "./internal/context.js";
 import { WakeUpChannel } from "./internal/listen-client.js";
 import { resolveConnection } from "./internal/pool.js";
 import { LimitedQueues } from "./internal/queue-limits.js";
@@ -18,17 +17,21 @@ import { metricsFacet } from "./metrics.js";
 import { migrationsFacet } from "./migrations.js";
 import type { PostgresBackendOptions, PostgresConnection } from "./options.js";
 import { queuesFacet } from "./queues.js";
+import { replicationStatus } from "./replication.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { workersFacet } from "./workers.js";
 
-const CAPABILITIES: BackendCapabilities = Object.freeze({
-  notify: true,
-  transactionalEnqueue: true,
-  advisoryLocks: true,
-  multiProcess: true,
-});
+function capabilities(options: PostgresBackendOptions): BackendCapabilities {
+  return Object.freeze({
+    notify: options.listen !== "poll",
+    transactionalEnqueue: true,
+    // Leases are rows in soniq_leases (pooler-safe), enforced by the database across processes.
+    advisoryLocks: true,
+    multiProcess: true,
+  });
+}
 
 /** The Postgres backend's type: a `Backend` whose `tx` is a pg client or a Drizzle db / transaction. */
 export type PostgresBackend = Backend<PgTx>;
@@ -40,19 +43,26 @@ export function postgresBackend(
   const resolved = resolveConnection(connection, options);
   const ctx: PgContext = {
     pool: resolved.pool,
+    readPool: resolved.readPool,
+    naming: new StatementNaming(options.preparedStatements ?? "auto"),
     asyncOutcomes: options.asyncOutcomes === true,
     testHooks: { ...options.testHooks },
     limits: new LimitedQueues(),
   };
-  const wakeUps = new WakeUpChannel(resolved.clientConfig);
-  const leases = new AdvisoryLeases(resolved.clientConfig);
+  const wakeUps = new WakeUpChannel(
+    resolved.listenConfig,
+    options.listen ?? "auto",
+    async (channel, payload) => {
+      await query(ctx, "wakeUps.subscribe", { text: "SELECT pg_notify($1, $2)", values: [channel, payload] });
+    },
+  );
   let closing: Promise<void> | undefined;
 
   const close = async (): Promise<void> => {
     const results = await Promise.allSettled([
       wakeUps.close(),
-      leases.close(),
       resolved.ownsPool ? resolved.pool.end() : Promise.resolve(),
+      resolved.readPool !== resolved.pool ? resolved.readPool.end() : Promise.resolve(),
     ]);
     const failures = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failures.length > 0) {
@@ -65,18 +75,19 @@ export function postgresBackend(
 
   return {
     name: "postgres",
-    capabilities: CAPABILITIES,
+    capabilities: capabilities(options),
     migrations: migrationsFacet(ctx),
     jobs: jobsFacet(ctx),
     runs: runsFacet(ctx),
     deadLetters: deadLettersFacet(ctx),
     workers: workersFacet(ctx),
-    leases: leasesFacet(leases),
+    leases: leasesFacet(ctx),
     wakeUps: wakeUpsFacet(wakeUps),
     schedules: schedulesFacet(ctx),
     queues: queuesFacet(ctx),
     audit: auditFacet(ctx),
     metrics: metricsFacet(ctx),
+    replicationStatus: replicationStatus(ctx),
     close: () => {
       closing ??= close();
       return closing;

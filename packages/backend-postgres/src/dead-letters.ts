@@ -7,7 +7,7 @@ import type {
   DeadLettersFacet,
   ReplayRequest,
 } from "@soniq/core/backend";
-import { type PgContext, query } from "./internal/context.js";
+import { type PgContext, query, readQuery } from "./internal/context.js";
 import { type Condition, listQuery, msOf, msParam, whereClauses, whereSql } from "./internal/list-query.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { auditCte, auditValues } from "./internal/queue-rows.js";
@@ -28,14 +28,14 @@ function conditions(q: DeadLetterMatch): Condition[] {
 
 async function list(ctx: PgContext, q: DeadLetterListQuery): Promise<DeadLetterJob[]> {
   const select = `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs`;
-  const res = await query<Row>(ctx, "deadLetters.list", listQuery(select, conditions(q), MOVED_AT, q));
+  const res = await readQuery<Row>(ctx, "deadLetters.list", listQuery(select, conditions(q), MOVED_AT, q));
   return res.rows.map(mapDeadLetterJob);
 }
 
 async function count(ctx: PgContext, q: DeadLetterMatch): Promise<number> {
   const values: unknown[] = [];
   const where = whereSql(whereClauses(conditions(q), values));
-  const res = await query<{ n: number }>(ctx, "deadLetters.count", {
+  const res = await readQuery<{ n: number }>(ctx, "deadLetters.count", {
     text: `SELECT count(*)::int AS n FROM soniq_dead_letter_jobs ${where}`,
     values,
   });

@@ -5,5 +5,6 @@ export type {
   DeadLetterInterrupt,
   PostgresBackendOptions,
   PostgresConnection,
+  PostgresListenMode,
   PostgresTestHooks,
 } from "./options.js";

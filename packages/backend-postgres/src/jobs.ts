@@ -1,6 +1,6 @@
 /** The jobs facet: enqueue (internal/enqueue.ts), reads, stats, cancel and expired-row cleanup on soniq_jobs. */
 import type { AuditRecord, Job, JobListQuery, JobsFacet, QueueStats, StatsQuery } from "@soniq/core/backend";
-import { type PgContext, query } from "./internal/context.js";
+import { type PgContext, query, readQuery } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
 import { listQuery } from "./internal/list-query.js";
 import { auditCte, auditValues } from "./internal/queue-rows.js";
@@ -25,7 +25,7 @@ async function list(ctx: PgContext, q: JobListQuery): Promise<Job[]> {
   ] as const;
   const select = `SELECT ${JOB_COLUMNS} FROM soniq_jobs`;
   // By id alone (UUIDv7, time-ordered): the primary key, read backwards (core/src/contract/jobs.ts `JobsFacet.list`).
-  const res = await query<Row>(ctx, "jobs.list", listQuery(select, conditions, null, q));
+  const res = await readQuery<Row>(ctx, "jobs.list", listQuery(select, conditions, null, q));
   return res.rows.map(mapJob);
 }
 
@@ -38,7 +38,10 @@ const STATS = `SELECT
 FROM soniq_jobs WHERE $1::text IS NULL OR queue = $1`;
 
 async function stats(ctx: PgContext, q: StatsQuery): Promise<QueueStats> {
-  const res = await query<Omit<QueueStats, "total">>(ctx, "jobs.stats", { text: STATS, values: [q.queue] });
+  const res = await readQuery<Omit<QueueStats, "total">>(ctx, "jobs.stats", {
+    text: STATS,
+    values: [q.queue],
+  });
   const row = res.rows[0] ?? { queued: 0, processing: 0, done: 0, cancelled: 0, dead_letter: 0 };
   const { queued, processing, done, dead_letter, cancelled } = row;
   return {

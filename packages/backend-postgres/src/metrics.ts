@@ -1,6 +1,6 @@
 /** The metrics facet: `soniq_metrics` per-minute counters, a batch added in one statement. */
 import type { MetricsFacet, MetricsListQuery, MetricsRow } from "@soniq/core/backend";
-import { type PgContext, query } from "./internal/context.js";
+import { type PgContext, query, readQuery } from "./internal/context.js";
 import { toDate } from "./internal/rows.js";
 
 const ADD = `INSERT INTO soniq_metrics AS m (bucket_start, queue, job_name, done, failed, retried, dead_lettered,
@@ -34,7 +34,7 @@ function payload(rows: readonly MetricsRow[]): string {
 }
 
 async function list(ctx: PgContext, q: MetricsListQuery): Promise<MetricsRow[]> {
-  const res = await query(ctx, "metrics.list", { text: LIST, values: [q.since, q.queue] });
+  const res = await readQuery(ctx, "metrics.list", { text: LIST, values: [q.since, q.queue] });
   return res.rows.map((r) => ({
     bucketStart: toDate(r.bucket_start),
     queue: String(r.queue),

@@ -1,9 +1,11 @@
 /**
- * The migrations facet: drizzle's node-postgres migrator applies `drizzle/` (generated from core's pg schema plus the
- * custom status-guard migration). The migrator itself takes no lock, so concurrent callers would race on
- * creating its bookkeeping table; every run holds `pg_advisory_lock` on one dedicated connection, and the
- * migrator runs on that same connection (so a pool of size 1 cannot deadlock). The connection is destroyed
- * afterwards rather than returned to the pool, which also drops the session lock whatever happened.
+ * The migrations facet: applies `drizzle/` (generated from core's pg schema plus the custom status-guard
+ * migration) with drizzle's files and bookkeeping table (`drizzle.__drizzle_migrations`, the rule drizzle's
+ * migrator follows: every entry newer than the newest recorded `created_at`). The whole run is one
+ * transaction that first takes `pg_advisory_xact_lock`, so concurrent callers serialise, a failure leaves
+ * nothing half applied, and it works through a transaction-mode pooler (a session-level lock would not:
+ * the pooler may run the unlock on another server connection). drizzle's own migrator is not used because
+ * it creates its table outside its transaction.
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -13,8 +15,7 @@ import {
   type MigrationsFacet,
   SoniqError,
 } from "@soniq/core/backend";
-import { drizzle } from "drizzle-orm/node-postgres";
-import { migrate as drizzleMigrate } from "drizzle-orm/node-postgres/migrator";
+import { readMigrationFiles } from "drizzle-orm/migrator";
 import type pg from "pg";
 import type { PgContext } from "./internal/context.js";
 import { sqlState } from "./internal/errors.js";
@@ -75,6 +76,32 @@ async function status(ctx: PgContext): Promise<MigrationStatus> {
   }
 }
 
+async function applyOn(client: pg.PoolClient): Promise<MigrationReport> {
+  await client.query("BEGIN");
+  await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [LOCK_KEY]);
+  await client.query("CREATE SCHEMA IF NOT EXISTS drizzle");
+  await client.query(
+    `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`,
+  );
+  const before = await statusOn(client);
+  const pending = new Set(
+    readJournal()
+      .filter((e) => before.pending.includes(e.tag))
+      .map((e) => e.when),
+  );
+  for (const migration of readMigrationFiles({ migrationsFolder })) {
+    if (!pending.has(migration.folderMillis)) continue;
+    for (const statement of migration.sql) await client.query(statement);
+    await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (hash, created_at) VALUES ($1, $2)`, [
+      migration.hash,
+      migration.folderMillis,
+    ]);
+  }
+  const after = await statusOn(client);
+  await client.query("COMMIT");
+  return { ...after, appliedNow: before.pending.filter((tag) => after.applied.includes(tag)) };
+}
+
 async function apply(ctx: PgContext): Promise<MigrationReport> {
   let client: pg.PoolClient;
   try {
@@ -82,17 +109,18 @@ async function apply(ctx: PgContext): Promise<MigrationReport> {
   } catch (err) {
     throw migrationError(err, "migrations.apply");
   }
+  let broken: Error | undefined;
   try {
-    await client.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", [LOCK_KEY]);
-    const before = await statusOn(client);
-    if (before.pending.length > 0) await drizzleMigrate(drizzle({ client }), { migrationsFolder });
-    const after = await statusOn(client);
-    return { ...after, appliedNow: before.pending.filter((tag) => after.applied.includes(tag)) };
+    return await applyOn(client);
   } catch (err) {
+    try {
+      await client.query("ROLLBACK");
+    } catch (rollbackError) {
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    }
     throw migrationError(err, "migrations.apply");
   } finally {
-    // Destroy, not return: the session-level lock goes with the connection.
-    client.release(true);
+    client.release(broken);
   }
 }
 

@@ -133,7 +133,8 @@ async function estimate(client: pg.PoolClient, kind: EstimableCount, queue: stri
 
 async function list(ctx: PgContext, q: QueueListQuery): Promise<QueueInfo[]> {
   const cap = q.exactCountsUpTo + 1;
-  return inTransaction(ctx, "queues.list", async (client) => {
+  // An operator's read: on the read replica when there is one.
+  return inTransaction({ ...ctx, pool: ctx.readPool }, "queues.list", async (client) => {
     // The planner assumes ~100 names per skip scan, each with its count subqueries, so LIST's cost estimate
     // crosses jit_above_cost; compiling it took ~350 of ~390 ms on the 1M-row seed (it reads a few pages).
     await client.query("SET LOCAL jit = off");

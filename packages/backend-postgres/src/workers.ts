@@ -6,7 +6,7 @@ import type {
   WorkerRegistration,
   WorkersFacet,
 } from "@soniq/core/backend";
-import { type PgContext, query } from "./internal/context.js";
+import { type PgContext, query, readQuery } from "./internal/context.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { requeueQuery } from "./internal/requeue-keys.js";
 import { mapWorker, type Row, toDate, WORKER_COLUMNS } from "./internal/rows.js";
@@ -52,7 +52,7 @@ async function stop(ctx: PgContext, workerId: string): Promise<void> {
 }
 
 async function list(ctx: PgContext): Promise<WorkerInfo[]> {
-  const res = await query<Row>(ctx, "workers.list", {
+  const res = await readQuery<Row>(ctx, "workers.list", {
     text: `SELECT ${WORKER_COLUMNS} FROM soniq_workers ORDER BY started_at DESC, id`,
   });
   return res.rows.map(mapWorker);

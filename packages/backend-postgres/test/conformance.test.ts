@@ -1,6 +1,6 @@
 /**
  * The testkit's conformance suite, through its published entry points: once with the defaults and once
- * with worker outcomes committed asynchronously. Each run has a database of its own (the kit's cases
+ * with worker outcomes committed asynchronously and named (prepared) statements switched on. Each run has a database of its own (the kit's cases
  * share storage within a run). The databases are created at the top level, before registration, because
  * the kit opens one harness to decide which cases apply before it registers them.
  */
@@ -49,7 +49,7 @@ function storageFor(asyncOutcomes: boolean): Storage {
 
 for (const asyncOutcomes of MODES) {
   await registerConformanceSuite({
-    name: `postgres backend conformance${asyncOutcomes ? " (asyncOutcomes)" : ""}`,
+    name: `postgres backend conformance${asyncOutcomes ? " (asyncOutcomes, preparedStatements)" : ""}`,
     runner: vitestRunner(),
     harness: () => {
       const { db, admin } = storageFor(asyncOutcomes);
@@ -62,6 +62,7 @@ for (const asyncOutcomes of MODES) {
         { connectionString: db.url },
         {
           asyncOutcomes,
+          preparedStatements: asyncOutcomes,
           testHooks: {
             interruptDeadLetterMove: () => {
               if (!armed) return undefined;
@@ -79,7 +80,10 @@ for (const asyncOutcomes of MODES) {
         },
         // Another pool on the same database, as a second process would have.
         openPeer: () =>
-          postgresBackend({ connectionString: db.url, poolConfig: { max: 4 } }, { asyncOutcomes }),
+          postgresBackend(
+            { connectionString: db.url, poolConfig: { max: 4 } },
+            { asyncOutcomes, preparedStatements: asyncOutcomes },
+          ),
       };
     },
   });

@@ -80,7 +80,7 @@ export class Context {
   }
 
   async #ownApp(options: { mustExist?: boolean }): Promise<Soniq> {
-    const backend = await openBackend(this.resolveTarget(), options.mustExist ?? true);
+    const backend = await openBackend(this.resolveTarget(), options.mustExist ?? true, this.io.env);
     return new Soniq({ backend, allowUnknownJobNames: true, producerId: this.actor });
   }
 

@@ -74,11 +74,20 @@ async function importBackend(kind: DatabaseTarget["kind"]): Promise<Record<strin
  * Builds the backend for `target`. `mustExist` (every command but `setup`) refuses a SQLite file that is
  * not there, instead of silently creating an empty database.
  */
-export async function openBackend(target: DatabaseTarget, mustExist: boolean): Promise<Backend<unknown>> {
+export async function openBackend(
+  target: DatabaseTarget,
+  mustExist: boolean,
+  env: NodeJS.ProcessEnv = {},
+): Promise<Backend<unknown>> {
   if (target.kind === "postgres") {
     const mod = await importBackend("postgres");
-    const factory = mod.postgresBackend as (c: { connectionString: string }) => Backend<unknown>;
-    return factory({ connectionString: target.url });
+    const factory = mod.postgresBackend as (
+      c: { connectionString: string },
+      o?: { readConnectionString?: string },
+    ) => Backend<unknown>;
+    // SONIQ_READ_DATABASE_URL: a read replica for status and the lists (postgresBackend's readConnectionString).
+    const read = env.SONIQ_READ_DATABASE_URL;
+    return factory({ connectionString: target.url }, read ? { readConnectionString: read } : undefined);
   }
   if (mustExist && target.filename !== ":memory:" && !existsSync(resolve(target.filename))) {
     throw new CliError(

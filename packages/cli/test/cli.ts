@@ -1,6 +1,6 @@
 /**
  * Runs the built `soniq` binary (dist/bin.js) as a user would: a child process with its own environment,
- * no TTY, NO_COLOR unset. Build first (`pnpm build`); the tests fail with a clear message when dist is missing.
+ * no TTY, NO_COLOR unset. The project's global setup (global-setup.ts) builds it when its sources changed.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -16,7 +16,9 @@ export const FIXTURE = fileURLToPath(new URL("./fixtures/app.ts", import.meta.ur
 
 export function assertBuilt(): void {
   if (!existsSync(BIN))
-    throw new Error(`${BIN} is missing: run pnpm build (or pnpm --filter @soniq/cli build) first.`);
+    throw new Error(
+      `${BIN} is missing: the CLI project's global setup builds it (run the tests with vitest, or pnpm build first).`,
+    );
 }
 
 export interface Result {

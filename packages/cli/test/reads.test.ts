@@ -51,11 +51,13 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     expect(plain.stdout).not.toContain("\u001b[");
   });
 
-  it("status/json: { stats, queues, workers, schedules } with the six stat keys", async () => {
+  it("status/json: { stats, queues, workers, schedules, replication } with the six stat keys", async () => {
     const r = await cli("status", "--json");
     expect(r.code).toBe(0);
     const view = json<Record<string, unknown>>(r);
-    expect(Object.keys(view).sort()).toEqual(["queues", "schedules", "stats", "workers"]);
+    expect(Object.keys(view).sort()).toEqual(["queues", "replication", "schedules", "stats", "workers"]);
+    // No readConnectionString here: every read goes to the one database.
+    expect(view.replication).toEqual({ readReplica: false, lagMs: null });
     expect(Object.keys(view.stats as object).sort()).toEqual(STAT_KEYS);
     expect(view.stats).toEqual(await s.app.getQueueStats());
     const queues = view.queues as { name: string; stats: Record<string, number>; lagMs: number | null }[];

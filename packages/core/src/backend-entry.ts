@@ -92,6 +92,7 @@ export {
   statsQuery,
 } from "./queries.js";
 export { EXACT_COUNTS_UP_TO, queueInfo } from "./queues.js";
+export type { ReplicationStatus, ReplicationStatusMethod } from "./replication.js";
 export {
   fromStoredTiming,
   recurringStatus,

@@ -115,6 +115,11 @@ export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
       return migrating;
     },
   });
+  const replicationStatus = backend.replicationStatus;
+  if (replicationStatus) {
+    guarded.replicationStatus = () =>
+      closing ? Promise.reject(closedError("replicationStatus")) : replicationStatus.call(backend);
+  }
   guarded.close = () => {
     closing ??= Promise.resolve().then(() => backend.close());
     return closing;

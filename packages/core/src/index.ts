@@ -63,6 +63,7 @@ export {
   type RedactOption,
   type Redactor,
 } from "./redact.js";
+export type { ReplicationStatus } from "./replication.js";
 export type {
   BackoffRetry,
   ListRetry,

@@ -2,6 +2,7 @@
  * The Soniq app: one instance owns its backend (guarded), job registry, plugins and workers.
  * Two instances share nothing. See README.md for the options and their defaults.
  */
+
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "./audit.js";
 import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from "./contract/index.js";
@@ -36,6 +37,7 @@ import {
 } from "./options.js";
 import { inListOrder, jobListQuery, type ListJobsFilter, statsQuery } from "./queries.js";
 import { QueueService } from "./queues.js";
+import { type ReplicationStatus, replicationOf } from "./replication.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
 import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "./schedules/declare.js";
 import { checkDeclaredJob, type ScheduleRuntime } from "./schedules/runtime.js";
@@ -309,6 +311,11 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   /** Why this job is (not) running: `{ status, verdict, reasons: [{ code, message, evidence }] }`. Never throws for an unknown id. */
   explain(id: string): Promise<Explanation> {
     return this.#explainer.explain(id);
+  }
+
+  /** Where the operator's reads go (a read replica?) and its lag: `{ readReplica, lagMs }`. */
+  replication(): Promise<ReplicationStatus> {
+    return replicationOf(this.backend);
   }
 
   getJob(id: string): Promise<Job | null> {

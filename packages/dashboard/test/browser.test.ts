@@ -2,7 +2,7 @@
  * The dashboard in a real browser: Debian's chromium driven by playwright-core (never a browser
  * download; .ci/run installs chromium with apt when it is missing). Takes the README's screenshots.
  */
-import { mkdirSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -55,6 +55,10 @@ async function loggedIn(key: string, base = server.url): Promise<Page> {
 }
 
 beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `no browser at ${CHROMIUM}: install Debian's chromium (sudo apt-get install -y chromium) or set CHROMIUM_PATH to a Chromium or Chrome binary`,
+    );
   mkdirSync(DOCS, { recursive: true });
   app = await seededApp();
   server = await serveDashboard({ soniq: app.soniq, port: 0, apiKeys: KEYS, refreshIntervalMs: 600_000 });

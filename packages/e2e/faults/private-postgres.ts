@@ -11,7 +11,8 @@ import { join } from "node:path";
 
 const BIN = "/usr/lib/postgresql/15/bin";
 
-function freePort(): Promise<number> {
+/** A free TCP port on the loopback (each private server and pooler listens on its own). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

@@ -7,6 +7,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { type Job, Soniq } from "@soniq/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pooledPostgresKind } from "../scale/pgbouncer.js";
 import { eventually, maxStartsPerWindow, postgresKind, sqliteKind, uniqueName } from "./runtime-support.js";
 
 const CHILD = fileURLToPath(new URL("./queue-limits-child.ts", import.meta.url));
@@ -31,7 +32,8 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as const))(
+// postgres-pgbouncer: through a private PgBouncer in transaction mode (issue 24; needs Debian's pgbouncer).
+describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make().name, make] as const))(
   "queues/limits across %s processes",
   (name, make) => {
     const kind = make();

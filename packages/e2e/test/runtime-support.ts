@@ -38,7 +38,7 @@ export function uniqueName(prefix: string): string {
 }
 
 export interface BackendKind {
-  name: "memory" | "sqlite" | "postgres";
+  name: "memory" | "sqlite" | "postgres" | "postgres-pgbouncer";
   /** Called once per file, before the tests. */
   setup(): Promise<void>;
   /** A fresh backend over this kind's storage (a new SQLite file each time for sqlite; the file's database for postgres). */

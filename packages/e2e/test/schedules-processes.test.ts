@@ -8,6 +8,7 @@ import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Soniq } from "@soniq/core";
 import { describe, expect, it } from "vitest";
+import { pooledPostgresKind } from "../scale/pgbouncer.js";
 import { eventually, postgresKind, sqliteKind } from "./runtime-support.js";
 
 const CHILD = fileURLToPath(new URL("./schedules-child-scheduler.ts", import.meta.url));
@@ -20,7 +21,8 @@ interface Message {
   at?: number;
 }
 
-describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as const))(
+// postgres-pgbouncer: through a private PgBouncer in transaction mode (issue 24; needs Debian's pgbouncer).
+describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make().name, make] as const))(
   "schedules/processes on %s",
   (name, make) => {
     it("schedules/three-processes-one-job-per-tick: a SIGKILLed leader loses and doubles no tick", async () => {

@@ -1,10 +1,10 @@
 /**
- * What every facet receives: the pool, the outcome commit mode and the test-only fault hooks, plus the one
- * way to run a statement on the pool (every failure leaves as a `SoniqError`).
+ * What every facet receives: the pools, the outcome commit mode, whether statements are named, and the
+ * test-only fault hooks, plus the one way to run a statement on a pool (every failure leaves as a `SoniqError`).
  */
 import type pg from "pg";
 import type { PostgresTestHooks } from "../options.js";
-import { translatePgError } from "./errors.js";
+import { sqlState, translatePgError } from "./errors.js";
 import type { LimitedQueues } from "./queue-limits.js";
 
 /**
@@ -15,6 +15,10 @@ export const ASYNC_COMMIT = "(SELECT set_config('synchronous_commit', 'off', tru
 
 export interface PgContext {
   readonly pool: pg.Pool;
+  /** The operator's reads (a replica's pool with `readConnectionString`, else `pool`). */
+  readonly readPool: pg.Pool;
+  /** Whether statements with a `name` are sent named (prepared once per connection). */
+  readonly naming: StatementNaming;
   /** Worker outcomes (`runs.settle`) commit asynchronously. */
   readonly asyncOutcomes: boolean;
   readonly testHooks: PostgresTestHooks;
@@ -23,7 +27,7 @@ export interface PgContext {
 }
 
 export interface Statement {
-  /** Named statements are prepared once per connection and reused (the hot path). */
+  /** Named statements are prepared once per connection and reused (the hot path), unless switched off. */
   name?: string;
   text: string;
   values?: unknown[];
@@ -33,15 +37,67 @@ export interface Statement {
   types?: pg.CustomTypesConfig;
 }
 
-/** Run one statement on the pool; every failure leaves as a `SoniqError`. */
-export async function query<R extends pg.QueryResultRow = Record<string, unknown>>(
+// Named statements the server (a pooler) cannot keep: "already exists" (another client prepared it on this
+// server connection) or "does not exist" (prepared on another one). Both fail before anything executes.
+const LOST_PREPARED = new Set(["42P05", "26000"]);
+
+/**
+ * `preparedStatements`: true or false as set; "auto" names statements until the server answers one of
+ * LOST_PREPARED, then sends every statement unnamed for the rest of the backend's life.
+ */
+export class StatementNaming {
+  #named: boolean;
+  constructor(private readonly setting: boolean | "auto") {
+    this.#named = setting !== false;
+  }
+  get named(): boolean {
+    return this.#named;
+  }
+  /**
+   * True when `err` means the pooler lost a named statement: naming is (now) off, retry unnamed. Several
+   * statements in flight may fail so; each is retried.
+   */
+  switchedOff(err: unknown): boolean {
+    if (this.setting !== "auto" || !LOST_PREPARED.has(sqlState(err) ?? "")) return false;
+    this.#named = false;
+    return true;
+  }
+}
+
+async function run<R extends pg.QueryResultRow>(
+  ctx: PgContext,
+  pool: pg.Pool,
+  operation: string,
+  statement: Statement,
+): Promise<pg.QueryResult<R>> {
+  const { name, ...unnamed } = statement;
+  const named = ctx.naming.named && name !== undefined;
+  try {
+    return await pool.query<R>(named ? statement : unnamed);
+  } catch (err) {
+    if (!named || !ctx.naming.switchedOff(err)) throw translatePgError(err, operation);
+  }
+  try {
+    return await pool.query<R>(unnamed);
+  } catch (err) {
+    throw translatePgError(err, operation);
+  }
+}
+
+/** Run one statement on the primary's pool; every failure leaves as a `SoniqError`. */
+export function query<R extends pg.QueryResultRow = Record<string, unknown>>(
   ctx: PgContext,
   operation: string,
   statement: Statement,
 ): Promise<pg.QueryResult<R>> {
-  try {
-    return await ctx.pool.query<R>(statement);
-  } catch (err) {
-    throw translatePgError(err, operation);
-  }
+  return run<R>(ctx, ctx.pool, operation, statement);
+}
+
+/** Run one of the operator's reads on the read pool (the replica when configured). */
+export function readQuery<R extends pg.QueryResultRow = Record<string, unknown>>(
+  ctx: PgContext,
+  operation: string,
+  statement: Statement,
+): Promise<pg.QueryResult<R>> {
+  return run<R>(ctx, ctx.readPool, operation, statement);
 }

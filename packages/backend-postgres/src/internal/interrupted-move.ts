@@ -24,8 +24,9 @@ export async function inDedicatedTransaction<T>(
   client.on("error", ignore);
   let broken: unknown;
   try {
-    const pidRes = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
     await client.query("BEGIN");
+    // Inside the transaction: behind a transaction-mode pooler, only then is the server session fixed.
+    const pidRes = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
     return await move(client, pidRes.rows[0]?.pid ?? 0);
   } catch (err) {
     broken = err;

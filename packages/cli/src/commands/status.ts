@@ -12,13 +12,14 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
 
 /** The document behind the screen and `status --json`. */
 async function overview(soniq: Soniq) {
-  const [stats, queues, workers, schedules] = await Promise.all([
+  const [stats, queues, workers, schedules, replication] = await Promise.all([
     soniq.getQueueStats(),
     soniq.queues.list(),
     soniq.workers.list(),
     soniq.schedules.list(),
+    soniq.replication(),
   ]);
-  return { stats, queues, workers, schedules };
+  return { stats, queues, workers, schedules, replication };
 }
 
 async function screen(ctx: Context, soniq: Soniq, watching = false): Promise<void> {
@@ -34,6 +35,9 @@ async function screen(ctx: Context, soniq: Soniq, watching = false): Promise<voi
   p.line(
     `${p.paint("bold", "soniq status")}  ${ctx.resolveTarget().display}  ${new Date(ctx.io.now()).toISOString()}`,
   );
+  const r = view.replication;
+  if (r.readReplica)
+    p.line(`reads from a replica, lag ${r.lagMs === null ? "unknown (not replaying)" : `${r.lagMs} ms`}`);
   p.line(
     `jobs  total ${s.total}  queued ${s.queued}  processing ${s.processing}  done ${s.done}  ` +
       `dead_letter ${s.dead_letter}  cancelled ${s.cancelled}`,
@@ -69,8 +73,9 @@ export function registerStatus(program: Command, io: Io): void {
     .option("--watch [seconds]", "redraw every few seconds (default 2) until Ctrl-C")
     .addHelpText(
       "after",
-      "\nJSON (--json): { stats, queues, workers, schedules }; stats has exactly the six keys\n" +
-        "total, queued, processing, done, dead_letter, cancelled.\n\n" +
+      "\nJSON (--json): { stats, queues, workers, schedules, replication }; stats has exactly the six keys\n" +
+        "total, queued, processing, done, dead_letter, cancelled; replication is { readReplica, lagMs }\n" +
+        "(SONIQ_READ_DATABASE_URL: a Postgres read replica for these reads; the lag is shown).\n\n" +
         "Examples:\n  soniq status\n  soniq status --watch 5\n  soniq status --json | jq .stats",
     )
     .action(async (opts: { watch?: string | boolean }, command: Command) => {

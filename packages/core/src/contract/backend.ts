@@ -33,6 +33,7 @@ import type { LeasesFacet } from "./leases.js";
 import type { MetricsFacet } from "./metrics.js";
 import type { MigrationsFacet } from "./migrations.js";
 import type { QueuesFacet } from "./queues.js";
+import type { ReplicationStatusMethod } from "./replication.js";
 import type { RunsFacet } from "./runs.js";
 import type { SchedulesFacet } from "./schedules.js";
 import type { WakeUpsFacet } from "./wake-ups.js";
@@ -63,6 +64,8 @@ export interface Backend<TTx = never> {
   readonly queues: QueuesFacet;
   readonly audit: AuditFacet;
   readonly metrics: MetricsFacet;
+  /** Optional: where the operator's reads go and the replica's lag (core's replication.ts). */
+  readonly replicationStatus?: ReplicationStatusMethod;
   /** Release what the backend owns (never a pool or database handed to it). */
   close(): Promise<void>;
 }
@@ -91,7 +94,10 @@ export const BACKEND_FACETS = {
   audit: ["record", "list"],
   metrics: ["record", "list", "prune"],
 } as const satisfies {
-  [F in Exclude<keyof Backend, "name" | "capabilities" | "close">]: readonly (keyof Backend[F])[];
+  [F in Exclude<
+    keyof Backend,
+    "name" | "capabilities" | "close" | "replicationStatus"
+  >]: readonly (keyof Backend[F])[];
 };
 
 export type BackendFacetName = keyof typeof BACKEND_FACETS;

@@ -27,6 +27,7 @@ export type { LeasesFacet, LeaseTakeOver } from "./leases.js";
 export type { MetricsFacet, MetricsListQuery, MetricsRow } from "./metrics.js";
 export type { MigrationReport, MigrationStatus, MigrationsFacet } from "./migrations.js";
 export type { QueueConfigPatch, QueueListQuery, QueuesFacet, RecentStarts } from "./queues.js";
+export type { ReplicationStatus, ReplicationStatusMethod } from "./replication.js";
 export type {
   ClaimCap,
   ClaimRequest,

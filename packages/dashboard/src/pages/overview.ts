@@ -66,16 +66,18 @@ export function queueTable(queues: readonly QueueRow[], base: string): Html {
 export async function overviewPage(options: ResolvedDashboardOptions, range: RangeName): Promise<Html> {
   const { soniq, basePath: base } = options;
   const { spanMs, bucketMs } = RANGES[range];
-  const [queues, workers, series] = await Promise.all([
+  const [queues, workers, series, replication] = await Promise.all([
     listQueues(soniq),
     listWorkers(options),
     metricsSeries(soniq, { since: new Date(Date.now() - spanMs), bucketMs }),
+    soniq.replication(),
   ]);
   const stats = await statsSummary(soniq, queues);
   const ranges = (Object.keys(RANGES) as RangeName[]).map(
     (r) => html`<a href="${base}/?range=${r}"${r === range ? html` aria-current="true"` : ""}>${r}</a> `,
   );
   return html`<h1>Overview</h1>
+${replication.readReplica ? html`<p class="small">Read from a replica, ${replication.lagMs === null ? "not replaying (promoted?)" : `${formatDuration(replication.lagMs)} behind the primary`}.</p>` : ""}
 ${statCards(stats, base)}
 <h2>Activity <span class="small">${ranges}</span></h2>
 <div class="charts">${barChart("Throughput (done)", series.buckets, (b) => b.done, "")}${barChart("Failures", series.buckets, (b) => b.failed, "warn")}${barChart("Dead-lettered", series.buckets, (b) => b.deadLettered, "bad")}</div>

@@ -1,0 +1,153 @@
+/**
+ * scale/worker-hosts: 3 worker hosts (network namespaces with their own address and hostname, a veth pair
+ * to the machine; scale/netns.ts) x 2 worker processes drain one queue through a private PgBouncer that
+ * listens on the machine side of each veth: none run twice, none lost. Mid-drain one whole host is lost
+ * (its processes SIGKILLed, its namespace deleted); stale recovery hands its jobs to the others.
+ * 100,000 jobs (`--short`: 6,000). Traffic stays on the loopback and the test's own veth addresses.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { postgresBackend } from "@soniq/backend-postgres";
+import { Soniq } from "@soniq/core";
+import { afterAll, expect, it } from "vitest";
+import { type Child, eventually, kill, readRunLog, uniqueName } from "../faults/support.js";
+import { postgresKind } from "../test/runtime-support.js";
+import { createHosts, type Host } from "./netns.js";
+import { type PgBouncer, startPgBouncer } from "./pgbouncer.js";
+import { figure, size } from "./support.js";
+
+const CHILD = fileURLToPath(new URL("../faults/child-worker.ts", import.meta.url));
+const HOSTS = 3;
+const PER_HOST = 2;
+
+const database = postgresKind();
+let logDir = "";
+let hosts: Host[] = [];
+let bouncer: PgBouncer | undefined;
+const children: Child[] = [];
+afterAll(async () => {
+  await Promise.all(children.map(kill));
+  await bouncer?.stop();
+  for (const h of hosts) h.remove();
+  await database.teardown();
+  rmSync(logDir, { recursive: true, force: true });
+});
+
+function startOn(host: Host, url: string, queue: string, log: string): Child {
+  const env = { FAULT_JOB_MS: "1", FAULT_CONCURRENCY: "10", FAULT_STALE_MS: "5000" };
+  const argv = [
+    process.execPath,
+    "--conditions=source",
+    "--import",
+    "tsx",
+    CHILD,
+    "postgres",
+    url,
+    queue,
+    log,
+    "work",
+  ];
+  const proc = host.spawn(argv, env);
+  const started: string[] = [];
+  const workerId = new Promise<string>((resolve, reject) => {
+    proc.on("message", (m: { ready?: string; started?: string }) => {
+      if (m.ready) resolve(m.ready);
+      if (m.started) started.push(m.started);
+    });
+    proc.on("exit", (code, signal) =>
+      reject(new Error(`worker on ${host.hostname} exited (${code ?? signal})`)),
+    );
+  });
+  workerId.catch(() => {});
+  return { proc, workerId, started };
+}
+
+it("scale/worker-hosts: 3 hosts x 2 processes drain one queue; a lost host's jobs are recovered; none lost, none rerun after done", async () => {
+  const total = size(100_000, 6000);
+  const t0 = performance.now();
+  logDir = mkdtempSync(join(tmpdir(), "soniq-hosts-"));
+  await database.setup();
+  hosts = createHosts(HOSTS);
+  const name = new URL(database.target()).pathname.slice(1);
+  bouncer = await startPgBouncer({
+    listenAddr: ["127.0.0.1", ...hosts.map((h) => h.gateway)].join(","),
+    poolSize: 30,
+  });
+  const soniq = new Soniq({
+    backend: postgresBackend({ connectionString: bouncer.url(name) }),
+    allowUnknownJobNames: true,
+  });
+  try {
+    await soniq.setup();
+    const queue = uniqueName("hosts");
+    for (let i = 0; i < total; i += 1000) {
+      const n = Math.min(1000, total - i);
+      await soniq.enqueueMany(
+        Array.from({ length: n }, () => ({ job: "fault.work", args: {}, options: { queue } })),
+      );
+    }
+    const enqueuedS = (performance.now() - t0) / 1000;
+    const log = join(logDir, "hosts.log");
+    const drainFrom = performance.now();
+    const byHost = hosts.map((h) => {
+      const url = `postgres://postgres@${h.gateway}:${bouncer?.port}/${name}`;
+      return Array.from({ length: PER_HOST }, () => startOn(h, url, queue, log));
+    });
+    children.push(...byHost.flat());
+    const ids = await Promise.all(children.map((c) => c.workerId));
+    const workers = await soniq.backend.workers.list();
+    const hostnames = new Set(workers.filter((w) => w.status !== "stopped").map((w) => w.hostname));
+    expect([...hostnames].sort()).toEqual(hosts.map((h) => h.hostname));
+
+    const stats = () => soniq.getQueueStats({ queue });
+    await eventually(async () => expect((await stats()).done).toBeGreaterThanOrEqual(total * 0.3), 300_000);
+    // Host 0 is lost: every process killed, its namespace (and veth) gone.
+    const lost = hosts[0] as Host;
+    const lostIds = new Set(ids.slice(0, PER_HOST));
+    const held = (await soniq.listJobs({ queue, status: "processing", limit: 1000 })).filter((j) =>
+      lostIds.has(String(j.workerId)),
+    );
+    await Promise.all((byHost[0] ?? []).map(kill));
+    lost.remove();
+    const lostAt = performance.now();
+    await eventually(async () => expect((await stats()).done).toBe(total), 600_000);
+    const drainS = (performance.now() - drainFrom) / 1000;
+    const runs = readRunLog(log);
+    const after = await soniq.backend.workers.list();
+    // The surviving hosts' workers were never taken for dead (that would rerun their running jobs).
+    const survivorsStopped = after.filter((w) => !lostIds.has(w.id) && w.status === "stopped").length;
+    const missing = total - runs.starts.size;
+    const twice = [...runs.starts.values()].filter((n) => n > 1).length;
+    figure({
+      scenario: `worker hosts: ${HOSTS} hosts x ${PER_HOST} processes x 10 through PgBouncer, host 0 lost at 30 %`,
+      size: `${total} jobs (enqueued in ${enqueuedS.toFixed(1)} s)`,
+      drain: `${drainS.toFixed(1)} s, ${Math.round(total / drainS)} jobs/s`,
+      "lost host held": `${held.length} jobs, all done ${((performance.now() - lostAt) / 1000).toFixed(1)} s later`,
+      lost: missing,
+      "run more than once": twice,
+      "rerun after done": runs.rerunAfterDone.length,
+      "survivors taken for dead": survivorsStopped,
+    });
+    expect(missing).toBe(0);
+    expect(runs.rerunAfterDone).toEqual([]);
+    expect(runs.doneTwice).toEqual([]);
+    // Only jobs the lost host had started (and not settled: outcomes are written in batches) ran again.
+    const lostPids = new Set(after.filter((w) => lostIds.has(w.id)).map((w) => String(w.pid)));
+    const firstStart = new Map<string, string>();
+    for (const line of readFileSync(log, "utf8").split("\n")) {
+      const [what, id, pid] = line.split(" ");
+      if (what === "start" && id && pid && !firstStart.has(id)) firstStart.set(id, pid);
+    }
+    const rerunElsewhere = [...runs.starts].filter(
+      ([id, n]) => n > 1 && !lostPids.has(firstStart.get(id) ?? ""),
+    );
+    expect(rerunElsewhere).toEqual([]);
+    expect((await stats()).processing).toBe(0);
+    expect(held.length, "the lost host held jobs when it went").toBeGreaterThan(0);
+    for (const job of held) expect((await soniq.getJob(job.id))?.status).toBe("done");
+  } finally {
+    await soniq.close();
+  }
+});
