@@ -7,6 +7,7 @@ import type { Backend, BackendCapabilities } from "@soniq/core/backend";
 import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
 import { type PgContext, query, StatementNaming } from "./internal/context.js";
+import { withInterruptedMove } from "./internal/interrupted-move.js";
 import { WakeUpChannel } from "./internal/listen-client.js";
 import { resolveConnection } from "./internal/pool.js";
 import { LimitedQueues } from "./internal/queue-limits.js";
@@ -46,7 +47,6 @@ export function postgresBackend(
     readPool: resolved.readPool,
     naming: new StatementNaming(options.preparedStatements ?? "auto"),
     asyncOutcomes: options.asyncOutcomes === true,
-    testHooks: { ...options.testHooks },
     limits: new LimitedQueues(),
   };
   const wakeUps = new WakeUpChannel(
@@ -78,7 +78,7 @@ export function postgresBackend(
     capabilities: capabilities(options),
     migrations: migrationsFacet(ctx),
     jobs: jobsFacet(ctx),
-    runs: runsFacet(ctx),
+    runs: withInterruptedMove(runsFacet(ctx), ctx, { ...options.testHooks }),
     deadLetters: deadLettersFacet(ctx),
     workers: workersFacet(ctx),
     leases: leasesFacet(ctx),

@@ -19,7 +19,7 @@ import { type PgContext, query } from "./internal/context.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { QUEUE_COLUMNS, toQueueSettings, writeAudit } from "./internal/queue-rows.js";
 import { type Row, toDate } from "./internal/rows.js";
-import { inTransaction } from "./internal/transaction.js";
+import { inTransaction } from "./internal/tx.js";
 
 const UPSERT = "INSERT INTO soniq_queues (name) VALUES ($1) ON CONFLICT (name) DO NOTHING";
 

@@ -29,7 +29,7 @@ import { type PgContext, query } from "./internal/context.js";
 import { enqueueMany } from "./internal/enqueue.js";
 import { auditCte, auditValues, writeAudit } from "./internal/queue-rows.js";
 import { type ScheduleRecord, type TickRow, toSchedule, toTick } from "./internal/schedule-rows.js";
-import { inTransaction } from "./internal/transaction.js";
+import { inTransaction } from "./internal/tx.js";
 
 // An unchanged timing (type, value, timezone) keeps next_run_at; SET expressions read the old row.
 const UPSERT = `INSERT INTO soniq_recurring_jobs AS r (id, job_name, schedule_type, schedule_value, timezone, args,
