@@ -20,6 +20,10 @@ import type pg from "pg";
 import type { PgContext } from "./internal/context.js";
 import { sqlState } from "./internal/errors.js";
 
+export function migrationsFacet(ctx: PgContext): MigrationsFacet {
+  return { apply: () => apply(ctx), status: () => status(ctx) };
+}
+
 /** `drizzle/` beside `src/` and `dist/` alike (this file sits one level below the package root in both). */
 export const migrationsFolder = fileURLToPath(new URL("../drizzle", import.meta.url));
 
@@ -122,8 +126,4 @@ async function apply(ctx: PgContext): Promise<MigrationReport> {
   } finally {
     client.release(broken);
   }
-}
-
-export function migrationsFacet(ctx: PgContext): MigrationsFacet {
-  return { apply: () => apply(ctx), status: () => status(ctx) };
 }

@@ -57,6 +57,13 @@ import {
   settleSql,
 } from "./internal/settle-sql.js";
 
+export function runsFacet(ctx: PgContext): RunsFacet {
+  return {
+    claim: (request) => claim(ctx, request),
+    settle: (items) => settle(ctx, items),
+  };
+}
+
 function claimSql(queueFilter: string, controlFilter: string): string {
   return `UPDATE soniq_jobs
 SET status = 'processing', attempts = attempts + 1, worker_id = $2, updated_at = now()
@@ -168,11 +175,4 @@ async function settle(ctx: PgContext, items: readonly Settlement[]): Promise<boo
   if (items.length === 0) return [];
   const encoded = encodeSettle(items);
   return settledFlags(items, encoded, await settleOnPool(ctx, encoded));
-}
-
-export function runsFacet(ctx: PgContext): RunsFacet {
-  return {
-    claim: (request) => claim(ctx, request),
-    settle: (items) => settle(ctx, items),
-  };
 }
