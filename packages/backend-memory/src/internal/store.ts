@@ -50,7 +50,7 @@ export interface MemoryStoreHooks {
   readonly interruptDeadLetterMove?: (jobId: string) => boolean;
 }
 
-/** Where a memory backend keeps its store, for the test inspector (test/inspector.ts); not public API. */
+/** Where a memory backend keeps its store, for `memoryInspector` (internal/inspector.ts); not public API. */
 export const STORE: unique symbol = Symbol("soniq.memory.store");
 
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_JOB_STATUSES);
