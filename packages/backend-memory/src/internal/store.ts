@@ -45,11 +45,6 @@ interface ExpiryEntry {
   expiresAt: number;
 }
 
-export interface MemoryStoreHooks {
-  /** Consulted before each dead-letter move; true makes the move fail half way (see options.ts). */
-  readonly interruptDeadLetterMove?: (jobId: string) => boolean;
-}
-
 /** Where a memory backend keeps its store, for `memoryInspector` (internal/inspector.ts); not public API. */
 export const STORE: unique symbol = Symbol("soniq.memory.store");
 
@@ -102,10 +97,7 @@ export class MemoryStore {
   private readonly expiring = new Heap<ExpiryEntry>((a, b) => a.expiresAt < b.expiresAt);
   private seq = 0;
 
-  constructor(
-    readonly now: () => number,
-    readonly hooks: MemoryStoreHooks = {},
-  ) {}
+  constructor(readonly now: () => number) {}
 
   nextSeq(): number {
     return ++this.seq;
@@ -201,6 +193,12 @@ export class MemoryStore {
     }
     out.total = out.queued + out.processing + out.done + out.dead_letter + out.cancelled;
     return out;
+  }
+
+  /** The job when it is processing under `attempt` (the fence every outcome passes), else undefined. */
+  processingAt(id: string, attempt: number): JobRecord | undefined {
+    const job = this.jobs.get(id);
+    return job !== undefined && job.status === "processing" && job.attempts === attempt ? job : undefined;
   }
 
   /** Processing jobs of `group` in `queue`. */
