@@ -23,7 +23,6 @@ import {
   type RequeueSettlement,
   type RunsFacet,
   type Settlement,
-  SoniqError,
 } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
@@ -217,19 +216,9 @@ function deadLetterStep(ctx: SqliteContext, item: DeadLetterSettlement): Step {
     // Checked first (the write lock is held): a conflicting row leaves this job where it is.
     if (ctx.statement(HAS_DEAD_LETTER_ROW).get(id) !== undefined) return false;
     if (ctx.statement(MOVE_INSERT).run(params).changes === 0) return false;
-    if (ctx.testHooks.interruptDeadLetterMove?.(id)) throw interrupted(id);
     ctx.statement(MOVE_DELETE).run(id);
     return true;
   };
-}
-
-function interrupted(id: string): SoniqError {
-  return new SoniqError(
-    "SONIQ_BACKEND_ERROR",
-    `runs.settle: the dead-letter move of ${id} was interrupted between its insert and its delete ` +
-      "(testHooks.interruptDeadLetterMove); the transaction rolled back, nothing changed.",
-    { context: { id } },
-  );
 }
 
 function settle(ctx: SqliteContext, items: readonly Settlement[]): boolean[] {
