@@ -9,6 +9,7 @@
 import type { RunsFacet, Settlement } from "@soniq/core/backend";
 import type { PostgresTestHooks } from "../options.js";
 import type { PgContext } from "./context.js";
+import { translatePgError } from "./errors.js";
 import { KEEP_KEYS } from "./requeue-keys.js";
 import { encodeSettle, settledFlags, settleSql } from "./settle-sql.js";
 import { inTransaction } from "./tx.js";
@@ -23,22 +24,17 @@ export function withInterruptedMove(runs: RunsFacet, ctx: PgContext, hooks: Post
       const jobId = encoded.firstDeadLetterId;
       const interrupt = jobId === null ? undefined : hook();
       if (jobId === null || interrupt === undefined) return runs.settle(items);
-      const rows = await inTransaction(
-        ctx,
-        "runs.settle",
-        async (client) => {
-          const pid =
-            (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid ?? 0;
-          const res = await client.query<unknown[]>({
-            text: settleSql(encoded.parts, false, KEEP_KEYS),
-            values: encoded.values,
-            rowMode: "array",
-          });
-          await interrupt(jobId, { pid });
-          return res.rows;
-        },
-        { jobId },
-      );
+      const fail = (err: unknown) => translatePgError(err, "runs.settle", { jobId });
+      const rows = await inTransaction(ctx, fail, async (client) => {
+        const pid = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid ?? 0;
+        const res = await client.query<unknown[]>({
+          text: settleSql(encoded.parts, false, KEEP_KEYS),
+          values: encoded.values,
+          rowMode: "array",
+        });
+        await interrupt(jobId, { pid });
+        return res.rows;
+      });
       return settledFlags(items, encoded, rows);
     },
   };

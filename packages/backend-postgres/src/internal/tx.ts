@@ -105,21 +105,21 @@ export function txRunner(tx: unknown, operation: string): TxRunner {
 }
 
 /**
- * An explicit transaction on a connection of the pool: BEGIN, `fn`, COMMIT; on an error ROLLBACK, the error
- * translated for `operation` (with `context`). A connection whose ROLLBACK fails (killed mid-transaction) is
- * discarded rather than returned to the pool.
+ * An explicit transaction on a connection of the pool: BEGIN, `fn`, COMMIT; on an error ROLLBACK. Errors leave
+ * as `failure` makes them: an operation name (translated by `translatePgError`) or a function. A connection
+ * whose ROLLBACK fails (killed mid-transaction) is discarded rather than returned to the pool.
  */
 export async function inTransaction<T>(
   ctx: PgContext,
-  operation: string,
+  failure: string | ((err: unknown) => Error),
   fn: (client: pg.PoolClient) => Promise<T>,
-  context: Record<string, unknown> = {},
 ): Promise<T> {
+  const fail = typeof failure === "string" ? (err: unknown) => translatePgError(err, failure) : failure;
   let client: pg.PoolClient;
   try {
     client = await ctx.pool.connect();
   } catch (err) {
-    throw translatePgError(err, operation, context);
+    throw fail(err);
   }
   // A connection killed while checked out emits 'error' outside any query; the failing query reports it.
   const ignore = () => {};
@@ -136,7 +136,7 @@ export async function inTransaction<T>(
     } catch (rollbackError) {
       broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
     }
-    throw translatePgError(err, operation, context);
+    throw fail(err);
   } finally {
     client.off("error", ignore);
     client.release(broken);
