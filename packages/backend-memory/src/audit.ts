@@ -1,13 +1,13 @@
 /** The audit facet: `soniq_audit_log` in memory (rows appended by the actions' own facets too). */
-import type { AuditEntry, AuditFacet, AuditListQuery, AuditRecord } from "@soniq/core/backend";
+import type { AuditEntry, AuditFacet, AuditListQuery } from "@soniq/core/backend";
+import { writeAudit } from "./internal/audit-rows.js";
 import type { MemoryStore } from "./internal/store.js";
 
-export function appendAudit(store: MemoryStore, record: AuditRecord, now = store.now()): void {
-  store.auditLog.push({ ...record, at: new Date(now) });
-}
-
-function copy(entry: AuditEntry): AuditEntry {
-  return { ...entry, at: new Date(entry.at.getTime()) };
+export function auditFacet(store: MemoryStore): AuditFacet {
+  return {
+    record: async (entry) => writeAudit(store, entry),
+    list: async (query) => list(store, query),
+  };
 }
 
 function list(store: MemoryStore, query: AuditListQuery): AuditEntry[] {
@@ -22,9 +22,6 @@ function list(store: MemoryStore, query: AuditListQuery): AuditEntry[] {
   return out;
 }
 
-export function auditFacet(store: MemoryStore): AuditFacet {
-  return {
-    record: async (entry) => appendAudit(store, entry),
-    list: async (query) => list(store, query),
-  };
+function copy(entry: AuditEntry): AuditEntry {
+  return { ...entry, at: new Date(entry.at.getTime()) };
 }

@@ -5,6 +5,7 @@
 import type { Backend, BackendCapabilities } from "@soniq/core/backend";
 import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
+import { withInterruptedMove } from "./internal/interrupted-move.js";
 import { MemoryStore, STORE } from "./internal/store.js";
 import { jobsFacet } from "./jobs.js";
 import { leasesFacet } from "./leases.js";
@@ -29,14 +30,14 @@ const CAPABILITIES: BackendCapabilities = Object.freeze({
 
 export function memoryBackend(options?: MemoryBackendOptions): MemoryBackend {
   const resolved = resolveOptions(options);
-  const store = new MemoryStore(resolved.now, resolved.testHooks);
+  const store = new MemoryStore(resolved.now);
   let closing: Promise<void> | undefined;
   const backend: MemoryBackend = {
     name: resolved.name,
     capabilities: CAPABILITIES,
     migrations: migrationsFacet(),
     jobs: jobsFacet(store),
-    runs: runsFacet(store),
+    runs: withInterruptedMove(runsFacet(store), store, resolved.testHooks.interruptDeadLetterMove),
     deadLetters: deadLettersFacet(store),
     workers: workersFacet(store),
     leases: leasesFacet(store),

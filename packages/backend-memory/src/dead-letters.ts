@@ -6,7 +6,7 @@ import type {
   DeadLettersFacet,
   ReplayRequest,
 } from "@soniq/core/backend";
-import { appendAudit } from "./audit.js";
+import { writeAudit } from "./internal/audit-rows.js";
 import { type DeadLetterRecord, newestFirst, queuedRecord, toDeadLetterJob } from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
 
@@ -20,32 +20,17 @@ export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
     },
     replay: async (id, request, audit) => {
       const newId = replay(store, id, request);
-      if (newId !== null && audit) appendAudit(store, audit);
+      if (newId !== null && audit) writeAudit(store, audit);
       return newId;
     },
     purge: async (id, audit) => {
       const row = store.deadLetters.get(id);
       if (row === undefined) return false;
       store.removeDeadLetter(row);
-      if (audit) appendAudit(store, audit);
+      if (audit) writeAudit(store, audit);
       return true;
     },
   };
-}
-
-function matching(store: MemoryStore, query: DeadLetterMatch): DeadLetterRecord[] {
-  const since = query.since?.getTime() ?? null;
-  const until = query.until?.getTime() ?? null;
-  const rows: DeadLetterRecord[] = [];
-  for (const row of store.deadLetters.values()) {
-    if (query.jobName !== null && row.jobName !== query.jobName) continue;
-    if (query.queue !== null && row.queue !== query.queue) continue;
-    if (query.reason !== null && row.deadLetterReason !== query.reason) continue;
-    if (since !== null && row.movedToDeadLetterAt < since) continue;
-    if (until !== null && row.movedToDeadLetterAt >= until) continue;
-    rows.push(row);
-  }
-  return rows;
 }
 
 function list(store: MemoryStore, query: DeadLetterListQuery): DeadLetterJob[] {
@@ -77,4 +62,19 @@ function replay(store: MemoryStore, id: string, request: ReplayRequest): string 
   row.lastResurrectionAt = now;
   store.wake(queue);
   return request.newId;
+}
+
+function matching(store: MemoryStore, query: DeadLetterMatch): DeadLetterRecord[] {
+  const since = query.since?.getTime() ?? null;
+  const until = query.until?.getTime() ?? null;
+  const rows: DeadLetterRecord[] = [];
+  for (const row of store.deadLetters.values()) {
+    if (query.jobName !== null && row.jobName !== query.jobName) continue;
+    if (query.queue !== null && row.queue !== query.queue) continue;
+    if (query.reason !== null && row.deadLetterReason !== query.reason) continue;
+    if (since !== null && row.movedToDeadLetterAt < since) continue;
+    if (until !== null && row.movedToDeadLetterAt >= until) continue;
+    rows.push(row);
+  }
+  return rows;
 }

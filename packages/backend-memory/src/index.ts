@@ -1,3 +1,3 @@
 export { type MemoryBackend, memoryBackend } from "./backend.js";
-export { type MemoryInspector, memoryInspector } from "./inspector.js";
+export { type MemoryInspector, memoryInspector } from "./internal/inspector.js";
 export type { MemoryBackendOptions } from "./options.js";

@@ -5,12 +5,6 @@
 import type { LeasesFacet, LeaseTakeOver } from "@soniq/core/backend";
 import type { MemoryStore } from "./internal/store.js";
 
-function holderIsGone(store: MemoryStore, holder: string, takeOver: LeaseTakeOver | undefined): boolean {
-  const worker = takeOver === undefined ? undefined : store.workers.get(holder);
-  if (worker === undefined || takeOver === undefined) return false;
-  return worker.status === "stopped" || worker.lastHeartbeat < store.now() - takeOver.staleAfterMs;
-}
-
 export function leasesFacet(store: MemoryStore): LeasesFacet {
   return {
     tryAcquire: async (name, holder, ttlMs, takeOver) => {
@@ -31,4 +25,10 @@ export function leasesFacet(store: MemoryStore): LeasesFacet {
       if (store.leases.get(name)?.holder === holder) store.leases.delete(name);
     },
   };
+}
+
+function holderIsGone(store: MemoryStore, holder: string, takeOver: LeaseTakeOver | undefined): boolean {
+  const worker = takeOver === undefined ? undefined : store.workers.get(holder);
+  if (worker === undefined || takeOver === undefined) return false;
+  return worker.status === "stopped" || worker.lastHeartbeat < store.now() - takeOver.staleAfterMs;
 }

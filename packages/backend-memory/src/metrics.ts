@@ -2,9 +2,6 @@
 import type { MetricsFacet, MetricsRow } from "@soniq/core/backend";
 import type { MemoryStore } from "./internal/store.js";
 
-const COUNTS = ["done", "failed", "retried", "deadLettered", "snoozed", "runMsSum"] as const;
-const keyOf = (r: MetricsRow) => `${r.bucketStart.getTime()}\u0000${r.queue}\u0000${r.jobName}`;
-
 export function metricsFacet(store: MemoryStore): MetricsFacet {
   return {
     record: async (rows) => {
@@ -33,3 +30,6 @@ export function metricsFacet(store: MemoryStore): MetricsFacet {
     },
   };
 }
+
+const COUNTS = ["done", "failed", "retried", "deadLettered", "snoozed", "runMsSum"] as const;
+const keyOf = (r: MetricsRow) => `${r.bucketStart.getTime()}\u0000${r.queue}\u0000${r.jobName}`;

@@ -10,71 +10,8 @@ import {
   type QueuesFacet,
   queueInfo,
 } from "@soniq/core/backend";
-import { appendAudit } from "./audit.js";
+import { writeAudit } from "./internal/audit-rows.js";
 import type { MemoryStore } from "./internal/store.js";
-import { stats } from "./jobs.js";
-
-function unlimited(name: string): QueueSettings {
-  return {
-    name,
-    paused: false,
-    pausedAt: null,
-    concurrency: null,
-    groupConcurrency: null,
-    rateLimit: null,
-    updatedAt: null,
-  };
-}
-
-function write(
-  store: MemoryStore,
-  name: string,
-  audit: AuditRecord,
-  change: (row: QueueSettings, now: number) => void,
-): QueueSettings {
-  const now = store.now();
-  const row = { ...(store.queueSettings.get(name) ?? unlimited(name)) };
-  change(row, now);
-  row.updatedAt = new Date(now);
-  store.queueSettings.set(name, row);
-  if (row.rateLimit === null) store.queueStarts.delete(name);
-  appendAudit(store, audit, now);
-  return copy(row);
-}
-
-function copy(row: QueueSettings): QueueSettings {
-  return { ...row, rateLimit: row.rateLimit && { ...row.rateLimit } };
-}
-
-function applyPatch(row: QueueSettings, patch: QueueConfigPatch): void {
-  if (patch.concurrency !== undefined) row.concurrency = patch.concurrency;
-  if (patch.groupConcurrency !== undefined) row.groupConcurrency = patch.groupConcurrency;
-  if (patch.rateLimit !== undefined) row.rateLimit = patch.rateLimit && { ...patch.rateLimit };
-}
-
-/** Age of the oldest due queued job per queue. */
-function lagByQueue(store: MemoryStore, now: number): Map<string, number> {
-  const oldest = new Map<string, number>();
-  for (const job of store.jobs.values()) {
-    if (job.status !== "queued" || job.scheduledAt > now) continue;
-    const seen = oldest.get(job.queue);
-    if (seen === undefined || job.scheduledAt < seen) oldest.set(job.queue, job.scheduledAt);
-  }
-  return new Map([...oldest].map(([queue, at]) => [queue, now - at]));
-}
-
-function list(store: MemoryStore): QueueInfo[] {
-  const names = new Set<string>(store.queueSettings.keys());
-  for (const [queue, c] of store.counts) {
-    if (c.queued + c.processing + c.done + c.cancelled > 0) names.add(queue);
-  }
-  for (const [queue, n] of store.deadLetterCounts) if (n > 0) names.add(queue);
-  const lag = lagByQueue(store, store.now());
-  return [...names].sort().map((name) => {
-    const settings = store.queueSettings.get(name) ?? unlimited(name);
-    return queueInfo(settings, stats(store, { queue: name }), lag.get(name) ?? null);
-  });
-}
 
 export function queuesFacet(store: MemoryStore): QueuesFacet {
   return {
@@ -104,4 +41,66 @@ export function queuesFacet(store: MemoryStore): QueuesFacet {
       return { count: starts.length, oldestAt: starts.length > 0 ? new Date(starts[0] as number) : null };
     },
   };
+}
+
+function list(store: MemoryStore): QueueInfo[] {
+  const names = new Set<string>(store.queueSettings.keys());
+  for (const [queue, c] of store.counts) {
+    if (c.queued + c.processing + c.done + c.cancelled > 0) names.add(queue);
+  }
+  for (const [queue, n] of store.deadLetterCounts) if (n > 0) names.add(queue);
+  const lag = lagByQueue(store, store.now());
+  return [...names].sort().map((name) => {
+    const settings = store.queueSettings.get(name) ?? unlimited(name);
+    return queueInfo(settings, store.stats(name), lag.get(name) ?? null);
+  });
+}
+
+function unlimited(name: string): QueueSettings {
+  return {
+    name,
+    paused: false,
+    pausedAt: null,
+    concurrency: null,
+    groupConcurrency: null,
+    rateLimit: null,
+    updatedAt: null,
+  };
+}
+
+function write(
+  store: MemoryStore,
+  name: string,
+  audit: AuditRecord,
+  change: (row: QueueSettings, now: number) => void,
+): QueueSettings {
+  const now = store.now();
+  const row = { ...(store.queueSettings.get(name) ?? unlimited(name)) };
+  change(row, now);
+  row.updatedAt = new Date(now);
+  store.queueSettings.set(name, row);
+  if (row.rateLimit === null) store.queueStarts.delete(name);
+  writeAudit(store, audit, now);
+  return copy(row);
+}
+
+function copy(row: QueueSettings): QueueSettings {
+  return { ...row, rateLimit: row.rateLimit && { ...row.rateLimit } };
+}
+
+function applyPatch(row: QueueSettings, patch: QueueConfigPatch): void {
+  if (patch.concurrency !== undefined) row.concurrency = patch.concurrency;
+  if (patch.groupConcurrency !== undefined) row.groupConcurrency = patch.groupConcurrency;
+  if (patch.rateLimit !== undefined) row.rateLimit = patch.rateLimit && { ...patch.rateLimit };
+}
+
+/** Age of the oldest due queued job per queue. */
+function lagByQueue(store: MemoryStore, now: number): Map<string, number> {
+  const oldest = new Map<string, number>();
+  for (const job of store.jobs.values()) {
+    if (job.status !== "queued" || job.scheduledAt > now) continue;
+    const seen = oldest.get(job.queue);
+    if (seen === undefined || job.scheduledAt < seen) oldest.set(job.queue, job.scheduledAt);
+  }
+  return new Map([...oldest].map(([queue, at]) => [queue, now - at]));
 }

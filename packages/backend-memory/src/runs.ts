@@ -7,9 +7,9 @@
  * what core's `chooseClaim` picks (internal/queue-limits.ts).
  *
  * settle writes a batch of outcomes in one synchronous step, so nothing else runs in between. It plans
- * every item first (fence, dead-letter conflict, JSON encoding) without changing anything, consults the
- * fault hook before the moves, then applies the plan: a throw at any point before the apply leaves the
- * store as it was, as a rolled-back transaction would.
+ * every item first (fence, dead-letter conflict, JSON encoding) without changing anything, then applies the
+ * plan: a throw at any point before the apply leaves the store as it was, as a rolled-back transaction
+ * would. (The fault hook wraps this facet from outside: internal/interrupted-move.ts.)
  */
 import type {
   ClaimRequest,
@@ -23,7 +23,6 @@ import type {
   Settlement,
 } from "@soniq/core/backend";
 import { claimQueues } from "@soniq/core/backend";
-import { deadLetterMoveInterrupted } from "./internal/errors.js";
 import { type Lane, type LaneEntry, readyLess } from "./internal/lanes.js";
 import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
 import { deadLetterRow, encodeJson, type JobRecord, toJob } from "./internal/rows.js";
@@ -113,16 +112,6 @@ function settle(store: MemoryStore, items: readonly Settlement[]): boolean[] {
     steps.push(step);
     return true;
   });
-  const interrupt = store.hooks.interruptDeadLetterMove;
-  for (const step of interrupt === undefined ? [] : steps) {
-    if (step.kind === "dead_letter" && interrupt?.(step.job.id) === true) {
-      // Fail between the two steps of the move, then undo the insert: nothing of this call applies.
-      const row = deadLetterRow(store, step.job, step.item, step.tagsJson, store.now());
-      store.addDeadLetter(row);
-      store.removeDeadLetter(row);
-      throw deadLetterMoveInterrupted(step.job.id);
-    }
-  }
   const now = store.now();
   const woken = new Set<string>();
   for (const step of steps) apply(store, step, now, woken);
@@ -136,9 +125,8 @@ function settle(store: MemoryStore, items: readonly Settlement[]): boolean[] {
  * dead-letter row.
  */
 function plan(store: MemoryStore, item: Settlement, taken: ReadonlySet<string>): Step | null {
-  const job = store.jobs.get(item.id);
-  if (job === undefined || job.status !== "processing" || job.attempts !== item.attempt) return null;
-  if (taken.has(item.id)) return null;
+  const job = store.processingAt(item.id, item.attempt);
+  if (job === undefined || taken.has(item.id)) return null;
   switch (item.kind) {
     case "done": {
       const resultJson = item.result === undefined ? null : encodeJson(item.result, "result");

@@ -16,36 +16,9 @@ import {
   type TickRecordResult,
   triggerAudit,
 } from "@soniq/core/backend";
-import { appendAudit } from "./audit.js";
+import { writeAudit } from "./internal/audit-rows.js";
+import { enqueueMany } from "./internal/enqueue.js";
 import type { MemoryStore } from "./internal/store.js";
-import { enqueueMany } from "./jobs.js";
-
-interface ScheduleRecord {
-  readonly name: string;
-  jobName: string;
-  cron: string | null;
-  every: number | null;
-  timezone: string | null;
-  argsJson: string;
-  queue: string | null;
-  priority: number | null;
-  maxAttempts: number | null;
-  catchUp: CatchUpPolicy;
-  paused: boolean;
-  nextRunAt: number | null;
-  lastRunAt: number | null;
-  lastJobId: string | null;
-  runCount: number;
-  readonly createdAt: number;
-}
-
-interface TickRecordRow {
-  readonly tickAt: number;
-  readonly outcome: TickOutcome;
-  readonly jobId: string | null;
-  readonly reason: string | null;
-  readonly recordedAt: number;
-}
 
 export function schedulesFacet(store: MemoryStore): SchedulesFacet {
   const schedules = new Map<string, ScheduleRecord>();
@@ -63,13 +36,13 @@ export function schedulesFacet(store: MemoryStore): SchedulesFacet {
       const record = schedules.get(name);
       if (record === undefined) return false;
       record.paused = paused;
-      if (audit) appendAudit(store, audit);
+      if (audit) writeAudit(store, audit);
       return true;
     },
     remove: async (name, audit) => {
       ledgers.delete(name);
       const removed = schedules.delete(name);
-      if (removed && audit) appendAudit(store, audit);
+      if (removed && audit) writeAudit(store, audit);
       return removed;
     },
     recordTick: async (tick, audit) => {
@@ -82,7 +55,7 @@ export function schedulesFacet(store: MemoryStore): SchedulesFacet {
       }
       const result = recordTick(store, record, ledger, tick);
       const row = triggerAudit(audit, result);
-      if (row !== null) appendAudit(store, row);
+      if (row !== null) writeAudit(store, row);
       return result;
     },
     history: async (name, { limit }) => {
@@ -183,4 +156,31 @@ function toTick(row: TickRecordRow): ScheduleTick {
     reason: row.reason,
     recordedAt: new Date(row.recordedAt),
   };
+}
+
+interface ScheduleRecord {
+  readonly name: string;
+  jobName: string;
+  cron: string | null;
+  every: number | null;
+  timezone: string | null;
+  argsJson: string;
+  queue: string | null;
+  priority: number | null;
+  maxAttempts: number | null;
+  catchUp: CatchUpPolicy;
+  paused: boolean;
+  nextRunAt: number | null;
+  lastRunAt: number | null;
+  lastJobId: string | null;
+  runCount: number;
+  readonly createdAt: number;
+}
+
+interface TickRecordRow {
+  readonly tickAt: number;
+  readonly outcome: TickOutcome;
+  readonly jobId: string | null;
+  readonly reason: string | null;
+  readonly recordedAt: number;
 }

@@ -7,9 +7,11 @@ import type { Backend, BackendCapabilities } from "@soniq/core/backend";
 import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
 import { type PgContext, query, StatementNaming } from "./internal/context.js";
+import { withInterruptedMove } from "./internal/interrupted-move.js";
 import { WakeUpChannel } from "./internal/listen-client.js";
 import { resolveConnection } from "./internal/pool.js";
 import { LimitedQueues } from "./internal/queue-limits.js";
+import { replicationStatus } from "./internal/replication.js";
 import type { PgTx } from "./internal/tx.js";
 import { jobsFacet } from "./jobs.js";
 import { leasesFacet } from "./leases.js";
@@ -17,7 +19,6 @@ import { metricsFacet } from "./metrics.js";
 import { migrationsFacet } from "./migrations.js";
 import type { PostgresBackendOptions, PostgresConnection } from "./options.js";
 import { queuesFacet } from "./queues.js";
-import { replicationStatus } from "./replication.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
@@ -46,7 +47,6 @@ export function postgresBackend(
     readPool: resolved.readPool,
     naming: new StatementNaming(options.preparedStatements ?? "auto"),
     asyncOutcomes: options.asyncOutcomes === true,
-    testHooks: { ...options.testHooks },
     limits: new LimitedQueues(),
   };
   const wakeUps = new WakeUpChannel(
@@ -78,7 +78,7 @@ export function postgresBackend(
     capabilities: capabilities(options),
     migrations: migrationsFacet(ctx),
     jobs: jobsFacet(ctx),
-    runs: runsFacet(ctx),
+    runs: withInterruptedMove(runsFacet(ctx), ctx, { ...options.testHooks }),
     deadLetters: deadLettersFacet(ctx),
     workers: workersFacet(ctx),
     leases: leasesFacet(ctx),

@@ -7,11 +7,21 @@ import type {
   DeadLettersFacet,
   ReplayRequest,
 } from "@soniq/core/backend";
+import { auditCte, auditValues } from "./internal/audit-rows.js";
 import { type PgContext, query, readQuery } from "./internal/context.js";
 import { type Condition, listQuery, msOf, msParam, whereClauses, whereSql } from "./internal/list-query.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
-import { auditCte, auditValues } from "./internal/queue-rows.js";
 import { DEAD_LETTER_COLUMNS, mapDeadLetterJob, type Row } from "./internal/rows.js";
+
+export function deadLettersFacet(ctx: PgContext): DeadLettersFacet {
+  return {
+    list: (q) => list(ctx, q),
+    count: (q) => count(ctx, q),
+    get: (id) => get(ctx, id),
+    replay: (id, request, audit) => replay(ctx, id, request, audit),
+    purge: (id, audit) => purge(ctx, id, audit),
+  };
+}
 
 const MOVED_AT = msOf("moved_to_dead_letter_at");
 
@@ -105,14 +115,4 @@ async function purge(ctx: PgContext, id: string, audit: AuditRecord | undefined)
     values: [id],
   });
   return res.rowCount === 1;
-}
-
-export function deadLettersFacet(ctx: PgContext): DeadLettersFacet {
-  return {
-    list: (q) => list(ctx, q),
-    count: (q) => count(ctx, q),
-    get: (id) => get(ctx, id),
-    replay: (id, request, audit) => replay(ctx, id, request, audit),
-    purge: (id, audit) => purge(ctx, id, audit),
-  };
 }

@@ -1,11 +1,23 @@
 /** The jobs facet: enqueue (internal/enqueue.ts), reads, stats, cancel and expired-row cleanup on soniq_jobs. */
 import type { AuditRecord, Job, JobListQuery, JobsFacet, QueueStats, StatsQuery } from "@soniq/core/backend";
+import { auditCte, auditValues } from "./internal/audit-rows.js";
 import { type PgContext, query, readQuery } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
 import { listQuery } from "./internal/list-query.js";
-import { auditCte, auditValues } from "./internal/queue-rows.js";
 import { JOB_COLUMNS, mapJob, type Row } from "./internal/rows.js";
 import type { PgTx } from "./internal/tx.js";
+
+export function jobsFacet(ctx: PgContext): JobsFacet<PgTx> {
+  return {
+    enqueue: (job, options) => enqueue(ctx, job, options),
+    enqueueMany: (jobs, options) => enqueueMany(ctx, jobs, options),
+    get: (id) => get(ctx, id),
+    list: (q) => list(ctx, q),
+    stats: (q) => stats(ctx, q),
+    cancel: (id, audit) => cancel(ctx, id, audit),
+    deleteExpired: () => deleteExpired(ctx),
+  };
+}
 
 async function get(ctx: PgContext, id: string): Promise<Job | null> {
   const res = await query<Row>(ctx, "jobs.get", {
@@ -81,16 +93,4 @@ async function deleteExpired(ctx: PgContext): Promise<number> {
     text: "DELETE FROM soniq_jobs WHERE status = 'done' AND expires_at <= now()",
   });
   return res.rowCount ?? 0;
-}
-
-export function jobsFacet(ctx: PgContext): JobsFacet<PgTx> {
-  return {
-    enqueue: (job, options) => enqueue(ctx, job, options),
-    enqueueMany: (jobs, options) => enqueueMany(ctx, jobs, options),
-    get: (id) => get(ctx, id),
-    list: (q) => list(ctx, q),
-    stats: (q) => stats(ctx, q),
-    cancel: (id, audit) => cancel(ctx, id, audit),
-    deleteExpired: () => deleteExpired(ctx),
-  };
 }

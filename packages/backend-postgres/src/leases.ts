@@ -9,17 +9,6 @@
 import type { LeasesFacet } from "@soniq/core/backend";
 import { type PgContext, query } from "./internal/context.js";
 
-// A holder that is not a worker id (the scheduler's) never matches the worker read: its lease frees by TTL.
-const ACQUIRE = `INSERT INTO soniq_leases AS l (name, holder, expires_at)
-  VALUES ($1, $2, now() + make_interval(secs => $3::float8 / 1000))
-  ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
-  WHERE l.holder = EXCLUDED.holder OR l.expires_at <= now()
-    OR ($4::float8 IS NOT NULL AND l.holder IN (SELECT w.id::text FROM soniq_workers w
-      WHERE w.status = 'stopped' OR w.last_heartbeat < now() - make_interval(secs => $4::float8 / 1000)))
-  RETURNING 1`;
-
-const RELEASE = "DELETE FROM soniq_leases WHERE name = $1 AND holder = $2";
-
 export function leasesFacet(ctx: PgContext): LeasesFacet {
   return {
     tryAcquire: async (name, holder, ttlMs, takeOver) => {
@@ -39,3 +28,14 @@ export function leasesFacet(ctx: PgContext): LeasesFacet {
     },
   };
 }
+
+// A holder that is not a worker id (the scheduler's) never matches the worker read: its lease frees by TTL.
+const ACQUIRE = `INSERT INTO soniq_leases AS l (name, holder, expires_at)
+  VALUES ($1, $2, now() + make_interval(secs => $3::float8 / 1000))
+  ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+  WHERE l.holder = EXCLUDED.holder OR l.expires_at <= now()
+    OR ($4::float8 IS NOT NULL AND l.holder IN (SELECT w.id::text FROM soniq_workers w
+      WHERE w.status = 'stopped' OR w.last_heartbeat < now() - make_interval(secs => $4::float8 / 1000)))
+  RETURNING 1`;
+
+const RELEASE = "DELETE FROM soniq_leases WHERE name = $1 AND holder = $2";

@@ -3,6 +3,17 @@ import type { MetricsFacet, MetricsListQuery, MetricsRow } from "@soniq/core/bac
 import { type PgContext, query, readQuery } from "./internal/context.js";
 import { toDate } from "./internal/rows.js";
 
+export function metricsFacet(ctx: PgContext): MetricsFacet {
+  return {
+    record: async (rows) => {
+      if (rows.length > 0) await query(ctx, "metrics.record", { text: ADD, values: [payload(rows)] });
+    },
+    list: (q) => list(ctx, q),
+    prune: async (olderThanMs) =>
+      (await query(ctx, "metrics.prune", { text: PRUNE, values: [olderThanMs] })).rowCount ?? 0,
+  };
+}
+
 const ADD = `INSERT INTO soniq_metrics AS m (bucket_start, queue, job_name, done, failed, retried, dead_lettered,
     snoozed, run_ms_sum)
   SELECT x.bucket_start, x.queue, x.job_name, x.done, x.failed, x.retried, x.dead_lettered, x.snoozed, x.run_ms_sum
@@ -46,15 +57,4 @@ async function list(ctx: PgContext, q: MetricsListQuery): Promise<MetricsRow[]> 
     snoozed: Number(r.snoozed),
     runMsSum: Number(r.run_ms_sum),
   }));
-}
-
-export function metricsFacet(ctx: PgContext): MetricsFacet {
-  return {
-    record: async (rows) => {
-      if (rows.length > 0) await query(ctx, "metrics.record", { text: ADD, values: [payload(rows)] });
-    },
-    list: (q) => list(ctx, q),
-    prune: async (olderThanMs) =>
-      (await query(ctx, "metrics.prune", { text: PRUNE, values: [olderThanMs] })).rowCount ?? 0,
-  };
 }

@@ -19,6 +19,50 @@ import { readMigrationFiles } from "drizzle-orm/migrator";
 import type pg from "pg";
 import type { PgContext } from "./internal/context.js";
 import { sqlState } from "./internal/errors.js";
+import { inTransaction } from "./internal/tx.js";
+
+export function migrationsFacet(ctx: PgContext): MigrationsFacet {
+  return {
+    apply: () => inTransaction(ctx, (err) => migrationError(err, "migrations.apply"), apply),
+    status: () => status(ctx),
+  };
+}
+
+/** Every pending migration, in one transaction under the migrations lock. */
+async function apply(client: pg.PoolClient): Promise<MigrationReport> {
+  await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [LOCK_KEY]);
+  await client.query("CREATE SCHEMA IF NOT EXISTS drizzle");
+  await client.query(
+    `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`,
+  );
+  const before = await statusOn(client);
+  const pending = new Set(
+    readJournal()
+      .filter((e) => before.pending.includes(e.tag))
+      .map((e) => e.when),
+  );
+  for (const migration of readMigrationFiles({ migrationsFolder })) {
+    if (!pending.has(migration.folderMillis)) continue;
+    for (const statement of migration.sql) await client.query(statement);
+    await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (hash, created_at) VALUES ($1, $2)`, [
+      migration.hash,
+      migration.folderMillis,
+    ]);
+  }
+  const after = await statusOn(client);
+  return { ...after, appliedNow: before.pending.filter((tag) => after.applied.includes(tag)) };
+}
+
+async function status(ctx: PgContext): Promise<MigrationStatus> {
+  const client = await ctx.pool.connect();
+  try {
+    return await statusOn(client);
+  } catch (err) {
+    throw migrationError(err, "migrations.status");
+  } finally {
+    client.release();
+  }
+}
 
 /** `drizzle/` beside `src/` and `dist/` alike (this file sits one level below the package root in both). */
 export const migrationsFolder = fileURLToPath(new URL("../drizzle", import.meta.url));
@@ -63,67 +107,4 @@ function migrationError(err: unknown, operation: string): SoniqError {
     context: { migrationsFolder, sqlState: sqlState(err) },
     cause: err,
   });
-}
-
-async function status(ctx: PgContext): Promise<MigrationStatus> {
-  const client = await ctx.pool.connect();
-  try {
-    return await statusOn(client);
-  } catch (err) {
-    throw migrationError(err, "migrations.status");
-  } finally {
-    client.release();
-  }
-}
-
-async function applyOn(client: pg.PoolClient): Promise<MigrationReport> {
-  await client.query("BEGIN");
-  await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [LOCK_KEY]);
-  await client.query("CREATE SCHEMA IF NOT EXISTS drizzle");
-  await client.query(
-    `CREATE TABLE IF NOT EXISTS ${MIGRATIONS_TABLE} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`,
-  );
-  const before = await statusOn(client);
-  const pending = new Set(
-    readJournal()
-      .filter((e) => before.pending.includes(e.tag))
-      .map((e) => e.when),
-  );
-  for (const migration of readMigrationFiles({ migrationsFolder })) {
-    if (!pending.has(migration.folderMillis)) continue;
-    for (const statement of migration.sql) await client.query(statement);
-    await client.query(`INSERT INTO ${MIGRATIONS_TABLE} (hash, created_at) VALUES ($1, $2)`, [
-      migration.hash,
-      migration.folderMillis,
-    ]);
-  }
-  const after = await statusOn(client);
-  await client.query("COMMIT");
-  return { ...after, appliedNow: before.pending.filter((tag) => after.applied.includes(tag)) };
-}
-
-async function apply(ctx: PgContext): Promise<MigrationReport> {
-  let client: pg.PoolClient;
-  try {
-    client = await ctx.pool.connect();
-  } catch (err) {
-    throw migrationError(err, "migrations.apply");
-  }
-  let broken: Error | undefined;
-  try {
-    return await applyOn(client);
-  } catch (err) {
-    try {
-      await client.query("ROLLBACK");
-    } catch (rollbackError) {
-      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-    }
-    throw migrationError(err, "migrations.apply");
-  } finally {
-    client.release(broken);
-  }
-}
-
-export function migrationsFacet(ctx: PgContext): MigrationsFacet {
-  return { apply: () => apply(ctx), status: () => status(ctx) };
 }

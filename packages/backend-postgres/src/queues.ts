@@ -15,11 +15,32 @@ import {
   queueInfo,
 } from "@soniq/core/backend";
 import type pg from "pg";
+import { writeAudit } from "./internal/audit-rows.js";
 import { type PgContext, query } from "./internal/context.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
-import { QUEUE_COLUMNS, toQueueSettings, writeAudit } from "./internal/queue-rows.js";
+import { QUEUE_COLUMNS, toQueueSettings } from "./internal/queue-rows.js";
 import { type Row, toDate } from "./internal/rows.js";
-import { inTransaction } from "./internal/transaction.js";
+import { inTransaction } from "./internal/tx.js";
+
+export function queuesFacet(ctx: PgContext): QueuesFacet {
+  return {
+    pause: (name, audit) =>
+      write(ctx, "queues.pause", name, audit, async (c) => (await c.query(PAUSE, [name])).rows[0], false),
+    resume: (name, audit) =>
+      write(ctx, "queues.resume", name, audit, async (c) => (await c.query(RESUME, [name])).rows[0], true),
+    configure: (name, patch, audit) => configure(ctx, name, patch, audit),
+    get: async (name) => {
+      const res = await query(ctx, "queues.get", { text: GET, values: [name] });
+      return toQueueSettings(name, res.rows[0]);
+    },
+    list: (q) => list(ctx, q),
+    recentStarts: async (name, perMs) => {
+      const res = await query(ctx, "queues.recentStarts", { text: RECENT_STARTS, values: [name, perMs] });
+      const row = res.rows[0];
+      return { count: Number(row?.n ?? 0), oldestAt: row?.oldest == null ? null : toDate(row.oldest) };
+    },
+  };
+}
 
 const UPSERT = "INSERT INTO soniq_queues (name) VALUES ($1) ON CONFLICT (name) DO NOTHING";
 
@@ -157,24 +178,4 @@ async function list(ctx: PgContext, q: QueueListQuery): Promise<QueueInfo[]> {
     }
     return out;
   });
-}
-
-export function queuesFacet(ctx: PgContext): QueuesFacet {
-  return {
-    pause: (name, audit) =>
-      write(ctx, "queues.pause", name, audit, async (c) => (await c.query(PAUSE, [name])).rows[0], false),
-    resume: (name, audit) =>
-      write(ctx, "queues.resume", name, audit, async (c) => (await c.query(RESUME, [name])).rows[0], true),
-    configure: (name, patch, audit) => configure(ctx, name, patch, audit),
-    get: async (name) => {
-      const res = await query(ctx, "queues.get", { text: GET, values: [name] });
-      return toQueueSettings(name, res.rows[0]);
-    },
-    list: (q) => list(ctx, q),
-    recentStarts: async (name, perMs) => {
-      const res = await query(ctx, "queues.recentStarts", { text: RECENT_STARTS, values: [name, perMs] });
-      const row = res.rows[0];
-      return { count: Number(row?.n ?? 0), oldestAt: row?.oldest == null ? null : toDate(row.oldest) };
-    },
-  };
 }

@@ -46,7 +46,6 @@ import {
 } from "@soniq/core/backend";
 import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./internal/claim-rows.js";
 import { ASYNC_COMMIT, type PgContext, query } from "./internal/context.js";
-import { inDedicatedTransaction } from "./internal/interrupted-move.js";
 import { CONTROLLED, claimWithLimits } from "./internal/queue-limits.js";
 import { KEEP_KEYS, requeueQuery } from "./internal/requeue-keys.js";
 import {
@@ -54,9 +53,16 @@ import {
   encodeSettle,
   SETTLE_PARTS,
   type SettlePart,
+  settledFlags,
   settleSql,
 } from "./internal/settle-sql.js";
-import type { DeadLetterInterrupt } from "./options.js";
+
+export function runsFacet(ctx: PgContext): RunsFacet {
+  return {
+    claim: (request) => claim(ctx, request),
+    settle: (items) => settle(ctx, items),
+  };
+}
 
 function claimSql(queueFilter: string, controlFilter: string): string {
   return `UPDATE soniq_jobs
@@ -165,46 +171,8 @@ async function settleOnPool(ctx: PgContext, encoded: EncodedSettle): Promise<unk
   return res.rows;
 }
 
-/**
- * Test-only path (`testHooks.interruptDeadLetterMove`): the same statement inside an explicit transaction on
- * a dedicated connection, with the hook awaited before COMMIT, so the kit can kill the connection after the
- * dead-letter rows were inserted and the job rows deleted but before anything committed, and see that
- * nothing changed.
- */
-function settleInterrupted(
-  ctx: PgContext,
-  encoded: EncodedSettle,
-  jobId: string,
-  interrupt: DeadLetterInterrupt,
-): Promise<unknown[][]> {
-  return inDedicatedTransaction(ctx, "runs.settle", jobId, async (client, pid) => {
-    const res = await client.query<unknown[]>({
-      text: settleSql(encoded.parts, false, KEEP_KEYS),
-      values: encoded.values,
-      rowMode: "array",
-    });
-    await interrupt(jobId, { pid });
-    await client.query("COMMIT");
-    return res.rows;
-  });
-}
-
 async function settle(ctx: PgContext, items: readonly Settlement[]): Promise<boolean[]> {
   if (items.length === 0) return [];
   const encoded = encodeSettle(items);
-  const deadId = encoded.firstDeadLetterId;
-  const interrupt = deadId === null ? undefined : ctx.testHooks.interruptDeadLetterMove?.();
-  const rows =
-    interrupt && deadId !== null
-      ? await settleInterrupted(ctx, encoded, deadId, interrupt)
-      : await settleOnPool(ctx, encoded);
-  const applied = new Set(rows.map((row) => String(row[0])));
-  return items.map((item, index) => encoded.owner.get(item.id) === index && applied.has(item.id));
-}
-
-export function runsFacet(ctx: PgContext): RunsFacet {
-  return {
-    claim: (request) => claim(ctx, request),
-    settle: (items) => settle(ctx, items),
-  };
+  return settledFlags(items, encoded, await settleOnPool(ctx, encoded));
 }

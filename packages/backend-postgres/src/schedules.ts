@@ -25,11 +25,49 @@ import {
   triggerAudit,
 } from "@soniq/core/backend";
 import type pg from "pg";
+import { auditCte, auditValues, writeAudit } from "./internal/audit-rows.js";
 import { type PgContext, query } from "./internal/context.js";
 import { enqueueMany } from "./internal/enqueue.js";
-import { auditCte, auditValues, writeAudit } from "./internal/queue-rows.js";
 import { type ScheduleRecord, type TickRow, toSchedule, toTick } from "./internal/schedule-rows.js";
-import { inTransaction } from "./internal/transaction.js";
+import { inTransaction } from "./internal/tx.js";
+
+export function schedulesFacet(ctx: PgContext): SchedulesFacet {
+  return {
+    upsert: async (declarations) => {
+      if (declarations.length === 0) return;
+      await query(ctx, "schedules.upsert", { text: UPSERT, values: [upsertPayload(declarations)] });
+    },
+    list: async () =>
+      (await query<ScheduleRecord & pg.QueryResultRow>(ctx, "schedules.list", { text: LIST })).rows.map(
+        toSchedule,
+      ),
+    get: async (name) => {
+      const res = await query<ScheduleRecord & pg.QueryResultRow>(ctx, "schedules.get", {
+        text: GET,
+        values: [name],
+      });
+      const row = res.rows[0];
+      return row === undefined ? null : toSchedule(row);
+    },
+    setPaused: (name, paused, audit) =>
+      changed(ctx, "schedules.setPaused", SET_PAUSED, [name, recurringStatus(paused)], audit),
+    remove: (name, audit) => changed(ctx, "schedules.remove", REMOVE, [name], audit),
+    recordTick: (tick, audit) =>
+      inTransaction(ctx, "schedules.recordTick", async (client) => {
+        const result = await recordTick(ctx, client, tick);
+        const row = triggerAudit(audit, result);
+        if (row !== null) await writeAudit(client, row);
+        return result;
+      }),
+    history: async (name, { limit }) => {
+      const res = await query<TickRow & pg.QueryResultRow>(ctx, "schedules.history", {
+        text: HISTORY,
+        values: [name, limit],
+      });
+      return res.rows.map(toTick);
+    },
+  };
+}
 
 // An unchanged timing (type, value, timezone) keeps next_run_at; SET expressions read the old row.
 const UPSERT = `INSERT INTO soniq_recurring_jobs AS r (id, job_name, schedule_type, schedule_value, timezone, args,
@@ -85,44 +123,6 @@ function upsertPayload(declarations: readonly ScheduleDeclaration[]): string {
       };
     }),
   );
-}
-
-export function schedulesFacet(ctx: PgContext): SchedulesFacet {
-  return {
-    upsert: async (declarations) => {
-      if (declarations.length === 0) return;
-      await query(ctx, "schedules.upsert", { text: UPSERT, values: [upsertPayload(declarations)] });
-    },
-    list: async () =>
-      (await query<ScheduleRecord & pg.QueryResultRow>(ctx, "schedules.list", { text: LIST })).rows.map(
-        toSchedule,
-      ),
-    get: async (name) => {
-      const res = await query<ScheduleRecord & pg.QueryResultRow>(ctx, "schedules.get", {
-        text: GET,
-        values: [name],
-      });
-      const row = res.rows[0];
-      return row === undefined ? null : toSchedule(row);
-    },
-    setPaused: (name, paused, audit) =>
-      changed(ctx, "schedules.setPaused", SET_PAUSED, [name, recurringStatus(paused)], audit),
-    remove: (name, audit) => changed(ctx, "schedules.remove", REMOVE, [name], audit),
-    recordTick: (tick, audit) =>
-      inTransaction(ctx, "schedules.recordTick", async (client) => {
-        const result = await recordTick(ctx, client, tick);
-        const row = triggerAudit(audit, result);
-        if (row !== null) await writeAudit(client, row);
-        return result;
-      }),
-    history: async (name, { limit }) => {
-      const res = await query<TickRow & pg.QueryResultRow>(ctx, "schedules.history", {
-        text: HISTORY,
-        values: [name, limit],
-      });
-      return res.rows.map(toTick);
-    },
-  };
 }
 
 /**

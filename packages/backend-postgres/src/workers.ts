@@ -11,6 +11,18 @@ import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { requeueQuery } from "./internal/requeue-keys.js";
 import { mapWorker, type Row, toDate, WORKER_COLUMNS } from "./internal/rows.js";
 
+export function workersFacet(ctx: PgContext): WorkersFacet {
+  return {
+    register: (worker) => register(ctx, worker),
+    heartbeat: (workerId, metadata) => heartbeat(ctx, workerId, metadata),
+    stop: (workerId) => stop(ctx, workerId),
+    list: () => list(ctx),
+    recoverStale: (staleAfterMs) => recoverStale(ctx, staleAfterMs),
+    registerTaskNames: (workerId, names) => registerTaskNames(ctx, workerId, names),
+    listTaskNames: () => listTaskNames(ctx),
+  };
+}
+
 async function register(ctx: PgContext, worker: WorkerRegistration): Promise<void> {
   await query(ctx, "workers.register", {
     text: `INSERT INTO soniq_workers (id, hostname, pid, queues, concurrency, status, version, metadata)
@@ -110,16 +122,4 @@ async function listTaskNames(ctx: PgContext): Promise<TaskNameRow[]> {
     workerId: String(row.worker_id),
     lastSeenAt: toDate(row.last_seen_at),
   }));
-}
-
-export function workersFacet(ctx: PgContext): WorkersFacet {
-  return {
-    register: (worker) => register(ctx, worker),
-    heartbeat: (workerId, metadata) => heartbeat(ctx, workerId, metadata),
-    stop: (workerId) => stop(ctx, workerId),
-    list: () => list(ctx),
-    recoverStale: (staleAfterMs) => recoverStale(ctx, staleAfterMs),
-    registerTaskNames: (workerId, names) => registerTaskNames(ctx, workerId, names),
-    listTaskNames: () => listTaskNames(ctx),
-  };
 }

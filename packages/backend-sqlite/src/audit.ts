@@ -1,7 +1,14 @@
 /** The audit facet: `soniq_audit_log` (actions write their rows in their own transactions too). */
 import type { AuditEntry, AuditFacet, AuditListQuery } from "@soniq/core/backend";
+import { writeAudit } from "./internal/audit-rows.js";
 import { runSync, type SqliteContext } from "./internal/context.js";
-import { writeAudit } from "./internal/queue-rows.js";
+
+export function auditFacet(ctx: SqliteContext): AuditFacet {
+  return {
+    record: (entry) => runSync("audit.record", () => writeAudit(ctx, entry)),
+    list: (query) => runSync("audit.list", () => list(ctx, query)),
+  };
+}
 
 interface AuditRow {
   id: string;
@@ -38,11 +45,4 @@ function list(ctx: SqliteContext, query: AuditListQuery): AuditEntry[] {
     limit: query.limit,
   }) as AuditRow[];
   return rows.map(toEntry);
-}
-
-export function auditFacet(ctx: SqliteContext): AuditFacet {
-  return {
-    record: (entry) => runSync("audit.record", () => writeAudit(ctx, entry)),
-    list: (query) => runSync("audit.list", () => list(ctx, query)),
-  };
 }

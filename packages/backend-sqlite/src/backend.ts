@@ -9,6 +9,7 @@ import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
 import { configureConnection, openDatabase } from "./internal/connection.js";
 import { runSync, type SqliteContext, type SqliteDatabase, StatementCache } from "./internal/context.js";
+import { withInterruptedMove } from "./internal/interrupted-move.js";
 import { Notifier } from "./internal/notifier.js";
 import type { SqliteTx } from "./internal/tx.js";
 import { jobsFacet } from "./jobs.js";
@@ -51,7 +52,6 @@ export function sqliteBackend(
     statement: (sql, on = db) => statements.get(on, sql),
     generated: (key, build) => statements.get(db, key, build),
     notify: (queue) => notifier.notify(queue),
-    testHooks: resolved.testHooks,
   };
   let closed: Promise<void> | undefined;
   return {
@@ -59,7 +59,7 @@ export function sqliteBackend(
     capabilities: CAPABILITIES,
     migrations: migrationsFacet(db),
     jobs: jobsFacet(ctx),
-    runs: runsFacet(ctx),
+    runs: withInterruptedMove(runsFacet(ctx), ctx, resolved.testHooks.interruptDeadLetterMove),
     deadLetters: deadLettersFacet(ctx),
     workers: workersFacet(ctx),
     leases: leasesFacet(ctx),

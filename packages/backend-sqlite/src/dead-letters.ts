@@ -10,10 +10,31 @@ import type {
   DeadLettersFacet,
   ReplayRequest,
 } from "@soniq/core/backend";
+import { writeAudit } from "./internal/audit-rows.js";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
-import { writeAudit } from "./internal/queue-rows.js";
 import { type DeadLetterRecord, toDeadLetterJob } from "./internal/rows.js";
 import { DEAD_LETTER_COLUMNS, msOrNull, NOW, pageSql } from "./internal/sql.js";
+
+export function deadLettersFacet(ctx: SqliteContext): DeadLettersFacet {
+  return {
+    list: (query) => runSync("deadLetters.list", () => list(ctx, query)),
+    count: (query) => runSync("deadLetters.count", () => count(ctx, query)),
+    get: (id) =>
+      runSync("deadLetters.get", () => {
+        const row = ctx.statement(GET).get(id) as DeadLetterRecord | undefined;
+        return row ? toDeadLetterJob(row) : null;
+      }),
+    replay: (id, request, audit) => runSync("deadLetters.replay", () => replay(ctx, id, request, audit)),
+    purge: (id, audit) =>
+      runSync("deadLetters.purge", () =>
+        immediate(ctx, () => {
+          const purged = ctx.statement(PURGE).run(id).changes > 0;
+          if (purged && audit) writeAudit(ctx, audit);
+          return purged;
+        }),
+      ),
+  };
+}
 
 const GET = `SELECT ${DEAD_LETTER_COLUMNS} FROM soniq_dead_letter_jobs WHERE id = ?`;
 
@@ -82,24 +103,3 @@ function replay(
 }
 
 const PURGE = "DELETE FROM soniq_dead_letter_jobs WHERE id = ?";
-
-export function deadLettersFacet(ctx: SqliteContext): DeadLettersFacet {
-  return {
-    list: (query) => runSync("deadLetters.list", () => list(ctx, query)),
-    count: (query) => runSync("deadLetters.count", () => count(ctx, query)),
-    get: (id) =>
-      runSync("deadLetters.get", () => {
-        const row = ctx.statement(GET).get(id) as DeadLetterRecord | undefined;
-        return row ? toDeadLetterJob(row) : null;
-      }),
-    replay: (id, request, audit) => runSync("deadLetters.replay", () => replay(ctx, id, request, audit)),
-    purge: (id, audit) =>
-      runSync("deadLetters.purge", () =>
-        immediate(ctx, () => {
-          const purged = ctx.statement(PURGE).run(id).changes > 0;
-          if (purged && audit) writeAudit(ctx, audit);
-          return purged;
-        }),
-      ),
-  };
-}

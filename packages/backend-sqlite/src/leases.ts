@@ -8,15 +8,6 @@ import type { LeasesFacet } from "@soniq/core/backend";
 import { runSync, type SqliteContext } from "./internal/context.js";
 import { NOW } from "./internal/sql.js";
 
-const ACQUIRE = `INSERT INTO soniq_leases (name, holder, expires_at) VALUES (@name, @holder, ${NOW} + @ttlMs)
-  ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-  WHERE soniq_leases.holder = excluded.holder OR soniq_leases.expires_at <= ${NOW}
-    OR (@staleAfterMs IS NOT NULL AND soniq_leases.holder IN (SELECT id FROM soniq_workers
-      WHERE status = 'stopped' OR last_heartbeat < ${NOW} - @staleAfterMs))
-  RETURNING holder`;
-
-const RELEASE = "DELETE FROM soniq_leases WHERE name = ? AND holder = ?";
-
 export function leasesFacet(ctx: SqliteContext): LeasesFacet {
   return {
     tryAcquire: (name, holder, ttlMs, takeOver) =>
@@ -33,3 +24,12 @@ export function leasesFacet(ctx: SqliteContext): LeasesFacet {
       }),
   };
 }
+
+const ACQUIRE = `INSERT INTO soniq_leases (name, holder, expires_at) VALUES (@name, @holder, ${NOW} + @ttlMs)
+  ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+  WHERE soniq_leases.holder = excluded.holder OR soniq_leases.expires_at <= ${NOW}
+    OR (@staleAfterMs IS NOT NULL AND soniq_leases.holder IN (SELECT id FROM soniq_workers
+      WHERE status = 'stopped' OR last_heartbeat < ${NOW} - @staleAfterMs))
+  RETURNING holder`;
+
+const RELEASE = "DELETE FROM soniq_leases WHERE name = ? AND holder = ?";

@@ -3,6 +3,19 @@ import type { MetricsFacet, MetricsListQuery, MetricsRow } from "@soniq/core/bac
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { NOW } from "./internal/sql.js";
 
+export function metricsFacet(ctx: SqliteContext): MetricsFacet {
+  return {
+    record: (rows) =>
+      runSync("metrics.record", () =>
+        immediate(ctx, () => {
+          for (const r of rows) ctx.statement(ADD).run({ ...r, bucketStart: r.bucketStart.getTime() });
+        }),
+      ),
+    list: (q) => runSync("metrics.list", () => list(ctx, q)),
+    prune: (olderThanMs) => runSync("metrics.prune", () => ctx.statement(PRUNE).run(olderThanMs).changes),
+  };
+}
+
 const ADD = `INSERT INTO soniq_metrics (bucket_start, queue, job_name, done, failed, retried, dead_lettered, snoozed,
     run_ms_sum) VALUES (@bucketStart, @queue, @jobName, @done, @failed, @retried, @deadLettered, @snoozed, @runMsSum)
   ON CONFLICT (bucket_start, queue, job_name) DO UPDATE SET done = done + excluded.done,
@@ -20,17 +33,4 @@ function list(ctx: SqliteContext, q: MetricsListQuery): MetricsRow[] {
     "bucketStart"
   > & { bucketStart: number })[];
   return rows.map((r) => ({ ...r, bucketStart: new Date(r.bucketStart) }));
-}
-
-export function metricsFacet(ctx: SqliteContext): MetricsFacet {
-  return {
-    record: (rows) =>
-      runSync("metrics.record", () =>
-        immediate(ctx, () => {
-          for (const r of rows) ctx.statement(ADD).run({ ...r, bucketStart: r.bucketStart.getTime() });
-        }),
-      ),
-    list: (q) => runSync("metrics.list", () => list(ctx, q)),
-    prune: (olderThanMs) => runSync("metrics.prune", () => ctx.statement(PRUNE).run(olderThanMs).changes),
-  };
 }

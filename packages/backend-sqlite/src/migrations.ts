@@ -22,6 +22,13 @@ import {
 import { readMigrationFiles } from "drizzle-orm/migrator";
 import { runSync, type SqliteDatabase } from "./internal/context.js";
 
+export function migrationsFacet(db: SqliteDatabase): MigrationsFacet {
+  return {
+    apply: () => runSync("migrations.apply", () => applyMigrations(db, migrationsFolder)),
+    status: () => runSync("migrations.status", () => migrationStatus(db, migrationsFolder)),
+  };
+}
+
 /** The folder of generated migrations; the same relative depth from src/ and dist/. */
 export const migrationsFolder = fileURLToPath(new URL("../drizzle", import.meta.url));
 
@@ -97,11 +104,4 @@ export function applyMigrations(db: SqliteDatabase, folder: string): MigrationRe
       cause: err,
     });
   }
-}
-
-export function migrationsFacet(db: SqliteDatabase): MigrationsFacet {
-  return {
-    apply: () => runSync("migrations.apply", () => applyMigrations(db, migrationsFolder)),
-    status: () => runSync("migrations.status", () => migrationStatus(db, migrationsFolder)),
-  };
 }

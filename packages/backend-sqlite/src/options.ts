@@ -13,7 +13,8 @@ export interface SqliteTestHooks {
   /**
    * Consulted in `runs.settle` for each dead-letter move, after the insert into soniq_dead_letter_jobs
    * and before the delete from soniq_jobs. Returning true fails the move there: the settle call's
-   * transaction rolls back and the call rejects, nothing changed.
+   * transaction rolls back and the call rejects, nothing changed. Given, it adds a SQL function and a
+   * temporary trigger (`soniq_interrupt_dead_letter_move`) to the backend's connection.
    */
   interruptDeadLetterMove?: (jobId: string) => boolean;
 }

@@ -13,9 +13,36 @@ import {
   type QueuesFacet,
   queueInfo,
 } from "@soniq/core/backend";
+import { writeAudit } from "./internal/audit-rows.js";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
-import { QUEUE_COLUMNS, type QueueRecord, toQueueSettings, writeAudit } from "./internal/queue-rows.js";
+import { QUEUE_COLUMNS, type QueueRecord, toQueueSettings } from "./internal/queue-rows.js";
 import { NOW } from "./internal/sql.js";
+
+export function queuesFacet(ctx: SqliteContext): QueuesFacet {
+  return {
+    pause: (name, audit) =>
+      runSync("queues.pause", () => write(ctx, name, audit, () => ctx.statement(PAUSE).run(name))),
+    resume: (name, audit) =>
+      runSync("queues.resume", () => {
+        const row = write(ctx, name, audit, () => ctx.statement(RESUME).run(name));
+        ctx.notify(name);
+        return row;
+      }),
+    configure: (name, patch, audit) =>
+      runSync("queues.configure", () => {
+        const row = configure(ctx, name, patch, audit);
+        ctx.notify(name);
+        return row;
+      }),
+    get: (name) => runSync("queues.get", () => read(ctx, name)),
+    list: () => runSync("queues.list", () => list(ctx)),
+    recentStarts: (name, perMs) =>
+      runSync("queues.recentStarts", () => {
+        const row = ctx.statement(RECENT_STARTS).get(name, perMs) as { n: number; oldest: number | null };
+        return { count: row.n, oldestAt: row.oldest === null ? null : new Date(row.oldest) };
+      }),
+  };
+}
 
 const GET = `SELECT ${QUEUE_COLUMNS} FROM soniq_queues WHERE name = ?`;
 const ENSURE = `INSERT INTO soniq_queues (name, updated_at) VALUES (?, ${NOW}) ON CONFLICT (name) DO NOTHING`;
@@ -103,30 +130,4 @@ function list(ctx: SqliteContext): QueueInfo[] {
       return queueInfo(toQueueSettings(name, settings.get(name)), s, lag.get(name) ?? null);
     });
   })();
-}
-
-export function queuesFacet(ctx: SqliteContext): QueuesFacet {
-  return {
-    pause: (name, audit) =>
-      runSync("queues.pause", () => write(ctx, name, audit, () => ctx.statement(PAUSE).run(name))),
-    resume: (name, audit) =>
-      runSync("queues.resume", () => {
-        const row = write(ctx, name, audit, () => ctx.statement(RESUME).run(name));
-        ctx.notify(name);
-        return row;
-      }),
-    configure: (name, patch, audit) =>
-      runSync("queues.configure", () => {
-        const row = configure(ctx, name, patch, audit);
-        ctx.notify(name);
-        return row;
-      }),
-    get: (name) => runSync("queues.get", () => read(ctx, name)),
-    list: () => runSync("queues.list", () => list(ctx)),
-    recentStarts: (name, perMs) =>
-      runSync("queues.recentStarts", () => {
-        const row = ctx.statement(RECENT_STARTS).get(name, perMs) as { n: number; oldest: number | null };
-        return { count: row.n, oldestAt: row.oldest === null ? null : new Date(row.oldest) };
-      }),
-  };
 }

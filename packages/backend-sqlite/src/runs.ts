@@ -23,12 +23,18 @@ import {
   type RequeueSettlement,
   type RunsFacet,
   type Settlement,
-  SoniqError,
 } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
 import { JOB_COLUMNS, jsonList, jsonOrNull, NOW, RELEASE_TAKEN_KEYS } from "./internal/sql.js";
+
+export function runsFacet(ctx: SqliteContext): RunsFacet {
+  return {
+    claim: (request) => runSync("runs.claim", () => claim(ctx, request)),
+    settle: (items) => runSync("runs.settle", () => settle(ctx, items)),
+  };
+}
 
 interface ClaimedRecord extends JobRecord {
   claim_order: number;
@@ -210,19 +216,9 @@ function deadLetterStep(ctx: SqliteContext, item: DeadLetterSettlement): Step {
     // Checked first (the write lock is held): a conflicting row leaves this job where it is.
     if (ctx.statement(HAS_DEAD_LETTER_ROW).get(id) !== undefined) return false;
     if (ctx.statement(MOVE_INSERT).run(params).changes === 0) return false;
-    if (ctx.testHooks.interruptDeadLetterMove?.(id)) throw interrupted(id);
     ctx.statement(MOVE_DELETE).run(id);
     return true;
   };
-}
-
-function interrupted(id: string): SoniqError {
-  return new SoniqError(
-    "SONIQ_BACKEND_ERROR",
-    `runs.settle: the dead-letter move of ${id} was interrupted between its insert and its delete ` +
-      "(testHooks.interruptDeadLetterMove); the transaction rolled back, nothing changed.",
-    { context: { id } },
-  );
 }
 
 function settle(ctx: SqliteContext, items: readonly Settlement[]): boolean[] {
@@ -236,11 +232,4 @@ function settle(ctx: SqliteContext, items: readonly Settlement[]): boolean[] {
   const applied = immediate(ctx, () => steps.map((step) => step()));
   for (const queue of wake) ctx.notify(queue);
   return applied;
-}
-
-export function runsFacet(ctx: SqliteContext): RunsFacet {
-  return {
-    claim: (request) => runSync("runs.claim", () => claim(ctx, request)),
-    settle: (items) => runSync("runs.settle", () => settle(ctx, items)),
-  };
 }

@@ -15,8 +15,9 @@ import {
   type TickRecordResult,
   triggerAudit,
 } from "@soniq/core/backend";
+import { writeAudit } from "./internal/audit-rows.js";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
-import { writeAudit } from "./internal/queue-rows.js";
+import { enqueue } from "./internal/enqueue.js";
 import {
   declarationParams,
   type ScheduleRecord,
@@ -25,38 +26,6 @@ import {
   toTick,
 } from "./internal/schedule-rows.js";
 import { NOW } from "./internal/sql.js";
-import { enqueue } from "./jobs.js";
-
-// An unchanged timing (type, value, timezone) keeps next_run_at; SET expressions read the old row.
-const UPSERT = `INSERT INTO soniq_recurring_jobs (id, job_name, schedule_type, schedule_value, timezone, args,
-    catch_up, queue, priority, max_attempts, status, next_run_at, created_at, updated_at)
-  VALUES (@name, @jobName, @type, @value, @timezone, @args, @catchUp, @queue, @priority, @maxAttempts, 'active',
-    @nextRunAt, ${NOW}, ${NOW})
-  ON CONFLICT (id) DO UPDATE SET job_name = excluded.job_name, args = excluded.args, catch_up = excluded.catch_up,
-    queue = excluded.queue, priority = excluded.priority, max_attempts = excluded.max_attempts,
-    next_run_at = CASE WHEN schedule_type IS excluded.schedule_type AND schedule_value IS excluded.schedule_value
-      AND timezone IS excluded.timezone THEN next_run_at ELSE excluded.next_run_at END,
-    schedule_type = excluded.schedule_type, schedule_value = excluded.schedule_value,
-    timezone = excluded.timezone, updated_at = ${NOW}`;
-const LIST = `SELECT ${SCHEDULE_COLUMNS} FROM soniq_recurring_jobs ORDER BY id`;
-const GET = `SELECT ${SCHEDULE_COLUMNS} FROM soniq_recurring_jobs WHERE id = ?`;
-const SET_PAUSED = `UPDATE soniq_recurring_jobs SET status = @status, updated_at = ${NOW} WHERE id = @name`;
-const DELETE_TICKS = "DELETE FROM soniq_schedule_ticks WHERE schedule_name = ?";
-const DELETE = "DELETE FROM soniq_recurring_jobs WHERE id = ?";
-const STATUS = "SELECT status FROM soniq_recurring_jobs WHERE id = ?";
-const FIND_TICK = `SELECT ${TICK_COLUMNS} FROM soniq_schedule_ticks WHERE schedule_name = ? AND tick_at = ?`;
-const INSERT_TICK = `INSERT INTO soniq_schedule_ticks (schedule_name, tick_at, outcome, job_id, reason, recorded_at)
-  VALUES (@name, @tickAt, @outcome, @jobId, @reason, ${NOW}) RETURNING ${TICK_COLUMNS}`;
-const ADVANCE = `UPDATE soniq_recurring_jobs SET
-    next_run_at = CASE WHEN @next IS NOT NULL AND (next_run_at IS NULL OR @next > next_run_at)
-      THEN @next ELSE next_run_at END,
-    last_run_at = CASE WHEN @jobId IS NOT NULL THEN @tickAt ELSE last_run_at END,
-    last_job_id = COALESCE(@jobId, last_job_id),
-    run_count = run_count + (@jobId IS NOT NULL),
-    updated_at = ${NOW}
-  WHERE id = @name`;
-const HISTORY = `SELECT ${TICK_COLUMNS} FROM soniq_schedule_ticks WHERE schedule_name = ?
-  ORDER BY tick_at DESC LIMIT ?`;
 
 export function schedulesFacet(ctx: SqliteContext): SchedulesFacet {
   return {
@@ -104,6 +73,37 @@ export function schedulesFacet(ctx: SqliteContext): SchedulesFacet {
       runSync("schedules.history", () => (ctx.statement(HISTORY).all(name, limit) as TickRow[]).map(toTick)),
   };
 }
+
+// An unchanged timing (type, value, timezone) keeps next_run_at; SET expressions read the old row.
+const UPSERT = `INSERT INTO soniq_recurring_jobs (id, job_name, schedule_type, schedule_value, timezone, args,
+    catch_up, queue, priority, max_attempts, status, next_run_at, created_at, updated_at)
+  VALUES (@name, @jobName, @type, @value, @timezone, @args, @catchUp, @queue, @priority, @maxAttempts, 'active',
+    @nextRunAt, ${NOW}, ${NOW})
+  ON CONFLICT (id) DO UPDATE SET job_name = excluded.job_name, args = excluded.args, catch_up = excluded.catch_up,
+    queue = excluded.queue, priority = excluded.priority, max_attempts = excluded.max_attempts,
+    next_run_at = CASE WHEN schedule_type IS excluded.schedule_type AND schedule_value IS excluded.schedule_value
+      AND timezone IS excluded.timezone THEN next_run_at ELSE excluded.next_run_at END,
+    schedule_type = excluded.schedule_type, schedule_value = excluded.schedule_value,
+    timezone = excluded.timezone, updated_at = ${NOW}`;
+const LIST = `SELECT ${SCHEDULE_COLUMNS} FROM soniq_recurring_jobs ORDER BY id`;
+const GET = `SELECT ${SCHEDULE_COLUMNS} FROM soniq_recurring_jobs WHERE id = ?`;
+const SET_PAUSED = `UPDATE soniq_recurring_jobs SET status = @status, updated_at = ${NOW} WHERE id = @name`;
+const DELETE_TICKS = "DELETE FROM soniq_schedule_ticks WHERE schedule_name = ?";
+const DELETE = "DELETE FROM soniq_recurring_jobs WHERE id = ?";
+const STATUS = "SELECT status FROM soniq_recurring_jobs WHERE id = ?";
+const FIND_TICK = `SELECT ${TICK_COLUMNS} FROM soniq_schedule_ticks WHERE schedule_name = ? AND tick_at = ?`;
+const INSERT_TICK = `INSERT INTO soniq_schedule_ticks (schedule_name, tick_at, outcome, job_id, reason, recorded_at)
+  VALUES (@name, @tickAt, @outcome, @jobId, @reason, ${NOW}) RETURNING ${TICK_COLUMNS}`;
+const ADVANCE = `UPDATE soniq_recurring_jobs SET
+    next_run_at = CASE WHEN @next IS NOT NULL AND (next_run_at IS NULL OR @next > next_run_at)
+      THEN @next ELSE next_run_at END,
+    last_run_at = CASE WHEN @jobId IS NOT NULL THEN @tickAt ELSE last_run_at END,
+    last_job_id = COALESCE(@jobId, last_job_id),
+    run_count = run_count + (@jobId IS NOT NULL),
+    updated_at = ${NOW}
+  WHERE id = @name`;
+const HISTORY = `SELECT ${TICK_COLUMNS} FROM soniq_schedule_ticks WHERE schedule_name = ?
+  ORDER BY tick_at DESC LIMIT ?`;
 
 function recordTick(ctx: SqliteContext, tick: TickRecord): TickRecordResult {
   const name = tick.scheduleName;

@@ -12,6 +12,26 @@ import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { toWorker, type WorkerRecord } from "./internal/rows.js";
 import { jsonOrNull, NOW, RELEASE_TAKEN_KEYS, WORKER_COLUMNS } from "./internal/sql.js";
 
+export function workersFacet(ctx: SqliteContext): WorkersFacet {
+  return {
+    register: (worker) => runSync("workers.register", () => register(ctx, worker)),
+    heartbeat: (workerId, metadata) =>
+      runSync(
+        "workers.heartbeat",
+        () => ctx.statement(HEARTBEAT).run(jsonOrNull(metadata, "metadata"), workerId).changes > 0,
+      ),
+    stop: (workerId) =>
+      runSync("workers.stop", () => {
+        ctx.statement(STOP).run(workerId);
+      }),
+    list: () => runSync("workers.list", () => (ctx.statement(LIST).all() as WorkerRecord[]).map(toWorker)),
+    recoverStale: (staleAfterMs) => runSync("workers.recoverStale", () => recoverStale(ctx, staleAfterMs)),
+    registerTaskNames: (workerId, names) =>
+      runSync("workers.registerTaskNames", () => registerTaskNames(ctx, workerId, names)),
+    listTaskNames: () => runSync("workers.listTaskNames", () => listTaskNames(ctx)),
+  };
+}
+
 const REGISTER = `INSERT INTO soniq_workers (${WORKER_COLUMNS})
   VALUES (@id, @hostname, @pid, @queues, @concurrency, 'active', ${NOW}, ${NOW}, @version, @metadata)
   ON CONFLICT (id) DO UPDATE SET hostname = excluded.hostname, pid = excluded.pid, queues = excluded.queues,
@@ -86,24 +106,4 @@ function listTaskNames(ctx: SqliteContext): TaskNameRow[] {
     workerId: r.worker_id,
     lastSeenAt: new Date(r.last_seen_at),
   }));
-}
-
-export function workersFacet(ctx: SqliteContext): WorkersFacet {
-  return {
-    register: (worker) => runSync("workers.register", () => register(ctx, worker)),
-    heartbeat: (workerId, metadata) =>
-      runSync(
-        "workers.heartbeat",
-        () => ctx.statement(HEARTBEAT).run(jsonOrNull(metadata, "metadata"), workerId).changes > 0,
-      ),
-    stop: (workerId) =>
-      runSync("workers.stop", () => {
-        ctx.statement(STOP).run(workerId);
-      }),
-    list: () => runSync("workers.list", () => (ctx.statement(LIST).all() as WorkerRecord[]).map(toWorker)),
-    recoverStale: (staleAfterMs) => runSync("workers.recoverStale", () => recoverStale(ctx, staleAfterMs)),
-    registerTaskNames: (workerId, names) =>
-      runSync("workers.registerTaskNames", () => registerTaskNames(ctx, workerId, names)),
-    listTaskNames: () => runSync("workers.listTaskNames", () => listTaskNames(ctx)),
-  };
 }

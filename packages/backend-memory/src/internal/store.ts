@@ -13,6 +13,7 @@ import {
   type JobStatus,
   type MetricsRow,
   type QueueSettings,
+  type QueueStats,
   SoniqError,
   TERMINAL_JOB_STATUSES,
   type WakeUpListener,
@@ -44,12 +45,7 @@ interface ExpiryEntry {
   expiresAt: number;
 }
 
-export interface MemoryStoreHooks {
-  /** Consulted before each dead-letter move; true makes the move fail half way (see options.ts). */
-  readonly interruptDeadLetterMove?: (jobId: string) => boolean;
-}
-
-/** Where a memory backend keeps its store, for the test inspector (test/inspector.ts); not public API. */
+/** Where a memory backend keeps its store, for `memoryInspector` (internal/inspector.ts); not public API. */
 export const STORE: unique symbol = Symbol("soniq.memory.store");
 
 const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_JOB_STATUSES);
@@ -101,10 +97,7 @@ export class MemoryStore {
   private readonly expiring = new Heap<ExpiryEntry>((a, b) => a.expiresAt < b.expiresAt);
   private seq = 0;
 
-  constructor(
-    readonly now: () => number,
-    readonly hooks: MemoryStoreHooks = {},
-  ) {}
+  constructor(readonly now: () => number) {}
 
   nextSeq(): number {
     return ++this.seq;
@@ -178,6 +171,34 @@ export class MemoryStore {
         }
       }
     });
+  }
+
+  /** Job counts of one queue (null: every queue) from the kept counters: O(queues), not O(jobs). */
+  stats(queue: string | null): QueueStats {
+    const out: QueueStats = { total: 0, queued: 0, processing: 0, done: 0, dead_letter: 0, cancelled: 0 };
+    const add = (counts: StatusCounts | undefined, deadLetter: number | undefined) => {
+      if (counts !== undefined) {
+        out.queued += counts.queued;
+        out.processing += counts.processing;
+        out.done += counts.done;
+        out.cancelled += counts.cancelled;
+      }
+      out.dead_letter += deadLetter ?? 0;
+    };
+    if (queue !== null) {
+      add(this.counts.get(queue), this.deadLetterCounts.get(queue));
+    } else {
+      for (const counts of this.counts.values()) add(counts, 0);
+      for (const n of this.deadLetterCounts.values()) add(undefined, n);
+    }
+    out.total = out.queued + out.processing + out.done + out.dead_letter + out.cancelled;
+    return out;
+  }
+
+  /** The job when it is processing under `attempt` (the fence every outcome passes), else undefined. */
+  processingAt(id: string, attempt: number): JobRecord | undefined {
+    const job = this.jobs.get(id);
+    return job !== undefined && job.status === "processing" && job.attempts === attempt ? job : undefined;
   }
 
   /** Processing jobs of `group` in `queue`. */

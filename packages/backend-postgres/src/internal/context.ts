@@ -1,9 +1,8 @@
 /**
  * What every facet receives: the pools, the outcome commit mode, whether statements are named, and the
- * test-only fault hooks, plus the one way to run a statement on a pool (every failure leaves as a `SoniqError`).
+ * limited-queue cache, plus the one way to run a statement on a pool (every failure leaves as a `SoniqError`).
  */
 import type pg from "pg";
-import type { PostgresTestHooks } from "../options.js";
 import { sqlState, translatePgError } from "./errors.js";
 import type { LimitedQueues } from "./queue-limits.js";
 
@@ -21,7 +20,6 @@ export interface PgContext {
   readonly naming: StatementNaming;
   /** Worker outcomes (`runs.settle`) commit asynchronously. */
   readonly asyncOutcomes: boolean;
-  readonly testHooks: PostgresTestHooks;
   /** Which queues are limited (cached briefly): the claim takes those on the limited path. */
   readonly limits: LimitedQueues;
 }

@@ -1,48 +1,41 @@
 /**
- * The test-only path of a settle holding dead_letter items (`testHooks.interruptDeadLetterMove`): it runs in
- * an explicit transaction on a dedicated connection, so the hook can kill that connection before COMMIT and
- * the kit can see that nothing moved. Production settles never come here.
+ * The fault hook `testHooks.interruptDeadLetterMove`, installed by backend.ts around the runs facet only when
+ * the option is given, so the hot `runs.settle` carries no test branch. When the hook hands back a function
+ * for a settle holding dead_letter items, that settle runs instead as the same statement inside an explicit
+ * transaction on a dedicated connection, with the function awaited before COMMIT: the kit can kill the
+ * connection after the dead-letter rows were inserted and the job rows deleted but before anything
+ * committed, and see that nothing changed. Every other settle goes to the facet unchanged.
  */
-import type pg from "pg";
+import type { RunsFacet, Settlement } from "@soniq/core/backend";
+import type { PostgresTestHooks } from "../options.js";
 import type { PgContext } from "./context.js";
 import { translatePgError } from "./errors.js";
+import { KEEP_KEYS } from "./requeue-keys.js";
+import { encodeSettle, settledFlags, settleSql } from "./settle-sql.js";
+import { inTransaction } from "./tx.js";
 
-/**
- * Runs `move` after BEGIN on a dedicated connection; `move` gets the connection and its backend pid and
- * ends the transaction itself (COMMIT or ROLLBACK). On an error the transaction is rolled back, the
- * connection discarded, and the error translated for `operation`.
- */
-export async function inDedicatedTransaction<T>(
-  ctx: PgContext,
-  operation: string,
-  jobId: string,
-  move: (client: pg.PoolClient, pid: number) => Promise<T>,
-): Promise<T> {
-  const client = await ctx.pool.connect();
-  // A connection killed while checked out emits 'error' outside any query; the failing query reports it.
-  const ignore = () => {};
-  client.on("error", ignore);
-  let broken: unknown;
-  try {
-    await client.query("BEGIN");
-    // Inside the transaction: behind a transaction-mode pooler, only then is the server session fixed.
-    const pidRes = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-    return await move(client, pidRes.rows[0]?.pid ?? 0);
-  } catch (err) {
-    broken = err;
-    await rollbackQuietly(client);
-    throw translatePgError(err, operation, { jobId });
-  } finally {
-    client.off("error", ignore);
-    // A connection that failed mid-transaction is discarded rather than returned to the pool.
-    client.release(broken instanceof Error ? broken : undefined);
-  }
-}
-
-async function rollbackQuietly(client: pg.PoolClient): Promise<void> {
-  try {
-    await client.query("ROLLBACK");
-  } catch {
-    // The connection is gone; Postgres already rolled the transaction back.
-  }
+export function withInterruptedMove(runs: RunsFacet, ctx: PgContext, hooks: PostgresTestHooks): RunsFacet {
+  const hook = hooks.interruptDeadLetterMove;
+  if (hook === undefined) return runs;
+  return {
+    claim: runs.claim,
+    settle: async (items: readonly Settlement[]) => {
+      const encoded = encodeSettle(items);
+      const jobId = encoded.firstDeadLetterId;
+      const interrupt = jobId === null ? undefined : hook();
+      if (jobId === null || interrupt === undefined) return runs.settle(items);
+      const fail = (err: unknown) => translatePgError(err, "runs.settle", { jobId });
+      const rows = await inTransaction(ctx, fail, async (client) => {
+        const pid = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid ?? 0;
+        const res = await client.query<unknown[]>({
+          text: settleSql(encoded.parts, false, KEEP_KEYS),
+          values: encoded.values,
+          rowMode: "array",
+        });
+        await interrupt(jobId, { pid });
+        return res.rows;
+      });
+      return settledFlags(items, encoded, rows);
+    },
+  };
 }

@@ -21,7 +21,7 @@ import { chooseClaim, limitedBudget, queueSlots } from "@soniq/core/backend";
 import type pg from "pg";
 import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./claim-rows.js";
 import { type PgContext, query } from "./context.js";
-import { inTransaction } from "./transaction.js";
+import { inTransaction } from "./tx.js";
 
 const LIMITS_TTL_MS = 1000;
 

@@ -136,3 +136,13 @@ export function encodeSettle(items: readonly Settlement[]): EncodedSettle {
     firstDeadLetterId: ids.dead[0] ?? null,
   };
 }
+
+/** Per item, whether it applied: it owns its id (first of a repeat) and the statement returned that id. */
+export function settledFlags(
+  items: readonly Settlement[],
+  encoded: EncodedSettle,
+  rows: readonly unknown[][],
+): boolean[] {
+  const applied = new Set(rows.map((row) => String(row[0])));
+  return items.map((item, index) => encoded.owner.get(item.id) === index && applied.has(item.id));
+}

@@ -1,12 +1,16 @@
 /**
- * Transactional enqueue: the caller's handle runs the insert, so it commits or rolls back with the
- * caller's own writes (and the NOTIFY is delivered only on that commit).
- * Accepted handles: a node-postgres `Client` / `PoolClient`, or a Drizzle node-postgres database or
- * transaction. A `Pool` is refused: each of its queries may run on a different connection.
+ * Transactions, both kinds, in one place:
+ * - the caller's (`tx`, transactional enqueue): the caller's handle runs the insert, so it commits or rolls
+ *   back with the caller's own writes (and the NOTIFY is delivered only on that commit). Accepted handles: a
+ *   node-postgres `Client` / `PoolClient`, or a Drizzle node-postgres database or transaction. A `Pool` is
+ *   refused: each of its queries may run on a different connection.
+ * - the backend's own (`inTransaction`): BEGIN, work, COMMIT on a connection of the pool, for writes that
+ *   must commit together (an action and its audit row, a limited claim under its queue row's lock).
  */
 import { SoniqError } from "@soniq/core/backend";
 import { type SQL, type SQLWrapper, sql } from "drizzle-orm";
 import pg from "pg";
+import type { PgContext } from "./context.js";
 import { translatePgError } from "./errors.js";
 
 /** A Drizzle node-postgres database or transaction (anything with drizzle's `execute`). */
@@ -98,4 +102,43 @@ export function txRunner(tx: unknown, operation: string): TxRunner {
     };
   }
   throw unsupported("has neither query() (pg) nor execute() (Drizzle)");
+}
+
+/**
+ * An explicit transaction on a connection of the pool: BEGIN, `fn`, COMMIT; on an error ROLLBACK. Errors leave
+ * as `failure` makes them: an operation name (translated by `translatePgError`) or a function. A connection
+ * whose ROLLBACK fails (killed mid-transaction) is discarded rather than returned to the pool.
+ */
+export async function inTransaction<T>(
+  ctx: PgContext,
+  failure: string | ((err: unknown) => Error),
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const fail = typeof failure === "string" ? (err: unknown) => translatePgError(err, failure) : failure;
+  let client: pg.PoolClient;
+  try {
+    client = await ctx.pool.connect();
+  } catch (err) {
+    throw fail(err);
+  }
+  // A connection killed while checked out emits 'error' outside any query; the failing query reports it.
+  const ignore = () => {};
+  client.on("error", ignore);
+  let broken: Error | undefined;
+  try {
+    await client.query("BEGIN");
+    const result = await fn(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    try {
+      await client.query("ROLLBACK");
+    } catch (rollbackError) {
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    }
+    throw fail(err);
+  } finally {
+    client.off("error", ignore);
+    client.release(broken);
+  }
 }

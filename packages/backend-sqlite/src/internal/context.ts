@@ -1,9 +1,8 @@
 /**
- * What every facet gets: the connection, a prepared-statement cache, the in-process wake-up fan-out
- * and the test-only hooks; plus the two ways an operation runs (`runSync`, `immediate`).
+ * What every facet gets: the connection, a prepared-statement cache and the in-process wake-up fan-out;
+ * plus the two ways an operation runs (`runSync`, `immediate`).
  */
 import type Database from "better-sqlite3";
-import type { SqliteTestHooks } from "../options.js";
 import { translateError } from "./errors.js";
 
 export type SqliteDatabase = Database.Database;
@@ -17,7 +16,6 @@ export interface SqliteContext {
   generated(key: string, build: () => string): Statement;
   /** Wake in-process subscribers of this backend object (after the current synchronous work). */
   notify(queue: string): void;
-  readonly testHooks: SqliteTestHooks;
 }
 
 /** Prepared statements per connection: the backend's own, and any caller connection passed as `tx`. */

@@ -1,7 +1,5 @@
-/** `soniq_queues` rows as core's `QueueSettings`, and the audit row writer the actions share. */
-import type { AuditRecord, QueueSettings } from "@soniq/core/backend";
-import type { SqliteContext } from "./context.js";
-import { jsonOrNull, NOW } from "./sql.js";
+/** `soniq_queues` rows as core's `QueueSettings`. */
+import type { QueueSettings } from "@soniq/core/backend";
 
 export interface QueueRecord {
   name: string;
@@ -28,20 +26,4 @@ export function toQueueSettings(name: string, r: QueueRecord | undefined): Queue
       r?.rate_max == null || r.rate_per_ms == null ? null : { max: r.rate_max, perMs: r.rate_per_ms },
     updatedAt: r?.updated_at == null ? null : new Date(r.updated_at),
   };
-}
-
-const INSERT_AUDIT = `INSERT INTO soniq_audit_log (id, at, actor, action, target, params, outcome, details)
-  VALUES (@id, ${NOW}, @actor, @action, @target, @params, @outcome, @details)`;
-
-/** Write one audit row (inside the caller's transaction when there is one). */
-export function writeAudit(ctx: SqliteContext, record: AuditRecord): void {
-  ctx.statement(INSERT_AUDIT).run({
-    id: record.id,
-    actor: record.actor,
-    action: record.action,
-    target: record.target,
-    params: jsonOrNull(record.params, "params"),
-    outcome: record.outcome,
-    details: jsonOrNull(record.details, "details"),
-  });
 }

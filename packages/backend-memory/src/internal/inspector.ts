@@ -4,9 +4,9 @@
  * `@soniq/testkit`'s `BackendInspector`: pass it as the conformance harness's `inspector`.
  */
 import type { DeadLetterJob, Job } from "@soniq/core/backend";
-import type { MemoryBackend } from "./backend.js";
-import { toDeadLetterJob, toJob } from "./internal/rows.js";
-import { type MemoryStore, STORE } from "./internal/store.js";
+import type { MemoryBackend } from "../backend.js";
+import { toDeadLetterJob, toJob } from "./rows.js";
+import { type MemoryStore, STORE } from "./store.js";
 
 export interface MemoryInspector {
   readJob(id: string): Promise<Job | null>;

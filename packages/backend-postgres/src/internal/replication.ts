@@ -5,7 +5,7 @@
  * that is not in recovery (promoted, or not a standby at all) has no lag to report: null.
  */
 import type { ReplicationStatus } from "@soniq/core/backend";
-import { type PgContext, readQuery } from "./internal/context.js";
+import { type PgContext, readQuery } from "./context.js";
 
 const LAG = `SELECT CASE
     WHEN NOT pg_is_in_recovery() THEN NULL

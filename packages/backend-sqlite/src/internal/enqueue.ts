@@ -1,0 +1,121 @@
+/**
+ * The one job insert of the SQLite backend, used by `jobs.enqueue(Many)` and a schedule's fired tick.
+ *
+ * Enqueue is one `INSERT ... ON CONFLICT DO NOTHING RETURNING id`. The partial unique indexes on
+ * `dedup_key` and `(job_name, args_hash)` (queued rows only) decide duplicates inside SQLite, so two
+ * processes enqueueing the same key at once still produce one row; the loser reads the winner's id.
+ */
+import { type EnqueueResult, type NewJob, SoniqError } from "@soniq/core/backend";
+import { immediate, type SqliteContext, type SqliteDatabase } from "./context.js";
+import { invalidArgument } from "./errors.js";
+import { msOrNull, NOW } from "./sql.js";
+
+const INSERT_COLUMNS = `id, job_name, args, args_hash, status, attempts, max_attempts, queue, priority,
+  unique_job, dedup_key, scheduled_at, producer_id, "group", created_at, updated_at`;
+const INSERT_VALUES = `@id, @jobName, @args, @argsHash, 'queued', 0, @maxAttempts, @queue, @priority,
+  @unique, @dedupKey, COALESCE(@scheduledAt, ${NOW}), @producerId, @group, ${NOW}, ${NOW}`;
+
+const INSERT = `INSERT INTO soniq_jobs (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES})
+  ON CONFLICT DO NOTHING RETURNING id`;
+// Used only after repeated lost races, so that the real constraint error surfaces.
+const INSERT_STRICT = `INSERT INTO soniq_jobs (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES})`;
+const FIND_DEDUP = "SELECT id FROM soniq_jobs WHERE status = 'queued' AND dedup_key = ?";
+const FIND_UNIQUE = `SELECT id FROM soniq_jobs
+  WHERE status = 'queued' AND unique_job = 1 AND job_name = ? AND args_hash = ?`;
+const ID_EXISTS = "SELECT 1 FROM soniq_jobs WHERE id = ?";
+
+interface InsertParams {
+  id: string;
+  jobName: string;
+  args: string;
+  argsHash: string | null;
+  maxAttempts: number;
+  queue: string;
+  priority: number;
+  unique: number;
+  dedupKey: string | null;
+  scheduledAt: number | null;
+  producerId: string | null;
+  group: string | null;
+}
+
+/** Args as JSON text (`undefined` is stored as JSON null); a value JSON cannot encode is SONIQ_TASK_ARGS_INVALID. */
+function encodeArgs(args: unknown, index: number): string {
+  try {
+    return JSON.stringify(args) ?? "null";
+  } catch (cause) {
+    throw new SoniqError("SONIQ_TASK_ARGS_INVALID", "The args value is not JSON-serialisable.", {
+      context: { index },
+      cause,
+    });
+  }
+}
+
+function toParams(job: NewJob, index: number): InsertParams {
+  return {
+    id: job.id,
+    jobName: job.jobName,
+    args: encodeArgs(job.args, index),
+    argsHash: job.argsHash,
+    maxAttempts: job.maxAttempts,
+    queue: job.queue,
+    priority: job.priority,
+    unique: job.unique ? 1 : 0,
+    dedupKey: job.dedupKey,
+    scheduledAt: msOrNull(job.scheduledAt),
+    producerId: job.producerId,
+    group: job.group,
+  };
+}
+
+function findExisting(ctx: SqliteContext, db: SqliteDatabase, p: InsertParams): string | null {
+  if (p.dedupKey !== null) {
+    const row = ctx.statement(FIND_DEDUP, db).get(p.dedupKey) as { id: string } | undefined;
+    if (row) return row.id;
+  }
+  if (p.unique === 1 && p.argsHash !== null) {
+    const row = ctx.statement(FIND_UNIQUE, db).get(p.jobName, p.argsHash) as { id: string } | undefined;
+    if (row) return row.id;
+  }
+  return null;
+}
+
+function insertOne(ctx: SqliteContext, db: SqliteDatabase, p: InsertParams): EnqueueResult {
+  // A conflicting row can leave `queued` between our insert and our read (another process claimed it);
+  // then the insert is simply tried again.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = ctx.statement(INSERT, db).get(p) as { id: string } | undefined;
+    if (inserted) return { id: inserted.id, deduplicated: false };
+    const existing = findExisting(ctx, db, p);
+    if (existing !== null) return { id: existing, deduplicated: true };
+    if (ctx.statement(ID_EXISTS, db).get(p.id)) {
+      throw invalidArgument(`A job with id ${p.id} already exists; every enqueue needs a fresh id.`, {
+        id: p.id,
+      });
+    }
+  }
+  ctx.statement(INSERT_STRICT, db).run(p);
+  return { id: p.id, deduplicated: false };
+}
+
+/** Insert one job on `db` (the backend's connection, or the caller's with `tx`). */
+export function enqueue(ctx: SqliteContext, db: SqliteDatabase, job: NewJob): EnqueueResult {
+  const params = toParams(job, 0);
+  const result = insertOne(ctx, db, params);
+  if (!result.deduplicated) ctx.notify(params.queue);
+  return result;
+}
+
+/** All or nothing: one transaction (a SAVEPOINT inside the caller's transaction with `tx`). */
+export function enqueueMany(
+  ctx: SqliteContext,
+  db: SqliteDatabase,
+  jobs: readonly NewJob[],
+): EnqueueResult[] {
+  const params = jobs.map(toParams);
+  if (params.length === 0) return [];
+  const results = immediate(ctx, () => params.map((p) => insertOne(ctx, db, p)), db);
+  const queues = new Set(params.filter((_, i) => !results[i]?.deduplicated).map((p) => p.queue));
+  for (const queue of queues) ctx.notify(queue);
+  return results;
+}
