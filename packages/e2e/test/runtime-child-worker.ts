@@ -1,6 +1,7 @@
 /**
  * A worker process for runtime-process-kill.test.ts: `node --conditions=source --import tsx
- * runtime-child-worker.ts <sqlite|postgres> <file-or-url> <queue> <start|once>`. Its handler reports the
+ * runtime-child-worker.ts <sqlite|postgres> <file-or-url> <queue> <start|once> [lease]` (`lease`: report ready
+ * only once the worker holds the maintenance lease). Its handler reports the
  * job over IPC and then never finishes, so the parent can SIGKILL the process mid-job. `start` runs a
  * started worker, `once` a `runOnce()` polling for the job (as a script would call it).
  */
@@ -8,7 +9,13 @@ import { postgresBackend } from "@soniq/backend-postgres";
 import { sqliteBackend } from "@soniq/backend-sqlite";
 import { Soniq } from "@soniq/core";
 
-const [kind, target, queue, mode] = process.argv.slice(2) as [string, string, string, "start" | "once"];
+const [kind, target, queue, mode, waitFor] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  "start" | "once",
+  "lease" | undefined,
+];
 const backend =
   kind === "sqlite" ? sqliteBackend({ filename: target }) : postgresBackend({ connectionString: target });
 const soniq = new Soniq({ backend });
@@ -39,5 +46,14 @@ if (mode === "once") {
 }
 const worker = soniq.worker(options);
 await worker.start();
+// With `lease`: ready once the start's maintenance holds its lease (taken asynchronously after start()
+// resolves), for the case that checks a killed holder's lease does not delay recovery. Renewing as the same
+// holder, with the worker's own TTL (at most staleAfterMs), changes nothing else.
+while (
+  waitFor === "lease" &&
+  !(await soniq.backend.leases.tryAcquire("soniq.maintenance", worker.id, options.staleAfterMs))
+) {
+  await new Promise((resolve) => setTimeout(resolve, 20));
+}
 // The started worker keeps this process alive until the parent kills it.
 process.send?.({ ready: worker.id });

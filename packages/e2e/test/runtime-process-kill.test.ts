@@ -88,7 +88,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
       try {
         await soniq.setup();
         soniq.job("process.kill_me", async (_args, ctx) => `finished on attempt ${ctx.attempt}`, { queue });
-        child = fork(CHILD, [name, kind.target(), queue, "start"], {
+        child = fork(CHILD, [name, kind.target(), queue, "start", "lease"], {
           execArgv: ["--conditions=source", "--import", "tsx"],
           stdio: ["ignore", "inherit", "inherit", "ipc"],
         });
