@@ -36,7 +36,9 @@ afterAll(async () => {
 });
 
 function startOn(host: Host, url: string, queue: string, log: string): Child {
-  const env = { FAULT_JOB_MS: "1", FAULT_CONCURRENCY: "10", FAULT_STALE_MS: "5000" };
+  // staleAfterMs 15 s: 6 processes (tsx-compiled) and the pooler share 2 cores with the test; at 5 s a loaded CI
+  // machine once delayed a survivor's heartbeats past it, so that survivor was taken for dead and its jobs rerun.
+  const env = { FAULT_JOB_MS: "1", FAULT_CONCURRENCY: "10", FAULT_STALE_MS: "15000" };
   const argv = [
     process.execPath,
     "--conditions=source",

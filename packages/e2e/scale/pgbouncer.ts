@@ -70,6 +70,9 @@ pool_mode = transaction
 default_pool_size = ${o.poolSize ?? 20}
 max_client_conn = 1000
 server_check_delay = 0
+; a lost host's connections can be mid-transaction when its network goes (no RST reaches the pooler):
+; without this they hold server connections, idle in transaction, until TCP gives up
+idle_transaction_timeout = 10
 server_login_retry = 1
 ignore_startup_parameters = extra_float_digits,options
 logfile = ${join(dir, "pgbouncer.log")}
