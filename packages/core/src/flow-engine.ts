@@ -27,7 +27,10 @@ import type { FlowStepReason } from "./types.js";
 export interface FlowStore {
   /** The flow row, locked for the rest of the transaction; null when missing. */
   flow(id: string): StoredFlow | null;
-  /** These steps of the flow (locked where the storage locks rows); missing refs are left out. */
+  /**
+   * These steps of the flow (locked where the storage locks rows); missing refs are left out. The engine
+   * never reads a loaded step's `dependsOn` (a fan-in's can hold 10,000 refs), so a store may leave it empty.
+   */
   steps(flowId: string, refs: readonly string[]): StoredStep[];
   /** Every step of the flow, in creation order. */
   allSteps(flowId: string): StoredStep[];
@@ -35,7 +38,10 @@ export interface FlowStore {
   /** Writes the flow's state, counters and finished_at. */
   saveFlow(flow: StoredFlow): void;
   insertSteps(flowId: string, steps: readonly StoredStep[]): void;
-  /** Writes each step's job_id, job_ids, dependents, state, pending_parents, reason and finished_at. */
+  /**
+   * Writes each step's job_id, job_ids, job, dependents, state, pending_parents, reason and finished_at
+   * (never `dependsOn`: it does not change after the insert).
+   */
   saveSteps(flowId: string, steps: readonly StoredStep[]): void;
   /** Inserts released steps' jobs (no dedup: a step's job is never deduplicated). */
   insertJobs(jobs: readonly NewJob[]): void;

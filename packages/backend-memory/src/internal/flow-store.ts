@@ -8,6 +8,16 @@ import { toRecord } from "./enqueue.js";
 import type { MemoryStore } from "./store.js";
 
 const copy = <T>(value: T): T => structuredClone(value);
+/**
+ * A step's copy: the arrays the engine changes are copied, `dependsOn` (never changed after the insert, and
+ * up to 10,000 refs long) and the prepared job (replaced, never mutated) are shared, so a parent's release
+ * costs the same whatever its dependent's fan-in.
+ */
+const copyStep = (step: StoredStep): StoredStep => ({
+  ...step,
+  jobIds: [...step.jobIds],
+  dependents: [...step.dependents],
+});
 
 export function memoryFlowStore(store: MemoryStore): FlowStore {
   const stepsOf = (flowId: string) => {
@@ -27,10 +37,10 @@ export function memoryFlowStore(store: MemoryStore): FlowStore {
       const steps = store.flowSteps.get(flowId);
       return refs.flatMap((ref) => {
         const step = steps?.get(ref);
-        return step === undefined ? [] : [copy(step)];
+        return step === undefined ? [] : [copyStep(step)];
       });
     },
-    allSteps: (flowId) => [...(store.flowSteps.get(flowId)?.values() ?? [])].map(copy),
+    allSteps: (flowId) => [...(store.flowSteps.get(flowId)?.values() ?? [])].map(copyStep),
     insertFlow: (flow: StoredFlow) => {
       store.flows.set(flow.id, copy(flow));
     },
@@ -65,7 +75,7 @@ function saveSteps(
   for (const step of steps) {
     const before = into.get(step.ref);
     if (before !== undefined && before.jobId !== step.jobId) store.stepsByJob.delete(before.jobId);
-    into.set(step.ref, copy(step));
+    into.set(step.ref, copyStep(step));
     store.stepsByJob.set(step.jobId, { flowId, ref: step.ref });
   }
 }
