@@ -69,7 +69,7 @@ export function sqliteBackend(
     queues: queuesFacet(ctx),
     audit: auditFacet(ctx),
     metrics: metricsFacet(ctx),
-    flows: flowsFacet(),
+    flows: flowsFacet(ctx),
     close: () => {
       closed ??= runSync("close", () => {
         notifier.clear();

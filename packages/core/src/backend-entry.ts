@@ -99,7 +99,9 @@ export {
 } from "./flow-engine.js";
 export {
   admitStep,
+  decodeStepJob,
   dependentEffect,
+  encodeStepJob,
   flowStateOf,
   isClosedStep,
   type ParentEvent,

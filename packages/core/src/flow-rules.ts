@@ -192,3 +192,14 @@ export function parentOutcome(
   }
   return null;
 }
+
+/** A step's prepared job as stored JSON (`soniq_flow_steps.job`): `scheduledAt` as epoch ms. */
+export function encodeStepJob(job: NewJob): Record<string, unknown> {
+  return { ...job, scheduledAt: job.scheduledAt === null ? null : job.scheduledAt.getTime() };
+}
+
+/** The prepared job back from `encodeStepJob`'s JSON. */
+export function decodeStepJob(stored: Record<string, unknown>): NewJob {
+  const at = stored.scheduledAt;
+  return { ...(stored as unknown as NewJob), scheduledAt: typeof at === "number" ? new Date(at) : null };
+}
