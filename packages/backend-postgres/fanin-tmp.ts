@@ -1,0 +1,20 @@
+import { Soniq } from "@soniq/core";
+import { postgresBackend } from "./src/index.js";
+import { createMigratedDatabase } from "./test/pgdb.js";
+const db = await createMigratedDatabase();
+const soniq = new Soniq({ backend: postgresBackend({ connectionString: db.url }) });
+await soniq.setup();
+const N = Number(process.argv[2] ?? 300);
+soniq.job("p.x", async () => 1);
+soniq.job("p.c", async () => null);
+const steps: Record<string, any> = {};
+const ps = Array.from({ length: N }, (_, i) => `p${i}`);
+for (const r of ps) steps[r] = { job: "p.x" };
+steps.child = { job: "p.c", dependsOn: ps };
+let t = performance.now();
+const { id } = await soniq.flows.start({ steps });
+console.log("start", performance.now() - t); t = performance.now();
+let n = 0;
+for (;;) { const k = await soniq.worker({ concurrency: 20 }).runOnce(); n += k; if (k === 0) break; }
+console.log("drain", n, performance.now() - t, (await soniq.flows.get(id))?.state);
+await soniq.close(); await db.drop();
