@@ -1,6 +1,6 @@
 /**
  * The part of `soniq.flows` (DESIGN.md section 15) the CLI reads and writes, typed by what the commands
- * need. `flowsOf` refuses a core without the facet with a line that says what to upgrade.
+ * need (the shapes of core's `FlowSummary` and `Flow`). `flowsOf` refuses a core without the facet with a line that says what to upgrade.
  */
 import type { Soniq } from "@soniq/core";
 import { CliError } from "./errors.js";
@@ -17,10 +17,21 @@ export interface FlowStepView {
   onParentFailure: string;
 }
 
+/** A flow's step counts (`open` = not terminal; `failed` = dead-lettered or cancelled). */
+export interface FlowCounts {
+  total: number;
+  open: number;
+  done: number;
+  failed: number;
+  held: number;
+}
+
+/** A flow as `flows.list` returns it; `flows.get` adds its steps. */
 export interface FlowView {
   id: string;
   name: string | null;
   state: FlowState;
+  counts: FlowCounts;
   createdAt: Date;
   finishedAt: Date | null;
   steps?: FlowStepView[];

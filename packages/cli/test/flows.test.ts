@@ -36,7 +36,7 @@ describe("soniq flows", () => {
     const lines = r.stdout.trim().split("\n");
     expect(lines[0]).toMatch(/^ID\s+NAME\s+STATE\s+STEPS\s+CREATED\s+FINISHED$/);
     expect(lines.slice(1).map((l) => l.split(/\s+/)[0])).toEqual([SUCCEEDED, RUNNING, HELD]);
-    expect(r.stdout).toContain("1/4 done, 1 dead_lettered, 1 held, 1 waiting");
+    expect(r.stdout).toContain("1/4 done, 1 held, 1 failed");
     const held = await cli("flows", "list", "--state", "held", "--json");
     expect(json<{ id: string }[]>(held).map((f) => f.id)).toEqual([HELD]);
     const named = await cli("flows", "list", "--name", "orders.fulfil", "--json");
@@ -53,6 +53,7 @@ describe("soniq flows", () => {
     const r = await cli("flows", "show", HELD);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/state\s+held/);
+    expect(r.stdout).toMatch(/steps\s+1\/4 done, 1 dead_lettered, 1 held, 1 waiting/);
     const tree = r.stdout.split("\n").filter((l) => /orders\.\w+ {2}0193|see above/.test(l));
     expect(tree).toEqual([
       "charge  dead_lettered  orders.charge  0193c6e2-0000-7000-8000-000000charge",

@@ -19,16 +19,17 @@ function flowState(value: string): FlowState {
   return value as FlowState;
 }
 
-/** "3/4 done, 1 held" from a flow's steps; "-" when the list did not carry them. */
+/** "1/4 done, 1 held, 1 failed": from the steps when the flow carries them, else from its counts. */
 export function stepCounts(flow: FlowView): string {
-  if (!flow.steps) return "-";
+  if (!flow.steps) {
+    const { total, done, held, failed } = flow.counts;
+    const rest = [held ? `${held} held` : "", failed ? `${failed} failed` : ""].filter(Boolean);
+    return [`${done}/${total} done`, ...rest].join(", ");
+  }
   const by = new Map<string, number>();
   for (const s of flow.steps) by.set(s.state, (by.get(s.state) ?? 0) + 1);
-  const rest = [...by]
-    .filter(([state]) => state !== "done")
-    .map(([state, n]) => `${n} ${state}`)
-    .join(", ");
-  return `${by.get("done") ?? 0}/${flow.steps.length} done${rest ? `, ${rest}` : ""}`;
+  const rest = [...by].filter(([state]) => state !== "done").map(([state, n]) => `${n} ${state}`);
+  return [`${by.get("done") ?? 0}/${flow.steps.length} done`, ...rest].join(", ");
 }
 
 export function registerFlows(program: Command, io: Io): void {
@@ -74,7 +75,7 @@ function listCommand(flows: Command, io: Io): void {
     .option("--limit <n>", "at most n rows (default 100)", positiveInt("--limit"))
     .addHelpText(
       "after",
-      "\nJSON (--json): an array of flows { id, name, state, createdAt, finishedAt, steps? }.\n\n" +
+      "\nJSON (--json): an array of flows { id, name, state, counts: { total, open, done, failed, held },\ncreatedAt, finishedAt }.\n\n" +
         "Examples:\n  soniq flows list\n  soniq flows list --state held --json\n  soniq flows list --name orders.fulfil --limit 20",
     )
     .action(async (o: { state?: FlowState; name?: string; limit?: number }, command: Command) => {
@@ -101,8 +102,8 @@ function showCommand(flows: Command, io: Io): void {
       "\nEach step with no parents starts a tree; a dependent sits under its first parent, names its other\n" +
         'parents ("also after ..."), and appears under them again as "(see above)". Each line: ref, state,\n' +
         "job name, job id (a dead-lettered step's id is its dead letter's: soniq dead-letter show <id>).\n" +
-        "JSON (--json): the flow { id, name, state, createdAt, finishedAt, steps: [{ ref, jobId, jobName, state,\n" +
-        "dependsOn, onParentFailure }] }.\n\nExamples:\n  soniq flows show 0193c6e2-...\n  soniq flows show 0193c6e2-... --json",
+        "JSON (--json): the flow { id, name, state, counts, createdAt, finishedAt, steps: [{ ref, jobId, jobIds,\n" +
+        "jobName, state, dependsOn, onParentFailure, pendingParents, reason, addedBy, createdAt, finishedAt }] }.\n\nExamples:\n  soniq flows show 0193c6e2-...\n  soniq flows show 0193c6e2-... --json",
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
