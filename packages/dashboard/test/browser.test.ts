@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type DashboardServer, serveDashboard } from "../src/index.js";
+import { type FakeFlows, HELD_FLOW, withFlows } from "./flows-support.js";
 import { KEYS, READ_KEY, type Seeded, scheduledApp, seededApp, WRITE_KEY } from "./support.js";
 
 /** The few DOM members the in-page callbacks use (the repo compiles without the DOM lib). */
@@ -32,6 +33,7 @@ const DOCS =
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 let app: Seeded;
+let flows: FakeFlows;
 let server: DashboardServer;
 let browser: Browser;
 const contexts: BrowserContext[] = [];
@@ -61,6 +63,7 @@ beforeAll(async () => {
     );
   mkdirSync(DOCS, { recursive: true });
   app = await seededApp();
+  flows = withFlows(app);
   server = await serveDashboard({ soniq: app.soniq, port: 0, apiKeys: KEYS, refreshIntervalMs: 600_000 });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -301,5 +304,42 @@ describe("in chromium", { timeout: 60_000 }, () => {
       await served.close();
       await sched.soniq.close();
     }
+  });
+
+  it("browser/flow: the held flow's graph, a step's link, replay of the held parent and cancel (screenshot)", async () => {
+    const page = await loggedIn(WRITE_KEY);
+    await page.goto(`${server.url}/flows`);
+    await Promise.all([
+      page.waitForURL(`${server.url}/flows/${HELD_FLOW}`),
+      page.click(`a[href="/flows/${HELD_FLOW}"]`),
+    ]);
+    await expect(page.locator("[data-testid=flow-graph] g.step").count()).resolves.toBe(4);
+    await expect(page.locator("[data-testid=flow-graph] path.edge").count()).resolves.toBe(3);
+    const stroke = (el: unknown): string =>
+      (globalThis as unknown as { getComputedStyle(e: unknown): { stroke: string } }).getComputedStyle(el)
+        .stroke;
+    const held = await page.locator("g.step.held rect").evaluate(stroke);
+    const done = await page.locator("g.step.done rect").evaluate(stroke);
+    expect(held).not.toBe(done); // states are coloured apart
+    await page.screenshot({ path: `${DOCS}flow.png`, fullPage: true });
+
+    await Promise.all([
+      page.waitForURL(`${server.url}/dead-letters/${app.dead[0]}`),
+      page.click("g.step[data-ref=charge] a"),
+    ]);
+    await page.goBack();
+    await page.click("[data-testid=replay-charge]");
+    await page.waitForSelector("#flash.ok");
+    await expect(page.textContent("#flash")).resolves.toContain("Replayed charge");
+    const [entry] = await app.soniq.audit.list({ action: "dead_letter.replay", limit: 1 });
+    expect(entry).toMatchObject({ actor: "dashboard:ops", target: app.dead[0] });
+
+    await page.click("[data-testid=cancel-flow]");
+    await expect(page.textContent("[data-testid=cancel-flow]")).resolves.toBe(
+      "Click again to cancel the flow",
+    );
+    await page.click("[data-testid=cancel-flow]");
+    await page.waitForSelector("[data-testid=flow-fields] dd:has-text('cancelled')", { timeout: 10_000 });
+    expect(flows.cancels).toEqual([{ id: HELD_FLOW, actor: "dashboard:ops" }]);
   });
 });
