@@ -1,33 +1,90 @@
 /**
- * `soniq flows list | show | cancel` through the built binary, on an app module (--module) whose flows
- * facet answers from fixed flows (fixtures/flows.ts): the table, the filters, the tree `show` draws, the
- * cancel's actor and exit codes, and the one-line errors.
+ * `soniq flows list | show | cancel` through the built binary, on a database with real flows: one held by its
+ * dead-lettered charge, one running (its steps on a queue no worker serves), one succeeded. The table and its
+ * filters, the tree `show` draws, cancel with its audited actor and exit codes, and the one-line errors.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { PermanentError, type Soniq } from "@soniq/core";
+import { eventually } from "@soniq/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { flowTree } from "../src/flow-tree.js";
-import { assertBuilt, expectNoRunningChildren, json, type Result, soniqCli } from "./cli.js";
+import {
+  assertBuilt,
+  expectNoRunningChildren,
+  json,
+  openApp,
+  type Result,
+  soniqCli,
+  sqliteDb,
+  type TestDb,
+} from "./cli.js";
 
-const APP = fileURLToPath(new URL("./fixtures/flows.ts", import.meta.url));
-const HELD = "0193c6e2-aaaa-7000-8000-000000000001";
-const RUNNING = "0193c6e2-aaaa-7000-8000-000000000002";
-const SUCCEEDED = "0193c6e2-aaaa-7000-8000-000000000003";
+// Postgres joins when the engine's Postgres flows facet lands (flows-engine branch).
+const BACKENDS = [["sqlite", sqliteDb]] as const;
 
-describe("soniq flows", () => {
-  let dir: string;
-  const cli = (...args: string[]): Promise<Result> =>
-    soniqCli([...args, "--module", APP], { cwd: dir, env: { FLOWS_CANCEL_LOG: join(dir, "cancel.log") } });
-
-  beforeAll(() => {
-    assertBuilt();
-    dir = mkdtempSync(join(tmpdir(), "soniq-cli-flows-"));
+/** Starts the three flows and runs a worker on queue "flows" until the held and the succeeded one settled. */
+async function seedFlows(app: Soniq): Promise<{ held: string; running: string; succeeded: string }> {
+  app.job("flow.ok", async () => ({ ok: true }), { queue: "flows" });
+  app.job(
+    "flow.fail",
+    async () => {
+      throw new PermanentError("card declined");
+    },
+    { queue: "flows" },
+  );
+  const held = await app.flows.start({
+    name: "orders.fulfil",
+    steps: {
+      charge: { job: "flow.fail" },
+      reserve: { job: "flow.ok" },
+      ship: { job: "flow.ok", dependsOn: ["charge", "reserve"] },
+      notify: { job: "flow.ok", dependsOn: ["ship"], onParentFailure: "run" },
+    },
   });
-  afterAll(() => {
-    rmSync(dir, { recursive: true, force: true });
+  const running = await app.flows.start({
+    name: "reports.build",
+    steps: {
+      a: { job: "flow.ok", options: { queue: "later" } },
+      b: { job: "flow.ok", dependsOn: ["a"], options: { queue: "later" } },
+      c: { job: "flow.ok", dependsOn: ["a"], options: { queue: "later" } },
+      d: { job: "flow.ok", dependsOn: ["b", "c"], options: { queue: "later" } },
+    },
+  });
+  const succeeded = await app.flows.start({
+    name: "orders.fulfil",
+    steps: { charge: { job: "flow.ok" }, ship: { job: "flow.ok", dependsOn: ["charge"] } },
+  });
+  const worker = app.worker({ queues: ["flows"] });
+  await eventually(
+    async () => {
+      await worker.runOnce({ maxJobs: 20 });
+      expect((await app.flows.get(held.id))?.state).toBe("held");
+      expect((await app.flows.get(succeeded.id))?.state).toBe("succeeded");
+    },
+    { timeoutMs: 20_000 },
+  );
+  return { held: held.id, running: running.id, succeeded: succeeded.id };
+}
+
+describe.each(BACKENDS)("soniq flows on %s", (_kind, makeDb) => {
+  let db: TestDb;
+  let app: Soniq;
+  let ids: { held: string; running: string; succeeded: string };
+  const cli = (...args: string[]): Promise<Result> =>
+    soniqCli([...args, "--database-url", db.url], { cwd: db.dir });
+
+  beforeAll(async () => {
+    assertBuilt();
+    db = makeDb();
+    await db.create();
+    const setup = await cli("setup");
+    expect(setup.code, setup.stderr).toBe(0);
+    app = await openApp(db);
+    ids = await seedFlows(app);
+  });
+  afterAll(async () => {
     expectNoRunningChildren();
+    await app?.close();
+    await db?.drop();
   });
 
   it("flows/list: newest first, with state and step counts; --state and --name filter", async () => {
@@ -35,12 +92,15 @@ describe("soniq flows", () => {
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.trim().split("\n");
     expect(lines[0]).toMatch(/^ID\s+NAME\s+STATE\s+STEPS\s+CREATED\s+FINISHED$/);
-    expect(lines.slice(1).map((l) => l.split(/\s+/)[0])).toEqual([SUCCEEDED, RUNNING, HELD]);
+    expect(lines.slice(1).map((l) => l.split(/\s+/)[0])).toEqual([ids.succeeded, ids.running, ids.held]);
     expect(r.stdout).toContain("1/4 done, 1 held, 1 failed");
     const held = await cli("flows", "list", "--state", "held", "--json");
-    expect(json<{ id: string }[]>(held).map((f) => f.id)).toEqual([HELD]);
+    expect(json<{ id: string }[]>(held).map((f) => f.id)).toEqual([ids.held]);
     const named = await cli("flows", "list", "--name", "orders.fulfil", "--json");
-    expect(json<{ id: string }[]>(named).map((f) => f.id)).toEqual([SUCCEEDED, HELD]);
+    expect(json<{ id: string; counts: { total: number } }[]>(named).map((f) => f.id)).toEqual([
+      ids.succeeded,
+      ids.held,
+    ]);
   });
 
   it("flows/list-usage: an unknown --state is a usage error (exit 2) naming the states", async () => {
@@ -50,27 +110,36 @@ describe("soniq flows", () => {
   });
 
   it("flows/show-tree: the header, then the steps as a tree with states; a held flow says how to resume", async () => {
-    const r = await cli("flows", "show", HELD);
+    const r = await cli("flows", "show", ids.held);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/state\s+held/);
     expect(r.stdout).toMatch(/steps\s+1\/4 done, 1 dead_lettered, 1 held, 1 waiting/);
-    const tree = r.stdout.split("\n").filter((l) => /orders\.\w+ {2}0193|see above/.test(l));
+    const flow = await app.flows.get(ids.held);
+    const id = (ref: string) => flow?.steps.find((s) => s.ref === ref)?.jobId;
+    const tree = r.stdout.split("\n").filter((l) => /flow\.(ok|fail) {2}|see above/.test(l));
     expect(tree).toEqual([
-      "charge  dead_lettered  orders.charge  0193c6e2-0000-7000-8000-000000charge",
-      "└── ship  held  orders.ship  0193c6e2-0000-7000-8000-00000000ship  (also after reserve)",
-      "    └── notify  waiting  orders.notify  0193c6e2-0000-7000-8000-000000notify",
-      "reserve  done  orders.reserve  0193c6e2-0000-7000-8000-00000reserve",
+      `charge  dead_lettered  flow.fail  ${id("charge")}`,
+      `└── ship  held  flow.ok  ${id("ship")}  (also after reserve)`,
+      `    └── notify  waiting  flow.ok  ${id("notify")}`,
+      `reserve  done  flow.ok  ${id("reserve")}`,
       "└── ship (see above)",
     ]);
     expect(r.stdout).toContain("replay the dead-lettered parent to resume");
+    // The dead-lettered step's id is its dead letter's.
+    expect(await app.deadLetter.get(id("charge") as string)).not.toBeNull();
   });
 
   it("flows/show-json: the flow as soniq.flows.get returns it", async () => {
-    const flow = json<{ id: string; steps: { ref: string; dependsOn: string[] }[] }>(
-      await cli("flows", "show", RUNNING, "--json"),
+    const flow = json<{ id: string; steps: { ref: string; state: string; dependsOn: string[] }[] }>(
+      await cli("flows", "show", ids.running, "--json"),
     );
-    expect(flow.id).toBe(RUNNING);
-    expect(flow.steps.map((s) => s.ref)).toEqual(["a", "b", "c", "d"]);
+    expect(flow.id).toBe(ids.running);
+    expect(flow.steps.map((s) => `${s.ref}:${s.state}`)).toEqual([
+      "a:queued",
+      "b:waiting",
+      "c:waiting",
+      "d:waiting",
+    ]);
     expect(flow.steps[3]?.dependsOn).toEqual(["b", "c"]);
   });
 
@@ -82,16 +151,17 @@ describe("soniq flows", () => {
     }
   });
 
-  it("flows/cancel: cancels with the CLI's actor; a finished flow is not cancelled (exit 1)", async () => {
-    const r = await cli("flows", "cancel", RUNNING, "--json");
+  it("flows/cancel: cancels every open step, audited with the CLI's actor; a finished flow is not (exit 1)", async () => {
+    const r = await cli("flows", "cancel", ids.running, "--json");
     expect(r.code, r.stderr).toBe(0);
-    expect(json(r)).toEqual({ id: RUNNING, cancelled: true, state: "cancelled" });
-    expect(readFileSync(join(dir, "cancel.log"), "utf8")).toMatch(
-      new RegExp(`^${RUNNING} cli:\\S+@\\S+\\n$`),
-    );
-    const done = await cli("flows", "cancel", SUCCEEDED);
+    expect(json(r)).toEqual({ id: ids.running, cancelled: true, state: "cancelled" });
+    const flow = await app.flows.get(ids.running);
+    expect(new Set(flow?.steps.map((s) => s.state))).toEqual(new Set(["cancelled"]));
+    const [entry] = await app.audit.list({ action: "flow.cancel", limit: 1 });
+    expect(entry).toMatchObject({ target: ids.running, actor: expect.stringMatching(/^cli:\S+@\S+$/) });
+    const done = await cli("flows", "cancel", ids.succeeded);
     expect(done.code).toBe(1);
-    expect(done.stdout).toContain(`not cancelled ${SUCCEEDED}: the flow is succeeded`);
+    expect(done.stdout).toContain(`not cancelled ${ids.succeeded}: the flow is succeeded`);
   });
 });
 

@@ -1,9 +1,9 @@
 /** `soniq flows list | show <id> | cancel <id>`: workflows (DESIGN.md section 15). */
+import { FLOW_STATES, type Flow, type FlowState, type FlowSummary, TERMINAL_FLOW_STATES } from "@soniq/core";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError, usage } from "../errors.js";
 import { flowTree } from "../flow-tree.js";
-import { FLOW_STATES, type FlowState, type FlowView, flowsOf } from "../flows-facet.js";
 import type { Io, Printer } from "../output.js";
 import { positiveInt } from "../parse.js";
 import { record, stamp } from "../views.js";
@@ -11,7 +11,7 @@ import { record, stamp } from "../views.js";
 const notFound = (id: string) =>
   new CliError("SONIQ_CLI_NOT_FOUND", `no flow with id ${id}. List them with soniq flows list.`);
 
-const TERMINAL: readonly string[] = ["succeeded", "failed", "cancelled"];
+const TERMINAL: readonly string[] = TERMINAL_FLOW_STATES;
 
 function flowState(value: string): FlowState {
   if (!(FLOW_STATES as readonly string[]).includes(value))
@@ -20,8 +20,8 @@ function flowState(value: string): FlowState {
 }
 
 /** "1/4 done, 1 held, 1 failed": from the steps when the flow carries them, else from its counts. */
-export function stepCounts(flow: FlowView): string {
-  if (!flow.steps) {
+export function stepCounts(flow: FlowSummary | Flow): string {
+  if (!("steps" in flow)) {
     const { total, done, held, failed } = flow.counts;
     const rest = [held ? `${held} held` : "", failed ? `${failed} failed` : ""].filter(Boolean);
     return [`${done}/${total} done`, ...rest].join(", ");
@@ -48,7 +48,7 @@ export function registerFlows(program: Command, io: Io): void {
   cancelCommand(flows, io);
 }
 
-function flowsTable(p: Printer, rows: FlowView[]): void {
+function flowsTable(p: Printer, rows: FlowSummary[]): void {
   if (rows.length === 0) {
     p.line("no flows match.");
     return;
@@ -81,7 +81,7 @@ function listCommand(flows: Command, io: Io): void {
     .action(async (o: { state?: FlowState; name?: string; limit?: number }, command: Command) => {
       const ctx = Context.of(command, io);
       const rows = await ctx.withApp((soniq) =>
-        flowsOf(soniq).list({
+        soniq.flows.list({
           ...(o.state ? { state: o.state } : {}),
           ...(o.name ? { name: o.name } : {}),
           limit: o.limit ?? 100,
@@ -107,7 +107,7 @@ function showCommand(flows: Command, io: Io): void {
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const flow = await ctx.withApp((soniq) => flowsOf(soniq).get(id));
+      const flow = await ctx.withApp((soniq) => soniq.flows.get(id));
       if (!flow) throw notFound(id);
       if (ctx.json) return ctx.printer.json(flow);
       const p = ctx.printer;
@@ -120,7 +120,7 @@ function showCommand(flows: Command, io: Io): void {
         ["finished", flow.finishedAt ? stamp(p, flow.finishedAt) : "-"],
       ]);
       p.line();
-      for (const line of flowTree(flow.steps ?? [], {
+      for (const line of flowTree(flow.steps, {
         state: (w) => p.status(w),
         dim: (t) => p.paint("dim", t),
       }))
@@ -146,13 +146,12 @@ function cancelCommand(flows: Command, io: Io): void {
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
       const result = await ctx.withApp(async (soniq) => {
-        const facet = flowsOf(soniq);
-        const before = await facet.get(id);
+        const before = await soniq.flows.get(id);
         if (!before) throw notFound(id);
         if (TERMINAL.includes(before.state)) return { id, cancelled: false, state: before.state };
-        await facet.cancel(id, { actor: ctx.actor });
-        const after = await facet.get(id);
-        return { id, cancelled: after?.state === "cancelled", state: after?.state ?? before.state };
+        const cancelled = await soniq.flows.cancel(id, { actor: ctx.actor });
+        const after = await soniq.flows.get(id);
+        return { id, cancelled, state: after?.state ?? before.state };
       });
       if (ctx.json) ctx.printer.json(result);
       else
