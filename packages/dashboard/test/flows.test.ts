@@ -6,16 +6,16 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { bodyShapeFor, FLOW_BODY } from "../src/api/bodies.js";
 import { layoutFlow } from "../src/pages/flow-graph.js";
-import { DONE_FLOW, type FakeFlows, HELD_FLOW, RUNNING_FLOW, withFlows } from "./flows-support.js";
+import { type SeededFlows, withFlows } from "./flows-support.js";
 import { call, handlerFor, json, KEYS, READ_KEY, type Seeded, seededApp, WRITE_KEY } from "./support.js";
 
 let app: Seeded;
-let flows: FakeFlows;
+let flows: SeededFlows;
 let keyed: ReturnType<typeof handlerFor>;
 
 beforeEach(async () => {
   app = await seededApp();
-  flows = withFlows(app);
+  flows = await withFlows(app);
   keyed = handlerFor(app.soniq, { apiKeys: KEYS });
 });
 afterEach(() => app.soniq.close());
@@ -27,16 +27,16 @@ describe("flows API", () => {
     const all = await json<{ flows: { id: string; counts: { held: number } }[] }>(
       await call(keyed, "/api/flows", { key: READ_KEY }),
     );
-    expect(all.flows.map((f) => f.id)).toEqual([DONE_FLOW, RUNNING_FLOW, HELD_FLOW]);
+    expect(all.flows.map((f) => f.id)).toEqual([flows.succeeded, flows.running, flows.held]);
     expect(all.flows[2]?.counts.held).toBe(1);
     const held = await json<{ flows: { id: string }[] }>(
       await call(keyed, "/api/flows?state=held", { key: READ_KEY }),
     );
-    expect(held.flows.map((f) => f.id)).toEqual([HELD_FLOW]);
+    expect(held.flows.map((f) => f.id)).toEqual([flows.held]);
     const named = await json<{ flows: { id: string }[] }>(
       await call(keyed, "/api/flows?name=orders.fulfil", { key: READ_KEY }),
     );
-    expect(named.flows.map((f) => f.id)).toEqual([DONE_FLOW, HELD_FLOW]);
+    expect(named.flows.map((f) => f.id)).toEqual([flows.succeeded, flows.held]);
     const bad = await call(keyed, "/api/flows?state=stuck", { key: READ_KEY });
     expect(bad.status).toBe(400);
     expect((await json<ErrorBody>(bad)).error.message).toContain(
@@ -46,7 +46,7 @@ describe("flows API", () => {
 
   it("flows/api-get: one flow with its steps; an unknown or malformed id is 404", async () => {
     const { flow } = await json<{ flow: { steps: { ref: string; state: string }[] } }>(
-      await call(keyed, `/api/flows/${HELD_FLOW}`, { key: READ_KEY }),
+      await call(keyed, `/api/flows/${flows.held}`, { key: READ_KEY }),
     );
     expect(flow.steps.map((s) => `${s.ref}:${s.state}`)).toEqual([
       "charge:dead_lettered",
@@ -61,34 +61,42 @@ describe("flows API", () => {
   });
 
   it("flows/api-cancel: a write key cancels with its label as actor; a finished flow is 409", async () => {
-    const res = await call(keyed, `/api/flows/${RUNNING_FLOW}/cancel`, { key: WRITE_KEY, body: {} });
+    const res = await call(keyed, `/api/flows/${flows.running}/cancel`, { key: WRITE_KEY, body: {} });
     expect(res.status).toBe(200);
     const body = await json<{ cancelled: boolean; flow: { state: string } }>(res);
     expect(body).toMatchObject({ cancelled: true, flow: { state: "cancelled" } });
-    expect(flows.cancels).toEqual([{ id: RUNNING_FLOW, actor: "dashboard:ops" }]);
-    const again = await call(keyed, `/api/flows/${DONE_FLOW}/cancel`, { key: WRITE_KEY, body: {} });
+    const [entry] = await app.soniq.audit.list({ action: "flow.cancel", limit: 1 });
+    expect(entry).toMatchObject({ target: flows.running, actor: "dashboard:ops" });
+    const again = await call(keyed, `/api/flows/${flows.succeeded}/cancel`, { key: WRITE_KEY, body: {} });
     expect(again.status).toBe(409);
     expect((await json<ErrorBody>(again)).error.message).toContain("is succeeded");
-    expect(flows.cancels).toHaveLength(1);
+    expect(await app.soniq.audit.list({ action: "flow.cancel" })).toHaveLength(1);
   });
 
   it("flows/api-replay: replays the held flow's dead-lettered parent, audited with the key's label", async () => {
-    const res = await call(keyed, `/api/flows/${HELD_FLOW}/steps/charge/replay`, {
+    const res = await call(keyed, `/api/flows/${flows.held}/steps/charge/replay`, {
       key: WRITE_KEY,
       body: {},
     });
     expect(res.status).toBe(200);
     const body = await json<{ replayed: boolean; jobId: string; deadLetterId: string }>(res);
-    expect(body.deadLetterId).toBe(app.dead[0]);
+    expect(body.deadLetterId).toBe(flows.deadCharge);
     expect((await app.soniq.getJob(body.jobId))?.status).toBe("queued");
     const audit = await app.soniq.audit.list({ action: "dead_letter.replay" });
-    expect(audit[0]).toMatchObject({ actor: "dashboard:ops", target: app.dead[0] });
-    const notDead = await call(keyed, `/api/flows/${HELD_FLOW}/steps/reserve/replay`, {
+    expect(audit[0]).toMatchObject({ actor: "dashboard:ops", target: flows.deadCharge });
+    // The new charge took the step's place: once it is done, the held steps run and the flow succeeds.
+    flows.approve();
+    for (let pass = 0; pass < 20 && (await app.soniq.flows.get(flows.held))?.state !== "succeeded"; pass++)
+      await flows.work();
+    const resumed = await app.soniq.flows.get(flows.held);
+    expect(resumed?.state).toBe("succeeded");
+    expect(resumed?.steps[0]?.jobIds).toEqual([flows.deadCharge, body.jobId]);
+    const notDead = await call(keyed, `/api/flows/${flows.held}/steps/reserve/replay`, {
       key: WRITE_KEY,
       body: {},
     });
     expect(notDead.status).toBe(409);
-    const noStep = await call(keyed, `/api/flows/${HELD_FLOW}/steps/nope/replay`, {
+    const noStep = await call(keyed, `/api/flows/${flows.held}/steps/nope/replay`, {
       key: WRITE_KEY,
       body: {},
     });
@@ -96,17 +104,18 @@ describe("flows API", () => {
   });
 
   it("flows/api-write-rules: a read key, no key and an unexpected body key are refused; nothing changes", async () => {
-    const paths = [`/api/flows/${RUNNING_FLOW}/cancel`, `/api/flows/${HELD_FLOW}/steps/charge/replay`];
+    const paths = [`/api/flows/${flows.running}/cancel`, `/api/flows/${flows.held}/steps/charge/replay`];
     for (const path of paths) {
       expect((await call(keyed, path, { key: READ_KEY, body: {} })).status, path).toBe(403);
       expect((await call(keyed, path, { body: {} })).status, path).toBe(401);
       expect((await call(keyed, path, { key: WRITE_KEY, body: { force: true } })).status, path).toBe(400);
       expect((await call(handlerFor(app.soniq), path, { body: {} })).status, path).toBe(403);
     }
-    expect(flows.cancels).toEqual([]);
-    expect((await app.soniq.deadLetter.get(app.dead[0] as string))?.resurrectionCount).toBe(0);
-    expect(bodyShapeFor(`/flows/${HELD_FLOW}/cancel`)).toBe(FLOW_BODY);
-    expect(bodyShapeFor(`/flows/${HELD_FLOW}/steps/charge/replay`)).toBe(FLOW_BODY);
+    expect(await app.soniq.audit.list({ action: "flow.cancel" })).toEqual([]);
+    expect((await app.soniq.flows.get(flows.running))?.state).toBe("running");
+    expect((await app.soniq.deadLetter.get(flows.deadCharge))?.resurrectionCount).toBe(0);
+    expect(bodyShapeFor(`/flows/${flows.held}/cancel`)).toBe(FLOW_BODY);
+    expect(bodyShapeFor(`/flows/${flows.held}/steps/charge/replay`)).toBe(FLOW_BODY);
   });
 });
 
@@ -119,8 +128,8 @@ describe("flow pages", () => {
 
   it("flows/page-list: a row per flow linking to its page, the state filter, Flows in the navigation", async () => {
     const text = await page("/flows?state=held");
-    expect(text).toContain(`href="/flows/${HELD_FLOW}"`);
-    expect(text).not.toContain(`data-flow-id="${DONE_FLOW}"`);
+    expect(text).toContain(`href="/flows/${flows.held}"`);
+    expect(text).not.toContain(`data-flow-id="${flows.succeeded}"`);
     expect(text).toContain("1/4 done, 1 held, 1 failed");
     expect(text).toMatch(/<a href="\/flows" aria-current="page">Flows<\/a>/);
     const bad = await call(keyed, "/flows?state=stuck", { key: READ_KEY });
@@ -129,7 +138,7 @@ describe("flow pages", () => {
   });
 
   it("flows/page-graph: a box per step coloured by state, linked to its job or dead letter, an edge per dependency", async () => {
-    const text = await page(`/flows/${HELD_FLOW}`);
+    const text = await page(`/flows/${flows.held}`);
     expect(text).toContain('data-testid="flow-graph"');
     for (const [ref, state] of [
       ["charge", "dead_lettered"],
@@ -138,21 +147,23 @@ describe("flow pages", () => {
       ["notify", "waiting"],
     ])
       expect(text).toContain(`class="step ${state}" data-ref="${ref}"`);
-    expect(text).toContain(`href="/dead-letters/${app.dead[0]}" aria-label="charge (dead_lettered)"`);
-    expect(text).toContain(`href="/jobs/${app.done[0]}" aria-label="reserve (done)"`);
+    expect(text).toContain(`href="/dead-letters/${flows.deadCharge}" aria-label="charge (dead_lettered)"`);
+    expect(text).toContain(
+      `href="/jobs/${(await app.soniq.flows.get(flows.held))?.steps[1]?.jobId}" aria-label="reserve (done)"`,
+    );
     expect(text.match(/<path class="edge"/g)).toHaveLength(3);
     expect(text).toContain('data-from="charge" data-to="ship"');
     expect(text).toContain("Held: a parent was dead-lettered");
-    expect(text).toContain(`data-post="/api/flows/${HELD_FLOW}/steps/charge/replay"`);
-    expect(text).toContain(`data-post="/api/flows/${HELD_FLOW}/cancel"`);
+    expect(text).toContain(`data-post="/api/flows/${flows.held}/steps/charge/replay"`);
+    expect(text).toContain(`data-post="/api/flows/${flows.held}/cancel"`);
   });
 
   it("flows/page-read-only: a read key sees the graph but no cancel or replay button; a finished flow offers none", async () => {
-    const read = await page(`/flows/${HELD_FLOW}`, READ_KEY);
+    const read = await page(`/flows/${flows.held}`, READ_KEY);
     expect(read).toContain('data-testid="flow-graph"');
     expect(read).not.toContain("data-post=");
     expect(read).toContain("Your key is read-only.");
-    expect(await page(`/flows/${DONE_FLOW}`)).not.toContain("data-post=");
+    expect(await page(`/flows/${flows.succeeded}`)).not.toContain("data-post=");
   });
 
   it("flows/layout: parents above dependents, every box apart, a fan-in of 200 laid out", () => {

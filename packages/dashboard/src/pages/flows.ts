@@ -1,18 +1,11 @@
 /** The flows list (filter by state and name) and one flow's page: its graph, its steps, cancel and replay. */
-import { shortId } from "@soniq/core";
-import {
-  FLOW_STATES,
-  type FlowSummaryView,
-  type FlowView,
-  heldParents,
-  isTerminalFlow,
-  stepHref,
-} from "../data/flows.js";
+import { FLOW_STATES, type Flow, type FlowStep, type FlowSummary, shortId } from "@soniq/core";
+import { heldParents, isTerminalFlow, stepHref } from "../data/flows.js";
 import { formatDate, type Html, html } from "../html.js";
 import { flowGraph } from "./flow-graph.js";
 import { canWrite, type PageFrame, statusBadge, writeHint } from "./layout.js";
 
-function counts(f: FlowSummaryView): string {
+function counts(f: FlowSummary): string {
   const { total, done, held, failed } = f.counts;
   return [`${done}/${total} done`, held ? `${held} held` : "", failed ? `${failed} failed` : ""]
     .filter(Boolean)
@@ -22,7 +15,7 @@ function counts(f: FlowSummaryView): string {
 export function flowsPage(
   frame: PageFrame,
   p: Record<string, string | undefined>,
-  flows: FlowSummaryView[] | null,
+  flows: FlowSummary[] | null,
   error: string | null,
 ): Html {
   const base = frame.base;
@@ -48,7 +41,7 @@ export function flowsPage(
 <p class="muted small">Newest first, at most ${flows.length >= 100 ? "the 100 newest shown; narrow the filter" : "100"}.</p>`;
 }
 
-function actions(frame: PageFrame, flow: FlowView): Html {
+function actions(frame: PageFrame, flow: Flow): Html {
   if (isTerminalFlow(flow)) return html``;
   if (!canWrite(frame)) return writeHint(frame);
   const base = frame.base;
@@ -61,7 +54,7 @@ function actions(frame: PageFrame, flow: FlowView): Html {
 
 const LEGEND = ["waiting", "queued", "processing", "done", "held", "dead_lettered", "cancelled"];
 
-function stepRow(base: string, s: FlowView["steps"][number]): Html {
+function stepRow(base: string, s: FlowStep): Html {
   const href = stepHref(base, s);
   const id = html`<code>${shortId(s.jobId)}</code>`;
   return html`<tr data-step="${s.ref}"><td><strong>${s.ref}</strong></td><td>${s.jobName}</td><td>${statusBadge(s.state)}</td>
@@ -70,13 +63,16 @@ function stepRow(base: string, s: FlowView["steps"][number]): Html {
 <td class="small">${s.reason ?? ""}</td></tr>`;
 }
 
-export function flowDetailPage(frame: PageFrame, flow: FlowView): Html {
+export function flowDetailPage(frame: PageFrame, flow: Flow): Html {
   const base = frame.base;
   const graph = flowGraph(flow.steps.map((s) => ({ ...s, href: stepHref(base, s) })));
+  const waitingOnReplay = flow.state === "held" && heldParents(flow).length === 0;
   const held =
-    flow.state === "held"
-      ? html`<div class="banner warn" role="status">Held: a parent was dead-lettered. Replay it to resume the flow, or purge its dead letter to cancel the held steps.</div>`
-      : "";
+    flow.state !== "held"
+      ? ""
+      : waitingOnReplay
+        ? html`<div class="banner" role="status" data-testid="flow-banner">Held steps wait for a replayed parent: they run when it is done.</div>`
+        : html`<div class="banner warn" role="status" data-testid="flow-banner">Held: a parent was dead-lettered. Replay it to resume the flow, or purge its dead letter to cancel the held steps.</div>`;
   return html`<h1>Flow <code>${flow.id}</code></h1>
 <div class="actions">${statusBadge(flow.state)}</div>${held}${actions(frame, flow)}
 <div class="panel"><dl class="kv" data-testid="flow-fields">
