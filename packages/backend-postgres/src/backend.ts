@@ -88,7 +88,7 @@ export function postgresBackend(
     queues: queuesFacet(ctx),
     audit: auditFacet(ctx),
     metrics: metricsFacet(ctx),
-    flows: flowsFacet(),
+    flows: flowsFacet(ctx),
     replicationStatus: replicationStatus(ctx),
     close: () => {
       closing ??= close();

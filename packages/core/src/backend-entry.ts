@@ -88,13 +88,16 @@ export {
 export {
   type AsyncFlowStore,
   cancelFlow,
+  type FinishedStep,
   type FlowProgram,
   type FlowStore,
   finishStep,
+  finishSteps,
   purgeStep,
   replayStep,
   runFlowAsync,
   runFlowSync,
+  settledSteps,
   startFlow,
 } from "./flow-engine.js";
 export {

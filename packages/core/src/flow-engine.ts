@@ -12,6 +12,7 @@
 
 import type { NewFlow, NewFlowStep } from "./contract/flows.js";
 import type { NewJob } from "./contract/jobs.js";
+import type { Settlement } from "./contract/runs.js";
 import {
   admitStep,
   dependentEffect,
@@ -259,29 +260,73 @@ export function* startFlow(flow: NewFlow, createdBy: string | null, now: Date): 
   yield* commit(changes);
 }
 
+/** A step's job that finished, as `finishSteps` takes it. */
+export interface FinishedStep {
+  ref: string;
+  jobId: string;
+  event: "done" | "dead_lettered" | "cancelled";
+  /** `ctx.flow.add`'s steps, written with a `done`. */
+  add: readonly NewFlowStep[];
+}
+
 /**
- * A step's job finished (`done`, `dead_lettered` or `cancelled`): the step closes and its dependents
- * follow (released, held or cancelled), with `add`'s steps written first on `done`. A job that is not its
- * step's current job (an old replay) or a step already closed changes nothing.
+ * Steps' jobs of one flow finished (`done`, `dead_lettered` or `cancelled`), in this order: each step
+ * closes and its dependents follow (released, held or cancelled), with `add`'s steps written first on
+ * `done`. A job that is not its step's current job (an old replay) or a step already closed changes
+ * nothing. The finished steps and their dependents are read in two statements, whatever their number, and
+ * every change is written once at the end: a batch of settlements costs a handful of statements per flow.
  */
-export function* finishStep(
+export function* finishSteps(
   flowId: string,
-  ref: string,
-  jobId: string,
-  event: "done" | "dead_lettered" | "cancelled",
-  add: readonly NewFlowStep[],
+  finished: readonly FinishedStep[],
   now: Date,
 ): FlowProgram<void> {
   const flow = yield* call("flow", flowId);
   if (flow === null) return;
   const changes = new Changes(flow, now);
-  const [step] = yield* loadSteps(changes, flowId, [ref]);
-  if (step === undefined || step.jobId !== jobId || step.state !== "queued") return;
-  const first = step.jobIds.length === 1;
-  if (event === "done" && add.length > 0 && flow.state !== "cancelled") yield* admit(changes, add);
-  changes.close(step, event, event === "cancelled" ? "job_cancelled" : null);
-  yield* propagate(changes, step, event, first);
+  const steps = yield* loadSteps(changes, flowId, [...new Set(finished.map((f) => f.ref))]);
+  yield* loadSteps(changes, flowId, [...new Set(steps.flatMap((s) => s.dependents))]);
+  for (const f of finished) {
+    const step = changes.steps.get(f.ref);
+    if (step === undefined || step.jobId !== f.jobId || step.state !== "queued") continue;
+    const first = step.jobIds.length === 1;
+    if (f.event === "done" && f.add.length > 0 && flow.state !== "cancelled") yield* admit(changes, f.add);
+    changes.close(step, f.event, f.event === "cancelled" ? "job_cancelled" : null);
+    yield* propagate(changes, step, f.event, first);
+  }
   yield* commit(changes);
+}
+
+/** One step's job finished: `finishSteps` with one item. */
+export function finishStep(
+  flowId: string,
+  ref: string,
+  jobId: string,
+  event: FinishedStep["event"],
+  add: readonly NewFlowStep[],
+  now: Date,
+): FlowProgram<void> {
+  return finishSteps(flowId, [{ ref, jobId, event, add }], now);
+}
+
+/**
+ * The flow side of a settle call: the applied `done` and `dead_letter` items of flow steps, grouped by flow
+ * in flow id order (so two batches lock shared flow rows in the same order), each group in item order.
+ */
+export function settledSteps(
+  items: readonly Settlement[],
+  applied: readonly boolean[],
+): { flowId: string; steps: FinishedStep[] }[] {
+  const byFlow = new Map<string, FinishedStep[]>();
+  items.forEach((item, i) => {
+    if (!applied[i] || item.kind === "requeue" || item.flow === undefined) return;
+    const event = item.kind === "done" ? "done" : "dead_lettered";
+    const add = item.kind === "done" ? item.flow.add : [];
+    const list = byFlow.get(item.flow.flowId) ?? [];
+    list.push({ ref: item.flow.stepRef, jobId: item.id, event, add });
+    byFlow.set(item.flow.flowId, list);
+  });
+  return [...byFlow.keys()].sort().map((flowId) => ({ flowId, steps: byFlow.get(flowId) ?? [] }));
 }
 
 /**
