@@ -12,14 +12,17 @@ import {
   expectNoRunningChildren,
   json,
   openApp,
+  postgresDb,
   type Result,
   soniqCli,
   sqliteDb,
   type TestDb,
 } from "./cli.js";
 
-// Postgres joins when the engine's Postgres flows facet lands (flows-engine branch).
-const BACKENDS = [["sqlite", sqliteDb]] as const;
+const BACKENDS = [
+  ["sqlite", sqliteDb],
+  ["postgres", postgresDb],
+] as const;
 
 /** Starts the three flows and runs a worker on queue "flows" until the held and the succeeded one settled. */
 async function seedFlows(app: Soniq): Promise<{ held: string; running: string; succeeded: string }> {
