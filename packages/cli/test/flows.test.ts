@@ -147,11 +147,12 @@ describe.each(BACKENDS)("soniq flows on %s", (_kind, makeDb) => {
   });
 
   it("flows/not-found: show and cancel of an unknown id exit 1 with one line", async () => {
-    for (const cmd of ["show", "cancel"]) {
-      const r = await cli("flows", cmd, "0193c6e2-ffff-7000-8000-000000000000");
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/^error \[SONIQ_CLI_NOT_FOUND\] no flow with id .*soniq flows list\.\n$/);
-    }
+    for (const cmd of ["show", "cancel"])
+      for (const id of ["0193c6e2-ffff-7000-8000-000000000000", "not-a-flow-id"]) {
+        const r = await cli("flows", cmd, id);
+        expect(r.code).toBe(1);
+        expect(r.stderr).toMatch(/^error \[SONIQ_CLI_NOT_FOUND\] no flow with id .*soniq flows list\.\n$/);
+      }
   });
 
   it("flows/cancel: cancels every open step, audited with the CLI's actor; a finished flow is not (exit 1)", async () => {

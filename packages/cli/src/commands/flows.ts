@@ -12,6 +12,8 @@ const notFound = (id: string) =>
   new CliError("SONIQ_CLI_NOT_FOUND", `no flow with id ${id}. List them with soniq flows list.`);
 
 const TERMINAL: readonly string[] = TERMINAL_FLOW_STATES;
+/** Core mints flow ids as UUIDs: anything else names no flow (and is never sent to a uuid column). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function flowState(value: string): FlowState {
   if (!(FLOW_STATES as readonly string[]).includes(value))
@@ -107,7 +109,7 @@ function showCommand(flows: Command, io: Io): void {
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const flow = await ctx.withApp((soniq) => soniq.flows.get(id));
+      const flow = UUID.test(id) ? await ctx.withApp((soniq) => soniq.flows.get(id)) : null;
       if (!flow) throw notFound(id);
       if (ctx.json) return ctx.printer.json(flow);
       const p = ctx.printer;
@@ -145,6 +147,7 @@ function cancelCommand(flows: Command, io: Io): void {
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
+      if (!UUID.test(id)) throw notFound(id);
       const result = await ctx.withApp(async (soniq) => {
         const before = await soniq.flows.get(id);
         if (!before) throw notFound(id);

@@ -7,9 +7,9 @@
 import type { Soniq } from "@soniq/core";
 import { Hono } from "hono";
 import type { Env } from "../context.js";
-import { cancelFlow, flowDetail, flowQuery, listFlows, replayStep } from "../data/flows.js";
+import { cancelFlow, flowDetail, flowId, flowQuery, listFlows, replayStep } from "../data/flows.js";
 import { notFound } from "../errors.js";
-import { parseId, parseLimit } from "../query.js";
+import { parseLimit } from "../query.js";
 import { actor } from "./helpers.js";
 
 const STEP_REF = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -25,13 +25,13 @@ export function flowRoutes(soniq: Soniq): Hono<Env> {
     const p = c.req.query();
     return c.json({ flows: await listFlows(soniq, flowQuery(p, parseLimit(p.limit))) });
   });
-  api.get("/:id", async (c) => c.json({ flow: await flowDetail(soniq, parseId(c.req.param("id"), "flow")) }));
+  api.get("/:id", async (c) => c.json({ flow: await flowDetail(soniq, flowId(c.req.param("id"))) }));
   api.post("/:id/cancel", async (c) => {
-    const flow = await cancelFlow(soniq, parseId(c.req.param("id"), "flow"), actor(c));
+    const flow = await cancelFlow(soniq, flowId(c.req.param("id")), actor(c));
     return c.json({ cancelled: true, flow });
   });
   api.post("/:id/steps/:ref/replay", async (c) => {
-    const id = parseId(c.req.param("id"), "flow");
+    const id = flowId(c.req.param("id"));
     const replayed = await replayStep(soniq, id, stepRef(c.req.param("ref")), actor(c));
     return c.json({ replayed: true, ...replayed });
   });

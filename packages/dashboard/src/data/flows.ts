@@ -13,11 +13,18 @@ import {
   TERMINAL_FLOW_STATES,
 } from "@soniq/core";
 import { badRequest, DashboardError, notFound } from "../errors.js";
+import { UUID_PATTERN } from "./jobs.js";
 
 export interface FlowQuery {
   state?: FlowState | undefined;
   name?: string | undefined;
   limit: number;
+}
+
+/** A flow id from a path: core mints UUIDs, so anything else names no flow (never a query the column refuses). */
+export function flowId(raw: string | undefined): string {
+  if (raw === undefined || !UUID_PATTERN.test(raw)) throw notFound("No flow with this id.");
+  return raw;
 }
 
 export function isFlowState(value: string): value is FlowState {

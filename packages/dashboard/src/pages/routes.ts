@@ -8,7 +8,7 @@ import { scheduleName } from "../api/helpers.js";
 import { scheduleDetail } from "../api/schedules.js";
 import type { AppState, Env } from "../context.js";
 import { deadLetterDetail, listDeadLettersPage } from "../data/dead-letters.js";
-import { flowDetail, flowQuery, listFlows } from "../data/flows.js";
+import { flowDetail, flowId, flowQuery, listFlows } from "../data/flows.js";
 import { jobDetail, listJobsPage } from "../data/jobs.js";
 import { listQueues, RANGES, type RangeName } from "../data/overview.js";
 import { listWorkers } from "../data/workers.js";
@@ -118,7 +118,7 @@ function flowPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
     }
   });
   pages.get("/flows/:id", async (c) => {
-    const flow = await flowDetail(soniq, parseId(c.req.param("id"), "flow"));
+    const flow = await flowDetail(soniq, flowId(c.req.param("id")));
     return send(c, `Flow ${shortId(flow.id)}`, "/flows", flowDetailPage(frame(c), flow));
   });
 }
