@@ -48,6 +48,15 @@ export const SECTIONS: readonly Section[] = [
     ],
   },
   {
+    title: "W8 workflow: a flow of N steps, N-1 parents fanning in to one (flow start to the last step done)",
+    columns: [
+      lower("W8 flow start (ms)", "flow_start_ms", ["w8"]),
+      lower("W8 flow (ms)", "flow_ms", ["w8"]),
+      lower("W8 per step (µs)", "flow_per_step_us", ["w8"]),
+      lower("W8 plain jobs, per job (µs)", "flow_plain_per_job_us", ["w8"]),
+    ],
+  },
+  {
     title: "Growth: W5 drain with retained done rows, W6 drain over many queues",
     columns: [
       higher("W5 drain, retained rows (jobs/s)", "drain_retained", ["w5"]),

@@ -7,7 +7,7 @@ import { now } from "./clock.js";
 import { withMeasurement } from "./measure.js";
 import { type BenchOptions, scaleProcesses, steadyRate, type WorkloadId } from "./options.js";
 import type { QueueLimit, SystemAdapter } from "./systems/types.js";
-import { runDrain, runLatency, runSingleEnqueue, runSteady } from "./workloads.js";
+import { runDrain, runFanIn, runLatency, runSingleEnqueue, runSteady } from "./workloads.js";
 
 /** Metric names, as they appear in the JSON. Rates are jobs/s, latencies ms, CPU seconds. */
 export type Metrics = Record<string, number>;
@@ -28,6 +28,7 @@ export function applies(system: SystemAdapter, workload: WorkloadId): boolean {
   if (workload === "w6") return system.manyQueues === true;
   if (workload === "w4-retry") return system.immediateRetries === true;
   if (workload === "w1-limited-conc" || workload === "w1-limited-rate") return system.queueLimits === true;
+  if (workload === "w8") return system.flows === true;
   // Several worker processes on one storage need a database server.
   if (scaleProcesses(workload) !== null) return system.storage === "postgres" && !system.inProcess;
   return true;
@@ -75,6 +76,20 @@ export async function measure(
       if (r.dbCpuPer1k !== null) out[`steady_${rate}_db_cpu_per_1k`] = r.dbCpuPer1k;
       return out;
     });
+  }
+  if (workload === "w8") {
+    // The flow, then the same number of plain jobs drained on fresh storage: the per-step cost of the flow.
+    const n = s.flowSteps;
+    const flow = await withMeasurement(system, url, true, (ctx) =>
+      runFanIn(ctx, { n, concurrency: 10, timeoutMs }),
+    );
+    const plain = await withMeasurement(system, url, true, (ctx) => runDrain(ctx, { ...drain, n }));
+    return {
+      flow_start_ms: flow.startMs,
+      flow_ms: flow.flowMs,
+      flow_per_step_us: (flow.flowMs * 1000) / n,
+      flow_plain_per_job_us: (plain.drainMs * 1000) / n,
+    };
   }
   const processes = scaleProcesses(workload);
   if (processes !== null) {

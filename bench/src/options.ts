@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { DEFAULT_DATABASE_URL } from "./pg-admin.js";
 
 /** Run when `--workloads` is not given. */
-export const DEFAULT_WORKLOADS = ["w1-c10", "w1-c50", "w2-single", "w3", "w4", "w4-retry"] as const;
+export const DEFAULT_WORKLOADS = ["w1-c10", "w1-c50", "w2-single", "w3", "w4", "w4-retry", "w8"] as const;
 /** Run only when named (alone or through a group below): slower, or diagnostics of one feature. */
 export const OPTIONAL_WORKLOADS = [
   "w5",
@@ -49,6 +49,8 @@ export interface Sizes {
   queueCount: number;
   /** W7: how long jobs arrive at each rate. */
   steadySeconds: number;
+  /** W8: steps of the fan-in flow (all but one are parents of the last). */
+  flowSteps: number;
 }
 
 export interface BenchOptions {
@@ -72,6 +74,7 @@ const FULL: Sizes = {
   queueJobs: 20_000,
   queueCount: 1_000,
   steadySeconds: 30,
+  flowSteps: 10_000,
 };
 
 const QUICK: Sizes = {
@@ -85,6 +88,7 @@ const QUICK: Sizes = {
   queueJobs: 2_000,
   queueCount: 100,
   steadySeconds: 2,
+  flowSteps: 500,
 };
 
 export const USAGE = `Usage: pnpm bench [--quick] [--runs N] [--systems a,b] [--workloads w1-c10,w3] [--json FILE]

@@ -18,7 +18,9 @@ export type ProduceRequest =
    * (a call that overruns a tick makes the next batch larger, so the rate holds on average). Records when
    * each job's call began.
    */
-  | { mode: "steady"; kind: TaskKind; n: number; ratePerSec: number; tickMs: number };
+  | { mode: "steady"; kind: TaskKind; n: number; ratePerSec: number; tickMs: number }
+  /** W8: one flow of `n` noop steps, jobs 0..n-2 the parents of job n-1 (systems with `flows`). */
+  | { mode: "fan-in"; kind: "noop"; n: number };
 
 export interface ProduceResult {
   elapsedMs: number;
@@ -39,6 +41,11 @@ export async function produce(session: SystemSession, req: ProduceRequest): Prom
     return { elapsedMs: now() - started, enqueuedAt: null };
   }
   if (req.mode === "steady") return produceSteady(session, req, started);
+  if (req.mode === "fan-in") {
+    if (!session.startFanIn) throw new Error("this system has no workflows");
+    await session.startFanIn(req.n);
+    return { elapsedMs: now() - started, enqueuedAt: null };
+  }
   const enqueuedAt: number[] = [];
   for (let i = 0; i < req.n; i++) {
     const slot = started + i * req.intervalMs;

@@ -9,6 +9,10 @@
  *   The bulk enqueue of W1 is also the W2 bulk figure (N in batches of 1,000 onto an idle table).
  * W2 single: N single awaited enqueues, no worker.
  * W3 latency: idle worker, N jobs enqueued one every `intervalMs`; enqueue call to handler start.
+ * W8 flow: one flow of N noop steps, N-1 parents fanning in to the last, started with no worker running (the
+ *   start is timed: one transaction writing N steps and N-1 jobs); the child must not be pending before its
+ *   parents are done. Then the worker starts, and the flow is timed from the first handler start until the
+ *   storage shows nothing pending; the child must start exactly once, after every parent.
  * W7 steady: idle worker, jobs arriving at a fixed rate (bulk calls every 10 ms); pickup percentiles and the
  *   database's CPU time per 1,000 jobs.
  *
@@ -138,6 +142,38 @@ async function stopAndCheckStarts(hosts: readonly HostClient[], recordTimes: boo
   check(report.unexpected === 0, `${report.unexpected} unexpected job starts`);
   check(!recordTimes || report.startTimes !== null, "start times were not recorded");
   return report;
+}
+
+export interface FanInResult {
+  /** `flows.start` of the whole flow (no worker running). */
+  startMs: number;
+  /** From the first handler start until nothing is pending (the child is the last to finish). */
+  flowMs: number;
+}
+
+export async function runFanIn(
+  ctx: MeasureContext,
+  p: { n: number; concurrency: number; timeoutMs: number },
+): Promise<FanInResult> {
+  const hosts = await ctx.hosts(1);
+  await prepareWorkers(hosts, "noop", p.n, p.concurrency, true);
+  const started = await ctx.producer.produce({ mode: "fan-in", kind: "noop", n: p.n });
+  // The parents are queued; the child waits (no job yet, not pending) until its last parent is done.
+  await checkEnqueued(ctx, "noop", p.n - 1);
+  const goAt = now();
+  await startWorkers(hosts);
+  await waitAllStarted(ctx, hosts, "noop", p.timeoutMs);
+  const settledAt = await waitSettled(ctx, "noop", goAt + p.timeoutMs);
+  const report = await stopAndCheckStarts(hosts, true);
+  await checkFinal(ctx, "noop", p.n);
+  const times = report.startTimes as number[];
+  const child = times[p.n - 1] as number;
+  const lastParent = Math.max(...times.slice(0, p.n - 1));
+  check(
+    child >= lastParent,
+    `the child started ${(lastParent - child).toFixed(1)} ms before its last parent`,
+  );
+  return { startMs: started.elapsedMs, flowMs: settledAt - (report.firstStartAt ?? goAt) };
 }
 
 export async function runDrain(ctx: MeasureContext, p: DrainParams): Promise<DrainResult> {

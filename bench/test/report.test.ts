@@ -120,7 +120,7 @@ describe("options", () => {
       "w7-5000",
     ]);
     expect(expandWorkloads(["w1-limited"])).toEqual(["w1-limited-conc", "w1-limited-rate"]);
-    expect(() => expandWorkloads(["w8"])).toThrow(/unknown workload "w8"/);
+    expect(() => expandWorkloads(["w9"])).toThrow(/unknown workload "w9"/);
   });
 });
 

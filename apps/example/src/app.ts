@@ -8,6 +8,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Soniq, type Worker, type WorkerOptions, type WorkerScheduleOptions } from "@soniq/core";
 import { type AppDatabase, type DatabaseTarget, openDatabase } from "./database.js";
+import { defineFulfilment, type Fulfilment } from "./fulfilment.js";
 import { requestListener } from "./http.js";
 import { type AppJobs, defineJobs, type JobSettings } from "./jobs.js";
 
@@ -24,6 +25,8 @@ export interface App {
   soniq: Soniq;
   db: AppDatabase;
   jobs: AppJobs;
+  /** The order's fulfilment workflow (charge and reserve, then ship, then notify). */
+  fulfilment: Fulfilment;
   /** The in-process worker, started by `listen()` (null with `worker: false`). */
   worker: Worker | null;
   server: Server;
@@ -32,7 +35,10 @@ export interface App {
   close(): Promise<void>;
 }
 
-/** Database, Soniq (schema set up), the app's table and the jobs: what both the server and a worker need. */
+/**
+ * Database, Soniq (schema set up), the app's table, the jobs and the fulfilment flow's steps: what both the
+ * server and a worker need.
+ */
 export async function openSoniq(database: DatabaseTarget, settings?: JobSettings) {
   const db = await openDatabase(database);
   const soniq = new Soniq({ backend: db.backend });
@@ -45,7 +51,8 @@ export async function openSoniq(database: DatabaseTarget, settings?: JobSettings
     throw err;
   }
   const jobs = defineJobs(soniq, db.orders, settings);
-  return { db, soniq, jobs };
+  const fulfilment = defineFulfilment(soniq, db.orders, jobs);
+  return { db, soniq, jobs, fulfilment };
 }
 
 /** The app's workers also run the scheduler (the nightly report): one of them leads at a time. */
@@ -56,10 +63,10 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions & WorkerScheduleOptions = {
 };
 
 export async function createApp(options: AppOptions): Promise<App> {
-  const { db, soniq, jobs } = await openSoniq(options.database, options.jobs);
+  const { db, soniq, jobs, fulfilment } = await openSoniq(options.database, options.jobs);
   const worker =
     options.worker === false ? null : soniq.worker(options.workerOptions ?? DEFAULT_WORKER_OPTIONS);
-  const server = createServer(requestListener({ soniq, orders: db.orders, jobs }));
+  const server = createServer(requestListener({ soniq, orders: db.orders, jobs, fulfilment }));
   let closing: Promise<void> | undefined;
 
   const close = async () => {
@@ -79,6 +86,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     soniq,
     db,
     jobs,
+    fulfilment,
     worker,
     server,
     async listen(port = 0, host = "127.0.0.1") {

@@ -3,6 +3,8 @@
  *   POST /orders                     create an order; its jobs are enqueued in the same transaction
  *   GET  /orders, GET /orders/:id    the orders, with what the jobs have done so far
  *   PATCH /orders/:id                correct an order's email address
+ *   POST /orders/:id/fulfil          start the order's fulfilment flow (charge and reserve, ship, notify)
+ *   GET  /flows/:id                  one flow with its steps and their states
  *   GET  /jobs/:id                   one job
  *   GET  /stats                      queue stats (the six keys)
  *   GET  /dead-letters               the dead-letter table, newest first
@@ -11,6 +13,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isSoniqError, type Soniq, type SoniqErrorCode } from "@soniq/core";
+import type { Fulfilment } from "./fulfilment.js";
 import type { AppJobs } from "./jobs.js";
 import type { NewOrder, OrderStore } from "./orders.js";
 
@@ -18,6 +21,7 @@ export interface Routes {
   soniq: Soniq;
   orders: OrderStore;
   jobs: AppJobs;
+  fulfilment: Fulfilment;
 }
 
 class HttpError extends Error {
@@ -80,7 +84,12 @@ function idParam(value: string | undefined, what: string): string {
 
 type Handler = (req: IncomingMessage, params: string[]) => Promise<[status: number, body: unknown]>;
 
-function routes({ soniq, orders, jobs }: Routes): [method: string, path: RegExp, handler: Handler][] {
+function routes({
+  soniq,
+  orders,
+  jobs,
+  fulfilment,
+}: Routes): [method: string, path: RegExp, handler: Handler][] {
   const found = <T>(value: T | null, what: string): T => {
     if (value === null) throw new HttpError(404, `no such ${what}`);
     return value;
@@ -109,6 +118,20 @@ function routes({ soniq, orders, jobs }: Routes): [method: string, path: RegExp,
         const email = checkEmail((await readJson(req)).email);
         return [200, found(await orders.updateEmail(idParam(id, "order"), email), "order")];
       },
+    ],
+    [
+      "POST",
+      /^\/orders\/([^/]+)\/fulfil$/,
+      async (_req, [id]) => {
+        const order = found(await orders.get(idParam(id, "order")), "order");
+        const flow = await fulfilment.startFulfilment(order.id);
+        return [202, { flowId: flow.id, jobIds: flow.jobs }];
+      },
+    ],
+    [
+      "GET",
+      /^\/flows\/([^/]+)$/,
+      async (_req, [id]) => [200, found(await soniq.flows.get(idParam(id, "flow")), "flow")],
     ],
     [
       "GET",

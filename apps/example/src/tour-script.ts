@@ -3,7 +3,7 @@
  * over HTTP like a client would, waits (bounded) for the jobs, and prints what happened. Returns what it
  * saw so the tests can check the same run.
  */
-import { type DeadLetterJob, type Job, type QueueStats, shortId as short } from "@soniq/core";
+import { type DeadLetterJob, type Flow, type Job, type QueueStats, shortId as short } from "@soniq/core";
 import { type App, createApp } from "./app.js";
 import type { DatabaseTarget } from "./database.js";
 import type { Order } from "./orders.js";
@@ -21,6 +21,11 @@ export interface TourSummary {
   rejectedStatus: number;
   deadLetter: DeadLetterJob;
   replayedJob: Job;
+  /** Ada's fulfilment flow at the end (succeeded without help). */
+  adaFlow: Flow;
+  /** Grace's fulfilment flow when it was held (its charge dead-lettered), and at the end (resumed). */
+  heldFlow: Flow;
+  resumedFlow: Flow;
   stats: QueueStats;
   /** Worker lines, in order. */
   workerLines: string[];
@@ -60,7 +65,7 @@ const money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
  * The tour fails (exit 1) unless what it printed is what should have happened to its own orders and jobs.
  * (Stats are printed, not checked: a database named by SONIQ_DATABASE_URL may hold other jobs.)
  */
-function checkOutcome(orders: Order[], replayedJob: Job, deadLetter: DeadLetterJob): void {
+function checkOutcome(orders: Order[], replayedJob: Job, deadLetter: DeadLetterJob, flows: Flow[]): void {
   const unfinished = orders.filter((o) => !(o.receiptSentAt && o.stockReservedAt && o.reviewRequestedAt));
   if (orders.length !== 2 || unfinished.length > 0) {
     throw new Error(`tour: expected 2 finished orders, got ${JSON.stringify(orders)}`);
@@ -70,6 +75,9 @@ function checkOutcome(orders: Order[], replayedJob: Job, deadLetter: DeadLetterJ
       `tour: expected a done replay of a dead letter resurrected once, got ${deadLetter.resurrectionCount}`,
     );
   }
+  const open = flows.filter((f) => f.state !== "succeeded");
+  if (open.length > 0)
+    throw new Error(`tour: expected both fulfilment flows succeeded, got ${open.map((f) => f.state)}`);
 }
 
 export async function runTour(options: TourOptions): Promise<TourSummary> {
@@ -174,6 +182,52 @@ async function fixAndReplay({ http, print, timeout }: Step, dead: DeadLetterJob,
   return { replayedJob, deadLetter: kept };
 }
 
+/** "charge dead_lettered, reserve done, ship held, notify waiting". */
+const stepStates = (flow: Flow) => flow.steps.map((st) => `${st.ref} ${st.state}`).join(", ");
+
+async function startFlows({ http, print }: Step, orders: Order[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const order of orders) {
+    const res = await http.call<{ flowId: string }>("POST", `/orders/${order.id}/fulfil`);
+    if (res.status !== 202) throw new Error(`tour: POST /orders/:id/fulfil answered ${res.status}`);
+    print(
+      `POST /orders/${short(order.id)}/fulfil -> 202: flow ${short(res.body.flowId)} (charge and reserve, then ship, then notify)`,
+    );
+    ids.push(res.body.flowId);
+  }
+  return ids;
+}
+
+async function flowIn(http: Api, id: string, states: string[]): Promise<Flow | undefined> {
+  const flow = (await http.call<Flow>("GET", `/flows/${id}`)).body;
+  return states.includes(flow.state) ? flow : undefined;
+}
+
+async function waitForHeld({ http, print, timeout }: Step, heldId: string): Promise<Flow> {
+  const held = await waitFor("Grace's fulfilment flow to be held", timeout, () =>
+    flowIn(http, heldId, ["held"]),
+  );
+  print(`GET /flows/${short(heldId)} -> held: ${stepStates(held)}`);
+  print(
+    "  the payment provider declined the charge for good, so ship is held: nothing shipped, nothing lost\n",
+  );
+  return held;
+}
+
+async function resumeFlow({ http, print, timeout }: Step, held: Flow): Promise<Flow> {
+  const charge = held.steps.find((st) => st.ref === "charge") as Flow["steps"][number];
+  // A dead-lettered step's job id is its dead letter's: replaying it puts the new job in the step's place.
+  const replay = await http.call<{ newJobId: string }>("POST", `/dead-letters/${charge.jobId}/replay`);
+  print(
+    `POST /dead-letters/${short(charge.jobId)}/replay (the held flow's charge) -> ${replay.status}, new job ${short(replay.body.newJobId)}`,
+  );
+  const done = await waitFor("the resumed flow to succeed", timeout, () =>
+    flowIn(http, held.id, ["succeeded", "failed", "cancelled"]),
+  );
+  print(`GET /flows/${short(held.id)} -> ${done.state}: ${stepStates(done)}\n`);
+  return done;
+}
+
 async function finalState({ http, print }: Step, orderIds: string[]) {
   const stats = (await http.call<QueueStats>("GET", "/stats")).body;
   print(`GET /stats -> ${JSON.stringify(stats)}`);
@@ -193,11 +247,26 @@ async function finalState({ http, print }: Step, orderIds: string[]) {
 async function tourSteps(step: Step, workerLines: string[], started: number): Promise<TourSummary> {
   const { placed, rejectedStatus } = await placeOrders(step.http, step.print);
   const [{ order: ada }, { order: grace, jobIds: graceJobIds }] = placed as [Placed, Placed];
+  const [adaFlowId, graceFlowId] = (await startFlows(step, [ada, grace])) as [string, string];
   const dead = await waitForJobs(step, ada, grace, graceJobIds);
+  const heldFlow = await waitForHeld(step, graceFlowId);
   const { replayedJob, deadLetter } = await fixAndReplay(step, dead, grace);
+  const resumedFlow = await resumeFlow(step, heldFlow);
+  const adaFlow = (await step.http.call<Flow>("GET", `/flows/${adaFlowId}`)).body;
   const { stats, orders } = await finalState(step, [ada.id, grace.id]);
-  checkOutcome(orders, replayedJob, deadLetter);
+  checkOutcome(orders, replayedJob, deadLetter, [adaFlow, resumedFlow]);
   const elapsedMs = Date.now() - started;
   step.print(`\nTour finished in ${(elapsedMs / 1000).toFixed(1)} s.`);
-  return { orders, rejectedStatus, deadLetter, replayedJob, stats, workerLines: [...workerLines], elapsedMs };
+  return {
+    orders,
+    rejectedStatus,
+    deadLetter,
+    replayedJob,
+    adaFlow,
+    heldFlow,
+    resumedFlow,
+    stats,
+    workerLines: [...workerLines],
+    elapsedMs,
+  };
 }

@@ -9,12 +9,13 @@ import { createPostgresDatabase, tempDir } from "./support.js";
 
 function checkTour(summary: TourSummary, lines: string[]): void {
   expect(summary.rejectedStatus).toBe(400);
+  // 8 order jobs and the replayed receipt; 4 steps of Ada's flow; Grace's 4 steps and her replayed charge.
   expect(summary.stats).toEqual({
-    total: 9,
+    total: 18,
     queued: 0,
     processing: 0,
-    done: 8,
-    dead_letter: 1,
+    done: 16,
+    dead_letter: 2,
     cancelled: 0,
   });
   expect(summary.deadLetter).toMatchObject({
@@ -36,11 +37,30 @@ function checkTour(summary: TourSummary, lines: string[]): void {
     const delay = Date.parse(String(order.reviewRequestedAt)) - Date.parse(String(order.createdAt));
     expect(delay).toBeGreaterThanOrEqual(1400);
   }
-  // The flaky warehouse: each reserve_stock job failed twice, then succeeded on attempt 3.
+  // The flaky warehouse: each reserve_stock job (two per order: its own, and its flow's reserve step) failed
+  // twice, then succeeded on attempt 3.
   const reserve = summary.workerLines.filter((l) => l.startsWith("orders.reserve_stock"));
-  expect(reserve.filter((l) => l.includes("failed attempt 1/5"))).toHaveLength(2);
-  expect(reserve.filter((l) => l.includes("failed attempt 2/5"))).toHaveLength(2);
-  expect(reserve.filter((l) => l.includes("done on attempt 3"))).toHaveLength(2);
+  expect(reserve.filter((l) => l.includes("failed attempt 1/5"))).toHaveLength(4);
+  expect(reserve.filter((l) => l.includes("failed attempt 2/5"))).toHaveLength(4);
+  expect(reserve.filter((l) => l.includes("done on attempt 3"))).toHaveLength(4);
+  // Grace's flow: held by its dead-lettered charge (nothing shipped), resumed by the replay.
+  const states = (flow: TourSummary["heldFlow"]) => flow.steps.map((st) => `${st.ref}:${st.state}`);
+  expect(summary.heldFlow.state).toBe("held");
+  expect(states(summary.heldFlow)).toEqual([
+    "charge:dead_lettered",
+    "reserve:done",
+    "ship:held",
+    "notify:waiting",
+  ]);
+  expect(summary.resumedFlow.state).toBe("succeeded");
+  expect(states(summary.resumedFlow)).toEqual(["charge:done", "reserve:done", "ship:done", "notify:done"]);
+  const charge = summary.resumedFlow.steps.find((st) => st.ref === "charge");
+  const heldCharge = summary.heldFlow.steps.find((st) => st.ref === "charge");
+  expect(charge?.jobIds).toEqual([heldCharge?.jobId, charge?.jobId]); // the replay took the step's place
+  expect(summary.adaFlow.state).toBe("succeeded");
+  expect(lines).toContain(
+    "  the payment provider declined the charge for good, so ship is held: nothing shipped, nothing lost\n",
+  );
   expect(
     summary.workerLines.some((l) => l.includes("moved to the dead-letter table (max_retries_exceeded)")),
   ).toBe(true);

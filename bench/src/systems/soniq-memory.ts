@@ -13,6 +13,7 @@ export const soniqMemorySystem: SystemAdapter = {
   manyQueues: true,
   immediateRetries: true,
   queueLimits: true,
+  flows: true,
   notes: "memoryBackend() with default settings; producer and worker in one process",
   async prepare() {},
   async open() {

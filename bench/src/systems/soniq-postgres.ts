@@ -88,6 +88,7 @@ export const soniqPostgresSystem: SystemAdapter = {
   manyQueues: true,
   immediateRetries: true,
   queueLimits: true,
+  flows: true,
   notes: "new Soniq({ backend: postgresBackend(...) }) with default settings, soniq.worker({ concurrency })",
   prepare,
   async open(target) {
@@ -136,6 +137,7 @@ export const soniqPostgresBatch500System: SystemAdapter = {
   manyQueues: true,
   immediateRetries: true,
   queueLimits: true,
+  flows: true,
   notes: "diagnostic: the Soniq postgres row with worker({ batchSize: 500, completeBatchSize: 500 })",
   prepare,
   async open(target) {
@@ -161,6 +163,7 @@ export const soniqPostgresAsyncSystem: SystemAdapter = {
   manyQueues: true,
   immediateRetries: true,
   queueLimits: true,
+  flows: true,
   notes: "diagnostic: the Soniq postgres row with postgresBackend(..., { asyncOutcomes: true })",
   prepare,
   async open(target) {

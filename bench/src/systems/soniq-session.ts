@@ -6,7 +6,7 @@
  * minimal loop, to separate what the backend costs from what the worker runtime adds.
  */
 import { randomUUID } from "node:crypto";
-import { Soniq, type Worker, type WorkerOptions } from "@soniq/core";
+import { type FlowStepDefinition, Soniq, type Worker, type WorkerOptions } from "@soniq/core";
 import type { Backend, NewJob } from "@soniq/core/backend";
 import { recordIncident } from "../incidents.js";
 import { ContractWorker } from "./soniq-contract-worker.js";
@@ -81,6 +81,18 @@ export class SoniqAppSession implements SystemSession {
 
   async limitQueue(limit: QueueLimit): Promise<void> {
     await this.soniq.queues.configure("default", limit);
+  }
+
+  async startFanIn(n: number): Promise<void> {
+    const job = this.defs.noop;
+    const steps: Record<string, FlowStepDefinition> = {};
+    const parents: string[] = [];
+    for (let i = 0; i < n - 1; i++) {
+      steps[`p${i}`] = { job, args: { i } };
+      parents.push(`p${i}`);
+    }
+    steps.total = { job, args: { i: n - 1 }, dependsOn: parents };
+    await this.soniq.flows.start({ name: "bench.fan_in", steps });
   }
 
   counts(kind: TaskKind): Promise<Counts> {

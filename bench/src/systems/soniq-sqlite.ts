@@ -29,6 +29,7 @@ export const soniqSqliteSystem: SystemAdapter = {
   manyQueues: true,
   immediateRetries: true,
   queueLimits: true,
+  flows: true,
   notes: "sqliteBackend({ filename }) (WAL) with default settings; producer and worker in one process",
   prepare,
   async open(target) {

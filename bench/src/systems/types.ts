@@ -89,6 +89,13 @@ export interface SystemSession {
   createWorker(spec: WorkerSpec): Promise<BenchWorker>;
   /** Configures a limit on the default queue before any worker starts (systems with `queueLimits`). */
   limitQueue?(limit: QueueLimit): Promise<void>;
+  /**
+   * W8 (systems with `flows`): starts one flow of `n` noop jobs with indexes 0..n-1, where job n-1 runs only
+   * after every other one is done (n-1 parents fanning in to one child). Returns once the flow is stored;
+   * until the last parent is done, the child must not be pending (the workload checks `counts`).
+   * A peer with parent/child jobs (BullMQ's `FlowProducer`: one parent with n-1 children) implements it too.
+   */
+  startFanIn?(n: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -125,6 +132,8 @@ export interface SystemAdapter {
   readonly immediateRetries?: boolean;
   /** w1-limited applies: the session implements `limitQueue`. */
   readonly queueLimits?: boolean;
+  /** W8 applies: the session implements `startFanIn` (workflows / parent-child jobs). */
+  readonly flows?: boolean;
   /** Load what `open` needs ahead of time (modules imported on first use). */
   preload?(): Promise<unknown>;
   /** Create the schema in a fresh target. Runs once per measurement, before any session opens. */

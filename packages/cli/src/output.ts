@@ -44,10 +44,11 @@ export class Printer {
 
   /** Status words coloured by what they mean. */
   status(word: string): string {
-    if (["done", "active", "live", "fired", "ok"].includes(word)) return this.paint("green", word);
-    if (["dead_letter", "failed", "stopped", "cancelled", "missed"].includes(word))
+    if (["done", "active", "live", "fired", "ok", "succeeded"].includes(word))
+      return this.paint("green", word);
+    if (["dead_letter", "dead_lettered", "failed", "stopped", "cancelled", "missed"].includes(word))
       return this.paint("red", word);
-    if (["processing", "stopping", "stale", "paused", "skipped"].includes(word))
+    if (["processing", "stopping", "stale", "paused", "skipped", "held", "running"].includes(word))
       return this.paint("yellow", word);
     return word;
   }

@@ -7,6 +7,7 @@ import { Command, CommanderError } from "commander";
 import { registerAudit } from "./commands/audit.js";
 import { registerDashboard } from "./commands/dashboard.js";
 import { registerDeadLetter } from "./commands/dead-letter.js";
+import { registerFlows } from "./commands/flows.js";
 import { registerJobs } from "./commands/jobs.js";
 import { registerQueues } from "./commands/queues.js";
 import { registerSchedules } from "./commands/schedules.js";
@@ -54,6 +55,7 @@ export function createProgram(io: Io = processIo()): Command {
   registerWorkers(program, io);
   registerJobs(program, io);
   registerDeadLetter(program, io);
+  registerFlows(program, io);
   registerQueues(program, io);
   registerSchedules(program, io);
   registerAudit(program, io);

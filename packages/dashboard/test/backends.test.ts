@@ -1,6 +1,7 @@
 /**
  * The routes where the storage matters, on SQLite and PostgreSQL: malformed ids (a uuid column on
- * Postgres) are 404 not 500, cursor pages and search over real ordering, bulk replay and purge.
+ * Postgres) are 404 not 500, cursor pages and search over real ordering, bulk replay and purge, and the
+ * flow routes over real flows (last: its jobs would change what the others count).
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -9,6 +10,7 @@ import { postgresBackend } from "@soniq/backend-postgres";
 import { sqliteBackend } from "@soniq/backend-sqlite";
 import type { Backend } from "@soniq/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withFlows } from "./flows-support.js";
 import { createDatabase } from "./pgdb.js";
 import { call, handlerFor, json, KEYS, type Seeded, seededApp, WRITE_KEY } from "./support.js";
 
@@ -115,5 +117,29 @@ describe.each(targets)("on $name", (target) => {
     );
     expect(purged.count).toBe(2);
     expect((await app.soniq.getQueueStats()).dead_letter).toBe(1);
+  });
+
+  it("backend/flows: list, a flow's page and graph, the held parent's replay and cancel on real flows", async () => {
+    const flows = await withFlows(app);
+    const list = await json<{ flows: { id: string; state: string }[] }>(await get("/api/flows"));
+    expect(list.flows.map((f) => `${f.id}:${f.state}`)).toEqual([
+      `${flows.succeeded}:succeeded`,
+      `${flows.running}:running`,
+      `${flows.held}:held`,
+    ]);
+    const page = await (await get(`/flows/${flows.held}`)).text();
+    expect(page.match(/<g class="step /g)).toHaveLength(4);
+    expect(page).toContain(`href="/dead-letters/${flows.deadCharge}"`);
+    expect((await get("/api/flows/not-a-uuid")).status).toBe(404);
+    expect((await get("/api/flows/0193c6e2-ffff-7000-8000-000000000000")).status).toBe(404);
+    const replay = await post(`/api/flows/${flows.held}/steps/charge/replay`, {});
+    expect(replay.status).toBe(200);
+    flows.approve();
+    for (let pass = 0; pass < 20 && (await app.soniq.flows.get(flows.held))?.state !== "succeeded"; pass++)
+      await flows.work();
+    expect((await app.soniq.flows.get(flows.held))?.state).toBe("succeeded");
+    expect((await post(`/api/flows/${flows.running}/cancel`, {})).status).toBe(200);
+    expect((await app.soniq.flows.get(flows.running))?.state).toBe("cancelled");
+    expect((await post(`/api/flows/${flows.running}/cancel`, {})).status).toBe(409);
   });
 });

@@ -9,6 +9,7 @@ import { fileURLToPath } from "node:url";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type DashboardServer, serveDashboard } from "../src/index.js";
+import { withFlows } from "./flows-support.js";
 import { KEYS, READ_KEY, type Seeded, scheduledApp, seededApp, WRITE_KEY } from "./support.js";
 
 /** The few DOM members the in-page callbacks use (the repo compiles without the DOM lib). */
@@ -300,6 +301,63 @@ describe("in chromium", { timeout: 60_000 }, () => {
     } finally {
       await served.close();
       await sched.soniq.close();
+    }
+  });
+
+  it("browser/flow: the held flow's graph, a step's link, replay of the held parent and cancel (screenshot)", async () => {
+    // Its own app and server: the flows' jobs must not change what the other tests count.
+    const own = await seededApp();
+    const flows = await withFlows(own);
+    const served = await serveDashboard({
+      soniq: own.soniq,
+      port: 0,
+      apiKeys: KEYS,
+      refreshIntervalMs: 600_000,
+    });
+    try {
+      const page = await loggedIn(WRITE_KEY, served.url);
+      await page.goto(`${served.url}/flows`);
+      await Promise.all([
+        page.waitForURL(`${served.url}/flows/${flows.held}`),
+        page.click(`a[href="/flows/${flows.held}"]`),
+      ]);
+      await expect(page.locator("[data-testid=flow-graph] g.step").count()).resolves.toBe(4);
+      await expect(page.locator("[data-testid=flow-graph] path.edge").count()).resolves.toBe(3);
+      const stroke = (el: unknown): string =>
+        (globalThis as unknown as { getComputedStyle(e: unknown): { stroke: string } }).getComputedStyle(el)
+          .stroke;
+      const held = await page.locator("g.step.held rect").evaluate(stroke);
+      const done = await page.locator("g.step.done rect").evaluate(stroke);
+      expect(held).not.toBe(done); // states are coloured apart
+      await page.screenshot({ path: `${DOCS}flow.png`, fullPage: true });
+
+      await Promise.all([
+        page.waitForURL(`${served.url}/dead-letters/${flows.deadCharge}`),
+        page.click("g.step[data-ref=charge] a"),
+      ]);
+      await page.goBack();
+      await page.click("[data-testid=replay-charge]");
+      await page.waitForSelector("#flash.ok");
+      await expect(page.textContent("#flash")).resolves.toContain("Replayed charge");
+      const [entry] = await own.soniq.audit.list({ action: "dead_letter.replay", limit: 1 });
+      expect(entry).toMatchObject({ actor: "dashboard:ops", target: flows.deadCharge });
+      // The replayed charge is queued in the step's place (the page refreshes in place); the flow can be cancelled.
+      await page.waitForSelector("g.step.queued[data-ref=charge]", { timeout: 10_000 });
+      await expect(page.locator("[data-testid=replay-charge]").count()).resolves.toBe(0);
+      await expect(page.textContent("[data-testid=flow-banner]")).resolves.toContain(
+        "wait for a replayed parent",
+      );
+      await page.click("[data-testid=cancel-flow]");
+      await expect(page.textContent("[data-testid=cancel-flow]")).resolves.toBe(
+        "Click again to cancel the flow",
+      );
+      await page.click("[data-testid=cancel-flow]");
+      await page.waitForSelector("[data-testid=flow-fields] dd:has-text('cancelled')", { timeout: 10_000 });
+      const [cancel] = await own.soniq.audit.list({ action: "flow.cancel", limit: 1 });
+      expect(cancel).toMatchObject({ actor: "dashboard:ops", target: flows.held });
+    } finally {
+      await served.close();
+      await own.soniq.close();
     }
   });
 });

@@ -21,6 +21,7 @@ import { decodeCursor } from "../paging.js";
 import { parseDurationMs, parseId, parseInstant, parseLimit, parseQueue, parseText } from "../query.js";
 import { deadLetterListRow, jobListRow, shownDetail } from "../security/views.js";
 import { deadLetterQuery, deadLetterQueryFromBody, jobQuery } from "./filters.js";
+import { flowRoutes } from "./flows.js";
 import { actor, queueName } from "./helpers.js";
 import { scheduleRoutes } from "./schedules.js";
 
@@ -164,6 +165,7 @@ export function apiRoutes(state: AppState): Hono<Env> {
   readRoutes(api, state);
   writeRoutes(api, state.options.soniq);
   queueRoutes(api, state.options.soniq);
+  api.route("/flows", flowRoutes(state.options.soniq));
   api.route("/schedules", scheduleRoutes(state.options.soniq, state.options.soniq.options.redact));
   return api;
 }

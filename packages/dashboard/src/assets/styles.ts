@@ -60,6 +60,24 @@ svg.chart .axis{stroke:var(--border)}svg.chart text{fill:var(--muted);font-size:
 .actions{display:flex;gap:8px;flex-wrap:wrap;align-items:center}
 #flash{margin:12px 20px 0}#flash:empty{display:none}
 .confirm{border:1px solid var(--warn);padding:8px 12px;border-radius:6px;background:var(--panel)}
+.flow-graph{overflow:auto;background:var(--panel);border:1px solid var(--border);border-radius:8px;padding:6px;max-height:640px}
+.flow-graph svg{display:block}
+.flow-graph .edge{fill:none;stroke:var(--muted);stroke-width:1.4}.flow-graph marker path{fill:var(--muted)}
+.flow-graph .step rect{fill:var(--panel);stroke:var(--border);stroke-width:2}
+.flow-graph .step text{text-anchor:middle;fill:var(--text);font-size:12px}.flow-graph .step text.state{fill:var(--muted);font-size:11px}
+.flow-graph .step a:hover rect,.flow-graph .step a:focus rect{stroke-width:3}
+.flow-graph .step.done rect{stroke:var(--ok);fill:color-mix(in srgb,var(--ok) 12%,var(--panel))}
+.flow-graph .step.processing rect{stroke:var(--accent);fill:color-mix(in srgb,var(--accent) 12%,var(--panel))}
+.flow-graph .step.queued rect{stroke:var(--accent);stroke-dasharray:5 3}
+.flow-graph .step.waiting rect{stroke:var(--muted);stroke-dasharray:2 3}
+.flow-graph .step.held rect{stroke:var(--warn);fill:color-mix(in srgb,var(--warn) 14%,var(--panel))}
+.flow-graph .step.dead_lettered rect{stroke:var(--bad);fill:color-mix(in srgb,var(--bad) 14%,var(--panel))}
+.flow-graph .step.cancelled rect{stroke:var(--muted);fill:var(--code)}
+.legend .swatch{display:inline-block;width:12px;height:12px;border-radius:3px;border:2px solid var(--muted);margin:0 4px -2px 8px}
+.swatch.done{border-color:var(--ok)}.swatch.processing,.swatch.queued{border-color:var(--accent)}.swatch.queued{border-style:dashed}
+.swatch.waiting{border-style:dotted}.swatch.held{border-color:var(--warn)}.swatch.dead_lettered{border-color:var(--bad)}.swatch.cancelled{background:var(--code)}
+.status.succeeded{color:var(--ok);border-color:var(--ok)}.status.running{color:var(--accent);border-color:var(--accent)}
+.status.held{color:var(--warn);border-color:var(--warn)}.status.failed,.status.dead_lettered{color:var(--bad);border-color:var(--bad)}
 .login{max-width:380px;margin:60px auto}
 .login form{display:flex;flex-direction:column;gap:10px}
 `;

@@ -6,6 +6,7 @@ export const NAV = [
   ["", "Overview"],
   ["/jobs", "Jobs"],
   ["/dead-letters", "Dead letters"],
+  ["/flows", "Flows"],
   ["/workers", "Workers"],
   ["/queues", "Queues"],
   ["/schedules", "Schedules"],

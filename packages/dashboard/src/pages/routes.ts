@@ -8,6 +8,7 @@ import { scheduleName } from "../api/helpers.js";
 import { scheduleDetail } from "../api/schedules.js";
 import type { AppState, Env } from "../context.js";
 import { deadLetterDetail, listDeadLettersPage } from "../data/dead-letters.js";
+import { flowDetail, flowId, flowQuery, listFlows } from "../data/flows.js";
 import { jobDetail, listJobsPage } from "../data/jobs.js";
 import { listQueues, RANGES, type RangeName } from "../data/overview.js";
 import { listWorkers } from "../data/workers.js";
@@ -17,6 +18,7 @@ import { decodeCursor } from "../paging.js";
 import { parseId, parseLimit } from "../query.js";
 import { shownDetail, shownPage, shownScheduleDetail } from "../security/views.js";
 import { deadLetterDetailPage, deadLettersPage } from "./dead-letters.js";
+import { flowDetailPage, flowsPage } from "./flows.js";
 import { jobDetailPage, jobsPage } from "./jobs.js";
 import { layout, type PageFrame } from "./layout.js";
 import { auditPage, queuesPage, scheduleDetailPage, schedulesPage, workersPage } from "./operations.js";
@@ -103,6 +105,24 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
   });
 }
 
+function flowPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
+  const { soniq } = state.options;
+  const { frame, send, badInput } = kit;
+  pages.get("/flows", async (c) => {
+    const p = c.req.query();
+    try {
+      const flows = await listFlows(soniq, flowQuery(p, 100));
+      return send(c, "Flows", "/flows", flowsPage(frame(c), p, flows, null));
+    } catch (err) {
+      return send(c, "Flows", "/flows", flowsPage(frame(c), p, null, badInput(err)), 400);
+    }
+  });
+  pages.get("/flows/:id", async (c) => {
+    const flow = await flowDetail(soniq, flowId(c.req.param("id")));
+    return send(c, `Flow ${shortId(flow.id)}`, "/flows", flowDetailPage(frame(c), flow));
+  });
+}
+
 function operationPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
   const { soniq } = state.options;
   const { frame, send } = kit;
@@ -131,6 +151,7 @@ export function pageRoutes(state: AppState): Hono<Env> {
   const pages = new Hono<Env>();
   const kit = pageKit(state);
   jobPages(pages, state, kit);
+  flowPages(pages, state, kit);
   operationPages(pages, state, kit);
   return pages;
 }
