@@ -23,6 +23,7 @@ export function jobsFacet(store: MemoryStore): JobsFacet<never> {
       if (job === undefined || (job.status !== "queued" && job.status !== "processing")) return false;
       store.transition(job, "cancelled", {}, store.now());
       if (audit) writeAudit(store, audit);
+      store.finished([id]);
       return true;
     },
     deleteExpired: async () => {

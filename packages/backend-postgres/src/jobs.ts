@@ -4,6 +4,7 @@ import { auditCte, auditValues } from "./internal/audit-rows.js";
 import { type PgContext, query, readQuery } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
 import { listQuery } from "./internal/list-query.js";
+import { FINISHED_CHANNEL } from "./internal/listen-client.js";
 import { JOB_COLUMNS, mapJob, type Row } from "./internal/rows.js";
 import type { PgTx } from "./internal/tx.js";
 
@@ -66,10 +67,11 @@ async function stats(ctx: PgContext, q: StatsQuery): Promise<QueueStats> {
   };
 }
 
+// A cancelled job finished: waiters hear its id on the finished channel (sent at commit).
 const CANCEL_AUDITED = `WITH cancelled AS (UPDATE soniq_jobs SET status = 'cancelled', updated_at = now()
     WHERE id = $1 AND status IN ('queued', 'processing') RETURNING id),
   ${auditCte("cancelled", 2)}
-SELECT id FROM cancelled`;
+SELECT id, pg_notify('${FINISHED_CHANNEL}', id::text) FROM cancelled`;
 
 async function cancel(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
   if (audit) {
@@ -81,11 +83,12 @@ async function cancel(ctx: PgContext, id: string, audit: AuditRecord | undefined
   }
   const res = await query(ctx, "jobs.cancel", {
     name: "soniq_cancel",
-    text: `UPDATE soniq_jobs SET status = 'cancelled', updated_at = now()
-      WHERE id = $1 AND status IN ('queued', 'processing')`,
+    text: `WITH cancelled AS (UPDATE soniq_jobs SET status = 'cancelled', updated_at = now()
+      WHERE id = $1 AND status IN ('queued', 'processing') RETURNING id)
+    SELECT id, pg_notify('${FINISHED_CHANNEL}', id::text) FROM cancelled`,
     values: [id],
   });
-  return res.rowCount === 1;
+  return res.rows.length === 1;
 }
 
 async function deleteExpired(ctx: PgContext): Promise<number> {

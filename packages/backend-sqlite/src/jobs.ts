@@ -25,13 +25,15 @@ export function jobsFacet(ctx: SqliteContext): JobsFacet<SqliteTx> {
     list: (query) => runSync("jobs.list", () => list(ctx, query)),
     stats: (query) => runSync("jobs.stats", () => stats(ctx, query)),
     cancel: (id, audit) =>
-      runSync("jobs.cancel", () =>
-        immediate(ctx, () => {
-          const cancelled = ctx.statement(CANCEL).run(id).changes > 0;
-          if (cancelled && audit) writeAudit(ctx, audit);
-          return cancelled;
-        }),
-      ),
+      runSync("jobs.cancel", () => {
+        const cancelled = immediate(ctx, () => {
+          const done = ctx.statement(CANCEL).run(id).changes > 0;
+          if (done && audit) writeAudit(ctx, audit);
+          return done;
+        });
+        if (cancelled) ctx.finished([id]);
+        return cancelled;
+      }),
     deleteExpired: () => runSync("jobs.deleteExpired", () => ctx.statement(DELETE_EXPIRED).run().changes),
   };
 }

@@ -35,6 +35,7 @@ function job(r: Row): Job {
     group: r.group as string | null,
     createdAt: date(r.created_at),
     updatedAt: date(r.updated_at),
+    progress: json(r.progress ?? null),
   };
 }
 

@@ -34,6 +34,10 @@ export const SONIQ_ERROR_CODES = [
   "SONIQ_JOB_ABORTED",
   /** An operation is not allowed in the object's current state (e.g. starting a worker twice). */
   "SONIQ_INVALID_STATE",
+  /** `waitFor()` (or `handle.result()`) ran out of time before the job reached a terminal outcome. */
+  "SONIQ_TIMEOUT",
+  /** `waitFor()` named a job that is in neither `soniq_jobs` nor `soniq_dead_letter_jobs`. */
+  "SONIQ_JOB_NOT_FOUND",
 ] as const;
 
 export type SoniqErrorCode = (typeof SONIQ_ERROR_CODES)[number];

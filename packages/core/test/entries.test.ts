@@ -22,6 +22,7 @@ describe("core/entries", () => {
       "JOB_NAME_PATTERN",
       "JOB_STATUSES",
       "JobAbortedError",
+      "MAX_PROGRESS_BYTES",
       "PermanentError",
       "REDACTED",
       "SHORT_ID_LENGTH",

@@ -6,7 +6,7 @@ import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@s
 
 export const JOB_COLUMNS =
   "id, job_name, args, args_hash, status, attempts, max_attempts, queue, priority, unique_job, dedup_key, " +
-  'scheduled_at, expires_at, last_error, result, producer_id, worker_id, "group", created_at, updated_at';
+  'scheduled_at, expires_at, last_error, result, producer_id, worker_id, "group", created_at, updated_at, progress';
 
 export const DEAD_LETTER_COLUMNS =
   "id, job_name, args, queue, priority, max_attempts, attempts, last_error, dead_letter_reason, tags, " +
@@ -65,6 +65,7 @@ export function mapJob(row: Row): Job {
     group: strOrNull(row.group),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
+    progress: row.progress ?? null,
   };
 }
 

@@ -25,6 +25,7 @@ export interface JobRecord {
   group: string | null;
   created_at: number;
   updated_at: number;
+  progress: string | null;
 }
 
 export interface DeadLetterRecord {
@@ -96,6 +97,7 @@ export function toJob(r: JobRecord): Job {
     group: r.group,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
+    progress: parseJson(r.progress),
   };
 }
 

@@ -30,6 +30,7 @@ export const JOB_COLUMNS = [
   '"group"',
   "created_at",
   "updated_at",
+  "progress",
 ].join(", ");
 
 export const DEAD_LETTER_COLUMNS = [

@@ -19,6 +19,7 @@ import { formatIssues, type RegisteredJob, validateWithSchema } from "../jobs.js
 import { checkJson } from "../json.js";
 import { runChain } from "../middleware.js";
 import { isPermanentError, isSnooze } from "../outcomes.js";
+import type { ProgressBuffer } from "../progress.js";
 import { computeRetryDelay, DEFAULT_RETRY } from "../retry-policy.js";
 import { callHook, type Runtime } from "../runtime.js";
 import type { DeadLetterReason } from "../schema/constants.js";
@@ -96,8 +97,9 @@ export class Running {
     readonly def: RegisteredJob | undefined,
     workerId: string | null,
     rt: Runtime,
+    progress: ProgressBuffer | null = null,
   ) {
-    this.ctx = new RunContext(job, workerId, this, rt.logger);
+    this.ctx = new RunContext(job, workerId, this, rt.logger, progress);
   }
 
   get signal(): AbortSignal {
