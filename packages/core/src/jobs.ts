@@ -4,11 +4,7 @@
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { JobContext } from "./context.js";
-import type {
-  Backend,
-  EnqueueOptions as BackendEnqueueOptions,
-  NewJob,
-} from "./contract/index.js";
+import type { Backend, EnqueueOptions as BackendEnqueueOptions, NewJob } from "./contract/index.js";
 import { SoniqError } from "./errors.js";
 import { newJobId } from "./ids.js";
 import { argsHash, checkJson } from "./json.js";
