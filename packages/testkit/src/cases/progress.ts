@@ -27,7 +27,11 @@ export const progressCases = [
         { id: b.id, attempt: b.attempts, value: { step: "upload", done: 3, total: 7 } },
         { id: ctx.id(), attempt: 1, value: 1 },
       ]);
-      equal(written, 2, "reportProgress returns how many rows it wrote (two runs; the third id names no row)");
+      equal(
+        written,
+        2,
+        "reportProgress returns how many rows it wrote (two runs; the third id names no row)",
+      );
       equal((await ctx.backend.jobs.get(a.id))?.progress, 40, "jobs.get shows a number as written");
       deepEqual(
         (await ctx.backend.jobs.get(b.id))?.progress,
