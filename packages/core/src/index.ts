@@ -46,7 +46,7 @@ export type {
 } from "./options.js";
 export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
-export { MAX_PROGRESS_BYTES } from "./progress.js";
+export { MAX_PROGRESS_BYTES, progressPercent } from "./progress.js";
 export type { DeadLetterFilter, DeadLetterPosition, JobPosition, ListJobsFilter } from "./queries.js";
 export { durationWords, type QueueStateWord, queueLimitsText, queueStateWord } from "./queue-words.js";
 export {

@@ -41,6 +41,7 @@ describe("core/entries", () => {
       "isSoniqError",
       "isValidJobName",
       "manualClock",
+      "progressPercent",
       "queueLimitsText",
       "queueStateWord",
       "shortId",

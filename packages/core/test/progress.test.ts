@@ -1,7 +1,7 @@
 /** `ctx.progress()`: checked at the call, coalesced onto the heartbeat, visible as `Job.progress`. */
 import { describe, expect, it } from "vitest";
 import type { ProgressUpdate } from "../src/contract/index.js";
-import { isSoniqError, MAX_PROGRESS_BYTES } from "../src/index.js";
+import { isSoniqError, MAX_PROGRESS_BYTES, progressPercent } from "../src/index.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
 import { eventually, gate } from "./support.js";
 
@@ -141,5 +141,18 @@ describe("progress", () => {
     const { id } = await soniq.enqueue("progress.snapshot", {});
     await soniq.worker().runOnce();
     expect((await soniq.getJob(id))?.progress).toEqual({ step: 1 });
+  });
+
+  it("progress/percent: numbers are percentages; objects say it with percent or done/current of total", () => {
+    expect(progressPercent(42.5)).toBe(42.5);
+    expect(progressPercent(140)).toBe(100);
+    expect(progressPercent(-3)).toBe(0);
+    expect(progressPercent({ percent: 10 })).toBe(10);
+    expect(progressPercent({ done: 3, total: 4 })).toBe(75);
+    expect(progressPercent({ current: 1, total: 8, phase: "upload" })).toBe(12.5);
+    expect(progressPercent({ done: 3, total: 0 })).toBeNull();
+    expect(progressPercent("half")).toBeNull();
+    expect(progressPercent([50])).toBeNull();
+    expect(progressPercent(null)).toBeNull();
   });
 });
