@@ -8,7 +8,8 @@
  * - last unsubscribe or close -> idle: the connection is ended.
  * One connection serves both kinds of subscriber: new work (`soniq_new_job`, payload a queue) and finished
  * jobs (`soniq_job_finished`, payload comma-separated job ids; `waitFor` listens to it). It stays up while
- * either kind has a subscriber.
+ * either kind has a subscriber, and LISTENs only on the channels that have one (`syncChannels`), so a
+ * worker's connection never receives the finished ids nobody in its process waits for.
  * Modes (`listen`): "notify" listens as above; "poll" never connects (subscribe resolves, nothing is
  * dispatched); "auto" listens and, on the first connection, proves that a NOTIFY sent through the pool
  * arrives (it does not through a transaction-mode pooler, which hands the LISTEN's server connection to
@@ -44,6 +45,10 @@ export class WakeUpChannel {
   private backoffMs = MIN_BACKOFF_MS;
   private closed = false;
   private probe: "pending" | "passed" | SoniqError;
+  /** The channels the current client LISTENs on. */
+  private listening = new Set<string>();
+  /** LISTEN / UNLISTEN changes, one at a time. */
+  private syncing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly config: pg.ClientConfig,
@@ -68,6 +73,7 @@ export class WakeUpChannel {
     set.add(listener);
     try {
       await this.ensureListening();
+      await this.syncChannels();
     } catch (err) {
       set.delete(listener);
       throw err instanceof SoniqError ? err : translatePgError(err, "subscribe");
@@ -78,7 +84,34 @@ export class WakeUpChannel {
       active = false;
       set.delete(listener);
       if (this.subscribers === 0) await this.disconnect();
+      else await this.syncChannels().catch(() => {});
     };
+  }
+
+  /** The channels that have subscribers. */
+  private wanted(): string[] {
+    return [
+      ...(this.listeners.size > 0 ? [NEW_JOB_CHANNEL] : []),
+      ...(this.finishedListeners.size > 0 ? [FINISHED_CHANNEL] : []),
+    ];
+  }
+
+  /** LISTENs on the channels that gained subscribers, UNLISTENs the ones that lost them. */
+  private syncChannels(): Promise<void> {
+    const next = this.syncing.then(async () => {
+      const client = this.client;
+      if (!client) return;
+      const wanted = new Set(this.wanted());
+      const statements = [
+        ...[...wanted].filter((c) => !this.listening.has(c)).map((c) => `LISTEN ${c}`),
+        ...[...this.listening].filter((c) => !wanted.has(c)).map((c) => `UNLISTEN ${c}`),
+      ];
+      if (statements.length === 0) return;
+      await client.query(statements.join("; "));
+      if (this.client === client) this.listening = wanted;
+    });
+    this.syncing = next.catch(() => {});
+    return next;
   }
 
   private get subscribers(): number {
@@ -110,7 +143,8 @@ export class WakeUpChannel {
     client.on("end", () => this.lost(client));
     try {
       await client.connect();
-      await client.query(`LISTEN ${NEW_JOB_CHANNEL}; LISTEN ${FINISHED_CHANNEL}`);
+      // New work is always listened to first (the probe's round trip goes with it); the rest is synced.
+      await client.query(`LISTEN ${NEW_JOB_CHANNEL}`);
       if (this.probe === "pending") await this.roundTrip(client);
     } catch (err) {
       client.end().catch(() => {});
@@ -121,7 +155,10 @@ export class WakeUpChannel {
       return;
     }
     this.client = client;
+    this.listening = new Set([NEW_JOB_CHANNEL]);
     this.backoffMs = MIN_BACKOFF_MS;
+    // Reconnected with subscribers already waiting: listen where they need it (add() does it otherwise).
+    void this.syncChannels().catch(() => {});
   }
 
   /** One NOTIFY through the pool must reach `client`; else the probe fails for good (see the file comment). */
@@ -163,6 +200,7 @@ export class WakeUpChannel {
   }
 
   private dispatchFinished(payload: string): void {
+    if (this.finishedListeners.size === 0) return;
     const ids = payload.split(",").filter((id) => id.length > 0);
     if (ids.length === 0) return;
     for (const listener of [...this.finishedListeners]) {
@@ -177,6 +215,7 @@ export class WakeUpChannel {
   private lost(client: pg.Client): void {
     if (this.client !== client) return;
     this.client = undefined;
+    this.listening = new Set();
     client.end().catch(() => {});
     this.scheduleReconnect();
   }
@@ -198,6 +237,7 @@ export class WakeUpChannel {
     await this.connecting?.catch(() => {});
     const client = this.client;
     this.client = undefined;
+    this.listening = new Set();
     if (client) await client.end().catch(() => {});
   }
 }
