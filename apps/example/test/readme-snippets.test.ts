@@ -118,6 +118,7 @@ describe("example/readme-snippets", () => {
       "quickstart",
       "tx-postgres",
       "tx-sqlite",
+      "results",
       "dead-letter",
       "recurring",
       "workflows",
@@ -197,6 +198,17 @@ describe("example/readme-snippets", () => {
     } finally {
       db.close();
     }
+  }, 60_000);
+
+  it("example/readme-snippet-results: progress and results print what its comments say", async () => {
+    const result = await runSnippet("results", work.path);
+    expectSuccess(result);
+    const promised = (byName.get("results") ?? "")
+      .split("\n")
+      .filter((line) => line.startsWith("// -> "))
+      .map((line) => line.slice("// -> ".length));
+    expect(promised).toHaveLength(3);
+    expect(result.stdout.trimEnd().split("\n")).toEqual(promised);
   }, 60_000);
 
   it("example/readme-snippet-dead-letter: prints exactly what its comments say", async () => {

@@ -33,6 +33,7 @@ export function jobsFacet(store: MemoryStore): JobsFacet<never> {
         runFlow(store, finishStep(job.flowId, job.stepRef, job.id, "cancelled", [], new Date(store.now())));
       }
       if (audit) writeAudit(store, audit);
+      store.finished([id]);
       return true;
     },
     deleteExpired: async () => {

@@ -17,6 +17,7 @@ import type {
   DeadLetterSettlement,
   DoneSettlement,
   Job,
+  ProgressUpdate,
   QueueControls,
   RequeueSettlement,
   RunsFacet,
@@ -33,7 +34,21 @@ export function runsFacet(store: MemoryStore): RunsFacet {
   return {
     claim: async (request) => claim(store, request),
     settle: async (items) => settle(store, items),
+    reportProgress: async (updates) => reportProgress(store, updates),
   };
+}
+
+/** Each run's latest progress, fenced by (id, attempt) only (a just-settled run's last value still lands). */
+function reportProgress(store: MemoryStore, updates: readonly ProgressUpdate[]): number {
+  const encoded = updates.map((u) => encodeJson(u.value, "progress"));
+  let written = 0;
+  updates.forEach((update, i) => {
+    const job = store.jobs.get(update.id);
+    if (job === undefined || !job.live || job.attempts !== update.attempt) return;
+    job.progressJson = encoded[i] as string;
+    written++;
+  });
+  return written;
 }
 
 /**
@@ -117,6 +132,7 @@ function settle(store: MemoryStore, items: readonly Settlement[]): boolean[] {
   const woken = new Set<string>();
   for (const step of steps) apply(store, step, now, woken);
   for (const queue of woken) store.wake(queue);
+  store.finished(steps.filter((step) => step.kind !== "requeue").map((step) => step.job.id));
   return applied;
 }
 

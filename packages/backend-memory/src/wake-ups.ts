@@ -1,5 +1,8 @@
-/** The wakeUps facet: in-process listeners hear the queue of every job that became available here. */
-import type { WakeUpListener, WakeUpsFacet } from "@soniq/core/backend";
+/**
+ * The wakeUps facet: in-process listeners hear the queue of every job that became available here, and the
+ * ids of jobs that finished here (one process holds the whole store, so nothing is missed).
+ */
+import type { FinishedListener, WakeUpListener, WakeUpsFacet } from "@soniq/core/backend";
 import type { MemoryStore } from "./internal/store.js";
 
 export function wakeUpsFacet(store: MemoryStore): WakeUpsFacet {
@@ -10,6 +13,13 @@ export function wakeUpsFacet(store: MemoryStore): WakeUpsFacet {
       store.listeners.add(entry);
       return async () => {
         store.listeners.delete(entry);
+      };
+    },
+    subscribeFinished: async (listener) => {
+      const entry: FinishedListener = (ids) => listener(ids);
+      store.finishedListeners.add(entry);
+      return async () => {
+        store.finishedListeners.delete(entry);
       };
     },
   };

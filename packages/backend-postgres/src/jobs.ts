@@ -13,6 +13,7 @@ import { type PgContext, query, readQuery } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
 import { clientRunner, runFlow } from "./internal/flow-store.js";
 import { listQuery } from "./internal/list-query.js";
+import { FINISHED_CHANNEL } from "./internal/listen-client.js";
 import { JOB_COLUMNS, mapJob, type Row } from "./internal/rows.js";
 import { inTransaction, type PgTx } from "./internal/tx.js";
 
@@ -75,10 +76,11 @@ async function stats(ctx: PgContext, q: StatsQuery): Promise<QueueStats> {
   };
 }
 
+// A cancelled job finished: waiters hear its id on the finished channel (sent at commit).
 const CANCEL_AUDITED = `WITH cancelled AS (UPDATE soniq_jobs SET status = 'cancelled', updated_at = now()
     WHERE id = $1 AND status IN ('queued', 'processing') AND flow_id IS NULL RETURNING id),
   ${auditCte("cancelled", 2)}
-SELECT id FROM cancelled`;
+SELECT id, pg_notify('${FINISHED_CHANNEL}', id::text) FROM cancelled`;
 
 async function cancel(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
   // A job outside flows is cancelled by one statement, as before flows existed; when it cancelled nothing, the
@@ -92,11 +94,12 @@ async function cancel(ctx: PgContext, id: string, audit: AuditRecord | undefined
   }
   const res = await query(ctx, "jobs.cancel", {
     name: "soniq_cancel",
-    text: `UPDATE soniq_jobs SET status = 'cancelled', updated_at = now()
-      WHERE id = $1 AND status IN ('queued', 'processing') AND flow_id IS NULL`,
+    text: `WITH cancelled AS (UPDATE soniq_jobs SET status = 'cancelled', updated_at = now()
+      WHERE id = $1 AND status IN ('queued', 'processing') AND flow_id IS NULL RETURNING id)
+    SELECT id, pg_notify('${FINISHED_CHANNEL}', id::text) FROM cancelled`,
     values: [id],
   });
-  return res.rowCount === 1 || cancelStep(ctx, id, audit);
+  return res.rows.length === 1 || cancelStep(ctx, id, audit);
 }
 
 async function cancelStep(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
@@ -111,6 +114,7 @@ async function cancelStep(ctx: PgContext, id: string, audit: AuditRecord | undef
     const program = finishStep(String(row.flow_id), String(row.step_ref), id, "cancelled", [], new Date());
     await runFlow(clientRunner(client), program);
     if (audit) await writeAudit(client, audit);
+    await client.query(`SELECT pg_notify('${FINISHED_CHANNEL}', $1)`, [id]);
     return true;
   });
 }

@@ -41,6 +41,7 @@ import {
   claimQueues,
   finishSteps,
   type Job,
+  type ProgressUpdate,
   type RunsFacet,
   type Settlement,
   SoniqError,
@@ -66,7 +67,27 @@ export function runsFacet(ctx: PgContext): RunsFacet {
   return {
     claim: (request) => claim(ctx, request),
     settle: (items) => settle(ctx, items),
+    reportProgress: (updates) => reportProgress(ctx, updates),
   };
+}
+
+/**
+ * Every run's latest progress in one statement, fenced by (id, attempt) only (a run that just settled still
+ * gets its last value). $1 is an object keyed by id: [attempt, value].
+ */
+const REPORT_PROGRESS = `UPDATE soniq_jobs SET progress = $1::jsonb -> id::text -> 1
+WHERE id = ANY($2::uuid[]) AND attempts = ($1::jsonb -> id::text ->> 0)::int`;
+
+async function reportProgress(ctx: PgContext, updates: readonly ProgressUpdate[]): Promise<number> {
+  if (updates.length === 0) return 0;
+  const byId: Record<string, [number, unknown]> = {};
+  for (const u of updates) byId[u.id] = [u.attempt, u.value ?? null];
+  const res = await query(ctx, "runs.reportProgress", {
+    name: "soniq_report_progress",
+    text: REPORT_PROGRESS,
+    values: [JSON.stringify(byId), Object.keys(byId)],
+  });
+  return res.rowCount ?? 0;
 }
 
 function claimSql(queueFilter: string, controlFilter: string): string {

@@ -14,6 +14,7 @@ const ALL = [
   "0006_indexes",
   "0007_count_statistics",
   "0008_flows",
+  "0009_progress",
 ];
 
 let db: TestDatabase;

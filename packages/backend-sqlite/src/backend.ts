@@ -53,6 +53,7 @@ export function sqliteBackend(
     statement: (sql, on = db) => statements.get(on, sql),
     generated: (key, build) => statements.get(db, key, build),
     notify: (queue) => notifier.notify(queue),
+    finished: (ids) => notifier.finished(ids),
   };
   let closed: Promise<void> | undefined;
   return {

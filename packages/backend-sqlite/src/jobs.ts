@@ -33,8 +33,8 @@ export function jobsFacet(ctx: SqliteContext): JobsFacet<SqliteTx> {
     list: (query) => runSync("jobs.list", () => list(ctx, query)),
     stats: (query) => runSync("jobs.stats", () => stats(ctx, query)),
     cancel: (id, audit) =>
-      runSync("jobs.cancel", () =>
-        immediate(ctx, () => {
+      runSync("jobs.cancel", () => {
+        const cancelled = immediate(ctx, () => {
           const row = ctx.statement(CANCEL).get(id) as
             | { flow_id: string | null; step_ref: string | null }
             | undefined;
@@ -43,8 +43,10 @@ export function jobsFacet(ctx: SqliteContext): JobsFacet<SqliteTx> {
           }
           if (row !== undefined && audit) writeAudit(ctx, audit);
           return row !== undefined;
-        }),
-      ),
+        });
+        if (cancelled) ctx.finished([id]);
+        return cancelled;
+      }),
     deleteExpired: () => runSync("jobs.deleteExpired", () => ctx.statement(DELETE_EXPIRED).run().changes),
   };
 }

@@ -21,6 +21,7 @@ import {
   type DeadLetterSettlement,
   type DoneSettlement,
   finishStep,
+  type ProgressUpdate,
   type RequeueSettlement,
   type RunsFacet,
   type Settlement,
@@ -35,6 +36,7 @@ export function runsFacet(ctx: SqliteContext): RunsFacet {
   return {
     claim: (request) => runSync("runs.claim", () => claim(ctx, request)),
     settle: (items) => runSync("runs.settle", () => settle(ctx, items)),
+    reportProgress: (updates) => runSync("runs.reportProgress", () => reportProgress(ctx, updates)),
   };
 }
 
@@ -244,5 +246,20 @@ function settle(ctx: SqliteContext, items: readonly Settlement[]): boolean[] {
   });
   const applied = immediate(ctx, () => steps.map((step) => step()));
   for (const queue of wake) ctx.notify(queue);
+  ctx.finished(items.filter((item, i) => applied[i] && item.kind !== "requeue").map((item) => item.id));
   return applied;
+}
+
+/** Fenced by (id, attempt) only: a run that just settled still gets its last value (contract `ProgressUpdate`). */
+const PROGRESS = "UPDATE soniq_jobs SET progress = @progress WHERE id = @id AND attempts = @attempt";
+
+function reportProgress(ctx: SqliteContext, updates: readonly ProgressUpdate[]): number {
+  const params = updates.map((u) => ({
+    id: u.id,
+    attempt: u.attempt,
+    progress: jsonOrNull(u.value, "progress"),
+  }));
+  return immediate(ctx, () =>
+    params.reduce((written, p) => written + ctx.statement(PROGRESS).run(p).changes, 0),
+  );
 }

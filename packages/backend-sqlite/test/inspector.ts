@@ -37,6 +37,7 @@ function job(r: Row): Job {
     stepRef: (r.step_ref ?? null) as string | null,
     createdAt: date(r.created_at),
     updatedAt: date(r.updated_at),
+    progress: json(r.progress ?? null),
   };
 }
 

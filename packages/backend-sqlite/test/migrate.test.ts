@@ -16,6 +16,7 @@ const journalTags = [
   "0003_queues",
   "0004_indexes",
   "0005_flows",
+  "0006_progress",
 ];
 
 function migrationRows(file: string): { hash: string; created_at: number }[] {

@@ -3,6 +3,7 @@ import {
   type AuditEntry,
   type DeadLetterJob,
   type Job,
+  progressPercent,
   type QueueInfo,
   queueLimitsText,
   queueStateWord,
@@ -136,3 +137,17 @@ export function record(p: Printer, fields: [string, string][]): void {
 
 export const stamp = (p: Printer, date: Date | null | undefined): string =>
   date ? `${date.toISOString()} (${p.ago(date)})` : "-";
+
+/**
+ * A job's progress for `jobs show`: "-" when it never reported; a 20-cell bar and the percentage when the
+ * value says how far (`progressPercent`), followed by the value as JSON unless it is a bare number.
+ */
+export function progressText(progress: unknown): string {
+  if (progress === null || progress === undefined) return "-";
+  const percent = progressPercent(progress);
+  const json = JSON.stringify(progress);
+  if (percent === null) return json;
+  const filled = Math.round(percent / 5);
+  const bar = `[${"#".repeat(filled)}${".".repeat(20 - filled)}] ${Number(percent.toFixed(1))}%`;
+  return typeof progress === "number" ? bar : `${bar}  ${json}`;
+}

@@ -210,4 +210,18 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
       /^error \[SONIQ_CLI_UNSUPPORTED\] this @soniq\/dashboard exports no serveDashboard\(\)\. Upgrade @soniq\/dashboard\./,
     );
   });
+  it("jobs/show-progress: a running job's progress as a bar with its value; --json carries it", async () => {
+    const { id } = await s.app.enqueue("test.ok", { n: 9 }, { queue: "progress_q" });
+    const claimed = await s.app.backend.runs.claim({ queues: ["progress_q"], limit: 1, workerId: null });
+    expect(claimed.jobs.map((j) => j.id)).toEqual([id]);
+    await s.app.backend.runs.reportProgress([{ id, attempt: 1, value: { done: 1, total: 4 } }]);
+    const shown = await cli("jobs", "show", id);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/progress\s+\[#####\.{15}\] 25%\s+\{"done":1,"total":4\}/);
+    expect(json<{ progress: unknown }>(await cli("jobs", "show", id, "--json")).progress).toEqual({
+      done: 1,
+      total: 4,
+    });
+    expect(await s.app.cancelJob(id)).toBe(true);
+  });
 });

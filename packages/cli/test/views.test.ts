@@ -5,7 +5,7 @@ import { newJobId } from "@soniq/core/backend";
 import { describe, expect, it } from "vitest";
 import { SCHEDULE_KEYS, scheduleRow } from "../src/commands/schedules.js";
 import { interval, shortId } from "../src/output.js";
-import { when } from "../src/views.js";
+import { progressText, when } from "../src/views.js";
 
 describe("schedule views", () => {
   it("views/interval: milliseconds in core's duration words", () => {
@@ -39,5 +39,14 @@ describe("schedule views", () => {
     const row = scheduleRow({ name: "a", jobName: "a", extra: 1 } as unknown as Schedule);
     expect(Object.keys(row)).toEqual([...SCHEDULE_KEYS]);
     expect(row).toMatchObject({ name: "a", cron: null, createdAt: null });
+  });
+  it("views/progress: a bar for values that say how far, JSON for the rest, '-' for none", () => {
+    expect(progressText(null)).toBe("-");
+    expect(progressText(50)).toBe("[##########..........] 50%");
+    expect(progressText(12.345)).toBe("[##..................] 12.3%");
+    expect(progressText({ current: 3, total: 4, phase: "upload" })).toBe(
+      '[###############.....] 75%  {"current":3,"total":4,"phase":"upload"}',
+    );
+    expect(progressText({ phase: "upload" })).toBe('{"phase":"upload"}');
   });
 });

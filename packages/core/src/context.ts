@@ -1,4 +1,5 @@
 import { type Logger, safeLogger } from "./logger.js";
+import { checkProgress, type ProgressBuffer } from "./progress.js";
 import type { FlowContext, Job } from "./types.js";
 
 /** What a handler (and middleware) gets besides its args. */
@@ -19,6 +20,12 @@ export interface JobContext {
   readonly logger: Logger;
   /** The workflow step this job runs (`parents()`, `add()`); null for a job outside flows. */
   readonly flow: FlowContext | null;
+  /**
+   * Reports progress: a number or a small JSON value (at most 4 kB as JSON; beyond it, or for a value that
+   * is not JSON, a `SONIQ_INVALID_ARGUMENT` error and nothing is stored). Calls are cheap and coalesced: the
+   * latest value is written with the worker's next heartbeat and read back as `Job.progress`.
+   */
+  progress(value: unknown): void;
 }
 
 export class RunContext implements JobContext {
@@ -30,7 +37,13 @@ export class RunContext implements JobContext {
     private readonly signalSource: { readonly signal: AbortSignal },
     private readonly baseLogger: Logger,
     readonly flow: FlowContext | null = null,
+    private readonly progressBuffer: ProgressBuffer | null = null,
   ) {}
+
+  progress(value: unknown): void {
+    const stored = checkProgress(value);
+    this.progressBuffer?.set(this.job.id, this.job.attempts, stored);
+  }
 
   /** Delegated so the AbortController is only built when a handler asks for the signal. */
   get signal(): AbortSignal {

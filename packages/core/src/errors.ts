@@ -36,8 +36,10 @@ export const SONIQ_ERROR_CODES = [
   "SONIQ_INVALID_STATE",
   /** `flows.start` or `ctx.flow.add` refused the steps (`context.field`, `context.ref`); nothing was written. */
   "SONIQ_INVALID_FLOW",
-  /** A wait (`flows.waitFor`) ran out of time before the outcome it waited for. */
+  /** A wait (`waitFor()`, `handle.result()`, `flows.waitFor`) ran out of time before the outcome it waited for. */
   "SONIQ_TIMEOUT",
+  /** `waitFor()` named a job that is in neither `soniq_jobs` nor `soniq_dead_letter_jobs`. */
+  "SONIQ_JOB_NOT_FOUND",
 ] as const;
 
 export type SoniqErrorCode = (typeof SONIQ_ERROR_CODES)[number];

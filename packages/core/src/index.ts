@@ -55,6 +55,7 @@ export type {
 } from "./options.js";
 export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
+export { MAX_PROGRESS_BYTES, progressPercent } from "./progress.js";
 export type { DeadLetterFilter, DeadLetterPosition, JobPosition, ListJobsFilter } from "./queries.js";
 export { durationWords, type QueueStateWord, queueLimitsText, queueStateWord } from "./queue-words.js";
 export {
@@ -73,6 +74,7 @@ export {
   type Redactor,
 } from "./redact.js";
 export type { ReplicationStatus } from "./replication.js";
+export type { EnqueueHandle, JobOutcome, WaitForOptions } from "./results.js";
 export type {
   BackoffRetry,
   ListRetry,

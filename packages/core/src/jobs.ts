@@ -4,12 +4,7 @@
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { JobContext } from "./context.js";
-import type {
-  Backend,
-  EnqueueOptions as BackendEnqueueOptions,
-  EnqueueResult,
-  NewJob,
-} from "./contract/index.js";
+import type { Backend, EnqueueOptions as BackendEnqueueOptions, NewJob } from "./contract/index.js";
 import { SoniqError } from "./errors.js";
 import { newJobId } from "./ids.js";
 import { argsHash, checkJson } from "./json.js";
@@ -22,6 +17,7 @@ import {
   type ResolvedSoniqOptions,
 } from "./options.js";
 import type { Snooze } from "./outcomes.js";
+import type { EnqueueHandle } from "./results.js";
 
 /** A job handler. It may return `snooze(ms)` (a `Snooze`) instead of a result. */
 export type Handler<TArgs, TResult> = (args: TArgs, ctx: JobContext) => TResult | Promise<TResult>;
@@ -33,7 +29,8 @@ export type JobResult<TResult> = Exclude<TResult, Snooze>;
 export interface JobDefinition<TArgs, TResult = unknown, TTx = unknown> {
   readonly name: string;
   readonly options: ResolvedJobOptions;
-  enqueue(args: TArgs, options?: EnqueueOptions<TTx>): Promise<EnqueueResult>;
+  /** Resolves to `{ id, deduplicated }` with `result()`, the job's terminal outcome typed by its handler. */
+  enqueue(args: TArgs, options?: EnqueueOptions<TTx>): Promise<EnqueueHandle<TResult>>;
   /** Type-only marker for the handler's result (never set at run time). */
   readonly __result?: TResult;
 }

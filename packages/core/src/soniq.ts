@@ -5,7 +5,7 @@
 
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "./audit.js";
-import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from "./contract/index.js";
+import type { Backend, BackendTx, MigrationReport, NewJob } from "./contract/index.js";
 import { DeadLetterService } from "./dead-letter.js";
 import { SoniqError } from "./errors.js";
 import { Explainer, type Explanation } from "./explain.js";
@@ -39,6 +39,13 @@ import {
 import { inListOrder, jobListQuery, type ListJobsFilter, statsQuery } from "./queries.js";
 import { QueueService } from "./queues.js";
 import { type ReplicationStatus, replicationOf } from "./replication.js";
+import {
+  type EnqueueHandle,
+  enqueueHandle,
+  type JobOutcome,
+  ResultWaiters,
+  type WaitForOptions,
+} from "./results.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
 import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "./schedules/declare.js";
 import { checkDeclaredJob, type ScheduleRuntime } from "./schedules/runtime.js";
@@ -119,6 +126,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   readonly #declarations = new Map<string, PeriodicDeclaration>();
   readonly #schedulers = new Set<Scheduler>();
   readonly #registry = new Map<string, RegisteredJob>();
+  readonly #results: ResultWaiters;
   #closing: Promise<void> | null = null;
 
   constructor(options: SoniqOptions<B>) {
@@ -156,6 +164,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     this.workers = workersApi(this.backend, () => this.options.clock.now());
     this.migrations = migrationsApi(this.backend);
     this.flows = new FlowService(this.#rt);
+    this.#results = new ResultWaiters(this.backend, logger);
     this.#explainer = new Explainer(this.backend, DEFAULT_STALE_AFTER_MS, DEFAULT_HEARTBEAT_INTERVAL_MS);
   }
 
@@ -247,20 +256,32 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   }
 
   /** Enqueues by name (strict: the name must be defined here unless `allowUnknownJobNames`). */
-  enqueue(name: string, args: unknown, options?: EnqueueOptions<BackendTx<B>>): Promise<EnqueueResult> {
+  enqueue(name: string, args: unknown, options?: EnqueueOptions<BackendTx<B>>): Promise<EnqueueHandle> {
     return this.#enqueueOne(name, args, options);
+  }
+
+  /**
+   * Waits for a job's terminal outcome, from any process: `{ status: "done", result }`,
+   * `{ status: "dead_letter", reason, lastError }` or `{ status: "cancelled" }`. Rejects with `SONIQ_TIMEOUT`
+   * after `timeoutMs`, with `signal.reason` when `signal` aborts, with `SONIQ_JOB_NOT_FOUND` for an id in
+   * neither table. All waiters of this instance share one subscription and one poll loop (results.ts).
+   */
+  waitFor<TResult = unknown>(id: string, options?: WaitForOptions): Promise<JobOutcome<TResult>> {
+    return this.#results.waitFor<TResult>(id, options);
   }
 
   // Not async on purpose: when validation is synchronous, backend.enqueue runs inside this call, so a
   // SQLite `tx` insert lands in the caller's (synchronous) transaction before it commits.
-  #enqueueOne(name: string, args: unknown, options?: EnqueueOptions<BackendTx<B>>): Promise<EnqueueResult> {
+  #enqueueOne(name: string, args: unknown, options?: EnqueueOptions<BackendTx<B>>): Promise<EnqueueHandle> {
     try {
       const target = resolveTarget(name, this.#registry, this.options);
       const tx = txOptions(this.backend, options?.tx);
       const job = prepareJob(target, args, options, this.options);
-      return job instanceof Promise
-        ? job.then((j) => this.backend.jobs.enqueue(j, tx))
-        : this.backend.jobs.enqueue(job, tx);
+      const enqueued =
+        job instanceof Promise
+          ? job.then((j) => this.backend.jobs.enqueue(j, tx))
+          : this.backend.jobs.enqueue(job, tx);
+      return enqueued.then((r) => enqueueHandle(r, this.#results));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -273,7 +294,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   enqueueMany(
     items: readonly EnqueueManyItem<BackendTx<B>>[],
     options: { tx?: BackendTx<B> } = {},
-  ): Promise<EnqueueResult[]> {
+  ): Promise<EnqueueHandle[]> {
     // Not async for the same reason as #enqueueOne: a SQLite `tx` must see the insert before it commits.
     try {
       if (!Array.isArray(items)) {
@@ -286,10 +307,10 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       const tx = txOptions(this.backend, options.tx);
       if (items.length === 0) return Promise.resolve([]);
       const jobs = items.map((item, i) => this.#prepareItem(item, i));
-      if (jobs.some((job) => job instanceof Promise)) {
-        return Promise.all(jobs).then((ready) => this.backend.jobs.enqueueMany(ready, tx));
-      }
-      return this.backend.jobs.enqueueMany(jobs as NewJob[], tx);
+      const enqueued = jobs.some((job) => job instanceof Promise)
+        ? Promise.all(jobs).then((ready) => this.backend.jobs.enqueueMany(ready, tx))
+        : this.backend.jobs.enqueueMany(jobs as NewJob[], tx);
+      return enqueued.then((results) => results.map((r) => enqueueHandle(r, this.#results)));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -435,6 +456,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       ...workers.map((w) => w.stop()),
       ...[...this.#schedulers].map((s) => s.stop()),
     ]);
+    results.push(...(await Promise.allSettled([this.#results.close()])));
     results.push(...(await Promise.allSettled([this.backend.close()])));
     const errors = results.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
     if (errors.length === 1) throw errors[0];

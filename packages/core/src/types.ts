@@ -74,6 +74,8 @@ export interface Job {
   stepRef: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** The handler's last `ctx.progress(value)` (a number or small JSON value), written with the heartbeat. */
+  progress: unknown;
 }
 
 /** A dead letter: a `soniq_dead_letter_jobs` row. Both dialects' Drizzle rows equal this type. */

@@ -18,7 +18,9 @@ describe("guard/completeness", () => {
     expect(isSoniqError(err, "SONIQ_INVALID_OPTIONS")).toBe(true);
     expect((err as { context: { missing: string[] } }).context.missing).toEqual([
       "runs.settle",
+      "runs.reportProgress",
       "wakeUps.subscribe",
+      "wakeUps.subscribeFinished",
     ]);
   });
 

@@ -31,6 +31,7 @@ const GROUND = [
   "middleware.ts",
   "names.ts",
   "outcomes.ts",
+  "progress.ts",
   "retry-policy.ts",
   "schema/constants.ts",
   "typed-emitter.ts",

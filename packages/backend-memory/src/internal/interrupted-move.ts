@@ -17,6 +17,7 @@ export function withInterruptedMove(
   if (interrupt === undefined) return runs;
   return {
     claim: runs.claim,
+    reportProgress: runs.reportProgress,
     settle: async (items) => {
       const taken = new Set<string>();
       for (const item of items) {

@@ -29,6 +29,8 @@ export interface JobRecord {
   expiresAt: number | null;
   lastError: string | null;
   resultJson: string | null;
+  /** `ctx.progress()`'s last value as JSON (runs.reportProgress). */
+  progressJson: string | null;
   readonly producerId: string | null;
   workerId: string | null;
   readonly group: string | null;
@@ -131,6 +133,7 @@ export function toJob(r: JobRecord): Job {
     stepRef: r.stepRef,
     createdAt: new Date(r.createdAt),
     updatedAt: new Date(r.updatedAt),
+    progress: decodeJson(r.progressJson),
   };
 }
 
@@ -265,6 +268,7 @@ export function queuedRecord(f: NewJobFields, now: number): JobRecord {
     expiresAt: null,
     lastError: null,
     resultJson: null,
+    progressJson: null,
     producerId: f.producerId,
     workerId: null,
     group: f.group,

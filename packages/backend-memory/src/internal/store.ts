@@ -9,6 +9,7 @@
  */
 import {
   type AuditEntry,
+  type FinishedListener,
   JOB_STATUSES,
   type JobStatus,
   type MetricsRow,
@@ -86,6 +87,8 @@ export class MemoryStore {
   readonly counts = new Map<string, StatusCounts>();
   readonly deadLetterCounts = new Map<string, number>();
   readonly listeners = new Set<WakeUpListener>();
+  /** Hear the ids of jobs that finished (done, dead letter, cancelled): `wakeUps.subscribeFinished`. */
+  readonly finishedListeners = new Set<FinishedListener>();
   /** `soniq_queues`: queue controls by name. */
   readonly queueSettings = new Map<string, QueueSettings>();
   /** `soniq_queue_starts`: start times per rate-limited queue, oldest first, pruned past the window. */
@@ -175,6 +178,20 @@ export class MemoryStore {
           listener(queue);
         } catch {
           // A wake-up is a hint; a failing listener must not break the write that caused it.
+        }
+      }
+    });
+  }
+
+  /** Tell finished-job subscribers about `ids`, after the write returns (as `wake`). */
+  finished(ids: readonly string[]): void {
+    if (this.finishedListeners.size === 0 || ids.length === 0) return;
+    queueMicrotask(() => {
+      for (const listener of this.finishedListeners) {
+        try {
+          listener(ids);
+        } catch {
+          // A hint; a failing listener must not break the write that caused it.
         }
       }
     });

@@ -19,6 +19,7 @@ export function withInterruptedMove(runs: RunsFacet, ctx: PgContext, hooks: Post
   if (hook === undefined) return runs;
   return {
     claim: runs.claim,
+    reportProgress: runs.reportProgress,
     settle: async (items: readonly Settlement[]) => {
       const encoded = encodeSettle(items);
       const jobId = encoded.firstDeadLetterId;

@@ -6,7 +6,7 @@ import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@s
 
 export const JOB_COLUMNS =
   "id, job_name, args, args_hash, status, attempts, max_attempts, queue, priority, unique_job, dedup_key, " +
-  'scheduled_at, expires_at, last_error, result, producer_id, worker_id, "group", flow_id, step_ref, created_at, updated_at';
+  'scheduled_at, expires_at, last_error, result, producer_id, worker_id, "group", flow_id, step_ref, created_at, updated_at, progress';
 
 export const DEAD_LETTER_COLUMNS =
   "id, job_name, args, queue, priority, max_attempts, attempts, last_error, dead_letter_reason, tags, " +
@@ -67,6 +67,7 @@ export function mapJob(row: Row): Job {
     stepRef: strOrNull(row.step_ref),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
+    progress: row.progress ?? null,
   };
 }
 

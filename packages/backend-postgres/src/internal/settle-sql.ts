@@ -10,6 +10,10 @@
  * - `moved` + `dead`: DELETE ... RETURNING of the dead_letter rows feeding the INSERT into
  *   soniq_dead_letter_jobs.
  *
+ * The ids of jobs that finished (done, deleted, dead) are announced on `soniq_job_finished` (comma-separated,
+ * at most FINISHED_IDS_PER_NOTIFY per NOTIFY so a payload stays under Postgres's 8000 bytes), sent at commit;
+ * `waitFor` listens to it (core's results.ts). A requeue-only call sends nothing.
+ *
  * The final SELECT returns the ids that applied (each CTE returns only the rows it wrote). Only the parts a
  * call holds are in its statement: one named statement per combination (at most 15, x2 with asyncOutcomes).
  *
@@ -30,6 +34,7 @@
  */
 import type { Settlement } from "@soniq/core/backend";
 import { ASYNC_COMMIT } from "./context.js";
+import { FINISHED_CHANNEL, FINISHED_IDS_PER_NOTIFY } from "./listen-client.js";
 
 const FENCE = "status = 'processing' AND attempts = ($1::jsonb -> id::text ->> 0)::int";
 
@@ -91,6 +96,17 @@ export function settleSql(parts: readonly SettlePart[], asyncCommit: boolean, ke
   const using = asyncCommit ? ` USING ${ASYNC_COMMIT}` : "";
   const ctes = parts.map((part, i) => partSql(part, `$${i + 2}`, from, using, keys));
   const results = parts.map((part) => `SELECT id::text FROM ${part}`);
+  const finished = parts.filter((part) => part !== "requeued");
+  if (finished.length > 0) {
+    const ids = finished.map((part) => `SELECT id FROM ${part}`).join(" UNION ALL ");
+    ctes.push(`notified AS (
+  SELECT count(pg_notify('${FINISHED_CHANNEL}', ids)) AS n FROM (
+    SELECT string_agg(id::text, ',') AS ids
+    FROM (SELECT id, (row_number() OVER ()) / ${FINISHED_IDS_PER_NOTIFY} AS chunk FROM (${ids}) f) c
+    GROUP BY chunk) s)`);
+    // Referenced (and never true), so the notifying CTE runs: a plain SELECT CTE nobody reads is skipped.
+    results.push("SELECT NULL FROM notified WHERE n < 0");
+  }
   return `WITH ${ctes.join(",\n")}\n${results.join("\nUNION ALL ")}`;
 }
 

@@ -16,6 +16,8 @@ export interface SqliteContext {
   generated(key: string, build: () => string): Statement;
   /** Wake in-process subscribers of this backend object (after the current synchronous work). */
   notify(queue: string): void;
+  /** Tell in-process finished-job subscribers about `ids` (after the current synchronous work). */
+  finished(ids: readonly string[]): void;
 }
 
 /** Prepared statements per connection: the backend's own, and any caller connection passed as `tx`. */

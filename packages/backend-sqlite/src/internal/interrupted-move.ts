@@ -28,6 +28,7 @@ export function withInterruptedMove(
   });
   return {
     claim: runs.claim,
+    reportProgress: runs.reportProgress,
     settle: async (items) => {
       ctx.statement(TRIGGER).run();
       interrupted = null;

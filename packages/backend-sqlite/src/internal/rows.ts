@@ -27,6 +27,7 @@ export interface JobRecord {
   step_ref: string | null;
   created_at: number;
   updated_at: number;
+  progress: string | null;
 }
 
 export interface DeadLetterRecord {
@@ -102,6 +103,7 @@ export function toJob(r: JobRecord): Job {
     stepRef: r.step_ref,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
+    progress: parseJson(r.progress),
   };
 }
 

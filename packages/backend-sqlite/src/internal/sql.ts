@@ -32,6 +32,7 @@ export const JOB_COLUMNS = [
   "step_ref",
   "created_at",
   "updated_at",
+  "progress",
 ].join(", ");
 
 export const DEAD_LETTER_COLUMNS = [

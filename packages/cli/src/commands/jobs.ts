@@ -6,7 +6,7 @@ import { CliError } from "../errors.js";
 import type { Io } from "../output.js";
 import { positiveInt, statuses } from "../parse.js";
 import { shownExplanation } from "../redaction.js";
-import { jobsTable, record, stamp } from "../views.js";
+import { jobsTable, progressText, record, stamp } from "../views.js";
 
 const notFound = (id: string) =>
   new CliError(
@@ -63,7 +63,7 @@ function listCommand(jobs: Command, io: Io): void {
 function showCommand(jobs: Command, io: Io): void {
   jobs
     .command("show")
-    .description("one job: args, result, last error, attempts, timings")
+    .description("one job: args, result, progress, last error, attempts, timings")
     .argument("<id>", "job id")
     .addHelpText("after", "\nJSON (--json): the job object.\n\nExamples:\n  soniq jobs show 0193c6e2-...")
     .action(async (id: string, _o, command: Command) => {
@@ -90,6 +90,7 @@ function showCommand(jobs: Command, io: Io): void {
         ["dedup key", job.dedupKey ?? "-"],
         ["args", JSON.stringify(job.args)],
         ["result", job.result === null || job.result === undefined ? "-" : JSON.stringify(job.result)],
+        ["progress", progressText(job.progress)],
       ]);
       if (job.lastError) p.line(`${p.paint("dim", "last error")}\n${job.lastError}`);
     });

@@ -86,11 +86,11 @@ export type BackendTx<B> = B extends Backend<infer T> ? T : never;
 export const BACKEND_FACETS = {
   migrations: ["apply", "status"],
   jobs: ["enqueue", "enqueueMany", "get", "list", "stats", "cancel", "deleteExpired"],
-  runs: ["claim", "settle"],
+  runs: ["claim", "settle", "reportProgress"],
   deadLetters: ["list", "count", "get", "replay", "purge"],
   workers: ["register", "heartbeat", "stop", "list", "recoverStale", "registerTaskNames", "listTaskNames"],
   leases: ["tryAcquire", "release"],
-  wakeUps: ["subscribe"],
+  wakeUps: ["subscribe", "subscribeFinished"],
   schedules: ["upsert", "list", "get", "setPaused", "remove", "recordTick", "history"],
   queues: ["pause", "resume", "configure", "get", "list", "recentStarts"],
   audit: ["record", "list"],

@@ -44,10 +44,11 @@ export type {
   DeadLetterSettlement,
   DoneSettlement,
   JobRef,
+  ProgressUpdate,
   RequeueSettlement,
   RunsFacet,
   Settlement,
 } from "./runs.js";
 export type { ScheduleDeclaration, SchedulesFacet, TickRecord, TickRecordResult } from "./schedules.js";
-export type { WakeUpListener, WakeUpsFacet } from "./wake-ups.js";
+export type { FinishedListener, WakeUpListener, WakeUpsFacet } from "./wake-ups.js";
 export type { StaleRecovery, TaskNameRow, WorkerRegistration, WorkersFacet } from "./workers.js";

@@ -94,6 +94,16 @@ export interface DeadLetterSettlement extends JobRef {
   flow?: FlowSettlement;
 }
 
+/**
+ * A handler's latest `ctx.progress(value)` for one run, fenced by (id, attempt) only: the value is written
+ * while the row still carries that attempt, even when the run has just settled (done or cancelled), so the
+ * last value reported before the end lands with the next write.
+ */
+export interface ProgressUpdate extends JobRef {
+  /** Already checked by core: JSON, at most `MAX_PROGRESS_BYTES` serialized. */
+  value: unknown;
+}
+
 export type Settlement = DoneSettlement | RequeueSettlement | DeadLetterSettlement;
 
 export interface RunsFacet {
@@ -118,4 +128,10 @@ export interface RunsFacet {
    * whether each item applied. Rejects only when the call as a whole failed (then nothing changed).
    */
   settle(items: readonly Settlement[]): Promise<boolean[]>;
+  /**
+   * Store each run's latest progress (`soniq_jobs.progress`) in one write (one statement, one transaction,
+   * one synchronous step), each fenced by (id, attempt). Returns how many rows were written. Core calls it
+   * with the heartbeat, never once per `ctx.progress()` call.
+   */
+  reportProgress(updates: readonly ProgressUpdate[]): Promise<number>;
 }

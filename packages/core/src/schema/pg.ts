@@ -88,6 +88,8 @@ export const soniqJobs = pgTable(
     stepRef: text("step_ref"),
     createdAt: tstz("created_at").notNull().defaultNow(),
     updatedAt: tstz("updated_at").notNull().defaultNow(),
+    /** The handler's last `ctx.progress(value)`, written with the worker's heartbeat (DESIGN.md section 16). */
+    progress: jsonb("progress").$type<unknown>(),
   },
   (t) => [
     check(JOB_STATUS_CHECK, sql`${t.status} in (${sql.raw(sqlList(JOB_STATUSES))})`),

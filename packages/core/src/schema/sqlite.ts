@@ -82,6 +82,8 @@ export const soniqJobs = sqliteTable(
     stepRef: text("step_ref"),
     createdAt: ms("created_at").notNull().default(nowMs),
     updatedAt: ms("updated_at").notNull().default(nowMs),
+    /** The handler's last `ctx.progress(value)`, written with the worker's heartbeat (DESIGN.md section 16). */
+    progress: json<unknown>("progress"),
   },
   (t) => [
     check(JOB_STATUS_CHECK, sql`${t.status} in (${sql.raw(sqlList(JOB_STATUSES))})`),

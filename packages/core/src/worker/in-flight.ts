@@ -5,6 +5,7 @@
  * find it settled). A taken-over handler that ignores its aborted signal keeps running in the background,
  * but its slot is freed and its late result ignored.
  */
+import type { ProgressBuffer } from "../progress.js";
 import type { Runtime } from "../runtime.js";
 import type { TypedEmitter } from "../typed-emitter.js";
 import type { Job } from "../types.js";
@@ -35,6 +36,8 @@ export class InFlight {
     private readonly onFinished: () => void,
     /** False while someone awaits the runs (`runOnce`): then the deadline timer keeps the process alive. */
     unref: () => boolean,
+    /** Where the runs' `ctx.progress()` values wait for the next heartbeat. */
+    private readonly progress: ProgressBuffer | null = null,
   ) {
     this.#deadlines = new DeadlineSweeper(
       () => this.#runs.values(),
@@ -58,7 +61,7 @@ export class InFlight {
   start(job: Job, workerId: string | null): void {
     const rt = this.rt;
     const def = rt.registry.get(job.jobName);
-    const run = new Running(job, def, workerId, rt);
+    const run = new Running(job, def, workerId, rt, this.progress);
     this.#runs.set(job.id, run);
     if (rt.metrics.active) {
       rt.metrics.jobStart({ jobId: job.id, jobName: job.jobName, queue: job.queue, attempt: job.attempts });

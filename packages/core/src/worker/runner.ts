@@ -20,6 +20,7 @@ import { formatIssues, type RegisteredJob, validateWithSchema } from "../jobs.js
 import { checkJson } from "../json.js";
 import { runChain } from "../middleware.js";
 import { isPermanentError, isSnooze } from "../outcomes.js";
+import type { ProgressBuffer } from "../progress.js";
 import { computeRetryDelay, DEFAULT_RETRY } from "../retry-policy.js";
 import { callHook, type Runtime } from "../runtime.js";
 import type { DeadLetterReason } from "../schema/constants.js";
@@ -99,9 +100,10 @@ export class Running {
     readonly def: RegisteredJob | undefined,
     workerId: string | null,
     rt: Runtime,
+    progress: ProgressBuffer | null = null,
   ) {
     this.flow = job.flowId === null ? null : flowContextOf(rt, job);
-    this.ctx = new RunContext(job, workerId, this, rt.logger, this.flow);
+    this.ctx = new RunContext(job, workerId, this, rt.logger, this.flow, progress);
   }
 
   get signal(): AbortSignal {

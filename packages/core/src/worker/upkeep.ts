@@ -11,6 +11,8 @@
  *   `staleAfterMs`; besides, a peer takes the lease over as soon as the holder is stale or stopped by the
  *   peer's own `staleAfterMs` (`takeOver`), so a dead holder with a longer threshold than the peer's does not
  *   delay recovery: the peer recovers the holder's jobs within about its `staleAfterMs` plus one check.
+ * - with each heartbeat (and once more at stop), the runs' latest `ctx.progress()` values in one
+ *   `runs.reportProgress` write, only when some handler reported since the last one (progress.ts).
  * - while the outcome writer holds stranded jobs (their outcome and their give-back both failed to be
  *   written), each heartbeat first retries the give-back and is withheld if that fails: the worker turns
  *   stale and recovery reaches those jobs although the process lives.
@@ -19,6 +21,7 @@
 import type { WorkerRegistration } from "../contract/index.js";
 import { METRICS_RETENTION_MS } from "../metrics-series.js";
 import type { ResolvedWorkerOptions } from "../options.js";
+import type { ProgressBuffer } from "../progress.js";
 import type { Runtime } from "../runtime.js";
 import type { WorkerEvents } from "./events.js";
 import type { Running } from "./runner.js";
@@ -47,6 +50,8 @@ export interface UpkeepHost {
   /** Retries stranded give-backs; true when none remain (see outcome-writer.ts). */
   giveBackStranded(): Promise<boolean>;
   emit<K extends keyof WorkerEvents>(event: K, payload: WorkerEvents[K]): void;
+  /** The runs' latest `ctx.progress()` values, written with each heartbeat and once more at stop. */
+  progress: ProgressBuffer;
 }
 
 export class WorkerUpkeep {
@@ -82,6 +87,7 @@ export class WorkerUpkeep {
     clearInterval(this.#heartbeatTimer);
     clearInterval(this.#maintenanceTimer);
     await Promise.all([this.#beating, this.#maintaining]);
+    await this.#writeProgress();
     if (this.#holdsLease) {
       this.#holdsLease = false;
       await this.host.rt.backend.leases
@@ -113,6 +119,7 @@ export class WorkerUpkeep {
       this.#failed(err, "heartbeat");
       return;
     }
+    await this.#writeProgress();
     if (!alive) {
       rt.logger.warn(
         { workerId },
@@ -129,6 +136,19 @@ export class WorkerUpkeep {
     await this.#checkRunning(
       alive ? performance.now() - options.heartbeatIntervalMs : Number.POSITIVE_INFINITY,
     );
+  }
+
+  /** One write for every run's latest progress; a failed write keeps the values for the next beat. */
+  async #writeProgress(): Promise<void> {
+    const { progress, rt } = this.host;
+    if (progress.size === 0) return;
+    const updates = progress.drain();
+    try {
+      await rt.backend.runs.reportProgress(updates);
+    } catch (err) {
+      progress.restore(updates);
+      this.#failed(err, "progress write");
+    }
   }
 
   /** Checks running jobs started before `startedBefore` (performance.now() ms). */

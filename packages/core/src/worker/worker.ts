@@ -28,6 +28,7 @@ import { randomUUID } from "node:crypto";
 import type { ClaimCap } from "../contract/index.js";
 import { SoniqError } from "../errors.js";
 import type { ResolvedWorkerOptions } from "../options.js";
+import { ProgressBuffer } from "../progress.js";
 import type { LocalWorker, Runtime } from "../runtime.js";
 import { TypedEmitter } from "../typed-emitter.js";
 import type { Job } from "../types.js";
@@ -68,6 +69,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
   /** The one ref'd handle: a started worker holds the process open until `stop()` (see `#boot`). */
   #keepAlive: NodeJS.Timeout | undefined;
   readonly #waiters = new Waiters();
+  /** `ctx.progress()` values waiting for the next heartbeat (see progress.ts). */
+  readonly #progress = new ProgressBuffer();
   #unsubscribe: (() => Promise<void>) | null = null;
   #starting: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
@@ -91,7 +94,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       () => this.#freed(),
       unref,
     );
-    this.#inFlight = new InFlight(rt, this.#events, this.#writer, () => this.#freed(), unref);
+    this.#inFlight = new InFlight(rt, this.#events, this.#writer, () => this.#freed(), unref, this.#progress);
     this.#recorder = new MetricsRecorder(rt, this.#events);
     this.#upkeep = new WorkerUpkeep({
       rt,
@@ -102,6 +105,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       abandon: (run, why) => this.#inFlight.abandon(run, why),
       nudge: () => this.nudge(),
       giveBackStranded: () => this.#writer.giveBackStranded(),
+      progress: this.#progress,
       emit: (event, payload) => this.#events.emit(event, payload),
     });
   }

@@ -1,5 +1,5 @@
 /** The jobs list (filters, search, cursor pages) and one job's detail page. */
-import { JOB_STATUSES, type Job, shortId } from "@soniq/core";
+import { JOB_STATUSES, type Job, progressPercent, shortId } from "@soniq/core";
 import type { JobDetail, JobQuery } from "../data/jobs.js";
 import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";
@@ -54,6 +54,21 @@ function explainPanel(detail: JobDetail): Html {
   )}</ul></div>`;
 }
 
+/**
+ * The handler's last `ctx.progress()` (as redacted): a bar when the value says how far (`progressPercent`),
+ * and the value itself. The page's auto-refresh keeps it current while the job runs.
+ */
+function progressPanel(progress: unknown): Html {
+  if (progress === null || progress === undefined) return html`<p class="muted">None reported.</p>`;
+  const percent = progressPercent(progress);
+  const label = percent === null ? "" : `${Number(percent.toFixed(1))}%`;
+  const bar =
+    percent === null
+      ? ""
+      : html`<p><progress data-testid="job-progress-bar" max="100" value="${String(percent)}" aria-label="Job progress">${label}</progress> <span data-testid="job-progress-percent">${label}</span></p>`;
+  return html`${bar}<pre data-testid="job-progress">${prettyJson(progress)}</pre>`;
+}
+
 export function jobDetailPage(frame: PageFrame, detail: JobDetail): Html {
   const j = detail.job;
   const cancellable = j.status === "queued" || j.status === "processing";
@@ -72,6 +87,7 @@ export function jobDetailPage(frame: PageFrame, detail: JobDetail): Html {
 <dt>Updated</dt><dd>${formatDate(j.updatedAt)}</dd><dt>Created → finished</dt><dd>${formatDuration(runFor)}</dd>
 <dt>Expires</dt><dd>${formatDate(j.expiresAt)}</dd><dt>Worker</dt><dd>${j.workerId ?? "—"}</dd>
 <dt>Dedup key</dt><dd>${j.dedupKey ?? "—"}</dd><dt>Producer</dt><dd>${j.producerId ?? "—"}</dd></dl></div>
+<h2>Progress</h2>${progressPanel(j.progress)}
 <h2>Why it is (not) running</h2>${explainPanel(detail)}
 <h2>Arguments</h2><pre data-testid="job-args">${prettyJson(j.args)}</pre>
 <h2>Result</h2>${j.result === null || j.result === undefined ? html`<p class="muted">None.</p>` : html`<pre data-testid="job-result">${prettyJson(j.result)}</pre>`}

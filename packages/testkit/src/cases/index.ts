@@ -11,6 +11,7 @@ import { leaseCases } from "./leases.js";
 import { lifecycleCases } from "./lifecycle.js";
 import { pagingCases } from "./paging.js";
 import { peerCases } from "./peers.js";
+import { progressCases } from "./progress.js";
 import { queueRateWindowCases } from "./queue-rate-window.js";
 import { queueCases } from "./queues.js";
 import { scheduleCases } from "./schedules.js";
@@ -37,6 +38,7 @@ export const CONFORMANCE_CASES = [
   ...leaseTakeoverCases,
   ...scheduleCases,
   ...subscribeCases,
+  ...progressCases,
   ...peerCases,
   ...queueCases,
   ...queueRateWindowCases,

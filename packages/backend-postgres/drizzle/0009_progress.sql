@@ -1,0 +1,1 @@
+ALTER TABLE "soniq_jobs" ADD COLUMN "progress" jsonb;

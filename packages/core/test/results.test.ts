@@ -1,0 +1,149 @@
+/** `soniq.waitFor()` and `handle.result()` on the memory backend (the SQL backends: e2e results-*.test.ts). */
+import { describe, expect, expectTypeOf, it } from "vitest";
+import type { FinishedListener } from "../src/contract/index.js";
+import { isSoniqError, type JobOutcome, PermanentError } from "../src/index.js";
+import { memoryApps, memoryBackend, overriding } from "./memory.js";
+import { gate, rejection } from "./support.js";
+
+const app = memoryApps();
+
+describe("results/wait-for", () => {
+  it("results/done: handle.result() resolves with the handler's result, typed by the job", async () => {
+    const soniq = app();
+    const add = soniq.job("results.add", async (args: { a: number; b: number }) => ({
+      sum: args.a + args.b,
+    }));
+    const worker = soniq.worker({ pollIntervalMs: 10 });
+    await worker.start();
+    const handle = await add.enqueue({ a: 2, b: 3 });
+    const outcome = await handle.result({ timeoutMs: 5000 });
+    expectTypeOf(outcome).toEqualTypeOf<JobOutcome<{ sum: number }>>();
+    expect(outcome).toEqual({ status: "done", result: { sum: 5 } });
+    // Already finished: answered from the row at once.
+    expect(await soniq.waitFor(handle.id)).toEqual({ status: "done", result: { sum: 5 } });
+    await worker.stop();
+  });
+
+  it("results/handle-still-compares-as-enqueue-result: result() is not an own enumerable key", async () => {
+    const soniq = app();
+    soniq.job("results.plain", async () => 1);
+    const handle = await soniq.enqueue("results.plain", {});
+    expect(handle).toEqual({ id: handle.id, deduplicated: false });
+    expect(JSON.parse(JSON.stringify(handle))).toEqual({ id: handle.id, deduplicated: false });
+    expect(typeof handle.result).toBe("function");
+    const [many] = await soniq.enqueueMany([{ job: "results.plain", args: {} }]);
+    expect(typeof many?.result).toBe("function");
+  });
+
+  it("results/dead-letter: a permanent failure resolves with the reason and the last error", async () => {
+    const soniq = app();
+    const fail = soniq.job("results.fail", async () => {
+      throw new PermanentError("card declined");
+    });
+    const handle = await fail.enqueue({});
+    const waiting = handle.result({ timeoutMs: 5000 });
+    await soniq.worker().runOnce();
+    const outcome = await waiting;
+    expect(outcome.status).toBe("dead_letter");
+    if (outcome.status !== "dead_letter") return;
+    expect(outcome.reason).toBe("permanent_failure");
+    expect(outcome.lastError).toContain("card declined");
+  });
+
+  it("results/cancelled: cancelling a queued job ends its waiters with cancelled", async () => {
+    const soniq = app();
+    soniq.job("results.never", async () => 1);
+    const { id } = await soniq.enqueue("results.never", {});
+    const waiting = soniq.waitFor(id, { timeoutMs: 5000 });
+    expect(await soniq.cancelJob(id)).toBe(true);
+    expect(await waiting).toEqual({ status: "cancelled" });
+  });
+
+  it("results/timeout: rejects SONIQ_TIMEOUT and leaves the job alone", async () => {
+    const soniq = app();
+    soniq.job("results.slow", async () => 1);
+    const { id } = await soniq.enqueue("results.slow", {});
+    const started = performance.now();
+    const err = await rejection(soniq.waitFor(id, { timeoutMs: 50 }));
+    expect(isSoniqError(err, "SONIQ_TIMEOUT")).toBe(true);
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect((err as { context: Record<string, unknown> }).context).toEqual({ id, timeoutMs: 50 });
+    expect((await soniq.getJob(id))?.status).toBe("queued");
+  });
+
+  it("results/signal: an abort rejects with the signal's reason; an aborted signal rejects at once", async () => {
+    const soniq = app();
+    soniq.job("results.abort", async () => 1);
+    const { id } = await soniq.enqueue("results.abort", {});
+    const controller = new AbortController();
+    const waiting = soniq.waitFor(id, { signal: controller.signal });
+    const reason = new Error("user went away");
+    controller.abort(reason);
+    expect(await rejection(waiting)).toBe(reason);
+    expect(await rejection(soniq.waitFor(id, { signal: AbortSignal.abort("early") }))).toBe("early");
+  });
+
+  it("results/unknown-id: an id in neither table rejects SONIQ_JOB_NOT_FOUND with what to check", async () => {
+    const soniq = app();
+    const missing = "0b6e7a3c-1f2d-4c5b-9a8e-7d6c5b4a3f21";
+    const err = await rejection(soniq.waitFor(missing, { timeoutMs: 5000 }));
+    expect(isSoniqError(err, "SONIQ_JOB_NOT_FOUND")).toBe(true);
+    expect((err as Error).message).toContain(missing);
+    expect(isSoniqError(await rejection(soniq.waitFor("not-a-uuid")), "SONIQ_JOB_NOT_FOUND")).toBe(true);
+  });
+
+  it("results/bad-options: typed errors, nothing waited for", async () => {
+    const soniq = app();
+    for (const options of [{ timeoutMs: -1 }, { timeoutMs: Number.NaN }, { signal: {} }, { timeout: 5 }, 5]) {
+      const err = await rejection(soniq.waitFor("0b6e7a3c-1f2d-4c5b-9a8e-7d6c5b4a3f21", options as never));
+      expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
+    }
+    expect(isSoniqError(await rejection(soniq.waitFor(5 as never)), "SONIQ_INVALID_ARGUMENT")).toBe(true);
+  });
+
+  it("results/close: close() rejects pending waiters with SONIQ_CLOSED", async () => {
+    const soniq = app();
+    soniq.job("results.pending", async () => 1);
+    const { id } = await soniq.enqueue("results.pending", {});
+    const waiting = soniq.waitFor(id);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await soniq.close();
+    expect(isSoniqError(await rejection(waiting), "SONIQ_CLOSED")).toBe(true);
+    expect(isSoniqError(await rejection(soniq.waitFor(id)), "SONIQ_CLOSED")).toBe(true);
+  });
+
+  it("results/one-subscription: 200 waiters share one finished-job subscription, dropped after the last", async () => {
+    const backend = memoryBackend();
+    let subscribed = 0;
+    let unsubscribed = 0;
+    const counted = overriding(backend, "wakeUps", {
+      subscribeFinished: async (listener: FinishedListener) => {
+        subscribed++;
+        const unsubscribe = await backend.wakeUps.subscribeFinished(listener);
+        return async () => {
+          unsubscribed++;
+          await unsubscribe();
+        };
+      },
+    });
+    const soniq = app({}, counted);
+    const release = gate();
+    soniq.job("results.many", async (args: { i: number }) => {
+      await release.promise;
+      return args.i;
+    });
+    const handles = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => soniq.enqueue("results.many", { i })),
+    );
+    const outcomes = Promise.all(handles.map((h) => h.result({ timeoutMs: 10_000 })));
+    const worker = soniq.worker({ concurrency: 50, pollIntervalMs: 10 });
+    await worker.start();
+    release.open();
+    expect((await outcomes).map((o) => (o.status === "done" ? o.result : null))).toEqual(
+      Array.from({ length: 200 }, (_, i) => i),
+    );
+    await worker.stop();
+    expect(subscribed).toBe(1);
+    expect(unsubscribed).toBe(1);
+  });
+});
