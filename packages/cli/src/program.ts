@@ -8,6 +8,7 @@ import { registerAudit } from "./commands/audit.js";
 import { registerDashboard } from "./commands/dashboard.js";
 import { registerDeadLetter } from "./commands/dead-letter.js";
 import { registerJobs } from "./commands/jobs.js";
+import { registerMcp } from "./commands/mcp.js";
 import { registerQueues } from "./commands/queues.js";
 import { registerSchedules } from "./commands/schedules.js";
 import { registerSetup } from "./commands/setup.js";
@@ -58,6 +59,7 @@ export function createProgram(io: Io = processIo()): Command {
   registerSchedules(program, io);
   registerAudit(program, io);
   registerDashboard(program, io);
+  registerMcp(program, io);
   return program;
 }
 
