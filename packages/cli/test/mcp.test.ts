@@ -1,6 +1,9 @@
 /** `soniq mcp` driven through the MCP SDK's client over stdio: tool lists, reads, refused and audited writes. */
+
+import { join } from "node:path";
 import type { AuditEntry, DeadLetterJob, Explanation, Job, QueueInfo } from "@soniq/core";
 import { afterAll, describe, expect, it } from "vitest";
+import { soniqCli, sqliteDb } from "./cli.js";
 import { type Agent, closeClients, connectAgent } from "./mcp-client.js";
 import { BACKENDS, STAT_KEYS, useSeededDatabase } from "./seed.js";
 
@@ -184,5 +187,21 @@ describe.each(BACKENDS)("soniq mcp on %s", (_kind, makeDb) => {
     );
     const purged = await a.call("purge", { id: "no-such-dead-letter" });
     expect(purged.isError).toBe(true);
+  });
+});
+
+describe("soniq mcp without a database", () => {
+  it("mcp/no-database: exits 1 with one error line on stderr and nothing on stdout (the protocol channel)", async () => {
+    const db = sqliteDb();
+    try {
+      const r = await soniqCli(["mcp", "--database-url", `sqlite:${join(db.dir, "missing.db")}`], {
+        cwd: db.dir,
+      });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.trim()).toMatch(/^error \[SONIQ_CLI_DATABASE_MISSING\]/);
+    } finally {
+      await db.drop();
+    }
   });
 });
