@@ -7,15 +7,14 @@ import * as z from "zod";
 import { shownExplanation, shownSchedule } from "../redaction.js";
 import { id, limit, ToolRefusal, type ToolSpec, tool, when } from "./tool.js";
 
-const deadLetterFilter = {
+/** The filters of `dead_letters`, shared by `replay_where` and `purge_where`. */
+export const deadLetterFilter = {
   queue: z.string().min(1).optional().describe("only this queue"),
   name: z.string().min(1).optional().describe("only this job name"),
   reason: z.string().min(1).optional().describe("only this dead-letter reason (e.g. max_retries_exceeded)"),
   since: when.optional().describe("moved to the dead letters at or after (ISO date or 2h, 7d ago)"),
   until: when.optional().describe("moved to the dead letters before (ISO date or 2h, 7d ago)"),
 };
-
-export { deadLetterFilter };
 
 export const READ_TOOLS: readonly ToolSpec[] = [
   tool({
