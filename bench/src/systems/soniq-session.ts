@@ -120,6 +120,8 @@ function newJob(kind: TaskKind, i: number, queues?: number): NewJob {
     unique: false,
     producerId: null,
     group: null,
+    flowId: null,
+    stepRef: null,
   };
 }
 

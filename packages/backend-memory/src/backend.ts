@@ -5,6 +5,7 @@
 import type { Backend, BackendCapabilities } from "@soniq/core/backend";
 import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
+import { flowsFacet } from "./flows.js";
 import { withInterruptedMove } from "./internal/interrupted-move.js";
 import { MemoryStore, STORE } from "./internal/store.js";
 import { jobsFacet } from "./jobs.js";
@@ -46,6 +47,7 @@ export function memoryBackend(options?: MemoryBackendOptions): MemoryBackend {
     queues: queuesFacet(store),
     audit: auditFacet(store),
     metrics: metricsFacet(store),
+    flows: flowsFacet(store),
     close: () => {
       // Nothing to release but the listeners; the data stays readable through the test inspector.
       closing ??= Promise.resolve().then(() => store.listeners.clear());

@@ -1,12 +1,15 @@
 /** The deadLetters facet: list, read, replay (mint a fresh queued job; the row stays and counts it), purge. */
-import type {
-  DeadLetterJob,
-  DeadLetterListQuery,
-  DeadLetterMatch,
-  DeadLettersFacet,
-  ReplayRequest,
+import {
+  type DeadLetterJob,
+  type DeadLetterListQuery,
+  type DeadLetterMatch,
+  type DeadLettersFacet,
+  purgeStep,
+  type ReplayRequest,
+  replayStep,
 } from "@soniq/core/backend";
 import { writeAudit } from "./internal/audit-rows.js";
+import { runFlow } from "./internal/flow-store.js";
 import { type DeadLetterRecord, newestFirst, queuedRecord, toDeadLetterJob } from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
 
@@ -27,6 +30,9 @@ export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
       const row = store.deadLetters.get(id);
       if (row === undefined) return false;
       store.removeDeadLetter(row);
+      if (row.flowId !== null && row.stepRef !== null) {
+        runFlow(store, purgeStep(row.flowId, row.stepRef, row.id, new Date(store.now())));
+      }
       if (audit) writeAudit(store, audit);
       return true;
     },
@@ -42,6 +48,11 @@ function replay(store: MemoryStore, id: string, request: ReplayRequest): string 
   if (row === undefined) return null;
   const now = store.now();
   const queue = request.queue ?? row.queue;
+  // A step's dead letter rejoins its flow: the new job takes the step's place (flow-engine.ts decides).
+  const rejoined =
+    row.flowId !== null &&
+    row.stepRef !== null &&
+    runFlow(store, replayStep(row.flowId, row.stepRef, row.id, request.newId, new Date(now)));
   const fields = {
     id: request.newId,
     jobName: row.jobName,
@@ -56,6 +67,8 @@ function replay(store: MemoryStore, id: string, request: ReplayRequest): string 
     producerId: null,
     group: null,
     seq: store.nextSeq(),
+    flowId: rejoined ? row.flowId : null,
+    stepRef: rejoined ? row.stepRef : null,
   };
   store.insertJob(queuedRecord(fields, now), now);
   row.resurrectionCount++;

@@ -2,9 +2,16 @@
  * The jobs facet: enqueue (single and batched; the write is internal/enqueue.ts, shared with schedules),
  * reads, stats, cancel and expiry.
  */
-import type { EnqueueResult, Job, JobListQuery, JobsFacet } from "@soniq/core/backend";
+import {
+  type EnqueueResult,
+  finishStep,
+  type Job,
+  type JobListQuery,
+  type JobsFacet,
+} from "@soniq/core/backend";
 import { writeAudit } from "./internal/audit-rows.js";
 import { enqueueMany } from "./internal/enqueue.js";
+import { runFlow } from "./internal/flow-store.js";
 import { type JobRecord, newestFirst, toJob } from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
 
@@ -22,18 +29,37 @@ export function jobsFacet(store: MemoryStore): JobsFacet<never> {
       const job = store.jobs.get(id);
       if (job === undefined || (job.status !== "queued" && job.status !== "processing")) return false;
       store.transition(job, "cancelled", {}, store.now());
+      if (job.flowId !== null && job.stepRef !== null) {
+        runFlow(store, finishStep(job.flowId, job.stepRef, job.id, "cancelled", [], new Date(store.now())));
+      }
       if (audit) writeAudit(store, audit);
       return true;
     },
     deleteExpired: async () => {
       let deleted = 0;
-      for (const job of store.takeExpired(store.now())) {
-        store.removeJob(job);
-        deleted++;
+      const now = store.now();
+      const kept: JobRecord[] = [];
+      for (const job of store.takeExpired(now)) {
+        if (inOpenFlow(store, job)) kept.push(job);
+        else {
+          store.removeJob(job);
+          deleted++;
+        }
       }
+      // A step's result is kept while its flow is open (a dependent reads it); looked at again later.
+      for (const job of kept) store.transition(job, "done", { expiresAt: now + KEEP_FLOW_RESULT_MS }, now);
       return deleted;
     },
   };
+}
+
+/** How long an expired step result of an open flow is kept before expiry looks at it again. */
+const KEEP_FLOW_RESULT_MS = 60_000;
+
+function inOpenFlow(store: MemoryStore, job: JobRecord): boolean {
+  if (job.flowId === null) return false;
+  const state = store.flows.get(job.flowId)?.state;
+  return state === "running" || state === "held";
 }
 
 function list(store: MemoryStore, query: JobListQuery): Job[] {

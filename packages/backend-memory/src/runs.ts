@@ -22,7 +22,8 @@ import type {
   RunsFacet,
   Settlement,
 } from "@soniq/core/backend";
-import { claimQueues } from "@soniq/core/backend";
+import { claimQueues, finishStep } from "@soniq/core/backend";
+import { runFlow } from "./internal/flow-store.js";
 import { type Lane, type LaneEntry, readyLess } from "./internal/lanes.js";
 import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
 import { deadLetterRow, encodeJson, type JobRecord, toJob } from "./internal/rows.js";
@@ -145,13 +146,18 @@ function plan(store: MemoryStore, item: Settlement, taken: ReadonlySet<string>):
 function apply(store: MemoryStore, step: Step, now: number, woken: Set<string>): void {
   const { job } = step;
   switch (step.kind) {
-    case "done":
+    case "done": {
       if (step.item.resultTtlMs === 0) store.removeJob(job);
       else {
         const patch = { resultJson: step.resultJson, expiresAt: now + step.item.resultTtlMs };
         store.transition(job, "done", patch, now);
       }
+      const flow = step.item.flow;
+      if (flow !== undefined) {
+        runFlow(store, finishStep(flow.flowId, flow.stepRef, job.id, "done", flow.add, new Date(now)));
+      }
       return;
+    }
     case "requeue": {
       const { attempts, delayMs, lastError } = step.item;
       const patch = { attempts, workerId: null, scheduledAt: now + delayMs };
@@ -159,9 +165,14 @@ function apply(store: MemoryStore, step: Step, now: number, woken: Set<string>):
       if (delayMs === 0) woken.add(job.queue);
       return;
     }
-    case "dead_letter":
+    case "dead_letter": {
       store.addDeadLetter(deadLetterRow(store, job, step.item, step.tagsJson, now));
       store.removeJob(job);
+      const flow = step.item.flow;
+      if (flow !== undefined) {
+        runFlow(store, finishStep(flow.flowId, flow.stepRef, job.id, "dead_lettered", [], new Date(now)));
+      }
       return;
+    }
   }
 }

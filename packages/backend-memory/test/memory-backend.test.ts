@@ -22,6 +22,8 @@ function job(overrides: Partial<NewJob> = {}): NewJob {
     unique: false,
     producerId: null,
     group: null,
+    flowId: null,
+    stepRef: null,
     ...overrides,
   };
 }

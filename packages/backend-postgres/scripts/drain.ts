@@ -47,6 +47,8 @@ function job(): NewJob {
     unique: false,
     producerId: null,
     group: null,
+    flowId: null,
+    stepRef: null,
   };
 }
 

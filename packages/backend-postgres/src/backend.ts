@@ -6,6 +6,7 @@
 import type { Backend, BackendCapabilities } from "@soniq/core/backend";
 import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
+import { flowsFacet } from "./flows.js";
 import { type PgContext, query, StatementNaming } from "./internal/context.js";
 import { withInterruptedMove } from "./internal/interrupted-move.js";
 import { WakeUpChannel } from "./internal/listen-client.js";
@@ -87,6 +88,7 @@ export function postgresBackend(
     queues: queuesFacet(ctx),
     audit: auditFacet(ctx),
     metrics: metricsFacet(ctx),
+    flows: flowsFacet(ctx),
     replicationStatus: replicationStatus(ctx),
     close: () => {
       closing ??= close();

@@ -1,17 +1,21 @@
 /** The deadLetters facet: reading, replaying and purging dead-letter rows (the operator's side of the table). */
-import type {
-  AuditRecord,
-  DeadLetterJob,
-  DeadLetterListQuery,
-  DeadLetterMatch,
-  DeadLettersFacet,
-  ReplayRequest,
+import {
+  type AuditRecord,
+  type DeadLetterJob,
+  type DeadLetterListQuery,
+  type DeadLetterMatch,
+  type DeadLettersFacet,
+  purgeStep,
+  type ReplayRequest,
+  replayStep as rejoinStep,
 } from "@soniq/core/backend";
-import { auditCte, auditValues } from "./internal/audit-rows.js";
+import { auditCte, auditValues, writeAudit } from "./internal/audit-rows.js";
 import { type PgContext, query, readQuery } from "./internal/context.js";
+import { clientRunner, runFlow } from "./internal/flow-store.js";
 import { type Condition, listQuery, msOf, msParam, whereClauses, whereSql } from "./internal/list-query.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { DEAD_LETTER_COLUMNS, mapDeadLetterJob, type Row } from "./internal/rows.js";
+import { inTransaction } from "./internal/tx.js";
 
 export function deadLettersFacet(ctx: PgContext): DeadLettersFacet {
   return {
@@ -66,7 +70,7 @@ async function get(ctx: PgContext, id: string): Promise<DeadLetterJob | null> {
 const REPLAY = `WITH bumped AS (
   UPDATE soniq_dead_letter_jobs
   SET resurrection_count = resurrection_count + 1, last_resurrection_at = now()
-  WHERE id = $1
+  WHERE id = $1 AND flow_id IS NULL
   RETURNING job_name, args, queue, priority, max_attempts),
 inserted AS (
   INSERT INTO soniq_jobs (id, job_name, args, queue, priority, max_attempts, scheduled_at)
@@ -79,6 +83,40 @@ const REPLAY_AUDITED = REPLAY.replace(
   "\nSELECT id, pg_notify",
   `,\n${auditCte("inserted", 6)}\nSELECT id, pg_notify`,
 );
+
+const STEP_OF = "SELECT flow_id, step_ref FROM soniq_dead_letter_jobs WHERE id = $1 AND flow_id IS NOT NULL";
+
+// A step's replay: the new job takes the step's place (flow-engine.ts decides), in the replay's transaction.
+const REPLAY_STEP = `WITH bumped AS (
+  UPDATE soniq_dead_letter_jobs
+  SET resurrection_count = resurrection_count + 1, last_resurrection_at = now()
+  WHERE id = $1
+  RETURNING job_name, args, queue, priority, max_attempts, flow_id, step_ref),
+inserted AS (
+  INSERT INTO soniq_jobs (id, job_name, args, queue, priority, max_attempts, scheduled_at, flow_id, step_ref)
+  SELECT $2, job_name, args, COALESCE($3::text, queue), COALESCE($4::int, priority), max_attempts,
+         COALESCE($5::timestamptz, now()), CASE WHEN $6 THEN flow_id END, CASE WHEN $6 THEN step_ref END
+  FROM bumped
+  RETURNING id, queue)
+SELECT id, pg_notify('${NEW_JOB_CHANNEL}', queue) FROM inserted`;
+
+async function replayStep(
+  ctx: PgContext,
+  id: string,
+  request: ReplayRequest,
+  audit: AuditRecord | undefined,
+): Promise<string | null> {
+  return inTransaction(ctx, "deadLetters.replay", async (client) => {
+    const step = (await client.query<Row>(`${STEP_OF} FOR UPDATE`, [id])).rows[0];
+    if (step === undefined) return null;
+    const program = rejoinStep(String(step.flow_id), String(step.step_ref), id, request.newId, new Date());
+    const rejoin = await runFlow(clientRunner(client), program);
+    const values = [id, request.newId, request.queue, request.priority, request.scheduledAt, rejoin];
+    const inserted = (await client.query<{ id: string }>(REPLAY_STEP, values)).rows[0]?.id ?? null;
+    if (inserted !== null && audit) await writeAudit(client, audit);
+    return inserted;
+  });
+}
 
 async function replay(
   ctx: PgContext,
@@ -94,14 +132,35 @@ async function replay(
       ? { text: REPLAY_AUDITED, values: [...values, ...auditValues(audit)] }
       : { name: "soniq_dlq_replay", text: REPLAY, values },
   );
-  return res.rows[0]?.id ?? null;
+  // Nothing replayed: missing, or a flow step's dead letter, replayed inside its flow's transaction.
+  return res.rows[0]?.id ?? replayStep(ctx, id, request, audit);
 }
 
-const PURGE_AUDITED = `WITH purged AS (DELETE FROM soniq_dead_letter_jobs WHERE id = $1 RETURNING id),
+const PURGE_AUDITED = `WITH purged AS (DELETE FROM soniq_dead_letter_jobs WHERE id = $1 AND flow_id IS NULL RETURNING id),
   ${auditCte("purged", 2)}
 SELECT id FROM purged`;
 
+async function purgeOfStep(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
+  return inTransaction(ctx, "deadLetters.purge", async (client) => {
+    const res = await client.query<Row>(
+      "DELETE FROM soniq_dead_letter_jobs WHERE id = $1 AND flow_id IS NOT NULL RETURNING flow_id, step_ref",
+      [id],
+    );
+    const row = res.rows[0];
+    if (row === undefined) return false;
+    await runFlow(clientRunner(client), purgeStep(String(row.flow_id), String(row.step_ref), id, new Date()));
+    if (audit) await writeAudit(client, audit);
+    return true;
+  });
+}
+
 async function purge(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
+  // A dead letter outside flows is purged by one statement; a step's (the statement purged nothing) cancels
+  // the dependents it held, in one transaction.
+  return (await purgePlain(ctx, id, audit)) || purgeOfStep(ctx, id, audit);
+}
+
+async function purgePlain(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
   if (audit) {
     const res = await query(ctx, "deadLetters.purge", {
       text: PURGE_AUDITED,
@@ -111,7 +170,7 @@ async function purge(ctx: PgContext, id: string, audit: AuditRecord | undefined)
   }
   const res = await query(ctx, "deadLetters.purge", {
     name: "soniq_dlq_purge",
-    text: "DELETE FROM soniq_dead_letter_jobs WHERE id = $1",
+    text: "DELETE FROM soniq_dead_letter_jobs WHERE id = $1 AND flow_id IS NULL",
     values: [id],
   });
   return res.rowCount === 1;

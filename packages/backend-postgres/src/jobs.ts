@@ -1,11 +1,20 @@
 /** The jobs facet: enqueue (internal/enqueue.ts), reads, stats, cancel and expired-row cleanup on soniq_jobs. */
-import type { AuditRecord, Job, JobListQuery, JobsFacet, QueueStats, StatsQuery } from "@soniq/core/backend";
-import { auditCte, auditValues } from "./internal/audit-rows.js";
+import {
+  type AuditRecord,
+  finishStep,
+  type Job,
+  type JobListQuery,
+  type JobsFacet,
+  type QueueStats,
+  type StatsQuery,
+} from "@soniq/core/backend";
+import { auditCte, auditValues, writeAudit } from "./internal/audit-rows.js";
 import { type PgContext, query, readQuery } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
+import { clientRunner, runFlow } from "./internal/flow-store.js";
 import { listQuery } from "./internal/list-query.js";
 import { JOB_COLUMNS, mapJob, type Row } from "./internal/rows.js";
-import type { PgTx } from "./internal/tx.js";
+import { inTransaction, type PgTx } from "./internal/tx.js";
 
 export function jobsFacet(ctx: PgContext): JobsFacet<PgTx> {
   return {
@@ -67,30 +76,51 @@ async function stats(ctx: PgContext, q: StatsQuery): Promise<QueueStats> {
 }
 
 const CANCEL_AUDITED = `WITH cancelled AS (UPDATE soniq_jobs SET status = 'cancelled', updated_at = now()
-    WHERE id = $1 AND status IN ('queued', 'processing') RETURNING id),
+    WHERE id = $1 AND status IN ('queued', 'processing') AND flow_id IS NULL RETURNING id),
   ${auditCte("cancelled", 2)}
 SELECT id FROM cancelled`;
 
 async function cancel(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
+  // A job outside flows is cancelled by one statement, as before flows existed; when it cancelled nothing, the
+  // job may be a flow step's (or gone): then the step and its dependents follow in one transaction.
   if (audit) {
     const res = await query(ctx, "jobs.cancel", {
       text: CANCEL_AUDITED,
       values: [id, ...auditValues(audit)],
     });
-    return res.rows.length === 1;
+    return res.rows.length === 1 || cancelStep(ctx, id, audit);
   }
   const res = await query(ctx, "jobs.cancel", {
     name: "soniq_cancel",
     text: `UPDATE soniq_jobs SET status = 'cancelled', updated_at = now()
-      WHERE id = $1 AND status IN ('queued', 'processing')`,
+      WHERE id = $1 AND status IN ('queued', 'processing') AND flow_id IS NULL`,
     values: [id],
   });
-  return res.rowCount === 1;
+  return res.rowCount === 1 || cancelStep(ctx, id, audit);
 }
 
+async function cancelStep(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
+  return inTransaction(ctx, "jobs.cancel", async (client) => {
+    const res = await client.query<Row>(
+      `UPDATE soniq_jobs SET status = 'cancelled', updated_at = now()
+        WHERE id = $1 AND status IN ('queued', 'processing') AND flow_id IS NOT NULL RETURNING flow_id, step_ref`,
+      [id],
+    );
+    const row = res.rows[0];
+    if (row === undefined) return false;
+    const program = finishStep(String(row.flow_id), String(row.step_ref), id, "cancelled", [], new Date());
+    await runFlow(clientRunner(client), program);
+    if (audit) await writeAudit(client, audit);
+    return true;
+  });
+}
+
+// A flow step's result is kept while its flow is open (a dependent reads it through ctx.flow.parents()).
 async function deleteExpired(ctx: PgContext): Promise<number> {
   const res = await query(ctx, "jobs.deleteExpired", {
-    text: "DELETE FROM soniq_jobs WHERE status = 'done' AND expires_at <= now()",
+    text: `DELETE FROM soniq_jobs j WHERE j.status = 'done' AND j.expires_at <= now()
+      AND (j.flow_id IS NULL OR NOT EXISTS (SELECT 1 FROM soniq_flows f
+        WHERE f.id = j.flow_id AND f.state IN ('running', 'held')))`,
   });
   return res.rowCount ?? 0;
 }

@@ -39,15 +39,19 @@ import {
   type ClaimRequest,
   type ClaimResult,
   claimQueues,
+  finishSteps,
   type Job,
   type RunsFacet,
   type Settlement,
   SoniqError,
+  settledSteps,
 } from "@soniq/core/backend";
 import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./internal/claim-rows.js";
 import { ASYNC_COMMIT, type PgContext, query } from "./internal/context.js";
+import { isQueuedKeyConflict } from "./internal/errors.js";
+import { clientRunner, runFlow } from "./internal/flow-store.js";
 import { CONTROLLED, claimWithLimits } from "./internal/queue-limits.js";
-import { KEEP_KEYS, requeueQuery } from "./internal/requeue-keys.js";
+import { CLEAR_KEYS, KEEP_KEYS, requeueQuery } from "./internal/requeue-keys.js";
 import {
   type EncodedSettle,
   encodeSettle,
@@ -56,6 +60,7 @@ import {
   settledFlags,
   settleSql,
 } from "./internal/settle-sql.js";
+import { inTransaction } from "./internal/tx.js";
 
 export function runsFacet(ctx: PgContext): RunsFacet {
   return {
@@ -174,5 +179,35 @@ async function settleOnPool(ctx: PgContext, encoded: EncodedSettle): Promise<unk
 async function settle(ctx: PgContext, items: readonly Settlement[]): Promise<boolean[]> {
   if (items.length === 0) return [];
   const encoded = encodeSettle(items);
+  if (items.some((item) => item.kind !== "requeue" && item.flow !== undefined)) {
+    return settleWithFlows(ctx, items, encoded);
+  }
   return settledFlags(items, encoded, await settleOnPool(ctx, encoded));
+}
+
+/**
+ * A batch holding flow steps' outcomes: the same statement, then each applied step's flow program (its
+ * done, added steps, releases), in one transaction, so a crash never loses or doubles a release. Flows are
+ * taken in id order (two batches lock shared flow rows in the same order), each flow's steps by one program
+ * (a handful of statements per flow, whatever the batch holds). A queued-key conflict of a
+ * requeue item runs the whole transaction again with the keys cleared, as the plain path does.
+ */
+async function settleWithFlows(ctx: PgContext, items: readonly Settlement[], encoded: EncodedSettle) {
+  const forms = [KEEP_KEYS, CLEAR_KEYS];
+  for (let i = 0; ; i++) {
+    try {
+      return await inTransaction(ctx, "runs.settle", async (client) => {
+        const text = settleSql(encoded.parts, ctx.asyncOutcomes, forms[i] ?? CLEAR_KEYS);
+        const res = await client.query<unknown[]>({ text, values: encoded.values, rowMode: "array" });
+        const applied = settledFlags(items, encoded, res.rows);
+        const run = clientRunner(client);
+        for (const { flowId, steps } of settledSteps(items, applied)) {
+          await runFlow(run, finishSteps(flowId, steps, new Date()));
+        }
+        return applied;
+      });
+    } catch (err) {
+      if (i >= forms.length - 1 || !isQueuedKeyConflict(err)) throw err;
+    }
+  }
 }

@@ -7,6 +7,7 @@
 import type { Backend, BackendCapabilities } from "@soniq/core/backend";
 import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
+import { flowsFacet } from "./flows.js";
 import { configureConnection, openDatabase } from "./internal/connection.js";
 import { runSync, type SqliteContext, type SqliteDatabase, StatementCache } from "./internal/context.js";
 import { withInterruptedMove } from "./internal/interrupted-move.js";
@@ -68,6 +69,7 @@ export function sqliteBackend(
     queues: queuesFacet(ctx),
     audit: auditFacet(ctx),
     metrics: metricsFacet(ctx),
+    flows: flowsFacet(ctx),
     close: () => {
       closed ??= runSync("close", () => {
         notifier.clear();

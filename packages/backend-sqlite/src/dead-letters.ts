@@ -2,16 +2,19 @@
  * The deadLetters facet: reads over soniq_dead_letter_jobs, replay (a fresh queued job from a moved
  * row) and purge. Rows get here through `runs.settle` (runs.ts), the only move.
  */
-import type {
-  AuditRecord,
-  DeadLetterJob,
-  DeadLetterListQuery,
-  DeadLetterMatch,
-  DeadLettersFacet,
-  ReplayRequest,
+import {
+  type AuditRecord,
+  type DeadLetterJob,
+  type DeadLetterListQuery,
+  type DeadLetterMatch,
+  type DeadLettersFacet,
+  purgeStep,
+  type ReplayRequest,
+  replayStep,
 } from "@soniq/core/backend";
 import { writeAudit } from "./internal/audit-rows.js";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
+import { runFlow } from "./internal/flow-store.js";
 import { type DeadLetterRecord, toDeadLetterJob } from "./internal/rows.js";
 import { DEAD_LETTER_COLUMNS, msOrNull, NOW, pageSql } from "./internal/sql.js";
 
@@ -28,9 +31,12 @@ export function deadLettersFacet(ctx: SqliteContext): DeadLettersFacet {
     purge: (id, audit) =>
       runSync("deadLetters.purge", () =>
         immediate(ctx, () => {
-          const purged = ctx.statement(PURGE).run(id).changes > 0;
-          if (purged && audit) writeAudit(ctx, audit);
-          return purged;
+          const row = ctx.statement(PURGE).get(id) as FlowOfRow | undefined;
+          if (row?.flow_id != null && row.step_ref !== null) {
+            runFlow(ctx, purgeStep(row.flow_id, row.step_ref, id, new Date()));
+          }
+          if (row !== undefined && audit) writeAudit(ctx, audit);
+          return row !== undefined;
         }),
       ),
   };
@@ -68,11 +74,19 @@ function count(ctx: SqliteContext, query: DeadLetterMatch): number {
 }
 
 const REPLAY_INSERT = `INSERT INTO soniq_jobs (id, job_name, args, status, attempts, max_attempts, queue,
-    priority, unique_job, scheduled_at, created_at, updated_at)
+    priority, unique_job, scheduled_at, created_at, updated_at, flow_id, step_ref)
   SELECT @newId, job_name, args, 'queued', 0, max_attempts, COALESCE(@queue, queue),
-    COALESCE(@priority, priority), 0, COALESCE(@scheduledAt, ${NOW}), ${NOW}, ${NOW}
+    COALESCE(@priority, priority), 0, COALESCE(@scheduledAt, ${NOW}), ${NOW}, ${NOW},
+    CASE WHEN @rejoin THEN flow_id END, CASE WHEN @rejoin THEN step_ref END
   FROM soniq_dead_letter_jobs WHERE id = @id
   RETURNING queue`;
+
+const FLOW_OF = "SELECT flow_id, step_ref FROM soniq_dead_letter_jobs WHERE id = ?";
+
+interface FlowOfRow {
+  flow_id: string | null;
+  step_ref: string | null;
+}
 
 const REPLAY_BUMP = `UPDATE soniq_dead_letter_jobs
   SET resurrection_count = resurrection_count + 1, last_resurrection_at = ${NOW}
@@ -86,7 +100,14 @@ function replay(
   audit: AuditRecord | undefined,
 ): string | null {
   const row = immediate(ctx, () => {
+    // A step's dead letter rejoins its flow: the new job takes the step's place (flow-engine.ts decides).
+    const flow = ctx.statement(FLOW_OF).get(id) as FlowOfRow | undefined;
+    const rejoin =
+      flow?.flow_id != null &&
+      flow.step_ref !== null &&
+      runFlow(ctx, replayStep(flow.flow_id, flow.step_ref, id, request.newId, new Date()));
     const inserted = ctx.statement(REPLAY_INSERT).get({
+      rejoin: rejoin ? 1 : 0,
       id,
       newId: request.newId,
       queue: request.queue,
@@ -102,4 +123,4 @@ function replay(
   return request.newId;
 }
 
-const PURGE = "DELETE FROM soniq_dead_letter_jobs WHERE id = ?";
+const PURGE = "DELETE FROM soniq_dead_letter_jobs WHERE id = ? RETURNING flow_id, step_ref";

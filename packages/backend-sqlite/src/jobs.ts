@@ -4,10 +4,18 @@
  * call: with `tx`, the insert lands in the caller's open better-sqlite3 transaction before `enqueue` returns
  * its promise.
  */
-import type { Job, JobListQuery, JobsFacet, QueueStats, StatsQuery } from "@soniq/core/backend";
+import {
+  finishStep,
+  type Job,
+  type JobListQuery,
+  type JobsFacet,
+  type QueueStats,
+  type StatsQuery,
+} from "@soniq/core/backend";
 import { writeAudit } from "./internal/audit-rows.js";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
+import { runFlow } from "./internal/flow-store.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
 import { JOB_COLUMNS, jsonList, NOW, pageSql } from "./internal/sql.js";
 import { resolveTxDatabase, type SqliteTx } from "./internal/tx.js";
@@ -27,9 +35,14 @@ export function jobsFacet(ctx: SqliteContext): JobsFacet<SqliteTx> {
     cancel: (id, audit) =>
       runSync("jobs.cancel", () =>
         immediate(ctx, () => {
-          const cancelled = ctx.statement(CANCEL).run(id).changes > 0;
-          if (cancelled && audit) writeAudit(ctx, audit);
-          return cancelled;
+          const row = ctx.statement(CANCEL).get(id) as
+            | { flow_id: string | null; step_ref: string | null }
+            | undefined;
+          if (row?.flow_id != null && row.step_ref !== null) {
+            runFlow(ctx, finishStep(row.flow_id, row.step_ref, id, "cancelled", [], new Date()));
+          }
+          if (row !== undefined && audit) writeAudit(ctx, audit);
+          return row !== undefined;
         }),
       ),
     deleteExpired: () => runSync("jobs.deleteExpired", () => ctx.statement(DELETE_EXPIRED).run().changes),
@@ -93,7 +106,10 @@ function stats(ctx: SqliteContext, { queue }: StatsQuery): QueueStats {
 
 // The worker's late writes after a cancel are fenced out (the row is no longer processing).
 const CANCEL = `UPDATE soniq_jobs SET status = 'cancelled', updated_at = ${NOW}
-  WHERE id = ? AND status IN ('queued', 'processing')`;
+  WHERE id = ? AND status IN ('queued', 'processing') RETURNING flow_id, step_ref`;
 
+// A flow step's result is kept while its flow is open (a dependent reads it through ctx.flow.parents()).
 const DELETE_EXPIRED = `DELETE FROM soniq_jobs
-  WHERE status = 'done' AND expires_at IS NOT NULL AND expires_at <= ${NOW}`;
+  WHERE status = 'done' AND expires_at IS NOT NULL AND expires_at <= ${NOW}
+    AND (flow_id IS NULL OR NOT EXISTS (SELECT 1 FROM soniq_flows f
+      WHERE f.id = soniq_jobs.flow_id AND f.state IN ('running', 'held')))`;

@@ -20,11 +20,13 @@ import {
   claimQueues,
   type DeadLetterSettlement,
   type DoneSettlement,
+  finishStep,
   type RequeueSettlement,
   type RunsFacet,
   type Settlement,
 } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
+import { runFlow } from "./internal/flow-store.js";
 import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
 import { JOB_COLUMNS, jsonList, jsonOrNull, NOW, RELEASE_TAKEN_KEYS } from "./internal/sql.js";
@@ -179,9 +181,9 @@ const REQUEUE = `UPDATE soniq_jobs
 const HAS_DEAD_LETTER_ROW = "SELECT 1 FROM soniq_dead_letter_jobs WHERE id = ?";
 const MOVE_INSERT = `INSERT INTO soniq_dead_letter_jobs (id, job_name, args, queue, priority, max_attempts,
     attempts, last_error, dead_letter_reason, tags, resurrection_count, original_created_at,
-    moved_to_dead_letter_at, created_at)
+    moved_to_dead_letter_at, created_at, flow_id, step_ref)
   SELECT id, job_name, args, queue, priority, max_attempts, attempts, @error, @reason, @tags, 0,
-    created_at, ${NOW}, ${NOW}
+    created_at, ${NOW}, ${NOW}, flow_id, step_ref
   FROM soniq_jobs WHERE ${FENCE}`;
 const MOVE_DELETE = "DELETE FROM soniq_jobs WHERE id = ?";
 
@@ -195,7 +197,14 @@ function doneStep(ctx: SqliteContext, item: DoneSettlement): Step {
   const fence = { id: item.id, attempt: item.attempt };
   if (item.resultTtlMs === 0) return () => ctx.statement(DONE_DELETE).run(fence).changes > 0;
   const params = { ...fence, result: jsonOrNull(item.result, "result"), ttl: item.resultTtlMs };
-  return () => ctx.statement(DONE).run(params).changes > 0;
+  const flow = item.flow;
+  if (flow === undefined) return () => ctx.statement(DONE).run(params).changes > 0;
+  // A flow step's job: the step's done, its added steps and its dependents' releases commit with it.
+  return () => {
+    if (ctx.statement(DONE).run(params).changes === 0) return false;
+    runFlow(ctx, finishStep(flow.flowId, flow.stepRef, item.id, "done", flow.add, new Date()));
+    return true;
+  };
 }
 
 /** `wake` collects the queues of jobs requeued due now, to notify after the commit. */
@@ -217,6 +226,10 @@ function deadLetterStep(ctx: SqliteContext, item: DeadLetterSettlement): Step {
     if (ctx.statement(HAS_DEAD_LETTER_ROW).get(id) !== undefined) return false;
     if (ctx.statement(MOVE_INSERT).run(params).changes === 0) return false;
     ctx.statement(MOVE_DELETE).run(id);
+    const flow = item.flow;
+    if (flow !== undefined) {
+      runFlow(ctx, finishStep(flow.flowId, flow.stepRef, id, "dead_lettered", [], new Date()));
+    }
     return true;
   };
 }

@@ -33,6 +33,8 @@ function job(r: Row): Job {
     producerId: r.producer_id as string | null,
     workerId: r.worker_id as string | null,
     group: r.group as string | null,
+    flowId: (r.flow_id ?? null) as string | null,
+    stepRef: (r.step_ref ?? null) as string | null,
     createdAt: date(r.created_at),
     updatedAt: date(r.updated_at),
   };
@@ -55,6 +57,8 @@ function deadLetterJob(r: Row): DeadLetterJob {
     originalCreatedAt: date(r.original_created_at),
     movedToDeadLetterAt: date(r.moved_to_dead_letter_at),
     createdAt: date(r.created_at),
+    flowId: (r.flow_id ?? null) as string | null,
+    stepRef: (r.step_ref ?? null) as string | null,
   };
 }
 

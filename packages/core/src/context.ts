@@ -1,5 +1,5 @@
 import { type Logger, safeLogger } from "./logger.js";
-import type { Job } from "./types.js";
+import type { FlowContext, Job } from "./types.js";
 
 /** What a handler (and middleware) gets besides its args. */
 export interface JobContext {
@@ -17,6 +17,8 @@ export interface JobContext {
   readonly signal: AbortSignal;
   /** The instance logger with `jobId`, `jobName` and `attempt` bound. */
   readonly logger: Logger;
+  /** The workflow step this job runs (`parents()`, `add()`); null for a job outside flows. */
+  readonly flow: FlowContext | null;
 }
 
 export class RunContext implements JobContext {
@@ -27,6 +29,7 @@ export class RunContext implements JobContext {
     readonly workerId: string | null,
     private readonly signalSource: { readonly signal: AbortSignal },
     private readonly baseLogger: Logger,
+    readonly flow: FlowContext | null = null,
   ) {}
 
   /** Delegated so the AbortController is only built when a handler asks for the signal. */

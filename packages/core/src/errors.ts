@@ -34,6 +34,10 @@ export const SONIQ_ERROR_CODES = [
   "SONIQ_JOB_ABORTED",
   /** An operation is not allowed in the object's current state (e.g. starting a worker twice). */
   "SONIQ_INVALID_STATE",
+  /** `flows.start` or `ctx.flow.add` refused the steps (`context.field`, `context.ref`); nothing was written. */
+  "SONIQ_INVALID_FLOW",
+  /** A wait (`flows.waitFor`) ran out of time before the outcome it waited for. */
+  "SONIQ_TIMEOUT",
 ] as const;
 
 export type SoniqErrorCode = (typeof SONIQ_ERROR_CODES)[number];

@@ -4,6 +4,7 @@
  * reasons (scheduled, backoff, staleness) use this process's clock.
  */
 import type { Backend } from "./contract/index.js";
+import { explainStep } from "./flow-explain.js";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, suspectAfterMs } from "./liveness.js";
 import { MAX_PAGE_SIZE } from "./queries.js";
 import type { Job, JobStatus } from "./types.js";
@@ -25,6 +26,8 @@ export const EXPLAIN_CODES = [
   "no_handler_for_job",
   "held_by_stale_worker",
   "waiting_behind",
+  "waiting_on_parents",
+  "held_by_dead_letter",
 ] as const;
 
 export type ExplainCode = (typeof EXPLAIN_CODES)[number];
@@ -36,12 +39,16 @@ export interface ExplainReason {
 }
 
 export interface Explanation {
-  /** The job's status, `"dead_letter"` for a dead-lettered one, null when no row has the id. */
-  status: JobStatus | "dead_letter" | null;
+  /**
+   * The job's status, `"dead_letter"` for a dead-lettered one, `"waiting"` or `"held"` for a flow step whose
+   * job is not released yet (its id minted at start), null when nothing has the id.
+   */
+  status: JobStatus | "dead_letter" | "waiting" | "held" | null;
   /**
    * One word: the terminal code (`not_found`, `done`, `cancelled`, `dead_lettered`), `running`, `stuck`
    * (held by a stale worker), `blocked` (paused, full, rate limited, nobody to run it), `scheduled`
-   * (not due yet) or `ready` (due; at most waiting behind others).
+   * (not due yet), `ready` (due; at most waiting behind others), or for a flow step not released yet
+   * `waiting` (on its parents) or `held` (a parent's dead letter needs an operator).
    */
   verdict: string;
   reasons: ExplainReason[];
@@ -95,6 +102,8 @@ export class Explainer {
   async #missing(id: string): Promise<Explanation> {
     const dead = await this.backend.deadLetters.get(id);
     if (dead === null) {
+      const step = await explainStep(this.backend, id);
+      if (step !== null) return step;
       const r = reason("not_found", `No job or dead letter has the id ${id}.`, { id });
       return { status: null, verdict: "not_found", reasons: [r] };
     }

@@ -26,6 +26,15 @@ export {
   type SoniqErrorCode,
 } from "./errors.js";
 export { EXPLAIN_CODES, type ExplainCode, type ExplainReason, type Explanation } from "./explain.js";
+export { MAX_FLOW_STEPS, MAX_STEP_PARENTS } from "./flow-steps.js";
+export type {
+  FlowDefinition,
+  FlowService,
+  ListFlowsFilter,
+  StartedFlow,
+  StartFlowOptions,
+  WaitForFlowOptions,
+} from "./flows.js";
 export type { Handler, JobDefinition, JobResult } from "./jobs.js";
 export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS, suspectAfterMs } from "./liveness.js";
 export type { LogFn, Logger } from "./logger.js";
@@ -87,16 +96,32 @@ export {
   type DeadLetterReason,
   ESTIMABLE_COUNTS,
   type EstimableCount,
+  FLOW_STATES,
+  FLOW_STEP_STATES,
+  type Flow,
+  type FlowContext,
+  type FlowCounts,
+  type FlowState,
+  type FlowStep,
+  type FlowStepDefinition,
+  type FlowStepOptions,
+  type FlowStepReason,
+  type FlowStepState,
+  type FlowSummary,
   JOB_STATUSES,
   type Job,
   type JobStatus,
   type JsonValue,
+  PARENT_FAILURE_POLICIES,
+  type ParentFailurePolicy,
+  type ParentOutcome,
   type QueueInfo,
   type QueueSettings,
   type QueueStats,
   type RateLimit,
   type Schedule,
   type ScheduleTick,
+  TERMINAL_FLOW_STATES,
   TERMINAL_JOB_STATUSES,
   TICK_OUTCOMES,
   type TickOutcome,

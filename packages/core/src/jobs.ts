@@ -189,6 +189,8 @@ function buildNewJob(
     unique,
     group: o.group ?? null,
     producerId: defaults.producerId,
+    flowId: null,
+    stepRef: null,
   };
 }
 

@@ -9,6 +9,7 @@ import type { Backend, BackendTx, EnqueueResult, MigrationReport, NewJob } from 
 import { DeadLetterService } from "./dead-letter.js";
 import { SoniqError } from "./errors.js";
 import { Explainer, type Explanation } from "./explain.js";
+import { FlowService } from "./flows.js";
 import { guardBackend } from "./guard.js";
 import {
   type Handler,
@@ -110,6 +111,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   readonly workers: WorkersApi;
   /** The schema's applied and pending migrations. */
   readonly migrations: MigrationsApi;
+  /** Workflows: start, get, list, cancel, waitFor (job dependencies that know the dead-letter table). */
+  readonly flows: FlowService<BackendTx<B>>;
   readonly #explainer: Explainer;
   readonly #rt: Runtime;
   readonly #schedules: ScheduleRuntime;
@@ -152,6 +155,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     this.metrics = new MetricsService(this.backend);
     this.workers = workersApi(this.backend, () => this.options.clock.now());
     this.migrations = migrationsApi(this.backend);
+    this.flows = new FlowService(this.#rt);
     this.#explainer = new Explainer(this.backend, DEFAULT_STALE_AFTER_MS, DEFAULT_HEARTBEAT_INTERVAL_MS);
   }
 

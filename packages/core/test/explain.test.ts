@@ -156,7 +156,36 @@ describe("explain", () => {
     ]);
   });
 
-  it("explain/every-code-covered: the cases above produced each of the 15 codes", () => {
+  it("explain/flow-steps: a waiting step's job id is waiting_on_parents (pending refs); a held one held_by_dead_letter (parent, dead letter, reason)", async () => {
+    const soniq = app();
+    soniq.job("t.fail", async () => {
+      throw new PermanentError("declined");
+    });
+    soniq.job("t.ok", async () => 1);
+    const flow = await soniq.flows.start({
+      steps: {
+        a: { job: "t.fail" },
+        b: { job: "t.ok" },
+        c: { job: "t.ok", dependsOn: ["a", "b"] },
+      },
+    });
+    const waiting = record(await soniq.explain(flow.jobs.c as string));
+    expect(waiting).toMatchObject({ status: "waiting", verdict: "waiting" });
+    expect(codes(waiting)).toEqual(["waiting_on_parents"]);
+    expect(waiting.reasons[0]?.evidence).toMatchObject({ flowId: flow.id, ref: "c", pending: ["a", "b"] });
+    await soniq.worker().runOnce();
+    const held = record(await soniq.explain(flow.jobs.c as string));
+    expect(held).toMatchObject({ status: "held", verdict: "held" });
+    expect(codes(held)).toEqual(["held_by_dead_letter"]);
+    expect(held.reasons[0]?.evidence).toMatchObject({
+      parentRef: "a",
+      deadLetterId: flow.jobs.a,
+      reason: "permanent_failure",
+    });
+    expect(String(held.reasons[0]?.evidence.lastError)).toContain("declined");
+  });
+
+  it("explain/every-code-covered: the cases above produced each of the 17 codes", () => {
     expect([...seen].sort()).toEqual([...EXPLAIN_CODES].sort());
   });
 });

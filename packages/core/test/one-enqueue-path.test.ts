@@ -112,6 +112,8 @@ describe("enqueue-path/replays", () => {
     unique: false,
     producerId: null,
     group: null,
+    flowId: null,
+    stepRef: null,
   });
 
   async function deadLetters(backend: ReturnType<typeof memoryBackend>, args: unknown[]) {

@@ -56,7 +56,7 @@ function findDuplicate(store: MemoryStore, record: JobRecord, batch: Map<string,
   return null;
 }
 
-function toRecord(store: MemoryStore, job: NewJob, now: number): JobRecord {
+export function toRecord(store: MemoryStore, job: NewJob, now: number): JobRecord {
   const fields = {
     id: job.id,
     jobName: job.jobName,
@@ -71,6 +71,8 @@ function toRecord(store: MemoryStore, job: NewJob, now: number): JobRecord {
     producerId: job.producerId,
     group: job.group,
     seq: store.nextSeq(),
+    flowId: job.flowId,
+    stepRef: job.stepRef,
   };
   return queuedRecord(fields, now);
 }

@@ -32,6 +32,9 @@ export interface JobRecord {
   readonly producerId: string | null;
   workerId: string | null;
   readonly group: string | null;
+  /** The workflow and step this job belongs to (null outside flows). */
+  readonly flowId: string | null;
+  readonly stepRef: string | null;
   readonly createdAt: number;
   updatedAt: number;
   /** Insertion order: breaks created_at ties so equal timestamps keep enqueue order. */
@@ -64,6 +67,8 @@ export interface DeadLetterRecord {
   readonly movedToDeadLetterAt: number;
   readonly createdAt: number;
   readonly seq: number;
+  readonly flowId: string | null;
+  readonly stepRef: string | null;
 }
 
 export interface WorkerRecord {
@@ -122,6 +127,8 @@ export function toJob(r: JobRecord): Job {
     producerId: r.producerId,
     workerId: r.workerId,
     group: r.group,
+    flowId: r.flowId,
+    stepRef: r.stepRef,
     createdAt: new Date(r.createdAt),
     updatedAt: new Date(r.updatedAt),
   };
@@ -144,6 +151,8 @@ export function toDeadLetterJob(r: DeadLetterRecord): DeadLetterJob {
     originalCreatedAt: new Date(r.originalCreatedAt),
     movedToDeadLetterAt: new Date(r.movedToDeadLetterAt),
     createdAt: new Date(r.createdAt),
+    flowId: r.flowId,
+    stepRef: r.stepRef,
   };
 }
 
@@ -212,6 +221,8 @@ export function deadLetterRow(
     movedToDeadLetterAt: now,
     createdAt: now,
     seq: store.nextSeq(),
+    flowId: job.flowId,
+    stepRef: job.stepRef,
   };
 }
 
@@ -231,6 +242,8 @@ export type NewJobFields = Pick<
   | "producerId"
   | "group"
   | "seq"
+  | "flowId"
+  | "stepRef"
 >;
 
 export function queuedRecord(f: NewJobFields, now: number): JobRecord {
@@ -255,6 +268,8 @@ export function queuedRecord(f: NewJobFields, now: number): JobRecord {
     producerId: f.producerId,
     workerId: null,
     group: f.group,
+    flowId: f.flowId,
+    stepRef: f.stepRef,
     createdAt: now,
     updatedAt: now,
     seq: f.seq,

@@ -15,6 +15,8 @@ import {
   type QueueSettings,
   type QueueStats,
   SoniqError,
+  type StoredFlow,
+  type StoredStep,
   TERMINAL_JOB_STATUSES,
   type WakeUpListener,
 } from "@soniq/core/backend";
@@ -92,6 +94,11 @@ export class MemoryStore {
   readonly processingByGroup = new Map<string, number>();
   /** `soniq_audit_log`, oldest first. */
   readonly auditLog: AuditEntry[] = [];
+  /** `soniq_flows` by id, and `soniq_flow_steps` by flow id then ref (in creation order). */
+  readonly flows = new Map<string, StoredFlow>();
+  readonly flowSteps = new Map<string, Map<string, StoredStep>>();
+  /** The unique index on `soniq_flow_steps.job_id`: current job id -> (flow id, ref). */
+  readonly stepsByJob = new Map<string, { flowId: string; ref: string }>();
   /** `soniq_metrics` by (minute, queue, job name). */
   readonly metrics = new Map<string, MetricsRow>();
   private readonly expiring = new Heap<ExpiryEntry>((a, b) => a.expiresAt < b.expiresAt);

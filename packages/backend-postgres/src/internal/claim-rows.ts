@@ -14,7 +14,7 @@ import { toDate } from "./rows.js";
 /** What the claim RETURNs, in this order (`mapClaimedRow` reads by position). */
 export const CLAIM_COLUMNS =
   "id, job_name, args, args_hash, attempts, max_attempts, queue, priority, unique_job, dedup_key, " +
-  'scheduled_at, expires_at, last_error, result, producer_id, created_at, updated_at, "group"';
+  'scheduled_at, expires_at, last_error, result, producer_id, created_at, updated_at, "group", flow_id, step_ref';
 
 const TIMESTAMPTZ_OID = 1184;
 
@@ -73,5 +73,7 @@ export function mapClaimedRow(row: unknown[], workerId: string | null): Job {
     createdAt: toDate(row[15]),
     updatedAt: toDate(row[16]),
     group: strOrNull(row[17]),
+    flowId: strOrNull(row[18]),
+    stepRef: strOrNull(row[19]),
   };
 }

@@ -27,7 +27,7 @@ const CLEAR_COLLIDING_KEYS = `,
         AND d.args_hash = soniq_jobs.args_hash AND d.status = 'queued' AND d.unique_job)
       THEN false ELSE soniq_jobs.unique_job END`;
 
-const CLEAR_KEYS = ",\n    dedup_key = NULL, unique_job = false";
+export const CLEAR_KEYS = ",\n    dedup_key = NULL, unique_job = false";
 
 /** How many times the colliding-keys form runs (a concurrent enqueue can take a key again in between). */
 const COLLIDING_TRIES = 2;

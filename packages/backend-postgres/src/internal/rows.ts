@@ -6,11 +6,11 @@ import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@s
 
 export const JOB_COLUMNS =
   "id, job_name, args, args_hash, status, attempts, max_attempts, queue, priority, unique_job, dedup_key, " +
-  'scheduled_at, expires_at, last_error, result, producer_id, worker_id, "group", created_at, updated_at';
+  'scheduled_at, expires_at, last_error, result, producer_id, worker_id, "group", flow_id, step_ref, created_at, updated_at';
 
 export const DEAD_LETTER_COLUMNS =
   "id, job_name, args, queue, priority, max_attempts, attempts, last_error, dead_letter_reason, tags, " +
-  "resurrection_count, last_resurrection_at, original_created_at, moved_to_dead_letter_at, created_at";
+  "resurrection_count, last_resurrection_at, original_created_at, moved_to_dead_letter_at, created_at, flow_id, step_ref";
 
 export const WORKER_COLUMNS =
   "id, hostname, pid, queues, concurrency, status, last_heartbeat, started_at, version, metadata";
@@ -63,6 +63,8 @@ export function mapJob(row: Row): Job {
     producerId: strOrNull(row.producer_id),
     workerId: strOrNull(row.worker_id),
     group: strOrNull(row.group),
+    flowId: strOrNull(row.flow_id),
+    stepRef: strOrNull(row.step_ref),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
   };
@@ -85,6 +87,8 @@ export function mapDeadLetterJob(row: Row): DeadLetterJob {
     originalCreatedAt: toDate(row.original_created_at),
     movedToDeadLetterAt: toDate(row.moved_to_dead_letter_at),
     createdAt: toDate(row.created_at),
+    flowId: strOrNull(row.flow_id),
+    stepRef: strOrNull(row.step_ref),
   };
 }
 

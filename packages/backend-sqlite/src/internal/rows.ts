@@ -23,6 +23,8 @@ export interface JobRecord {
   producer_id: string | null;
   worker_id: string | null;
   group: string | null;
+  flow_id: string | null;
+  step_ref: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -43,6 +45,8 @@ export interface DeadLetterRecord {
   original_created_at: number;
   moved_to_dead_letter_at: number;
   created_at: number;
+  flow_id: string | null;
+  step_ref: string | null;
 }
 
 export interface WorkerRecord {
@@ -94,6 +98,8 @@ export function toJob(r: JobRecord): Job {
     producerId: r.producer_id,
     workerId: r.worker_id,
     group: r.group,
+    flowId: r.flow_id,
+    stepRef: r.step_ref,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   };
@@ -116,6 +122,8 @@ export function toDeadLetterJob(r: DeadLetterRecord): DeadLetterJob {
     originalCreatedAt: new Date(r.original_created_at),
     movedToDeadLetterAt: new Date(r.moved_to_dead_letter_at),
     createdAt: new Date(r.created_at),
+    flowId: r.flow_id,
+    stepRef: r.step_ref,
   };
 }
 

@@ -28,6 +28,8 @@ export const JOB_COLUMNS = [
   "producer_id",
   "worker_id",
   '"group"',
+  "flow_id",
+  "step_ref",
   "created_at",
   "updated_at",
 ].join(", ");
@@ -48,6 +50,8 @@ export const DEAD_LETTER_COLUMNS = [
   "original_created_at",
   "moved_to_dead_letter_at",
   "created_at",
+  "flow_id",
+  "step_ref",
 ].join(", ");
 
 export const WORKER_COLUMNS =

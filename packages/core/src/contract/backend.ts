@@ -28,6 +28,7 @@
 
 import type { AuditFacet } from "./audit.js";
 import type { DeadLettersFacet } from "./dead-letters.js";
+import type { FlowsFacet } from "./flows.js";
 import type { JobsFacet } from "./jobs.js";
 import type { LeasesFacet } from "./leases.js";
 import type { MetricsFacet } from "./metrics.js";
@@ -64,6 +65,7 @@ export interface Backend<TTx = never> {
   readonly queues: QueuesFacet;
   readonly audit: AuditFacet;
   readonly metrics: MetricsFacet;
+  readonly flows: FlowsFacet<TTx>;
   /** Optional: where the operator's reads go and the replica's lag (core's replication.ts). */
   readonly replicationStatus?: ReplicationStatusMethod;
   /** Release what the backend owns (never a pool or database handed to it). */
@@ -93,6 +95,7 @@ export const BACKEND_FACETS = {
   queues: ["pause", "resume", "configure", "get", "list", "recentStarts"],
   audit: ["record", "list"],
   metrics: ["record", "list", "prune"],
+  flows: ["start", "get", "list", "cancel", "stepOfJob", "parents"],
 } as const satisfies {
   [F in Exclude<
     keyof Backend,

@@ -15,6 +15,15 @@ export type {
   ReplayRequest,
 } from "./dead-letters.js";
 export type {
+  FlowCancelResult,
+  FlowListQuery,
+  FlowSettlement,
+  FlowStepMatch,
+  FlowsFacet,
+  NewFlow,
+  NewFlowStep,
+} from "./flows.js";
+export type {
   EnqueueOptions,
   EnqueueResult,
   JobListQuery,

@@ -25,6 +25,9 @@ export interface NewJob {
   producerId: string | null;
   /** The job's group on its queue (`groupConcurrency`), or null. */
   group: string | null;
+  /** The workflow and step this job belongs to (set by core for flow steps only), else null. */
+  flowId: string | null;
+  stepRef: string | null;
 }
 
 export interface EnqueueResult {

@@ -2,6 +2,7 @@
 
 import type { DeadLetterReason } from "../schema/constants.js";
 import type { Job } from "../types.js";
+import type { FlowSettlement } from "./flows.js";
 
 export interface ClaimRequest {
   /** Queues to take from; `null` means every queue. Never empty (core claims nothing without calling). */
@@ -59,6 +60,11 @@ export interface DoneSettlement extends JobRef {
   kind: "done";
   result: unknown;
   resultTtlMs: number;
+  /**
+   * Set for a flow step's job only: in the same transaction, mark the step done, write `add`'s steps and
+   * release the dependents whose last parent this was. Absent: no flow work, no extra statement.
+   */
+  flow?: FlowSettlement;
 }
 
 /**
@@ -84,6 +90,8 @@ export interface DeadLetterSettlement extends JobRef {
   reason: DeadLetterReason;
   error: string | null;
   tags: Record<string, unknown> | null;
+  /** Set for a flow step's job only: the step becomes `dead_lettered` and its dependents follow their policy. */
+  flow?: FlowSettlement;
 }
 
 export type Settlement = DoneSettlement | RequeueSettlement | DeadLetterSettlement;

@@ -31,6 +31,36 @@ export const DEAD_LETTER_REASONS = [
 ] as const;
 export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
 
+/** A workflow's states (`soniq_flows.state`); see DESIGN.md section 15. */
+export const FLOW_STATES = ["running", "held", "succeeded", "failed", "cancelled"] as const;
+export type FlowState = (typeof FLOW_STATES)[number];
+
+/** Flow states that never change again. */
+export const TERMINAL_FLOW_STATES = [
+  "succeeded",
+  "failed",
+  "cancelled",
+] as const satisfies readonly FlowState[];
+
+/**
+ * A flow step's states. `queued` and `processing` are its job's; the step row stores `queued` for both
+ * (the claim never touches a step row) and reads resolve it against the job.
+ */
+export const FLOW_STEP_STATES = [
+  "waiting",
+  "queued",
+  "processing",
+  "done",
+  "dead_lettered",
+  "held",
+  "cancelled",
+] as const;
+export type FlowStepState = (typeof FLOW_STEP_STATES)[number];
+
+/** What a step does when a parent is dead-lettered (or cancelled): see DESIGN.md section 15. */
+export const PARENT_FAILURE_POLICIES = ["hold", "cancel", "run"] as const;
+export type ParentFailurePolicy = (typeof PARENT_FAILURE_POLICIES)[number];
+
 export const TABLES = {
   jobs: "soniq_jobs",
   deadLetterJobs: "soniq_dead_letter_jobs",
@@ -43,6 +73,8 @@ export const TABLES = {
   queueStarts: "soniq_queue_starts",
   auditLog: "soniq_audit_log",
   metrics: "soniq_metrics",
+  flows: "soniq_flows",
+  flowSteps: "soniq_flow_steps",
 } as const;
 
 export const JOB_DEFAULTS = {

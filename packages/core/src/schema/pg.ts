@@ -19,9 +19,12 @@ import {
   uuid,
 } from "drizzle-orm/pg-core";
 import {
+  FLOW_STATES,
+  FLOW_STEP_STATES,
   JOB_DEFAULTS,
   JOB_STATUS_CHECK,
   JOB_STATUSES,
+  PARENT_FAILURE_POLICIES,
   RECURRING_STATUSES,
   SCHEDULE_TYPES,
   sqlList,
@@ -80,6 +83,9 @@ export const soniqJobs = pgTable(
     workerId: uuid("worker_id"),
     /** The job's group on its queue (`groupConcurrency` caps processing jobs per group); null = none. */
     group: text("group"),
+    /** The workflow this job is a step of, and the step's ref (null outside flows). */
+    flowId: uuid("flow_id"),
+    stepRef: text("step_ref"),
     createdAt: tstz("created_at").notNull().defaultNow(),
     updatedAt: tstz("updated_at").notNull().defaultNow(),
   },
@@ -134,7 +140,11 @@ export const soniqDeadLetterJobs = pgTable(
     lastResurrectionAt: tstz("last_resurrection_at"),
     originalCreatedAt: tstz("original_created_at").notNull(),
     movedToDeadLetterAt: tstz("moved_to_dead_letter_at").notNull().defaultNow(),
-    createdAt: tstz("created_at").notNull().defaultNow(),
+    createdAt: tstz("created_at")
+      .notNull()
+      .defaultNow() /** The job's workflow and step ref, kept so a replay rejoins the flow. */,
+    flowId: uuid("flow_id"),
+    stepRef: text("step_ref"),
   },
   (t) => [
     // Every dead-letter move writes each index, so there are two besides the key: queue (queues.list's skip
@@ -272,6 +282,64 @@ export const soniqMetrics = pgTable(
   (t) => [primaryKey({ name: "soniq_metrics_pkey", columns: [t.bucketStart, t.queue, t.jobName] })],
 );
 
+/**
+ * Workflows (DESIGN.md section 15). A flow row keeps its step counters so a step's change updates the
+ * flow's state in O(1); see the `flows` facet (core contract/flows.ts) for the layout and why.
+ */
+export const soniqFlows = pgTable(
+  "soniq_flows",
+  {
+    id: uuid("id").primaryKey(),
+    name: text("name"),
+    state: text("state", { enum: FLOW_STATES }).notNull().default("running"),
+    createdBy: text("created_by").notNull(),
+    stepsTotal: integer("steps_total").notNull().default(0),
+    stepsOpen: integer("steps_open").notNull().default(0),
+    stepsFailed: integer("steps_failed").notNull().default(0),
+    stepsHeld: integer("steps_held").notNull().default(0),
+    createdAt: tstz("created_at").notNull().defaultNow(),
+    finishedAt: tstz("finished_at"),
+  },
+  (t) => [
+    check("soniq_flows_state_check", sql`${t.state} in (${sql.raw(sqlList(FLOW_STATES))})`),
+    index("idx_soniq_flows_state").on(t.state, t.id),
+    index("idx_soniq_flows_name").on(t.name, t.id),
+  ],
+);
+
+/**
+ * One row per step: the prepared job (inserted on release), its parents and dependents by ref, and the
+ * counter of parents not done yet that the release decrements (no scan of the flow).
+ */
+export const soniqFlowSteps = pgTable(
+  "soniq_flow_steps",
+  {
+    flowId: uuid("flow_id")
+      .notNull()
+      .references(() => soniqFlows.id, { onDelete: "cascade" }),
+    ref: text("ref").notNull(),
+    seq: integer("seq").notNull(),
+    jobId: uuid("job_id").notNull(),
+    jobIds: jsonb("job_ids").$type<string[]>().notNull(),
+    jobName: text("job_name").notNull(),
+    job: jsonb("job").$type<Record<string, unknown>>().notNull(),
+    dependsOn: jsonb("depends_on").$type<string[]>().notNull(),
+    dependents: jsonb("dependents").$type<string[]>().notNull(),
+    onParentFailure: text("on_parent_failure", { enum: PARENT_FAILURE_POLICIES }).notNull(),
+    state: text("state", { enum: FLOW_STEP_STATES }).notNull(),
+    pendingParents: integer("pending_parents").notNull(),
+    reason: text("reason"),
+    addedBy: text("added_by"),
+    createdAt: tstz("created_at").notNull().defaultNow(),
+    finishedAt: tstz("finished_at"),
+  },
+  (t) => [
+    primaryKey({ name: "soniq_flow_steps_pkey", columns: [t.flowId, t.ref] }),
+    uniqueIndex("idx_soniq_flow_steps_job_id").on(t.jobId),
+    check("soniq_flow_steps_state_check", sql`${t.state} in (${sql.raw(sqlList(FLOW_STEP_STATES))})`),
+  ],
+);
+
 export const pgSchema = {
   soniqJobs,
   soniqDeadLetterJobs,
@@ -284,4 +352,6 @@ export const pgSchema = {
   soniqQueueStarts,
   soniqAuditLog,
   soniqMetrics,
+  soniqFlows,
+  soniqFlowSteps,
 };

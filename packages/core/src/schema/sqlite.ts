@@ -17,9 +17,12 @@ import {
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
 import {
+  FLOW_STATES,
+  FLOW_STEP_STATES,
   JOB_DEFAULTS,
   JOB_STATUS_CHECK,
   JOB_STATUSES,
+  PARENT_FAILURE_POLICIES,
   RECURRING_STATUSES,
   SCHEDULE_TYPES,
   sqlList,
@@ -74,6 +77,9 @@ export const soniqJobs = sqliteTable(
     workerId: text("worker_id"),
     /** The job's group on its queue (`groupConcurrency` caps processing jobs per group); null = none. */
     group: text("group"),
+    /** The workflow this job is a step of, and the step's ref (null outside flows). */
+    flowId: text("flow_id"),
+    stepRef: text("step_ref"),
     createdAt: ms("created_at").notNull().default(nowMs),
     updatedAt: ms("updated_at").notNull().default(nowMs),
   },
@@ -120,7 +126,11 @@ export const soniqDeadLetterJobs = sqliteTable(
     lastResurrectionAt: ms("last_resurrection_at"),
     originalCreatedAt: ms("original_created_at").notNull(),
     movedToDeadLetterAt: ms("moved_to_dead_letter_at").notNull().default(nowMs),
-    createdAt: ms("created_at").notNull().default(nowMs),
+    createdAt: ms("created_at")
+      .notNull()
+      .default(nowMs) /** The job's workflow and step ref, kept so a replay rejoins the flow. */,
+    flowId: text("flow_id"),
+    stepRef: text("step_ref"),
   },
   (t) => [
     // Every dead-letter move writes each index, so there are two besides the key: queue (queues.list's skip
@@ -257,6 +267,64 @@ export const soniqMetrics = sqliteTable(
   (t) => [primaryKey({ name: "soniq_metrics_pkey", columns: [t.bucketStart, t.queue, t.jobName] })],
 );
 
+/**
+ * Workflows (DESIGN.md section 15). A flow row keeps its step counters so a step's change updates the
+ * flow's state in O(1); see the `flows` facet (core contract/flows.ts) for the layout and why.
+ */
+export const soniqFlows = sqliteTable(
+  "soniq_flows",
+  {
+    id: text("id").primaryKey(),
+    name: text("name"),
+    state: text("state", { enum: FLOW_STATES }).notNull().default("running"),
+    createdBy: text("created_by").notNull(),
+    stepsTotal: integer("steps_total").notNull().default(0),
+    stepsOpen: integer("steps_open").notNull().default(0),
+    stepsFailed: integer("steps_failed").notNull().default(0),
+    stepsHeld: integer("steps_held").notNull().default(0),
+    createdAt: ms("created_at").notNull().default(nowMs),
+    finishedAt: ms("finished_at"),
+  },
+  (t) => [
+    check("soniq_flows_state_check", sql`${t.state} in (${sql.raw(sqlList(FLOW_STATES))})`),
+    index("idx_soniq_flows_state").on(t.state, t.id),
+    index("idx_soniq_flows_name").on(t.name, t.id),
+  ],
+);
+
+/**
+ * One row per step: the prepared job (inserted on release), its parents and dependents by ref, and the
+ * counter of parents not done yet that the release decrements (no scan of the flow).
+ */
+export const soniqFlowSteps = sqliteTable(
+  "soniq_flow_steps",
+  {
+    flowId: text("flow_id")
+      .notNull()
+      .references(() => soniqFlows.id, { onDelete: "cascade" }),
+    ref: text("ref").notNull(),
+    seq: integer("seq").notNull(),
+    jobId: text("job_id").notNull(),
+    jobIds: json<string[]>("job_ids").notNull(),
+    jobName: text("job_name").notNull(),
+    job: json<Record<string, unknown>>("job").notNull(),
+    dependsOn: json<string[]>("depends_on").notNull(),
+    dependents: json<string[]>("dependents").notNull(),
+    onParentFailure: text("on_parent_failure", { enum: PARENT_FAILURE_POLICIES }).notNull(),
+    state: text("state", { enum: FLOW_STEP_STATES }).notNull(),
+    pendingParents: integer("pending_parents").notNull(),
+    reason: text("reason"),
+    addedBy: text("added_by"),
+    createdAt: ms("created_at").notNull().default(nowMs),
+    finishedAt: ms("finished_at"),
+  },
+  (t) => [
+    primaryKey({ name: "soniq_flow_steps_pkey", columns: [t.flowId, t.ref] }),
+    uniqueIndex("idx_soniq_flow_steps_job_id").on(t.jobId),
+    check("soniq_flow_steps_state_check", sql`${t.state} in (${sql.raw(sqlList(FLOW_STEP_STATES))})`),
+  ],
+);
+
 export const sqliteSchema = {
   soniqJobs,
   soniqDeadLetterJobs,
@@ -269,4 +337,6 @@ export const sqliteSchema = {
   soniqQueueStarts,
   soniqAuditLog,
   soniqMetrics,
+  soniqFlows,
+  soniqFlowSteps,
 };

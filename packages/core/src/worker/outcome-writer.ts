@@ -106,7 +106,7 @@ export class OutcomeWriter {
       case "done": {
         this.#metrics(run, "done");
         const resultTtlMs = run.def?.options.resultTtlMs ?? this.rt.options.resultTtlMs;
-        this.#batcher.add(doneSettlement(job, outcome.result, resultTtlMs), run);
+        this.#batcher.add(doneSettlement(job, outcome.result, resultTtlMs, run.flow?.added), run);
         return;
       }
       case "retry":

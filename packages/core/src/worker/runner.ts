@@ -15,6 +15,7 @@
  */
 import { RunContext } from "../context.js";
 import { JobAbortedError } from "../errors.js";
+import { flowContextOf, type RunFlowContext } from "../flows.js";
 import { formatIssues, type RegisteredJob, validateWithSchema } from "../jobs.js";
 import { checkJson } from "../json.js";
 import { runChain } from "../middleware.js";
@@ -88,6 +89,8 @@ export class Running {
   durationMs = 0;
   readonly startedAt = performance.now();
   readonly ctx: RunContext;
+  /** `ctx.flow` of a flow step's job (its `add`'s steps ride on the done settlement). */
+  readonly flow: RunFlowContext | null;
   #controller: AbortController | undefined;
   #abortReason: JobAbortedError | undefined;
 
@@ -97,7 +100,8 @@ export class Running {
     workerId: string | null,
     rt: Runtime,
   ) {
-    this.ctx = new RunContext(job, workerId, this, rt.logger);
+    this.flow = job.flowId === null ? null : flowContextOf(rt, job);
+    this.ctx = new RunContext(job, workerId, this, rt.logger, this.flow);
   }
 
   get signal(): AbortSignal {

@@ -15,7 +15,13 @@
  * Every text written is storable on every backend (no NUL, no lone surrogate: `storableText`), so one
  * odd error message cannot fail the batch it is written with.
  */
-import type { DeadLetterSettlement, DoneSettlement, RequeueSettlement } from "../contract/index.js";
+import type {
+  DeadLetterSettlement,
+  DoneSettlement,
+  FlowSettlement,
+  NewFlowStep,
+  RequeueSettlement,
+} from "../contract/index.js";
 import { storableText } from "../json.js";
 import { MAX_DELAY_MS } from "../option-table.js";
 import type { DeadLetterReason } from "../schema/constants.js";
@@ -26,8 +32,33 @@ function delay(ms: number): number {
   return ms > 0 ? Math.min(Math.round(ms), MAX_DELAY_MS) : 0;
 }
 
-export function doneSettlement(job: Job, result: unknown, resultTtlMs: number): DoneSettlement {
-  return { kind: "done", id: job.id, attempt: job.attempts, result, resultTtlMs };
+/** The flow side of a step's job's settlement; undefined (no flow work at all) for other jobs. */
+function flowOf(job: Job, add: readonly NewFlowStep[] = []): FlowSettlement | undefined {
+  return job.flowId === null || job.stepRef === null
+    ? undefined
+    : { flowId: job.flowId, stepRef: job.stepRef, add };
+}
+
+/**
+ * A flow step's result is kept while its flow is open, whatever the TTL (a dependent reads it through
+ * `ctx.flow.parents()`), so a TTL of 0 keeps the row until expiry runs after the flow finished.
+ */
+export function doneSettlement(
+  job: Job,
+  result: unknown,
+  resultTtlMs: number,
+  add?: readonly NewFlowStep[],
+): DoneSettlement {
+  if (job.flowId === null) return { kind: "done", id: job.id, attempt: job.attempts, result, resultTtlMs };
+  const ttl = Math.max(resultTtlMs, 1);
+  return {
+    kind: "done",
+    id: job.id,
+    attempt: job.attempts,
+    result,
+    resultTtlMs: ttl,
+    flow: flowOf(job, add),
+  };
 }
 
 export function retrySettlement(job: Job, error: string, delayMs: number): RequeueSettlement {
@@ -87,7 +118,16 @@ export function deadLetterSettlement(
   error: string | null,
 ): DeadLetterSettlement {
   const text = error === null ? null : storableText(error);
-  return { kind: "dead_letter", id: job.id, attempt: job.attempts, reason, error: text, tags: null };
+  const settlement: DeadLetterSettlement = {
+    kind: "dead_letter",
+    id: job.id,
+    attempt: job.attempts,
+    reason,
+    error: text,
+    tags: null,
+  };
+  if (job.flowId !== null) settlement.flow = flowOf(job);
+  return settlement;
 }
 
 /** A claim took a job past its `maxAttempts` (its earlier runs never settled): it is not run again. */

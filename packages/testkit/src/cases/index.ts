@@ -4,6 +4,7 @@ import { claimLimitCases } from "./claim-limits.js";
 import { deadLetterCases } from "./dead-letter.js";
 import { dedupCases } from "./dedup.js";
 import { enqueueCases } from "./enqueue.js";
+import { flowCases } from "./flows.js";
 import { jobsCases } from "./jobs.js";
 import { leaseTakeoverCases } from "./lease-takeover.js";
 import { leaseCases } from "./leases.js";
@@ -41,6 +42,7 @@ export const CONFORMANCE_CASES = [
   ...queueRateWindowCases,
   ...claimLimitCases,
   ...auditCases,
+  ...flowCases,
 ] as const;
 
 export type ConformanceCaseId = (typeof CONFORMANCE_CASES)[number]["id"];

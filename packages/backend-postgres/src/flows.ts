@@ -1,0 +1,132 @@
+/**
+ * The flows facet: start (inside the caller's `tx` when given), read, list and cancel workflows. Every
+ * change is one of core's flow programs (flow-engine.ts) run on internal/flow-store.ts in one transaction;
+ * the releases ride on the writes that cause them (runs.ts, jobs.ts, dead-letters.ts).
+ */
+import {
+  cancelFlow,
+  type Flow,
+  type FlowListQuery,
+  type FlowStepMatch,
+  type FlowSummary,
+  type FlowsFacet,
+  type JobStatus,
+  type ParentOutcome,
+  parentOutcome,
+  startFlow,
+  toFlowStep,
+  toFlowSummary,
+} from "@soniq/core/backend";
+import { writeAudit } from "./internal/audit-rows.js";
+import { type PgContext, query, readQuery } from "./internal/context.js";
+import {
+  clientRunner,
+  FLOW_COLUMNS,
+  runFlow,
+  STEP_COLUMNS,
+  toStoredFlow,
+  toStoredStep,
+} from "./internal/flow-store.js";
+import type { Row } from "./internal/rows.js";
+import { inTransaction, type PgTx, txRunner } from "./internal/tx.js";
+
+export function flowsFacet(ctx: PgContext): FlowsFacet<PgTx> {
+  return {
+    start: async (flow, options) => {
+      const program = () => startFlow(flow, flow.createdBy, new Date());
+      if (options.tx !== undefined) {
+        await runFlow(txRunner(options.tx, "flows.start"), program());
+        return;
+      }
+      await inTransaction(ctx, "flows.start", (client) => runFlow(clientRunner(client), program()));
+    },
+    get: (id) => get(ctx, id),
+    list: (query) => list(ctx, query),
+    cancel: (id, audit) =>
+      inTransaction(ctx, "flows.cancel", async (client) => {
+        const cancelled = await runFlow(clientRunner(client), cancelFlow(id, new Date()));
+        if (cancelled === null) return { cancelled: false, cancelledJobIds: [] };
+        if (audit) await writeAudit(client, audit);
+        return { cancelled: true, cancelledJobIds: cancelled };
+      }),
+    stepOfJob: (jobId) => stepOfJob(ctx, jobId),
+    parents: (flowId, ref) => parents(ctx, flowId, ref),
+  };
+}
+
+const prefixed = (alias: string) =>
+  `${STEP_COLUMNS.split(", ")
+    .map((c) => `${alias}.${c}`)
+    .join(", ")}, ${alias}.depends_on`;
+
+async function get(ctx: PgContext, id: string): Promise<Flow | null> {
+  // One statement, one snapshot: the flow row and its steps (with their jobs' statuses) agree.
+  const res = await readQuery<Row>(ctx, "flows.get", {
+    text: `SELECT row_to_json(f) AS flow,
+        COALESCE((SELECT json_agg(json_build_object('step', row_to_json(s), 'job_status', j.status) ORDER BY s.seq)
+          FROM soniq_flow_steps s LEFT JOIN soniq_jobs j ON j.id = s.job_id WHERE s.flow_id = f.id), '[]') AS steps
+      FROM (SELECT ${FLOW_COLUMNS} FROM soniq_flows WHERE id = $1) f`,
+    values: [id],
+  });
+  const row = res.rows[0];
+  if (row === undefined) return null;
+  const steps = (row.steps as { step: Row; job_status: JobStatus | null }[]).map((s) =>
+    toFlowStep(toStoredStep(s.step), s.job_status),
+  );
+  return { ...toFlowSummary(toStoredFlow(row.flow as Row)), steps };
+}
+
+async function list(ctx: PgContext, query: FlowListQuery): Promise<FlowSummary[]> {
+  const res = await readQuery<Row>(ctx, "flows.list", {
+    text: `SELECT ${FLOW_COLUMNS} FROM soniq_flows
+      WHERE ($1::text IS NULL OR state = $1) AND ($2::text IS NULL OR name = $2) AND ($3::uuid IS NULL OR id < $3)
+      ORDER BY id DESC LIMIT $4`,
+    values: [query.state, query.name, query.before, query.limit],
+  });
+  return res.rows.map((r) => toFlowSummary(toStoredFlow(r)));
+}
+
+async function stepOfJob(ctx: PgContext, jobId: string): Promise<FlowStepMatch | null> {
+  const res = await query<Row>(ctx, "flows.stepOfJob", {
+    text: `SELECT ${prefixed("s")}, s.flow_id, f.state AS flow_state, j.status AS job_status
+      FROM soniq_flow_steps s JOIN soniq_flows f ON f.id = s.flow_id LEFT JOIN soniq_jobs j ON j.id = s.job_id
+      WHERE s.job_id = $1`,
+    values: [jobId],
+  });
+  const row = res.rows[0];
+  if (row === undefined) return null;
+  return {
+    flowId: String(row.flow_id),
+    flowState: row.flow_state as FlowStepMatch["flowState"],
+    step: toFlowStep(toStoredStep(row), (row.job_status ?? null) as JobStatus | null),
+  };
+}
+
+// On the primary: a released step reads its parents at once (a replica may lag behind the release).
+async function parents(ctx: PgContext, flowId: string, ref: string): Promise<Record<string, ParentOutcome>> {
+  const res = await query<Row>(ctx, "flows.parents", {
+    text: `SELECT p.ref, p.state, j.result, d.dead_letter_reason, d.last_error
+      FROM soniq_flow_steps s
+      CROSS JOIN LATERAL jsonb_array_elements_text(s.depends_on) AS e(ref)
+      JOIN soniq_flow_steps p ON p.flow_id = s.flow_id AND p.ref = e.ref
+      LEFT JOIN soniq_jobs j ON j.id = p.job_id
+      LEFT JOIN soniq_dead_letter_jobs d ON d.id = p.job_id
+      WHERE s.flow_id = $1 AND s.ref = $2`,
+    values: [flowId, ref],
+  });
+  const out: Record<string, ParentOutcome> = {};
+  for (const r of res.rows) {
+    const outcome = parentOutcome(
+      r.state as Parameters<typeof parentOutcome>[0],
+      { result: r.result ?? null },
+      r.dead_letter_reason === null
+        ? null
+        : {
+            deadLetterReason: String(r.dead_letter_reason),
+            lastError: (r.last_error ?? null) as string | null,
+          },
+    );
+    if (outcome !== null) out[String(r.ref)] = outcome;
+  }
+  return out;
+}

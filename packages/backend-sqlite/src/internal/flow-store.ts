@@ -1,0 +1,212 @@
+/**
+ * The SQLite `FlowStore` (core's flow-engine.ts runs its programs over it), synchronous on one
+ * connection inside the caller's IMMEDIATE transaction: the settle's, a cancel's, a replay's, or the
+ * caller's own `tx` for `flows.start`.
+ */
+import {
+  decodeStepJob,
+  encodeStepJob,
+  type FlowProgram,
+  type FlowStore,
+  runFlowSync,
+  type StoredFlow,
+  type StoredStep,
+} from "@soniq/core/backend";
+import type { SqliteContext, SqliteDatabase } from "./context.js";
+import { jsonList, NOW } from "./sql.js";
+
+interface FlowRow {
+  id: string;
+  name: string | null;
+  state: StoredFlow["state"];
+  created_by: string;
+  steps_total: number;
+  steps_open: number;
+  steps_failed: number;
+  steps_held: number;
+  created_at: number;
+  finished_at: number | null;
+}
+
+export interface StepRow {
+  ref: string;
+  job_id: string;
+  job_ids: string;
+  job_name: string;
+  job: string;
+  depends_on?: string;
+  dependents: string;
+  on_parent_failure: StoredStep["onParentFailure"];
+  state: StoredStep["state"];
+  pending_parents: number;
+  reason: StoredStep["reason"];
+  added_by: string | null;
+  created_at: number;
+  finished_at: number | null;
+}
+
+export const FLOW_COLUMNS =
+  "id, name, state, created_by, steps_total, steps_open, steps_failed, steps_held, created_at, finished_at";
+/** Every step column but `depends_on` (the engine never reads it; a fan-in's holds up to 10,000 refs). */
+const STEP_COLUMNS =
+  "ref, job_id, job_ids, job_name, job, dependents, on_parent_failure, state, pending_parents, reason, " +
+  "added_by, created_at, finished_at";
+export const STEP_READ_COLUMNS = `${STEP_COLUMNS}, depends_on`;
+
+export function toStoredFlow(r: FlowRow): StoredFlow {
+  return {
+    id: r.id,
+    name: r.name,
+    state: r.state,
+    createdBy: r.created_by,
+    stepsTotal: r.steps_total,
+    stepsOpen: r.steps_open,
+    stepsFailed: r.steps_failed,
+    stepsHeld: r.steps_held,
+    createdAt: new Date(r.created_at),
+    finishedAt: r.finished_at === null ? null : new Date(r.finished_at),
+  };
+}
+
+export function toStoredStep(r: StepRow): StoredStep {
+  return {
+    ref: r.ref,
+    jobId: r.job_id,
+    jobIds: JSON.parse(r.job_ids) as string[],
+    jobName: r.job_name,
+    job: decodeStepJob(JSON.parse(r.job) as Record<string, unknown>),
+    dependsOn: r.depends_on === undefined ? [] : (JSON.parse(r.depends_on) as string[]),
+    dependents: JSON.parse(r.dependents) as string[],
+    onParentFailure: r.on_parent_failure,
+    state: r.state,
+    pendingParents: r.pending_parents,
+    reason: r.reason,
+    addedBy: r.added_by,
+    createdAt: new Date(r.created_at),
+    finishedAt: r.finished_at === null ? null : new Date(r.finished_at),
+  };
+}
+
+const ms = (d: Date | null) => (d === null ? null : d.getTime());
+
+const GET_FLOW = `SELECT ${FLOW_COLUMNS} FROM soniq_flows WHERE id = ?`;
+const GET_STEPS = `SELECT ${STEP_COLUMNS} FROM soniq_flow_steps
+  WHERE flow_id = @flowId AND ref IN (SELECT value FROM json_each(@refs))`;
+const ALL_STEPS = `SELECT ${STEP_COLUMNS} FROM soniq_flow_steps WHERE flow_id = ? ORDER BY seq`;
+const INSERT_FLOW = `INSERT INTO soniq_flows (${FLOW_COLUMNS})
+  VALUES (@id, @name, @state, @createdBy, @stepsTotal, @stepsOpen, @stepsFailed, @stepsHeld, @createdAt, @finishedAt)`;
+const SAVE_FLOW = `UPDATE soniq_flows SET state = @state, steps_total = @stepsTotal, steps_open = @stepsOpen,
+  steps_failed = @stepsFailed, steps_held = @stepsHeld, finished_at = @finishedAt WHERE id = @id`;
+const NEXT_SEQ = "SELECT COALESCE(MAX(seq), 0) AS n FROM soniq_flow_steps WHERE flow_id = ?";
+const INSERT_STEP = `INSERT INTO soniq_flow_steps (flow_id, seq, depends_on, ${STEP_COLUMNS})
+  VALUES (@flowId, @seq, @dependsOn, @ref, @jobId, @jobIds, @jobName, @job, @dependents, @onParentFailure,
+    @state, @pendingParents, @reason, @addedBy, @createdAt, @finishedAt)`;
+const SAVE_STEP = `UPDATE soniq_flow_steps SET job_id = @jobId, job_ids = @jobIds, job = @job,
+  dependents = @dependents, state = @state, pending_parents = @pendingParents, reason = @reason,
+  finished_at = @finishedAt WHERE flow_id = @flowId AND ref = @ref`;
+const INSERT_JOB = `INSERT INTO soniq_jobs (id, job_name, args, args_hash, status, attempts, max_attempts, queue,
+    priority, unique_job, dedup_key, scheduled_at, producer_id, "group", flow_id, step_ref, created_at, updated_at)
+  VALUES (@id, @jobName, @args, NULL, 'queued', 0, @maxAttempts, @queue, @priority, 0, NULL,
+    COALESCE(@scheduledAt, ${NOW}), @producerId, @group, @flowId, @stepRef, ${NOW}, ${NOW})`;
+const CANCEL_JOBS = `UPDATE soniq_jobs SET status = 'cancelled', updated_at = ${NOW}
+  WHERE id IN (SELECT value FROM json_each(?)) AND status IN ('queued', 'processing') RETURNING id`;
+
+function stepParams(flowId: string, s: StoredStep) {
+  return {
+    flowId,
+    ref: s.ref,
+    jobId: s.jobId,
+    jobIds: JSON.stringify(s.jobIds),
+    jobName: s.jobName,
+    job: JSON.stringify(encodeStepJob(s.job)),
+    dependents: JSON.stringify(s.dependents),
+    onParentFailure: s.onParentFailure,
+    state: s.state,
+    pendingParents: s.pendingParents,
+    reason: s.reason,
+    addedBy: s.addedBy,
+    createdAt: s.createdAt.getTime(),
+    finishedAt: ms(s.finishedAt),
+  };
+}
+
+function flowParams(f: StoredFlow) {
+  return {
+    id: f.id,
+    name: f.name,
+    state: f.state,
+    createdBy: f.createdBy,
+    stepsTotal: f.stepsTotal,
+    stepsOpen: f.stepsOpen,
+    stepsFailed: f.stepsFailed,
+    stepsHeld: f.stepsHeld,
+    createdAt: f.createdAt.getTime(),
+    finishedAt: ms(f.finishedAt),
+  };
+}
+
+export function sqliteFlowStore(ctx: SqliteContext, db: SqliteDatabase): FlowStore {
+  const st = (sql: string) => ctx.statement(sql, db);
+  return {
+    flow: (id) => {
+      const row = st(GET_FLOW).get(id) as FlowRow | undefined;
+      return row === undefined ? null : toStoredFlow(row);
+    },
+    steps: (flowId, refs) =>
+      (st(GET_STEPS).all({ flowId, refs: jsonList(refs) }) as StepRow[]).map(toStoredStep),
+    allSteps: (flowId) => (st(ALL_STEPS).all(flowId) as StepRow[]).map(toStoredStep),
+    insertFlow: (flow) => {
+      st(INSERT_FLOW).run(flowParams(flow));
+    },
+    saveFlow: (flow) => {
+      st(SAVE_FLOW).run(flowParams(flow));
+    },
+    insertSteps: (flowId, steps) => {
+      let seq = (st(NEXT_SEQ).get(flowId) as { n: number }).n;
+      const insert = st(INSERT_STEP);
+      for (const s of steps) {
+        insert.run({ ...stepParams(flowId, s), seq: ++seq, dependsOn: JSON.stringify(s.dependsOn) });
+      }
+    },
+    saveSteps: (flowId, steps) => {
+      const save = st(SAVE_STEP);
+      for (const s of steps) {
+        const {
+          createdAt: _c,
+          jobName: _n,
+          onParentFailure: _p,
+          addedBy: _a,
+          ...params
+        } = stepParams(flowId, s);
+        save.run(params);
+      }
+    },
+    insertJobs: (jobs) => {
+      const insert = st(INSERT_JOB);
+      const queues = new Set<string>();
+      for (const job of jobs) {
+        insert.run({
+          id: job.id,
+          jobName: job.jobName,
+          args: JSON.stringify(job.args) ?? "null",
+          maxAttempts: job.maxAttempts,
+          queue: job.queue,
+          priority: job.priority,
+          scheduledAt: ms(job.scheduledAt),
+          producerId: job.producerId,
+          group: job.group,
+          flowId: job.flowId,
+          stepRef: job.stepRef,
+        });
+        queues.add(job.queue);
+      }
+      for (const queue of queues) ctx.notify(queue);
+    },
+    cancelJobs: (ids) => (st(CANCEL_JOBS).all(jsonList(ids)) as { id: string }[]).map((r) => r.id),
+  };
+}
+
+/** Runs a flow program on `db` (inside the transaction the caller holds open). */
+export function runFlow<T>(ctx: SqliteContext, program: FlowProgram<T>, db: SqliteDatabase = ctx.db): T {
+  return runFlowSync(program, sqliteFlowStore(ctx, db));
+}

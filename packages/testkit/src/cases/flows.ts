@@ -1,0 +1,429 @@
+/**
+ * Workflows (DESIGN.md section 15) through the app API on the backend under test: the rules are core's,
+ * the rows and the transactions that carry them are the backend's, so every rule runs on every backend.
+ * Each case builds its own `Soniq` over the case's backend (never closed: the kit closes the backend) and
+ * drains with `worker.runOnce()`, which also runs the steps a settle released.
+ */
+import assert from "node:assert/strict";
+import { PermanentError, Soniq, type SoniqError } from "@soniq/core";
+import { defineCase } from "../define-case.js";
+import type { CaseContext } from "../types.js";
+import { deepEqual, equal } from "./helpers.js";
+
+type App = Soniq;
+
+function app(ctx: CaseContext): { soniq: App; queue: string; drain: () => Promise<number> } {
+  const queue = ctx.queue("flow");
+  const soniq = new Soniq({ backend: ctx.backend, defaultQueue: queue });
+  const drain = async () => {
+    let total = 0;
+    for (;;) {
+      const n = await soniq.worker({ queues: [queue], concurrency: 20 }).runOnce();
+      total += n;
+      if (n === 0) return total;
+    }
+  };
+  return { soniq, queue, drain };
+}
+
+async function invalid(promise: Promise<unknown>, field: string, what: string): Promise<SoniqError> {
+  try {
+    await promise;
+  } catch (err) {
+    const e = err as SoniqError;
+    equal(e.code, "SONIQ_INVALID_FLOW", `${what}: flows.start must reject with SONIQ_INVALID_FLOW`);
+    equal(e.context.field, field, `${what}: context.field names the bad field`);
+    return e;
+  }
+  assert.fail(`${what}: flows.start must reject`);
+}
+
+const stateOf = async (soniq: App, id: string) => (await soniq.flows.get(id))?.state;
+const stepStates = async (soniq: App, id: string) =>
+  Object.fromEntries(((await soniq.flows.get(id))?.steps ?? []).map((s) => [s.ref, s.state]));
+
+export const flowCases = [
+  defineCase({
+    id: "flows/start-writes-roots",
+    title:
+      "flows.start writes the flow, its steps and the root steps' jobs (ids minted and returned); waiting steps have no job row and are not in the stats",
+    async run(ctx) {
+      const { soniq, queue } = app(ctx);
+      soniq.job("flow.step", async () => null);
+      const started = await soniq.flows.start({
+        name: "kit.start",
+        steps: {
+          a: { job: "flow.step", args: { n: 1 } },
+          b: { job: "flow.step", args: { n: 2 } },
+          c: { job: "flow.step", dependsOn: ["a", "b"] },
+        },
+      });
+      deepEqual(Object.keys(started.jobs).sort(), ["a", "b", "c"], "a job id per ref");
+      const a = await soniq.getJob(started.jobs.a as string);
+      equal(a?.status, "queued", "a root step's job is queued");
+      equal(a?.flowId, started.id, "the job carries its flow id");
+      equal(a?.stepRef, "a", "the job carries its step ref");
+      equal(await soniq.getJob(started.jobs.c as string), null, "a waiting step has no job row");
+      const stats = await soniq.getQueueStats({ queue });
+      deepEqual(
+        stats,
+        { total: 2, queued: 2, processing: 0, done: 0, dead_letter: 0, cancelled: 0 },
+        "stats count the two root jobs only",
+      );
+      const flow = await soniq.flows.get(started.id);
+      equal(flow?.name, "kit.start", "name kept");
+      equal(flow?.state, "running", "a new flow is running");
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "queued", b: "queued", c: "waiting" },
+        "step states",
+      );
+      deepEqual(flow?.counts, { total: 3, open: 3, done: 0, failed: 0, held: 0 }, "counts");
+      const listed = await soniq.flows.list({ name: "kit.start" });
+      assert.ok(
+        listed.some((f) => f.id === started.id),
+        "flows.list finds it by name",
+      );
+    },
+  }),
+  defineCase({
+    id: "flows/validated-nothing-written",
+    title:
+      "flows.start refuses unknown refs, self-dependencies, cycles, bad refs, duplicate parents and args failing the schema with SONIQ_INVALID_FLOW naming the field and ref; nothing is written",
+    async run(ctx) {
+      const { soniq, queue } = app(ctx);
+      const schema = {
+        "~standard": {
+          version: 1 as const,
+          vendor: "kit",
+          validate: (v: unknown) =>
+            typeof (v as { n?: unknown })?.n === "number"
+              ? { value: v }
+              : { issues: [{ message: "n must be a number", path: ["n"] }] },
+        },
+      };
+      soniq.job("flow.step", async () => null, { schema });
+      const ok = { job: "flow.step", args: { n: 1 } };
+      await invalid(
+        soniq.flows.start({ steps: { a: { ...ok, dependsOn: ["zz"] } } }),
+        "steps.a.dependsOn",
+        "unknown ref",
+      );
+      await invalid(
+        soniq.flows.start({ steps: { a: { ...ok, dependsOn: ["a"] } } }),
+        "steps.a.dependsOn",
+        "self-dependency",
+      );
+      const cycle = await invalid(
+        soniq.flows.start({
+          steps: { r: ok, a: { ...ok, dependsOn: ["b"] }, b: { ...ok, dependsOn: ["a"] } },
+        }),
+        "steps.a.dependsOn",
+        "cycle",
+      );
+      equal(cycle.context.ref, "a", "the cycle error names a ref in the cycle");
+      await invalid(soniq.flows.start({ steps: { "Bad Ref": ok } }), "steps", "bad ref");
+      await invalid(
+        soniq.flows.start({ steps: { a: ok, b: { ...ok, dependsOn: ["a", "a"] } } }),
+        "steps.b.dependsOn",
+        "duplicate parent",
+      );
+      const args = await invalid(
+        soniq.flows.start({ steps: { a: ok, b: { job: "flow.step", args: { n: "x" }, dependsOn: ["a"] } } }),
+        "steps.b.args",
+        "args failing the schema",
+      );
+      equal(args.context.ref, "b", "the args error names the step");
+      await invalid(soniq.flows.start({ steps: {} }), "steps", "no steps");
+      equal((await soniq.getQueueStats({ queue })).total, 0, "no job was written");
+      equal(
+        (await soniq.flows.list({ limit: 1000 })).filter((f) => f.name === null && f.counts.total === 0)
+          .length,
+        0,
+        "no empty flow row",
+      );
+    },
+  }),
+  defineCase({
+    id: "flows/diamond-once-in-order",
+    title:
+      "a diamond (a -> b, c -> d) runs each step once, d after b and c, with b's and c's results in ctx.flow.parents(); the flow succeeds",
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      const ran: string[] = [];
+      let seen: unknown = null;
+      soniq.job("flow.step", async (args: { ref: string }, c) => {
+        ran.push(args.ref);
+        if (args.ref === "d") seen = await c.flow?.parents();
+        return { from: args.ref };
+      });
+      const steps = {
+        a: { job: "flow.step", args: { ref: "a" } },
+        b: { job: "flow.step", args: { ref: "b" }, dependsOn: ["a"] },
+        c: { job: "flow.step", args: { ref: "c" }, dependsOn: ["a"] },
+        d: { job: "flow.step", args: { ref: "d" }, dependsOn: ["b", "c"] },
+      };
+      const { id } = await soniq.flows.start({ steps });
+      await drain();
+      equal(ran.length, 4, `each step ran once (ran: ${ran.join(",")})`);
+      equal(ran[0], "a", "a first");
+      equal(ran[3], "d", "d last");
+      deepEqual(
+        seen,
+        { b: { status: "done", result: { from: "b" } }, c: { status: "done", result: { from: "c" } } },
+        "d sees b and c",
+      );
+      const flow = await soniq.flows.get(id);
+      equal(flow?.state, "succeeded", "the flow succeeded");
+      assert.ok(flow?.finishedAt instanceof Date, "finishedAt is set");
+      deepEqual(flow?.counts, { total: 4, open: 0, done: 4, failed: 0, held: 0 }, "counts");
+      const done = await soniq.flows.waitFor(id, { timeoutMs: 1000 });
+      equal(done.state, "succeeded", "waitFor resolves with the finished flow");
+    },
+  }),
+  defineCase({
+    id: "flows/fan-in-2000-releases-once",
+    title: "a fan-in of 2,000 parents releases its child exactly once, after the last parent",
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      let childRuns = 0;
+      let parentsSeen = 0;
+      soniq.job("flow.parent", async () => 1);
+      soniq.job("flow.child", async (_args, c) => {
+        childRuns++;
+        parentsSeen = Object.keys((await c.flow?.parents()) ?? {}).length;
+        return null;
+      });
+      const steps: Record<string, { job: string; args?: unknown; dependsOn?: string[] }> = {};
+      const parents = Array.from({ length: 2000 }, (_, i) => `p${i}`);
+      for (const ref of parents) steps[ref] = { job: "flow.parent" };
+      steps.child = { job: "flow.child", dependsOn: parents };
+      const { id } = await soniq.flows.start({ steps });
+      await drain();
+      equal(childRuns, 1, "the child ran exactly once");
+      equal(parentsSeen, 2000, "the child saw its 2,000 parents done");
+      equal(await stateOf(soniq, id), "succeeded", "the flow succeeded");
+    },
+  }),
+  defineCase({
+    id: "flows/hold-replay-resumes",
+    title:
+      "a dead-lettered parent holds its dependents and the flow (explain: held_by_dead_letter); replaying it puts the new job in the step's place and the flow runs on",
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      let fail = true;
+      const ran: string[] = [];
+      soniq.job("flow.step", async (args: { ref: string }) => {
+        if (args.ref === "a" && fail) throw new PermanentError("card declined");
+        ran.push(args.ref);
+        return args.ref;
+      });
+      const started = await soniq.flows.start({
+        steps: {
+          a: { job: "flow.step", args: { ref: "a" } },
+          b: { job: "flow.step", args: { ref: "b" }, dependsOn: ["a"] },
+          c: { job: "flow.step", args: { ref: "c" }, dependsOn: ["b"] },
+        },
+      });
+      await drain();
+      equal(await stateOf(soniq, started.id), "held", "the flow is held");
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "dead_lettered", b: "held", c: "waiting" },
+        "a dead, b held, c waiting",
+      );
+      const why = await soniq.explain(started.jobs.b as string);
+      equal(why.status, "held", "explain of the held step's job id");
+      const held = why.reasons.find((r) => r.code === "held_by_dead_letter");
+      assert.ok(held, `explain names held_by_dead_letter (got ${why.reasons.map((r) => r.code).join(",")})`);
+      equal(held.evidence.parentRef, "a", "evidence: the parent's ref");
+      equal(held.evidence.deadLetterId, started.jobs.a, "evidence: the dead-letter id");
+      equal(held.evidence.reason, "permanent_failure", "evidence: the reason");
+      fail = false;
+      const newId = (await soniq.deadLetter.replay(started.jobs.a as string)) as string;
+      const flow = await soniq.flows.get(started.id);
+      const a = flow?.steps.find((s) => s.ref === "a");
+      equal(a?.jobId, newId, "the replayed job takes the step's place");
+      deepEqual(a?.jobIds, [started.jobs.a, newId], "the step keeps its job id history");
+      equal((await soniq.getJob(newId))?.flowId, started.id, "the replayed job rejoins the flow");
+      await drain();
+      deepEqual(ran, ["a", "b", "c"], "the held dependents ran after the replay");
+      equal(await stateOf(soniq, started.id), "succeeded", "the flow ran on and succeeded");
+    },
+  }),
+  defineCase({
+    id: "flows/purge-cancels-held",
+    title:
+      "purging a held parent's dead letter cancels the held dependents (parent_purged) and the flow ends failed",
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      soniq.job("flow.fail", async () => {
+        throw new PermanentError("no");
+      });
+      soniq.job("flow.ok", async () => null);
+      const started = await soniq.flows.start({
+        steps: {
+          a: { job: "flow.fail" },
+          b: { job: "flow.ok", dependsOn: ["a"] },
+          c: { job: "flow.ok", dependsOn: ["b"] },
+        },
+      });
+      await drain();
+      equal(await soniq.deadLetter.purge(started.jobs.a as string), true, "purged");
+      const flow = await soniq.flows.get(started.id);
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "dead_lettered", b: "cancelled", c: "cancelled" },
+        "dependents cancelled",
+      );
+      equal(flow?.steps.find((s) => s.ref === "b")?.reason, "parent_purged", "reason parent_purged");
+      equal(flow?.state, "failed", "the flow failed");
+    },
+  }),
+  defineCase({
+    id: "flows/cancel-and-run-policies",
+    title:
+      'a dead-lettered parent cancels "cancel" dependents at once and releases "run" dependents, which see { status: "dead_lettered", reason, lastError }',
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      let seen: unknown = null;
+      soniq.job("flow.fail", async () => {
+        throw new PermanentError("boom");
+      });
+      soniq.job("flow.ok", async (_a, c) => {
+        seen = await c.flow?.parents();
+        return null;
+      });
+      const started = await soniq.flows.start({
+        steps: {
+          a: { job: "flow.fail" },
+          x: { job: "flow.ok", dependsOn: ["a"], onParentFailure: "cancel" },
+          y: { job: "flow.ok", dependsOn: ["x"], onParentFailure: "hold" },
+          r: { job: "flow.ok", dependsOn: ["a"], onParentFailure: "run" },
+        },
+      });
+      await drain();
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "dead_lettered", x: "cancelled", y: "cancelled", r: "done" },
+        "x cancelled (and y below it), r ran",
+      );
+      const parents = seen as Record<string, { status: string; reason?: string; lastError?: string | null }>;
+      equal(parents.a?.status, "dead_lettered", "r sees a dead-lettered");
+      equal(parents.a?.reason, "permanent_failure", "with the reason");
+      assert.ok(String(parents.a?.lastError).includes("boom"), "and the last error");
+      equal(await stateOf(soniq, started.id), "failed", "every step terminal, not all done: failed");
+    },
+  }),
+  defineCase({
+    id: "flows/cancelled-parent",
+    title: 'a cancelled parent cancels its dependents unless they run on failure ("run")',
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      soniq.job("flow.ok", async () => null);
+      const started = await soniq.flows.start({
+        steps: {
+          a: { job: "flow.ok" },
+          h: { job: "flow.ok", dependsOn: ["a"] },
+          r: { job: "flow.ok", dependsOn: ["a"], onParentFailure: "run" },
+        },
+      });
+      equal(await soniq.cancelJob(started.jobs.a as string), true, "the root's job cancelled");
+      await drain();
+      const flow = await soniq.flows.get(started.id);
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "cancelled", h: "cancelled", r: "done" },
+        "h cancelled, r ran",
+      );
+      equal(flow?.steps.find((s) => s.ref === "h")?.reason, "parent_cancelled", "reason parent_cancelled");
+    },
+  }),
+  defineCase({
+    id: "flows/cancel-flow",
+    title:
+      "flows.cancel cancels waiting, held and queued steps and their jobs, is audited flow.cancel, and is false for a finished or unknown flow",
+    async run(ctx) {
+      const { soniq } = app(ctx);
+      soniq.job("flow.ok", async () => null);
+      const started = await soniq.flows.start({
+        steps: { a: { job: "flow.ok" }, b: { job: "flow.ok", dependsOn: ["a"] } },
+      });
+      equal(await soniq.flows.cancel(started.id, { actor: "kit" }), true, "cancelled");
+      equal(await stateOf(soniq, started.id), "cancelled", "the flow is cancelled");
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "cancelled", b: "cancelled" },
+        "every step cancelled",
+      );
+      equal((await soniq.getJob(started.jobs.a as string))?.status, "cancelled", "the queued job cancelled");
+      equal(await soniq.flows.cancel(started.id), false, "a second cancel finds nothing to do");
+      const audit = await soniq.audit.list({ action: "flow.cancel", limit: 1000 });
+      const row = audit.find((r) => r.target === started.id && r.outcome === "ok");
+      equal(row?.actor, "kit", "audited with the actor");
+    },
+  }),
+  defineCase({
+    id: "flows/add-once-on-retry",
+    title:
+      "ctx.flow.add of 50 items from a step that fails once adds 50 steps, not 100, and they run with their fan-in",
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      let attempts = 0;
+      let totals = 0;
+      soniq.job(
+        "flow.split",
+        async (_a, c) => {
+          attempts++;
+          const items: Record<string, { job: string; args: unknown; dependsOn?: string[] }> = {};
+          for (let i = 0; i < 50; i++) items[`item_${i}`] = { job: "flow.item", args: { i } };
+          items.total = { job: "flow.total", args: {}, dependsOn: Object.keys(items) };
+          await c.flow?.add(items);
+          if (attempts === 1) throw new Error("first run fails after adding");
+          return null;
+        },
+        { retry: { delaysMs: [0] } },
+      );
+      soniq.job("flow.item", async (args: { i: number }) => args.i);
+      soniq.job("flow.total", async (_a, c) => {
+        totals++;
+        return Object.keys((await c.flow?.parents()) ?? {}).length;
+      });
+      const { id } = await soniq.flows.start({ steps: { split: { job: "flow.split" } } });
+      await drain();
+      const flow = await soniq.flows.get(id);
+      equal(attempts, 2, "the splitting step ran twice");
+      equal(flow?.steps.length, 52, "50 items + total + split: added once");
+      equal(totals, 1, "the fan-in ran once");
+      equal(flow?.state, "succeeded", "the flow succeeded");
+      equal(flow?.steps.find((s) => s.ref === "item_3")?.addedBy, "split", "addedBy names the adding step");
+    },
+  }),
+  defineCase({
+    id: "flows/explain-waiting-and-results-kept",
+    title:
+      "explain of a waiting step's job id answers waiting_on_parents with the pending refs; a parent's result is kept for its dependents whatever its TTL",
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      let seen: unknown = null;
+      soniq.job("flow.a", async () => ({ total: 42 }), { resultTtlMs: 0 });
+      soniq.job("flow.b", async (_a, c) => {
+        seen = await c.flow?.parents();
+        return null;
+      });
+      const started = await soniq.flows.start({
+        steps: { a: { job: "flow.a" }, b: { job: "flow.b", dependsOn: ["a"] } },
+      });
+      const why = await soniq.explain(started.jobs.b as string);
+      equal(why.status, "waiting", "a waiting step");
+      equal(why.reasons[0]?.code, "waiting_on_parents", "waiting_on_parents");
+      deepEqual(why.reasons[0]?.evidence.pending, ["a"], "names the pending parent");
+      await drain();
+      deepEqual(
+        seen,
+        { a: { status: "done", result: { total: 42 } } },
+        "the result with TTL 0 was kept for b",
+      );
+    },
+  }),
+] as const;
