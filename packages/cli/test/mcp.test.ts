@@ -1,7 +1,7 @@
 /** `soniq mcp` driven through the MCP SDK's client over stdio: tool lists, reads, refused and audited writes. */
 
 import { join } from "node:path";
-import type { AuditEntry, DeadLetterJob, Explanation, Job, QueueInfo } from "@soniq/core";
+import type { AuditEntry, DeadLetterJob, Explanation, Flow, FlowSummary, Job, QueueInfo } from "@soniq/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { soniqCli, sqliteDb } from "./cli.js";
 import { type Agent, closeClients, connectAgent } from "./mcp-client.js";
@@ -17,6 +17,8 @@ const READS = [
   "dead_letter",
   "schedules",
   "schedule_history",
+  "flows",
+  "flow",
   "audit",
 ];
 const WRITES = [
@@ -25,6 +27,7 @@ const WRITES = [
   "purge",
   "purge_where",
   "cancel_job",
+  "cancel_flow",
   "pause_queue",
   "resume_queue",
 ];
@@ -187,6 +190,41 @@ describe.each(BACKENDS)("soniq mcp on %s", (_kind, makeDb) => {
     );
     const purged = await a.call("purge", { id: "no-such-dead-letter" });
     expect(purged.isError).toBe(true);
+  });
+
+  it("mcp/flows: flows and flow read a workflow; cancel_flow cancels it, audited", async () => {
+    const started = await s.app.flows.start({
+      name: "mcp.check",
+      steps: {
+        first: { job: "test.ok", args: { n: 10 }, options: { queue: "flows" } },
+        second: { job: "test.ok", args: { n: 11 }, dependsOn: ["first"] },
+      },
+    });
+    const a = await agent("--allow-writes");
+    const listed = (await a.call("flows", { name: "mcp.check" })).json<FlowSummary[]>();
+    expect(listed).toEqual([expect.objectContaining({ id: started.id, state: "running" })]);
+    expect((await a.call("flows", { state: "succeeded", name: "mcp.check" })).json()).toEqual([]);
+    const flow = (await a.call("flow", { id: started.id })).json<Flow>();
+    expect(flow.steps.map((step) => [step.ref, step.state, step.jobId])).toEqual([
+      ["first", "queued", started.jobs.first],
+      ["second", "waiting", started.jobs.second],
+    ]);
+    expect((await a.call("cancel_flow", { id: started.id })).json()).toEqual({
+      id: started.id,
+      cancelled: true,
+    });
+    expect((await s.app.flows.get(started.id))?.state).toBe("cancelled");
+    const [row] = await s.app.audit.list({ action: "flow.cancel", limit: 1 });
+    expect(row).toMatchObject({ actor: "mcp:test-agent", target: started.id, outcome: "ok" });
+    const again = await a.call("cancel_flow", { id: started.id });
+    expect(again.isError).toBe(true);
+    expect(again.text).toContain("Nothing was changed");
+    const missing = await a.call("flow", { id: "no-such-flow" });
+    expect(missing).toMatchObject({
+      isError: true,
+      text: expect.stringContaining("no flow with id no-such-flow"),
+    });
+    expect((await a.call("cancel_flow", { id: "no-such-flow" })).text).toContain("Nothing was changed");
   });
 });
 

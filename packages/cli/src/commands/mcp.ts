@@ -12,9 +12,9 @@ import type { Io } from "../output.js";
 
 const TOOLS_HELP = `
 Read tools (always): stats, queues, jobs, job, explain, dead_letters, dead_letter, schedules,
-schedule_history, audit. Write tools (only with --allow-writes): replay, replay_where, purge, purge_where,
-cancel_job, pause_queue, resume_queue. Without --allow-writes the write tools are not listed and a call to
-one is refused. replay_where and purge_where are dry runs (a count) unless called with confirm: true.
+schedule_history, flows, flow, audit. Write tools (only with --allow-writes): replay, replay_where, purge,
+purge_where, cancel_job, cancel_flow, pause_queue, resume_queue. Without --allow-writes the write tools are
+not listed and a call to one is refused. replay_where and purge_where are dry runs (a count) unless called with confirm: true.
 Every write is audited with actor mcp:<client name>; the app's redact (--module) applies to every answer.
 
 Client config (e.g. Claude Desktop's claude_desktop_config.json):
@@ -38,7 +38,7 @@ export function registerMcp(program: Command, io: Io): void {
     .description("serve the MCP tools for agents on stdio (read-only unless --allow-writes)")
     .option(
       "--allow-writes",
-      "offer the write tools: replay, purge, cancel, pause, resume (audited as mcp:<client>)",
+      "offer the write tools: replay, purge, cancel a job or flow, pause, resume (audited as mcp:<client>)",
     )
     .addHelpText("after", TOOLS_HELP)
     .action(async (o: { allowWrites?: boolean }, command: Command) => {

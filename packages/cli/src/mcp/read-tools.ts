@@ -2,7 +2,7 @@
  * The read tools of `soniq mcp`: what `soniq status`, `jobs`, `dead-letter`, `schedules` and `audit` show,
  * as JSON, through the app's `redact` (args, results, progress and error texts).
  */
-import { AUDIT_ACTIONS, JOB_STATUSES } from "@soniq/core";
+import { AUDIT_ACTIONS, FLOW_STATES, JOB_STATUSES } from "@soniq/core";
 import * as z from "zod";
 import { shownExplanation, shownSchedule } from "../redaction.js";
 import { id, limit, ToolRefusal, type ToolSpec, tool, when } from "./tool.js";
@@ -128,6 +128,35 @@ export const READ_TOOLS: readonly ToolSpec[] = [
       if (!(await soniq.schedules.get(input.name)))
         throw new ToolRefusal(`no schedule named ${input.name}. List them with schedules.`);
       return soniq.schedules.history(input.name, { limit: input.limit });
+    },
+  }),
+  tool({
+    name: "flows",
+    description:
+      "Workflows (job dependencies), newest first: { id, name, state, counts, createdBy, createdAt, finishedAt }. " +
+      "A held flow waits on a dead-lettered parent: replay or purge it.",
+    input: z.strictObject({
+      state: z
+        .enum(FLOW_STATES)
+        .optional()
+        .describe(`only this state: ${FLOW_STATES.join(", ")}`),
+      name: z.string().min(1).optional().describe("only flows started with this name"),
+      limit: limit(50),
+    }),
+    write: false,
+    run: (input, { soniq }) => soniq.flows.list({ state: input.state, name: input.name, limit: input.limit }),
+  }),
+  tool({
+    name: "flow",
+    description:
+      "One workflow by id with its steps: { ref, jobId, jobIds, jobName, state, dependsOn, onParentFailure, " +
+      "pendingParents, reason }. Look a step's job up with job, explain or dead_letter.",
+    input: z.strictObject({ id: id("the flow id") }),
+    write: false,
+    run: async (input, { soniq }) => {
+      const flow = await soniq.flows.get(input.id);
+      if (!flow) throw new ToolRefusal(`no flow with id ${input.id}. List them with flows.`);
+      return flow;
     },
   }),
   tool({

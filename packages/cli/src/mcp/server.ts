@@ -16,7 +16,7 @@ import type { Session, ToolSpec } from "./tool.js";
 import { WRITE_TOOLS } from "./write-tools.js";
 
 export interface McpOptions {
-  /** Offer the write tools (replay, purge, cancel, pause, resume). */
+  /** Offer the write tools (replay, purge, cancel a job or a flow, pause, resume). */
   allowWrites: boolean;
 }
 
@@ -33,7 +33,7 @@ export function actorFor(clientName: string | undefined): string {
 
 function instructions(options: McpOptions): string {
   const writes = options.allowWrites
-    ? "Writes are enabled: replay, purge, cancel_job, pause_queue, resume_queue act at once and are audited " +
+    ? "Writes are enabled: replay, purge, cancel_job, cancel_flow, pause_queue, resume_queue act at once and are audited " +
       "as mcp:<client>; replay_where and purge_where are dry runs that count unless called with confirm: true."
     : "This server is read-only: start it with soniq mcp --allow-writes to replay, purge, cancel, pause or resume.";
   return (
@@ -99,7 +99,7 @@ export function refuseWrites(transport: Transport): void {
       if (typeof name === "string" && WRITE_NAMES.has(name)) {
         const refusal = failure(
           `${name} changes data, and this soniq mcp server is read-only: restart it with --allow-writes to ` +
-            "enable replay, replay_where, purge, purge_where, cancel_job, pause_queue and resume_queue. Nothing was changed.",
+            `enable ${[...WRITE_NAMES].join(", ")}. Nothing was changed.`,
         );
         void transport.send({ jsonrpc: "2.0", id: message.id, result: refusal });
         return;

@@ -132,6 +132,20 @@ export const WRITE_TOOLS: readonly ToolSpec[] = [
     },
   }),
   tool({
+    name: "cancel_flow",
+    description:
+      "Cancels a workflow: its waiting, held and queued steps are cancelled and running ones aborted; " +
+      "answers { id, cancelled: true }.",
+    input: z.strictObject({ id: id("the flow id") }),
+    write: true,
+    destructive: true,
+    run: async (input, { soniq, actor }) => {
+      if (!(await soniq.flows.cancel(input.id, { actor: actor() })))
+        throw new ToolRefusal(`no running or held flow with id ${input.id}. Nothing was changed.`);
+      return { id: input.id, cancelled: true };
+    },
+  }),
+  tool({
     name: "pause_queue",
     description:
       "Pauses a queue: no worker claims from it (running jobs finish). Answers the queue's settings.",
