@@ -120,6 +120,7 @@ describe("example/readme-snippets", () => {
       "tx-sqlite",
       "dead-letter",
       "recurring",
+      "workflows",
       "choose-backend",
       "testkit",
     ]);
@@ -207,6 +208,17 @@ describe("example/readme-snippets", () => {
       .filter((line) => line.startsWith("// -> "))
       .map((line) => line.slice("// -> ".length));
     expect(promised).toHaveLength(5);
+    expect(result.stdout.trimEnd().split("\n")).toEqual(promised);
+  }, 60_000);
+
+  it("example/readme-snippet-workflows: the held flow resumes after the replay, printing what its comments say", async () => {
+    const result = await runSnippet("workflows", work.path);
+    expectSuccess(result);
+    const promised = (byName.get("workflows") ?? "")
+      .split("\n")
+      .filter((line) => line.startsWith("// -> "))
+      .map((line) => line.slice("// -> ".length));
+    expect(promised).toHaveLength(4);
     expect(result.stdout.trimEnd().split("\n")).toEqual(promised);
   }, 60_000);
 

@@ -77,9 +77,13 @@ function get(ctx: SqliteContext, id: string): Flow | null {
 function list(ctx: SqliteContext, query: FlowListQuery): FlowSummary[] {
   const where: string[] = [];
   const params: Record<string, unknown> = { limit: query.limit };
-  if (query.state !== null) where.push("state = @state"), (params.state = query.state);
-  if (query.name !== null) where.push("name = @name"), (params.name = query.name);
-  if (query.before !== null) where.push("id < @before"), (params.before = query.before);
+  const add = (clause: string, key: string, value: unknown) => {
+    where.push(clause);
+    params[key] = value;
+  };
+  if (query.state !== null) add("state = @state", "state", query.state);
+  if (query.name !== null) add("name = @name", "name", query.name);
+  if (query.before !== null) add("id < @before", "before", query.before);
   const sql = `SELECT ${FLOW_COLUMNS} FROM soniq_flows ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
     ORDER BY id DESC LIMIT @limit`;
   return (ctx.statement(sql).all(params) as Parameters<typeof toStoredFlow>[0][]).map((r) =>

@@ -184,7 +184,8 @@ export class FlowService<TTx = unknown> {
           },
         );
       }
-      await new Promise<void>((resolve) => setTimeout(resolve, Math.min(every, left)).unref());
+      // Not unref'd: the caller awaits this wait, so it keeps the process alive for one poll at a time.
+      await new Promise<void>((resolve) => setTimeout(resolve, Math.min(every, left)));
     }
   }
 }

@@ -71,8 +71,12 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       expect(await soniq.schedules.pause(schedule, { actor: `${tag}-spause` })).toBe(true);
       expect(await soniq.schedules.resume(schedule, { actor: `${tag}-sresume` })).toBe(true);
       expect(await soniq.schedules.remove(schedule, { actor: `${tag}-sremove` })).toBe(true);
+      soniq.job(`${schedule}_step`, async () => null, { queue });
+      const flow = await soniq.flows.start({ steps: { a: { job: `${schedule}_step` } } });
+      expect(await soniq.flows.cancel(flow.id, { actor: `${tag}-fcancel` })).toBe(true);
       const replayParams = { queue: null, priority: null, runAt: null };
       return [
+        ["flow.cancel", `${tag}-fcancel`, flow.id, null, "ok", null],
         ["schedule.remove", `${tag}-sremove`, schedule, null, "ok", null],
         ["schedule.resume", `${tag}-sresume`, schedule, null, "ok", null],
         ["schedule.pause", `${tag}-spause`, schedule, null, "ok", null],
@@ -168,6 +172,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         "schedule.resume": "sresume",
         "schedule.remove": "sremove",
         "schedule.trigger": "trigger",
+        "flow.cancel": "fcancel",
       };
       const rows = await rowsOf(soniq, (r) => r.actor.startsWith(tag));
       expect(rows).toHaveLength(AUDIT_ACTIONS.length);
