@@ -36,12 +36,18 @@ export function durationMs(flag: string, value: string): number {
   return Number(m[1]) * (UNITS[m[2] as string] as number);
 }
 
+/** An ISO date, or a duration meaning "that long ago"; null when it is neither. */
+export function pastInstant(value: string, now: number): Date | null {
+  if (/^\d+\s*(ms|s|m|h|d)$/.test(value.trim())) return new Date(now - durationMs("--since", value));
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? null : date;
+}
+
 /** `--since`: an ISO date, or a duration meaning "that long ago". */
 export function since(now: number): (value: string) => Date {
   return (value) => {
-    if (/^\d+\s*(ms|s|m|h|d)$/.test(value.trim())) return new Date(now - durationMs("--since", value));
-    const date = new Date(value);
-    if (Number.isNaN(date.getTime())) {
+    const date = pastInstant(value, now);
+    if (!date) {
       throw usage(`--since takes an ISO date (2026-12-01T09:00Z) or a duration (2h, 7d); got "${value}".`);
     }
     return date;

@@ -9,6 +9,7 @@ import { registerDashboard } from "./commands/dashboard.js";
 import { registerDeadLetter } from "./commands/dead-letter.js";
 import { registerFlows } from "./commands/flows.js";
 import { registerJobs } from "./commands/jobs.js";
+import { registerMcp } from "./commands/mcp.js";
 import { registerQueues } from "./commands/queues.js";
 import { registerSchedules } from "./commands/schedules.js";
 import { registerSetup } from "./commands/setup.js";
@@ -60,6 +61,7 @@ export function createProgram(io: Io = processIo()): Command {
   registerSchedules(program, io);
   registerAudit(program, io);
   registerDashboard(program, io);
+  registerMcp(program, io);
   return program;
 }
 

@@ -62,6 +62,7 @@ describe("soniq basics", () => {
       "schedules",
       "audit",
       "dashboard",
+      "mcp",
     ]) {
       expect(top.stdout).toContain(name);
     }

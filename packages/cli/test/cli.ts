@@ -36,7 +36,7 @@ export interface Running {
 }
 
 /** The test process's environment without the variables the CLI reads, then `extra`. */
-const baseEnv = (extra: Record<string, string | undefined>): NodeJS.ProcessEnv => {
+export const baseEnv = (extra: Record<string, string | undefined>): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // An inherited NODE_PATH (package managers and runners may set one) would resolve packages a user's shell would not.
   for (const name of ["SONIQ_DATABASE_URL", "NO_COLOR", "FORCE_COLOR", "NODE_PATH"]) delete env[name];

@@ -5,8 +5,9 @@
  * - after `close()` starts, every call rejects with `SONIQ_CLOSED`; `close()` is memoised.
  * - `migrations.apply()` runs once at a time; a successful run is remembered (later calls resolve with
  *   its report and `appliedNow: []`, since they applied nothing), a failed one may be retried.
- * - job and dead-letter ids are lower-cased; an id that is not a UUID string names no row, so the guard
- *   answers "not found" itself (get -> null, cancel/purge -> false, replay -> null) without a backend call.
+ * - job, dead-letter and flow ids are lower-cased; an id that is not a UUID string names no row, so the guard
+ *   answers "not found" itself (get -> null, cancel/purge -> false, replay -> null, flows.cancel ->
+ *   { cancelled: false }) without a backend call.
  */
 import {
   BACKEND_FACETS,
@@ -30,9 +31,15 @@ function rowId(id: unknown): string | null {
 }
 
 /** Methods whose first argument is a row id, and what they answer when it names no row. */
-const BY_ID: { [F in BackendFacetName]?: { [method: string]: null | false } } = {
+const BY_ID: { [F in BackendFacetName]?: { [method: string]: null | false | Readonly<object> } } = {
   jobs: { get: null, cancel: false },
   deadLetters: { get: null, replay: null, purge: false },
+  // Flow and step job ids are UUIDs too (a Postgres uuid column would reject the text outright).
+  flows: {
+    get: null,
+    stepOfJob: null,
+    cancel: Object.freeze({ cancelled: false, cancelledJobIds: Object.freeze([]) }),
+  },
 };
 
 function missingMethods(backend: Backend<unknown>): string[] {

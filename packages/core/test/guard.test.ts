@@ -97,6 +97,9 @@ describe("guard/ids", () => {
     expect(await guarded.deadLetters.get(`${ID}x`)).toBeNull();
     expect(await guarded.deadLetters.replay("", request)).toBeNull();
     expect(await guarded.deadLetters.purge("x")).toBe(false);
+    expect(await guarded.flows.get("nope")).toBeNull();
+    expect(await guarded.flows.stepOfJob("nope")).toBeNull();
+    expect(await guarded.flows.cancel("nope")).toEqual({ cancelled: false, cancelledJobIds: [] });
     expect(calls).toEqual([]);
   });
 });

@@ -88,7 +88,11 @@ function dryRun(ctx: Context, o: BulkFlags, action: string, count: number): bool
  * Replay only names some worker registered (the CLI defines no handlers, so core cannot check for it);
  * `--force` skips this check.
  */
-export async function checkRegistered(soniq: Soniq, names: string[]): Promise<void> {
+export async function checkRegistered(
+  soniq: Soniq,
+  names: string[],
+  override = "pass --force",
+): Promise<void> {
   if (names.length === 0) return;
   const known = new Set((await soniq.workers.list()).flatMap((w) => w.jobNames));
   const unknown = [...new Set(names)].filter((name) => !known.has(name)).sort();
@@ -96,7 +100,7 @@ export async function checkRegistered(soniq: Soniq, names: string[]): Promise<vo
     throw new CliError(
       "SONIQ_CLI_REFUSED",
       `no worker has registered ${unknown.join(", ")} (the task registry), so a replayed job would wait until one does. ` +
-        "Start a worker that defines it, or pass --force. Nothing was changed.",
+        `Start a worker that defines it, or ${override}. Nothing was changed.`,
     );
   }
 }

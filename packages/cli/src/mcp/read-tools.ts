@@ -1,0 +1,176 @@
+/**
+ * The read tools of `soniq mcp`: what `soniq status`, `jobs`, `dead-letter`, `schedules` and `audit` show,
+ * as JSON, through the app's `redact` (args, results, progress and error texts).
+ */
+import { AUDIT_ACTIONS, FLOW_STATES, JOB_STATUSES } from "@soniq/core";
+import * as z from "zod";
+import { shownExplanation, shownSchedule } from "../redaction.js";
+import { id, limit, ToolRefusal, type ToolSpec, tool, when } from "./tool.js";
+
+/** The filters of `dead_letters`, shared by `replay_where` and `purge_where`. */
+export const deadLetterFilter = {
+  queue: z.string().min(1).optional().describe("only this queue"),
+  name: z.string().min(1).optional().describe("only this job name"),
+  reason: z.string().min(1).optional().describe("only this dead-letter reason (e.g. max_retries_exceeded)"),
+  since: when.optional().describe("moved to the dead letters at or after (ISO date or 2h, 7d ago)"),
+  until: when.optional().describe("moved to the dead letters before (ISO date or 2h, 7d ago)"),
+};
+
+export const READ_TOOLS: readonly ToolSpec[] = [
+  tool({
+    name: "stats",
+    description:
+      "Job counts by status (queued, processing, done, dead_letter, cancelled, total), optionally for one queue.",
+    input: z.strictObject({ queue: z.string().min(1).optional().describe("only this queue") }),
+    write: false,
+    run: (input, { soniq }) =>
+      soniq.getQueueStats(input.queue === undefined ? undefined : { queue: input.queue }),
+  }),
+  tool({
+    name: "queues",
+    description:
+      "Every queue with jobs, dead letters or settings: paused, concurrency, groupConcurrency, rateLimit, " +
+      "stats, and lagMs (the age of the oldest ready job; null when nothing is ready).",
+    input: z.strictObject({}),
+    write: false,
+    run: (_input, { soniq }) => soniq.queues.list(),
+  }),
+  tool({
+    name: "jobs",
+    description:
+      "Jobs, newest first, filtered by status, queue and job name (dead letters: see dead_letters).",
+    input: z.strictObject({
+      status: z
+        .union([z.enum(JOB_STATUSES), z.array(z.enum(JOB_STATUSES)).min(1)])
+        .optional()
+        .describe(`one status or a list: ${JOB_STATUSES.join(", ")}`),
+      queue: z.string().min(1).optional().describe("only this queue"),
+      name: z.string().min(1).optional().describe("only this job name"),
+      limit: limit(50),
+    }),
+    write: false,
+    run: async (input, { soniq }) =>
+      (
+        await soniq.listJobs({
+          status: input.status,
+          queue: input.queue,
+          jobName: input.name,
+          limit: input.limit,
+        })
+      ).map((job) => soniq.options.redact.row(job)),
+  }),
+  tool({
+    name: "job",
+    description: "One job by id: args, result, last error, attempts, timings.",
+    input: z.strictObject({ id: id("the job id") }),
+    write: false,
+    run: async (input, { soniq }) => {
+      const job = await soniq.getJob(input.id);
+      if (!job)
+        throw new ToolRefusal(`no job with id ${input.id}. If it was dead-lettered, try dead_letter.`);
+      return soniq.options.redact.row(job);
+    },
+  }),
+  tool({
+    name: "explain",
+    description:
+      "Why a job is (not) running: { status, verdict, reasons: [{ code, message, evidence }] } naming every " +
+      "cause that applies (queue_paused, retry_backoff, no_worker_for_queue, waiting_behind, ...).",
+    input: z.strictObject({ id: id("a job or dead-letter id") }),
+    write: false,
+    run: async (input, { soniq }) => shownExplanation(soniq, input.id, await soniq.explain(input.id)),
+  }),
+  tool({
+    name: "dead_letters",
+    description:
+      "Dead-lettered jobs, newest first, filtered by queue, job name, reason and when they were moved.",
+    input: z.strictObject({ ...deadLetterFilter, limit: limit(50) }),
+    write: false,
+    run: async (input, { soniq }) =>
+      (
+        await soniq.deadLetter.list({
+          queue: input.queue,
+          jobName: input.name,
+          reason: input.reason,
+          since: input.since,
+          until: input.until,
+          limit: input.limit,
+        })
+      ).map((row) => soniq.options.redact.row(row)),
+  }),
+  tool({
+    name: "dead_letter",
+    description: "One dead-lettered job by id: args, last error, reason, attempts, replays.",
+    input: z.strictObject({ id: id("the dead-letter id (the job's id)") }),
+    write: false,
+    run: async (input, { soniq }) => {
+      const row = await soniq.deadLetter.get(input.id);
+      if (!row) throw new ToolRefusal(`no dead-letter job with id ${input.id}. List them with dead_letters.`);
+      return soniq.options.redact.row(row);
+    },
+  }),
+  tool({
+    name: "schedules",
+    description: "Recurring schedules: name, job, cron or interval, next and last run, paused.",
+    input: z.strictObject({}),
+    write: false,
+    run: async (_input, { soniq }) => (await soniq.schedules.list()).map((s) => shownSchedule(soniq, s)),
+  }),
+  tool({
+    name: "schedule_history",
+    description: "A schedule's tick ledger, newest first: { tickAt, outcome, jobId, reason, recordedAt }.",
+    input: z.strictObject({
+      name: z.string().min(1).describe("the schedule name"),
+      limit: limit(20),
+    }),
+    write: false,
+    run: async (input, { soniq }) => {
+      if (!(await soniq.schedules.get(input.name)))
+        throw new ToolRefusal(`no schedule named ${input.name}. List them with schedules.`);
+      return soniq.schedules.history(input.name, { limit: input.limit });
+    },
+  }),
+  tool({
+    name: "flows",
+    description:
+      "Workflows (job dependencies), newest first: { id, name, state, counts, createdBy, createdAt, finishedAt }. " +
+      "A held flow waits on a dead-lettered parent: replay or purge it.",
+    input: z.strictObject({
+      state: z
+        .enum(FLOW_STATES)
+        .optional()
+        .describe(`only this state: ${FLOW_STATES.join(", ")}`),
+      name: z.string().min(1).optional().describe("only flows started with this name"),
+      limit: limit(50),
+    }),
+    write: false,
+    run: (input, { soniq }) => soniq.flows.list({ state: input.state, name: input.name, limit: input.limit }),
+  }),
+  tool({
+    name: "flow",
+    description:
+      "One workflow by id with its steps: { ref, jobId, jobIds, jobName, state, dependsOn, onParentFailure, " +
+      "pendingParents, reason }. Look a step's job up with job, explain or dead_letter.",
+    input: z.strictObject({ id: id("the flow id") }),
+    write: false,
+    run: async (input, { soniq }) => {
+      const flow = await soniq.flows.get(input.id);
+      if (!flow) throw new ToolRefusal(`no flow with id ${input.id}. List them with flows.`);
+      return flow;
+    },
+  }),
+  tool({
+    name: "audit",
+    description:
+      "The audit log of operator actions (replay, purge, cancel, pause, ...), newest first: " +
+      "{ id, at, actor, action, target, params, outcome, details }. This server's writes have actor mcp:<client>.",
+    input: z.strictObject({
+      limit: limit(50),
+      action: z.enum(AUDIT_ACTIONS).optional().describe("only this action"),
+      since: when.optional().describe("at or after (ISO date or 2h, 7d ago)"),
+    }),
+    write: false,
+    run: (input, { soniq }) =>
+      soniq.audit.list({ limit: input.limit, action: input.action, since: input.since }),
+  }),
+];

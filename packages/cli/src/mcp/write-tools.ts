@@ -1,0 +1,163 @@
+/**
+ * The write tools of `soniq mcp`, offered only with `--allow-writes`. Each is one core call with
+ * `{ actor: "mcp:<client name>" }`, so it lands in the audit log like the CLI's and the dashboard's writes.
+ * The bulk ones (`replay_where`, `purge_where`) are dry runs unless the input says `confirm: true`: the
+ * first call answers how many rows would be touched, the agent calls again to act.
+ */
+import type { BulkResult, DeadLetterBulkFilter, Soniq } from "@soniq/core";
+import * as z from "zod";
+import { checkRegistered } from "../commands/dead-letter-bulk.js";
+import { deadLetterFilter } from "./read-tools.js";
+import { id, ToolRefusal, type ToolSpec, tool } from "./tool.js";
+
+const force = z
+  .boolean()
+  .default(false)
+  .describe("replay job names no worker has registered (they wait until a worker defines them)");
+
+const confirm = z
+  .boolean()
+  .default(false)
+  .describe("false (default): a dry run that only counts; true: do it");
+
+interface FilterInput {
+  queue?: string;
+  name?: string;
+  reason?: string;
+  since?: Date;
+  until?: Date;
+}
+
+const bulkFilter = (f: FilterInput): DeadLetterBulkFilter => ({
+  queue: f.queue,
+  jobName: f.name,
+  reason: f.reason,
+  since: f.since,
+  until: f.until,
+});
+
+/** The job names of every dead letter matching `filter`, a page at a time. */
+async function namesOf(soniq: Soniq, filter: DeadLetterBulkFilter): Promise<string[]> {
+  const names = new Set<string>();
+  let after: { movedToDeadLetterAt: Date; id: string } | undefined;
+  for (;;) {
+    const page = await soniq.deadLetter.list({ ...filter, limit: 1000, after });
+    for (const row of page) names.add(row.jobName);
+    if (page.length < 1000) return [...names];
+    after = page[page.length - 1];
+  }
+}
+
+/** What a bulk call answers: the count, and on a dry run how to go on. */
+function bulkAnswer(verb: "replay" | "purge", result: BulkResult) {
+  if (!result.dryRun) return result;
+  return {
+    ...result,
+    message: `would ${verb} ${result.count} dead-letter job(s); nothing was changed. Call ${verb}_where again with the same filter and confirm: true to do it.`,
+  };
+}
+
+export const WRITE_TOOLS: readonly ToolSpec[] = [
+  tool({
+    name: "replay",
+    description:
+      "Replays one dead-lettered job as a new queued job (same name and args); answers { id, newId }. " +
+      "Refuses job names no worker has registered unless force is true.",
+    input: z.strictObject({ id: id("the dead-letter id"), force }),
+    write: true,
+    run: async (input, { soniq, actor }) => {
+      const row = await soniq.deadLetter.get(input.id);
+      if (!row) throw new ToolRefusal(`no dead-letter job with id ${input.id}. Nothing was changed.`);
+      if (!input.force) await checkRegistered(soniq, [row.jobName], "pass force: true");
+      const newId = await soniq.deadLetter.replay(input.id, { actor: actor() });
+      if (newId === null)
+        throw new ToolRefusal(`dead-letter job ${input.id} was gone before it could be replayed.`);
+      return { id: input.id, newId };
+    },
+  }),
+  tool({
+    name: "replay_where",
+    description:
+      "Replays every dead letter matching the filter (no filter: all of them). A dry run that only counts " +
+      "unless confirm is true; then answers { count, dryRun: false } and writes one audit row dead_letter.replay_where.",
+    input: z.strictObject({ ...deadLetterFilter, confirm, force }),
+    write: true,
+    run: async (input, { soniq, actor }) => {
+      const filter = bulkFilter(input);
+      if (input.confirm && !input.force)
+        await checkRegistered(soniq, await namesOf(soniq, filter), "pass force: true");
+      const result = await soniq.deadLetter.replayWhere(filter, { actor: actor(), dryRun: !input.confirm });
+      return bulkAnswer("replay", result);
+    },
+  }),
+  tool({
+    name: "purge",
+    description: "Deletes one dead-lettered job for good; answers { id, purged: true }.",
+    input: z.strictObject({ id: id("the dead-letter id") }),
+    write: true,
+    destructive: true,
+    run: async (input, { soniq, actor }) => {
+      if (!(await soniq.deadLetter.purge(input.id, { actor: actor() })))
+        throw new ToolRefusal(`no dead-letter job with id ${input.id}. Nothing was changed.`);
+      return { id: input.id, purged: true };
+    },
+  }),
+  tool({
+    name: "purge_where",
+    description:
+      "Deletes every dead letter matching the filter for good (no filter: all of them). A dry run that only " +
+      "counts unless confirm is true; then answers { count, dryRun: false } and writes one audit row dead_letter.purge_where.",
+    input: z.strictObject({ ...deadLetterFilter, confirm }),
+    write: true,
+    destructive: true,
+    run: async (input, { soniq, actor }) =>
+      bulkAnswer(
+        "purge",
+        await soniq.deadLetter.purgeWhere(bulkFilter(input), { actor: actor(), dryRun: !input.confirm }),
+      ),
+  }),
+  tool({
+    name: "cancel_job",
+    description:
+      "Cancels a queued or running job (a running job's signal aborts); answers { id, cancelled: true }.",
+    input: z.strictObject({ id: id("the job id") }),
+    write: true,
+    destructive: true,
+    run: async (input, { soniq, actor }) => {
+      if (!(await soniq.cancelJob(input.id, { actor: actor() })))
+        throw new ToolRefusal(
+          `no queued or running job with id ${input.id} (missing, done or cancelled already). Nothing was changed.`,
+        );
+      return { id: input.id, cancelled: true };
+    },
+  }),
+  tool({
+    name: "cancel_flow",
+    description:
+      "Cancels a workflow: its waiting, held and queued steps are cancelled and running ones aborted; " +
+      "answers { id, cancelled: true }.",
+    input: z.strictObject({ id: id("the flow id") }),
+    write: true,
+    destructive: true,
+    run: async (input, { soniq, actor }) => {
+      if (!(await soniq.flows.cancel(input.id, { actor: actor() })))
+        throw new ToolRefusal(`no running or held flow with id ${input.id}. Nothing was changed.`);
+      return { id: input.id, cancelled: true };
+    },
+  }),
+  tool({
+    name: "pause_queue",
+    description:
+      "Pauses a queue: no worker claims from it (running jobs finish). Answers the queue's settings.",
+    input: z.strictObject({ queue: z.string().min(1).describe("the queue name") }),
+    write: true,
+    run: (input, { soniq, actor }) => soniq.queues.pause(input.queue, { actor: actor() }),
+  }),
+  tool({
+    name: "resume_queue",
+    description: "Resumes a paused queue. Answers the queue's settings.",
+    input: z.strictObject({ queue: z.string().min(1).describe("the queue name") }),
+    write: true,
+    run: (input, { soniq, actor }) => soniq.queues.resume(input.queue, { actor: actor() }),
+  }),
+];

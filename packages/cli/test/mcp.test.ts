@@ -1,0 +1,245 @@
+/** `soniq mcp` driven through the MCP SDK's client over stdio: tool lists, reads, refused and audited writes. */
+
+import { join } from "node:path";
+import type { AuditEntry, DeadLetterJob, Explanation, Flow, FlowSummary, Job, QueueInfo } from "@soniq/core";
+import { afterAll, describe, expect, it } from "vitest";
+import { soniqCli, sqliteDb } from "./cli.js";
+import { type Agent, closeClients, connectAgent } from "./mcp-client.js";
+import { BACKENDS, STAT_KEYS, useSeededDatabase } from "./seed.js";
+
+const READS = [
+  "stats",
+  "queues",
+  "jobs",
+  "job",
+  "explain",
+  "dead_letters",
+  "dead_letter",
+  "schedules",
+  "schedule_history",
+  "flows",
+  "flow",
+  "audit",
+];
+const WRITES = [
+  "replay",
+  "replay_where",
+  "purge",
+  "purge_where",
+  "cancel_job",
+  "cancel_flow",
+  "pause_queue",
+  "resume_queue",
+];
+
+describe.each(BACKENDS)("soniq mcp on %s", (_kind, makeDb) => {
+  const s = useSeededDatabase(makeDb);
+  const agent = (...flags: string[]): Promise<Agent> =>
+    connectAgent([...flags, "--database-url", s.db.url], { cwd: s.db.dir });
+
+  afterAll(closeClients);
+
+  it("mcp/tools-read-only: the read tools only, each with a strict object input", async () => {
+    const { client } = await agent();
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([...READS].sort());
+    for (const t of tools) {
+      expect(t.inputSchema.type).toBe("object");
+      expect(t.annotations?.readOnlyHint).toBe(true);
+      expect(t.description).toBeTruthy();
+    }
+    expect(client.getInstructions()).toContain("--allow-writes");
+  });
+
+  it("mcp/tools-allow-writes: --allow-writes adds the write tools", async () => {
+    const { client } = await agent("--allow-writes");
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual([...READS, ...WRITES].sort());
+    const purge = tools.find((t) => t.name === "purge_where");
+    expect(purge?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(Object.keys(purge?.inputSchema.properties ?? {})).toEqual(
+      expect.arrayContaining(["queue", "name", "reason", "since", "until", "confirm"]),
+    );
+  });
+
+  it("mcp/reads: stats, queues, jobs, job, explain, dead letters, schedules, audit", async () => {
+    const a = await agent();
+    const stats = (await a.call("stats")).json<Record<string, number>>();
+    expect(Object.keys(stats).sort()).toEqual(STAT_KEYS);
+    expect(stats.dead_letter).toBeGreaterThanOrEqual(4);
+    const queues = (await a.call("queues")).json<QueueInfo[]>();
+    expect(queues.map((q) => q.name)).toEqual(expect.arrayContaining(["default", "emails", "failing"]));
+    const queued = (await a.call("jobs", { status: "queued", name: "test.ok" })).json<Job[]>();
+    expect(queued.map((j) => (j.args as { n: number }).n).sort()).toEqual([1, 2, 3]);
+    const emails = (await a.call("jobs", { queue: "emails", limit: 1 })).json<Job[]>();
+    expect(emails).toHaveLength(1);
+    const one = (await a.call("job", { id: emails[0]?.id })).json<Job>();
+    expect(one).toMatchObject({ id: emails[0]?.id, jobName: "test.ok", args: { n: 3 }, status: "queued" });
+    const dead = (await a.call("dead_letters", { name: "test.orphan" })).json<DeadLetterJob[]>();
+    expect(dead).toHaveLength(1);
+    const row = (await a.call("dead_letter", { id: dead[0]?.id })).json<DeadLetterJob>();
+    expect(row).toMatchObject({ jobName: "test.orphan", queue: "orphans" });
+    const why = (await a.call("explain", { id: row.id })).json<Explanation>();
+    expect(why).toMatchObject({ status: "dead_letter", verdict: "dead_lettered" });
+    expect((await a.call("explain", { id: "no-such-id" })).json<Explanation>().verdict).toBe("not_found");
+    expect((await a.call("dead_letters", { since: "1h", queue: "failing" })).json<unknown[]>()).toHaveLength(
+      3,
+    );
+    expect((await a.call("schedules")).json()).toEqual([]);
+    expect((await a.call("audit", { limit: 5 })).json()).toBeInstanceOf(Array);
+    const missing = await a.call("job", { id: "no-such-id" });
+    expect(missing).toMatchObject({ isError: true });
+    expect(missing.text).toContain("no job with id no-such-id");
+    const noSchedule = await a.call("schedule_history", { name: "nightly" });
+    expect(noSchedule.isError).toBe(true);
+  });
+
+  it("mcp/bad-input: a tool error naming the field, nothing read or changed", async () => {
+    const a = await agent("--allow-writes");
+    const tooMany = await a.call("jobs", { limit: 5000 });
+    expect(tooMany.isError).toBe(true);
+    expect(tooMany.text).toMatch(/limit/);
+    const unknownKey = await a.call("dead_letters", { queue: "failing", colour: "red" });
+    expect(unknownKey.isError).toBe(true);
+    expect(unknownKey.text).toContain("colour");
+    const badDate = await a.call("purge_where", { since: "last tuesday", confirm: true });
+    expect(badDate.isError).toBe(true);
+    expect(badDate.text).toMatch(/since/);
+    const badStatus = await a.call("jobs", { status: ["queued", "sleeping"] });
+    expect(badStatus.isError).toBe(true);
+    expect(badStatus.text).toMatch(/status/);
+    expect(await s.app.deadLetter.list()).toHaveLength(4);
+  });
+
+  it("mcp/write-refused-read-only: without --allow-writes a write is refused, not run or audited", async () => {
+    const a = await agent();
+    const [row] = await s.app.deadLetter.list({ jobName: "test.fail", limit: 1 });
+    const before = await s.app.audit.list({ limit: 1000 });
+    for (const [name, args] of [
+      ["replay", { id: row?.id }],
+      ["purge_where", { confirm: true }],
+      ["pause_queue", { queue: "default" }],
+    ] as const) {
+      const r = await a.call(name, args);
+      expect(r.isError).toBe(true);
+      expect(r.text).toContain("read-only");
+      expect(r.text).toContain("--allow-writes");
+    }
+    expect(await s.app.deadLetter.get(row?.id as string)).not.toBeNull();
+    expect((await s.app.queues.get("default")).paused).toBe(false);
+    expect(await s.app.audit.list({ limit: 1000 })).toHaveLength(before.length);
+  });
+
+  it("mcp/bulk-dry-run: replay_where and purge_where count and change nothing without confirm", async () => {
+    const a = await agent("--allow-writes");
+    const replay = (await a.call("replay_where", { name: "test.fail" })).json<{
+      count: number;
+      dryRun: boolean;
+      message: string;
+    }>();
+    expect(replay).toMatchObject({ count: 3, dryRun: true });
+    expect(replay.message).toContain("confirm: true");
+    expect((await a.call("purge_where", {})).json()).toMatchObject({ count: 4, dryRun: true });
+    expect(await s.app.deadLetter.list()).toHaveLength(4);
+  });
+
+  it("mcp/replay-audited: a confirmed replay_where and a forced replay, each audited as mcp:<client>", async () => {
+    const a = await connectAgent(["--allow-writes", "--database-url", s.db.url], {
+      cwd: s.db.dir,
+      clientName: "claude-desktop",
+    });
+    const done = (await a.call("replay_where", { name: "test.fail", confirm: true })).json();
+    expect(done).toEqual({ count: 3, dryRun: false });
+    // A replayed dead letter stays listed, with its replay counted.
+    const replayed = await s.app.deadLetter.list({ jobName: "test.fail" });
+    expect(replayed.map((r) => r.resurrectionCount)).toEqual([1, 1, 1]);
+    expect(await s.app.listJobs({ jobName: "test.fail", status: "queued" })).toHaveLength(3);
+    const [bulkRow] = await s.app.audit.list({ action: "dead_letter.replay_where", limit: 1 });
+    expect(bulkRow).toMatchObject({ actor: "mcp:claude-desktop", outcome: "ok" });
+    expect(JSON.stringify(bulkRow?.details)).toContain("3");
+
+    // test.orphan has no handler in any worker: refused unless force.
+    const [orphan] = await s.app.deadLetter.list({ jobName: "test.orphan" });
+    const refused = await a.call("replay", { id: orphan?.id });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toContain("force: true");
+    expect(await s.app.deadLetter.get(orphan?.id as string)).not.toBeNull();
+    const forced = (await a.call("replay", { id: orphan?.id, force: true })).json<{
+      id: string;
+      newId: string;
+    }>();
+    expect((await s.app.getJob(forced.newId))?.jobName).toBe("test.orphan");
+    const audit = (await a.call("audit", { action: "dead_letter.replay" })).json<AuditEntry[]>();
+    expect(audit[0]).toMatchObject({ actor: "mcp:claude-desktop", target: orphan?.id, outcome: "ok" });
+  });
+
+  it("mcp/controls-audited: pause, resume, cancel and purge act and are audited", async () => {
+    const a = await agent("--allow-writes");
+    expect((await a.call("pause_queue", { queue: "emails" })).json()).toMatchObject({ paused: true });
+    expect((await s.app.queues.get("emails")).paused).toBe(true);
+    expect((await a.call("resume_queue", { queue: "emails" })).json()).toMatchObject({ paused: false });
+    const { id } = await s.app.enqueue("test.ok", { n: 9 }, { queue: "emails" });
+    expect((await a.call("cancel_job", { id })).json()).toEqual({ id, cancelled: true });
+    expect((await s.app.getJob(id))?.status).toBe("cancelled");
+    const again = await a.call("cancel_job", { id });
+    expect(again.isError).toBe(true);
+    expect(again.text).toContain("Nothing was changed");
+    const actions = (await s.app.audit.list({ limit: 10 })).filter((e) => e.actor === "mcp:test-agent");
+    expect(actions.map((e) => e.action)).toEqual(
+      expect.arrayContaining(["queue.pause", "queue.resume", "job.cancel"]),
+    );
+    const purged = await a.call("purge", { id: "no-such-dead-letter" });
+    expect(purged.isError).toBe(true);
+  });
+
+  it("mcp/flows: flows and flow read a workflow; cancel_flow cancels it, audited", async () => {
+    const started = await s.app.flows.start({
+      name: "mcp.check",
+      steps: {
+        first: { job: "test.ok", args: { n: 10 }, options: { queue: "flows" } },
+        second: { job: "test.ok", args: { n: 11 }, dependsOn: ["first"] },
+      },
+    });
+    const a = await agent("--allow-writes");
+    const listed = (await a.call("flows", { name: "mcp.check" })).json<FlowSummary[]>();
+    expect(listed).toEqual([expect.objectContaining({ id: started.id, state: "running" })]);
+    expect((await a.call("flows", { state: "succeeded", name: "mcp.check" })).json()).toEqual([]);
+    const flow = (await a.call("flow", { id: started.id })).json<Flow>();
+    expect(flow.steps.map((step) => [step.ref, step.state, step.jobId])).toEqual([
+      ["first", "queued", started.jobs.first],
+      ["second", "waiting", started.jobs.second],
+    ]);
+    expect((await a.call("cancel_flow", { id: started.id })).json()).toEqual({
+      id: started.id,
+      cancelled: true,
+    });
+    expect((await s.app.flows.get(started.id))?.state).toBe("cancelled");
+    const [row] = await s.app.audit.list({ action: "flow.cancel", limit: 1 });
+    expect(row).toMatchObject({ actor: "mcp:test-agent", target: started.id, outcome: "ok" });
+    const again = await a.call("cancel_flow", { id: started.id });
+    expect(again.isError).toBe(true);
+    expect(again.text).toContain("Nothing was changed");
+    const missing = await a.call("flow", { id: "no-such-flow" });
+    expect(missing).toMatchObject({
+      isError: true,
+      text: expect.stringContaining("no flow with id no-such-flow"),
+    });
+    expect((await a.call("cancel_flow", { id: "no-such-flow" })).text).toContain("Nothing was changed");
+  });
+});
+
+describe("soniq mcp without a database", () => {
+  it("mcp/no-database: exits 1 with one error line on stderr and nothing on stdout (the protocol channel)", async () => {
+    const db = sqliteDb();
+    try {
+      const r = await soniqCli(["mcp", "--database-url", `sqlite:${join(db.dir, "missing.db")}`], {
+        cwd: db.dir,
+      });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.trim()).toMatch(/^error \[SONIQ_CLI_DATABASE_MISSING\]/);
+    } finally {
+      await db.drop();
+    }
+  });
+});
