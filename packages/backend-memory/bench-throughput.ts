@@ -25,6 +25,8 @@ function newJob(i: number, queue: string): NewJob {
     unique: false,
     producerId: null,
     group: null,
+    traceId: null,
+    traceContext: null,
   };
 }
 

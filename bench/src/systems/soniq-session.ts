@@ -120,6 +120,8 @@ function newJob(kind: TaskKind, i: number, queues?: number): NewJob {
     unique: false,
     producerId: null,
     group: null,
+    traceId: null,
+    traceContext: null,
   };
 }
 

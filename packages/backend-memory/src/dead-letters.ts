@@ -7,7 +7,13 @@ import type {
   ReplayRequest,
 } from "@soniq/core/backend";
 import { writeAudit } from "./internal/audit-rows.js";
-import { type DeadLetterRecord, newestFirst, queuedRecord, toDeadLetterJob } from "./internal/rows.js";
+import {
+  type DeadLetterRecord,
+  encodeTrace,
+  newestFirst,
+  queuedRecord,
+  toDeadLetterJob,
+} from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
 
 export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
@@ -55,6 +61,8 @@ function replay(store: MemoryStore, id: string, request: ReplayRequest): string 
     scheduledAt: request.scheduledAt?.getTime() ?? now,
     producerId: null,
     group: null,
+    traceId: request.traceId,
+    traceJson: encodeTrace(request.traceContext),
     seq: store.nextSeq(),
   };
   store.insertJob(queuedRecord(fields, now), now);

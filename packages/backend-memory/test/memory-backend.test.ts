@@ -22,6 +22,8 @@ function job(overrides: Partial<NewJob> = {}): NewJob {
     unique: false,
     producerId: null,
     group: null,
+    traceId: null,
+    traceContext: null,
     ...overrides,
   };
 }

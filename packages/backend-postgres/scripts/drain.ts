@@ -47,6 +47,8 @@ function job(): NewJob {
     unique: false,
     producerId: null,
     group: null,
+    traceId: null,
+    traceContext: null,
   };
 }
 

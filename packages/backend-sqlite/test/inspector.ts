@@ -35,6 +35,8 @@ function job(r: Row): Job {
     group: r.group as string | null,
     createdAt: date(r.created_at),
     updatedAt: date(r.updated_at),
+    traceId: r.trace_id as string | null,
+    traceContext: json(r.trace_context),
   };
 }
 
@@ -55,6 +57,8 @@ function deadLetterJob(r: Row): DeadLetterJob {
     originalCreatedAt: date(r.original_created_at),
     movedToDeadLetterAt: date(r.moved_to_dead_letter_at),
     createdAt: date(r.created_at),
+    traceId: r.trace_id as string | null,
+    traceContext: json(r.trace_context),
   };
 }
 

@@ -78,6 +78,15 @@ export type { WorkerScheduleOptions } from "./schedules/worker.js";
 export { SHORT_ID_LENGTH, shortId } from "./short-id.js";
 export { type EnqueueManyItem, Soniq } from "./soniq.js";
 export {
+  type ProducerHook,
+  type RunOutcome,
+  type RunOutcomeKind,
+  type SendEvent,
+  type SendOrigin,
+  type SentJob,
+  traceIdOf,
+} from "./tracing.js";
+export {
   AUDIT_ACTIONS,
   type AuditAction,
   type AuditEntry,
@@ -100,6 +109,7 @@ export {
   TERMINAL_JOB_STATUSES,
   TICK_OUTCOMES,
   type TickOutcome,
+  type TraceContext,
   WORKER_STATUSES,
   type WorkerInfo,
   type WorkerStatus,

@@ -51,7 +51,17 @@ export interface Job {
   group: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** The W3C trace id (32 hex) of the trace the job was enqueued under; null when none was active. */
+  traceId: string | null;
+  /** The stored propagation carrier (`traceparent`, optional `tracestate`); see `TraceContext`. */
+  traceContext: TraceContext | null;
 }
+
+/**
+ * A trace context as stored on a job: a W3C propagation carrier (`{ traceparent, tracestate? }`). Core only
+ * stores and copies it; a tracing plugin (`@soniq/opentelemetry`) supplies it at enqueue and reads it at run.
+ */
+export type TraceContext = Record<string, string>;
 
 /** A dead letter: a `soniq_dead_letter_jobs` row. Both dialects' Drizzle rows equal this type. */
 export interface DeadLetterJob {
@@ -70,6 +80,9 @@ export interface DeadLetterJob {
   originalCreatedAt: Date;
   movedToDeadLetterAt: Date;
   createdAt: Date;
+  /** The dead job's trace (kept from the job), which a replay links to. */
+  traceId: string | null;
+  traceContext: TraceContext | null;
 }
 
 /**

@@ -20,6 +20,8 @@ const newJob = (queue: string): NewJob => ({
   unique: false,
   producerId: null,
   group: null,
+  traceId: null,
+  traceContext: null,
 });
 
 /** `n` dead letters in `queue`, straight through the backend. */

@@ -46,6 +46,7 @@ describe("core/entries", () => {
       "snooze",
       "suspectAfterMs",
       "systemClock",
+      "traceIdOf",
       "workerCounts",
     ]);
     const classes = Object.entries(appEntry).filter(([, v]) => isClass(v));

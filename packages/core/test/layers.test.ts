@@ -33,6 +33,7 @@ const GROUND = [
   "outcomes.ts",
   "retry-policy.ts",
   "schema/constants.ts",
+  "tracing.ts",
   "typed-emitter.ts",
   "types.ts",
   "version.ts",

@@ -112,6 +112,8 @@ describe("enqueue-path/replays", () => {
     unique: false,
     producerId: null,
     group: null,
+    traceId: null,
+    traceContext: null,
   });
 
   async function deadLetters(backend: ReturnType<typeof memoryBackend>, args: unknown[]) {

@@ -21,6 +21,8 @@ export function newJob(overrides: Partial<NewJob> = {}): NewJob {
     unique: false,
     producerId: null,
     group: null,
+    traceId: null,
+    traceContext: null,
     ...overrides,
   };
 }

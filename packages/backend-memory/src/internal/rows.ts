@@ -9,6 +9,7 @@ import {
   type JobStatus,
   type ListPosition,
   SoniqError,
+  type TraceContext,
   type WorkerInfo,
   type WorkerStatus,
 } from "@soniq/core/backend";
@@ -34,6 +35,9 @@ export interface JobRecord {
   readonly group: string | null;
   readonly createdAt: number;
   updatedAt: number;
+  readonly traceId: string | null;
+  /** The stored trace context, as JSON text (null = none). */
+  readonly traceJson: string | null;
   /** Insertion order: breaks created_at ties so equal timestamps keep enqueue order. */
   readonly seq: number;
   /** Bumped each time the job enters `queued`; heap entries carrying an older value are stale. */
@@ -63,6 +67,8 @@ export interface DeadLetterRecord {
   readonly originalCreatedAt: number;
   readonly movedToDeadLetterAt: number;
   readonly createdAt: number;
+  readonly traceId: string | null;
+  readonly traceJson: string | null;
   readonly seq: number;
 }
 
@@ -102,6 +108,15 @@ function decodeRecord(text: string | null): Record<string, unknown> | null {
   return text === null ? null : (JSON.parse(text) as Record<string, unknown>);
 }
 
+function decodeTrace(text: string | null): TraceContext | null {
+  return text === null ? null : (JSON.parse(text) as TraceContext);
+}
+
+/** A trace context as stored (JSON text), or null. */
+export function encodeTrace(traceContext: TraceContext | null): string | null {
+  return traceContext === null ? null : JSON.stringify(traceContext);
+}
+
 export function toJob(r: JobRecord): Job {
   return {
     id: r.id,
@@ -124,6 +139,8 @@ export function toJob(r: JobRecord): Job {
     group: r.group,
     createdAt: new Date(r.createdAt),
     updatedAt: new Date(r.updatedAt),
+    traceId: r.traceId,
+    traceContext: decodeTrace(r.traceJson),
   };
 }
 
@@ -144,6 +161,8 @@ export function toDeadLetterJob(r: DeadLetterRecord): DeadLetterJob {
     originalCreatedAt: new Date(r.originalCreatedAt),
     movedToDeadLetterAt: new Date(r.movedToDeadLetterAt),
     createdAt: new Date(r.createdAt),
+    traceId: r.traceId,
+    traceContext: decodeTrace(r.traceJson),
   };
 }
 
@@ -211,6 +230,8 @@ export function deadLetterRow(
     originalCreatedAt: job.createdAt,
     movedToDeadLetterAt: now,
     createdAt: now,
+    traceId: job.traceId,
+    traceJson: job.traceJson,
     seq: store.nextSeq(),
   };
 }
@@ -230,6 +251,8 @@ export type NewJobFields = Pick<
   | "scheduledAt"
   | "producerId"
   | "group"
+  | "traceId"
+  | "traceJson"
   | "seq"
 >;
 
@@ -257,6 +280,8 @@ export function queuedRecord(f: NewJobFields, now: number): JobRecord {
     group: f.group,
     createdAt: now,
     updatedAt: now,
+    traceId: f.traceId,
+    traceJson: f.traceJson,
     seq: f.seq,
     queuedVersion: 0,
     live: true,

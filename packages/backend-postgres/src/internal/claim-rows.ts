@@ -7,14 +7,14 @@
  * date parsing (a regex and a `Date` per value in pg's default parser) becomes a string compare.
  * Every other column is parsed by pg's registered parsers, as the pool does.
  */
-import type { Job } from "@soniq/core/backend";
+import type { Job, TraceContext } from "@soniq/core/backend";
 import pg from "pg";
 import { toDate } from "./rows.js";
 
 /** What the claim RETURNs, in this order (`mapClaimedRow` reads by position). */
 export const CLAIM_COLUMNS =
   "id, job_name, args, args_hash, attempts, max_attempts, queue, priority, unique_job, dedup_key, " +
-  'scheduled_at, expires_at, last_error, result, producer_id, created_at, updated_at, "group"';
+  'scheduled_at, expires_at, last_error, result, producer_id, created_at, updated_at, "group", trace_id, trace_context';
 
 const TIMESTAMPTZ_OID = 1184;
 
@@ -73,5 +73,7 @@ export function mapClaimedRow(row: unknown[], workerId: string | null): Job {
     createdAt: toDate(row[15]),
     updatedAt: toDate(row[16]),
     group: strOrNull(row[17]),
+    traceId: strOrNull(row[18]),
+    traceContext: (row[19] ?? null) as TraceContext | null,
   };
 }

@@ -2,7 +2,14 @@
  * Raw rows as better-sqlite3 returns them (snake_case, integers, JSON text) and their mapping to the
  * contract's camelCase rows with `Date`s.
  */
-import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@soniq/core/backend";
+import type {
+  DeadLetterJob,
+  Job,
+  JobStatus,
+  TraceContext,
+  WorkerInfo,
+  WorkerStatus,
+} from "@soniq/core/backend";
 
 export interface JobRecord {
   id: string;
@@ -25,6 +32,8 @@ export interface JobRecord {
   group: string | null;
   created_at: number;
   updated_at: number;
+  trace_id: string | null;
+  trace_context: string | null;
 }
 
 export interface DeadLetterRecord {
@@ -43,6 +52,8 @@ export interface DeadLetterRecord {
   original_created_at: number;
   moved_to_dead_letter_at: number;
   created_at: number;
+  trace_id: string | null;
+  trace_context: string | null;
 }
 
 export interface WorkerRecord {
@@ -73,6 +84,10 @@ function objectOrNull(text: string | null): Record<string, unknown> | null {
     : null;
 }
 
+function traceOrNull(text: string | null): TraceContext | null {
+  return text === null ? null : (JSON.parse(text) as TraceContext);
+}
+
 export function toJob(r: JobRecord): Job {
   return {
     id: r.id,
@@ -96,6 +111,8 @@ export function toJob(r: JobRecord): Job {
     group: r.group,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
+    traceId: r.trace_id,
+    traceContext: traceOrNull(r.trace_context),
   };
 }
 
@@ -116,6 +133,8 @@ export function toDeadLetterJob(r: DeadLetterRecord): DeadLetterJob {
     originalCreatedAt: new Date(r.original_created_at),
     movedToDeadLetterAt: new Date(r.moved_to_dead_letter_at),
     createdAt: new Date(r.created_at),
+    traceId: r.trace_id,
+    traceContext: traceOrNull(r.trace_context),
   };
 }
 

@@ -30,6 +30,8 @@ export const JOB_COLUMNS = [
   '"group"',
   "created_at",
   "updated_at",
+  "trace_id",
+  "trace_context",
 ].join(", ");
 
 export const DEAD_LETTER_COLUMNS = [
@@ -48,6 +50,8 @@ export const DEAD_LETTER_COLUMNS = [
   "original_created_at",
   "moved_to_dead_letter_at",
   "created_at",
+  "trace_id",
+  "trace_context",
 ].join(", ");
 
 export const WORKER_COLUMNS =

@@ -82,6 +82,10 @@ export const soniqJobs = pgTable(
     group: text("group"),
     createdAt: tstz("created_at").notNull().defaultNow(),
     updatedAt: tstz("updated_at").notNull().defaultNow(),
+    /** The trace the job was enqueued under (W3C trace id, 32 hex), for operators' queries; null = none. */
+    traceId: text("trace_id"),
+    /** The propagation carrier stored at enqueue (`traceparent`, `tracestate`); null = no trace was active. */
+    traceContext: jsonb("trace_context").$type<Record<string, string>>(),
   },
   (t) => [
     check(JOB_STATUS_CHECK, sql`${t.status} in (${sql.raw(sqlList(JOB_STATUSES))})`),
@@ -135,6 +139,9 @@ export const soniqDeadLetterJobs = pgTable(
     originalCreatedAt: tstz("original_created_at").notNull(),
     movedToDeadLetterAt: tstz("moved_to_dead_letter_at").notNull().defaultNow(),
     createdAt: tstz("created_at").notNull().defaultNow(),
+    /** The job's trace, kept from `soniq_jobs` so a replay can link to it. */
+    traceId: text("trace_id"),
+    traceContext: jsonb("trace_context").$type<Record<string, string>>(),
   },
   (t) => [
     // Every dead-letter move writes each index, so there are two besides the key: queue (queues.list's skip

@@ -76,6 +76,10 @@ export const soniqJobs = sqliteTable(
     group: text("group"),
     createdAt: ms("created_at").notNull().default(nowMs),
     updatedAt: ms("updated_at").notNull().default(nowMs),
+    /** The trace the job was enqueued under (W3C trace id, 32 hex), for operators' queries; null = none. */
+    traceId: text("trace_id"),
+    /** The propagation carrier stored at enqueue (`traceparent`, `tracestate`); null = no trace was active. */
+    traceContext: json<Record<string, string>>("trace_context"),
   },
   (t) => [
     check(JOB_STATUS_CHECK, sql`${t.status} in (${sql.raw(sqlList(JOB_STATUSES))})`),
@@ -121,6 +125,9 @@ export const soniqDeadLetterJobs = sqliteTable(
     originalCreatedAt: ms("original_created_at").notNull(),
     movedToDeadLetterAt: ms("moved_to_dead_letter_at").notNull().default(nowMs),
     createdAt: ms("created_at").notNull().default(nowMs),
+    /** The job's trace, kept from `soniq_jobs` so a replay can link to it. */
+    traceId: text("trace_id"),
+    traceContext: json<Record<string, string>>("trace_context"),
   },
   (t) => [
     // Every dead-letter move writes each index, so there are two besides the key: queue (queues.list's skip
