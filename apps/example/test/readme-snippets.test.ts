@@ -120,6 +120,7 @@ describe("example/readme-snippets", () => {
       "tx-sqlite",
       "dead-letter",
       "recurring",
+      "tracing",
       "choose-backend",
       "testkit",
     ]);
@@ -218,6 +219,17 @@ describe("example/readme-snippets", () => {
       .filter((line) => line.startsWith("// -> "))
       .map((line) => line.slice("// -> ".length));
     expect(promised).toHaveLength(3);
+    expect(result.stdout.trimEnd().split("\n")).toEqual(promised);
+  }, 60_000);
+
+  it("example/readme-snippet-tracing: prints the two spans of one job, as its comments say", async () => {
+    const result = await runSnippet("tracing", work.path);
+    expectSuccess(result);
+    const promised = (byName.get("tracing") ?? "")
+      .split("\n")
+      .filter((line) => line.startsWith("// -> "))
+      .map((line) => line.slice("// -> ".length));
+    expect(promised).toHaveLength(2);
     expect(result.stdout.trimEnd().split("\n")).toEqual(promised);
   }, 60_000);
 
