@@ -10,6 +10,7 @@ import { Soniq, type Worker, type WorkerOptions, type WorkerScheduleOptions } fr
 import { type AppDatabase, type DatabaseTarget, openDatabase } from "./database.js";
 import { requestListener } from "./http.js";
 import { type AppJobs, defineJobs, type JobSettings } from "./jobs.js";
+import { type Tracing, tracedListener } from "./tracing.js";
 
 export interface AppOptions {
   database: DatabaseTarget;
@@ -18,6 +19,8 @@ export interface AppOptions {
   /** Options for that worker. Default `{ concurrency: 5, pollIntervalMs: 250, schedules: true }`. */
   workerOptions?: WorkerOptions & WorkerScheduleOptions;
   jobs?: JobSettings;
+  /** Trace requests and jobs (see tracing.ts). Default: none. */
+  tracing?: Tracing | null;
 }
 
 export interface App {
@@ -33,9 +36,10 @@ export interface App {
 }
 
 /** Database, Soniq (schema set up), the app's table and the jobs: what both the server and a worker need. */
-export async function openSoniq(database: DatabaseTarget, settings?: JobSettings) {
+export async function openSoniq(database: DatabaseTarget, settings?: JobSettings, tracing?: Tracing | null) {
   const db = await openDatabase(database);
   const soniq = new Soniq({ backend: db.backend });
+  if (tracing) soniq.use(tracing.plugin);
   try {
     await soniq.setup();
     await db.orders.migrate();
@@ -56,10 +60,12 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions & WorkerScheduleOptions = {
 };
 
 export async function createApp(options: AppOptions): Promise<App> {
-  const { db, soniq, jobs } = await openSoniq(options.database, options.jobs);
+  const { db, soniq, jobs } = await openSoniq(options.database, options.jobs, options.tracing);
   const worker =
     options.worker === false ? null : soniq.worker(options.workerOptions ?? DEFAULT_WORKER_OPTIONS);
-  const server = createServer(requestListener({ soniq, orders: db.orders, jobs }));
+  const listener = requestListener({ soniq, orders: db.orders, jobs });
+  const tracing = options.tracing ?? null;
+  const server = createServer(tracing ? tracedListener(tracing.tracer, listener) : listener);
   let closing: Promise<void> | undefined;
 
   const close = async () => {
@@ -72,6 +78,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await soniq.close(); // stops the worker: running jobs finish (or are handed back), nothing is lost
     } finally {
       await db.close();
+      await tracing?.shutdown();
     }
   };
 

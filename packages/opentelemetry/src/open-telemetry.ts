@@ -88,7 +88,6 @@ function messaging(operation: "send" | "process", queue: string): Attributes {
   return {
     "messaging.system": "soniq",
     "messaging.operation.type": operation,
-    "messaging.operation.name": operation,
     "messaging.destination.name": queue,
   };
 }
