@@ -27,6 +27,8 @@ function newJob(i: number, queue: string): NewJob {
     group: null,
     flowId: null,
     stepRef: null,
+    traceId: null,
+    traceContext: null,
   };
 }
 

@@ -11,6 +11,7 @@ import { type AppDatabase, type DatabaseTarget, openDatabase } from "./database.
 import { defineFulfilment, type Fulfilment } from "./fulfilment.js";
 import { requestListener } from "./http.js";
 import { type AppJobs, defineJobs, type JobSettings } from "./jobs.js";
+import { type Tracing, tracedListener } from "./tracing.js";
 
 export interface AppOptions {
   database: DatabaseTarget;
@@ -19,6 +20,8 @@ export interface AppOptions {
   /** Options for that worker. Default `{ concurrency: 5, pollIntervalMs: 250, schedules: true }`. */
   workerOptions?: WorkerOptions & WorkerScheduleOptions;
   jobs?: JobSettings;
+  /** Trace requests and jobs (see tracing.ts). Default: none. */
+  tracing?: Tracing | null;
 }
 
 export interface App {
@@ -39,9 +42,10 @@ export interface App {
  * Database, Soniq (schema set up), the app's table, the jobs and the fulfilment flow's steps: what both the
  * server and a worker need.
  */
-export async function openSoniq(database: DatabaseTarget, settings?: JobSettings) {
+export async function openSoniq(database: DatabaseTarget, settings?: JobSettings, tracing?: Tracing | null) {
   const db = await openDatabase(database);
   const soniq = new Soniq({ backend: db.backend });
+  if (tracing) soniq.use(tracing.plugin);
   try {
     await soniq.setup();
     await db.orders.migrate();
@@ -63,10 +67,12 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions & WorkerScheduleOptions = {
 };
 
 export async function createApp(options: AppOptions): Promise<App> {
-  const { db, soniq, jobs, fulfilment } = await openSoniq(options.database, options.jobs);
+  const { db, soniq, jobs, fulfilment } = await openSoniq(options.database, options.jobs, options.tracing);
   const worker =
     options.worker === false ? null : soniq.worker(options.workerOptions ?? DEFAULT_WORKER_OPTIONS);
-  const server = createServer(requestListener({ soniq, orders: db.orders, jobs, fulfilment }));
+  const listener = requestListener({ soniq, orders: db.orders, jobs, fulfilment });
+  const tracing = options.tracing ?? null;
+  const server = createServer(tracing ? tracedListener(tracing.tracer, listener) : listener);
   let closing: Promise<void> | undefined;
 
   const close = async () => {
@@ -79,6 +85,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await soniq.close(); // stops the worker: running jobs finish (or are handed back), nothing is lost
     } finally {
       await db.close();
+      await tracing?.shutdown();
     }
   };
 

@@ -6,6 +6,7 @@ import { createApp } from "./app.js";
 import { readConfig } from "./config.js";
 import { exitOnSignals } from "./signals.js";
 import { reportStartupError } from "./startup-error.js";
+import { tracingFromEnv } from "./tracing.js";
 import { logWorkerEvents } from "./worker-log.js";
 
 const config = readConfig(process.env);
@@ -13,6 +14,7 @@ const app = await createApp({
   database: config.database,
   worker: config.inProcessWorker,
   jobs: { reviewDelayMs: config.reviewDelayMs },
+  tracing: tracingFromEnv(process.env),
 }).catch((err: unknown) => {
   reportStartupError(err, config.database);
   process.exit();

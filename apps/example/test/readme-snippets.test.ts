@@ -122,6 +122,7 @@ describe("example/readme-snippets", () => {
       "dead-letter",
       "recurring",
       "workflows",
+      "tracing",
       "choose-backend",
       "testkit",
     ]);
@@ -242,6 +243,17 @@ describe("example/readme-snippets", () => {
       .filter((line) => line.startsWith("// -> "))
       .map((line) => line.slice("// -> ".length));
     expect(promised).toHaveLength(3);
+    expect(result.stdout.trimEnd().split("\n")).toEqual(promised);
+  }, 60_000);
+
+  it("example/readme-snippet-tracing: prints the two spans of one job, as its comments say", async () => {
+    const result = await runSnippet("tracing", work.path);
+    expectSuccess(result);
+    const promised = (byName.get("tracing") ?? "")
+      .split("\n")
+      .filter((line) => line.startsWith("// -> "))
+      .map((line) => line.slice("// -> ".length));
+    expect(promised).toHaveLength(2);
     expect(result.stdout.trimEnd().split("\n")).toEqual(promised);
   }, 60_000);
 

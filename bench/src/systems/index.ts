@@ -7,6 +7,7 @@ import {
   soniqPostgresAsyncSystem,
   soniqPostgresBatch500System,
   soniqPostgresContractSystem,
+  soniqPostgresOtelSystem,
   soniqPostgresSystem,
 } from "./soniq-postgres.js";
 import { soniqSqliteContractSystem, soniqSqliteSystem } from "./soniq-sqlite.js";
@@ -23,6 +24,7 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   soniqPostgresContractSystem,
   soniqPostgresBatch500System,
   soniqPostgresAsyncSystem,
+  soniqPostgresOtelSystem,
   soniqSqliteContractSystem,
   soniqMemoryContractSystem,
 ];

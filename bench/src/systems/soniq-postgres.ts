@@ -2,6 +2,8 @@
  * Soniq on PostgreSQL (`@soniq/backend-postgres`), on the same server as the peers. Soniq's packages are
  * loaded on first use, so a package that fails to load makes its own rows INVALID, not the whole bench.
  */
+
+import type { Plugin } from "@soniq/core";
 import { benchClient, benchPool } from "../pg-admin.js";
 import type { CountQuery } from "./soniq-session.js";
 import type { Counts, SystemAdapter, SystemTarget } from "./types.js";
@@ -175,5 +177,63 @@ export const soniqPostgresAsyncSystem: SystemAdapter = {
     const counts = countQuery(url);
     const backend = postgresBackend({ connectionString: url }, { asyncOutcomes: true });
     return new SoniqAppSession(backend, counts.query, counts.end);
+  },
+};
+
+/**
+ * The `soniq-postgres` row with `@soniq/opentelemetry` on: an SDK tracer provider whose batch processor hands
+ * every span to an exporter that drops it, an SDK meter provider, and an AsyncLocalStorage context manager, as
+ * an application with tracing configured has them. Measures what tracing costs the producer and the worker.
+ */
+async function otelPlugin(): Promise<Plugin> {
+  const [api, { AsyncLocalStorageContextManager }, sdkTrace, { MeterProvider }, { openTelemetry }] =
+    await Promise.all([
+      import("@opentelemetry/api"),
+      import("@opentelemetry/context-async-hooks"),
+      import("@opentelemetry/sdk-trace"),
+      import("@opentelemetry/sdk-metrics"),
+      import("@soniq/opentelemetry"),
+    ]);
+  api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  const exporter = {
+    export: (_spans: unknown[], done: (result: { code: number }) => void) => done({ code: 0 }),
+    shutdown: () => Promise.resolve(),
+  };
+  const tracerProvider = new sdkTrace.TracerProvider({
+    spanProcessors: [new sdkTrace.BatchSpanProcessor({ exporter })],
+  });
+  return openTelemetry({ tracerProvider, meterProvider: new MeterProvider() });
+}
+
+export const soniqPostgresOtelSystem: SystemAdapter = {
+  id: "soniq-postgres-otel",
+  label: "Soniq postgres (OpenTelemetry)",
+  preload: () =>
+    Promise.all([
+      import("@soniq/backend-postgres"),
+      import("./soniq-session.js"),
+      import("@soniq/opentelemetry"),
+      import("@opentelemetry/sdk-trace"),
+    ]),
+  storage: "postgres",
+  inProcess: false,
+  optional: true,
+  seedDone,
+  manyQueues: true,
+  immediateRetries: true,
+  queueLimits: true,
+  notes:
+    "the Soniq postgres row with soniq.use(openTelemetry(...)): SDK tracer provider, batch processor, an exporter that drops spans",
+  prepare,
+  async open(target) {
+    const url = requireUrl(target);
+    const [{ postgresBackend }, { SoniqAppSession }, plugin] = await Promise.all([
+      import("@soniq/backend-postgres"),
+      import("./soniq-session.js"),
+      otelPlugin(),
+    ]);
+    const counts = countQuery(url);
+    const backend = postgresBackend({ connectionString: url });
+    return new SoniqAppSession(backend, counts.query, counts.end, {}, [plugin]);
   },
 };

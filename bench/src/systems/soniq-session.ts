@@ -6,7 +6,7 @@
  * minimal loop, to separate what the backend costs from what the worker runtime adds.
  */
 import { randomUUID } from "node:crypto";
-import { type FlowStepDefinition, Soniq, type Worker, type WorkerOptions } from "@soniq/core";
+import { type FlowStepDefinition, type Plugin, Soniq, type Worker, type WorkerOptions } from "@soniq/core";
 import type { Backend, NewJob } from "@soniq/core/backend";
 import { recordIncident } from "../incidents.js";
 import { ContractWorker } from "./soniq-contract-worker.js";
@@ -52,8 +52,11 @@ export class SoniqAppSession implements SystemSession {
     private readonly onClose: () => Promise<void> = async () => {},
     /** Worker settings on top of `concurrency` (diagnostic rows only; the main rows use the defaults). */
     private readonly workerOptions: Omit<WorkerOptions, "concurrency"> = {},
+    /** Plugins the row installs (the `-otel` row: OpenTelemetry). */
+    plugins: readonly Plugin[] = [],
   ) {
     this.soniq = new Soniq({ backend });
+    for (const plugin of plugins) this.soniq.use(plugin);
     const run = (kind: TaskKind) => (args: BenchArgs) =>
       handle({ concurrency: 0, onStart: (k, i) => this.listener?.(k, i) }, kind, readIndex(args));
     this.defs = {
@@ -134,6 +137,8 @@ function newJob(kind: TaskKind, i: number, queues?: number): NewJob {
     group: null,
     flowId: null,
     stepRef: null,
+    traceId: null,
+    traceContext: null,
   };
 }
 

@@ -10,7 +10,13 @@ import {
 } from "@soniq/core/backend";
 import { writeAudit } from "./internal/audit-rows.js";
 import { runFlow } from "./internal/flow-store.js";
-import { type DeadLetterRecord, newestFirst, queuedRecord, toDeadLetterJob } from "./internal/rows.js";
+import {
+  type DeadLetterRecord,
+  encodeTrace,
+  newestFirst,
+  queuedRecord,
+  toDeadLetterJob,
+} from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
 
 export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
@@ -66,6 +72,8 @@ function replay(store: MemoryStore, id: string, request: ReplayRequest): string 
     scheduledAt: request.scheduledAt?.getTime() ?? now,
     producerId: null,
     group: null,
+    traceId: request.traceId,
+    traceJson: encodeTrace(request.traceContext),
     seq: store.nextSeq(),
     flowId: rejoined ? row.flowId : null,
     stepRef: rejoined ? row.stepRef : null,

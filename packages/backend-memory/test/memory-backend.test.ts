@@ -24,6 +24,8 @@ function job(overrides: Partial<NewJob> = {}): NewJob {
     group: null,
     flowId: null,
     stepRef: null,
+    traceId: null,
+    traceContext: null,
     ...overrides,
   };
 }

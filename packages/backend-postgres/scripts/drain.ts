@@ -49,6 +49,8 @@ function job(): NewJob {
     group: null,
     flowId: null,
     stepRef: null,
+    traceId: null,
+    traceContext: null,
   };
 }
 

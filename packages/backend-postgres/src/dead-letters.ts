@@ -73,15 +73,15 @@ const REPLAY = `WITH bumped AS (
   WHERE id = $1 AND flow_id IS NULL
   RETURNING job_name, args, queue, priority, max_attempts),
 inserted AS (
-  INSERT INTO soniq_jobs (id, job_name, args, queue, priority, max_attempts, scheduled_at)
+  INSERT INTO soniq_jobs (id, job_name, args, queue, priority, max_attempts, scheduled_at, trace_id, trace_context)
   SELECT $2, job_name, args, COALESCE($3::text, queue), COALESCE($4::int, priority), max_attempts,
-         COALESCE($5::timestamptz, now())
+         COALESCE($5::timestamptz, now()), $6, $7::jsonb
   FROM bumped
   RETURNING id, queue)
 SELECT id, pg_notify('${NEW_JOB_CHANNEL}', queue) FROM inserted`;
 const REPLAY_AUDITED = REPLAY.replace(
   "\nSELECT id, pg_notify",
-  `,\n${auditCte("inserted", 6)}\nSELECT id, pg_notify`,
+  `,\n${auditCte("inserted", 8)}\nSELECT id, pg_notify`,
 );
 
 const STEP_OF = "SELECT flow_id, step_ref FROM soniq_dead_letter_jobs WHERE id = $1 AND flow_id IS NOT NULL";
@@ -124,7 +124,15 @@ async function replay(
   request: ReplayRequest,
   audit: AuditRecord | undefined,
 ): Promise<string | null> {
-  const values = [id, request.newId, request.queue, request.priority, request.scheduledAt];
+  const values = [
+    id,
+    request.newId,
+    request.queue,
+    request.priority,
+    request.scheduledAt,
+    request.traceId,
+    request.traceContext === null ? null : JSON.stringify(request.traceContext),
+  ];
   const res = await query<{ id: string }>(
     ctx,
     "deadLetters.replay",

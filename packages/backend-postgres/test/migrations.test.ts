@@ -15,6 +15,7 @@ const ALL = [
   "0007_count_statistics",
   "0008_flows",
   "0009_progress",
+  "0010_tracing",
 ];
 
 let db: TestDatabase;

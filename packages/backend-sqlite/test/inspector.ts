@@ -38,6 +38,8 @@ function job(r: Row): Job {
     createdAt: date(r.created_at),
     updatedAt: date(r.updated_at),
     progress: json(r.progress ?? null),
+    traceId: r.trace_id as string | null,
+    traceContext: json(r.trace_context),
   };
 }
 
@@ -60,6 +62,8 @@ function deadLetterJob(r: Row): DeadLetterJob {
     createdAt: date(r.created_at),
     flowId: (r.flow_id ?? null) as string | null,
     stepRef: (r.step_ref ?? null) as string | null,
+    traceId: r.trace_id as string | null,
+    traceContext: json(r.trace_context),
   };
 }
 

@@ -17,6 +17,7 @@ const journalTags = [
   "0004_indexes",
   "0005_flows",
   "0006_progress",
+  "0007_tracing",
 ];
 
 function migrationRows(file: string): { hash: string; created_at: number }[] {

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { eventually } from "@soniq/testkit";
 import { describe, expect, it } from "vitest";
-import { json, soniqCli, soniqOnTty, start } from "./cli.js";
+import { json, openApp, soniqCli, soniqOnTty, start } from "./cli.js";
 import { BACKENDS, STAT_KEYS, useSeededDatabase } from "./seed.js";
 
 describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
@@ -128,6 +128,20 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^error \[SONIQ_CLI_NOT_FOUND\]/);
     expect((await cli("jobs", "list", "--status", "dead")).code).toBe(2);
+  });
+
+  it("jobs/show-trace: shows the trace id a tracing plugin stored at enqueue", async () => {
+    const traced = await openApp(s.db);
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    traced.use({ producer: (_event, send) => send({ traceparent: `00-${traceId}-00f067aa0ba902b7-01` }) });
+    try {
+      const { id } = await traced.enqueue("test.ok", { n: 11 }, { queue: "traced" });
+      expect(json<{ traceId: string }>(await cli("jobs", "show", id, "--json")).traceId).toBe(traceId);
+      expect((await cli("jobs", "show", id)).stdout).toMatch(new RegExp(`trace\\s+${traceId}`));
+      await traced.cancelJob(id);
+    } finally {
+      await traced.close();
+    }
   });
 
   it("jobs/cancel: cancels a queued job; a second cancel exits 1", async () => {

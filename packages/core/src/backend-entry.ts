@@ -172,6 +172,7 @@ export {
   TERMINAL_JOB_STATUSES,
   TICK_OUTCOMES,
   type TickOutcome,
+  type TraceContext,
   WORKER_STATUSES,
   type WorkerInfo,
   type WorkerStatus,

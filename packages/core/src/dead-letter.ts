@@ -20,6 +20,7 @@ import {
   MAX_PAGE_SIZE,
 } from "./queries.js";
 import type { Runtime } from "./runtime.js";
+import { produce } from "./tracing.js";
 import type { DeadLetterJob } from "./types.js";
 
 export interface ReplayOverrides extends ActorOptions {
@@ -113,7 +114,7 @@ export class DeadLetterService {
     const newId = await audited(
       this.rt.backend,
       record,
-      (r) => this.rt.backend.deadLetters.replay(id, request, r),
+      (r) => this.#replayTraced(row, request, (q) => this.rt.backend.deadLetters.replay(id, q, r)),
       (result) => result !== null,
     );
     if (newId) for (const worker of this.rt.workers) worker.nudge();
@@ -152,10 +153,28 @@ export class DeadLetterService {
         if (isSoniqError(err)) return "refused";
         throw err;
       }
-      const newId = await this.rt.backend.deadLetters.replay(row.id, request);
+      const newId = await this.#replayTraced(row, request, (q) =>
+        this.rt.backend.deadLetters.replay(row.id, q),
+      );
       if (newId) for (const worker of this.rt.workers) worker.nudge();
       return newId !== null;
     });
+  }
+
+  /**
+   * A replay's write through the producer hooks: the new job gets the trace they send (linked to the dead
+   * letter's), or, with no hook, the dead letter's own trace, so a traced worker continues the job's trace.
+   */
+  #replayTraced(
+    row: DeadLetterJob,
+    request: BackendReplayRequest,
+    write: (request: BackendReplayRequest) => Promise<string | null>,
+  ): Promise<string | null> {
+    if (this.rt.producers.length === 0) return write(request);
+    const job = { id: request.newId, jobName: row.jobName, queue: request.queue ?? row.queue };
+    const links = row.traceContext ? [row.traceContext] : [];
+    const event = () => ({ origin: "replay" as const, jobs: [job], links });
+    return produce(this.rt.producers, event, [request], () => write(request));
   }
 
   /**
@@ -182,7 +201,14 @@ export class DeadLetterService {
       maxAttempts: row.maxAttempts,
     });
     // The backend copies the row's name and args (the ones checked here) into the new job.
-    return { newId, queue: job.queue, priority: job.priority, scheduledAt: job.scheduledAt };
+    return {
+      newId,
+      queue: job.queue,
+      priority: job.priority,
+      scheduledAt: job.scheduledAt,
+      traceId: row.traceId,
+      traceContext: row.traceContext,
+    };
   }
 
   /** Purges every dead letter matching `filter` (chunked; one audit row `dead_letter.purge_where` with the count). */

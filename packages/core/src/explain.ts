@@ -67,6 +67,11 @@ function reason(code: ExplainCode, message: string, evidence: Record<string, unk
   return { code, message, evidence };
 }
 
+function withTrace(explanation: Explanation, traceId: string | null): Explanation {
+  if (traceId !== null) for (const r of explanation.reasons) r.evidence.traceId = traceId;
+  return explanation;
+}
+
 /** A span as people read it in explain messages: "850 ms", "42 s". */
 function seconds(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${Math.round(ms / 1000)} s`;
@@ -79,9 +84,14 @@ export class Explainer {
     private readonly heartbeatIntervalMs: number = DEFAULT_HEARTBEAT_INTERVAL_MS,
   ) {}
 
+  /** Every reason's evidence names the job's trace (`traceId`) when it was enqueued under one. */
   async explain(id: string): Promise<Explanation> {
     const job = await this.backend.jobs.get(id);
     if (job === null) return this.#missing(id);
+    return withTrace(await this.#explainJob(job), job.traceId);
+  }
+
+  async #explainJob(job: Job): Promise<Explanation> {
     if (job.status === "done") {
       return {
         status: "done",
@@ -113,7 +123,7 @@ export class Explainer {
       at: dead.movedToDeadLetterAt,
       attempts: dead.attempts,
     });
-    return { status: "dead_letter", verdict: "dead_lettered", reasons: [r] };
+    return withTrace({ status: "dead_letter", verdict: "dead_lettered", reasons: [r] }, dead.traceId);
   }
 
   #processing(job: Job, workers: WorkerView[], now: number): Explanation {

@@ -89,6 +89,15 @@ export type { WorkerScheduleOptions } from "./schedules/worker.js";
 export { SHORT_ID_LENGTH, shortId } from "./short-id.js";
 export { type EnqueueManyItem, Soniq } from "./soniq.js";
 export {
+  type ProducerHook,
+  type RunOutcome,
+  type RunOutcomeKind,
+  type SendEvent,
+  type SendOrigin,
+  type SentJob,
+  traceIdOf,
+} from "./tracing.js";
+export {
   AUDIT_ACTIONS,
   type AuditAction,
   type AuditEntry,
@@ -127,6 +136,7 @@ export {
   TERMINAL_JOB_STATUSES,
   TICK_OUTCOMES,
   type TickOutcome,
+  type TraceContext,
   WORKER_STATUSES,
   type WorkerInfo,
   type WorkerStatus,

@@ -18,6 +18,8 @@ import {
 } from "./options.js";
 import type { Snooze } from "./outcomes.js";
 import type { EnqueueHandle } from "./results.js";
+import type { SendEvent, SendOrigin } from "./tracing.js";
+import type { TraceContext } from "./types.js";
 
 /** A job handler. It may return `snooze(ms)` (a `Snooze`) instead of a result. */
 export type Handler<TArgs, TResult> = (args: TArgs, ctx: JobContext) => TResult | Promise<TResult>;
@@ -188,6 +190,8 @@ function buildNewJob(
     producerId: defaults.producerId,
     flowId: null,
     stepRef: null,
+    traceId: null,
+    traceContext: null,
   };
 }
 
@@ -204,4 +208,13 @@ export function txOptions<TTx>(backend: Backend<TTx>, tx: TTx | undefined): Back
     );
   }
   return { tx };
+}
+
+/** What producer hooks see of a write of new jobs (tracing.ts). */
+export function sendEvent(
+  origin: SendOrigin,
+  jobs: readonly NewJob[],
+  links: readonly TraceContext[] = [],
+): SendEvent {
+  return { origin, jobs: jobs.map((j) => ({ id: j.id, jobName: j.jobName, queue: j.queue })), links };
 }

@@ -6,6 +6,7 @@
  *   the outermost. Middleware runs inside the timeout, so a slow middleware times out like a handler.
  */
 import type { JobContext } from "./context.js";
+import type { ProducerHook, RunOutcome } from "./tracing.js";
 
 export type Next = () => Promise<unknown>;
 export type Middleware = (ctx: JobContext, next: Next) => unknown;
@@ -24,6 +25,16 @@ export interface Plugin extends Hooks {
   name?: string;
   /** Wrapping middleware contributed by this plugin. */
   middleware?: Middleware;
+  /**
+   * Around every write of new jobs (enqueue, enqueueMany, replay, a schedule's fire): may supply the trace
+   * context stored on them. See `ProducerHook`.
+   */
+  producer?: ProducerHook;
+  /**
+   * Once per run, when its outcome is decided (before it is written), synchronously. Also for runs that end
+   * without the handler settling them (timeout, cancellation, shutdown). A hook that throws is logged.
+   */
+  onOutcome?(ctx: JobContext, outcome: RunOutcome): void;
 }
 
 /** Runs `final` inside `chain`, outermost first. With no middleware it is just `final()`. */

@@ -5,6 +5,7 @@ import type { Logger } from "./logger.js";
 import { type JobEndEvent, type JobStartEvent, type MetricsSink, noopMetricsSink } from "./metrics.js";
 import type { Middleware, Plugin } from "./middleware.js";
 import type { ResolvedSoniqOptions } from "./options.js";
+import type { ProducerHook } from "./tracing.js";
 
 /** The slice of a worker the instance needs: to abort a job cancelled in this process. */
 export interface LocalWorker {
@@ -21,6 +22,8 @@ export interface Runtime {
   readonly plugins: Plugin[];
   /** Wrapping middleware, outermost first (rebuilt by `use`). */
   middleware: Middleware[];
+  /** Producer hooks around every write of new jobs, outermost first (see tracing.ts). */
+  readonly producers: ProducerHook[];
   readonly workers: Set<LocalWorker>;
   readonly metrics: SafeMetrics;
 }

@@ -18,6 +18,7 @@ import {
   prepareJob,
   type RegisteredJob,
   resolveTarget,
+  sendEvent,
   txOptions,
 } from "./jobs.js";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS } from "./liveness.js";
@@ -52,6 +53,7 @@ import { checkDeclaredJob, type ScheduleRuntime } from "./schedules/runtime.js";
 import { resolveSchedulerOptions, Scheduler, type SchedulerOptions } from "./schedules/scheduler.js";
 import { ScheduleService } from "./schedules/service.js";
 import { SchedulingWorker, type WorkerScheduleOptions, workerSchedulerOptions } from "./schedules/worker.js";
+import { produce } from "./tracing.js";
 import type { Job, QueueStats } from "./types.js";
 import { Worker } from "./worker/worker.js";
 import { type WorkersApi, workersApi } from "./workers.js";
@@ -65,7 +67,7 @@ export interface EnqueueManyItem<TTx = unknown> {
 
 const ITEM_KEYS = ["job", "args", "options"];
 /** What a plain-object plugin passed to `use()` may hold. */
-const PLUGIN_KEYS = ["name", "beforeJob", "afterJob", "onError", "middleware"];
+const PLUGIN_KEYS = ["name", "beforeJob", "afterJob", "onError", "middleware", "producer", "onOutcome"];
 
 /** An `enqueueMany` item is `{ job, args, options? }`; a `tx` belongs to the call's options, not an item's. */
 function assertManyItem(item: unknown, index: number): void {
@@ -140,6 +142,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       registry: this.#registry,
       plugins: [],
       middleware: [],
+      producers: [],
       workers: new Set(),
       metrics: new SafeMetrics(this.options.metrics, logger),
     };
@@ -153,6 +156,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       options: this.options,
       logger,
       clock: this.options.clock,
+      producers: this.#rt.producers,
     };
     this.schedules = new ScheduleService(this.#schedules);
     this.queues = new QueueService(this.backend, () => [
@@ -277,11 +281,14 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       const target = resolveTarget(name, this.#registry, this.options);
       const tx = txOptions(this.backend, options?.tx);
       const job = prepareJob(target, args, options, this.options);
-      const enqueued =
-        job instanceof Promise
-          ? job.then((j) => this.backend.jobs.enqueue(j, tx))
-          : this.backend.jobs.enqueue(job, tx);
-      return enqueued.then((r) => enqueueHandle(r, this.#results));
+      const write = (j: NewJob) =>
+        produce(
+          this.#rt.producers,
+          () => sendEvent("enqueue", [j]),
+          [j],
+          () => this.backend.jobs.enqueue(j, tx),
+        ).then((r) => enqueueHandle(r, this.#results));
+      return job instanceof Promise ? job.then(write) : write(job);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -307,10 +314,15 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       const tx = txOptions(this.backend, options.tx);
       if (items.length === 0) return Promise.resolve([]);
       const jobs = items.map((item, i) => this.#prepareItem(item, i));
-      const enqueued = jobs.some((job) => job instanceof Promise)
-        ? Promise.all(jobs).then((ready) => this.backend.jobs.enqueueMany(ready, tx))
-        : this.backend.jobs.enqueueMany(jobs as NewJob[], tx);
-      return enqueued.then((results) => results.map((r) => enqueueHandle(r, this.#results)));
+      const write = (ready: NewJob[]) =>
+        produce(
+          this.#rt.producers,
+          () => sendEvent("enqueue", ready),
+          ready,
+          () => this.backend.jobs.enqueueMany(ready, tx),
+        ).then((results) => results.map((r) => enqueueHandle(r, this.#results)));
+      if (jobs.some((job) => job instanceof Promise)) return Promise.all(jobs).then(write);
+      return write(jobs as NewJob[]);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -380,15 +392,15 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   }
 
   /**
-   * Adds hooks (`beforeJob`, `afterJob`, `onError`) and/or wrapping middleware. A function is taken as
-   * middleware. Order matters: the first registered runs outermost (and its hooks first).
+   * Adds hooks (`beforeJob`, `afterJob`, `onError`, `onOutcome`), wrapping middleware and/or a `producer`
+   * hook around writes of new jobs (tracing: see tracing.ts). A function is taken as middleware. Order matters: the first registered runs outermost (and its hooks first).
    */
   use(extension: Plugin | Middleware): this {
     const plugin: Plugin = typeof extension === "function" ? { middleware: extension } : extension;
     if (typeof plugin !== "object" || plugin === null || Array.isArray(plugin)) {
       throw new SoniqError(
         "SONIQ_INVALID_ARGUMENT",
-        "use() takes a middleware function or { name, beforeJob, afterJob, onError, middleware }.",
+        "use() takes a middleware function or { name, beforeJob, afterJob, onError, middleware, producer, onOutcome }.",
       );
     }
     // A misspelt hook in a plain object would otherwise never run, silently (class instances may keep state).
@@ -407,14 +419,16 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
         context: { key: "name" },
       });
     }
-    for (const key of ["beforeJob", "afterJob", "onError", "middleware"] as const) {
+    for (const key of ["beforeJob", "afterJob", "onError", "middleware", "producer", "onOutcome"] as const) {
       if (plugin[key] !== undefined && typeof plugin[key] !== "function") {
         throw new SoniqError("SONIQ_INVALID_ARGUMENT", `use(): ${key} must be a function.`, {
           context: { key },
         });
       }
     }
-    if (plugin.beforeJob || plugin.afterJob || plugin.onError) this.#rt.plugins.push(plugin);
+    if (plugin.beforeJob || plugin.afterJob || plugin.onError || plugin.onOutcome)
+      this.#rt.plugins.push(plugin);
+    if (plugin.producer) this.#rt.producers.push(plugin.producer);
     if (plugin.middleware) this.#rt.middleware = [...this.#rt.middleware, plugin.middleware];
     return this;
   }

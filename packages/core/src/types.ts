@@ -76,7 +76,17 @@ export interface Job {
   updatedAt: Date;
   /** The handler's last `ctx.progress(value)` (a number or small JSON value), written with the heartbeat. */
   progress: unknown;
+  /** The W3C trace id (32 hex) of the trace the job was enqueued under; null when none was active. */
+  traceId: string | null;
+  /** The stored propagation carrier (`traceparent`, optional `tracestate`); see `TraceContext`. */
+  traceContext: TraceContext | null;
 }
+
+/**
+ * A trace context as stored on a job: a W3C propagation carrier (`{ traceparent, tracestate? }`). Core only
+ * stores and copies it; a tracing plugin (`@soniq/opentelemetry`) supplies it at enqueue and reads it at run.
+ */
+export type TraceContext = Record<string, string>;
 
 /** A dead letter: a `soniq_dead_letter_jobs` row. Both dialects' Drizzle rows equal this type. */
 export interface DeadLetterJob {
@@ -98,6 +108,9 @@ export interface DeadLetterJob {
   /** The workflow the job was a step of (a replay rejoins it), or null. */
   flowId: string | null;
   stepRef: string | null;
+  /** The dead job's trace (kept from the job), which a replay links to. */
+  traceId: string | null;
+  traceContext: TraceContext | null;
 }
 
 /**

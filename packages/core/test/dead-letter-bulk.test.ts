@@ -22,6 +22,8 @@ const newJob = (queue: string): NewJob => ({
   group: null,
   flowId: null,
   stepRef: null,
+  traceId: null,
+  traceContext: null,
 });
 
 /** `n` dead letters in `queue`, straight through the backend. */

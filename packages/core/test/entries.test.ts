@@ -54,6 +54,7 @@ describe("core/entries", () => {
       "snooze",
       "suspectAfterMs",
       "systemClock",
+      "traceIdOf",
       "workerCounts",
     ]);
     const classes = Object.entries(appEntry).filter(([, v]) => isClass(v));

@@ -84,6 +84,8 @@ describe("guard/ids", () => {
       queue: null,
       priority: null,
       scheduledAt: null,
+      traceId: null,
+      traceContext: null,
     });
     expect(calls.map((c) => c.args[0])).toEqual([ID, ID, ID]);
   });
@@ -91,7 +93,14 @@ describe("guard/ids", () => {
   it("answers not-found itself for an id that is not a UUID, without calling the backend", async () => {
     const { backend, calls } = stubBackend();
     const guarded = guardBackend(backend);
-    const request = { newId: ID, queue: null, priority: null, scheduledAt: null };
+    const request = {
+      newId: ID,
+      queue: null,
+      priority: null,
+      scheduledAt: null,
+      traceId: null,
+      traceContext: null,
+    };
     expect(await guarded.jobs.get("nope")).toBeNull();
     expect(await guarded.jobs.cancel(42 as never)).toBe(false);
     expect(await guarded.deadLetters.get(`${ID}x`)).toBeNull();

@@ -34,6 +34,7 @@ const GROUND = [
   "progress.ts",
   "retry-policy.ts",
   "schema/constants.ts",
+  "tracing.ts",
   "typed-emitter.ts",
   "types.ts",
   "version.ts",

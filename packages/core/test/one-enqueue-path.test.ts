@@ -114,6 +114,8 @@ describe("enqueue-path/replays", () => {
     group: null,
     flowId: null,
     stepRef: null,
+    traceId: null,
+    traceContext: null,
   });
 
   async function deadLetters(backend: ReturnType<typeof memoryBackend>, args: unknown[]) {

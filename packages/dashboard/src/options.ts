@@ -47,6 +47,12 @@ export interface DashboardOptions {
    * from it passes the origin check, and an https origin makes the session cookie `Secure`. Default none.
    */
   publicOrigin?: string;
+  /**
+   * Links a job's trace id (`Job.traceId`, stored by `@soniq/opentelemetry`) to your tracing UI, e.g.
+   * `(id) => \`https://jaeger.example.com/trace/${id}\``. Must return an http(s) URL; anything else (or a
+   * throw) shows the id unlinked. Default: no link.
+   */
+  traceUrl?: (traceId: string) => string;
 }
 
 export interface ResolvedKey {
@@ -65,6 +71,8 @@ export interface ResolvedDashboardOptions {
   readonly sessionTtlMs: number;
   readonly onError: (err: unknown) => void;
   readonly hosts: HostPolicy;
+  /** null: trace ids are shown unlinked. */
+  readonly traceUrl: ((traceId: string) => string) | null;
 }
 
 export const LABEL_PATTERN = /^[A-Za-z0-9_.@:-]{1,64}$/;
@@ -152,6 +160,9 @@ export function resolveOptions(options: DashboardOptions): ResolvedDashboardOpti
   positiveMs(problems, o.refreshIntervalMs, "refreshIntervalMs");
   positiveMs(problems, o.sessionTtlMs, "sessionTtlMs");
   if (o.onError !== undefined && typeof o.onError !== "function") problems.push("onError must be a function");
+  if (o.traceUrl !== undefined && typeof o.traceUrl !== "function") {
+    problems.push("traceUrl must be a function (traceId) => URL");
+  }
   hostProblems(problems, o);
   if (problems.length > 0) {
     throw new SoniqError("SONIQ_INVALID_OPTIONS", `Invalid dashboard options: ${problems.join("; ")}.`, {
@@ -170,6 +181,7 @@ export function resolveOptions(options: DashboardOptions): ResolvedDashboardOpti
     refreshIntervalMs: o.refreshIntervalMs ?? 5_000,
     sessionTtlMs: o.sessionTtlMs ?? 12 * 60 * 60 * 1000,
     onError: o.onError ?? ((err: unknown) => console.error("[soniq dashboard]", err)),
+    traceUrl: o.traceUrl ?? null,
     hosts: Object.freeze({
       allowedHosts: Object.freeze(hostList(o.allowedHosts ?? [], publicOriginOf(o.publicOrigin) ?? null)),
       trustProxy: o.trustProxy === true,

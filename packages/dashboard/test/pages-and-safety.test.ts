@@ -112,6 +112,31 @@ describe("pages", () => {
     expect(res.headers.get("location")).toBe(`/dead-letters/${app.dead[0]}`);
   });
 
+  it("pages/job-trace-link: the job page shows the trace id, linked through traceUrl when it gives an http(s) URL", async () => {
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const traced = new Soniq({ backend: memoryBackend() });
+    traced.job("traced.job", async () => null);
+    traced.use({ producer: (_event, send) => send({ traceparent: `00-${traceId}-00f067aa0ba902b7-01` }) });
+    try {
+      const { id } = await traced.enqueue("traced.job", {});
+      const plain = await (await call(handlerFor(traced), `/jobs/${id}`)).text();
+      expect(plain).toContain(`<code data-testid="job-trace">${traceId}</code>`);
+      const linked = handlerFor(traced, { traceUrl: (t) => `https://jaeger.example.com/trace/${t}` });
+      expect(await (await call(linked, `/jobs/${id}`)).text()).toContain(
+        `href="https://jaeger.example.com/trace/${traceId}"`,
+      );
+      const unsafe = handlerFor(traced, { traceUrl: () => "javascript:alert(1)" });
+      expect(await (await call(unsafe, `/jobs/${id}`)).text()).not.toContain("javascript:");
+      const untraced = await (await call(handler, `/jobs/${app.done[0]}`)).text();
+      expect(untraced).not.toContain('data-testid="job-trace"');
+      expect(() => handlerFor(traced, { traceUrl: "https://x" as never })).toThrow(
+        /traceUrl must be a function/,
+      );
+    } finally {
+      await traced.close();
+    }
+  });
+
   it("pages/write-controls: shown to a write session only, with the CSRF token in the page", async () => {
     const keyed = handlerFor(app.soniq, { apiKeys: KEYS });
     expect(await (await call(handler, `/dead-letters/${app.dead[0]}`)).text()).not.toContain("data-post=");

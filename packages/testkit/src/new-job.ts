@@ -23,6 +23,8 @@ export function newJob(overrides: Partial<NewJob> = {}): NewJob {
     group: null,
     flowId: null,
     stepRef: null,
+    traceId: null,
+    traceContext: null,
     ...overrides,
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { EnqueueOptions, EnqueueResult, NewJob } from "@soniq/core/backend";
 import { duplicateJobId, transactionUnsupported } from "./errors.js";
-import { encodeJson, type JobRecord, queuedRecord } from "./rows.js";
+import { encodeJson, encodeTrace, type JobRecord, queuedRecord } from "./rows.js";
 import { type MemoryStore, uniqueKeyOf } from "./store.js";
 
 export function enqueueMany(
@@ -70,6 +70,8 @@ export function toRecord(store: MemoryStore, job: NewJob, now: number): JobRecor
     scheduledAt: job.scheduledAt?.getTime() ?? now,
     producerId: job.producerId,
     group: job.group,
+    traceId: job.traceId,
+    traceJson: encodeTrace(job.traceContext),
     seq: store.nextSeq(),
     flowId: job.flowId,
     stepRef: job.stepRef,

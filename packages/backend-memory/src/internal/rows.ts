@@ -9,6 +9,7 @@ import {
   type JobStatus,
   type ListPosition,
   SoniqError,
+  type TraceContext,
   type WorkerInfo,
   type WorkerStatus,
 } from "@soniq/core/backend";
@@ -39,6 +40,9 @@ export interface JobRecord {
   readonly stepRef: string | null;
   readonly createdAt: number;
   updatedAt: number;
+  readonly traceId: string | null;
+  /** The stored trace context, as JSON text (null = none). */
+  readonly traceJson: string | null;
   /** Insertion order: breaks created_at ties so equal timestamps keep enqueue order. */
   readonly seq: number;
   /** Bumped each time the job enters `queued`; heap entries carrying an older value are stale. */
@@ -68,6 +72,8 @@ export interface DeadLetterRecord {
   readonly originalCreatedAt: number;
   readonly movedToDeadLetterAt: number;
   readonly createdAt: number;
+  readonly traceId: string | null;
+  readonly traceJson: string | null;
   readonly seq: number;
   readonly flowId: string | null;
   readonly stepRef: string | null;
@@ -109,6 +115,15 @@ function decodeRecord(text: string | null): Record<string, unknown> | null {
   return text === null ? null : (JSON.parse(text) as Record<string, unknown>);
 }
 
+function decodeTrace(text: string | null): TraceContext | null {
+  return text === null ? null : (JSON.parse(text) as TraceContext);
+}
+
+/** A trace context as stored (JSON text), or null. */
+export function encodeTrace(traceContext: TraceContext | null): string | null {
+  return traceContext === null ? null : JSON.stringify(traceContext);
+}
+
 export function toJob(r: JobRecord): Job {
   return {
     id: r.id,
@@ -134,6 +149,8 @@ export function toJob(r: JobRecord): Job {
     createdAt: new Date(r.createdAt),
     updatedAt: new Date(r.updatedAt),
     progress: decodeJson(r.progressJson),
+    traceId: r.traceId,
+    traceContext: decodeTrace(r.traceJson),
   };
 }
 
@@ -156,6 +173,8 @@ export function toDeadLetterJob(r: DeadLetterRecord): DeadLetterJob {
     createdAt: new Date(r.createdAt),
     flowId: r.flowId,
     stepRef: r.stepRef,
+    traceId: r.traceId,
+    traceContext: decodeTrace(r.traceJson),
   };
 }
 
@@ -223,6 +242,8 @@ export function deadLetterRow(
     originalCreatedAt: job.createdAt,
     movedToDeadLetterAt: now,
     createdAt: now,
+    traceId: job.traceId,
+    traceJson: job.traceJson,
     seq: store.nextSeq(),
     flowId: job.flowId,
     stepRef: job.stepRef,
@@ -244,6 +265,8 @@ export type NewJobFields = Pick<
   | "scheduledAt"
   | "producerId"
   | "group"
+  | "traceId"
+  | "traceJson"
   | "seq"
   | "flowId"
   | "stepRef"
@@ -276,6 +299,8 @@ export function queuedRecord(f: NewJobFields, now: number): JobRecord {
     stepRef: f.stepRef,
     createdAt: now,
     updatedAt: now,
+    traceId: f.traceId,
+    traceJson: f.traceJson,
     seq: f.seq,
     queuedVersion: 0,
     live: true,

@@ -7,14 +7,15 @@
  * date parsing (a regex and a `Date` per value in pg's default parser) becomes a string compare.
  * Every other column is parsed by pg's registered parsers, as the pool does.
  */
-import type { Job } from "@soniq/core/backend";
+import type { Job, TraceContext } from "@soniq/core/backend";
 import pg from "pg";
 import { toDate } from "./rows.js";
 
 /** What the claim RETURNs, in this order (`mapClaimedRow` reads by position). */
 export const CLAIM_COLUMNS =
   "id, job_name, args, args_hash, attempts, max_attempts, queue, priority, unique_job, dedup_key, " +
-  'scheduled_at, expires_at, last_error, result, producer_id, created_at, updated_at, "group", flow_id, step_ref, progress';
+  'scheduled_at, expires_at, last_error, result, producer_id, created_at, updated_at, "group", flow_id, step_ref, progress, ' +
+  "trace_id, trace_context";
 
 const TIMESTAMPTZ_OID = 1184;
 
@@ -76,5 +77,7 @@ export function mapClaimedRow(row: unknown[], workerId: string | null): Job {
     flowId: strOrNull(row[18]),
     stepRef: strOrNull(row[19]),
     progress: row[20] ?? null,
+    traceId: strOrNull(row[21]),
+    traceContext: (row[22] ?? null) as TraceContext | null,
   };
 }

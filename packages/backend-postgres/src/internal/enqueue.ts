@@ -36,10 +36,11 @@ const ON_UNIQUE =
   "ON CONFLICT (job_name, args_hash) WHERE status = 'queued' AND unique_job DO UPDATE SET unique_job = EXCLUDED.unique_job";
 
 const INSERT_COLUMNS =
-  'id, job_name, args, args_hash, queue, priority, max_attempts, scheduled_at, dedup_key, unique_job, producer_id, "group"';
+  'id, job_name, args, args_hash, queue, priority, max_attempts, scheduled_at, dedup_key, unique_job, producer_id, "group", ' +
+  "trace_id, trace_context";
 const SELECT_INPUT =
   "i.id, i.job_name, i.args, i.args_hash, i.queue, i.priority, i.max_attempts, COALESCE(i.scheduled_at, now()), " +
-  'i.dedup_key, i.unique_job, i.producer_id, i."group"';
+  'i.dedup_key, i.unique_job, i.producer_id, i."group", i.trace_id, i.trace_context';
 const RETURN_KEYS = "RETURNING id, queue, dedup_key, job_name, args_hash";
 
 function insertCte(kind: Kind): string {
@@ -57,7 +58,7 @@ function insertCte(kind: Kind): string {
  */
 function enqueueSql(kinds: readonly Kind[]): string {
   const ctes = [
-    'input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, id uuid, job_name text, args jsonb, args_hash text, queue text, priority int, max_attempts int, scheduled_at timestamptz, dedup_key text, unique_job bool, producer_id text, "group" text))',
+    'input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, id uuid, job_name text, args jsonb, args_hash text, queue text, priority int, max_attempts int, scheduled_at timestamptz, dedup_key text, unique_job bool, producer_id text, "group" text, trace_id text, trace_context jsonb))',
   ];
   const results: string[] = [];
   if (kinds.includes("both")) {
@@ -161,6 +162,8 @@ function encodeBatch(jobs: readonly NewJob[]): string {
       unique_job: job.unique,
       producer_id: job.producerId,
       group: job.group,
+      trace_id: job.traceId,
+      trace_context: job.traceContext,
     })),
   );
 }
@@ -210,7 +213,7 @@ export async function enqueueMany<TTx>(
 // One job, the common case: plain parameters instead of the jsonb batch (the batch statement costs
 // several times more to plan and run for a single row). Jobs with both keys take the batch path.
 const SINGLE_VALUES =
-  "$1::uuid, $2, $3::jsonb, $4, $5, $6::int, $7::int, COALESCE($8::timestamptz, now()), $9, $10::bool, $11, $12";
+  "$1::uuid, $2, $3::jsonb, $4, $5, $6::int, $7::int, COALESCE($8::timestamptz, now()), $9, $10::bool, $11, $12, $13, $14::jsonb";
 
 function singleSql(kind: Exclude<Kind, "both">): string {
   const conflict = kind === "dedup" ? ON_DEDUP_KEY : kind === "uniq" ? ON_UNIQUE : "";
@@ -233,6 +236,8 @@ function singleValues(job: NewJob): unknown[] {
     job.unique,
     job.producerId,
     job.group,
+    job.traceId,
+    job.traceContext === null ? null : JSON.stringify(job.traceContext),
   ];
 }
 

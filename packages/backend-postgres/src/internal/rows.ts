@@ -2,15 +2,24 @@
  * Column lists and row mappers: every read returns rows shaped exactly as core's `Job`,
  * `DeadLetterJob` and `WorkerInfo` (camelCase, timestamps as `Date`).
  */
-import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@soniq/core/backend";
+import type {
+  DeadLetterJob,
+  Job,
+  JobStatus,
+  TraceContext,
+  WorkerInfo,
+  WorkerStatus,
+} from "@soniq/core/backend";
 
 export const JOB_COLUMNS =
   "id, job_name, args, args_hash, status, attempts, max_attempts, queue, priority, unique_job, dedup_key, " +
-  'scheduled_at, expires_at, last_error, result, producer_id, worker_id, "group", flow_id, step_ref, created_at, updated_at, progress';
+  'scheduled_at, expires_at, last_error, result, producer_id, worker_id, "group", flow_id, step_ref, created_at, updated_at, progress, ' +
+  "trace_id, trace_context";
 
 export const DEAD_LETTER_COLUMNS =
   "id, job_name, args, queue, priority, max_attempts, attempts, last_error, dead_letter_reason, tags, " +
-  "resurrection_count, last_resurrection_at, original_created_at, moved_to_dead_letter_at, created_at, flow_id, step_ref";
+  "resurrection_count, last_resurrection_at, original_created_at, moved_to_dead_letter_at, created_at, flow_id, step_ref, " +
+  "trace_id, trace_context";
 
 export const WORKER_COLUMNS =
   "id, hostname, pid, queues, concurrency, status, last_heartbeat, started_at, version, metadata";
@@ -68,6 +77,8 @@ export function mapJob(row: Row): Job {
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
     progress: row.progress ?? null,
+    traceId: strOrNull(row.trace_id),
+    traceContext: (row.trace_context ?? null) as TraceContext | null,
   };
 }
 
@@ -90,6 +101,8 @@ export function mapDeadLetterJob(row: Row): DeadLetterJob {
     createdAt: toDate(row.created_at),
     flowId: strOrNull(row.flow_id),
     stepRef: strOrNull(row.step_ref),
+    traceId: strOrNull(row.trace_id),
+    traceContext: (row.trace_context ?? null) as TraceContext | null,
   };
 }
 

@@ -40,7 +40,7 @@ const FENCE = "status = 'processing' AND attempts = ($1::jsonb -> id::text ->> 0
 
 const DEAD_LETTER_INSERT_COLUMNS =
   "id, job_name, args, queue, priority, max_attempts, attempts, last_error, dead_letter_reason, tags, original_created_at, " +
-  "flow_id, step_ref";
+  "flow_id, step_ref, trace_id, trace_context";
 
 /** The item kinds as the statement writes them, in parameter order ($2, $3, ... for the present ones). */
 export const SETTLE_PARTS = ["done", "requeued", "deleted", "dead"] as const;
@@ -74,11 +74,12 @@ function partSql(part: SettlePart, ids: string, from: string, using: string, key
   WHERE j.id = ANY(${ids}::uuid[]) AND j.status = 'processing' AND j.attempts = ($1::jsonb -> j.id::text ->> 0)::int
     AND NOT EXISTS (SELECT 1 FROM soniq_dead_letter_jobs d WHERE d.id = j.id)
   RETURNING j.id, j.job_name, j.args, j.queue, j.priority, j.max_attempts, j.attempts, j.created_at, j.flow_id,
-    j.step_ref),
+    j.step_ref, j.trace_id, j.trace_context),
 dead AS (
   INSERT INTO soniq_dead_letter_jobs (${DEAD_LETTER_INSERT_COLUMNS})
   SELECT id, job_name, args, queue, priority, max_attempts, attempts, $1::jsonb -> id::text ->> 2,
-    $1::jsonb -> id::text ->> 1, $1::jsonb -> id::text -> 3, created_at, flow_id, step_ref FROM moved
+    $1::jsonb -> id::text ->> 1, $1::jsonb -> id::text -> 3, created_at, flow_id, step_ref, trace_id, trace_context
+    FROM moved
   RETURNING id)`;
   }
 }

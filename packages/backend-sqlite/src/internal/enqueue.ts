@@ -11,9 +11,9 @@ import { invalidArgument } from "./errors.js";
 import { msOrNull, NOW } from "./sql.js";
 
 const INSERT_COLUMNS = `id, job_name, args, args_hash, status, attempts, max_attempts, queue, priority,
-  unique_job, dedup_key, scheduled_at, producer_id, "group", created_at, updated_at`;
+  unique_job, dedup_key, scheduled_at, producer_id, "group", created_at, updated_at, trace_id, trace_context`;
 const INSERT_VALUES = `@id, @jobName, @args, @argsHash, 'queued', 0, @maxAttempts, @queue, @priority,
-  @unique, @dedupKey, COALESCE(@scheduledAt, ${NOW}), @producerId, @group, ${NOW}, ${NOW}`;
+  @unique, @dedupKey, COALESCE(@scheduledAt, ${NOW}), @producerId, @group, ${NOW}, ${NOW}, @traceId, @traceContext`;
 
 const INSERT = `INSERT INTO soniq_jobs (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES})
   ON CONFLICT DO NOTHING RETURNING id`;
@@ -37,6 +37,8 @@ interface InsertParams {
   scheduledAt: number | null;
   producerId: string | null;
   group: string | null;
+  traceId: string | null;
+  traceContext: string | null;
 }
 
 /** Args as JSON text (`undefined` is stored as JSON null); a value JSON cannot encode is SONIQ_TASK_ARGS_INVALID. */
@@ -65,6 +67,8 @@ function toParams(job: NewJob, index: number): InsertParams {
     scheduledAt: msOrNull(job.scheduledAt),
     producerId: job.producerId,
     group: job.group,
+    traceId: job.traceId,
+    traceContext: job.traceContext === null ? null : JSON.stringify(job.traceContext),
   };
 }
 

@@ -2,7 +2,14 @@
  * Raw rows as better-sqlite3 returns them (snake_case, integers, JSON text) and their mapping to the
  * contract's camelCase rows with `Date`s.
  */
-import type { DeadLetterJob, Job, JobStatus, WorkerInfo, WorkerStatus } from "@soniq/core/backend";
+import type {
+  DeadLetterJob,
+  Job,
+  JobStatus,
+  TraceContext,
+  WorkerInfo,
+  WorkerStatus,
+} from "@soniq/core/backend";
 
 export interface JobRecord {
   id: string;
@@ -28,6 +35,8 @@ export interface JobRecord {
   created_at: number;
   updated_at: number;
   progress: string | null;
+  trace_id: string | null;
+  trace_context: string | null;
 }
 
 export interface DeadLetterRecord {
@@ -48,6 +57,8 @@ export interface DeadLetterRecord {
   created_at: number;
   flow_id: string | null;
   step_ref: string | null;
+  trace_id: string | null;
+  trace_context: string | null;
 }
 
 export interface WorkerRecord {
@@ -78,6 +89,10 @@ function objectOrNull(text: string | null): Record<string, unknown> | null {
     : null;
 }
 
+function traceOrNull(text: string | null): TraceContext | null {
+  return text === null ? null : (JSON.parse(text) as TraceContext);
+}
+
 export function toJob(r: JobRecord): Job {
   return {
     id: r.id,
@@ -104,6 +119,8 @@ export function toJob(r: JobRecord): Job {
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
     progress: parseJson(r.progress),
+    traceId: r.trace_id,
+    traceContext: traceOrNull(r.trace_context),
   };
 }
 
@@ -126,6 +143,8 @@ export function toDeadLetterJob(r: DeadLetterRecord): DeadLetterJob {
     createdAt: new Date(r.created_at),
     flowId: r.flow_id,
     stepRef: r.step_ref,
+    traceId: r.trace_id,
+    traceContext: traceOrNull(r.trace_context),
   };
 }
 

@@ -33,6 +33,8 @@ export const JOB_COLUMNS = [
   "created_at",
   "updated_at",
   "progress",
+  "trace_id",
+  "trace_context",
 ].join(", ");
 
 export const DEAD_LETTER_COLUMNS = [
@@ -53,6 +55,8 @@ export const DEAD_LETTER_COLUMNS = [
   "created_at",
   "flow_id",
   "step_ref",
+  "trace_id",
+  "trace_context",
 ].join(", ");
 
 export const WORKER_COLUMNS =

@@ -186,6 +186,7 @@ function showRow(ctx: Context, row: DeadLetterJob): void {
     ["last replay", stamp(p, row.lastResurrectionAt)],
     ["created", stamp(p, row.originalCreatedAt)],
     ["moved", stamp(p, row.movedToDeadLetterAt)],
+    ["trace", row.traceId ?? "-"],
     ["args", JSON.stringify(row.args)],
     ["tags", row.tags ? JSON.stringify(row.tags) : "-"],
   ]);

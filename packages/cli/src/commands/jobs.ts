@@ -40,7 +40,7 @@ function listCommand(jobs: Command, io: Io): void {
     .addHelpText(
       "after",
       "\nJSON (--json): an array of jobs { id, jobName, args, status, attempts, maxAttempts, queue, priority,\n" +
-        "scheduledAt, lastError, result, dedupKey, producerId, workerId, createdAt, updatedAt, ... }.\n\n" +
+        "scheduledAt, lastError, result, dedupKey, producerId, workerId, traceId, createdAt, updatedAt, ... }.\n\n" +
         "Examples:\n  soniq jobs list --status queued,processing --queue emails\n  soniq jobs list --name orders.send_invoice --limit 20 --json",
     )
     .action(
@@ -87,6 +87,7 @@ function showCommand(jobs: Command, io: Io): void {
         ["updated", stamp(p, job.updatedAt)],
         ["worker", job.workerId ?? "-"],
         ["producer", job.producerId ?? "-"],
+        ["trace", job.traceId ?? "-"],
         ["dedup key", job.dedupKey ?? "-"],
         ["args", JSON.stringify(job.args)],
         ["result", job.result === null || job.result === undefined ? "-" : JSON.stringify(job.result)],

@@ -1,6 +1,6 @@
 /** The `deadLetters` facet: list, count, read, replay and purge dead-letter rows. */
 
-import type { DeadLetterJob } from "../types.js";
+import type { DeadLetterJob, TraceContext } from "../types.js";
 import type { AuditRecord } from "./audit.js";
 import type { ListPosition } from "./jobs.js";
 
@@ -32,6 +32,9 @@ export interface ReplayRequest {
   queue: string | null;
   priority: number | null;
   scheduledAt: Date | null;
+  /** The new job's trace (stored as is; core decides: the replay's own, or the dead letter's). */
+  traceId: string | null;
+  traceContext: TraceContext | null;
 }
 
 export interface DeadLettersFacet {

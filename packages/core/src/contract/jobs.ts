@@ -1,7 +1,7 @@
 /** The `jobs` facet: insert, read, list, count, cancel and expire jobs. */
 
 import type { JobStatus } from "../schema/constants.js";
-import type { Job, QueueStats } from "../types.js";
+import type { Job, QueueStats, TraceContext } from "../types.js";
 import type { AuditRecord } from "./audit.js";
 
 /** A job to insert. Core fills every field; backends apply no defaults of their own. */
@@ -28,6 +28,10 @@ export interface NewJob {
   /** The workflow and step this job belongs to (set by core for flow steps only), else null. */
   flowId: string | null;
   stepRef: string | null;
+  /** The trace id of `traceContext`, or null (stored as is). */
+  traceId: string | null;
+  /** The propagation carrier a tracing plugin supplied at enqueue, or null (stored as is). */
+  traceContext: TraceContext | null;
 }
 
 export interface EnqueueResult {

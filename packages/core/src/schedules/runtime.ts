@@ -6,16 +6,19 @@
 import type { Clock } from "../clock.js";
 import type {
   AuditFacet,
+  AuditRecord,
   LeasesFacet,
   NewJob,
   ScheduleDeclaration,
   SchedulesFacet,
+  TickRecord,
   TickRecordResult,
 } from "../contract/index.js";
 import { isSoniqError, SoniqError } from "../errors.js";
-import { prepareJob, type RegisteredJob, targetOf } from "../jobs.js";
+import { prepareJob, type RegisteredJob, sendEvent, targetOf } from "../jobs.js";
 import type { Logger } from "../logger.js";
 import type { ResolvedSoniqOptions } from "../options.js";
+import { type ProducerHook, produce } from "../tracing.js";
 import type { Schedule } from "../types.js";
 import type { PeriodicDeclaration } from "./declare.js";
 import { firstTick, type PlannedTick } from "./plan.js";
@@ -31,6 +34,24 @@ export interface ScheduleRuntime {
   readonly logger: Logger;
   /** The clock `soniq.schedules` uses (trigger's tick, resume, upcoming). */
   readonly clock: Clock;
+  /** The instance's producer hooks: a fired job is a send like any enqueue (origin `schedule`). */
+  readonly producers: readonly ProducerHook[];
+}
+
+/** Records a tick; a fired job's write goes through the producer hooks. */
+export function recordTick(
+  rt: ScheduleRuntime,
+  tick: TickRecord,
+  audit?: AuditRecord,
+): Promise<TickRecordResult> {
+  const { job } = tick;
+  if (job === null) return rt.schedules.recordTick(tick, audit);
+  return produce(
+    rt.producers,
+    () => sendEvent("schedule", [job]),
+    [job],
+    () => rt.schedules.recordTick(tick, audit),
+  );
 }
 
 /** The row a declaration upserts, with its first tick counted from `now`. */
@@ -106,7 +127,7 @@ export async function recordPlanned(
       reason = refusalReason(err);
     }
   }
-  return rt.schedules.recordTick({
+  return recordTick(rt, {
     scheduleName: schedule.name,
     tickAt: tick.tickAt,
     outcome,

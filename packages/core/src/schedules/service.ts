@@ -10,7 +10,7 @@ import { optionsObject } from "../option-table.js";
 import { noArguments } from "../queries.js";
 import type { Schedule, ScheduleTick } from "../types.js";
 import { planTicks, timingOf } from "./plan.js";
-import { jobFor, recordPlanned, type ScheduleRuntime, toStored } from "./runtime.js";
+import { jobFor, recordPlanned, recordTick, type ScheduleRuntime, toStored } from "./runtime.js";
 import { triggeredJobId } from "./stored.js";
 import { upcomingTicks } from "./ticks.js";
 
@@ -139,7 +139,7 @@ export class ScheduleService {
       nextRunAt: null,
       manual: true,
     };
-    return this.#rt.schedules.recordTick(tick, audit);
+    return recordTick(this.#rt, tick, audit);
   }
 
   /** The next `count` fire times (default 5), DST-correct in the schedule's timezone. */

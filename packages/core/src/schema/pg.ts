@@ -90,6 +90,10 @@ export const soniqJobs = pgTable(
     updatedAt: tstz("updated_at").notNull().defaultNow(),
     /** The handler's last `ctx.progress(value)`, written with the worker's heartbeat (DESIGN.md section 16). */
     progress: jsonb("progress").$type<unknown>(),
+    /** The trace the job was enqueued under (W3C trace id, 32 hex), for operators' queries; null = none. */
+    traceId: text("trace_id"),
+    /** The propagation carrier stored at enqueue (`traceparent`, `tracestate`); null = no trace was active. */
+    traceContext: jsonb("trace_context").$type<Record<string, string>>(),
   },
   (t) => [
     check(JOB_STATUS_CHECK, sql`${t.status} in (${sql.raw(sqlList(JOB_STATUSES))})`),
@@ -142,11 +146,13 @@ export const soniqDeadLetterJobs = pgTable(
     lastResurrectionAt: tstz("last_resurrection_at"),
     originalCreatedAt: tstz("original_created_at").notNull(),
     movedToDeadLetterAt: tstz("moved_to_dead_letter_at").notNull().defaultNow(),
-    createdAt: tstz("created_at")
-      .notNull()
-      .defaultNow() /** The job's workflow and step ref, kept so a replay rejoins the flow. */,
+    createdAt: tstz("created_at").notNull().defaultNow(),
+    /** The job's workflow and step ref, kept so a replay rejoins the flow. */
     flowId: uuid("flow_id"),
     stepRef: text("step_ref"),
+    /** The job's trace, kept from `soniq_jobs` so a replay can link to it. */
+    traceId: text("trace_id"),
+    traceContext: jsonb("trace_context").$type<Record<string, string>>(),
   },
   (t) => [
     // Every dead-letter move writes each index, so there are two besides the key: queue (queues.list's skip

@@ -84,6 +84,10 @@ export const soniqJobs = sqliteTable(
     updatedAt: ms("updated_at").notNull().default(nowMs),
     /** The handler's last `ctx.progress(value)`, written with the worker's heartbeat (DESIGN.md section 16). */
     progress: json<unknown>("progress"),
+    /** The trace the job was enqueued under (W3C trace id, 32 hex), for operators' queries; null = none. */
+    traceId: text("trace_id"),
+    /** The propagation carrier stored at enqueue (`traceparent`, `tracestate`); null = no trace was active. */
+    traceContext: json<Record<string, string>>("trace_context"),
   },
   (t) => [
     check(JOB_STATUS_CHECK, sql`${t.status} in (${sql.raw(sqlList(JOB_STATUSES))})`),
@@ -128,11 +132,13 @@ export const soniqDeadLetterJobs = sqliteTable(
     lastResurrectionAt: ms("last_resurrection_at"),
     originalCreatedAt: ms("original_created_at").notNull(),
     movedToDeadLetterAt: ms("moved_to_dead_letter_at").notNull().default(nowMs),
-    createdAt: ms("created_at")
-      .notNull()
-      .default(nowMs) /** The job's workflow and step ref, kept so a replay rejoins the flow. */,
+    createdAt: ms("created_at").notNull().default(nowMs),
+    /** The job's workflow and step ref, kept so a replay rejoins the flow. */
     flowId: text("flow_id"),
     stepRef: text("step_ref"),
+    /** The job's trace, kept from `soniq_jobs` so a replay can link to it. */
+    traceId: text("trace_id"),
+    traceContext: json<Record<string, string>>("trace_context"),
   },
   (t) => [
     // Every dead-letter move writes each index, so there are two besides the key: queue (queues.list's skip

@@ -7,6 +7,7 @@
  */
 import type { ProgressBuffer } from "../progress.js";
 import type { Runtime } from "../runtime.js";
+import type { RunOutcome } from "../tracing.js";
 import type { TypedEmitter } from "../typed-emitter.js";
 import type { Job } from "../types.js";
 import { DeadlineSweeper } from "./deadline-sweeper.js";
@@ -114,9 +115,39 @@ export class InFlight {
   }
 
   #record(run: Running, outcome: Outcome): void {
+    if (this.rt.plugins.length > 0) reportOutcome(this.rt, run, outcome);
     this.#runs.delete(run.job.id);
     this.finished++;
     this.writer.record(run, outcome);
     this.onFinished();
+  }
+}
+
+/** What `onOutcome` hooks are told: the outcome's kind as DESIGN.md section 16 names it. */
+function runOutcome(run: Running, outcome: Outcome): RunOutcome {
+  const durationMs = performance.now() - run.startedAt;
+  switch (outcome.kind) {
+    case "retry":
+      return { outcome: "retry", durationMs, error: outcome.error, deadLetterReason: null };
+    case "dead_letter":
+      return { outcome: "dead_letter", durationMs, error: outcome.error, deadLetterReason: outcome.reason };
+    case "abandoned":
+      return { outcome: outcome.why, durationMs, error: null, deadLetterReason: null };
+    default:
+      return { outcome: outcome.kind, durationMs, error: null, deadLetterReason: null };
+  }
+}
+
+/** Calls every `onOutcome` hook synchronously; one that throws is logged and ignored. */
+function reportOutcome(rt: Runtime, run: Running, outcome: Outcome): void {
+  let report: RunOutcome | undefined;
+  for (const plugin of rt.plugins) {
+    if (!plugin.onOutcome) continue;
+    report ??= runOutcome(run, outcome);
+    try {
+      plugin.onOutcome(run.ctx, report);
+    } catch (err) {
+      rt.logger.warn({ err, hook: "onOutcome", plugin: plugin.name ?? null }, "hook failed; ignoring");
+    }
   }
 }

@@ -69,7 +69,29 @@ function progressPanel(progress: unknown): Html {
   return html`${bar}<pre data-testid="job-progress">${prettyJson(progress)}</pre>`;
 }
 
-export function jobDetailPage(frame: PageFrame, detail: JobDetail): Html {
+/** The trace id, linked through the `traceUrl` option when it gives an http(s) URL. */
+export function traceCell(
+  traceId: string | null,
+  traceUrl: ((traceId: string) => string) | null,
+): Html | string {
+  if (traceId === null) return "—";
+  let href: string | null = null;
+  try {
+    const url = traceUrl ? new URL(traceUrl(traceId)) : null;
+    if (url && (url.protocol === "https:" || url.protocol === "http:")) href = url.href;
+  } catch {
+    href = null;
+  }
+  return href === null
+    ? html`<code data-testid="job-trace">${traceId}</code>`
+    : html`<a data-testid="job-trace" href="${href}" target="_blank" rel="noopener noreferrer"><code>${traceId}</code></a>`;
+}
+
+export function jobDetailPage(
+  frame: PageFrame,
+  detail: JobDetail,
+  traceUrl: ((traceId: string) => string) | null = null,
+): Html {
   const j = detail.job;
   const cancellable = j.status === "queued" || j.status === "processing";
   const runFor =
@@ -86,7 +108,8 @@ export function jobDetailPage(frame: PageFrame, detail: JobDetail): Html {
 <dt>Created</dt><dd>${formatDate(j.createdAt)}</dd><dt>Scheduled for</dt><dd>${formatDate(j.scheduledAt)}</dd>
 <dt>Updated</dt><dd>${formatDate(j.updatedAt)}</dd><dt>Created → finished</dt><dd>${formatDuration(runFor)}</dd>
 <dt>Expires</dt><dd>${formatDate(j.expiresAt)}</dd><dt>Worker</dt><dd>${j.workerId ?? "—"}</dd>
-<dt>Dedup key</dt><dd>${j.dedupKey ?? "—"}</dd><dt>Producer</dt><dd>${j.producerId ?? "—"}</dd></dl></div>
+<dt>Dedup key</dt><dd>${j.dedupKey ?? "—"}</dd><dt>Producer</dt><dd>${j.producerId ?? "—"}</dd>
+<dt>Trace</dt><dd>${traceCell(j.traceId, traceUrl)}</dd></dl></div>
 <h2>Progress</h2>${progressPanel(j.progress)}
 <h2>Why it is (not) running</h2>${explainPanel(detail)}
 <h2>Arguments</h2><pre data-testid="job-args">${prettyJson(j.args)}</pre>

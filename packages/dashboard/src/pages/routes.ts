@@ -77,7 +77,7 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
     const id = parseId(c.req.param("id"));
     try {
       const detail = shownDetail(redact, await jobDetail(soniq, id));
-      return send(c, `Job ${shortId(id)}`, "/jobs", jobDetailPage(frame(c), detail));
+      return send(c, `Job ${shortId(id)}`, "/jobs", jobDetailPage(frame(c), detail, state.options.traceUrl));
     } catch (err) {
       if (err instanceof DashboardError && err.status === 404 && (await soniq.deadLetter.get(id))) {
         return c.redirect(`${basePath}/dead-letters/${id}`, 303);

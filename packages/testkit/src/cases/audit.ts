@@ -37,7 +37,14 @@ export const auditCases = [
       const replay = auditRecord("dead_letter.replay", actor, dead.id, null);
       const newId = await ctx.backend.deadLetters.replay(
         dead.id,
-        { newId: ctx.id(), queue: null, priority: null, scheduledAt: null },
+        {
+          newId: ctx.id(),
+          queue: null,
+          priority: null,
+          scheduledAt: null,
+          traceId: null,
+          traceContext: null,
+        },
         replay,
       );
       equal(typeof newId, "string", "replaying a dead letter must return the new id");

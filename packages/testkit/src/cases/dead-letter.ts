@@ -21,7 +21,7 @@ import {
   stats,
 } from "./helpers.js";
 
-const replayAsIs = { queue: null, priority: null, scheduledAt: null };
+const replayAsIs = { queue: null, priority: null, scheduledAt: null, traceId: null, traceContext: null };
 
 export const deadLetterCases = [
   defineCase({
@@ -221,6 +221,8 @@ export const deadLetterCases = [
         queue: other,
         priority: 3,
         scheduledAt: later,
+        traceId: null,
+        traceContext: null,
       });
       equal((await ctx.backend.jobs.get(a))?.status, "queued", "the first replay must be queued");
       const second = await ctx.backend.jobs.get(b);

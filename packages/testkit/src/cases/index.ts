@@ -19,6 +19,7 @@ import { settleCases } from "./settle.js";
 import { settleFenceCases } from "./settle-fence.js";
 import { statsCases } from "./stats.js";
 import { subscribeCases } from "./subscribe.js";
+import { traceCases } from "./trace.js";
 import { workerCases } from "./workers.js";
 
 /** Every conformance case, in the order they run. */
@@ -45,6 +46,7 @@ export const CONFORMANCE_CASES = [
   ...claimLimitCases,
   ...auditCases,
   ...flowCases,
+  ...traceCases,
 ] as const;
 
 export type ConformanceCaseId = (typeof CONFORMANCE_CASES)[number]["id"];

@@ -76,6 +76,8 @@ export const lifecycleCases = [
         equal(
           await backend.deadLetters.replay(id, {
             newId: randomUUID(),
+            traceId: null,
+            traceContext: null,
             queue: null,
             priority: null,
             scheduledAt: null,

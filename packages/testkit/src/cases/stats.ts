@@ -98,7 +98,14 @@ export const statsCases = [
       const queue = ctx.queue();
       const job = await deadLettered(ctx, { queue });
       const newId = ctx.id();
-      await ctx.backend.deadLetters.replay(job.id, { newId, queue: null, priority: null, scheduledAt: null });
+      await ctx.backend.deadLetters.replay(job.id, {
+        newId,
+        queue: null,
+        priority: null,
+        scheduledAt: null,
+        traceId: null,
+        traceContext: null,
+      });
       const s = await stats(ctx, queue);
       equal(s.dead_letter, 1, "a replayed dead-letter row stays and still counts");
       equal(s.queued, 1, "the replayed job counts as queued");

@@ -1,0 +1,1 @@
+export { type OpenTelemetryOptions, openTelemetry } from "./open-telemetry.js";

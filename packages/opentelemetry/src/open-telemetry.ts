@@ -1,0 +1,216 @@
+/**
+ * `openTelemetry(options)`: a Soniq plugin that traces every job from its enqueue to each of its runs.
+ *
+ * - Producer side (core's `producer` hook): one PRODUCER span `send <queue>` per enqueue, `enqueueMany`
+ *   batch, replay or schedule fire, child of the active context (a schedule's fire is a root span; a replay
+ *   links to the dead letter's trace). The span's context is what core stores on the job.
+ * - Consumer side (middleware + `onError` + `onOutcome`): one CONSUMER span `process <queue>` per run,
+ *   a child of the stored context (`parent: "child"`, the default) or a new root linking to it
+ *   (`parent: "link"`); the handler runs inside it, so its own spans nest under it. The outcome is set when
+ *   core decides it, so a timeout, a cancellation or a shutdown ends the span too.
+ * - Metrics through the meter: processed runs by outcome, run duration, queue lag.
+ */
+import {
+  type Attributes,
+  context,
+  type Link,
+  type MeterProvider,
+  metrics,
+  ROOT_CONTEXT,
+  type Span,
+  type SpanContext,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  type TracerProvider,
+  trace,
+} from "@opentelemetry/api";
+import {
+  type JobContext,
+  type Middleware,
+  type Plugin,
+  type RunOutcome,
+  type SendEvent,
+  SONIQ_VERSION,
+  SoniqError,
+  type TraceContext,
+} from "@soniq/core";
+import { fromCarrier, toCarrier } from "./carrier.js";
+
+export interface OpenTelemetryOptions {
+  /** Where spans go. Default: the global tracer provider (`trace.getTracerProvider()`). */
+  tracerProvider?: TracerProvider;
+  /** Where metrics go. Default: the global meter provider (`metrics.getMeterProvider()`). */
+  meterProvider?: MeterProvider;
+  /**
+   * How a run relates to its enqueue: `"child"` (default) continues the producer's trace; `"link"` starts a
+   * new trace per run with a link to it (for long-lived or fan-out jobs whose runs would swamp the request's).
+   */
+  parent?: "child" | "link";
+}
+
+const KEYS = ["tracerProvider", "meterProvider", "parent"];
+const NAME = "@soniq/opentelemetry";
+
+function resolve(options: OpenTelemetryOptions): Required<OpenTelemetryOptions> {
+  const problems: string[] = [];
+  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+    problems.push("options must be an object { tracerProvider, meterProvider, parent }");
+  } else {
+    for (const key of Object.keys(options)) {
+      if (!KEYS.includes(key)) problems.push(`unknown option "${key}" (it takes ${KEYS.join(", ")})`);
+    }
+    const { tracerProvider, meterProvider, parent } = options;
+    if (tracerProvider !== undefined && typeof tracerProvider?.getTracer !== "function") {
+      problems.push("tracerProvider must be an OpenTelemetry TracerProvider (with getTracer)");
+    }
+    if (meterProvider !== undefined && typeof meterProvider?.getMeter !== "function") {
+      problems.push("meterProvider must be an OpenTelemetry MeterProvider (with getMeter)");
+    }
+    if (parent !== undefined && parent !== "child" && parent !== "link") {
+      problems.push(`parent must be "child" or "link", got ${JSON.stringify(parent)}`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new SoniqError("SONIQ_INVALID_OPTIONS", `openTelemetry(options): ${problems.join("; ")}.`, {
+      context: { problems },
+    });
+  }
+  return {
+    tracerProvider: options.tracerProvider ?? trace.getTracerProvider(),
+    meterProvider: options.meterProvider ?? metrics.getMeterProvider(),
+    parent: options.parent ?? "child",
+  };
+}
+
+/** The attributes every span of a job carries (OpenTelemetry messaging conventions, plus soniq.*). */
+function messaging(operation: "send" | "process", queue: string): Attributes {
+  return {
+    "messaging.system": "soniq",
+    "messaging.operation.type": operation,
+    "messaging.destination.name": queue,
+  };
+}
+
+function sendAttributes(event: SendEvent, queue: string): Attributes {
+  const attributes = messaging("send", queue);
+  attributes["soniq.send.origin"] = event.origin;
+  const [first] = event.jobs;
+  if (event.jobs.length === 1 && first) attributes["messaging.message.id"] = first.id;
+  else attributes["messaging.batch.message_count"] = event.jobs.length;
+  if (first && event.jobs.every((j) => j.jobName === first.jobName))
+    attributes["soniq.job.name"] = first.jobName;
+  return attributes;
+}
+
+interface Run {
+  readonly span: Span;
+}
+
+/** A Soniq plugin: `soniq.use(openTelemetry({ tracerProvider, meterProvider, parent }))`. */
+export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
+  const { tracerProvider, meterProvider, parent } = resolve(options);
+  const tracer: Tracer = tracerProvider.getTracer(NAME, SONIQ_VERSION);
+  const meter = meterProvider.getMeter(NAME, SONIQ_VERSION);
+  const processed = meter.createCounter("soniq.jobs.processed", {
+    description: "Job runs by outcome (done, retry, snooze, dead_letter, cancelled, lost, nack).",
+    unit: "{run}",
+  });
+  const duration = meter.createHistogram("messaging.process.duration", {
+    description: "Run time of a job, from its start to its outcome.",
+    unit: "s",
+  });
+  const lag = meter.createHistogram("soniq.queue.lag", {
+    description: "How long a job waited past its due time before a worker started it.",
+    unit: "s",
+  });
+  const runs = new WeakMap<JobContext, Run>();
+
+  const startRun = (ctx: JobContext): Run => {
+    const job = ctx.job;
+    const stored: SpanContext | null = fromCarrier(job.traceContext);
+    const links: Link[] = [];
+    let parentContext = ROOT_CONTEXT;
+    if (stored && parent === "child") parentContext = trace.setSpanContext(ROOT_CONTEXT, stored);
+    else if (stored) links.push({ context: stored });
+    const attributes = messaging("process", job.queue);
+    attributes["messaging.message.id"] = job.id;
+    attributes["soniq.job.name"] = job.jobName;
+    attributes["soniq.job.attempt"] = ctx.attempt;
+    const span = tracer.startSpan(
+      `process ${job.queue}`,
+      { kind: SpanKind.CONSUMER, attributes, links },
+      parentContext,
+    );
+    const run = { span };
+    runs.set(ctx, run);
+    const base = { "messaging.system": "soniq", "messaging.destination.name": job.queue };
+    lag.record(Math.max(0, Date.now() - job.scheduledAt.getTime()) / 1000, base);
+    return run;
+  };
+
+  const middleware: Middleware = (ctx, next) => {
+    const run = runs.get(ctx) ?? startRun(ctx);
+    return context.with(trace.setSpan(context.active(), run.span), next);
+  };
+
+  return {
+    name: NAME,
+    middleware,
+    producer(event, send) {
+      const [first] = event.jobs;
+      if (!first) return send(null);
+      // A schedule's fire belongs to no request: a root span (the job's runs continue it).
+      const parentContext = event.origin === "schedule" ? ROOT_CONTEXT : context.active();
+      const links = event.links.flatMap((carrier: TraceContext) => {
+        const linked = fromCarrier(carrier);
+        return linked ? [{ context: linked, attributes: { "soniq.link": "dead_letter" } }] : [];
+      });
+      const span = tracer.startSpan(
+        `send ${first.queue}`,
+        { kind: SpanKind.PRODUCER, attributes: sendAttributes(event, first.queue), links },
+        parentContext,
+      );
+      return send(toCarrier(span.spanContext())).then(
+        () => span.end(),
+        (err: unknown) => {
+          span.recordException(err instanceof Error ? err : String(err));
+          span.setStatus({
+            code: SpanStatusCode.ERROR,
+            message: err instanceof Error ? err.message : String(err),
+          });
+          span.end();
+        },
+      );
+    },
+    onError(ctx, err) {
+      const run = runs.get(ctx);
+      if (run) run.span.recordException(err instanceof Error ? err : String(err));
+    },
+    onOutcome(ctx, outcome: RunOutcome) {
+      // A run the handler never reached (no handler here, args failing the schema) still gets its span.
+      const { span } = runs.get(ctx) ?? startRun(ctx);
+      runs.delete(ctx);
+      span.setAttribute("soniq.job.outcome", outcome.outcome);
+      if (outcome.deadLetterReason) span.setAttribute("soniq.dead_letter.reason", outcome.deadLetterReason);
+      if (outcome.outcome === "retry" || outcome.outcome === "dead_letter") {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: firstLine(outcome.error) });
+      }
+      span.end();
+      const attributes = {
+        "messaging.system": "soniq",
+        "messaging.destination.name": ctx.queue,
+        "soniq.job.name": ctx.jobName,
+        "soniq.job.outcome": outcome.outcome,
+      };
+      processed.add(1, attributes);
+      duration.record(outcome.durationMs / 1000, attributes);
+    },
+  };
+}
+
+function firstLine(text: string | null): string {
+  if (text === null) return "";
+  const end = text.indexOf("\n");
+  return end === -1 ? text : text.slice(0, end);
+}

@@ -1,0 +1,305 @@
+/**
+ * One trace from a request through `send <queue>` and `process <queue>`, on the memory backend and on SQLite
+ * (the stored carrier goes through a real table): retries, replays, schedule fires, "link" mode, metrics, and
+ * nothing stored or exported without the plugin.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { AggregationTemporality, MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
+import {
+  InMemorySpanExporter,
+  type ReadableSpan,
+  SimpleSpanProcessor,
+  TracerProvider,
+} from "@opentelemetry/sdk-trace";
+import { memoryBackend } from "@soniq/backend-memory";
+import { sqliteBackend } from "@soniq/backend-sqlite";
+import { type Backend, PermanentError, Soniq } from "@soniq/core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { type OpenTelemetryOptions, openTelemetry } from "../src/index.js";
+
+class TestReader extends MetricReader {
+  constructor() {
+    super({ aggregationTemporalitySelector: () => AggregationTemporality.CUMULATIVE });
+  }
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve();
+  }
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+const contextManager = new AsyncLocalStorageContextManager();
+beforeAll(() => {
+  context.setGlobalContextManager(contextManager.enable());
+});
+afterAll(() => {
+  contextManager.disable();
+  context.disable();
+});
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+const BACKENDS: [string, () => Backend<unknown>][] = [
+  ["memory", () => memoryBackend() as Backend<unknown>],
+  [
+    "sqlite",
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), "soniq-otel-"));
+      dirs.push(dir);
+      return sqliteBackend({ filename: join(dir, "jobs.db") }) as unknown as Backend<unknown>;
+    },
+  ],
+];
+
+interface Setup {
+  soniq: Soniq;
+  exporter: InMemorySpanExporter;
+  tracer: ReturnType<TracerProvider["getTracer"]>;
+  reader: TestReader;
+}
+
+const open: Soniq[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+async function setup(
+  makeBackend: () => Backend<unknown>,
+  options: Partial<OpenTelemetryOptions> | null = {},
+) {
+  const exporter = new InMemorySpanExporter();
+  const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+  const reader = new TestReader();
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  const soniq = new Soniq({ backend: makeBackend() });
+  open.push(soniq);
+  await soniq.setup();
+  if (options !== null) soniq.use(openTelemetry({ tracerProvider, meterProvider, ...options }));
+  return { soniq, exporter, tracer: tracerProvider.getTracer("test"), reader } satisfies Setup;
+}
+
+/** Runs the worker until `done()` holds (bounded): retries are due at once but claimed on a later pass. */
+async function drain(soniq: Soniq, done: () => Promise<boolean>): Promise<void> {
+  const worker = soniq.worker({ pollIntervalMs: 10 });
+  for (let i = 0; i < 50; i++) {
+    await worker.runOnce();
+    if (await done()) return;
+  }
+  throw new Error("the jobs did not finish within 50 passes");
+}
+
+const byName = (spans: ReadableSpan[], name: string) => spans.filter((s) => s.name === name);
+const only = (spans: ReadableSpan[], name: string): ReadableSpan => {
+  const found = byName(spans, name);
+  expect(found, `exactly one "${name}" span`).toHaveLength(1);
+  return found[0] as ReadableSpan;
+};
+
+/** Runs `fn` inside a fresh active span (an HTTP request, say) and ends it. */
+async function inSpan<T>(tracer: Setup["tracer"], name: string, fn: (span: Span) => Promise<T>): Promise<T> {
+  const span = tracer.startSpan(name, { kind: SpanKind.SERVER }, ROOT_CONTEXT);
+  try {
+    return await context.with(trace.setSpan(ROOT_CONTEXT, span), () => fn(span));
+  } finally {
+    span.end();
+  }
+}
+
+describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
+  it("otel/one-trace: request -> send <queue> (PRODUCER) -> process <queue> (CONSUMER) -> the handler's spans", async () => {
+    const { soniq, exporter, tracer } = await setup(makeBackend);
+    soniq.job("emails.send", async () => {
+      tracer.startSpan("smtp").end();
+      return "sent";
+    });
+    const { id } = await inSpan(tracer, "POST /signup", () => soniq.enqueue("emails.send", { to: "a" }));
+    await drain(soniq, async () => (await soniq.getJob(id))?.status === "done");
+    const spans = exporter.getFinishedSpans();
+    const request = only(spans, "POST /signup");
+    const send = only(spans, "send default");
+    const process = only(spans, "process default");
+    const smtp = only(spans, "smtp");
+    const traceId = request.spanContext().traceId;
+    for (const span of [send, process, smtp]) expect(span.spanContext().traceId).toBe(traceId);
+    expect(send.kind).toBe(SpanKind.PRODUCER);
+    expect(send.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
+    expect(process.kind).toBe(SpanKind.CONSUMER);
+    expect(process.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
+    expect(smtp.parentSpanContext?.spanId).toBe(process.spanContext().spanId);
+    expect(send.attributes).toMatchObject({
+      "messaging.system": "soniq",
+      "messaging.destination.name": "default",
+      "messaging.operation.type": "send",
+      "messaging.message.id": id,
+      "soniq.job.name": "emails.send",
+    });
+    expect(process.attributes).toMatchObject({
+      "messaging.system": "soniq",
+      "messaging.destination.name": "default",
+      "messaging.operation.type": "process",
+      "messaging.message.id": id,
+      "soniq.job.name": "emails.send",
+      "soniq.job.attempt": 1,
+      "soniq.job.outcome": "done",
+    });
+    const job = await soniq.getJob(id);
+    expect(job?.traceId).toBe(traceId);
+    expect(job?.traceContext?.traceparent).toBe(`00-${traceId}-${send.spanContext().spanId}-01`);
+  });
+
+  it("otel/batch: enqueueMany is one send span with the batch size; each job's run is its child", async () => {
+    const { soniq, exporter, tracer } = await setup(makeBackend);
+    const job = soniq.job("reports.build", async () => null);
+    const results = await inSpan(tracer, "batch", () =>
+      soniq.enqueueMany([0, 1, 2].map((n) => ({ job, args: { n } }))),
+    );
+    await drain(soniq, async () => (await soniq.getQueueStats()).done === 3);
+    const spans = exporter.getFinishedSpans();
+    const send = only(spans, "send default");
+    expect(send.attributes["messaging.batch.message_count"]).toBe(3);
+    const runs = byName(spans, "process default");
+    expect(runs.map((s) => s.attributes["messaging.message.id"]).sort()).toEqual(
+      results.map((r) => r.id).sort(),
+    );
+    for (const run of runs) expect(run.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
+  });
+
+  it("otel/retries: each attempt is a process span under the same send; a failed one records the error", async () => {
+    const { soniq, exporter, tracer } = await setup(makeBackend);
+    let calls = 0;
+    soniq.job(
+      "flaky.call",
+      async () => {
+        calls++;
+        if (calls === 1) throw new Error("upstream 503");
+        return "ok";
+      },
+      { retry: { delaysMs: [0] } },
+    );
+    const { id } = await inSpan(tracer, "request", () => soniq.enqueue("flaky.call", {}));
+    await drain(soniq, async () => (await soniq.getJob(id))?.status === "done");
+    const spans = exporter.getFinishedSpans();
+    const send = only(spans, "send default");
+    const runs = byName(spans, "process default").sort(
+      (a, b) => Number(a.attributes["soniq.job.attempt"]) - Number(b.attributes["soniq.job.attempt"]),
+    );
+    expect(runs.map((s) => [s.attributes["soniq.job.attempt"], s.attributes["soniq.job.outcome"]])).toEqual([
+      [1, "retry"],
+      [2, "done"],
+    ]);
+    for (const run of runs) expect(run.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
+    const [failed, succeeded] = runs as [ReadableSpan, ReadableSpan];
+    expect(failed.status.code).toBe(SpanStatusCode.ERROR);
+    expect(failed.events.find((e) => e.name === "exception")?.attributes?.["exception.message"]).toBe(
+      "upstream 503",
+    );
+    expect(succeeded.status.code).not.toBe(SpanStatusCode.ERROR);
+  });
+
+  it("otel/replay-links: the dead letter keeps the trace; a replay's send links to it and its run continues the replay", async () => {
+    const { soniq, exporter, tracer } = await setup(makeBackend);
+    let fail = true;
+    soniq.job("payments.capture", async () => {
+      if (fail) throw new PermanentError("card declined");
+      return "captured";
+    });
+    const { id } = await inSpan(tracer, "checkout", () => soniq.enqueue("payments.capture", {}));
+    await drain(soniq, async () => (await soniq.deadLetter.get(id)) !== null);
+    const dead = await soniq.deadLetter.get(id);
+    const firstSend = only(exporter.getFinishedSpans(), "send default");
+    expect(dead?.traceId).toBe(firstSend.spanContext().traceId);
+    const firstRun = only(exporter.getFinishedSpans(), "process default");
+    expect(firstRun.attributes["soniq.job.outcome"]).toBe("dead_letter");
+    expect(firstRun.status.code).toBe(SpanStatusCode.ERROR);
+    exporter.reset();
+    fail = false;
+    const newId = await inSpan(tracer, "operator replay", () => soniq.deadLetter.replay(id));
+    await drain(soniq, async () => (await soniq.getJob(newId as string))?.status === "done");
+    const spans = exporter.getFinishedSpans();
+    const operator = only(spans, "operator replay");
+    const send = only(spans, "send default");
+    const run = only(spans, "process default");
+    expect(send.attributes["soniq.send.origin"]).toBe("replay");
+    expect(send.parentSpanContext?.spanId).toBe(operator.spanContext().spanId);
+    expect(send.links.map((l) => l.context.spanId)).toEqual([firstSend.spanContext().spanId]);
+    expect(send.links[0]?.context.traceId).toBe(firstSend.spanContext().traceId);
+    expect(run.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
+    expect((await soniq.getJob(newId as string))?.traceId).toBe(operator.spanContext().traceId);
+  });
+
+  it("otel/schedule-fire-is-a-root: a schedule's fire starts its own trace, even inside a request", async () => {
+    const { soniq, exporter, tracer } = await setup(makeBackend);
+    const job = soniq.job("digest.send", async () => null);
+    soniq.periodic(job, { every: 3_600_000, name: "digest" });
+    const id = await inSpan(tracer, "admin click", () => soniq.schedules.trigger("digest"));
+    await drain(soniq, async () => (await soniq.getJob(id))?.status === "done");
+    const spans = exporter.getFinishedSpans();
+    const send = only(spans, "send default");
+    expect(send.attributes["soniq.send.origin"]).toBe("schedule");
+    expect(send.parentSpanContext).toBeUndefined();
+    expect(send.spanContext().traceId).not.toBe(only(spans, "admin click").spanContext().traceId);
+    expect(only(spans, "process default").parentSpanContext?.spanId).toBe(send.spanContext().spanId);
+  });
+
+  it('otel/link-mode: with parent "link" each run is a new root linking to the send', async () => {
+    const { soniq, exporter, tracer } = await setup(makeBackend, { parent: "link" });
+    soniq.job("fanout.part", async () => null);
+    const { id } = await inSpan(tracer, "request", () => soniq.enqueue("fanout.part", {}));
+    await drain(soniq, async () => (await soniq.getJob(id))?.status === "done");
+    const spans = exporter.getFinishedSpans();
+    const send = only(spans, "send default");
+    const run = only(spans, "process default");
+    expect(run.parentSpanContext).toBeUndefined();
+    expect(run.spanContext().traceId).not.toBe(send.spanContext().traceId);
+    expect(run.links.map((l) => l.context.spanId)).toEqual([send.spanContext().spanId]);
+  });
+
+  it("otel/metrics: processed runs by outcome, run duration and queue lag go to the meter", async () => {
+    const { soniq, reader } = await setup(makeBackend);
+    soniq.job("metered.ok", async () => null);
+    soniq.job("metered.bad", async () => {
+      throw new PermanentError("no");
+    });
+    await soniq.enqueue("metered.ok", {});
+    await soniq.enqueue("metered.bad", {});
+    await drain(soniq, async () => (await soniq.getQueueStats()).queued === 0);
+    const { resourceMetrics } = await reader.collect();
+    const all = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
+    const find = (name: string) => all.find((m) => m.descriptor.name === name);
+    const processed = find("soniq.jobs.processed");
+    const points = (processed?.dataPoints ?? []).map((p) => [p.attributes["soniq.job.outcome"], p.value]);
+    expect(points.sort()).toEqual([
+      ["dead_letter", 1],
+      ["done", 1],
+    ]);
+    expect(find("messaging.process.duration")?.dataPoints.length).toBe(2);
+    expect(find("soniq.queue.lag")?.dataPoints.length).toBeGreaterThan(0);
+  });
+
+  it("otel/off: without the plugin nothing is stored on the job and no span is made", async () => {
+    const { soniq, exporter, tracer } = await setup(makeBackend, null);
+    soniq.job("plain.job", async () => null);
+    const { id } = await inSpan(tracer, "request", () => soniq.enqueue("plain.job", {}));
+    await drain(soniq, async () => (await soniq.getJob(id))?.status === "done");
+    const job = await soniq.getJob(id);
+    expect(job?.traceId).toBeNull();
+    expect(job?.traceContext).toBeNull();
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(["request"]);
+  });
+});
+
+describe("opentelemetry options", () => {
+  it("otel/options-checked: unknown keys and a bad parent are one SONIQ_INVALID_OPTIONS", () => {
+    expect(() => openTelemetry({ parent: "sibling" as never, tracer: 1 } as never)).toThrow(
+      expect.objectContaining({ code: "SONIQ_INVALID_OPTIONS" }),
+    );
+  });
+});
