@@ -120,6 +120,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "schedules/one-row-per-tick-across-instances",
       "schedules/seen-by-peer",
       "status/raw-terminal-regressions-rejected",
+      "subscribe/finished-from-peer",
       "workers/heartbeat-moves-forward",
       "workers/stale-recovery-requeues-only-stale-workers-jobs",
     ]);
