@@ -16,6 +16,7 @@ import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
+import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
 
 /** The memory backend: no transactions (`tx` is rejected), so its transaction type is `never`. */
@@ -46,6 +47,7 @@ export function memoryBackend(options?: MemoryBackendOptions): MemoryBackend {
     queues: queuesFacet(store),
     audit: auditFacet(store),
     metrics: metricsFacet(store),
+    webhooks: webhooksFacet(store),
     close: () => {
       // Nothing to release but the listeners; the data stays readable through the test inspector.
       closing ??= Promise.resolve().then(() => store.listeners.clear());

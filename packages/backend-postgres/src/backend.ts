@@ -22,6 +22,7 @@ import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
+import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
 
 function capabilities(options: PostgresBackendOptions): BackendCapabilities {
@@ -87,6 +88,7 @@ export function postgresBackend(
     queues: queuesFacet(ctx),
     audit: auditFacet(ctx),
     metrics: metricsFacet(ctx),
+    webhooks: webhooksFacet(ctx),
     replicationStatus: replicationStatus(ctx),
     close: () => {
       closing ??= close();

@@ -21,6 +21,7 @@ import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
+import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
 
 /** The SQLite backend: `enqueue({ tx })` takes a better-sqlite3 Database or a Drizzle handle on it. */
@@ -68,6 +69,7 @@ export function sqliteBackend(
     queues: queuesFacet(ctx),
     audit: auditFacet(ctx),
     metrics: metricsFacet(ctx),
+    webhooks: webhooksFacet(ctx),
     close: () => {
       closed ??= runSync("close", () => {
         notifier.clear();

@@ -34,6 +34,8 @@ export const SONIQ_ERROR_CODES = [
   "SONIQ_JOB_ABORTED",
   /** An operation is not allowed in the object's current state (e.g. starting a worker twice). */
   "SONIQ_INVALID_STATE",
+  /** A webhook URL resolves to a loopback, private or reserved address (allow with `allowPrivateNetworks`). */
+  "SONIQ_WEBHOOK_TARGET_REFUSED",
 ] as const;
 
 export type SoniqErrorCode = (typeof SONIQ_ERROR_CODES)[number];

@@ -77,6 +77,15 @@ export type { ScheduleService } from "./schedules/service.js";
 export type { WorkerScheduleOptions } from "./schedules/worker.js";
 export { SHORT_ID_LENGTH, shortId } from "./short-id.js";
 export { type EnqueueManyItem, Soniq } from "./soniq.js";
+export type {
+  WebhookDelivery,
+  WebhookDeliveryEvent,
+  WebhookDeliveryStatus,
+  WebhookEndpoint,
+  WebhookEvent,
+  WebhookPayload,
+  WebhookRetry,
+} from "./types.js";
 export {
   AUDIT_ACTIONS,
   type AuditAction,
@@ -100,11 +109,21 @@ export {
   TERMINAL_JOB_STATUSES,
   TICK_OUTCOMES,
   type TickOutcome,
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_EVENTS,
   WORKER_STATUSES,
   type WorkerInfo,
   type WorkerStatus,
 } from "./types.js";
 export { SONIQ_VERSION } from "./version.js";
+export type { WebhookRegistration, WebhookUpdate } from "./webhooks/input.js";
+export type { WebhookOptions } from "./webhooks/options.js";
+export type { WebhookDeliveryFilter, WebhookService, WebhookTestResult } from "./webhooks/service.js";
+export {
+  DEFAULT_SIGNATURE_TOLERANCE_MS,
+  type VerifyWebhookSignatureInput,
+  verifyWebhookSignature,
+} from "./webhooks/signature.js";
 export type { Worker, WorkerEvents, WorkerState } from "./worker/worker.js";
 export {
   WORKER_LIVENESS,

@@ -45,6 +45,9 @@ import { resolveSchedulerOptions, Scheduler, type SchedulerOptions } from "./sch
 import { ScheduleService } from "./schedules/service.js";
 import { SchedulingWorker, type WorkerScheduleOptions, workerSchedulerOptions } from "./schedules/worker.js";
 import type { Job, QueueStats } from "./types.js";
+import { WebhookDispatch } from "./webhooks/dispatch.js";
+import { secretBox } from "./webhooks/secrets.js";
+import { WebhookService } from "./webhooks/service.js";
 import { Worker } from "./worker/worker.js";
 import { type WorkersApi, workersApi } from "./workers.js";
 
@@ -110,6 +113,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   readonly workers: WorkersApi;
   /** The schema's applied and pending migrations. */
   readonly migrations: MigrationsApi;
+  /** Webhook endpoints and their deliveries (DESIGN.md section 18). */
+  readonly webhooks: WebhookService;
   readonly #explainer: Explainer;
   readonly #rt: Runtime;
   readonly #schedules: ScheduleRuntime;
@@ -131,6 +136,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       middleware: [],
       workers: new Set(),
       metrics: new SafeMetrics(this.options.metrics, logger),
+      webhooks: new WebhookDispatch(this.backend, this.options.webhooks.refreshMs, logger),
+      secrets: secretBox(this.options.webhooks.secretKey),
     };
     this.deadLetter = new DeadLetterService(this.#rt);
     this.#schedules = {
@@ -152,6 +159,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     this.metrics = new MetricsService(this.backend);
     this.workers = workersApi(this.backend, () => this.options.clock.now());
     this.migrations = migrationsApi(this.backend);
+    const { webhooks, secrets } = this.#rt;
+    this.webhooks = new WebhookService(this.backend, this.options.webhooks, secrets, webhooks);
     this.#explainer = new Explainer(this.backend, DEFAULT_STALE_AFTER_MS, DEFAULT_HEARTBEAT_INTERVAL_MS);
   }
 

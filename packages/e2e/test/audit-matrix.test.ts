@@ -168,6 +168,11 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         "schedule.resume": "sresume",
         "schedule.remove": "sremove",
         "schedule.trigger": "trigger",
+        "webhook.register": "wregister",
+        "webhook.update": "wupdate",
+        "webhook.remove": "wremove",
+        "webhook.test": "wtest",
+        "webhook.redeliver": "wredeliver",
       };
       const rows = await rowsOf(soniq, (r) => r.actor.startsWith(tag));
       expect(rows).toHaveLength(AUDIT_ACTIONS.length);

@@ -3,6 +3,7 @@
 import type { DeadLetterJob } from "../types.js";
 import type { AuditRecord } from "./audit.js";
 import type { ListPosition } from "./jobs.js";
+import type { NewWebhookDelivery } from "./webhooks.js";
 
 /** A normalised dead-letter filter: every key present, `null` = no filter on it. */
 export interface DeadLetterMatch {
@@ -32,6 +33,8 @@ export interface ReplayRequest {
   queue: string | null;
   priority: number | null;
   scheduledAt: Date | null;
+  /** Webhook deliveries of `job.resurrected`, written in the replay's transaction when it applies. */
+  deliveries?: readonly NewWebhookDelivery[];
 }
 
 export interface DeadLettersFacet {

@@ -43,7 +43,12 @@ export const TABLES = {
   queueStarts: "soniq_queue_starts",
   auditLog: "soniq_audit_log",
   metrics: "soniq_metrics",
+  webhookEndpoints: "soniq_webhook_endpoints",
+  webhookDeliveries: "soniq_webhook_deliveries",
 } as const;
+
+/** The values `soniq_webhook_deliveries.status` may take (see `WEBHOOK_DELIVERY_STATUSES` in types.ts). */
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 
 export const JOB_DEFAULTS = {
   maxAttempts: 3,
