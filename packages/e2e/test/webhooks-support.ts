@@ -1,7 +1,8 @@
 /**
  * A webhook receiver for the tests: an HTTP server on 127.0.0.1 (an ephemeral port) that records every
  * request (headers, raw body) and answers from a script of statuses (the last one repeats). Bounded: it
- * refuses bodies over 1 MiB and keeps at most 10,000 requests; `close()` ends it.
+ * refuses bodies over 1 MiB and keeps at most 10,000 requests; `close()` ends it. A status of 0 never answers
+ * (a hung receiver).
  */
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -48,6 +49,7 @@ export async function receiver(statuses: number[] = [200]): Promise<Receiver> {
         });
       }
       const status = script.length > 1 ? (script.shift() as number) : (script[0] ?? 200);
+      if (status === 0) return;
       res.writeHead(status, { "content-type": "text/plain" }).end(status < 300 ? "ok" : "not now");
     });
   });

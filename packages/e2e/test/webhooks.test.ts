@@ -208,6 +208,27 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("webhooks o
     ]);
   }, 20_000);
 
+  it("webhooks/stop-aborts-attempts: stopping a worker aborts an attempt to a hung receiver; it counts as failed and retries", async () => {
+    const r = await listening([0]);
+    const soniq = await app();
+    const endpoint = await soniq.webhooks.register({
+      url: r.url,
+      events: ["job.completed"],
+      secret: SECRET,
+      timeoutMs: 60_000,
+    });
+    soniq.job("hooks.ok", async () => 1, { queue: h.queue });
+    const worker = soniq.worker({ queues: [h.queue], ...FAST });
+    await worker.start();
+    await soniq.enqueue("hooks.ok", {});
+    await eventually(() => expect(r.requests).toHaveLength(1), 10_000);
+    const started = performance.now();
+    await worker.stop();
+    expect(performance.now() - started).toBeLessThan(10_000);
+    const [row] = await soniq.webhooks.deliveries({ endpointId: endpoint.id });
+    expect(row).toMatchObject({ status: "pending", attempts: 1, lastError: "aborted: the worker stopped" });
+  }, 20_000);
+
   it("webhooks/secret-never-plain: the secret is stored encrypted and appears in no API answer, audit row or log line", async () => {
     const lines: string[] = [];
     const log = (obj: unknown, msg?: string) => lines.push(JSON.stringify([obj, msg]));

@@ -25,6 +25,8 @@ export interface AttemptOutcome {
 export interface SendContext {
   secrets: SecretBox;
   allowPrivateNetworks: boolean;
+  /** Aborts the attempt early (a stopping worker); it then counts as a failed attempt. */
+  signal?: AbortSignal;
 }
 
 async function readSome(res: Response): Promise<string> {
@@ -47,6 +49,7 @@ async function readSome(res: Response): Promise<string> {
 function message(err: unknown): string {
   if (err instanceof Error) {
     if (err.name === "TimeoutError") return "timed out";
+    if (err.name === "AbortError") return "aborted: the worker stopped";
     const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
     const detail =
       typeof cause?.code === "string"
@@ -74,7 +77,10 @@ export async function sendWebhook(
     const res = await fetch(url, {
       method: "POST",
       redirect: "manual",
-      signal: AbortSignal.timeout(endpoint.timeoutMs),
+      signal:
+        ctx.signal === undefined
+          ? AbortSignal.timeout(endpoint.timeoutMs)
+          : AbortSignal.any([AbortSignal.timeout(endpoint.timeoutMs), ctx.signal]),
       headers: {
         ...endpoint.headers,
         "content-type": "application/json",

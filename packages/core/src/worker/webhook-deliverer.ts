@@ -4,7 +4,9 @@
  * batches (a claimed delivery stays out of other claims for the longest endpoint timeout plus 30 s, so a
  * process that dies mid-attempt leaves it due again: at-least-once), POSTs them, and stores each attempt's
  * outcome fenced by its attempt number. Passes run every `pollIntervalMs` (jittered) and at once when this
- * process wrote deliveries. Nothing is claimed while no endpoint exists.
+ * process wrote deliveries. Nothing is claimed while no endpoint exists. `stop()` aborts attempts in flight
+ * (each counts as a failed attempt and is retried by its endpoint's delays), so a stop never waits for a
+ * slow receiver.
  */
 import type { Runtime } from "../runtime.js";
 import type { WebhookDelivery } from "../types.js";
@@ -19,6 +21,8 @@ export class WebhookDeliverer {
   #again = false;
   #stopped = false;
   #off: (() => void) | null = null;
+  /** Aborts attempts in flight when the worker stops (they count as failed attempts and retry). */
+  readonly #abort = new AbortController();
 
   constructor(
     private readonly rt: Runtime,
@@ -35,6 +39,7 @@ export class WebhookDeliverer {
     this.#stopped = true;
     clearTimeout(this.#timer);
     this.#off?.();
+    this.#abort.abort();
     await this.#pass;
   }
 
@@ -87,6 +92,7 @@ export class WebhookDeliverer {
         : await sendWebhook(endpoint, delivery, {
             secrets: rt.secrets,
             allowPrivateNetworks: rt.options.webhooks.allowPrivateNetworks,
+            signal: this.#abort.signal,
           });
     const result = attemptResult(endpoint, delivery, outcome);
     const stored = await rt.backend.webhooks.recordAttempt(result);
