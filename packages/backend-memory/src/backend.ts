@@ -17,6 +17,7 @@ import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
+import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
 
 /** The memory backend: no transactions (`tx` is rejected), so its transaction type is `never`. */
@@ -48,6 +49,7 @@ export function memoryBackend(options?: MemoryBackendOptions): MemoryBackend {
     audit: auditFacet(store),
     metrics: metricsFacet(store),
     flows: flowsFacet(store),
+    webhooks: webhooksFacet(store),
     close: () => {
       // Nothing to release but the listeners; the data stays readable through the test inspector.
       closing ??= Promise.resolve().then(() => store.listeners.clear());

@@ -18,6 +18,7 @@ import {
   toDeadLetterJob,
 } from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
+import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
   return {
@@ -29,6 +30,7 @@ export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
     },
     replay: async (id, request, audit) => {
       const newId = replay(store, id, request);
+      if (newId !== null) writeDeliveries(store, request.deliveries);
       if (newId !== null && audit) writeAudit(store, audit);
       return newId;
     },

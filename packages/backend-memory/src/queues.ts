@@ -64,6 +64,7 @@ function unlimited(name: string): QueueSettings {
     concurrency: null,
     groupConcurrency: null,
     rateLimit: null,
+    lagAlertMs: null,
     updatedAt: null,
   };
 }
@@ -92,6 +93,7 @@ function applyPatch(row: QueueSettings, patch: QueueConfigPatch): void {
   if (patch.concurrency !== undefined) row.concurrency = patch.concurrency;
   if (patch.groupConcurrency !== undefined) row.groupConcurrency = patch.groupConcurrency;
   if (patch.rateLimit !== undefined) row.rateLimit = patch.rateLimit && { ...patch.rateLimit };
+  if (patch.lagAlertMs !== undefined) row.lagAlertMs = patch.lagAlertMs;
 }
 
 /** Age of the oldest due queued job per queue. */

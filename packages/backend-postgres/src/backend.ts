@@ -23,6 +23,7 @@ import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
+import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
 
 function capabilities(options: PostgresBackendOptions): BackendCapabilities {
@@ -89,6 +90,7 @@ export function postgresBackend(
     audit: auditFacet(ctx),
     metrics: metricsFacet(ctx),
     flows: flowsFacet(ctx),
+    webhooks: webhooksFacet(ctx),
     replicationStatus: replicationStatus(ctx),
     close: () => {
       closing ??= close();

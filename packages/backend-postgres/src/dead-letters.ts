@@ -16,6 +16,7 @@ import { type Condition, listQuery, msOf, msParam, whereClauses, whereSql } from
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { DEAD_LETTER_COLUMNS, mapDeadLetterJob, type Row } from "./internal/rows.js";
 import { inTransaction } from "./internal/tx.js";
+import { deliveriesParam, outboxCte, writeDeliveries } from "./internal/webhook-rows.js";
 
 export function deadLettersFacet(ctx: PgContext): DeadLettersFacet {
   return {
@@ -93,9 +94,11 @@ const REPLAY_STEP = `WITH bumped AS (
   WHERE id = $1
   RETURNING job_name, args, queue, priority, max_attempts, flow_id, step_ref),
 inserted AS (
-  INSERT INTO soniq_jobs (id, job_name, args, queue, priority, max_attempts, scheduled_at, flow_id, step_ref)
+  INSERT INTO soniq_jobs (id, job_name, args, queue, priority, max_attempts, scheduled_at, flow_id, step_ref,
+    trace_id, trace_context)
   SELECT $2, job_name, args, COALESCE($3::text, queue), COALESCE($4::int, priority), max_attempts,
-         COALESCE($5::timestamptz, now()), CASE WHEN $6 THEN flow_id END, CASE WHEN $6 THEN step_ref END
+         COALESCE($5::timestamptz, now()), CASE WHEN $6 THEN flow_id END, CASE WHEN $6 THEN step_ref END,
+         $7, $8::jsonb
   FROM bumped
   RETURNING id, queue)
 SELECT id, pg_notify('${NEW_JOB_CHANNEL}', queue) FROM inserted`;
@@ -111,9 +114,19 @@ async function replayStep(
     if (step === undefined) return null;
     const program = rejoinStep(String(step.flow_id), String(step.step_ref), id, request.newId, new Date());
     const rejoin = await runFlow(clientRunner(client), program);
-    const values = [id, request.newId, request.queue, request.priority, request.scheduledAt, rejoin];
+    const values = [
+      id,
+      request.newId,
+      request.queue,
+      request.priority,
+      request.scheduledAt,
+      rejoin,
+      request.traceId,
+      request.traceContext === null ? null : JSON.stringify(request.traceContext),
+    ];
     const inserted = (await client.query<{ id: string }>(REPLAY_STEP, values)).rows[0]?.id ?? null;
     if (inserted !== null && audit) await writeAudit(client, audit);
+    if (inserted !== null) await writeDeliveries(client, request.deliveries);
     return inserted;
   });
 }
@@ -133,6 +146,18 @@ async function replay(
     request.traceId,
     request.traceContext === null ? null : JSON.stringify(request.traceContext),
   ];
+  if (request.deliveries !== undefined && request.deliveries.length > 0) {
+    // The `job.resurrected` deliveries commit with the replay (one statement, when it inserted the job).
+    const base = audit ? REPLAY_AUDITED : REPLAY;
+    const param = values.length + 1 + (audit ? auditValues(audit).length : 0);
+    const text = base.replace(
+      "\nSELECT id, pg_notify",
+      `,\n${outboxCte(`$${param}`, "EXISTS (SELECT 1 FROM inserted)")}\nSELECT id, pg_notify`,
+    );
+    const all = [...values, ...(audit ? auditValues(audit) : []), deliveriesParam(request.deliveries)];
+    const res = await query<{ id: string }>(ctx, "deadLetters.replay", { text, values: all });
+    return res.rows[0]?.id ?? null;
+  }
   const res = await query<{ id: string }>(
     ctx,
     "deadLetters.replay",

@@ -53,6 +53,7 @@ const CONFIGURE = `UPDATE soniq_queues SET
     group_concurrency = CASE WHEN $4 THEN $5::int ELSE group_concurrency END,
     rate_max = CASE WHEN $6 THEN $7::int ELSE rate_max END,
     rate_per_ms = CASE WHEN $6 THEN $8::int ELSE rate_per_ms END,
+    lag_alert_ms = CASE WHEN $9 THEN $10::int ELSE lag_alert_ms END,
     updated_at = now()
   WHERE name = $1 RETURNING ${QUEUE_COLUMNS}`;
 const DROP_STARTS = "DELETE FROM soniq_queue_starts WHERE queue = $1";
@@ -94,6 +95,8 @@ function configure(ctx: PgContext, name: string, patch: QueueConfigPatch, audit:
         rate !== undefined,
         rate?.max ?? null,
         rate?.perMs ?? null,
+        patch.lagAlertMs !== undefined,
+        patch.lagAlertMs ?? null,
       ]);
       if (rate === null) await client.query(DROP_STARTS, [name]);
       return res.rows[0];
@@ -126,7 +129,7 @@ const LIST = `WITH RECURSIVE ${distinctQueues("q1", "soniq_jobs", "status = 'que
   names AS (SELECT name FROM soniq_queues
     UNION SELECT queue FROM q1 WHERE queue IS NOT NULL UNION SELECT queue FROM q2 WHERE queue IS NOT NULL
     UNION SELECT queue FROM q3 WHERE queue IS NOT NULL UNION SELECT queue FROM q4 WHERE queue IS NOT NULL)
-SELECT n.name, q.paused, q.paused_at, q.concurrency, q.group_concurrency, q.rate_max, q.rate_per_ms, q.updated_at,
+SELECT n.name, q.paused, q.paused_at, q.concurrency, q.group_concurrency, q.rate_max, q.rate_per_ms, q.lag_alert_ms, q.updated_at,
   (SELECT count(*) FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'queued')::int AS queued,
   (SELECT count(*) FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'processing')::int AS processing,
   (SELECT count(*) FROM (SELECT FROM soniq_jobs j WHERE j.queue = n.name AND j.status = 'done' LIMIT $1) c)::int AS done,

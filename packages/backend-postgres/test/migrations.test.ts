@@ -16,6 +16,7 @@ const ALL = [
   "0008_flows",
   "0009_progress",
   "0010_tracing",
+  "0011_webhooks",
 ];
 
 let db: TestDatabase;

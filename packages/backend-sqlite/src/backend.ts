@@ -22,6 +22,7 @@ import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { wakeUpsFacet } from "./wake-ups.js";
+import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
 
 /** The SQLite backend: `enqueue({ tx })` takes a better-sqlite3 Database or a Drizzle handle on it. */
@@ -71,6 +72,7 @@ export function sqliteBackend(
     audit: auditFacet(ctx),
     metrics: metricsFacet(ctx),
     flows: flowsFacet(ctx),
+    webhooks: webhooksFacet(ctx),
     close: () => {
       closed ??= runSync("close", () => {
         notifier.clear();

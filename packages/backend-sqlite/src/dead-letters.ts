@@ -17,6 +17,7 @@ import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { runFlow } from "./internal/flow-store.js";
 import { type DeadLetterRecord, toDeadLetterJob } from "./internal/rows.js";
 import { DEAD_LETTER_COLUMNS, msOrNull, NOW, pageSql } from "./internal/sql.js";
+import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function deadLettersFacet(ctx: SqliteContext): DeadLettersFacet {
   return {
@@ -117,6 +118,7 @@ function replay(
       traceContext: request.traceContext === null ? null : JSON.stringify(request.traceContext),
     }) as { queue: string } | undefined;
     if (inserted) ctx.statement(REPLAY_BUMP).run(id);
+    if (inserted) writeDeliveries(ctx, request.deliveries);
     if (inserted && audit) writeAudit(ctx, audit);
     return inserted;
   });

@@ -54,6 +54,7 @@ const CONFIGURE = `UPDATE soniq_queues SET
     group_concurrency = CASE WHEN @setGroup THEN @groupConcurrency ELSE group_concurrency END,
     rate_max = CASE WHEN @setRate THEN @rateMax ELSE rate_max END,
     rate_per_ms = CASE WHEN @setRate THEN @ratePerMs ELSE rate_per_ms END,
+    lag_alert_ms = CASE WHEN @setLag THEN @lagAlertMs ELSE lag_alert_ms END,
     updated_at = ${NOW}
   WHERE name = @name`;
 const DROP_STARTS = "DELETE FROM soniq_queue_starts WHERE queue = ?";
@@ -96,6 +97,8 @@ function configure(ctx: SqliteContext, name: string, patch: QueueConfigPatch, au
       setRate: rate === undefined ? 0 : 1,
       rateMax: rate?.max ?? null,
       ratePerMs: rate?.perMs ?? null,
+      setLag: patch.lagAlertMs === undefined ? 0 : 1,
+      lagAlertMs: patch.lagAlertMs ?? null,
     });
     if (rate === null) ctx.statement(DROP_STARTS).run(name);
   });

@@ -18,6 +18,7 @@ const journalTags = [
   "0005_flows",
   "0006_progress",
   "0007_tracing",
+  "0008_webhooks",
 ];
 
 function migrationRows(file: string): { hash: string; created_at: number }[] {

@@ -22,6 +22,7 @@ import {
 import type { Runtime } from "./runtime.js";
 import { produce } from "./tracing.js";
 import type { DeadLetterJob } from "./types.js";
+import { resurrectedData } from "./webhooks/payloads.js";
 
 export interface ReplayOverrides extends ActorOptions {
   queue?: string;
@@ -118,6 +119,7 @@ export class DeadLetterService {
       (result) => result !== null,
     );
     if (newId) for (const worker of this.rt.workers) worker.nudge();
+    if (newId && request.deliveries) this.rt.webhooks.notify();
     return newId;
   }
 
@@ -157,6 +159,7 @@ export class DeadLetterService {
         this.rt.backend.deadLetters.replay(row.id, q),
       );
       if (newId) for (const worker of this.rt.workers) worker.nudge();
+      if (newId && request.deliveries) this.rt.webhooks.notify();
       return newId !== null;
     });
   }
@@ -197,11 +200,12 @@ export class DeadLetterService {
       ...(overrides.scheduledAt === null ? {} : { runAt: overrides.scheduledAt }),
     };
     const target = targetOf(row.jobName, this.rt.registry);
+    await this.rt.webhooks.refresh();
     const job = await prepareJob(target, row.args, options, this.rt.options, undefined, {
       maxAttempts: row.maxAttempts,
     });
     // The backend copies the row's name and args (the ones checked here) into the new job.
-    return {
+    const request: BackendReplayRequest = {
       newId,
       queue: job.queue,
       priority: job.priority,
@@ -209,6 +213,11 @@ export class DeadLetterService {
       traceId: row.traceId,
       traceContext: row.traceContext,
     };
+    const deliveries = this.rt.webhooks.rows("job.resurrected", () =>
+      resurrectedData(row, newId, this.rt.options.redact),
+    );
+    if (deliveries.length > 0) request.deliveries = deliveries;
+    return request;
   }
 
   /** Purges every dead letter matching `filter` (chunked; one audit row `dead_letter.purge_where` with the count). */

@@ -40,6 +40,8 @@ export const SONIQ_ERROR_CODES = [
   "SONIQ_TIMEOUT",
   /** `waitFor()` named a job that is in neither `soniq_jobs` nor `soniq_dead_letter_jobs`. */
   "SONIQ_JOB_NOT_FOUND",
+  /** A webhook URL resolves to a loopback, private or reserved address (allow with `allowPrivateNetworks`). */
+  "SONIQ_WEBHOOK_TARGET_REFUSED",
 ] as const;
 
 export type SoniqErrorCode = (typeof SONIQ_ERROR_CODES)[number];

@@ -40,6 +40,13 @@ const BY_ID: { [F in BackendFacetName]?: { [method: string]: null | false | Read
     stepOfJob: null,
     cancel: Object.freeze({ cancelled: false, cancelledJobIds: Object.freeze([]) }),
   },
+  webhooks: {
+    getEndpoint: null,
+    updateEndpoint: null,
+    removeEndpoint: false,
+    getDelivery: null,
+    redeliver: false,
+  },
 };
 
 function missingMethods(backend: Backend<unknown>): string[] {

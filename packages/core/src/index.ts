@@ -97,6 +97,15 @@ export {
   type SentJob,
   traceIdOf,
 } from "./tracing.js";
+export type {
+  WebhookDelivery,
+  WebhookDeliveryEvent,
+  WebhookDeliveryStatus,
+  WebhookEndpoint,
+  WebhookEvent,
+  WebhookPayload,
+  WebhookRetry,
+} from "./types.js";
 export {
   AUDIT_ACTIONS,
   type AuditAction,
@@ -137,11 +146,21 @@ export {
   TICK_OUTCOMES,
   type TickOutcome,
   type TraceContext,
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_EVENTS,
   WORKER_STATUSES,
   type WorkerInfo,
   type WorkerStatus,
 } from "./types.js";
 export { SONIQ_VERSION } from "./version.js";
+export type { WebhookRegistration, WebhookUpdate } from "./webhooks/input.js";
+export type { WebhookOptions } from "./webhooks/options.js";
+export type { WebhookDeliveryFilter, WebhookService, WebhookTestResult } from "./webhooks/service.js";
+export {
+  DEFAULT_SIGNATURE_TOLERANCE_MS,
+  type VerifyWebhookSignatureInput,
+  verifyWebhookSignature,
+} from "./webhooks/signature.js";
 export type { Worker, WorkerEvents, WorkerState } from "./worker/worker.js";
 export {
   WORKER_LIVENESS,

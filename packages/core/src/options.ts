@@ -39,6 +39,13 @@ import {
 import { createRedactor, type RedactOption, type Redactor, redactOptionProblems } from "./redact.js";
 import { DEFAULT_RETRY, type RetryPolicy, retryPolicyProblems } from "./retry-policy.js";
 import { JOB_DEFAULTS } from "./schema/constants.js";
+import {
+  DEFAULT_WEBHOOK_OPTIONS,
+  type ResolvedWebhookOptions,
+  resolveWebhookOptions,
+  type WebhookOptions,
+  webhookOptionProblems,
+} from "./webhooks/options.js";
 
 /** The longest `dedupKey` (characters). */
 export const MAX_DEDUP_KEY_LENGTH = 512;
@@ -154,6 +161,15 @@ const SONIQ_OPTIONS = {
     normalise: (v) => createRedactor(v),
     defaultDoc: "none (shown as stored)",
     doc: "what operators see of args, results, progress and errors: field paths or a function (see Redaction)",
+  }),
+  webhooks: option<WebhookOptions, ResolvedWebhookOptions>()({
+    check: (problems, v) => {
+      problems.push(...webhookOptionProblems(v));
+    },
+    default: () => DEFAULT_WEBHOOK_OPTIONS,
+    normalise: (v) => resolveWebhookOptions(v),
+    defaultDoc: "no key; public targets only",
+    doc: "`{ secretKey, allowPrivateNetworks, refreshMs }`: endpoint secrets' encryption key and allowed targets (see Webhooks)",
   }),
 };
 
@@ -398,6 +414,12 @@ const WORKER_OPTIONS = {
     default: () => null,
     defaultDoc: "`null`",
     doc: "stored on the worker row",
+  }),
+  deliverWebhooks: option<boolean>()({
+    check: checkBool,
+    default: () => true,
+    defaultDoc: "`true`",
+    doc: "send due webhook deliveries (and watch queue backlogs under the maintenance lease)",
   }),
 };
 

@@ -25,6 +25,8 @@ export interface QueueConfig {
   concurrency?: number | null;
   groupConcurrency?: number | null;
   rateLimit?: RateLimit | null;
+  /** Fire the `queue.backlog` webhook event when the queue's lag passes this many ms (null clears it). */
+  lagAlertMs?: number | null;
 }
 
 /** The largest count or window a limit takes (the storage holds 32-bit integers). */
@@ -62,12 +64,12 @@ function rateLimit(value: unknown, what: string): RateLimit | null | undefined {
   return { max: count(max, `${what}.max`) as number, perMs: count(perMs, `${what}.perMs`) as number };
 }
 
-const CONFIG_KEYS = ["concurrency", "groupConcurrency", "rateLimit"];
+const CONFIG_KEYS = ["concurrency", "groupConcurrency", "rateLimit", "lagAlertMs"];
 
 /** The validated patch (`SONIQ_INVALID_ARGUMENT` naming the key otherwise). */
 export function queueConfigPatch(config: unknown, what: string): QueueConfigPatch {
   if (typeof config !== "object" || config === null || Array.isArray(config)) {
-    throw invalid(what, "expected { concurrency, groupConcurrency, rateLimit }", config);
+    throw invalid(what, "expected { concurrency, groupConcurrency, rateLimit, lagAlertMs }", config);
   }
   const extra = Object.keys(config).filter((k) => !CONFIG_KEYS.includes(k));
   if (extra.length > 0) {
@@ -78,9 +80,11 @@ export function queueConfigPatch(config: unknown, what: string): QueueConfigPatc
   const concurrency = count(c.concurrency, `${what}.concurrency`);
   const groupConcurrency = count(c.groupConcurrency, `${what}.groupConcurrency`);
   const rate = rateLimit(c.rateLimit, `${what}.rateLimit`);
+  const lagAlertMs = count(c.lagAlertMs, `${what}.lagAlertMs`);
   if (concurrency !== undefined) patch.concurrency = concurrency;
   if (groupConcurrency !== undefined) patch.groupConcurrency = groupConcurrency;
   if (rate !== undefined) patch.rateLimit = rate;
+  if (lagAlertMs !== undefined) patch.lagAlertMs = lagAlertMs;
   if (Object.keys(patch).length === 0) {
     throw invalid(what, `expected at least one of ${CONFIG_KEYS.join(", ")} (null clears a limit)`, config);
   }
@@ -174,6 +178,7 @@ export function queueInfo(
     concurrency: settings.concurrency,
     groupConcurrency: settings.groupConcurrency,
     rateLimit: settings.rateLimit && { ...settings.rateLimit },
+    lagAlertMs: settings.lagAlertMs ?? null,
     stats,
     estimated: ESTIMABLE_COUNTS.filter((k) => estimated.includes(k)),
     lagMs: lagMs === null ? null : Math.max(0, Math.round(lagMs)),

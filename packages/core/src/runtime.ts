@@ -6,6 +6,8 @@ import { type JobEndEvent, type JobStartEvent, type MetricsSink, noopMetricsSink
 import type { Middleware, Plugin } from "./middleware.js";
 import type { ResolvedSoniqOptions } from "./options.js";
 import type { ProducerHook } from "./tracing.js";
+import type { WebhookDispatch } from "./webhooks/dispatch.js";
+import type { SecretBox } from "./webhooks/secrets.js";
 
 /** The slice of a worker the instance needs: to abort a job cancelled in this process. */
 export interface LocalWorker {
@@ -26,6 +28,10 @@ export interface Runtime {
   readonly producers: ProducerHook[];
   readonly workers: Set<LocalWorker>;
   readonly metrics: SafeMetrics;
+  /** Which webhook endpoints an event goes to (a cached list), and the deliverers to wake. */
+  readonly webhooks: WebhookDispatch;
+  /** Endpoint secrets' encryption (`options.webhooks.secretKey`). */
+  readonly secrets: SecretBox;
 }
 
 /** The instance's sink with every call guarded: a throwing or rejecting sink is logged and ignored. */

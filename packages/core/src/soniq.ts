@@ -55,6 +55,9 @@ import { ScheduleService } from "./schedules/service.js";
 import { SchedulingWorker, type WorkerScheduleOptions, workerSchedulerOptions } from "./schedules/worker.js";
 import { produce } from "./tracing.js";
 import type { Job, QueueStats } from "./types.js";
+import { WebhookDispatch } from "./webhooks/dispatch.js";
+import { secretBox } from "./webhooks/secrets.js";
+import { WebhookService } from "./webhooks/service.js";
 import { Worker } from "./worker/worker.js";
 import { type WorkersApi, workersApi } from "./workers.js";
 
@@ -122,6 +125,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
   readonly migrations: MigrationsApi;
   /** Workflows: start, get, list, cancel, waitFor (job dependencies that know the dead-letter table). */
   readonly flows: FlowService<BackendTx<B>>;
+  /** Webhook endpoints and their deliveries (DESIGN.md section 18). */
+  readonly webhooks: WebhookService;
   readonly #explainer: Explainer;
   readonly #rt: Runtime;
   readonly #schedules: ScheduleRuntime;
@@ -145,6 +150,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       producers: [],
       workers: new Set(),
       metrics: new SafeMetrics(this.options.metrics, logger),
+      webhooks: new WebhookDispatch(this.backend, this.options.webhooks.refreshMs, logger),
+      secrets: secretBox(this.options.webhooks.secretKey),
     };
     this.deadLetter = new DeadLetterService(this.#rt);
     this.#schedules = {
@@ -157,6 +164,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       logger,
       clock: this.options.clock,
       producers: this.#rt.producers,
+      webhooks: this.#rt.webhooks,
     };
     this.schedules = new ScheduleService(this.#schedules);
     this.queues = new QueueService(this.backend, () => [
@@ -169,6 +177,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     this.migrations = migrationsApi(this.backend);
     this.flows = new FlowService(this.#rt);
     this.#results = new ResultWaiters(this.backend, logger);
+    const { webhooks, secrets } = this.#rt;
+    this.webhooks = new WebhookService(this.backend, this.options.webhooks, secrets, webhooks);
     this.#explainer = new Explainer(this.backend, DEFAULT_STALE_AFTER_MS, DEFAULT_HEARTBEAT_INTERVAL_MS);
   }
 

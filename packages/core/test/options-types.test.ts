@@ -38,6 +38,7 @@ describe("core/options-types", () => {
       | "pollIntervalMs"
       | "heartbeatIntervalMs"
       | "staleAfterMs"
+      | "deliverWebhooks"
       | "maintenanceIntervalMs"
       | "shutdownTimeoutMs"
       | "metadata"

@@ -10,6 +10,7 @@ const row = (name: string, stats: QueueStats, estimated: QueueRow["estimated"]):
   concurrency: null,
   groupConcurrency: null,
   rateLimit: null,
+  lagAlertMs: null,
   stats,
   estimated,
   lagMs: null,

@@ -18,12 +18,14 @@ import {
   SoniqError,
   type StoredFlow,
   type StoredStep,
+  type StoredWebhookEndpoint,
   TERMINAL_JOB_STATUSES,
   type WakeUpListener,
 } from "@soniq/core/backend";
 import { Heap } from "./heap.js";
 import { Lane } from "./lanes.js";
 import type { DeadLetterRecord, JobPatch, JobRecord, WorkerRecord } from "./rows.js";
+import type { DeliveryRecord } from "./webhook-rows.js";
 
 export interface StatusCounts {
   queued: number;
@@ -93,6 +95,10 @@ export class MemoryStore {
   readonly queueSettings = new Map<string, QueueSettings>();
   /** `soniq_queue_starts`: start times per rate-limited queue, oldest first, pruned past the window. */
   readonly queueStarts = new Map<string, number[]>();
+  /** `soniq_webhook_endpoints` by id, in creation order. */
+  readonly webhookEndpoints = new Map<string, StoredWebhookEndpoint>();
+  /** `soniq_webhook_deliveries` by id, in creation order. */
+  readonly webhookDeliveries = new Map<string, DeliveryRecord>();
   /** Processing jobs per (queue, group), for `groupConcurrency`. */
   readonly processingByGroup = new Map<string, number>();
   /** `soniq_audit_log`, oldest first. */

@@ -3,7 +3,7 @@ import type { QueueSettings } from "@soniq/core/backend";
 import { type Row, toDate } from "./rows.js";
 
 export const QUEUE_COLUMNS =
-  "name, paused, paused_at, concurrency, group_concurrency, rate_max, rate_per_ms, updated_at";
+  "name, paused, paused_at, concurrency, group_concurrency, rate_max, rate_per_ms, lag_alert_ms, updated_at";
 
 const intOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
@@ -17,6 +17,7 @@ export function toQueueSettings(name: string, r: Row | undefined): QueueSettings
     concurrency: intOrNull(r?.concurrency),
     groupConcurrency: intOrNull(r?.group_concurrency),
     rateLimit: rateMax === null || perMs === null ? null : { max: rateMax, perMs },
+    lagAlertMs: intOrNull(r?.lag_alert_ms),
     updatedAt: r?.updated_at == null ? null : toDate(r.updated_at),
   };
 }

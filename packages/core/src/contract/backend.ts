@@ -38,6 +38,7 @@ import type { ReplicationStatusMethod } from "./replication.js";
 import type { RunsFacet } from "./runs.js";
 import type { SchedulesFacet } from "./schedules.js";
 import type { WakeUpsFacet } from "./wake-ups.js";
+import type { WebhooksFacet } from "./webhooks.js";
 import type { WorkersFacet } from "./workers.js";
 
 export interface BackendCapabilities {
@@ -66,6 +67,7 @@ export interface Backend<TTx = never> {
   readonly audit: AuditFacet;
   readonly metrics: MetricsFacet;
   readonly flows: FlowsFacet<TTx>;
+  readonly webhooks: WebhooksFacet;
   /** Optional: where the operator's reads go and the replica's lag (core's replication.ts). */
   readonly replicationStatus?: ReplicationStatusMethod;
   /** Release what the backend owns (never a pool or database handed to it). */
@@ -96,6 +98,19 @@ export const BACKEND_FACETS = {
   audit: ["record", "list"],
   metrics: ["record", "list", "prune"],
   flows: ["start", "get", "list", "cancel", "stepOfJob", "parents"],
+  webhooks: [
+    "createEndpoint",
+    "updateEndpoint",
+    "removeEndpoint",
+    "getEndpoint",
+    "listEndpoints",
+    "enqueue",
+    "listDeliveries",
+    "getDelivery",
+    "claimDue",
+    "recordAttempt",
+    "redeliver",
+  ],
 } as const satisfies {
   [F in Exclude<
     keyof Backend,

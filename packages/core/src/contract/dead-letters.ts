@@ -3,6 +3,7 @@
 import type { DeadLetterJob, TraceContext } from "../types.js";
 import type { AuditRecord } from "./audit.js";
 import type { ListPosition } from "./jobs.js";
+import type { NewWebhookDelivery } from "./webhooks.js";
 
 /** A normalised dead-letter filter: every key present, `null` = no filter on it. */
 export interface DeadLetterMatch {
@@ -35,6 +36,8 @@ export interface ReplayRequest {
   /** The new job's trace (stored as is; core decides: the replay's own, or the dead letter's). */
   traceId: string | null;
   traceContext: TraceContext | null;
+  /** Webhook deliveries of `job.resurrected`, written in the replay's transaction when it applies. */
+  deliveries?: readonly NewWebhookDelivery[];
 }
 
 export interface DeadLettersFacet {

@@ -51,4 +51,13 @@ export type {
 } from "./runs.js";
 export type { ScheduleDeclaration, SchedulesFacet, TickRecord, TickRecordResult } from "./schedules.js";
 export type { FinishedListener, WakeUpListener, WakeUpsFacet } from "./wake-ups.js";
+export type {
+  DeliveryAttemptResult,
+  DeliveryClaimRequest,
+  NewWebhookDelivery,
+  StoredWebhookEndpoint,
+  WebhookDeliveryQuery,
+  WebhookEndpointPatch,
+  WebhooksFacet,
+} from "./webhooks.js";
 export type { StaleRecovery, TaskNameRow, WorkerRegistration, WorkersFacet } from "./workers.js";

@@ -11,6 +11,8 @@ export interface QueueConfigPatch {
   concurrency?: number | null;
   groupConcurrency?: number | null;
   rateLimit?: RateLimit | null;
+  /** The lag (ms) past which the queue fires `queue.backlog`. */
+  lagAlertMs?: number | null;
 }
 
 export interface QueuesFacet {

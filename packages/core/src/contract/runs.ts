@@ -3,6 +3,7 @@
 import type { DeadLetterReason } from "../schema/constants.js";
 import type { Job } from "../types.js";
 import type { FlowSettlement } from "./flows.js";
+import type { NewWebhookDelivery } from "./webhooks.js";
 
 export interface ClaimRequest {
   /** Queues to take from; `null` means every queue. Never empty (core claims nothing without calling). */
@@ -53,6 +54,11 @@ export interface JobRef {
   id: string;
   /** The job's `attempts` as returned by the claim. */
   attempt: number;
+  /**
+   * Webhook deliveries of the events this outcome makes (`job.completed`, `job.failed`, ...): written in
+   * the same transaction as the item, and only when it applies. Absent or empty on the hot path.
+   */
+  deliveries?: readonly NewWebhookDelivery[];
 }
 
 /** The run succeeded: `done` with its result, kept `resultTtlMs` (0 deletes the row now). */

@@ -8,6 +8,7 @@ import type { TickOutcome } from "../schema/constants.js";
 import type { Schedule, ScheduleTick } from "../types.js";
 import type { AuditRecord } from "./audit.js";
 import type { NewJob } from "./jobs.js";
+import type { NewWebhookDelivery } from "./webhooks.js";
 
 /** A schedule as code declares it (see `Schedule` for the fields). Core validates it and computes its first tick. */
 export interface ScheduleDeclaration
@@ -50,6 +51,11 @@ export interface TickRecord {
    * that is paused when the transaction runs is recorded `skipped` with reason `paused`, and no job is made.
    */
   manual: boolean;
+  /**
+   * Webhook deliveries of the tick's event (`schedule.missed` for a `missed` tick), written in the same
+   * transaction, only when this call records the row (not for a duplicate).
+   */
+  deliveries?: readonly NewWebhookDelivery[];
 }
 
 export type TickRecordResult =

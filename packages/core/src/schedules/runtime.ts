@@ -20,6 +20,7 @@ import type { Logger } from "../logger.js";
 import type { ResolvedSoniqOptions } from "../options.js";
 import { type ProducerHook, produce } from "../tracing.js";
 import type { Schedule } from "../types.js";
+import type { WebhookDispatch } from "../webhooks/dispatch.js";
 import type { PeriodicDeclaration } from "./declare.js";
 import { firstTick, type PlannedTick } from "./plan.js";
 
@@ -36,6 +37,8 @@ export interface ScheduleRuntime {
   readonly clock: Clock;
   /** The instance's producer hooks: a fired job is a send like any enqueue (origin `schedule`). */
   readonly producers: readonly ProducerHook[];
+  /** Where a `missed` tick's `schedule.missed` deliveries come from. */
+  readonly webhooks: WebhookDispatch;
 }
 
 /** Records a tick; a fired job's write goes through the producer hooks. */
@@ -127,7 +130,16 @@ export async function recordPlanned(
       reason = refusalReason(err);
     }
   }
-  return recordTick(rt, {
+  const deliveries =
+    outcome === "missed"
+      ? rt.webhooks.rows("schedule.missed", () => ({
+          schedule: schedule.name,
+          jobName: schedule.jobName,
+          tickAt: tick.tickAt.toISOString(),
+          reason,
+        }))
+      : [];
+  const result = await recordTick(rt, {
     scheduleName: schedule.name,
     tickAt: tick.tickAt,
     outcome,
@@ -135,5 +147,8 @@ export async function recordPlanned(
     job,
     nextRunAt: tick.nextRunAt,
     manual: false,
+    ...(deliveries.length > 0 ? { deliveries } : {}),
   });
+  if (deliveries.length > 0 && result.status === "recorded") rt.webhooks.notify();
+  return result;
 }

@@ -75,7 +75,12 @@ export const TABLES = {
   metrics: "soniq_metrics",
   flows: "soniq_flows",
   flowSteps: "soniq_flow_steps",
+  webhookEndpoints: "soniq_webhook_endpoints",
+  webhookDeliveries: "soniq_webhook_deliveries",
 } as const;
+
+/** The values `soniq_webhook_deliveries.status` may take (see `WEBHOOK_DELIVERY_STATUSES` in types.ts). */
+export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
 
 export const JOB_DEFAULTS = {
   maxAttempts: 3,

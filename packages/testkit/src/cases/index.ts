@@ -20,6 +20,7 @@ import { settleFenceCases } from "./settle-fence.js";
 import { statsCases } from "./stats.js";
 import { subscribeCases } from "./subscribe.js";
 import { traceCases } from "./trace.js";
+import { webhookCases } from "./webhooks.js";
 import { workerCases } from "./workers.js";
 
 /** Every conformance case, in the order they run. */
@@ -47,6 +48,7 @@ export const CONFORMANCE_CASES = [
   ...auditCases,
   ...flowCases,
   ...traceCases,
+  ...webhookCases,
 ] as const;
 
 export type ConformanceCaseId = (typeof CONFORMANCE_CASES)[number]["id"];

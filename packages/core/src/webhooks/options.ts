@@ -1,0 +1,60 @@
+/** `new Soniq({ webhooks })`: the encryption key for endpoint secrets and where webhooks may go. */
+
+export interface WebhookOptions {
+  /**
+   * The key endpoint secrets are encrypted with (AES-256-GCM; at least 16 characters). Required to register
+   * an endpoint and to deliver; the CLI and the example read it from `SONIQ_SECRET_KEY`.
+   */
+  secretKey?: string;
+  /** Allow targets on loopback, private and link-local addresses (tests, a private network). Default false. */
+  allowPrivateNetworks?: boolean;
+  /** How often a process re-reads the endpoint list to see other processes' changes (ms). Default 5000. */
+  refreshMs?: number;
+}
+
+export interface ResolvedWebhookOptions {
+  readonly secretKey: string | null;
+  readonly allowPrivateNetworks: boolean;
+  readonly refreshMs: number;
+}
+
+export const DEFAULT_WEBHOOK_OPTIONS: ResolvedWebhookOptions = Object.freeze({
+  secretKey: null,
+  allowPrivateNetworks: false,
+  refreshMs: 5000,
+});
+
+const KEYS = ["secretKey", "allowPrivateNetworks", "refreshMs"];
+
+export function webhookOptionProblems(value: unknown): string[] {
+  if (value === undefined) return [];
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    return ["webhooks must be { secretKey, allowPrivateNetworks, refreshMs }"];
+  }
+  const problems = Object.keys(value)
+    .filter((k) => !KEYS.includes(k))
+    .map((k) => `webhooks has no option "${k}" (it takes ${KEYS.join(", ")})`);
+  const v = value as Record<string, unknown>;
+  if (v.secretKey !== undefined && (typeof v.secretKey !== "string" || v.secretKey.length < 16)) {
+    problems.push("webhooks.secretKey must be a string of at least 16 characters");
+  }
+  if (v.allowPrivateNetworks !== undefined && typeof v.allowPrivateNetworks !== "boolean") {
+    problems.push("webhooks.allowPrivateNetworks must be a boolean");
+  }
+  const refresh = v.refreshMs;
+  if (
+    refresh !== undefined &&
+    (typeof refresh !== "number" || !Number.isSafeInteger(refresh) || refresh < 10 || refresh > 3_600_000)
+  ) {
+    problems.push("webhooks.refreshMs must be an integer from 10 to 3600000");
+  }
+  return problems;
+}
+
+export function resolveWebhookOptions(value: WebhookOptions): ResolvedWebhookOptions {
+  return Object.freeze({
+    secretKey: value.secretKey ?? null,
+    allowPrivateNetworks: value.allowPrivateNetworks ?? false,
+    refreshMs: value.refreshMs ?? DEFAULT_WEBHOOK_OPTIONS.refreshMs,
+  });
+}

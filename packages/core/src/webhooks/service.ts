@@ -1,0 +1,259 @@
+/**
+ * `soniq.webhooks`: register, list, read, change and remove endpoints, read deliveries, redeliver one, and
+ * test an endpoint. Every input is checked before anything is written; the target's addresses are checked
+ * by resolving its host; the secret is encrypted before it reaches the backend and never comes back. Every
+ * write is audited (`webhook.register`, `.update`, `.remove`, `.test`, `.redeliver`) in the same transaction.
+ */
+import { type ActorOptions, actorOf, audited, auditRecord } from "../audit.js";
+import type {
+  Backend,
+  StoredWebhookEndpoint,
+  WebhookDeliveryQuery,
+  WebhookEndpointPatch,
+} from "../contract/index.js";
+import { newJobId } from "../ids.js";
+import { filterObject, invalid, optionalString } from "../queries.js";
+import {
+  WEBHOOK_DELIVERY_STATUSES,
+  type WebhookDelivery,
+  type WebhookDeliveryStatus,
+  type WebhookEndpoint,
+  type WebhookEvent,
+} from "../types.js";
+import type { WebhookDispatch } from "./dispatch.js";
+import {
+  DEFAULT_WEBHOOK_MAX_ATTEMPTS,
+  DEFAULT_WEBHOOK_RETRY,
+  DEFAULT_WEBHOOK_TIMEOUT_MS,
+  type WebhookRegistration,
+  type WebhookUpdate,
+  webhookFields,
+} from "./input.js";
+import type { ResolvedWebhookOptions } from "./options.js";
+import { WEBHOOK_METADATA } from "./payloads.js";
+import type { SecretBox } from "./secrets.js";
+import { sendWebhook } from "./sender.js";
+import { assertPublicTarget } from "./targets.js";
+
+/** `webhooks.deliveries(filter)`. */
+export interface WebhookDeliveryFilter {
+  endpointId?: string;
+  status?: WebhookDeliveryStatus;
+  event?: string;
+  /** Default 100, at most 1000. */
+  limit?: number;
+}
+
+/** What `webhooks.test(id)` answers: the outcome of one signed `webhook.test` request, sent now. */
+export interface WebhookTestResult {
+  ok: boolean;
+  /** The HTTP status, or null when no answer came (refused, timed out, refused target). */
+  status: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** The endpoint as the API shows it: everything but the secret. */
+export function publicEndpoint(stored: StoredWebhookEndpoint): WebhookEndpoint {
+  const { secretCipher: _hidden, ...rest } = stored;
+  return {
+    ...rest,
+    events: [...rest.events],
+    headers: { ...rest.headers },
+    hasSecret: _hidden.length > 0,
+  };
+}
+
+export function deliveryQuery(filter: WebhookDeliveryFilter | undefined): WebhookDeliveryQuery {
+  const what = "webhooks.deliveries(filter)";
+  const f = filterObject(filter, what, ["endpointId", "status", "event", "limit"]);
+  const status = optionalString(f.status, `${what}.status`);
+  if (status !== null && !(WEBHOOK_DELIVERY_STATUSES as readonly string[]).includes(status)) {
+    throw invalid(`${what}.status`, `expected one of ${WEBHOOK_DELIVERY_STATUSES.join(", ")}`, status);
+  }
+  const limit = f.limit ?? 100;
+  if (typeof limit !== "number" || !Number.isSafeInteger(limit) || limit < 1) {
+    throw invalid(`${what}.limit`, "expected an integer >= 1", limit);
+  }
+  return {
+    endpointId: optionalString(f.endpointId, `${what}.endpointId`),
+    status: status as WebhookDeliveryStatus | null,
+    event: optionalString(f.event, `${what}.event`),
+    limit: Math.min(limit, 1000),
+  };
+}
+
+function rejecting<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return fn();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+export class WebhookService {
+  constructor(
+    private readonly backend: Backend<unknown>,
+    private readonly options: ResolvedWebhookOptions,
+    private readonly secrets: SecretBox,
+    private readonly dispatch: WebhookDispatch,
+  ) {}
+
+  /**
+   * Registers an endpoint: `{ url, events, secret, headers, description, active, maxAttempts, timeoutMs,
+   * retry }`. Bad input is `SONIQ_INVALID_ARGUMENT` (naming the field), a private or loopback target
+   * `SONIQ_WEBHOOK_TARGET_REFUSED`, a missing `secretKey` `SONIQ_INVALID_OPTIONS`; nothing is written then.
+   */
+  async register(input: WebhookRegistration, options?: ActorOptions): Promise<WebhookEndpoint> {
+    const fields = webhookFields(input, "webhooks.register(input)", true);
+    const actor = actorOf(options, "webhooks.register(options)");
+    await assertPublicTarget(
+      new URL(fields.url as string),
+      this.options.allowPrivateNetworks,
+      "webhooks.register(input).url",
+    );
+    const id = newJobId();
+    const now = new Date();
+    const stored: StoredWebhookEndpoint = {
+      id,
+      url: fields.url as string,
+      events: fields.events as WebhookEvent[],
+      headers: fields.headers ?? {},
+      description: fields.description ?? null,
+      active: fields.active ?? true,
+      maxAttempts: fields.maxAttempts ?? DEFAULT_WEBHOOK_MAX_ATTEMPTS,
+      timeoutMs: fields.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+      retry: fields.retry ?? DEFAULT_WEBHOOK_RETRY,
+      secretCipher: this.secrets.seal(fields.secret as string, id),
+      createdAt: now,
+      updatedAt: now,
+    };
+    const params = { url: stored.url, events: stored.events, active: stored.active };
+    await this.backend.webhooks.createEndpoint(stored, auditRecord("webhook.register", actor, id, params));
+    await this.dispatch.refresh(true);
+    const created = await this.backend.webhooks.getEndpoint(id);
+    return publicEndpoint(created ?? stored);
+  }
+
+  /** Every endpoint, oldest first (secrets left out). */
+  async list(): Promise<WebhookEndpoint[]> {
+    return (await this.backend.webhooks.listEndpoints()).map(publicEndpoint);
+  }
+
+  async get(id: string): Promise<WebhookEndpoint | null> {
+    const stored = await this.backend.webhooks.getEndpoint(id);
+    return stored === null ? null : publicEndpoint(stored);
+  }
+
+  /**
+   * Changes an endpoint: any field of `register` (a new `secret` rotates it). Null when there is none. Checked
+   * as `register` checks, before anything is written.
+   */
+  async update(id: string, patch: WebhookUpdate, options?: ActorOptions): Promise<WebhookEndpoint | null> {
+    const fields = webhookFields(patch, "webhooks.update(patch)", false);
+    const actor = actorOf(options, "webhooks.update(options)");
+    if (fields.url !== undefined) {
+      await assertPublicTarget(
+        new URL(fields.url),
+        this.options.allowPrivateNetworks,
+        "webhooks.update(patch).url",
+      );
+    }
+    const { secret, ...rest } = fields;
+    const change: WebhookEndpointPatch = { ...rest };
+    if (secret !== undefined) change.secretCipher = this.secrets.seal(secret, String(id));
+    const params: Record<string, unknown> = {
+      ...rest,
+      ...(secret === undefined ? {} : { secret: "[rotated]" }),
+    };
+    delete params.headers;
+    const record = auditRecord("webhook.update", actor, String(id), params);
+    const updated = await audited(
+      this.backend,
+      record,
+      (r) => this.backend.webhooks.updateEndpoint(id, change, r),
+      (result) => result !== null,
+    );
+    await this.dispatch.refresh(true);
+    return updated === null ? null : publicEndpoint(updated);
+  }
+
+  /** Removes an endpoint and its deliveries. False when there was none. */
+  async remove(id: string, options?: ActorOptions): Promise<boolean> {
+    const actor = actorOf(options, "webhooks.remove(options)");
+    const record = auditRecord("webhook.remove", actor, String(id), null);
+    const removed = await audited(
+      this.backend,
+      record,
+      (r) => this.backend.webhooks.removeEndpoint(id, r),
+      Boolean,
+    );
+    await this.dispatch.refresh(true);
+    return removed;
+  }
+
+  /** Deliveries, newest first: `{ endpointId, status, event, limit }` (limit default 100, at most 1000). */
+  deliveries(filter?: WebhookDeliveryFilter): Promise<WebhookDelivery[]> {
+    return rejecting(() => this.backend.webhooks.listDeliveries(deliveryQuery(filter)));
+  }
+
+  delivery(id: string): Promise<WebhookDelivery | null> {
+    return this.backend.webhooks.getDelivery(id);
+  }
+
+  /**
+   * Sends a delivered or failed delivery again (same id, due now, a fresh `maxAttempts` budget). False when
+   * there is no such delivery or it is still pending. Audited `webhook.redeliver`.
+   */
+  async redeliver(id: string, options?: ActorOptions): Promise<boolean> {
+    const actor = actorOf(options, "webhooks.redeliver(options)");
+    const record = auditRecord("webhook.redeliver", actor, String(id), null);
+    const done = await audited(
+      this.backend,
+      record,
+      (r) => this.backend.webhooks.redeliver(id, r),
+      Boolean,
+      () => "not_found_or_pending",
+    );
+    if (done) this.dispatch.notify();
+    return done;
+  }
+
+  /**
+   * Sends one signed `webhook.test` request to the endpoint now (not stored as a delivery, not retried) and
+   * reports what came of it. Null when there is no such endpoint. Audited `webhook.test` with the outcome.
+   */
+  async test(id: string, options?: ActorOptions): Promise<WebhookTestResult | null> {
+    const actor = actorOf(options, "webhooks.test(options)");
+    const endpoint = await this.backend.webhooks.getEndpoint(id);
+    const record = auditRecord("webhook.test", actor, String(id), null);
+    if (endpoint === null) {
+      await this.backend.audit.record({ ...record, outcome: "not_found" });
+      return null;
+    }
+    const started = performance.now();
+    const payload = {
+      event: "webhook.test" as const,
+      timestamp: new Date().toISOString(),
+      data: { endpointId: endpoint.id },
+      metadata: { ...WEBHOOK_METADATA },
+    };
+    const outcome = await sendWebhook(
+      endpoint,
+      { id: newJobId(), event: "webhook.test", payload },
+      { secrets: this.secrets, allowPrivateNetworks: this.options.allowPrivateNetworks },
+    );
+    const result = {
+      ok: outcome.ok,
+      status: outcome.status,
+      error: outcome.error,
+      durationMs: Math.round(performance.now() - started),
+    };
+    await this.backend.audit.record({
+      ...record,
+      outcome: outcome.ok ? "ok" : "failed",
+      details: { status: outcome.status, error: outcome.error },
+    });
+    return result;
+  }
+}

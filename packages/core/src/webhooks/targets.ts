@@ -1,0 +1,108 @@
+/**
+ * Where a webhook may be sent. A URL must be http(s) without credentials; unless `allowPrivateNetworks`,
+ * every address its host resolves to must be public: loopback, private (RFC 1918, unique-local), link-local
+ * (cloud metadata lives there), carrier-grade NAT, multicast, unspecified and reserved ranges are refused, as
+ * are IPv4-mapped IPv6 forms of them. Checked at registration and again before every attempt (a name may
+ * resolve elsewhere later).
+ */
+import { lookup } from "node:dns/promises";
+import { BlockList, isIP } from "node:net";
+import { SoniqError } from "../errors.js";
+
+const BLOCKED = new BlockList();
+for (const [net, prefix] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const) {
+  BLOCKED.addSubnet(net, prefix, "ipv4");
+}
+for (const [net, prefix] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+  ["64:ff9b::", 96],
+  ["2001:db8::", 32],
+] as const) {
+  BLOCKED.addSubnet(net, prefix, "ipv6");
+}
+
+/** True when `address` (an IP literal) is loopback, private, link-local or otherwise not public. */
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return BLOCKED.check(address, "ipv4");
+  if (family !== 6) return true;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped?.[1] !== undefined) return BLOCKED.check(mapped[1], "ipv4");
+  return BLOCKED.check(address, "ipv6");
+}
+
+function malformed(message: string, url: string): SoniqError {
+  return new SoniqError("SONIQ_INVALID_ARGUMENT", message, { context: { field: "url", url } });
+}
+
+/** The URL parsed and checked for shape (http or https, a host, no user:password). */
+export function parseWebhookUrl(value: unknown, what: string): URL {
+  if (typeof value !== "string" || value.length === 0 || value.length > 2048) {
+    throw new SoniqError(
+      "SONIQ_INVALID_ARGUMENT",
+      `${what}: expected an http(s) URL of at most 2048 characters.`,
+      {
+        context: { field: "url" },
+      },
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw malformed(`${what}: "${value}" is not a valid URL.`, value);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw malformed(`${what}: only http and https URLs are accepted (got ${url.protocol}).`, value);
+  }
+  if (url.username !== "" || url.password !== "") {
+    throw malformed(`${what}: a URL must not carry credentials; use headers for authentication.`, url.origin);
+  }
+  return url;
+}
+
+/** Every address the URL's host resolves to must be public, unless `allowPrivateNetworks`. */
+export async function assertPublicTarget(
+  url: URL,
+  allowPrivateNetworks: boolean,
+  what: string,
+): Promise<void> {
+  if (allowPrivateNetworks) return;
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  let addresses: string[];
+  if (isIP(host) !== 0) addresses = [host];
+  else {
+    try {
+      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+    } catch (err) {
+      throw new SoniqError("SONIQ_INVALID_ARGUMENT", `${what}: the host "${host}" does not resolve.`, {
+        context: { field: "url", host },
+        cause: err,
+      });
+    }
+  }
+  const bad = addresses.find(isPrivateAddress);
+  if (bad !== undefined || addresses.length === 0) {
+    throw new SoniqError(
+      "SONIQ_WEBHOOK_TARGET_REFUSED",
+      `${what}: "${host}" resolves to ${bad ?? "nothing"}, a private, loopback or reserved address; webhooks go to public addresses unless new Soniq({ webhooks: { allowPrivateNetworks: true } }).`,
+      { context: { field: "url", host, address: bad ?? null } },
+    );
+  }
+}
