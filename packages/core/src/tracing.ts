@@ -9,8 +9,11 @@
  */
 import type { TraceContext } from "./types.js";
 
-/** Why new jobs are being written: a plain enqueue, a dead-letter replay, or a schedule's fire. */
-export type SendOrigin = "enqueue" | "replay" | "schedule";
+/**
+ * Why new jobs are being written: a plain enqueue, a dead-letter replay, a schedule's fire, or the steps of a
+ * workflow (for the flows engine, whose write goes through `produce` like the others).
+ */
+export type SendOrigin = "enqueue" | "replay" | "schedule" | "flow";
 
 /** One job of a send, as prepared (its id is final unless the write deduplicates it onto another job). */
 export interface SentJob {
