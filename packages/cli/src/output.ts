@@ -44,10 +44,11 @@ export class Printer {
 
   /** Status words coloured by what they mean. */
   status(word: string): string {
-    if (["done", "active", "live", "fired", "ok"].includes(word)) return this.paint("green", word);
+    if (["done", "active", "live", "fired", "ok", "delivered"].includes(word))
+      return this.paint("green", word);
     if (["dead_letter", "failed", "stopped", "cancelled", "missed"].includes(word))
       return this.paint("red", word);
-    if (["processing", "stopping", "stale", "paused", "skipped"].includes(word))
+    if (["processing", "stopping", "stale", "paused", "skipped", "pending"].includes(word))
       return this.paint("yellow", word);
     return word;
   }

@@ -12,6 +12,7 @@ import { registerQueues } from "./commands/queues.js";
 import { registerSchedules } from "./commands/schedules.js";
 import { registerSetup } from "./commands/setup.js";
 import { registerStatus } from "./commands/status.js";
+import { registerWebhooks } from "./commands/webhooks.js";
 import { registerWorker } from "./commands/worker.js";
 import { registerWorkers } from "./commands/workers.js";
 import { chooseDatabase, DEFAULT_DATABASE_URL, parseDatabaseUrl } from "./database.js";
@@ -56,6 +57,7 @@ export function createProgram(io: Io = processIo()): Command {
   registerDeadLetter(program, io);
   registerQueues(program, io);
   registerSchedules(program, io);
+  registerWebhooks(program, io);
   registerAudit(program, io);
   registerDashboard(program, io);
   return program;

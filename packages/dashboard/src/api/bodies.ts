@@ -2,7 +2,7 @@
  * The JSON body each write route accepts, key by key (security/body.ts refuses any other key at any
  * level). Bulk dead-letter actions take their filter under `filter`, the selected `ids`, `dryRun`, and
  * `all: true` to act on every dead letter when the filter is empty; `configure` takes the queue limits;
- * every other write takes no body (an empty body or `{}`).
+ * a webhook redelivery takes none; every other write takes no body either (an empty body or `{}`).
  */
 import type { BodyShape } from "../security/body.js";
 
@@ -21,9 +21,13 @@ export const CONFIGURE_BODY: BodyShape = {
 
 export const NO_BODY: BodyShape = {};
 
+/** `POST /webhook-deliveries/:id/redeliver`: the delivery is in the path; the body is empty or `{}`. */
+export const REDELIVER_BODY: BodyShape = NO_BODY;
+
 /** The shape for a write route's path (relative to `/api`). */
 export function bodyShapeFor(path: string): BodyShape {
   if (/^\/dead-letters\/(replay|purge)-where$/.test(path)) return BULK_BODY;
   if (/^\/queues\/[^/]+\/configure$/.test(path)) return CONFIGURE_BODY;
+  if (/^\/webhook-deliveries\/[^/]+\/redeliver$/.test(path)) return REDELIVER_BODY;
   return NO_BODY;
 }

@@ -23,6 +23,7 @@ import { deadLetterListRow, jobListRow, shownDetail } from "../security/views.js
 import { deadLetterQuery, deadLetterQueryFromBody, jobQuery } from "./filters.js";
 import { actor, queueName } from "./helpers.js";
 import { scheduleRoutes } from "./schedules.js";
+import { webhookRoutes } from "./webhooks.js";
 
 /** A bucket width in ms or as a duration ("15m"); core checks that it is whole minutes. */
 function parseBucketMs(raw: string | undefined, fallback: number): number {
@@ -165,5 +166,6 @@ export function apiRoutes(state: AppState): Hono<Env> {
   writeRoutes(api, state.options.soniq);
   queueRoutes(api, state.options.soniq);
   api.route("/schedules", scheduleRoutes(state.options.soniq, state.options.soniq.options.redact));
+  api.route("/", webhookRoutes(state.options.soniq));
   return api;
 }
