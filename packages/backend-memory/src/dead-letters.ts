@@ -9,6 +9,7 @@ import type {
 import { writeAudit } from "./internal/audit-rows.js";
 import { type DeadLetterRecord, newestFirst, queuedRecord, toDeadLetterJob } from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
+import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
   return {
@@ -20,6 +21,7 @@ export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
     },
     replay: async (id, request, audit) => {
       const newId = replay(store, id, request);
+      if (newId !== null) writeDeliveries(store, request.deliveries);
       if (newId !== null && audit) writeAudit(store, audit);
       return newId;
     },

@@ -27,6 +27,7 @@ import { type Lane, type LaneEntry, readyLess } from "./internal/lanes.js";
 import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
 import { deadLetterRow, encodeJson, type JobRecord, toJob } from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
+import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function runsFacet(store: MemoryStore): RunsFacet {
   return {
@@ -114,7 +115,10 @@ function settle(store: MemoryStore, items: readonly Settlement[]): boolean[] {
   });
   const now = store.now();
   const woken = new Set<string>();
-  for (const step of steps) apply(store, step, now, woken);
+  for (const step of steps) {
+    apply(store, step, now, woken);
+    writeDeliveries(store, step.item.deliveries);
+  }
   for (const queue of woken) store.wake(queue);
   return applied;
 }

@@ -19,6 +19,7 @@ import {
 import { writeAudit } from "./internal/audit-rows.js";
 import { enqueueMany } from "./internal/enqueue.js";
 import type { MemoryStore } from "./internal/store.js";
+import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function schedulesFacet(store: MemoryStore): SchedulesFacet {
   const schedules = new Map<string, ScheduleRecord>();
@@ -54,6 +55,7 @@ export function schedulesFacet(store: MemoryStore): SchedulesFacet {
         ledgers.set(record.name, ledger);
       }
       const result = recordTick(store, record, ledger, tick);
+      if (result.status === "recorded") writeDeliveries(store, tick.deliveries);
       const row = triggerAudit(audit, result);
       if (row !== null) writeAudit(store, row);
       return result;

@@ -12,6 +12,7 @@ import { type PgContext, query, readQuery } from "./internal/context.js";
 import { type Condition, listQuery, msOf, msParam, whereClauses, whereSql } from "./internal/list-query.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { DEAD_LETTER_COLUMNS, mapDeadLetterJob, type Row } from "./internal/rows.js";
+import { deliveriesParam, outboxCte } from "./internal/webhook-rows.js";
 
 export function deadLettersFacet(ctx: PgContext): DeadLettersFacet {
   return {
@@ -87,6 +88,18 @@ async function replay(
   audit: AuditRecord | undefined,
 ): Promise<string | null> {
   const values = [id, request.newId, request.queue, request.priority, request.scheduledAt];
+  if (request.deliveries !== undefined && request.deliveries.length > 0) {
+    // The `job.resurrected` deliveries commit with the replay (one statement, when it inserted the job).
+    const base = audit ? REPLAY_AUDITED : REPLAY;
+    const param = audit ? 13 : 6;
+    const text = base.replace(
+      "\nSELECT id, pg_notify",
+      `,\n${outboxCte(`$${param}`, "EXISTS (SELECT 1 FROM inserted)")}\nSELECT id, pg_notify`,
+    );
+    const all = [...values, ...(audit ? auditValues(audit) : []), deliveriesParam(request.deliveries)];
+    const res = await query<{ id: string }>(ctx, "deadLetters.replay", { text, values: all });
+    return res.rows[0]?.id ?? null;
+  }
   const res = await query<{ id: string }>(
     ctx,
     "deadLetters.replay",

@@ -161,6 +161,15 @@ const SETTLE_STATEMENTS: ReadonlyMap<string, string> = new Map(
 );
 
 async function settleOnPool(ctx: PgContext, encoded: EncodedSettle): Promise<unknown[][]> {
+  if (encoded.outbox) {
+    // Webhook deliveries ride along: the outbox CTE joins the statement (unnamed; off the hot path).
+    const res = await requeueQuery<unknown[]>(ctx, "runs.settle", (keys) => ({
+      text: settleSql(encoded.parts, ctx.asyncOutcomes, keys, true),
+      values: encoded.values,
+      rowMode: "array",
+    }));
+    return res.rows;
+  }
   const name = settleName(encoded.parts, ctx.asyncOutcomes);
   const text = SETTLE_STATEMENTS.get(name) ?? settleSql(encoded.parts, ctx.asyncOutcomes, KEEP_KEYS);
   const res = await requeueQuery<unknown[]>(ctx, "runs.settle", (keys, isHot) => ({

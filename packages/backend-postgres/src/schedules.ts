@@ -30,6 +30,7 @@ import { type PgContext, query } from "./internal/context.js";
 import { enqueueMany } from "./internal/enqueue.js";
 import { type ScheduleRecord, type TickRow, toSchedule, toTick } from "./internal/schedule-rows.js";
 import { inTransaction } from "./internal/tx.js";
+import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function schedulesFacet(ctx: PgContext): SchedulesFacet {
   return {
@@ -55,6 +56,7 @@ export function schedulesFacet(ctx: PgContext): SchedulesFacet {
     recordTick: (tick, audit) =>
       inTransaction(ctx, "schedules.recordTick", async (client) => {
         const result = await recordTick(ctx, client, tick);
+        if (result.status === "recorded") await writeDeliveries(client, tick.deliveries);
         const row = triggerAudit(audit, result);
         if (row !== null) await writeAudit(client, row);
         return result;

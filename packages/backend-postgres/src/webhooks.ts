@@ -1,20 +1,186 @@
-/** The webhooks facet (work in progress: implemented in the next commits). */
-import { SoniqError, type WebhooksFacet } from "@soniq/core/backend";
+/**
+ * The webhooks facet: endpoints and the delivery outbox (`soniq_webhook_endpoints`,
+ * `soniq_webhook_deliveries`). Writes with an audit record commit it in the same statement. Deliveries of
+ * events are inserted by the facet that makes the event, in its statement or transaction
+ * (internal/webhook-rows.ts). A claim takes due rows with FOR UPDATE SKIP LOCKED and moves them out of
+ * reach for a lease, so two workers never attempt the same delivery at once.
+ */
+import type {
+  AuditRecord,
+  DeliveryAttemptResult,
+  StoredWebhookEndpoint,
+  WebhookDeliveryQuery,
+  WebhookEndpointPatch,
+  WebhooksFacet,
+} from "@soniq/core/backend";
+import { auditCte, auditValues } from "./internal/audit-rows.js";
+import { type PgContext, query, readQuery } from "./internal/context.js";
+import {
+  DELIVERY_COLUMNS,
+  deliveriesParam,
+  ENDPOINT_COLUMNS,
+  outboxCte,
+  toDelivery,
+  toEndpoint,
+} from "./internal/webhook-rows.js";
 
-const notYet = () => Promise.reject(new SoniqError("SONIQ_INVALID_STATE", "webhooks: not implemented yet"));
+const INSERT_ENDPOINT = `WITH created AS (
+  INSERT INTO soniq_webhook_endpoints
+    (id, url, secret, events, headers, description, active, max_attempts, timeout_ms, retry)
+  VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, $6, $7, $8, $9, $10::jsonb) RETURNING id),
+  ${auditCte("created", 11)}
+SELECT id FROM created`;
+const UPDATE_ENDPOINT = `WITH changed AS (
+  UPDATE soniq_webhook_endpoints SET
+    url = COALESCE($2, url), secret = COALESCE($3, secret), events = COALESCE($4::jsonb, events),
+    headers = COALESCE($5::jsonb, headers), description = CASE WHEN $6 THEN $7 ELSE description END,
+    active = COALESCE($8, active), max_attempts = COALESCE($9, max_attempts),
+    timeout_ms = COALESCE($10, timeout_ms), retry = COALESCE($11::jsonb, retry), updated_at = now()
+  WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}),
+  ${auditCte("changed", 12)}
+SELECT * FROM changed`;
+const REMOVE_ENDPOINT = `WITH removed AS (DELETE FROM soniq_webhook_endpoints WHERE id = $1 RETURNING id),
+  ${auditCte("removed", 2)}
+SELECT id FROM removed`;
+const GET_ENDPOINT = `SELECT ${ENDPOINT_COLUMNS} FROM soniq_webhook_endpoints WHERE id = $1`;
+const LIST_ENDPOINTS = `SELECT ${ENDPOINT_COLUMNS} FROM soniq_webhook_endpoints ORDER BY created_at, id`;
+const ENQUEUE = `WITH ${outboxCte("$1")} SELECT 1`;
+const GET_DELIVERY = `SELECT ${DELIVERY_COLUMNS} FROM soniq_webhook_deliveries WHERE id = $1`;
+const LIST_DELIVERIES = `SELECT ${DELIVERY_COLUMNS} FROM soniq_webhook_deliveries
+  WHERE ($1::uuid IS NULL OR endpoint_id = $1::uuid) AND ($2::text IS NULL OR status = $2)
+    AND ($3::text IS NULL OR event = $3)
+  ORDER BY created_at DESC, id DESC LIMIT $4`;
+const CLAIM = `UPDATE soniq_webhook_deliveries
+  SET attempts = attempts + 1, next_retry_at = now() + $2::float8 * interval '1 millisecond', updated_at = now()
+  WHERE id = ANY(ARRAY(
+    SELECT id FROM soniq_webhook_deliveries
+    WHERE status = 'pending' AND next_retry_at <= now()
+    ORDER BY next_retry_at LIMIT $1
+    FOR UPDATE SKIP LOCKED))
+  RETURNING ${DELIVERY_COLUMNS}`;
+const RECORD = `UPDATE soniq_webhook_deliveries SET status = $3,
+    next_retry_at = CASE WHEN $3 = 'pending' THEN now() + $4::float8 * interval '1 millisecond' END,
+    delivered_at = CASE WHEN $3 = 'delivered' THEN now() END,
+    last_error = $5, response_status = $6, response_body = $7, updated_at = now()
+  WHERE id = $1 AND status = 'pending' AND attempts = $2`;
+const REDELIVER = `WITH again AS (
+  UPDATE soniq_webhook_deliveries SET status = 'pending', attempts = 0, next_retry_at = now(),
+    delivered_at = NULL, updated_at = now()
+  WHERE id = $1 AND status <> 'pending' RETURNING id),
+  ${auditCte("again", 2)}
+SELECT id FROM again`;
 
-export function webhooksFacet(_ctx: unknown): WebhooksFacet {
+/** An id that cannot name a row (not a UUID) reads as not found instead of failing the cast. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const isUuid = (id: string) => UUID.test(id);
+
+export function webhooksFacet(ctx: PgContext): WebhooksFacet {
   return {
-    createEndpoint: notYet,
-    updateEndpoint: notYet,
-    removeEndpoint: notYet,
-    getEndpoint: notYet,
-    listEndpoints: async () => [],
-    enqueue: notYet,
-    listDeliveries: notYet,
-    getDelivery: notYet,
-    claimDue: async () => [],
-    recordAttempt: notYet,
-    redeliver: notYet,
+    createEndpoint: async (e, audit) => {
+      await query(ctx, "webhooks.createEndpoint", {
+        text: INSERT_ENDPOINT,
+        values: [...endpointValues(e), ...auditValues(audit)],
+      });
+    },
+    updateEndpoint: (id, patch, audit) => update(ctx, id, patch, audit),
+    removeEndpoint: async (id, audit) => {
+      if (!isUuid(id)) return false;
+      const res = await query(ctx, "webhooks.removeEndpoint", {
+        text: REMOVE_ENDPOINT,
+        values: [id, ...auditValues(audit)],
+      });
+      return res.rows.length === 1;
+    },
+    getEndpoint: async (id) => {
+      if (!isUuid(id)) return null;
+      const res = await query(ctx, "webhooks.getEndpoint", { text: GET_ENDPOINT, values: [id] });
+      return res.rows[0] === undefined ? null : toEndpoint(res.rows[0]);
+    },
+    listEndpoints: async () => {
+      const res = await query(ctx, "webhooks.listEndpoints", { text: LIST_ENDPOINTS, values: [] });
+      return res.rows.map(toEndpoint);
+    },
+    enqueue: async (rows) => {
+      if (rows.length === 0) return;
+      await query(ctx, "webhooks.enqueue", { text: ENQUEUE, values: [deliveriesParam(rows)] });
+    },
+    listDeliveries: async (q: WebhookDeliveryQuery) => {
+      if (q.endpointId !== null && !isUuid(q.endpointId)) return [];
+      const res = await readQuery(ctx, "webhooks.listDeliveries", {
+        text: LIST_DELIVERIES,
+        values: [q.endpointId, q.status, q.event, q.limit],
+      });
+      return res.rows.map(toDelivery);
+    },
+    getDelivery: async (id) => {
+      if (!isUuid(id)) return null;
+      const res = await query(ctx, "webhooks.getDelivery", { text: GET_DELIVERY, values: [id] });
+      return res.rows[0] === undefined ? null : toDelivery(res.rows[0]);
+    },
+    claimDue: async ({ limit, leaseMs }) => {
+      const res = await query(ctx, "webhooks.claimDue", { text: CLAIM, values: [limit, leaseMs] });
+      return res.rows.map(toDelivery).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+    },
+    recordAttempt: (result) => record(ctx, result),
+    redeliver: async (id, audit) => {
+      if (!isUuid(id)) return false;
+      const res = await query(ctx, "webhooks.redeliver", {
+        text: REDELIVER,
+        values: [id, ...auditValues(audit)],
+      });
+      return res.rows.length === 1;
+    },
   };
+}
+
+function endpointValues(e: StoredWebhookEndpoint): unknown[] {
+  return [
+    e.id,
+    e.url,
+    e.secretCipher,
+    JSON.stringify(e.events),
+    JSON.stringify(e.headers),
+    e.description,
+    e.active,
+    e.maxAttempts,
+    e.timeoutMs,
+    JSON.stringify(e.retry),
+  ];
+}
+
+const jsonOr = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+
+async function update(
+  ctx: PgContext,
+  id: string,
+  patch: WebhookEndpointPatch,
+  audit: AuditRecord,
+): Promise<StoredWebhookEndpoint | null> {
+  if (!isUuid(id)) return null;
+  const res = await query(ctx, "webhooks.updateEndpoint", {
+    text: UPDATE_ENDPOINT,
+    values: [
+      id,
+      patch.url ?? null,
+      patch.secretCipher ?? null,
+      jsonOr(patch.events),
+      jsonOr(patch.headers),
+      patch.description !== undefined,
+      patch.description ?? null,
+      patch.active ?? null,
+      patch.maxAttempts ?? null,
+      patch.timeoutMs ?? null,
+      jsonOr(patch.retry),
+      ...auditValues(audit),
+    ],
+  });
+  return res.rows[0] === undefined ? null : toEndpoint(res.rows[0]);
+}
+
+async function record(ctx: PgContext, r: DeliveryAttemptResult): Promise<boolean> {
+  const res = await query(ctx, "webhooks.recordAttempt", {
+    text: RECORD,
+    values: [r.id, r.attempt, r.status, r.delayMs, r.lastError, r.responseStatus, r.responseBody],
+  });
+  return res.rowCount === 1;
 }

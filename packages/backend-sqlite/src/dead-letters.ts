@@ -14,6 +14,7 @@ import { writeAudit } from "./internal/audit-rows.js";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { type DeadLetterRecord, toDeadLetterJob } from "./internal/rows.js";
 import { DEAD_LETTER_COLUMNS, msOrNull, NOW, pageSql } from "./internal/sql.js";
+import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function deadLettersFacet(ctx: SqliteContext): DeadLettersFacet {
   return {
@@ -94,6 +95,7 @@ function replay(
       scheduledAt: msOrNull(request.scheduledAt),
     }) as { queue: string } | undefined;
     if (inserted) ctx.statement(REPLAY_BUMP).run(id);
+    if (inserted) writeDeliveries(ctx, request.deliveries);
     if (inserted && audit) writeAudit(ctx, audit);
     return inserted;
   });

@@ -28,6 +28,7 @@ import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
 import { JOB_COLUMNS, jsonList, jsonOrNull, NOW, RELEASE_TAKEN_KEYS } from "./internal/sql.js";
+import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function runsFacet(ctx: SqliteContext): RunsFacet {
   return {
@@ -229,7 +230,14 @@ function settle(ctx: SqliteContext, items: readonly Settlement[]): boolean[] {
     if (item.kind === "requeue") return requeueStep(ctx, item, wake);
     return deadLetterStep(ctx, item);
   });
-  const applied = immediate(ctx, () => steps.map((step) => step()));
+  // An applied item's webhook deliveries are inserted in the same transaction (an outbox).
+  const applied = immediate(ctx, () =>
+    steps.map((step, i) => {
+      const done = step();
+      if (done) writeDeliveries(ctx, items[i]?.deliveries);
+      return done;
+    }),
+  );
   for (const queue of wake) ctx.notify(queue);
   return applied;
 }

@@ -26,6 +26,7 @@ import {
   toTick,
 } from "./internal/schedule-rows.js";
 import { NOW } from "./internal/sql.js";
+import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function schedulesFacet(ctx: SqliteContext): SchedulesFacet {
   return {
@@ -64,6 +65,7 @@ export function schedulesFacet(ctx: SqliteContext): SchedulesFacet {
       runSync("schedules.recordTick", () =>
         immediate(ctx, () => {
           const result = recordTick(ctx, tick);
+          if (result.status === "recorded") writeDeliveries(ctx, tick.deliveries);
           const row = triggerAudit(audit, result);
           if (row !== null) writeAudit(ctx, row);
           return result;

@@ -1,20 +1,181 @@
-/** The webhooks facet (work in progress: implemented in the next commits). */
-import { SoniqError, type WebhooksFacet } from "@soniq/core/backend";
+/**
+ * The webhooks facet: endpoints and the delivery outbox (`soniq_webhook_endpoints`,
+ * `soniq_webhook_deliveries`). Each write with an audit record commits it in the same IMMEDIATE
+ * transaction. Deliveries of events are inserted by the facet that makes the event, in its transaction
+ * (internal/webhook-rows.ts). A claim is one IMMEDIATE transaction, so two processes never take the same
+ * delivery.
+ */
+import type {
+  AuditRecord,
+  DeliveryAttemptResult,
+  StoredWebhookEndpoint,
+  WebhookDeliveryQuery,
+  WebhookEndpointPatch,
+  WebhooksFacet,
+} from "@soniq/core/backend";
+import { writeAudit } from "./internal/audit-rows.js";
+import { immediate, runSync, type SqliteContext } from "./internal/context.js";
+import { NOW } from "./internal/sql.js";
+import {
+  DELIVERY_COLUMNS,
+  type DeliveryRecord,
+  ENDPOINT_COLUMNS,
+  type EndpointRecord,
+  toDelivery,
+  toEndpoint,
+  writeDeliveries,
+} from "./internal/webhook-rows.js";
 
-const notYet = () => Promise.reject(new SoniqError("SONIQ_INVALID_STATE", "webhooks: not implemented yet"));
+const INSERT_ENDPOINT = `INSERT INTO soniq_webhook_endpoints (${ENDPOINT_COLUMNS})
+  VALUES (@id, @url, @secret, @events, @headers, @description, @active, @maxAttempts, @timeoutMs, @retry, ${NOW}, ${NOW})`;
+const GET_ENDPOINT = `SELECT ${ENDPOINT_COLUMNS} FROM soniq_webhook_endpoints WHERE id = ?`;
+const LIST_ENDPOINTS = `SELECT ${ENDPOINT_COLUMNS} FROM soniq_webhook_endpoints ORDER BY created_at, id`;
+const UPDATE_ENDPOINT = `UPDATE soniq_webhook_endpoints SET
+    url = COALESCE(@url, url), secret = COALESCE(@secret, secret), events = COALESCE(@events, events),
+    headers = COALESCE(@headers, headers),
+    description = CASE WHEN @setDescription THEN @description ELSE description END,
+    active = COALESCE(@active, active), max_attempts = COALESCE(@maxAttempts, max_attempts),
+    timeout_ms = COALESCE(@timeoutMs, timeout_ms), retry = COALESCE(@retry, retry), updated_at = ${NOW}
+  WHERE id = @id`;
+const DELETE_ENDPOINT = "DELETE FROM soniq_webhook_endpoints WHERE id = ?";
+const DELETE_DELIVERIES = "DELETE FROM soniq_webhook_deliveries WHERE endpoint_id = ?";
+const GET_DELIVERY = `SELECT ${DELIVERY_COLUMNS} FROM soniq_webhook_deliveries WHERE id = ?`;
+const LIST_DELIVERIES = `SELECT ${DELIVERY_COLUMNS} FROM soniq_webhook_deliveries
+  WHERE (@endpointId IS NULL OR endpoint_id = @endpointId) AND (@status IS NULL OR status = @status)
+    AND (@event IS NULL OR event = @event)
+  ORDER BY created_at DESC, id DESC LIMIT @limit`;
+const CLAIM = `UPDATE soniq_webhook_deliveries
+  SET attempts = attempts + 1, next_retry_at = ${NOW} + @leaseMs, updated_at = ${NOW}
+  WHERE id IN (SELECT id FROM soniq_webhook_deliveries
+    WHERE status = 'pending' AND next_retry_at <= ${NOW} ORDER BY next_retry_at, id LIMIT @limit)
+  RETURNING ${DELIVERY_COLUMNS}`;
+const RECORD = `UPDATE soniq_webhook_deliveries SET status = @status,
+    next_retry_at = CASE WHEN @status = 'pending' THEN ${NOW} + @delayMs ELSE NULL END,
+    delivered_at = CASE WHEN @status = 'delivered' THEN ${NOW} ELSE NULL END,
+    last_error = @lastError, response_status = @responseStatus, response_body = @responseBody,
+    updated_at = ${NOW}
+  WHERE id = @id AND status = 'pending' AND attempts = @attempt`;
+const REDELIVER = `UPDATE soniq_webhook_deliveries SET status = 'pending', attempts = 0,
+    next_retry_at = ${NOW}, delivered_at = NULL, updated_at = ${NOW}
+  WHERE id = ? AND status <> 'pending'`;
 
-export function webhooksFacet(_ctx: unknown): WebhooksFacet {
+export function webhooksFacet(ctx: SqliteContext): WebhooksFacet {
   return {
-    createEndpoint: notYet,
-    updateEndpoint: notYet,
-    removeEndpoint: notYet,
-    getEndpoint: notYet,
-    listEndpoints: async () => [],
-    enqueue: notYet,
-    listDeliveries: notYet,
-    getDelivery: notYet,
-    claimDue: async () => [],
-    recordAttempt: notYet,
-    redeliver: notYet,
+    createEndpoint: (endpoint, audit) =>
+      runSync("webhooks.createEndpoint", () =>
+        immediate(ctx, () => {
+          ctx.statement(INSERT_ENDPOINT).run(endpointParams(endpoint));
+          writeAudit(ctx, audit);
+        }),
+      ),
+    updateEndpoint: (id, patch, audit) =>
+      runSync("webhooks.updateEndpoint", () => immediate(ctx, () => update(ctx, id, patch, audit))),
+    removeEndpoint: (id, audit) =>
+      runSync("webhooks.removeEndpoint", () =>
+        immediate(ctx, () => {
+          ctx.statement(DELETE_DELIVERIES).run(id);
+          const removed = ctx.statement(DELETE_ENDPOINT).run(id).changes > 0;
+          if (removed) writeAudit(ctx, audit);
+          return removed;
+        }),
+      ),
+    getEndpoint: (id) =>
+      runSync("webhooks.getEndpoint", () => {
+        const row = ctx.statement(GET_ENDPOINT).get(id) as EndpointRecord | undefined;
+        return row === undefined ? null : toEndpoint(row);
+      }),
+    listEndpoints: () =>
+      runSync("webhooks.listEndpoints", () =>
+        (ctx.statement(LIST_ENDPOINTS).all() as EndpointRecord[]).map(toEndpoint),
+      ),
+    enqueue: (rows) => runSync("webhooks.enqueue", () => immediate(ctx, () => writeDeliveries(ctx, rows))),
+    listDeliveries: (query) => runSync("webhooks.listDeliveries", () => list(ctx, query)),
+    getDelivery: (id) =>
+      runSync("webhooks.getDelivery", () => {
+        const row = ctx.statement(GET_DELIVERY).get(id) as DeliveryRecord | undefined;
+        return row === undefined ? null : toDelivery(row);
+      }),
+    claimDue: ({ limit, leaseMs }) =>
+      runSync("webhooks.claimDue", () =>
+        immediate(ctx, () =>
+          (ctx.statement(CLAIM).all({ limit, leaseMs }) as DeliveryRecord[])
+            .map(toDelivery)
+            .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
+        ),
+      ),
+    recordAttempt: (result) => runSync("webhooks.recordAttempt", () => record(ctx, result)),
+    redeliver: (id, audit) =>
+      runSync("webhooks.redeliver", () =>
+        immediate(ctx, () => {
+          const done = ctx.statement(REDELIVER).run(id).changes > 0;
+          if (done) writeAudit(ctx, audit);
+          return done;
+        }),
+      ),
   };
+}
+
+function endpointParams(e: StoredWebhookEndpoint) {
+  return {
+    id: e.id,
+    url: e.url,
+    secret: e.secretCipher,
+    events: JSON.stringify(e.events),
+    headers: JSON.stringify(e.headers),
+    description: e.description,
+    active: e.active ? 1 : 0,
+    maxAttempts: e.maxAttempts,
+    timeoutMs: e.timeoutMs,
+    retry: JSON.stringify(e.retry),
+  };
+}
+
+const jsonOr = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+
+function update(
+  ctx: SqliteContext,
+  id: string,
+  patch: WebhookEndpointPatch,
+  audit: AuditRecord,
+): StoredWebhookEndpoint | null {
+  const changed = ctx.statement(UPDATE_ENDPOINT).run({
+    id,
+    url: patch.url ?? null,
+    secret: patch.secretCipher ?? null,
+    events: jsonOr(patch.events),
+    headers: jsonOr(patch.headers),
+    setDescription: patch.description === undefined ? 0 : 1,
+    description: patch.description ?? null,
+    active: patch.active === undefined ? null : patch.active ? 1 : 0,
+    maxAttempts: patch.maxAttempts ?? null,
+    timeoutMs: patch.timeoutMs ?? null,
+    retry: jsonOr(patch.retry),
+  }).changes;
+  if (changed === 0) return null;
+  writeAudit(ctx, audit);
+  return toEndpoint(ctx.statement(GET_ENDPOINT).get(id) as EndpointRecord);
+}
+
+function list(ctx: SqliteContext, query: WebhookDeliveryQuery) {
+  const rows = ctx.statement(LIST_DELIVERIES).all({
+    endpointId: query.endpointId,
+    status: query.status,
+    event: query.event,
+    limit: query.limit,
+  }) as DeliveryRecord[];
+  return rows.map(toDelivery);
+}
+
+function record(ctx: SqliteContext, r: DeliveryAttemptResult): boolean {
+  return (
+    ctx.statement(RECORD).run({
+      id: r.id,
+      attempt: r.attempt,
+      status: r.status,
+      delayMs: r.delayMs,
+      lastError: r.lastError,
+      responseStatus: r.responseStatus,
+      responseBody: r.responseBody,
+    }).changes > 0
+  );
 }

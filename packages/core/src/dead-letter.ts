@@ -21,6 +21,7 @@ import {
 } from "./queries.js";
 import type { Runtime } from "./runtime.js";
 import type { DeadLetterJob } from "./types.js";
+import { resurrectedData } from "./webhooks/payloads.js";
 
 export interface ReplayOverrides extends ActorOptions {
   queue?: string;
@@ -117,6 +118,7 @@ export class DeadLetterService {
       (result) => result !== null,
     );
     if (newId) for (const worker of this.rt.workers) worker.nudge();
+    if (newId && request.deliveries) this.rt.webhooks.notify();
     return newId;
   }
 
@@ -154,6 +156,7 @@ export class DeadLetterService {
       }
       const newId = await this.rt.backend.deadLetters.replay(row.id, request);
       if (newId) for (const worker of this.rt.workers) worker.nudge();
+      if (newId && request.deliveries) this.rt.webhooks.notify();
       return newId !== null;
     });
   }
@@ -178,11 +181,22 @@ export class DeadLetterService {
       ...(overrides.scheduledAt === null ? {} : { runAt: overrides.scheduledAt }),
     };
     const target = targetOf(row.jobName, this.rt.registry);
+    await this.rt.webhooks.refresh();
     const job = await prepareJob(target, row.args, options, this.rt.options, undefined, {
       maxAttempts: row.maxAttempts,
     });
     // The backend copies the row's name and args (the ones checked here) into the new job.
-    return { newId, queue: job.queue, priority: job.priority, scheduledAt: job.scheduledAt };
+    const request: BackendReplayRequest = {
+      newId,
+      queue: job.queue,
+      priority: job.priority,
+      scheduledAt: job.scheduledAt,
+    };
+    const deliveries = this.rt.webhooks.rows("job.resurrected", () =>
+      resurrectedData(row, newId, this.rt.options.redact),
+    );
+    if (deliveries.length > 0) request.deliveries = deliveries;
+    return request;
   }
 
   /** Purges every dead letter matching `filter` (chunked; one audit row `dead_letter.purge_where` with the count). */

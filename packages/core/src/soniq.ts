@@ -149,6 +149,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       options: this.options,
       logger,
       clock: this.options.clock,
+      webhooks: this.#rt.webhooks,
     };
     this.schedules = new ScheduleService(this.#schedules);
     this.queues = new QueueService(this.backend, () => [

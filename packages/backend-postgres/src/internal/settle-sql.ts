@@ -28,8 +28,9 @@
  * statement fails as a whole and nothing changes (`SONIQ_DEAD_LETTER_CONFLICT`; the worker's writer retries
  * and the retry skips that item).
  */
-import type { Settlement } from "@soniq/core/backend";
+import type { NewWebhookDelivery, Settlement } from "@soniq/core/backend";
 import { ASYNC_COMMIT } from "./context.js";
+import { deliveriesParam, outboxCte } from "./webhook-rows.js";
 
 const FENCE = "status = 'processing' AND attempts = ($1::jsonb -> id::text ->> 0)::int";
 
@@ -84,11 +85,18 @@ dead AS (
  * requeue [attempt, attempts, delayMs, lastError], dead_letter [attempt, reason, error, tags?] (a missing
  * last element is SQL NULL); $2, $3, ... the id arrays of the present parts, in `SETTLE_PARTS` order.
  */
-export function settleSql(parts: readonly SettlePart[], asyncCommit: boolean, keys: string): string {
+export function settleSql(
+  parts: readonly SettlePart[],
+  asyncCommit: boolean,
+  keys: string,
+  outbox = false,
+): string {
   const from = asyncCommit ? `\n  FROM ${ASYNC_COMMIT}` : "";
   const using = asyncCommit ? ` USING ${ASYNC_COMMIT}` : "";
   const ctes = parts.map((part, i) => partSql(part, `$${i + 2}`, from, using, keys));
   const results = parts.map((part) => `SELECT id::text FROM ${part}`);
+  // The webhook deliveries of the items that applied (owner among the ids the parts wrote), last parameter.
+  if (outbox) ctes.push(outboxCte(`$${parts.length + 2}`, `d.owner IN (${results.join(" UNION ALL ")})`));
   return `WITH ${ctes.join(",\n")}\n${results.join("\nUNION ALL ")}`;
 }
 
@@ -96,21 +104,25 @@ export function settleSql(parts: readonly SettlePart[], asyncCommit: boolean, ke
 export interface EncodedSettle {
   /** The parts the call holds, in `SETTLE_PARTS` order. */
   parts: SettlePart[];
-  /** $1 the items object, then one id array per part. */
-  values: [string, ...string[][]];
+  /** $1 the items object, then one id array per part, then (with `outbox`) the deliveries. */
+  values: [string, ...(string[] | string)[]];
   /** Input position of the item that owns each id (the first one: a repeated id is not applied again). */
   owner: Map<string, number>;
   /** The first dead_letter item's id, or null when the call holds none. */
   firstDeadLetterId: string | null;
+  /** Whether `values` ends with the items' webhook deliveries (the statement then has the outbox CTE). */
+  outbox: boolean;
 }
 
 export function encodeSettle(items: readonly Settlement[]): EncodedSettle {
   const ids: Record<SettlePart, string[]> = { done: [], requeued: [], deleted: [], dead: [] };
   const byId: Record<string, unknown[]> = {};
   const owner = new Map<string, number>();
+  const deliveries: (NewWebhookDelivery & { owner: string })[] = [];
   items.forEach((item, index) => {
     if (owner.has(item.id)) return;
     owner.set(item.id, index);
+    for (const d of item.deliveries ?? []) deliveries.push({ ...d, owner: item.id });
     if (item.kind === "done") {
       ids[item.resultTtlMs > 0 ? "done" : "deleted"].push(item.id);
       byId[item.id] =
@@ -129,11 +141,14 @@ export function encodeSettle(items: readonly Settlement[]): EncodedSettle {
     }
   });
   const parts = SETTLE_PARTS.filter((part) => ids[part].length > 0);
+  const values: EncodedSettle["values"] = [JSON.stringify(byId), ...parts.map((part) => ids[part])];
+  if (deliveries.length > 0) values.push(deliveriesParam(deliveries));
   return {
     parts,
-    values: [JSON.stringify(byId), ...parts.map((part) => ids[part])],
+    values,
     owner,
     firstDeadLetterId: ids.dead[0] ?? null,
+    outbox: deliveries.length > 0,
   };
 }
 

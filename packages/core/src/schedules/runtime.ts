@@ -17,6 +17,7 @@ import { prepareJob, type RegisteredJob, targetOf } from "../jobs.js";
 import type { Logger } from "../logger.js";
 import type { ResolvedSoniqOptions } from "../options.js";
 import type { Schedule } from "../types.js";
+import type { WebhookDispatch } from "../webhooks/dispatch.js";
 import type { PeriodicDeclaration } from "./declare.js";
 import { firstTick, type PlannedTick } from "./plan.js";
 
@@ -31,6 +32,8 @@ export interface ScheduleRuntime {
   readonly logger: Logger;
   /** The clock `soniq.schedules` uses (trigger's tick, resume, upcoming). */
   readonly clock: Clock;
+  /** Where a `missed` tick's `schedule.missed` deliveries come from. */
+  readonly webhooks: WebhookDispatch;
 }
 
 /** The row a declaration upserts, with its first tick counted from `now`. */
@@ -106,7 +109,16 @@ export async function recordPlanned(
       reason = refusalReason(err);
     }
   }
-  return rt.schedules.recordTick({
+  const deliveries =
+    outcome === "missed"
+      ? rt.webhooks.rows("schedule.missed", () => ({
+          schedule: schedule.name,
+          jobName: schedule.jobName,
+          tickAt: tick.tickAt.toISOString(),
+          reason,
+        }))
+      : [];
+  const result = await rt.schedules.recordTick({
     scheduleName: schedule.name,
     tickAt: tick.tickAt,
     outcome,
@@ -114,5 +126,8 @@ export async function recordPlanned(
     job,
     nextRunAt: tick.nextRunAt,
     manual: false,
+    ...(deliveries.length > 0 ? { deliveries } : {}),
   });
+  if (deliveries.length > 0 && result.status === "recorded") rt.webhooks.notify();
+  return result;
 }

@@ -194,6 +194,7 @@ export class Scheduler implements AsyncDisposable {
     report.leader = this.#leader;
     if (!this.#leader) return report;
     const schedules = await this.#rt.schedules.list();
+    await this.#rt.webhooks.refresh();
     for (const schedule of schedules) {
       if (this.#state === "stopping") break;
       try {

@@ -26,6 +26,7 @@ import {
   retrySettlement,
   snoozeSettlement,
 } from "./settlements.js";
+import { completedEvents, deadLetterEvents, retryEvents, withDeliveries } from "./webhook-events.js";
 
 /** What is written, besides the runner's outcomes: a claimed job given back unstarted at shutdown. */
 type Written = Exclude<Outcome, { kind: "abandoned" }> | { kind: "release" } | { kind: "give_back" };
@@ -60,7 +61,8 @@ export class OutcomeWriter {
     this.#batcher = new SettleBatcher(
       (items: Settlement[]) => runs.settle(items),
       batchSize,
-      (tags: Pending[], applied: boolean[]) => this.#written(tags, applied),
+      (tags: Pending[], applied: boolean[], items: readonly Settlement[]) =>
+        this.#written(tags, applied, items),
       (tags, err) => this.#failed(tags, err),
       onSettled,
       unref,
@@ -106,17 +108,24 @@ export class OutcomeWriter {
       case "done": {
         this.#metrics(run, "done");
         const resultTtlMs = run.def?.options.resultTtlMs ?? this.rt.options.resultTtlMs;
-        this.#batcher.add(doneSettlement(job, outcome.result, resultTtlMs), run);
+        const settlement = doneSettlement(job, outcome.result, resultTtlMs);
+        this.#batcher.add(withDeliveries(settlement, completedEvents(this.rt, job, outcome.result)), run);
         return;
       }
-      case "retry":
+      case "retry": {
         this.#metrics(run, "failed", { error: outcome.error });
-        this.#batcher.add(retrySettlement(job, outcome.error, outcome.delayMs), run);
+        const settlement = retrySettlement(job, outcome.error, outcome.delayMs);
+        const events = retryEvents(this.rt, job, outcome.error, settlement.delayMs);
+        this.#batcher.add(withDeliveries(settlement, events), run);
         return;
-      case "dead_letter":
+      }
+      case "dead_letter": {
         this.#metrics(run, "dead_letter", { error: outcome.error, reason: outcome.reason });
-        this.#batcher.add(deadLetterSettlement(job, outcome.reason, outcome.error), run);
+        const settlement = deadLetterSettlement(job, outcome.reason, outcome.error);
+        const events = deadLetterEvents(this.rt, job, outcome.reason, outcome.error, true);
+        this.#batcher.add(withDeliveries(settlement, events), run);
         return;
+      }
       case "snooze":
         this.#metrics(run, "snoozed");
         this.#batcher.add(snoozeSettlement(job, outcome.delayMs, outcome.reason), run);
@@ -147,7 +156,8 @@ export class OutcomeWriter {
     const outcome: Written = { kind: "dead_letter", reason: settlement.reason, error };
     const pending = { job, outcome, durationMs: 0 };
     this.#metrics(pending, "dead_letter", { error, reason: settlement.reason });
-    this.#batcher.add(settlement, pending);
+    const events = deadLetterEvents(this.rt, job, settlement.reason, error, false);
+    this.#batcher.add(withDeliveries(settlement, events), pending);
   }
 
   /** Claimed jobs never started, given back at shutdown with their claim's attempt refunded. */
@@ -171,7 +181,10 @@ export class OutcomeWriter {
     });
   }
 
-  #written(tags: Pending[], applied: boolean[]): void {
+  #written(tags: Pending[], applied: boolean[], items: readonly Settlement[]): void {
+    if (items.some((item, i) => item.deliveries !== undefined && applied[i] === true)) {
+      this.rt.webhooks.notify();
+    }
     for (let i = 0; i < tags.length; i++) {
       const tag = tags[i] as Pending;
       if (applied[i] === true) this.#applied(tag);

@@ -24,7 +24,7 @@ export class SettleBatcher<T> {
     private readonly write: (items: Settlement[]) => Promise<boolean[]>,
     private readonly maxBatch: number,
     /** After a batch was written, with each item's tag and whether it applied. */
-    private readonly onWritten: (tags: T[], applied: boolean[]) => void,
+    private readonly onWritten: (tags: T[], applied: boolean[], items: Settlement[]) => void,
     /** A batch write failed: the rows stay processing until stale recovery requeues them. */
     private readonly onFailed: (tags: T[], err: unknown) => void,
     /** Called after each batch is reported (the next may already be in flight: see `busy`). */
@@ -81,7 +81,7 @@ export class SettleBatcher<T> {
       pending = Promise.reject(err);
     }
     pending.then(
-      (applied) => this.#done(() => this.onWritten(tags, applied)),
+      (applied) => this.#done(() => this.onWritten(tags, applied, items)),
       (err: unknown) => {
         const delay = this.retryDelaysMs[retry];
         if (delay === undefined) {

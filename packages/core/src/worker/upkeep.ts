@@ -7,7 +7,7 @@
  *   ignored. This is how a `cancelJob` from another process reaches a running handler.
  * - maintenance every `maintenanceCadenceMs` (and once at start), only while holding the
  *   `soniq.maintenance` lease so one worker does it at a time: requeue jobs of stale peers, delete
- *   expired done rows. `runOnce` has no maintenance duty; it runs the recovery step once (`recoverOnce`). The cadence follows `staleAfterMs` (at most half of it), and the lease lives at most
+ *   expired done rows, and fire `queue.backlog` for queues past their `lagAlertMs`. `runOnce` has no maintenance duty; it runs the recovery step once (`recoverOnce`). The cadence follows `staleAfterMs` (at most half of it), and the lease lives at most
  *   `staleAfterMs`; besides, a peer takes the lease over as soon as the holder is stale or stopped by the
  *   peer's own `staleAfterMs` (`takeOver`), so a dead holder with a longer threshold than the peer's does not
  *   delay recovery: the peer recovers the holder's jobs within about its `staleAfterMs` plus one check.
@@ -20,6 +20,7 @@ import type { WorkerRegistration } from "../contract/index.js";
 import { METRICS_RETENTION_MS } from "../metrics-series.js";
 import type { ResolvedWorkerOptions } from "../options.js";
 import type { Runtime } from "../runtime.js";
+import { BacklogWatch } from "../webhooks/backlog.js";
 import type { WorkerEvents } from "./events.js";
 import type { Running } from "./runner.js";
 
@@ -55,8 +56,11 @@ export class WorkerUpkeep {
   #beating: Promise<void> | null = null;
   #maintaining: Promise<void> | null = null;
   #holdsLease = false;
+  readonly #backlog: BacklogWatch;
 
-  constructor(private readonly host: UpkeepHost) {}
+  constructor(private readonly host: UpkeepHost) {
+    this.#backlog = new BacklogWatch(host.rt.backend, host.rt.webhooks);
+  }
 
   /** Starts the heartbeat and, unless `maintenance` is false (runOnce), the maintenance duty. */
   start(maintenance = true): void {
@@ -194,6 +198,7 @@ export class WorkerUpkeep {
       const deleted = await rt.backend.jobs.deleteExpired();
       if (deleted > 0) rt.logger.debug({ deleted }, "deleted expired done jobs");
       await rt.backend.metrics.prune(METRICS_RETENTION_MS);
+      if (options.deliverWebhooks) await this.#backlog.check();
     } catch (err) {
       this.#failed(err, "maintenance");
     }

@@ -42,6 +42,7 @@ import { maxJobsOf, subscribeWakeUps, workerRegistration } from "./setup.js";
 import { markStopped, waitAtMost } from "./shutdown.js";
 import { WorkerUpkeep } from "./upkeep.js";
 import { Waiters } from "./waiters.js";
+import { WebhookDeliverer } from "./webhook-deliverer.js";
 
 export type { WorkerEvents } from "./events.js";
 
@@ -54,6 +55,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
   readonly #events: TypedEmitter<WorkerEvents>;
   readonly #writer: OutcomeWriter;
   readonly #upkeep: WorkerUpkeep;
+  readonly #deliverer: WebhookDeliverer;
   readonly #recorder: MetricsRecorder;
   #state: WorkerState = "idle";
   readonly #buffer = new JobBuffer();
@@ -104,6 +106,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       giveBackStranded: () => this.#writer.giveBackStranded(),
       emit: (event, payload) => this.#events.emit(event, payload),
     });
+    this.#deliverer = new WebhookDeliverer(rt, options.deliverWebhooks, options.pollIntervalMs);
   }
 
   get state(): WorkerState {
@@ -152,6 +155,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#workerIdForJobs = this.id;
     void this.#recordTaskNames();
     this.#unsubscribe = await subscribeWakeUps(this.#rt, this.id, this.options.queues, () => this.nudge());
+    // The endpoint list first, so the first jobs' events find their endpoints.
+    await this.#rt.webhooks.refresh();
     if (this.#state !== "starting") return; // stop() was called meanwhile
     this.#state = "running";
     // A started worker is what a worker-only process exists for, so it keeps the event loop alive (on every
@@ -159,6 +164,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#keepAlive = setInterval(() => {}, 2 ** 31 - 1);
     this.#upkeep.start();
     this.#recorder.start();
+    this.#deliverer.start();
     logger.info(
       { workerId: this.id, queues: this.options.queues, concurrency: this.options.concurrency },
       "worker started",
@@ -215,6 +221,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     try {
       await this.#recordTaskNames();
       await this.#upkeep.recoverOnce();
+      await this.#rt.webhooks.refresh();
       while (processed < max && this.#state === "once") {
         const limit = Math.min(this.options.concurrency, max - processed);
         const { taken, runnable } = await claimJobs(this.#rt, this.#writer, {
@@ -385,6 +392,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#inFlight.clearDeadlines();
     await this.#upkeep.stop();
     await this.#recorder.stop();
+    await this.#deliverer.stop();
     await this.#giveBackStranded();
     if (this.#workerIdForJobs !== null) await markStopped(this.#rt, this.id);
     this.#state = "stopped";

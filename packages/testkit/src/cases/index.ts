@@ -17,6 +17,7 @@ import { settleCases } from "./settle.js";
 import { settleFenceCases } from "./settle-fence.js";
 import { statsCases } from "./stats.js";
 import { subscribeCases } from "./subscribe.js";
+import { webhookCases } from "./webhooks.js";
 import { workerCases } from "./workers.js";
 
 /** Every conformance case, in the order they run. */
@@ -41,6 +42,7 @@ export const CONFORMANCE_CASES = [
   ...queueRateWindowCases,
   ...claimLimitCases,
   ...auditCases,
+  ...webhookCases,
 ] as const;
 
 export type ConformanceCaseId = (typeof CONFORMANCE_CASES)[number]["id"];

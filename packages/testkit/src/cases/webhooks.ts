@@ -1,0 +1,286 @@
+/**
+ * The webhooks facet: endpoints with their audit rows, and the delivery outbox. Deliveries an event makes
+ * ride in the write that makes the event (settle, replay, a recorded tick) and are written only when that
+ * write applies; a claim takes a due delivery once until its lease passes; an attempt's outcome is fenced by
+ * its attempt number; redelivery gives a finished delivery a fresh budget. Cases share storage on some
+ * backends, so each looks only at its own endpoint's deliveries.
+ */
+import {
+  auditRecord,
+  type NewWebhookDelivery,
+  type StoredWebhookEndpoint,
+  type WebhookDelivery,
+} from "@soniq/core/backend";
+import { defineCase } from "../define-case.js";
+import type { CaseContext } from "../types.js";
+import { deadLetter, deepEqual, done, equal, processingJob, requeue, sorted } from "./helpers.js";
+import { declared } from "./schedules.js";
+
+function endpointRow(
+  ctx: CaseContext,
+  overrides: Partial<StoredWebhookEndpoint> = {},
+): StoredWebhookEndpoint {
+  const at = new Date();
+  return {
+    id: ctx.id(),
+    url: "https://hooks.example.com/soniq",
+    events: ["job.completed", "job.dead_letter"],
+    headers: { "x-team": "ops" },
+    description: null,
+    active: true,
+    maxAttempts: 3,
+    timeoutMs: 5000,
+    retry: { backoff: "exponential", delayMs: 10_000, maxDelayMs: 600_000, jitter: true },
+    secretCipher: "v1.iv.tag.body",
+    createdAt: at,
+    updatedAt: at,
+    ...overrides,
+  };
+}
+
+async function endpoint(ctx: CaseContext, overrides: Partial<StoredWebhookEndpoint> = {}) {
+  const row = endpointRow(ctx, overrides);
+  await ctx.backend.webhooks.createEndpoint(row, auditRecord("webhook.register", "kit", row.id, null));
+  return row;
+}
+
+function delivery(
+  ctx: CaseContext,
+  endpointId: string,
+  event: NewWebhookDelivery["event"] = "job.completed",
+) {
+  return {
+    id: ctx.id(),
+    endpointId,
+    event,
+    payload: { event, timestamp: "2026-01-01T00:00:00.000Z", data: { n: 1 }, metadata: { source: "kit" } },
+    maxAttempts: 3,
+  } satisfies NewWebhookDelivery;
+}
+
+async function deliveriesOf(ctx: CaseContext, endpointId: string): Promise<WebhookDelivery[]> {
+  return ctx.backend.webhooks.listDeliveries({ endpointId, status: null, event: null, limit: 1000 });
+}
+
+/** Claims everything due and returns this endpoint's share (other cases' rows may be due too). */
+async function claimMine(ctx: CaseContext, endpointId: string, leaseMs = 60_000): Promise<WebhookDelivery[]> {
+  const taken = await ctx.backend.webhooks.claimDue({ limit: 1000, leaseMs });
+  return taken.filter((d) => d.endpointId === endpointId);
+}
+
+export const webhookCases = [
+  defineCase({
+    id: "webhooks/endpoints-crud-with-audit",
+    title:
+      "createEndpoint, updateEndpoint, removeEndpoint store what they are given with their audit rows; get and list read it back; removal takes the deliveries",
+    async run(ctx) {
+      const e = await endpoint(ctx);
+      const got = await ctx.backend.webhooks.getEndpoint(e.id);
+      deepEqual(
+        got && { ...got, createdAt: null, updatedAt: null },
+        { ...e, createdAt: null, updatedAt: null },
+        "getEndpoint must return the endpoint as created (every field, secretCipher included)",
+      );
+      equal(
+        (await ctx.backend.webhooks.listEndpoints()).some((x) => x.id === e.id),
+        true,
+        "listEndpoints must include the new endpoint",
+      );
+      const update = auditRecord("webhook.update", "kit", e.id, null);
+      const changed = await ctx.backend.webhooks.updateEndpoint(
+        e.id,
+        { active: false, events: ["job.failed"], description: "paused by kit" },
+        update,
+      );
+      deepEqual(
+        changed && [changed.active, changed.events, changed.description, changed.url, changed.secretCipher],
+        [false, ["job.failed"], "paused by kit", e.url, e.secretCipher],
+        "updateEndpoint must merge the patch (omitted keys keep their values) and return the row",
+      );
+      const missing = auditRecord("webhook.update", "kit", ctx.id(), null);
+      equal(
+        await ctx.backend.webhooks.updateEndpoint(ctx.id(), { active: true }, missing),
+        null,
+        "updateEndpoint of an unknown id returns null",
+      );
+      await ctx.backend.webhooks.enqueue([delivery(ctx, e.id)]);
+      const remove = auditRecord("webhook.remove", "kit", e.id, null);
+      equal(await ctx.backend.webhooks.removeEndpoint(e.id, remove), true, "removeEndpoint must apply");
+      equal(
+        await ctx.backend.webhooks.removeEndpoint(e.id, remove),
+        false,
+        "a second remove changes nothing",
+      );
+      equal(await ctx.backend.webhooks.getEndpoint(e.id), null, "a removed endpoint reads as null");
+      equal((await deliveriesOf(ctx, e.id)).length, 0, "removing an endpoint removes its deliveries");
+      const audit = await ctx.backend.audit.list({ action: null, since: null, limit: 1000 });
+      deepEqual(
+        sorted(audit.filter((r) => r.target === e.id).map((r) => r.action)),
+        ["webhook.register", "webhook.remove", "webhook.update"],
+        "each applied endpoint write leaves its audit row, the failed ones none",
+      );
+    },
+  }),
+  defineCase({
+    id: "webhooks/outbox-commits-with-settle",
+    title:
+      "a settlement's deliveries are written with it when it applies (done, requeue, dead letter) and not at all when it does not",
+    async run(ctx) {
+      const e = await endpoint(ctx);
+      const a = await processingJob(ctx);
+      const b = await processingJob(ctx);
+      const c = await processingJob(ctx);
+      const da = delivery(ctx, e.id, "job.completed");
+      const db = delivery(ctx, e.id, "job.retried");
+      const dc = delivery(ctx, e.id, "job.dead_letter");
+      const late = delivery(ctx, e.id, "job.completed");
+      const applied = await ctx.backend.runs.settle([
+        { ...done(a), deliveries: [da] },
+        { ...requeue(b, { delayMs: 60_000 }), deliveries: [db] },
+        { ...deadLetter(c), deliveries: [dc] },
+        // A stale attempt: not applied, so its delivery must not be written.
+        { ...done({ id: a.id, attempts: a.attempts + 7 }), deliveries: [late] },
+      ]);
+      deepEqual(applied, [true, true, true, false], "the three fenced items apply, the stale one does not");
+      const rows = await deliveriesOf(ctx, e.id);
+      deepEqual(
+        sorted(rows.map((r) => r.id)),
+        sorted([da.id, db.id, dc.id]),
+        "exactly the applied items' deliveries must be stored",
+      );
+      const one = rows.find((r) => r.id === da.id);
+      deepEqual(
+        one && [one.status, one.attempts, one.maxAttempts, one.event, one.payload, one.endpointId],
+        ["pending", 0, 3, "job.completed", da.payload, e.id],
+        "a stored delivery is pending, with no attempt yet, its payload as given",
+      );
+    },
+  }),
+  defineCase({
+    id: "webhooks/outbox-commits-with-replay-and-tick",
+    title:
+      "a replay's and a recorded tick's deliveries are written with them, and a duplicate tick writes none",
+    async run(ctx) {
+      const e = await endpoint(ctx);
+      const job = await processingJob(ctx);
+      await ctx.backend.runs.settle([deadLetter(job)]);
+      const resurrected = delivery(ctx, e.id, "job.resurrected");
+      const request = { newId: ctx.id(), queue: null, priority: null, scheduledAt: null };
+      const newId = await ctx.backend.deadLetters.replay(job.id, { ...request, deliveries: [resurrected] });
+      equal(newId, request.newId, "the replay must apply");
+      const none = delivery(ctx, e.id, "job.resurrected");
+      await ctx.backend.deadLetters.replay(ctx.id(), { ...request, newId: ctx.id(), deliveries: [none] });
+      const d = await declared(ctx);
+      const missed = delivery(ctx, e.id, "schedule.missed");
+      const tick = {
+        scheduleName: d.name,
+        tickAt: new Date("2026-01-01T00:05:00Z"),
+        outcome: "missed" as const,
+        reason: "no scheduler ran",
+        job: null,
+        nextRunAt: new Date("2026-01-01T00:06:00Z"),
+        manual: false,
+      };
+      const first = await ctx.backend.schedules.recordTick({ ...tick, deliveries: [missed] });
+      equal(first.status, "recorded", "the missed tick must be recorded");
+      const again = await ctx.backend.schedules.recordTick({ ...tick, deliveries: [delivery(ctx, e.id)] });
+      equal(again.status, "duplicate", "recording the same tick again is a duplicate");
+      deepEqual(
+        sorted((await deliveriesOf(ctx, e.id)).map((r) => r.id)),
+        sorted([resurrected.id, missed.id]),
+        "the replay's and the first tick's deliveries are stored; the missed replay's and the duplicate's are not",
+      );
+    },
+  }),
+  defineCase({
+    id: "webhooks/claim-record-redeliver",
+    title:
+      "claimDue takes a due delivery once (attempts + 1) until its lease passes; recordAttempt is fenced by the attempt; failed and delivered ones redeliver with a fresh budget",
+    async run(ctx) {
+      const e = await endpoint(ctx);
+      const d = delivery(ctx, e.id);
+      const other = delivery(ctx, e.id);
+      await ctx.backend.webhooks.enqueue([d, other]);
+      const taken = await claimMine(ctx, e.id);
+      deepEqual(
+        sorted(taken.map((x) => `${x.id}:${x.attempts}`)),
+        sorted([`${d.id}:1`, `${other.id}:1`]),
+        "both due deliveries are claimed, each with attempts 1",
+      );
+      equal(
+        (await claimMine(ctx, e.id)).length,
+        0,
+        "claimed deliveries are not due again within their lease",
+      );
+      const result = { lastError: "HTTP 503", responseStatus: 503, responseBody: "busy" };
+      equal(
+        await ctx.backend.webhooks.recordAttempt({
+          id: d.id,
+          attempt: 2,
+          status: "delivered",
+          delayMs: 0,
+          ...result,
+        }),
+        false,
+        "an attempt number that does not match is not stored",
+      );
+      equal(
+        await ctx.backend.webhooks.recordAttempt({
+          id: d.id,
+          attempt: 1,
+          status: "pending",
+          delayMs: 0,
+          ...result,
+        }),
+        true,
+        "a failed attempt with attempts left is stored as pending",
+      );
+      const [retry] = await claimMine(ctx, e.id);
+      deepEqual(
+        retry && [retry.id, retry.attempts, retry.lastError, retry.responseStatus],
+        [d.id, 2, "HTTP 503", 503],
+        "a retry due now is claimed again, attempts 2, the last error kept",
+      );
+      const last = { lastError: "timed out", responseStatus: null, responseBody: null };
+      await ctx.backend.webhooks.recordAttempt({
+        id: d.id,
+        attempt: 2,
+        status: "failed",
+        delayMs: 0,
+        ...last,
+      });
+      const ok = { lastError: null, responseStatus: 204, responseBody: "" };
+      await ctx.backend.webhooks.recordAttempt({
+        id: other.id,
+        attempt: 1,
+        status: "delivered",
+        delayMs: 0,
+        ...ok,
+      });
+      const failed = await ctx.backend.webhooks.getDelivery(d.id);
+      deepEqual(
+        failed && [failed.status, failed.attempts, failed.nextAttemptAt, failed.lastError],
+        ["failed", 2, null, "timed out"],
+        "a failed delivery keeps its attempts and last error, with no next attempt",
+      );
+      const delivered = await ctx.backend.webhooks.getDelivery(other.id);
+      equal(delivered?.status, "delivered", "a delivered attempt marks the delivery delivered");
+      equal(delivered?.deliveredAt instanceof Date, true, "a delivered delivery has deliveredAt");
+      const statuses = async (status: "failed" | "delivered" | "pending") =>
+        (await ctx.backend.webhooks.listDeliveries({ endpointId: e.id, status, event: null, limit: 10 })).map(
+          (x) => x.id,
+        );
+      deepEqual(await statuses("failed"), [d.id], "listDeliveries filters by status");
+      const audit = auditRecord("webhook.redeliver", "kit", d.id, null);
+      equal(await ctx.backend.webhooks.redeliver(d.id, audit), true, "a failed delivery redelivers");
+      equal(await ctx.backend.webhooks.redeliver(d.id, audit), false, "a pending one does not");
+      equal(await ctx.backend.webhooks.redeliver(ctx.id(), audit), false, "an unknown id does not");
+      const [again] = await claimMine(ctx, e.id);
+      deepEqual(
+        again && [again.id, again.attempts, again.status],
+        [d.id, 1, "pending"],
+        "a redelivered delivery is due now with a fresh budget (same id, attempts 1 once claimed)",
+      );
+    },
+  }),
+] as const;
