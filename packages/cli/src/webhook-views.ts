@@ -27,7 +27,7 @@ export function endpointsTable(p: Printer, endpoints: WebhookEndpoint[]): void {
       e.id,
       e.url,
       e.events.join(","),
-      p.status(e.active ? "active" : "paused"),
+      p.status(e.active ? "active" : "inactive"),
       String(e.maxAttempts),
       duration(e.timeoutMs),
       Object.keys(e.headers).join(",") || "-",

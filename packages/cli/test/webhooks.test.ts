@@ -231,8 +231,14 @@ describe.each(BACKENDS)("soniq webhooks on %s", (_kind, makeDb) => {
     expect(again.stderr).toContain("SONIQ_CLI_NOT_FOUND");
     const actions = (await app.audit.list({ limit: 20 }))
       .filter((e) => e.target === endpoint.id)
-      .map((e) => e.action);
-    expect(actions).toEqual(["webhook.remove", "webhook.test", "webhook.test", "webhook.register"]);
+      .map((e) => `${e.action} ${e.outcome}`);
+    expect(actions).toEqual([
+      "webhook.remove not_found",
+      "webhook.remove ok",
+      "webhook.test failed",
+      "webhook.test ok",
+      "webhook.register ok",
+    ]);
     for (const entry of await app.audit.list({ limit: 20 })) expect(entry.actor).toMatch(/^cli:/);
   });
 

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { memoryBackend } from "@soniq/backend-memory";
-import { Soniq, type WebhookEndpoint } from "@soniq/core";
+import { type Backend, Soniq, type WebhookEndpoint } from "@soniq/core";
 
 export const SECRET_KEY = "dashboard-test-secret-key-0123456789";
 export const ENDPOINT_SECRET = "endpoint-signing-secret-abcdef";
@@ -94,10 +94,12 @@ export async function deliverUntil(soniq: Soniq, done: () => Promise<void>): Pro
  * a `job.dead_letter` event and a 503 answer), so the pages have rows in a known state at once. Their payload
  * is stored as an app without `redact` would store it: the card number in the args is the dashboard's to hide.
  */
-export async function webhookApp(options: { redact?: string[] } = {}): Promise<WebhookSeeded> {
+export async function webhookApp(
+  options: { redact?: string[]; backend?: Backend<unknown> } = {},
+): Promise<WebhookSeeded> {
   const hook = await receiver(503);
   const soniq = new Soniq({
-    backend: memoryBackend(),
+    backend: options.backend ?? memoryBackend(),
     webhooks: { secretKey: SECRET_KEY, allowPrivateNetworks: true, refreshMs: 50 },
     ...(options.redact ? { redact: options.redact } : {}),
   });
@@ -112,6 +114,7 @@ export async function webhookApp(options: { redact?: string[] } = {}): Promise<W
     timeoutMs: 2_000,
   });
   const dead = [randomUUID(), randomUUID()];
+  // The facet the engine writes through: the rows an event makes, then one failed attempt each.
   const facet = soniq.backend.webhooks;
   await facet.enqueue(
     dead.map((jobId, i) => ({

@@ -117,7 +117,6 @@ interface AddFlags extends PrivateFlag {
   maxAttempts?: number;
   timeout?: string;
   description?: string;
-  inactive?: boolean;
 }
 
 function secretOf(o: AddFlags, env: NodeJS.ProcessEnv): string {
@@ -150,7 +149,6 @@ function addCommand(webhooks: Command, io: Io): void {
     )
     .option("--timeout <duration>", "per-attempt time limit, e.g. 10s (default 10s)")
     .option("--description <text>", "a note shown in lists")
-    .option("--inactive", "register it paused: no new deliveries until activated")
     .option("--allow-private-networks", PRIVATE_HELP)
     .addHelpText(
       "after",
@@ -171,7 +169,6 @@ function addCommand(webhooks: Command, io: Io): void {
         ...(o.maxAttempts === undefined ? {} : { maxAttempts: o.maxAttempts }),
         ...(o.timeout === undefined ? {} : { timeoutMs: durationMs("--timeout", o.timeout) }),
         ...(o.description === undefined ? {} : { description: o.description }),
-        ...(o.inactive ? { active: false } : {}),
       };
       const endpoint = await ctx.withApp(
         (soniq) => soniq.webhooks.register(registration, { actor: ctx.actor }),

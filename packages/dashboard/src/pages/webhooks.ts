@@ -16,7 +16,7 @@ import { canWrite, type PageFrame, statusBadge, writeHint } from "./layout.js";
 
 function endpointRow(base: string, e: WebhookEndpoint): Html {
   return html`<tr data-endpoint-id="${e.id}"><td><a href="${base}/webhooks/${e.id}"><code>${shortId(e.id)}</code></a></td>
-<td><code>${e.url}</code></td><td class="small">${e.events.join(", ")}</td><td>${statusBadge(e.active ? "active" : "paused")}</td>
+<td><code>${e.url}</code></td><td class="small">${e.events.join(", ")}</td><td>${statusBadge(e.active ? "active" : "inactive")}</td>
 <td class="num">${e.maxAttempts}</td><td class="num">${formatDuration(e.timeoutMs)}</td><td class="small">${e.description ?? ""}</td>
 <td class="small">${formatDate(e.createdAt)}</td></tr>`;
 }
@@ -62,7 +62,7 @@ export function endpointDetailPage(frame: PageFrame, d: EndpointDetail): Html {
   const e = d.endpoint;
   return html`<h1>Webhook endpoint <code>${e.id}</code></h1>
 <dl class="panel kv" data-testid="endpoint"><dt>URL</dt><dd><code>${e.url}</code></dd><dt>Events</dt><dd>${e.events.join(", ")}</dd>
-<dt>State</dt><dd>${statusBadge(e.active ? "active" : "paused")}</dd><dt>Description</dt><dd>${e.description ?? "—"}</dd>
+<dt>State</dt><dd>${statusBadge(e.active ? "active" : "inactive")}</dd><dt>Description</dt><dd>${e.description ?? "—"}</dd>
 <dt>Max attempts</dt><dd>${e.maxAttempts}</dd><dt>Timeout</dt><dd>${formatDuration(e.timeoutMs)}</dd>
 <dt>Retry</dt><dd><code>${JSON.stringify(e.retry)}</code></dd><dt>Secret</dt><dd>${e.hasSecret ? "set (stored encrypted, never shown)" : "none"}</dd>
 <dt>Extra headers</dt><dd>${headerList(e.headers)} <span class="muted small">(values hidden)</span></dd>
