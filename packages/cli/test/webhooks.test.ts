@@ -3,8 +3,10 @@
  * (the key from SONIQ_SECRET_KEY, the secret from a variable), list, test, deliveries, redeliver, remove;
  * refusals exit with their codes and write nothing; no secret or header value is ever printed.
  */
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
+import { fileURLToPath } from "node:url";
 import { PermanentError, type Soniq, verifyWebhookSignature } from "@soniq/core";
 import { eventually } from "@soniq/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,6 +21,7 @@ import {
 } from "./cli.js";
 import { BACKENDS } from "./seed.js";
 
+const REDACTED_APP = fileURLToPath(new URL("./fixtures/redacted.ts", import.meta.url));
 const SECRET_KEY = "cli-test-secret-key-0123456789abcdef";
 const HOOK_SECRET = "endpoint-signing-secret-cli-0123";
 const TOKEN = "Bearer cli-header-token-never-printed";
@@ -313,5 +316,35 @@ describe.each(BACKENDS)("soniq webhooks on %s", (_kind, makeDb) => {
     const sent = hook.requests.slice(before);
     expect(sent.map((r) => r.headers["x-webhook-delivery"])).toEqual([id]);
     expect(signed(sent[0] as Receiver["requests"][number], HOOK_SECRET)).toBe(true);
+  });
+
+  it("webhooks/module-redact: with --module, what a payload quotes of a job goes through the app's redact", async () => {
+    const endpoint = await app.webhooks.register({
+      url: hook.url,
+      events: ["job.failed"],
+      secret: HOOK_SECRET,
+    });
+    const id = randomUUID();
+    await app.backend.webhooks.enqueue([
+      {
+        id,
+        endpointId: endpoint.id,
+        event: "job.failed",
+        maxAttempts: 1,
+        payload: {
+          event: "job.failed",
+          timestamp: new Date().toISOString(),
+          data: { jobId: randomUUID(), jobName: "secret.login", args: { user: "ann", password: "hunter2" } },
+          metadata: { source: "soniq" },
+        },
+      },
+    ]);
+    const args = ["webhooks", "deliveries", "--endpoint", endpoint.id, "--json"];
+    const redacted = await cli([...args, "--module", REDACTED_APP], { SONIQ_DATABASE_URL: db.url });
+    expect(redacted.code, redacted.stderr).toBe(0);
+    expect(redacted.stdout).not.toContain("hunter2");
+    expect(redacted.stdout).toContain('"password": "[redacted]"');
+    expect((await cli(args)).stdout).toContain("hunter2"); // no module, no redact: as stored
+    await app.webhooks.remove(endpoint.id);
   });
 });

@@ -16,6 +16,7 @@ import { type AppOptions, Context } from "../context.js";
 import { CliError, usage } from "../errors.js";
 import type { Io } from "../output.js";
 import { durationMs, list, positiveInt } from "../parse.js";
+import { shownDelivery } from "../redaction.js";
 import { deliveriesTable, endpointsTable, shownEndpoint } from "../webhook-views.js";
 
 /** The environment variable the CLI reads the secrets' encryption key from. */
@@ -225,13 +226,15 @@ function deliveriesCommand(webhooks: Command, io: Io): void {
     )
     .action(async (o: DeliveryFlags, command: Command) => {
       const ctx = Context.of(command, io);
-      const rows = await ctx.withApp((soniq) =>
-        soniq.webhooks.deliveries({
-          ...(o.endpoint === undefined ? {} : { endpointId: o.endpoint }),
-          ...(o.status === undefined ? {} : { status: o.status }),
-          ...(o.event === undefined ? {} : { event: o.event }),
-          ...(o.limit === undefined ? {} : { limit: o.limit }),
-        }),
+      const rows = await ctx.withApp(async (soniq) =>
+        (
+          await soniq.webhooks.deliveries({
+            ...(o.endpoint === undefined ? {} : { endpointId: o.endpoint }),
+            ...(o.status === undefined ? {} : { status: o.status }),
+            ...(o.event === undefined ? {} : { event: o.event }),
+            ...(o.limit === undefined ? {} : { limit: o.limit }),
+          })
+        ).map((d) => shownDelivery(soniq, d)),
       );
       if (ctx.json) return ctx.printer.json(rows);
       deliveriesTable(ctx.printer, rows);
