@@ -33,6 +33,13 @@ function rowId(id: unknown): string | null {
 const BY_ID: { [F in BackendFacetName]?: { [method: string]: null | false } } = {
   jobs: { get: null, cancel: false },
   deadLetters: { get: null, replay: null, purge: false },
+  webhooks: {
+    getEndpoint: null,
+    updateEndpoint: null,
+    removeEndpoint: false,
+    getDelivery: null,
+    redeliver: false,
+  },
 };
 
 function missingMethods(backend: Backend<unknown>): string[] {

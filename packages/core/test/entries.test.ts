@@ -15,6 +15,7 @@ describe("core/entries", () => {
       "AUDIT_ACTIONS",
       "DEAD_LETTER_REASONS",
       "DEFAULT_HEARTBEAT_INTERVAL_MS",
+      "DEFAULT_SIGNATURE_TOLERANCE_MS",
       "DEFAULT_STALE_AFTER_MS",
       "ESTIMABLE_COUNTS",
       "EXACT_COUNTS_UP_TO",
@@ -31,6 +32,8 @@ describe("core/entries", () => {
       "SoniqError",
       "TERMINAL_JOB_STATUSES",
       "TICK_OUTCOMES",
+      "WEBHOOK_DELIVERY_STATUSES",
+      "WEBHOOK_EVENTS",
       "WORKER_LIVENESS",
       "WORKER_STATUSES",
       "describeOptions",
@@ -46,6 +49,7 @@ describe("core/entries", () => {
       "snooze",
       "suspectAfterMs",
       "systemClock",
+      "verifyWebhookSignature",
       "workerCounts",
     ]);
     const classes = Object.entries(appEntry).filter(([, v]) => isClass(v));
@@ -72,6 +76,8 @@ describe("core/entries", () => {
       "TERMINAL_JOB_STATUSES",
       "TICK_COLUMNS",
       "TICK_OUTCOMES",
+      "WEBHOOK_DELIVERY_STATUSES",
+      "WEBHOOK_EVENTS",
       "WORKER_STATUSES",
       "auditListQuery",
       "auditRecord",

@@ -7,6 +7,7 @@
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry, type Backend, Soniq } from "@soniq/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ALL_KINDS, uniqueName } from "./runtime-support.js";
+import { type Receiver, receiver, SECRET, SECRET_KEY } from "./webhooks-support.js";
 
 const row = (r: AuditEntry) => [r.action, r.actor, r.target, r.params, r.outcome, r.details];
 
@@ -21,15 +22,18 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
   (_name, make) => {
     const kind = make();
     const opened: Soniq[] = [];
+    const receivers: Receiver[] = [];
 
     beforeAll(() => kind.setup(), 30_000);
     afterAll(() => kind.teardown(), 30_000);
     afterEach(async () => {
       for (const soniq of opened.splice(0)) await soniq.close();
+      for (const r of receivers.splice(0)) await r.close();
     });
 
     async function app(backend: Backend<unknown> = kind.create()): Promise<Soniq> {
-      const soniq = new Soniq({ backend });
+      const webhooks = { secretKey: SECRET_KEY, allowPrivateNetworks: true };
+      const soniq = new Soniq({ backend, webhooks });
       opened.push(soniq);
       await soniq.setup();
       return soniq;
@@ -71,8 +75,10 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       expect(await soniq.schedules.pause(schedule, { actor: `${tag}-spause` })).toBe(true);
       expect(await soniq.schedules.resume(schedule, { actor: `${tag}-sresume` })).toBe(true);
       expect(await soniq.schedules.remove(schedule, { actor: `${tag}-sremove` })).toBe(true);
+      const hooks = await webhookActions(soniq, tag);
       const replayParams = { queue: null, priority: null, runAt: null };
       return [
+        ...hooks,
         ["schedule.remove", `${tag}-sremove`, schedule, null, "ok", null],
         ["schedule.resume", `${tag}-sresume`, schedule, null, "ok", null],
         ["schedule.pause", `${tag}-spause`, schedule, null, "ok", null],
@@ -83,6 +89,41 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         ["dead_letter.purge", `${tag}-purge`, dead, null, "ok", null],
         ["job.cancel", `${tag}-cancel`, replayed, null, "ok", null],
         ["dead_letter.replay", `${tag}-replay`, dead, replayParams, "ok", { newId: replayed }],
+      ];
+    }
+
+    /** Register, update, redeliver (a delivery failed through the backend) and remove an endpoint. */
+    async function webhookActions(soniq: Soniq, tag: string): Promise<unknown[][]> {
+      // A queue of its own: the paused-then-resumed one may still read as paused to a claim right away.
+      const queue = uniqueName("hq");
+      const r = await receiver();
+      receivers.push(r);
+      const input = { url: r.url, events: ["job.completed" as const], secret: SECRET };
+      const endpoint = await soniq.webhooks.register(input, { actor: `${tag}-wregister` });
+      await soniq.webhooks.update(endpoint.id, { maxAttempts: 1 }, { actor: `${tag}-wupdate` });
+      soniq.job(`audit.hook_${queue}`, async () => 1, { queue });
+      await soniq.enqueue(`audit.hook_${queue}`, {});
+      await soniq.worker({ queues: [queue] }).runOnce();
+      const claimed = (await soniq.backend.webhooks.claimDue({ limit: 1000, leaseMs: 60_000 })).find(
+        (d) => d.endpointId === endpoint.id,
+      );
+      if (!claimed) throw new Error("setup: the job's completion must have written a delivery");
+      const failed = {
+        status: "failed" as const,
+        delayMs: 0,
+        lastError: "x",
+        responseStatus: null,
+        responseBody: null,
+      };
+      await soniq.backend.webhooks.recordAttempt({ id: claimed.id, attempt: claimed.attempts, ...failed });
+      expect(await soniq.webhooks.redeliver(claimed.id, { actor: `${tag}-wredeliver` })).toBe(true);
+      expect(await soniq.webhooks.remove(endpoint.id, { actor: `${tag}-wremove` })).toBe(true);
+      const registered = { url: r.url, events: ["job.completed"], active: true };
+      return [
+        ["webhook.remove", `${tag}-wremove`, endpoint.id, null, "ok", null],
+        ["webhook.redeliver", `${tag}-wredeliver`, claimed.id, null, "ok", null],
+        ["webhook.update", `${tag}-wupdate`, endpoint.id, { maxAttempts: 1 }, "ok", null],
+        ["webhook.register", `${tag}-wregister`, endpoint.id, registered, "ok", null],
       ];
     }
 
@@ -154,6 +195,14 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       await deadLetters(soniq, bulk, 2);
       await soniq.deadLetter.replayWhere({ queue: bulk }, { actor: `${tag}-replay_where` });
       await soniq.deadLetter.purgeWhere({ queue: bulk }, { actor: `${tag}-purge_where` });
+      // A test ping changes nothing, so its row is written on its own, with the outcome.
+      const r = await receiver();
+      receivers.push(r);
+      const endpoint = await soniq.webhooks.register({ url: r.url, events: ["job.failed"], secret: SECRET });
+      expect(await soniq.webhooks.test(endpoint.id, { actor: `${tag}-wtest` })).toMatchObject({
+        ok: true,
+        status: 200,
+      });
       // Typed by AUDIT_ACTIONS: a new action fails typecheck here until it is performed above.
       const actors: Record<AuditAction, string> = {
         "job.cancel": "cancel",

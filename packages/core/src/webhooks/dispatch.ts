@@ -77,6 +77,21 @@ export class WebhookDispatch {
     return targets.map((e) => delivery(e, event, payload));
   }
 
+  /**
+   * Fires `event` on its own: its deliveries are written in a transaction of their own (for an event whose
+   * change is already committed). An engine that makes an event inside its own transaction (the workflow
+   * engine's `flow.finished`, written with the last step's settle) should take `rows()` instead and hand
+   * them to that transaction, so the event and its deliveries commit together.
+   */
+  async emit(event: WebhookEvent, data: () => Record<string, unknown>): Promise<number> {
+    await this.refresh();
+    const rows = this.rows(event, data);
+    if (rows.length === 0) return 0;
+    await this.backend.webhooks.enqueue(rows);
+    this.notify();
+    return rows.length;
+  }
+
   /** Wakes this process's deliverers (deliveries were just written). */
   notify(): void {
     for (const listener of this.#listeners) listener();
