@@ -172,6 +172,21 @@ describe.each(targets)("webhooks on $name", (target) => {
       }
     });
 
+    it("webhooks/escaped: an endpoint's description and a receiver's answer are text on the pages, never markup", async () => {
+      const evil = '<img src=x onerror="alert(1)">';
+      const other = await app.soniq.webhooks.register({
+        url: `${app.receiver.url}?a=<b>`,
+        events: ["job.failed"],
+        secret: ENDPOINT_SECRET,
+        description: evil,
+      });
+      for (const path of ["/webhooks", `/webhooks/${other.id}`]) {
+        const html = await (await call(keyed, path, read)).text();
+        expect(html, path).not.toContain(evil);
+        expect(html, path).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;&gt;");
+      }
+    });
+
     it("webhooks/bad-query: a bad status or limit is 400, never 5xx", async () => {
       for (const q of ["status=lost", "limit=0", "limit=abc", "event=%00x"]) {
         expect((await call(keyed, `/api/webhook-deliveries?${q}`, read)).status, q).toBe(400);
