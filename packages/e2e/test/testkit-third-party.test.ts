@@ -191,6 +191,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "settle/mixed-batch-results-in-input-order",
       "stats/dead-letter-counts-across-tables",
       "stats/total-is-sum-in-every-state-mix",
+      "webhooks/outbox-commits-with-replay-and-tick",
     ]);
     expect(messageOf(outcomes, "dlq/move-is-atomic")).toContain(
       "the dead-letter row must exist under the job's id",
