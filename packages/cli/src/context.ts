@@ -6,7 +6,7 @@
  */
 import { hostname, userInfo } from "node:os";
 import { createInterface } from "node:readline/promises";
-import { Soniq } from "@soniq/core";
+import { Soniq, type WebhookOptions } from "@soniq/core";
 import type { Command } from "commander";
 import {
   chooseDatabase,
@@ -24,6 +24,14 @@ export interface Globals {
   module?: string;
   json?: boolean;
   color?: boolean;
+}
+
+/** How `withApp` builds the CLI's own instance (a `--module` app keeps its own options). */
+export interface AppOptions {
+  /** False only for setup: the tables may not exist yet. */
+  mustExist?: boolean;
+  /** The webhook options of the CLI's own instance (the webhooks commands: SONIQ_SECRET_KEY). */
+  webhooks?: WebhookOptions;
 }
 
 export class Context {
@@ -70,7 +78,7 @@ export class Context {
    * Runs `fn` with a Soniq instance on the chosen database. The CLI defines no jobs, so the instance
    * accepts unknown job names (replay checks the task registry itself); `mustExist` is false only for setup.
    */
-  async withApp<T>(fn: (soniq: Soniq) => Promise<T>, options: { mustExist?: boolean } = {}): Promise<T> {
+  async withApp<T>(fn: (soniq: Soniq) => Promise<T>, options: AppOptions = {}): Promise<T> {
     const soniq = this.module ? await this.#moduleApp(this.module) : await this.#ownApp(options);
     try {
       return await fn(soniq);
@@ -79,9 +87,10 @@ export class Context {
     }
   }
 
-  async #ownApp(options: { mustExist?: boolean }): Promise<Soniq> {
+  async #ownApp(options: AppOptions): Promise<Soniq> {
     const backend = await openBackend(this.resolveTarget(), options.mustExist ?? true, this.io.env);
-    return new Soniq({ backend, allowUnknownJobNames: true, producerId: this.actor });
+    const webhooks = options.webhooks && { webhooks: options.webhooks };
+    return new Soniq({ backend, allowUnknownJobNames: true, producerId: this.actor, ...webhooks });
   }
 
   /** The app's own instance; a `--database-url` of another kind next to it is a mistake, not a choice. */

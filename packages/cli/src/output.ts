@@ -44,11 +44,11 @@ export class Printer {
 
   /** Status words coloured by what they mean. */
   status(word: string): string {
-    if (["done", "active", "live", "fired", "ok", "succeeded"].includes(word))
+    if (["done", "active", "live", "fired", "ok", "succeeded", "delivered"].includes(word))
       return this.paint("green", word);
     if (["dead_letter", "dead_lettered", "failed", "stopped", "cancelled", "missed"].includes(word))
       return this.paint("red", word);
-    if (["processing", "stopping", "stale", "paused", "skipped", "held", "running"].includes(word))
+    if (["processing", "stopping", "stale", "paused", "skipped", "held", "running", "pending"].includes(word))
       return this.paint("yellow", word);
     return word;
   }

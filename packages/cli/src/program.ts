@@ -14,6 +14,7 @@ import { registerQueues } from "./commands/queues.js";
 import { registerSchedules } from "./commands/schedules.js";
 import { registerSetup } from "./commands/setup.js";
 import { registerStatus } from "./commands/status.js";
+import { registerWebhooks } from "./commands/webhooks.js";
 import { registerWorker } from "./commands/worker.js";
 import { registerWorkers } from "./commands/workers.js";
 import { chooseDatabase, DEFAULT_DATABASE_URL, parseDatabaseUrl } from "./database.js";
@@ -59,6 +60,7 @@ export function createProgram(io: Io = processIo()): Command {
   registerFlows(program, io);
   registerQueues(program, io);
   registerSchedules(program, io);
+  registerWebhooks(program, io);
   registerAudit(program, io);
   registerDashboard(program, io);
   registerMcp(program, io);

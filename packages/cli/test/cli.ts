@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Backend } from "@soniq/core";
+import type { Backend, SoniqOptions } from "@soniq/core";
 import { Soniq } from "@soniq/core";
 import pg from "pg";
 
@@ -167,7 +167,11 @@ export function postgresDb(): TestDb {
 }
 
 /** A Soniq instance in the test process on the same database, to seed rows and check results. */
-export async function openApp(db: TestDb, allowUnknownJobNames = true): Promise<Soniq> {
+export async function openApp(
+  db: TestDb,
+  allowUnknownJobNames = true,
+  options: Omit<SoniqOptions, "backend"> = {},
+): Promise<Soniq> {
   let backend: Backend<unknown>;
   if (db.kind === "postgres") {
     const { postgresBackend } = (await import(
@@ -180,7 +184,7 @@ export async function openApp(db: TestDb, allowUnknownJobNames = true): Promise<
     )) as typeof import("@soniq/backend-sqlite");
     backend = sqliteBackend({ filename: db.url.slice("sqlite:".length) });
   }
-  return new Soniq({ backend, allowUnknownJobNames });
+  return new Soniq({ backend, allowUnknownJobNames, ...options });
 }
 
 /** The JSON document a command printed. */

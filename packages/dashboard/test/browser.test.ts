@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type DashboardServer, serveDashboard } from "../src/index.js";
 import { withFlows } from "./flows-support.js";
 import { KEYS, READ_KEY, type Seeded, scheduledApp, seededApp, WRITE_KEY } from "./support.js";
+import { deliverUntil, HEADER_TOKEN, webhookApp } from "./webhook-support.js";
 
 /** The few DOM members the in-page callbacks use (the repo compiles without the DOM lib). */
 interface InPage {
@@ -358,6 +359,63 @@ describe("in chromium", { timeout: 60_000 }, () => {
     } finally {
       await served.close();
       await own.soniq.close();
+    }
+  });
+
+  it("browser/webhooks: endpoint, its failed delivery, Redeliver (audited) and the delivery sent again (screenshot)", async () => {
+    const hooks = await webhookApp();
+    const served = await serveDashboard({
+      soniq: hooks.soniq,
+      port: 0,
+      apiKeys: KEYS,
+      refreshIntervalMs: 600_000,
+    });
+    try {
+      const page = await loggedIn(WRITE_KEY, served.url);
+      await page.click("nav.main a:has-text('Webhooks')");
+      const row = page.locator(`tr[data-endpoint-id='${hooks.endpoint.id}']`);
+      await expect(row.textContent()).resolves.toContain(hooks.receiver.url);
+      await Promise.all([
+        page.waitForURL(`${served.url}/webhooks/${hooks.endpoint.id}`),
+        row.locator("a").click(),
+      ]);
+      await expect(page.textContent("[data-testid=endpoint]")).resolves.toContain("Authorization");
+      expect(await page.content()).not.toContain(HEADER_TOKEN);
+      await expect(page.locator("[data-testid=deliveries] tr[data-status=failed]").count()).resolves.toBe(2);
+      await page.screenshot({ path: `${DOCS}webhooks.png`, fullPage: true });
+
+      const id = hooks.failed[0] as string;
+      await page.goto(`${served.url}/webhook-deliveries?status=failed`);
+      await Promise.all([
+        page.waitForURL(`${served.url}/webhook-deliveries/${id}`),
+        page.click(`tr[data-delivery-id='${id}'] a`),
+      ]);
+      await expect(page.textContent("[data-testid=delivery]")).resolves.toContain("HTTP 503");
+      await page.click("button:has-text('Redeliver')");
+      await page.waitForSelector("#flash.ok");
+      // the page refreshes in place: the delivery is pending again, so the button is gone
+      await page.waitForSelector("button:has-text('Redeliver')", { state: "detached", timeout: 10_000 });
+      await expect(page.textContent("[data-testid=delivery] .status")).resolves.toBe("pending");
+      const [entry] = await hooks.soniq.audit.list({ action: "webhook.redeliver" });
+      expect(entry).toMatchObject({ actor: "dashboard:ops", target: id });
+
+      hooks.receiver.status = 200;
+      await deliverUntil(hooks.soniq, async () => {
+        expect((await hooks.soniq.webhooks.delivery(id))?.status).toBe("delivered");
+      });
+      await page.reload();
+      await expect(page.textContent("[data-testid=delivery] .status")).resolves.toBe("delivered");
+      await page.goto(`${served.url}/audit`);
+      await expect(
+        page.locator("tr[data-audit-action='webhook.redeliver']").textContent(),
+      ).resolves.toContain("dashboard:ops");
+
+      const viewer = await loggedIn(READ_KEY, served.url);
+      await viewer.goto(`${served.url}/webhook-deliveries/${hooks.failed[1]}`);
+      await expect(viewer.locator("button:has-text('Redeliver')").count()).resolves.toBe(0);
+    } finally {
+      await served.close();
+      await hooks.close();
     }
   });
 });

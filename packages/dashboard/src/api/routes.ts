@@ -24,6 +24,7 @@ import { deadLetterQuery, deadLetterQueryFromBody, jobQuery } from "./filters.js
 import { flowRoutes } from "./flows.js";
 import { actor, queueName } from "./helpers.js";
 import { scheduleRoutes } from "./schedules.js";
+import { webhookRoutes } from "./webhooks.js";
 
 /** A bucket width in ms or as a duration ("15m"); core checks that it is whole minutes. */
 function parseBucketMs(raw: string | undefined, fallback: number): number {
@@ -167,5 +168,6 @@ export function apiRoutes(state: AppState): Hono<Env> {
   queueRoutes(api, state.options.soniq);
   api.route("/flows", flowRoutes(state.options.soniq));
   api.route("/schedules", scheduleRoutes(state.options.soniq, state.options.soniq.options.redact));
+  api.route("/", webhookRoutes(state.options.soniq));
   return api;
 }

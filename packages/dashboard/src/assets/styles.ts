@@ -36,11 +36,11 @@ td.err{max-width:420px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap
 code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:13px}
 pre{background:var(--code);padding:10px;border-radius:6px;overflow:auto;max-height:420px;white-space:pre-wrap;word-break:break-word}
 .status{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;border:1px solid var(--border)}
-.status.done,.status.live{color:var(--ok);border-color:var(--ok)}
+.status.done,.status.live,.status.delivered{color:var(--ok);border-color:var(--ok)}
 .status.processing,.status.stopping{color:var(--accent);border-color:var(--accent)}
-.status.queued{color:var(--muted)}
+.status.queued,.status.pending,.status.inactive{color:var(--muted)}
 .status.cancelled,.status.stale{color:var(--warn);border-color:var(--warn)}
-.status.dead_letter,.status.stopped,.status.paused{color:var(--bad);border-color:var(--bad)}
+.status.dead_letter,.status.stopped,.status.paused,.status.failed{color:var(--bad);border-color:var(--bad)}
 form.filters{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-end;margin-bottom:12px}
 form.filters label{display:flex;flex-direction:column;font-size:12px;color:var(--muted);gap:2px}
 input,select,button{font:inherit;color:var(--text);background:var(--panel);border:1px solid var(--border);border-radius:6px;padding:5px 8px}

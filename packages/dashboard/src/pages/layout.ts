@@ -10,6 +10,7 @@ export const NAV = [
   ["/workers", "Workers"],
   ["/queues", "Queues"],
   ["/schedules", "Schedules"],
+  ["/webhooks", "Webhooks"],
   ["/audit", "Audit log"],
 ] as const;
 

@@ -6,6 +6,7 @@ import { Hono } from "hono";
 import { deadLetterQuery, jobQuery } from "../api/filters.js";
 import { scheduleName } from "../api/helpers.js";
 import { scheduleDetail } from "../api/schedules.js";
+import { deliveryDetail, deliveryFilter, endpointDetail } from "../api/webhooks.js";
 import type { AppState, Env } from "../context.js";
 import { deadLetterDetail, listDeadLettersPage } from "../data/dead-letters.js";
 import { flowDetail, flowId, flowQuery, listFlows } from "../data/flows.js";
@@ -16,13 +17,20 @@ import { DashboardError } from "../errors.js";
 import type { Html } from "../html.js";
 import { decodeCursor } from "../paging.js";
 import { parseId, parseLimit } from "../query.js";
-import { shownDetail, shownPage, shownScheduleDetail } from "../security/views.js";
+import {
+  deliveryListRow,
+  shownDetail,
+  shownEndpoint,
+  shownPage,
+  shownScheduleDetail,
+} from "../security/views.js";
 import { deadLetterDetailPage, deadLettersPage } from "./dead-letters.js";
 import { flowDetailPage, flowsPage } from "./flows.js";
 import { jobDetailPage, jobsPage } from "./jobs.js";
 import { layout, type PageFrame } from "./layout.js";
 import { auditPage, queuesPage, scheduleDetailPage, schedulesPage, workersPage } from "./operations.js";
 import { overviewPage } from "./overview.js";
+import { deliveriesPage, deliveryDetailPage, endpointDetailPage, endpointsPage } from "./webhooks.js";
 
 interface PageKit {
   frame(c: Context<Env>): PageFrame;
@@ -147,11 +155,49 @@ function operationPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
   );
 }
 
+function webhookPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
+  const { soniq } = state.options;
+  const { frame, send, badInput } = kit;
+  pages.get("/webhooks", async (c) => {
+    const endpoints = (await soniq.webhooks.list()).map(shownEndpoint);
+    return send(c, "Webhooks", "/webhooks", endpointsPage(frame(c), endpoints));
+  });
+  pages.get("/webhooks/:id", async (c) => {
+    const detail = await endpointDetail(soniq, c.req.param("id"));
+    return send(
+      c,
+      `Webhook ${shortId(detail.endpoint.id)}`,
+      "/webhooks",
+      endpointDetailPage(frame(c), detail),
+    );
+  });
+  pages.get("/webhook-deliveries", async (c) => {
+    const p = c.req.query();
+    try {
+      const rows = (await soniq.webhooks.deliveries(deliveryFilter(p))).map(deliveryListRow);
+      return send(c, "Webhook deliveries", "/webhooks", deliveriesPage(frame(c), p, rows, null));
+    } catch (err) {
+      return send(
+        c,
+        "Webhook deliveries",
+        "/webhooks",
+        deliveriesPage(frame(c), p, null, badInput(err)),
+        400,
+      );
+    }
+  });
+  pages.get("/webhook-deliveries/:id", async (c) => {
+    const delivery = await deliveryDetail(soniq, c.req.param("id"));
+    return send(c, `Delivery ${shortId(delivery.id)}`, "/webhooks", deliveryDetailPage(frame(c), delivery));
+  });
+}
+
 export function pageRoutes(state: AppState): Hono<Env> {
   const pages = new Hono<Env>();
   const kit = pageKit(state);
   jobPages(pages, state, kit);
   flowPages(pages, state, kit);
   operationPages(pages, state, kit);
+  webhookPages(pages, state, kit);
   return pages;
 }

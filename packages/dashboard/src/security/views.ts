@@ -4,8 +4,17 @@
  * List responses carry a row without its args, result or error stack (the redacted last error's first
  * line stays, so a list still says why): a thousand 50 kB jobs are a small answer. The detail routes
  * (`/api/jobs/:id`, `/api/dead-letters/:id`, `/api/schedules/:name`) keep every field, redacted.
+ * Webhook endpoints never show a secret nor their header values; delivery lists carry no payload.
  */
-import type { DeadLetterJob, Explanation, Job, RedactableRow, Redactor } from "@soniq/core";
+import type {
+  DeadLetterJob,
+  Explanation,
+  Job,
+  RedactableRow,
+  Redactor,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from "@soniq/core";
 
 type Explain = Explanation;
 
@@ -79,4 +88,38 @@ export function shownPage<T extends RedactableRow, P extends { items: T[] }>(red
 /** A schedule detail (`{ schedule, upcoming, history }`) with the schedule's args redacted. */
 export function shownScheduleDetail<D extends { schedule: unknown }>(redact: Redactor, detail: D): D {
   return { ...detail, schedule: shownSchedule(redact, detail.schedule) };
+}
+
+/** What the dashboard shows of an endpoint's extra header values (they often carry a token). */
+export const HIDDEN_HEADER = "[hidden]";
+
+/** An endpoint with its header values hidden (the secret never leaves core: only `hasSecret`). */
+export function shownEndpoint(endpoint: WebhookEndpoint): WebhookEndpoint {
+  return {
+    ...endpoint,
+    headers: Object.fromEntries(Object.keys(endpoint.headers).map((name) => [name, HIDDEN_HEADER])),
+  };
+}
+
+export type DeliveryListRow = Omit<WebhookDelivery, "payload" | "responseBody">;
+
+/** A delivery in a list: no payload nor response body, the last error's first line. */
+export function deliveryListRow(delivery: WebhookDelivery): DeliveryListRow {
+  const { payload: _payload, responseBody: _body, ...rest } = delivery;
+  return { ...rest, lastError: firstLine(rest.lastError) };
+}
+
+/**
+ * A delivery's detail. Its payload was redacted when it was written; the job values it quotes (args,
+ * result, error) go through this app's `redact` again, so what the dashboard shows follows its own rule.
+ */
+export function shownDelivery(redact: Redactor, delivery: WebhookDelivery): WebhookDelivery {
+  const data = delivery.payload.data;
+  if (!redact.active || typeof data.jobName !== "string") return delivery;
+  const jobName = data.jobName;
+  const shown: Record<string, unknown> = { ...data };
+  if ("args" in data) shown.args = redact.value("args", data.args, jobName);
+  if ("result" in data) shown.result = redact.value("result", data.result, jobName);
+  if (typeof data.error === "string") shown.error = redact.error(data.error, jobName);
+  return { ...delivery, payload: { ...delivery.payload, data: shown } };
 }

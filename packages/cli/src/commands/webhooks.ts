@@ -1,0 +1,309 @@
+/**
+ * `soniq webhooks list | add | remove | deliveries | redeliver | test`, on core's `soniq.webhooks`.
+ * The CLI's own instance takes the secrets' encryption key from SONIQ_SECRET_KEY (core reads no env); an
+ * app given with `--module` keeps its own `webhooks` options. Secrets are never printed, and neither are the
+ * values of an endpoint's extra headers (they often carry a token): only their names.
+ */
+import {
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_EVENTS,
+  type WebhookDeliveryStatus,
+  type WebhookOptions,
+  type WebhookRegistration,
+} from "@soniq/core";
+import { type Command, Option } from "commander";
+import { type AppOptions, Context } from "../context.js";
+import { CliError, usage } from "../errors.js";
+import type { Io } from "../output.js";
+import { durationMs, list, positiveInt } from "../parse.js";
+import { shownDelivery } from "../redaction.js";
+import { deliveriesTable, endpointsTable, shownEndpoint } from "../webhook-views.js";
+
+/** The environment variable the CLI reads the secrets' encryption key from. */
+export const SECRET_KEY_ENV = "SONIQ_SECRET_KEY";
+
+const endpointNotFound = (id: string) =>
+  new CliError("SONIQ_CLI_NOT_FOUND", `no webhook endpoint with id ${id}. See soniq webhooks list.`);
+
+const deliveryNotFound = (ids: string[]) =>
+  new CliError(
+    "SONIQ_CLI_NOT_FOUND",
+    `no webhook delivery with id ${ids.join(", ")}. See soniq webhooks deliveries. Nothing was changed.`,
+  );
+
+interface PrivateFlag {
+  allowPrivateNetworks?: boolean;
+}
+
+/**
+ * The CLI's own instance's webhook options: the key from SONIQ_SECRET_KEY, and private targets when asked.
+ * With `--module` the app's options apply, so a flag that would change them is a usage error.
+ */
+function webhookApp(ctx: Context, o: PrivateFlag, needsKey: boolean): AppOptions {
+  if (ctx.module) {
+    if (o.allowPrivateNetworks)
+      throw usage(
+        `--allow-private-networks does not apply with --module: set webhooks.allowPrivateNetworks in ${ctx.module}.`,
+      );
+    return {};
+  }
+  const secretKey = ctx.io.env[SECRET_KEY_ENV] || undefined;
+  if (needsKey && secretKey === undefined)
+    throw usage(
+      `${SECRET_KEY_ENV} is not set: endpoint secrets are encrypted with it. Set it to the key your workers use ` +
+        "(at least 16 characters), or pass --module with your app.",
+    );
+  if (secretKey !== undefined && secretKey.length < 16)
+    throw usage(`${SECRET_KEY_ENV} is too short: the key must have at least 16 characters.`);
+  const webhooks: WebhookOptions = {
+    ...(secretKey === undefined ? {} : { secretKey }),
+    ...(o.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}),
+  };
+  return { webhooks };
+}
+
+const PRIVATE_HELP =
+  "allow a target on a loopback or private address (the CLI's own instance; with --module, the app's option)";
+
+export function registerWebhooks(program: Command, io: Io): void {
+  const webhooks = program
+    .command("webhooks")
+    .description("webhook endpoints and their deliveries: list, add, remove, redeliver, test")
+    .addHelpText(
+      "after",
+      `\nThe CLI reads the key endpoint secrets are encrypted with from ${SECRET_KEY_ENV} (the same key your\n` +
+        "workers use). Secrets and header values are never printed.\n\n" +
+        "Examples:\n  soniq webhooks add https://ops.example.com/hooks --events job.dead_letter,queue.backlog --secret-env HOOK_SECRET\n" +
+        "  soniq webhooks deliveries --status failed\n  soniq webhooks redeliver 0193c6e2-...",
+    );
+  listCommand(webhooks, io);
+  addCommand(webhooks, io);
+  removeCommand(webhooks, io);
+  deliveriesCommand(webhooks, io);
+  redeliverCommand(webhooks, io);
+  testCommand(webhooks, io);
+}
+
+function listCommand(webhooks: Command, io: Io): void {
+  webhooks
+    .command("list")
+    .description("registered endpoints, oldest first")
+    .addHelpText(
+      "after",
+      "\nJSON (--json): an array of { id, url, events, headers, description, active, maxAttempts, timeoutMs,\n" +
+        'retry, hasSecret, createdAt, updatedAt } (header values shown as "[hidden]"; no secret).\n\n' +
+        "Examples:\n  soniq webhooks list\n  soniq webhooks list --json",
+    )
+    .action(async (_o, command: Command) => {
+      const ctx = Context.of(command, io);
+      const rows = await ctx.withApp(async (soniq) => (await soniq.webhooks.list()).map(shownEndpoint));
+      if (ctx.json) return ctx.printer.json(rows);
+      endpointsTable(ctx.printer, rows);
+    });
+}
+
+/** `--header "Name: value"`, repeatable. */
+function collectHeader(value: string, previous: Record<string, string> = {}): Record<string, string> {
+  const at = value.indexOf(":");
+  const name = at > 0 ? value.slice(0, at).trim() : "";
+  if (!name) throw usage(`--header takes "Name: value" (got "${value}").`);
+  return { ...previous, [name]: value.slice(at + 1).trim() };
+}
+
+interface AddFlags extends PrivateFlag {
+  events: string[];
+  secret?: string;
+  secretEnv?: string;
+  header?: Record<string, string>;
+  maxAttempts?: number;
+  timeout?: string;
+  description?: string;
+}
+
+function secretOf(o: AddFlags, env: NodeJS.ProcessEnv): string {
+  if ((o.secret === undefined) === (o.secretEnv === undefined))
+    throw usage(
+      "pass the signing secret with --secret-env <VAR> (or --secret <value>), exactly one of them.",
+    );
+  if (o.secret !== undefined) return o.secret;
+  const value = env[o.secretEnv as string];
+  if (!value) throw usage(`--secret-env ${o.secretEnv}: that environment variable is not set.`);
+  return value;
+}
+
+function addCommand(webhooks: Command, io: Io): void {
+  webhooks
+    .command("add")
+    .description("register an endpoint: where to POST which events, signed with its secret")
+    .argument("<url>", "http(s) URL the events are POSTed to")
+    .requiredOption("--events <list>", `comma-separated: ${WEBHOOK_EVENTS.join(", ")}`, list)
+    .option("--secret-env <var>", "read the signing secret (16 to 512 characters) from this variable")
+    .option(
+      "--secret <value>",
+      "the signing secret itself (visible to other local users; prefer --secret-env)",
+    )
+    .option("--header <name:value>", "an extra request header (repeatable)", collectHeader)
+    .option(
+      "--max-attempts <n>",
+      "attempts per delivery, the first included (default 5)",
+      positiveInt("--max-attempts"),
+    )
+    .option("--timeout <duration>", "per-attempt time limit, e.g. 10s (default 10s)")
+    .option("--description <text>", "a note shown in lists")
+    .option("--allow-private-networks", PRIVATE_HELP)
+    .addHelpText(
+      "after",
+      `\nNeeds ${SECRET_KEY_ENV} (the key the secret is encrypted with). The target must resolve to public\n` +
+        "addresses unless --allow-private-networks. Recorded in the audit log (webhook.register).\n" +
+        "JSON (--json): the endpoint, as in webhooks list. Bad input exits 2 and writes nothing.\n\n" +
+        "Examples:\n  HOOK_SECRET=... soniq webhooks add https://ops.example.com/hooks --events job.dead_letter --secret-env HOOK_SECRET\n" +
+        "  soniq webhooks add https://hooks.example.com/soniq --events job.failed,job.dead_letter --secret-env HOOK_SECRET \\\n" +
+        '    --header "Authorization: Bearer $TOKEN" --max-attempts 8 --timeout 5s',
+    )
+    .action(async (url: string, o: AddFlags, command: Command) => {
+      const ctx = Context.of(command, io);
+      const registration: WebhookRegistration = {
+        url,
+        events: o.events as WebhookRegistration["events"],
+        secret: secretOf(o, io.env),
+        ...(o.header ? { headers: o.header } : {}),
+        ...(o.maxAttempts === undefined ? {} : { maxAttempts: o.maxAttempts }),
+        ...(o.timeout === undefined ? {} : { timeoutMs: durationMs("--timeout", o.timeout) }),
+        ...(o.description === undefined ? {} : { description: o.description }),
+      };
+      const endpoint = await ctx.withApp(
+        (soniq) => soniq.webhooks.register(registration, { actor: ctx.actor }),
+        webhookApp(ctx, o, true),
+      );
+      if (ctx.json) return ctx.printer.json(shownEndpoint(endpoint));
+      ctx.printer.line(
+        `added webhook endpoint ${endpoint.id} -> ${endpoint.url} (${endpoint.events.join(", ")})`,
+      );
+    });
+}
+
+function removeCommand(webhooks: Command, io: Io): void {
+  webhooks
+    .command("remove")
+    .description("remove an endpoint and its deliveries")
+    .argument("<id>", "endpoint id")
+    .addHelpText(
+      "after",
+      "\nAn unknown id exits 1. Recorded in the audit log (webhook.remove). JSON (--json): { id, removed: true }.\n\n" +
+        "Examples:\n  soniq webhooks remove 0193c6e2-...",
+    )
+    .action(async (id: string, _o, command: Command) => {
+      const ctx = Context.of(command, io);
+      const removed = await ctx.withApp((soniq) => soniq.webhooks.remove(id, { actor: ctx.actor }));
+      if (!removed) throw endpointNotFound(id);
+      if (ctx.json) return ctx.printer.json({ id, removed: true });
+      ctx.printer.line(`removed webhook endpoint ${id}`);
+    });
+}
+
+interface DeliveryFlags {
+  endpoint?: string;
+  status?: WebhookDeliveryStatus;
+  event?: string;
+  limit?: number;
+}
+
+function deliveriesCommand(webhooks: Command, io: Io): void {
+  webhooks
+    .command("deliveries")
+    .description("deliveries, newest first: status, attempts, last response, next attempt")
+    .option("--endpoint <id>", "only this endpoint's")
+    .addOption(new Option("--status <status>", "only this status").choices(WEBHOOK_DELIVERY_STATUSES))
+    .option("--event <event>", "only this event")
+    .option("--limit <n>", "at most n rows (default 100, at most 1000)", positiveInt("--limit"))
+    .addHelpText(
+      "after",
+      "\nStatuses: pending (waiting for its next attempt), delivered (a 2xx answer), failed (every attempt\n" +
+        "failed; soniq webhooks redeliver sends it again).\n" +
+        "JSON (--json): an array of { id, endpointId, event, payload, status, attempts, maxAttempts, nextAttemptAt,\n" +
+        "lastError, responseStatus, responseBody, createdAt, deliveredAt, updatedAt }.\n\n" +
+        "Examples:\n  soniq webhooks deliveries --status failed\n  soniq webhooks deliveries --endpoint 0193c6e2-... --limit 20 --json",
+    )
+    .action(async (o: DeliveryFlags, command: Command) => {
+      const ctx = Context.of(command, io);
+      const rows = await ctx.withApp(async (soniq) =>
+        (
+          await soniq.webhooks.deliveries({
+            ...(o.endpoint === undefined ? {} : { endpointId: o.endpoint }),
+            ...(o.status === undefined ? {} : { status: o.status }),
+            ...(o.event === undefined ? {} : { event: o.event }),
+            ...(o.limit === undefined ? {} : { limit: o.limit }),
+          })
+        ).map((d) => shownDelivery(soniq, d)),
+      );
+      if (ctx.json) return ctx.printer.json(rows);
+      deliveriesTable(ctx.printer, rows);
+    });
+}
+
+function redeliverCommand(webhooks: Command, io: Io): void {
+  webhooks
+    .command("redeliver")
+    .description("send delivered or failed deliveries again (same delivery id, a fresh attempt budget)")
+    .argument("<id...>", "delivery ids")
+    .addHelpText(
+      "after",
+      "\nA running worker sends them. An unknown id, or one still pending, exits 1 before anything changes.\n" +
+        "Recorded in the audit log (webhook.redeliver). JSON (--json): an array of { id, redelivered }.\n\n" +
+        "Examples:\n  soniq webhooks redeliver 0193c6e2-...",
+    )
+    .action(async (ids: string[], _o, command: Command) => {
+      const ctx = Context.of(command, io);
+      const done = await ctx.withApp(async (soniq) => {
+        const rows = await Promise.all(ids.map((id) => soniq.webhooks.delivery(id)));
+        const missing = ids.filter((_id, i) => rows[i] === null);
+        if (missing.length > 0) throw deliveryNotFound(missing);
+        const pending = ids.filter((_id, i) => rows[i]?.status === "pending");
+        if (pending.length > 0)
+          throw new CliError(
+            "SONIQ_CLI_REFUSED",
+            `delivery ${pending.join(", ")} is still pending (its attempts go on). Nothing was changed.`,
+          );
+        const out: { id: string; redelivered: boolean }[] = [];
+        for (const id of ids)
+          out.push({ id, redelivered: await soniq.webhooks.redeliver(id, { actor: ctx.actor }) });
+        return out;
+      });
+      if (ctx.json) return ctx.printer.json(done);
+      for (const r of done)
+        ctx.printer.line(r.redelivered ? `redelivering ${r.id}` : `${r.id} was not redelivered`);
+      if (done.some((r) => !r.redelivered)) process.exitCode = 1;
+    });
+}
+
+function testCommand(webhooks: Command, io: Io): void {
+  webhooks
+    .command("test")
+    .description("send one signed webhook.test request to an endpoint now and show the answer")
+    .argument("<id>", "endpoint id")
+    .option("--allow-private-networks", PRIVATE_HELP)
+    .addHelpText(
+      "after",
+      `\nNeeds ${SECRET_KEY_ENV} (to sign with the endpoint's secret). Not stored as a delivery, not retried.\n` +
+        "Exits 1 when the endpoint does not answer 2xx, or the id is unknown. Recorded in the audit log (webhook.test).\n" +
+        "JSON (--json): { id, ok, status, error, durationMs }.\n\n" +
+        "Examples:\n  soniq webhooks test 0193c6e2-...",
+    )
+    .action(async (id: string, o: PrivateFlag, command: Command) => {
+      const ctx = Context.of(command, io);
+      const result = await ctx.withApp(
+        (soniq) => soniq.webhooks.test(id, { actor: ctx.actor }),
+        webhookApp(ctx, o, true),
+      );
+      if (result === null) throw endpointNotFound(id);
+      if (!result.ok) process.exitCode = 1;
+      if (ctx.json) return ctx.printer.json({ id, ...result });
+      const p = ctx.printer;
+      const answer = result.status === null ? "no answer" : `HTTP ${result.status}`;
+      p.line(
+        result.ok
+          ? `${p.status("ok")}: ${answer} in ${result.durationMs} ms`
+          : `${p.status("failed")}: ${answer}${result.error ? ` (${result.error})` : ""} after ${result.durationMs} ms`,
+      );
+    });
+}
