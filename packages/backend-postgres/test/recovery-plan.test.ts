@@ -50,7 +50,7 @@ beforeAll(async () => {
     "UPDATE soniq_jobs SET status = 'processing', worker_id = $1::uuid WHERE job_name = 'plan.held'",
     [missing],
   );
-});
+}, 120_000); // 200,000 rows: seconds on a quiet machine, more on a busy one
 afterAll(async () => {
   await client?.end();
   await db?.drop();
