@@ -8,10 +8,11 @@ import type { FlowListQuery, NewFlowStep } from "./contract/flows.js";
 import { SoniqError } from "./errors.js";
 import { invalidFlow, prepareFlowSteps } from "./flow-steps.js";
 import { newJobId } from "./ids.js";
-import { txOptions } from "./jobs.js";
+import { sendEvent, txOptions } from "./jobs.js";
 import { JOB_NAME_PATTERN } from "./names.js";
 import { DEFAULT_PAGE_SIZE, filterObject, invalid, MAX_PAGE_SIZE, optionalString } from "./queries.js";
 import type { Runtime } from "./runtime.js";
+import { produce } from "./tracing.js";
 import {
   FLOW_STATES,
   type Flow,
@@ -118,11 +119,20 @@ export class FlowService<TTx = unknown> {
         this.rt.registry,
         this.rt.options,
       );
-      const write = (ready: NewFlowStep[]) =>
-        this.rt.backend.flows.start({ id, name, createdBy: actor, steps: ready }, tx).then(() => {
+      // One send for the whole flow: a tracing plugin's context is stored on every step's job (a waiting
+      // step's job carries it until its release).
+      const write = (ready: NewFlowStep[]) => {
+        const jobs = ready.map((step) => step.job);
+        return produce(
+          this.rt.producers,
+          () => sendEvent("flow", jobs),
+          jobs,
+          () => this.rt.backend.flows.start({ id, name, createdBy: actor, steps: ready }, tx),
+        ).then(() => {
           for (const worker of this.rt.workers) worker.nudge();
           return { id, jobs: jobsByRef(ready) };
         });
+      };
       return steps instanceof Promise ? steps.then(write) : write(steps);
     } catch (err) {
       return Promise.reject(err);
