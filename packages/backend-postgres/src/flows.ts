@@ -44,6 +44,9 @@ export function flowsFacet(ctx: PgContext): FlowsFacet<PgTx> {
     list: (query) => list(ctx, query),
     cancel: (id, audit) =>
       inTransaction(ctx, "flows.cancel", async (client) => {
+        // Lock the open steps' job rows before the flow row, in the order a settle or a job cancel takes them
+        // (job row, then flow row), so a cancel racing a step's settle waits instead of deadlocking.
+        await client.query(LOCK_OPEN_JOBS, [id]);
         const cancelled = await runFlow(clientRunner(client), cancelFlow(id, new Date()));
         if (cancelled === null) return { cancelled: false, cancelledJobIds: [] };
         if (audit) await writeAudit(client, audit);
@@ -53,6 +56,10 @@ export function flowsFacet(ctx: PgContext): FlowsFacet<PgTx> {
     parents: (flowId, ref) => parents(ctx, flowId, ref),
   };
 }
+
+const LOCK_OPEN_JOBS = `SELECT j.id FROM soniq_jobs j
+  WHERE j.id IN (SELECT job_id FROM soniq_flow_steps WHERE flow_id = $1 AND state = 'queued')
+  ORDER BY j.id FOR UPDATE`;
 
 const prefixed = (alias: string) =>
   `${STEP_COLUMNS.split(", ")
