@@ -22,6 +22,10 @@ afterAll(async () => {
 function app(runs: { child: number }): Soniq {
   const soniq = new Soniq({ backend: postgresBackend({ connectionString: db.url }) });
   soniq.job("fan.parent", async () => 1);
+  soniq.job("fan.slow_parent", async () => {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    return 1;
+  });
   soniq.job("fan.child", async (_args, ctx) => {
     runs.child++;
     return Object.keys((await ctx.flow?.parents()) ?? {}).length;
@@ -54,7 +58,7 @@ describe("flows/concurrent-workers on Postgres", () => {
     const [a, b, c] = [app(runs), app(runs), app(runs)] as [Soniq, Soniq, Soniq];
     const steps: Record<string, { job: string; dependsOn?: string[] }> = {};
     const refs = Array.from({ length: 400 }, (_, i) => `p${i}`);
-    for (const ref of refs) steps[ref] = { job: "fan.parent" };
+    for (const ref of refs) steps[ref] = { job: "fan.slow_parent" };
     steps.child = { job: "fan.child", dependsOn: refs };
     const flow = await a.flows.start({ steps });
     const workers = [a, b, c].map((s) => s.worker({ concurrency: 8, pollIntervalMs: 20 }));
