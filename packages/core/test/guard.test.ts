@@ -95,6 +95,10 @@ describe("guard/ids", () => {
     expect(await guarded.deadLetters.get(`${ID}x`)).toBeNull();
     expect(await guarded.deadLetters.replay("", request)).toBeNull();
     expect(await guarded.deadLetters.purge("x")).toBe(false);
+    expect(await guarded.flows.get("nope")).toBeNull();
+    expect(await guarded.flows.cancel("nope")).toEqual({ cancelled: false, cancelledJobIds: [] });
+    expect(await guarded.flows.stepOfJob("\u0000")).toBeNull();
+    expect(await guarded.flows.parents("x", "a")).toEqual({});
     expect(calls).toEqual([]);
   });
 });
