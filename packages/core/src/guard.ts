@@ -7,7 +7,7 @@
  *   its report and `appliedNow: []`, since they applied nothing), a failed one may be retried.
  * - job, dead-letter and flow ids are lower-cased; an id that is not a UUID string names no row, so the guard
  *   answers "not found" itself (get -> null, cancel/purge -> false, replay -> null, flows.cancel ->
- *   { cancelled: false }) without a backend call.
+ *   { cancelled: false }, flows.parents -> {}) without a backend call.
  */
 import {
   BACKEND_FACETS,
@@ -39,6 +39,7 @@ const BY_ID: { [F in BackendFacetName]?: { [method: string]: null | false | Read
     get: null,
     stepOfJob: null,
     cancel: Object.freeze({ cancelled: false, cancelledJobIds: Object.freeze([]) }),
+    parents: Object.freeze({}),
   },
   webhooks: {
     getEndpoint: null,
@@ -102,7 +103,8 @@ export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
           : (id, ...rest) => {
               if (closing) return Promise.reject(closedError(label));
               const normalised = rowId(id);
-              if (normalised === null) return Promise.resolve(notFound);
+              // A fresh copy each time: a caller may change what it gets back.
+              if (normalised === null) return Promise.resolve(structuredClone(notFound));
               return fn.call(facet, normalised, ...rest);
             };
     }

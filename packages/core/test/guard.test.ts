@@ -109,6 +109,8 @@ describe("guard/ids", () => {
     expect(await guarded.flows.get("nope")).toBeNull();
     expect(await guarded.flows.stepOfJob("nope")).toBeNull();
     expect(await guarded.flows.cancel("nope")).toEqual({ cancelled: false, cancelledJobIds: [] });
+    expect(await guarded.flows.stepOfJob("\u0000")).toBeNull();
+    expect(await guarded.flows.parents("x", "a")).toEqual({});
     expect(calls).toEqual([]);
   });
 });
