@@ -4,8 +4,10 @@
  * the releases ride on the writes that cause them (runs.ts, jobs.ts, dead-letters.ts).
  */
 import {
+  type AuditRecord,
   cancelFlow,
   type Flow,
+  type FlowCancelResult,
   type FlowListQuery,
   type FlowStepMatch,
   type FlowSummary,
@@ -19,6 +21,7 @@ import {
 } from "@soniq/core/backend";
 import { writeAudit } from "./internal/audit-rows.js";
 import { type PgContext, query, readQuery } from "./internal/context.js";
+import { sqlState } from "./internal/errors.js";
 import {
   clientRunner,
   FLOW_COLUMNS,
@@ -42,17 +45,37 @@ export function flowsFacet(ctx: PgContext): FlowsFacet<PgTx> {
     },
     get: (id) => get(ctx, id),
     list: (query) => list(ctx, query),
-    cancel: (id, audit) =>
-      inTransaction(ctx, "flows.cancel", async (client) => {
-        const cancelled = await runFlow(clientRunner(client), cancelFlow(id, new Date()));
-        if (cancelled === null) return { cancelled: false, cancelledJobIds: [] };
-        if (audit) await writeAudit(client, audit);
-        return { cancelled: true, cancelledJobIds: cancelled };
-      }),
+    cancel: (id, audit) => cancel(ctx, id, audit),
     stepOfJob: (jobId) => stepOfJob(ctx, jobId),
     parents: (flowId, ref) => parents(ctx, flowId, ref),
   };
 }
+
+/**
+ * Cancels a flow in one transaction. Its open steps' job rows are locked first, then the flow row: the order a
+ * settle or a job cancel takes them. Workers settling several of the flow's jobs in one statement may still
+ * lock them in another order than this one; PostgreSQL then aborts one of the two transactions (a deadlock,
+ * 40P01), and the cancel runs again (a worker's settle retries on its own), at most three times.
+ */
+async function cancel(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<FlowCancelResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await inTransaction(ctx, "flows.cancel", async (client) => {
+        await client.query(LOCK_OPEN_JOBS, [id]);
+        const cancelled = await runFlow(clientRunner(client), cancelFlow(id, new Date()));
+        if (cancelled === null) return { cancelled: false, cancelledJobIds: [] };
+        if (audit) await writeAudit(client, audit);
+        return { cancelled: true, cancelledJobIds: cancelled };
+      });
+    } catch (err) {
+      if (attempt >= 3 || sqlState(err) !== "40P01") throw err;
+    }
+  }
+}
+
+const LOCK_OPEN_JOBS = `SELECT j.id FROM soniq_jobs j
+  WHERE j.id IN (SELECT job_id FROM soniq_flow_steps WHERE flow_id = $1 AND state = 'queued')
+  ORDER BY j.id FOR UPDATE`;
 
 const prefixed = (alias: string) =>
   `${STEP_COLUMNS.split(", ")

@@ -13,6 +13,7 @@ const ALL = [
   "0005_queues",
   "0006_indexes",
   "0007_count_statistics",
+  "0008_flows",
 ];
 
 let db: TestDatabase;

@@ -9,7 +9,14 @@ import { runFixture, tempDir } from "./helpers.js";
 const tmp = tempDir();
 afterAll(() => tmp.remove());
 
-const journalTags = ["0000_init", "0001_status_guards", "0002_schedule_ticks", "0003_queues", "0004_indexes"];
+const journalTags = [
+  "0000_init",
+  "0001_status_guards",
+  "0002_schedule_ticks",
+  "0003_queues",
+  "0004_indexes",
+  "0005_flows",
+];
 
 function migrationRows(file: string): { hash: string; created_at: number }[] {
   const db = new Database(file, { readonly: true });

@@ -1,15 +1,15 @@
 /**
  * `explain(id)` for a flow step whose job is not released yet (the id was minted at start): `waiting`
- * on its pending parents (`waiting_on_parents`), or `held` by a parent's dead letter (`held_by_dead_letter`,
- * with the parent's ref, dead-letter id and reason).
+ * on its pending parents (`waiting_on_parents`), `held` by a parent's dead letter (`held_by_dead_letter`,
+ * with the parent's ref, dead-letter id and reason), or `cancelled` before it ran (with the step's reason).
  */
 import type { Backend } from "./contract/index.js";
 
 interface StepExplanation {
-  status: "waiting" | "held";
-  verdict: "waiting" | "held";
+  status: "waiting" | "held" | "cancelled";
+  verdict: "waiting" | "held" | "cancelled";
   reasons: {
-    code: "waiting_on_parents" | "held_by_dead_letter";
+    code: "waiting_on_parents" | "held_by_dead_letter" | "cancelled";
     message: string;
     evidence: Record<string, unknown>;
   }[];
@@ -19,6 +19,12 @@ export async function explainStep(backend: Backend<unknown>, id: string): Promis
   const match = await backend.flows.stepOfJob(id);
   if (match === null || match.step.jobId !== id) return null;
   const { step, flowId } = match;
+  if (step.state === "cancelled") {
+    // Cancelled before its release: the step never had a job row.
+    const evidence = { flowId, ref: step.ref, reason: step.reason, at: step.finishedAt };
+    const message = `The flow step "${step.ref}" was cancelled before it ran (${step.reason ?? "cancelled"}).`;
+    return { status: "cancelled", verdict: "cancelled", reasons: [{ code: "cancelled", message, evidence }] };
+  }
   if (step.state !== "waiting" && step.state !== "held") return null;
   const flow = await backend.flows.get(flowId);
   const parents = (flow?.steps ?? []).filter((s) => step.dependsOn.includes(s.ref));

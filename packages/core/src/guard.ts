@@ -5,7 +5,7 @@
  * - after `close()` starts, every call rejects with `SONIQ_CLOSED`; `close()` is memoised.
  * - `migrations.apply()` runs once at a time; a successful run is remembered (later calls resolve with
  *   its report and `appliedNow: []`, since they applied nothing), a failed one may be retried.
- * - job and dead-letter ids are lower-cased; an id that is not a UUID string names no row, so the guard
+ * - job, dead-letter and flow ids are lower-cased; an id that is not a UUID string names no row, so the guard
  *   answers "not found" itself (get -> null, cancel/purge -> false, replay -> null) without a backend call.
  */
 import {
@@ -30,9 +30,10 @@ function rowId(id: unknown): string | null {
 }
 
 /** Methods whose first argument is a row id, and what they answer when it names no row. */
-const BY_ID: { [F in BackendFacetName]?: { [method: string]: null | false } } = {
+const BY_ID: { [F in BackendFacetName]?: { [method: string]: unknown } } = {
   jobs: { get: null, cancel: false },
   deadLetters: { get: null, replay: null, purge: false },
+  flows: { get: null, cancel: { cancelled: false, cancelledJobIds: [] }, stepOfJob: null, parents: {} },
 };
 
 function missingMethods(backend: Backend<unknown>): string[] {
@@ -88,7 +89,8 @@ export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
           : (id, ...rest) => {
               if (closing) return Promise.reject(closedError(label));
               const normalised = rowId(id);
-              if (normalised === null) return Promise.resolve(notFound);
+              // A fresh copy each time: a caller may change what it gets back.
+              if (normalised === null) return Promise.resolve(structuredClone(notFound));
               return fn.call(facet, normalised, ...rest);
             };
     }

@@ -183,6 +183,10 @@ describe("explain", () => {
       reason: "permanent_failure",
     });
     expect(String(held.reasons[0]?.evidence.lastError)).toContain("declined");
+    expect(await soniq.deadLetter.purge(flow.jobs.a as string)).toBe(true);
+    const cancelled = record(await soniq.explain(flow.jobs.c as string));
+    expect(cancelled).toMatchObject({ status: "cancelled", verdict: "cancelled" });
+    expect(cancelled.reasons[0]?.evidence).toMatchObject({ ref: "c", reason: "parent_purged" });
   });
 
   it("explain/every-code-covered: the cases above produced each of the 17 codes", () => {

@@ -132,7 +132,8 @@ function explainCommand(jobs: Command, io: Io): void {
       "\nPrints the verdict (running, stuck, blocked, scheduled, ready, done, cancelled, dead_lettered), then one\n" +
         "line per cause: its code and what was found. The codes: scheduled_in_future, retry_backoff, queue_paused,\n" +
         "queue_concurrency_full, group_concurrency_full, rate_limited, no_worker_for_queue, no_handler_for_job,\n" +
-        "held_by_stale_worker, waiting_behind, running, done, cancelled, dead_lettered. An unknown id exits 1.\n" +
+        "held_by_stale_worker, waiting_behind, running, done, cancelled, dead_lettered; for a flow step not released\n" +
+        "yet: waiting_on_parents, held_by_dead_letter. An unknown id exits 1.\n" +
         "JSON (--json): { status, verdict, reasons: [{ code, message, evidence }] }.\n\n" +
         "Examples:\n  soniq jobs explain 0193c6e2-...\n  soniq jobs explain 0193c6e2-... --json | jq '.reasons[].code'",
     )
