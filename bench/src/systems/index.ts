@@ -3,6 +3,7 @@ import { graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
 import { limitSystem } from "./limit.js";
 import { pgBossSystem } from "./pg-boss.js";
 import { soniqMemoryContractSystem, soniqMemorySystem } from "./soniq-memory.js";
+import { soniqPostgresNode24System, soniqSqliteNode24System } from "./soniq-node24.js";
 import {
   soniqPostgresAsyncSystem,
   soniqPostgresBatch500System,
@@ -16,6 +17,8 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   soniqPostgresSystem,
   soniqSqliteSystem,
   soniqMemorySystem,
+  soniqPostgresNode24System,
+  soniqSqliteNode24System,
   graphileFastSystem,
   graphileDefaultSystem,
   pgBossSystem,

@@ -100,6 +100,17 @@ export interface SystemAdapter {
   readonly storage: StorageKind;
   /** Producer and worker must share one process (no separate database server). */
   readonly inProcess: boolean;
+  /**
+   * `"node24"`: every process of this row (setup, producer, worker) runs on Node 24 (`node24.ts`): the
+   * peers that need Node >= 22, and Soniq's rows again on that runtime. Such an adapter imports its library
+   * only inside its methods, so the harness (Node 20) never loads it. Default: the harness's own Node.
+   */
+  readonly runtime?: "node24";
+  /**
+   * Server-side CPU seconds so far of a store that is not PostgreSQL (BullMQ's Redis), for the CPU-per-job
+   * columns; read in the parent before and after a drain.
+   */
+  storeCpuSeconds?(): Promise<number>;
   /** One line for the table's notes: settings, and whether this is an interim adapter. */
   readonly notes: string;
   /** Not run unless named with `--systems` (diagnostic rows). */
