@@ -15,6 +15,7 @@ import {
   sessionTrouble,
 } from "./pg-admin.js";
 import { localProducer, type ProducerHandle } from "./producer.js";
+import { deleteRedisPrefix } from "./redis-admin.js";
 import type { SystemAdapter, SystemTarget } from "./systems/types.js";
 
 /** A run whose check failed: reported as INVALID and never timed. */
@@ -81,6 +82,13 @@ async function makeTarget(system: SystemAdapter, adminUrl: string): Promise<Targ
       liveSqliteFiles.delete(sqlitePath);
     };
     return { target: { databaseUrl: null, sqlitePath }, database: null, cleanup };
+  }
+  if (system.storage === "redis") {
+    return {
+      target: { databaseUrl: null, sqlitePath: null, redisPrefix: name },
+      database: null,
+      cleanup: () => deleteRedisPrefix(name),
+    };
   }
   return { target: { databaseUrl: null, sqlitePath: null }, database: null, cleanup: async () => {} };
 }

@@ -1,4 +1,5 @@
 /** Every benchmarked system, in table order. */
+import { bullmqSystem } from "./bullmq.js";
 import { graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
 import { limitSystem } from "./limit.js";
 import { pgBossSystem } from "./pg-boss.js";
@@ -22,6 +23,7 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   graphileFastSystem,
   graphileDefaultSystem,
   pgBossSystem,
+  bullmqSystem,
   limitSystem,
   soniqPostgresContractSystem,
   soniqPostgresBatch500System,

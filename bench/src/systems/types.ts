@@ -22,7 +22,7 @@ export function runsPerJob(kind: TaskKind): number {
   return kind === "retry" ? RETRY_ATTEMPTS : 1;
 }
 
-export type StorageKind = "postgres" | "sqlite" | "memory";
+export type StorageKind = "postgres" | "sqlite" | "memory" | "redis";
 
 /** Where a session's data lives. One fresh database (or file) per measurement. */
 export interface SystemTarget {
@@ -30,6 +30,8 @@ export interface SystemTarget {
   databaseUrl: string | null;
   /** SQLite file of the measurement, or null. */
   sqlitePath: string | null;
+  /** Redis rows: the key prefix of the measurement (its keys are deleted afterwards). */
+  redisPrefix?: string;
 }
 
 /** What the storage says about the measurement's jobs right now. */
