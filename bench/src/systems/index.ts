@@ -1,6 +1,6 @@
 /** Every benchmarked system, in table order. */
 import { bullmqSystem } from "./bullmq.js";
-import { graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
+import { graphile018FastSystem, graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
 import { limitSystem } from "./limit.js";
 import { pgBossSystem } from "./pg-boss.js";
 import { soniqMemoryContractSystem, soniqMemorySystem } from "./soniq-memory.js";
@@ -20,6 +20,7 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   soniqMemorySystem,
   soniqPostgresNode24System,
   soniqSqliteNode24System,
+  graphile018FastSystem,
   graphileFastSystem,
   graphileDefaultSystem,
   pgBossSystem,
