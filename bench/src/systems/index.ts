@@ -3,6 +3,7 @@ import { bullmqSystem } from "./bullmq.js";
 import { graphile018FastSystem, graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
 import { limitSystem } from "./limit.js";
 import { pgBossSystem } from "./pg-boss.js";
+import { pgBoss12System } from "./pg-boss-12.js";
 import { soniqMemoryContractSystem, soniqMemorySystem } from "./soniq-memory.js";
 import { soniqPostgresNode24System, soniqSqliteNode24System } from "./soniq-node24.js";
 import {
@@ -23,6 +24,7 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   graphile018FastSystem,
   graphileFastSystem,
   graphileDefaultSystem,
+  pgBoss12System,
   pgBossSystem,
   bullmqSystem,
   limitSystem,
