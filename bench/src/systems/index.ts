@@ -4,6 +4,7 @@ import { graphile018FastSystem, graphileDefaultSystem, graphileFastSystem } from
 import { limitSystem } from "./limit.js";
 import { pgBossSystem } from "./pg-boss.js";
 import { pgBoss12System } from "./pg-boss-12.js";
+import { sidequestPostgresSystem } from "./sidequest.js";
 import { soniqMemoryContractSystem, soniqMemorySystem } from "./soniq-memory.js";
 import { soniqPostgresNode24System, soniqSqliteNode24System } from "./soniq-node24.js";
 import {
@@ -24,6 +25,7 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   graphile018FastSystem,
   graphileFastSystem,
   graphileDefaultSystem,
+  sidequestPostgresSystem,
   pgBoss12System,
   pgBossSystem,
   bullmqSystem,
