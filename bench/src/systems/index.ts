@@ -2,8 +2,10 @@
 import { bullmqSystem } from "./bullmq.js";
 import { graphile018FastSystem, graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
 import { limitSystem } from "./limit.js";
+import { litequeSystem } from "./liteque.js";
 import { pgBossSystem } from "./pg-boss.js";
 import { pgBoss12System } from "./pg-boss-12.js";
+import { plainjobSystem } from "./plainjob.js";
 import { sidequestPostgresSystem } from "./sidequest.js";
 import { soniqMemoryContractSystem, soniqMemorySystem } from "./soniq-memory.js";
 import { soniqPostgresNode24System, soniqSqliteNode24System } from "./soniq-node24.js";
@@ -29,6 +31,8 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   pgBoss12System,
   pgBossSystem,
   bullmqSystem,
+  litequeSystem,
+  plainjobSystem,
   limitSystem,
   soniqPostgresContractSystem,
   soniqPostgresBatch500System,
