@@ -227,13 +227,17 @@ export const graphileFastSystem = graphileSystem(
   { release: "0.17", localQueueSize: 500, batchDelays: true },
 );
 
-export const graphileDefaultSystem = graphileSystem(
-  "graphile-default",
-  "graphile-worker 0.17.3 defaults",
-  "default settings (no local queue, one fetch and one completion query per job); drains a quarter of N (W1 5,000, W4 500) to fit the time budget",
-  { release: "0.17", localQueueSize: null, batchDelays: false },
-  0.25,
-);
+/** Optional since the latest releases joined the bench: the 0.17 fast row shows what that release can do. */
+export const graphileDefaultSystem: SystemAdapter = {
+  ...graphileSystem(
+    "graphile-default",
+    "graphile-worker 0.17.3 defaults",
+    "default settings (no local queue, one fetch and one completion query per job); drains a quarter of N (W1 5,000, W4 500) to fit the time budget",
+    { release: "0.17", localQueueSize: null, batchDelays: false },
+    0.25,
+  ),
+  optional: true,
+};
 
 export const graphile018FastSystem: SystemAdapter = {
   ...graphileSystem(

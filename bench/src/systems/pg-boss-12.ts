@@ -169,6 +169,7 @@ export const pgBoss12System: SystemAdapter = {
   label: "pg-boss 12.38.0 (Node 24)",
   storage: "postgres",
   inProcess: false,
+  notInQuick: true,
   runtime: "node24",
   notes: `useListenNotify + queues with notify, localConcurrency c x batchSize ${BATCH_SIZE}, burstWhenBatchFull, perJobResults; on Node 24 (it needs Node >= 22)`,
   unavailable: async () => node24Unavailable(),

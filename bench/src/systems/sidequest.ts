@@ -169,6 +169,7 @@ export const sidequestPostgresSystem: SystemAdapter = {
   label: "Sidequest 1.16.4 postgres (Node 24)",
   storage: "postgres",
   inProcess: false,
+  notInQuick: true,
   runtime: "node24",
   immediateRetries: true,
   // About 100-150 jobs/s at c10 here (a full set of slots makes its dispatcher sleep out the 100 ms poll):

@@ -117,6 +117,8 @@ export interface SystemAdapter {
   readonly notes: string;
   /** Not run unless named with `--systems` (diagnostic rows). */
   readonly optional?: boolean;
+  /** Left out of `--quick` unless named with `--systems` (it keeps CI's smoke run short). */
+  readonly notInQuick?: boolean;
   /**
    * Fraction of the W1/W4 job counts this system drains (default 1). Slow reference rows use less so the
    * whole bench stays within its time budget; their rates are still jobs/s.
