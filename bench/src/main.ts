@@ -1,5 +1,6 @@
 /**
- * `pnpm bench`: Soniq against graphile-worker, pg-boss and a hand-written limit on the same PostgreSQL.
+ * `pnpm bench`: Soniq against graphile-worker, pg-boss, Sidequest (same PostgreSQL), BullMQ (local Redis), the
+ * SQLite queues and a hand-written limit.
  * Prints one markdown table plus ratios, writes JSON, and exits 1 when any row is invalid.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
