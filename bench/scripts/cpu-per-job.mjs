@@ -1,7 +1,8 @@
-// CPU and WAL per job of one Soniq-on-Postgres drain, a diagnostic beside `pnpm bench` (see bench/README.md,
-// "CPU per job"). Wall-clock rates on this shared 2-core box drift by 2x between runs; CPU seconds per job
-// (this process, and every Postgres backend serving the worker's pool, from /proc) and WAL bytes per job
-// drift far less, so two builds can be compared by running this script from each, alternately.
+// CPU and WAL per job of one Soniq-on-Postgres drain, a diagnostic beside `pnpm bench`, whose W1 and W4 drains
+// report the same figures for every system of the run (bench/README.md, "CPU per job"). Wall-clock rates on
+// this shared 2-core box drift by 2x between runs; CPU seconds per job (this process, and every Postgres
+// backend serving the worker's pool, from /proc) and WAL bytes per job drift far less, so two builds can be
+// compared by running this script from each, alternately.
 //
 //   node bench/scripts/cpu-per-job.mjs [ok|fail|retry] [jobs]
 //

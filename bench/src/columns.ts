@@ -57,6 +57,20 @@ export const SECTIONS: readonly Section[] = [
     ],
   },
   {
+    title:
+      "CPU per job over the drain: worker processes, the store's server (PostgreSQL backends of the database, or Redis), WAL (server-wide)",
+    columns: (
+      [
+        ["c10", "W1 c10", "w1-c10"],
+        ["fail", "W4", "w4"],
+      ] as const
+    ).flatMap(([prefix, name, w]) => [
+      lower(`${name} worker CPU (µs/job)`, `${prefix}_worker_cpu_us`, [w]),
+      lower(`${name} store CPU (µs/job)`, `${prefix}_store_cpu_us`, [w]),
+      lower(`${name} WAL (bytes/job)`, `${prefix}_wal_bytes`, [w]),
+    ]),
+  },
+  {
     title: "Growth: W5 drain with retained done rows, W6 drain over many queues",
     columns: [
       higher("W5 drain, retained rows (jobs/s)", "drain_retained", ["w5"]),
@@ -115,6 +129,7 @@ export const SELF_RATIOS: readonly SelfRatio[] = [
 /** Milliseconds with one decimal, CPU seconds with three, everything else (rates, counts) whole. */
 export function formatMetric(metric: string, v: number): string {
   if (/^latency_|_p\d+$|_ms$/.test(metric)) return v.toFixed(1);
+  if (metric.endsWith("_cpu_us")) return Math.round(v).toLocaleString("en-US");
   if (metric.includes("_cpu")) return v.toFixed(3);
   return Math.round(v).toLocaleString("en-US");
 }

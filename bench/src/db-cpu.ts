@@ -105,3 +105,20 @@ export async function startDbCpu(adminUrl: string, database: string): Promise<Db
   sampler.start();
   return sampler;
 }
+
+/**
+ * The server's WAL insert position in bytes. Server-wide: every database's writes move it, so a WAL figure
+ * is this measurement's only on an otherwise idle server.
+ */
+export async function walPosition(adminUrl: string): Promise<number> {
+  const client = benchClient(adminUrl, "WAL position");
+  await client.connect();
+  try {
+    const res = await client.query<{ b: string }>(
+      "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::text AS b",
+    );
+    return Number(res.rows[0]?.b);
+  } finally {
+    await client.end();
+  }
+}

@@ -2,6 +2,7 @@
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { HostCall, HostMessage, StartReport } from "./host-protocol.js";
+import { node24 } from "./node24.js";
 import type { ProduceRequest, ProduceResult, ProducerHandle } from "./producer.js";
 import type { Counts, QueueLimit, SystemTarget, TaskKind } from "./systems/types.js";
 
@@ -33,11 +34,16 @@ export class HostClient {
   private allStarted: { at: number } | null = null;
   private allStartedWaiters: ((at: number) => void)[] = [];
 
-  /** Starts the child at once; it loads the system's modules while the parent prepares the database. */
-  constructor(systemId: string) {
+  /**
+   * Starts the child at once; it loads the system's modules while the parent prepares the database. On
+   * `runtime` "node24" the child runs on Node 24 (`node24.ts`).
+   */
+  constructor(systemId: string, runtime?: "node24") {
+    const other = runtime === "node24" ? node24() : null;
     this.child = fork(HOST_ENTRY, [systemId], {
-      execArgv: HOST_EXEC_ARGV,
+      execArgv: [...(other?.execArgv ?? []), ...HOST_EXEC_ARGV],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
+      ...(other ? { execPath: other.execPath, env: { ...process.env, ...other.env } } : {}),
     });
     this.child.on("message", (m: HostMessage) => this.onMessage(m));
     // A message that could not be sent (the child is gone): the calls waiting on it fail, the bench goes on.
@@ -100,6 +106,16 @@ export class HostClient {
         resolve(at);
       });
     });
+  }
+
+  /** Runs the system's `prepare` in the child. */
+  async prepare(systemId: string, target: SystemTarget): Promise<void> {
+    await this.call({ op: "prepare", systemId, target });
+  }
+
+  /** The child's CPU seconds so far (every thread). */
+  async cpuSeconds(): Promise<number> {
+    return (await this.call({ op: "cpu" })) as number;
   }
 
   async report(): Promise<StartReport> {

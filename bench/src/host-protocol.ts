@@ -4,6 +4,10 @@ import type { QueueLimit, SystemTarget, TaskKind } from "./systems/types.js";
 
 export type HostCall =
   | { op: "open"; systemId: string; target: SystemTarget }
+  /** Runs the system's `prepare` here (Node 24 rows: the harness's Node must not load the library). */
+  | { op: "prepare"; systemId: string; target: SystemTarget }
+  /** This process's CPU time so far (user + system, every thread), in seconds. */
+  | { op: "cpu" }
   /**
    * Reset the start tracker: expect jobs 0..n-1 of `kind`; keep start times when `recordTimes`. `shared`:
    * other worker hosts run the same jobs (scale-out), so the report carries the count per index for the

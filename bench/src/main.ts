@@ -1,5 +1,6 @@
 /**
- * `pnpm bench`: Soniq against graphile-worker, pg-boss and a hand-written limit on the same PostgreSQL.
+ * `pnpm bench`: Soniq against graphile-worker, pg-boss, Sidequest (same PostgreSQL), BullMQ (local Redis), the
+ * SQLite queues and a hand-written limit.
  * Prints one markdown table plus ratios, writes JSON, and exits 1 when any row is invalid.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -38,7 +39,7 @@ async function main(): Promise<number> {
   const server = await serverInfo(opts.databaseUrl);
   const wanted = opts.systems
     ? SYSTEMS.filter((s) => opts.systems?.includes(s.id))
-    : SYSTEMS.filter((s) => !s.optional);
+    : SYSTEMS.filter((s) => !s.optional && !(opts.quick && s.notInQuick));
   if (opts.systems) {
     const unknown = opts.systems.filter((id) => !SYSTEMS.some((s) => s.id === id));
     if (unknown.length > 0) throw new Error(`unknown systems: ${unknown.join(", ")}`);
@@ -55,7 +56,7 @@ async function main(): Promise<number> {
   const samples = await runPlan(available, opts, log);
   const summary = summarise(samples);
   const soniqIds = available
-    .filter((s) => s.storage === "postgres" && s.id.startsWith("soniq-"))
+    .filter((s) => s.storage !== "memory" && s.id.startsWith("soniq-"))
     .map((s) => s.id);
   const ratios = computeRatios(summary, soniqIds);
   const selfRatios = computeSelfRatios(summary);

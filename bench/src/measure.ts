@@ -15,6 +15,7 @@ import {
   sessionTrouble,
 } from "./pg-admin.js";
 import { localProducer, type ProducerHandle } from "./producer.js";
+import { deleteRedisPrefix } from "./redis-admin.js";
 import type { SystemAdapter, SystemTarget } from "./systems/types.js";
 
 /** A run whose check failed: reported as INVALID and never timed. */
@@ -82,6 +83,13 @@ async function makeTarget(system: SystemAdapter, adminUrl: string): Promise<Targ
     };
     return { target: { databaseUrl: null, sqlitePath }, database: null, cleanup };
   }
+  if (system.storage === "redis") {
+    return {
+      target: { databaseUrl: null, sqlitePath: null, redisPrefix: name },
+      database: null,
+      cleanup: () => deleteRedisPrefix(name),
+    };
+  }
   return { target: { databaseUrl: null, sqlitePath: null }, database: null, cleanup: async () => {} };
 }
 
@@ -110,7 +118,10 @@ export async function withMeasurement<T>(
 ): Promise<T> {
   // What happened between measurements (the previous database's FORCE drop) is not this one's.
   takeIncidents();
-  const hosts: HostClient[] = needsHost || system.inProcess ? [new HostClient(system.id)] : [];
+  const runtime = system.runtime;
+  const hosts: HostClient[] = needsHost || system.inProcess ? [new HostClient(system.id, runtime)] : [];
+  // A row on another runtime enqueues from a child on that runtime too (the parent never loads its library).
+  const producerHost = runtime && !system.inProcess ? new HostClient(system.id, runtime) : null;
   const opened = new Map<HostClient, Promise<void>>();
   let target: Target | null = null;
   let producer: ProducerHandle | null = null;
@@ -119,7 +130,9 @@ export async function withMeasurement<T>(
   try {
     target = await makeTarget(system, adminUrl);
     const t = target.target;
-    await system.prepare(t);
+    const preparer = producerHost ?? (runtime ? hosts[0] : undefined);
+    if (preparer) await preparer.prepare(system.id, t);
+    else await system.prepare(t);
     const open = async (host: HostClient): Promise<HostClient> => {
       let ready = opened.get(host);
       if (!ready) {
@@ -130,18 +143,21 @@ export async function withMeasurement<T>(
       return host;
     };
     const getHosts = (count: number): Promise<HostClient[]> => {
-      while (hosts.length < count) hosts.push(new HostClient(system.id));
+      while (hosts.length < count) hosts.push(new HostClient(system.id, runtime));
       return Promise.all(hosts.slice(0, count).map(open));
     };
     const getHost = async () => (await getHosts(1))[0] as HostClient;
-    producer = system.inProcess ? (await getHost()).producer() : localProducer(await system.open(t));
+    if (system.inProcess) producer = (await getHost()).producer();
+    else if (producerHost) producer = (await open(producerHost)).producer();
+    else producer = localProducer(await system.open(t));
     const ctx = { system, target: t, database: target.database, adminUrl, producer };
     outcome = { ok: true, value: await fn({ ...ctx, host: getHost, hosts: getHosts }) };
   } catch (error) {
     outcome = { ok: false, error };
   }
   await producer?.close().catch((err: unknown) => incidents.push(`closing the producer: ${message(err)}`));
-  for (const found of await Promise.all(hosts.map((h) => h.close()))) incidents.push(...found);
+  const children = producerHost ? [...hosts, producerHost] : hosts;
+  for (const found of await Promise.all(children.map((h) => h.close()))) incidents.push(...found);
   incidents.push(...takeIncidents());
   if (target?.database) {
     const trouble = await sessionTrouble(adminUrl, target.database).catch((err: unknown) => [

@@ -7,7 +7,15 @@ import { now } from "./clock.js";
 import { withMeasurement } from "./measure.js";
 import { type BenchOptions, scaleProcesses, steadyRate, type WorkloadId } from "./options.js";
 import type { QueueLimit, SystemAdapter } from "./systems/types.js";
-import { runDrain, runFanIn, runLatency, runSingleEnqueue, runSteady } from "./workloads.js";
+import { type CpuPerJob, runDrain, runFanIn, runLatency, runSingleEnqueue, runSteady } from "./workloads.js";
+
+/** The CPU-per-job metrics of a drain, under `prefix` (`c10`, `fail`, ...). */
+function cpuMetrics(prefix: string, cpu: CpuPerJob): Metrics {
+  const out: Metrics = { [`${prefix}_worker_cpu_us`]: cpu.workerUs };
+  if (cpu.storeUs !== null) out[`${prefix}_store_cpu_us`] = cpu.storeUs;
+  if (cpu.walBytes !== null) out[`${prefix}_wal_bytes`] = cpu.walBytes;
+  return out;
+}
 
 /** Metric names, as they appear in the JSON. Rates are jobs/s, latencies ms, CPU seconds. */
 export type Metrics = Record<string, number>;
@@ -113,6 +121,7 @@ export async function measure(
           [`drain_c${concurrency}`]: r.jobsPerSec,
           [`drain_c${concurrency}_startup_ms`]: r.startupMs,
           bulk_enqueue: r.bulkEnqueuePerSec,
+          ...cpuMetrics(`c${concurrency}`, r.cpu),
         };
       }
       case "w2-single":
@@ -123,12 +132,12 @@ export async function measure(
       }
       case "w4": {
         const r = await runDrain(ctx, { ...drain, kind: "fail", n: scaled(s.failJobs) });
-        return { fail: r.jobsPerSec };
+        return { fail: r.jobsPerSec, ...cpuMetrics("fail", r.cpu) };
       }
       case "w4-retry": {
         // The rate counts jobs: each of them ran RETRY_ATTEMPTS times before its dead letter.
         const r = await runDrain(ctx, { ...drain, kind: "retry", n: scaled(s.failJobs) });
-        return { retry: r.jobsPerSec };
+        return { retry: r.jobsPerSec, ...cpuMetrics("retry", r.cpu) };
       }
       case "w5": {
         const seededAt = now();

@@ -94,7 +94,8 @@ const QUICK: Sizes = {
 export const USAGE = `Usage: pnpm bench [--quick] [--runs N] [--systems a,b] [--workloads w1-c10,w3] [--json FILE]
   --quick              small sizes, one run (a smoke test: it runs and verifies)
   --runs N             runs per system and workload; the table shows medians (default 3, quick 1)
-  --systems LIST       system ids to run (default: every non-optional one)
+  --systems LIST       system ids to run (default: every non-optional one; --quick leaves out the
+                       slowest peers: sidequest-postgres, pg-boss-12, soniq-sqlite-node24)
   --workloads LIST     default set: ${DEFAULT_WORKLOADS.join(", ")} (quick: all but w1-c50)
                        optional: ${OPTIONAL_WORKLOADS.join(", ")}
                        groups: ${Object.entries(WORKLOAD_GROUPS)

@@ -4,7 +4,24 @@ import { COLUMNS, type Column, formatMetric, SECTIONS, SELF_RATIOS, type Section
 import type { Sample } from "./plan.js";
 import type { SystemAdapter } from "./systems/types.js";
 
-export const RATIO_PEERS = ["graphile-fast", "pg-boss", "limit"] as const;
+/**
+ * Which peers each Soniq row is compared with: the rows on the same runtime and the same kind of storage
+ * (a ratio should not be one of runtimes). BullMQ runs on the harness's Node; the limit is the ceiling for
+ * both Postgres rows.
+ */
+export const RATIO_PEERS = {
+  postgres: ["graphile-fast", "pg-boss", "bullmq", "limit"],
+  postgresNode24: ["graphile-018-fast", "pg-boss-12", "sidequest-postgres", "limit"],
+  sqlite: ["liteque", "plainjob"],
+  sqliteNode24: [],
+} as const satisfies Record<string, readonly string[]>;
+
+/** The peers of a Soniq row, from its id (`soniq-sqlite...` on SQLite, `...-node24` on Node 24). */
+export function ratioPeers(soniqId: string): readonly string[] {
+  const node24 = soniqId.endsWith("-node24");
+  if (soniqId.startsWith("soniq-sqlite")) return node24 ? RATIO_PEERS.sqliteNode24 : RATIO_PEERS.sqlite;
+  return node24 ? RATIO_PEERS.postgresNode24 : RATIO_PEERS.postgres;
+}
 
 export function median(values: readonly number[]): number | null {
   if (values.length === 0) return null;
@@ -95,7 +112,7 @@ export interface Ratio {
 export function computeRatios(summary: Summary, soniqIds: readonly string[]): Ratio[] {
   const out: Ratio[] = [];
   for (const soniq of soniqIds) {
-    for (const peer of RATIO_PEERS) {
+    for (const peer of ratioPeers(soniq)) {
       for (const c of COLUMNS) {
         const a = summary[soniq]?.[c.metric];
         const b = summary[peer]?.[c.metric];
@@ -109,7 +126,7 @@ export function computeRatios(summary: Summary, soniqIds: readonly string[]): Ra
 
 /** One ratio table per section with any ratio. */
 export function renderRatios(ratios: readonly Ratio[]): string {
-  if (ratios.length === 0) return "(no Soniq-on-Postgres row to compare)";
+  if (ratios.length === 0) return "(no Soniq row with a peer to compare)";
   const tables = SECTIONS.map((sec) => {
     const mine = ratios.filter((r) => sec.columns.some((c) => c.metric === r.metric));
     if (mine.length === 0) return null;

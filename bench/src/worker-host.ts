@@ -79,6 +79,13 @@ async function execute(call: HostCall): Promise<unknown> {
     case "open":
       session = await findSystem(call.systemId).open(call.target);
       return null;
+    case "prepare":
+      await findSystem(call.systemId).prepare(call.target);
+      return null;
+    case "cpu": {
+      const { user, system } = process.cpuUsage();
+      return (user + system) / 1e6;
+    }
     case "track":
       tracker = new StartTracker(call.kind, call.n, call.recordTimes, call.shared, (at) =>
         send({ type: "all-started", at }),

@@ -21,7 +21,7 @@
  * across all of them), and the end is the storage showing nothing pending.
  */
 import { now, sleep } from "./clock.js";
-import { type DbCpuSampler, startDbCpu } from "./db-cpu.js";
+import { type DbCpuSampler, startDbCpu, walPosition } from "./db-cpu.js";
 import type { HostClient } from "./host-client.js";
 import { check, InvalidRun, type MeasureContext } from "./measure.js";
 import { mergeReports } from "./start-report.js";
@@ -45,6 +45,52 @@ export interface DrainResult {
   /** From asking the worker to start to its first handler start (not part of the rate). */
   startupMs: number;
   bulkEnqueuePerSec: number;
+  /** CPU per job over the drain (see `CpuWindow`). */
+  cpu: CpuPerJob;
+}
+
+/**
+ * What a drain cost, per job, from asking the workers to start until the storage showed every job finished:
+ * the worker processes' CPU (every thread; for in-process rows this includes the harness's cheap `settled`
+ * polls), the store's server CPU (the PostgreSQL backends serving the measurement's database, or the
+ * system's own store, e.g. Redis) and the WAL written (server-wide: other work on the server counts too).
+ * Null where it cannot be read.
+ */
+export interface CpuPerJob {
+  workerUs: number;
+  storeUs: number | null;
+  walBytes: number | null;
+}
+
+/** Readings taken at the start of a drain, turned into `CpuPerJob` at its end. */
+async function startCpuWindow(
+  ctx: MeasureContext,
+  hosts: readonly HostClient[],
+): Promise<(jobs: number) => Promise<CpuPerJob>> {
+  const workers = async () =>
+    (await Promise.all(hosts.map((h) => h.cpuSeconds()))).reduce((a, b) => a + b, 0);
+  const store = ctx.system.storeCpuSeconds?.bind(ctx.system);
+  const [worker0, store0, wal0, db] = await Promise.all([
+    workers(),
+    store ? store() : null,
+    ctx.database ? walPosition(ctx.adminUrl) : null,
+    ctx.database ? startDbCpu(ctx.adminUrl, ctx.database) : null,
+  ]);
+  return async (jobs) => {
+    const [worker1, store1, wal1, dbSeconds] = await Promise.all([
+      workers(),
+      store ? store() : null,
+      ctx.database ? walPosition(ctx.adminUrl) : null,
+      db ? db.stop() : null,
+    ]);
+    const storeSeconds =
+      store0 !== null && store1 !== null ? store1 - store0 : dbSeconds !== null ? dbSeconds : null;
+    return {
+      workerUs: ((worker1 - worker0) * 1e6) / jobs,
+      storeUs: storeSeconds === null ? null : (storeSeconds * 1e6) / jobs,
+      walBytes: wal0 !== null && wal1 !== null ? (wal1 - wal0) / jobs : null,
+    };
+  };
 }
 
 function checkDistinct(c: Counts, n: number, when: string): void {
@@ -187,11 +233,13 @@ export async function runDrain(ctx: MeasureContext, p: DrainParams): Promise<Dra
     ...(p.queues ? { queues: p.queues } : {}),
   });
   await checkEnqueued(ctx, p.kind, p.n);
+  const cpuWindow = await startCpuWindow(ctx, hosts);
   const goAt = now();
   const deadline = goAt + p.timeoutMs;
   await startWorkers(hosts);
   await waitAllStarted(ctx, hosts, p.kind, p.timeoutMs);
   const settledAt = await waitSettled(ctx, p.kind, deadline);
+  const cpu = await cpuWindow(p.n);
   const report = await stopAndCheckStarts(hosts, false);
   await checkFinal(ctx, p.kind, p.n);
   const first = report.firstStartAt ?? goAt;
@@ -201,6 +249,7 @@ export async function runDrain(ctx: MeasureContext, p: DrainParams): Promise<Dra
     drainMs,
     startupMs: first - goAt,
     bulkEnqueuePerSec: p.n / (enqueue.elapsedMs / 1000),
+    cpu,
   };
 }
 

@@ -84,6 +84,26 @@ describe("report", () => {
     expect(ratios.find((r) => r.metric === "latency_p99")?.value).toBe(2);
   });
 
+  test("report/ratios-pair-rows-of-the-same-runtime-and-storage", () => {
+    const summary = {
+      "soniq-postgres": { drain_c10: 300 },
+      "soniq-postgres-node24": { drain_c10: 400 },
+      "soniq-sqlite": { drain_c10: 500 },
+      "graphile-fast": { drain_c10: 100 },
+      "graphile-018-fast": { drain_c10: 200 },
+      bullmq: { drain_c10: 150 },
+      plainjob: { drain_c10: 250 },
+    };
+    const ratios = computeRatios(summary, ["soniq-postgres", "soniq-postgres-node24", "soniq-sqlite"]);
+    const pairs = ratios.map((r) => `${r.soniq}/${r.peer}=${r.value}`).sort();
+    expect(pairs).toEqual([
+      "soniq-postgres-node24/graphile-018-fast=2",
+      "soniq-postgres/bullmq=2",
+      "soniq-postgres/graphile-fast=3",
+      "soniq-sqlite/plainjob=2",
+    ]);
+  });
+
   test("report/optional-sections-only-when-run", () => {
     const base = [sample("soniq-postgres", 1, { drain_c10: 100, bulk_enqueue: 10 })];
     const plain = renderTable([adapter("soniq-postgres")], base, summarise(base));

@@ -1,8 +1,14 @@
 /** Every benchmarked system, in table order. */
-import { graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
+import { bullmqSystem } from "./bullmq.js";
+import { graphile018FastSystem, graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
 import { limitSystem } from "./limit.js";
+import { litequeSystem } from "./liteque.js";
 import { pgBossSystem } from "./pg-boss.js";
+import { pgBoss12System } from "./pg-boss-12.js";
+import { plainjobSystem } from "./plainjob.js";
+import { sidequestPostgresSystem } from "./sidequest.js";
 import { soniqMemoryContractSystem, soniqMemorySystem } from "./soniq-memory.js";
+import { soniqPostgresNode24System, soniqSqliteNode24System } from "./soniq-node24.js";
 import {
   soniqPostgresAsyncSystem,
   soniqPostgresBatch500System,
@@ -17,9 +23,17 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   soniqPostgresSystem,
   soniqSqliteSystem,
   soniqMemorySystem,
+  soniqPostgresNode24System,
+  soniqSqliteNode24System,
+  graphile018FastSystem,
   graphileFastSystem,
   graphileDefaultSystem,
+  sidequestPostgresSystem,
+  pgBoss12System,
   pgBossSystem,
+  bullmqSystem,
+  litequeSystem,
+  plainjobSystem,
   limitSystem,
   soniqPostgresContractSystem,
   soniqPostgresBatch500System,

@@ -144,6 +144,8 @@ export const pgBossSystem: SystemAdapter = {
   label: "pg-boss 10.4.2",
   storage: "postgres",
   inProcess: false,
+  // Optional: pg-boss 12 (its current major, on Node 24) is the default pg-boss row.
+  optional: true,
   notes: `c work() loops x batchSize ${BATCH_SIZE}, pollingIntervalSeconds ${POLL_SECONDS} (its minimum); no cross-process wake-up`,
   async prepare(target) {
     const boss = newBoss(requireUrl(target), "producer");

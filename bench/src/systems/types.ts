@@ -22,7 +22,7 @@ export function runsPerJob(kind: TaskKind): number {
   return kind === "retry" ? RETRY_ATTEMPTS : 1;
 }
 
-export type StorageKind = "postgres" | "sqlite" | "memory";
+export type StorageKind = "postgres" | "sqlite" | "memory" | "redis";
 
 /** Where a session's data lives. One fresh database (or file) per measurement. */
 export interface SystemTarget {
@@ -30,6 +30,8 @@ export interface SystemTarget {
   databaseUrl: string | null;
   /** SQLite file of the measurement, or null. */
   sqlitePath: string | null;
+  /** Redis rows: the key prefix of the measurement (its keys are deleted afterwards). */
+  redisPrefix?: string;
 }
 
 /** What the storage says about the measurement's jobs right now. */
@@ -107,10 +109,23 @@ export interface SystemAdapter {
   readonly storage: StorageKind;
   /** Producer and worker must share one process (no separate database server). */
   readonly inProcess: boolean;
+  /**
+   * `"node24"`: every process of this row (setup, producer, worker) runs on Node 24 (`node24.ts`): the
+   * peers that need Node >= 22, and Soniq's rows again on that runtime. Such an adapter imports its library
+   * only inside its methods, so the harness (Node 20) never loads it. Default: the harness's own Node.
+   */
+  readonly runtime?: "node24";
+  /**
+   * Server-side CPU seconds so far of a store that is not PostgreSQL (BullMQ's Redis), for the CPU-per-job
+   * columns; read in the parent before and after a drain.
+   */
+  storeCpuSeconds?(): Promise<number>;
   /** One line for the table's notes: settings, and whether this is an interim adapter. */
   readonly notes: string;
   /** Not run unless named with `--systems` (diagnostic rows). */
   readonly optional?: boolean;
+  /** Left out of `--quick` unless named with `--systems` (it keeps CI's smoke run short). */
+  readonly notInQuick?: boolean;
   /**
    * Fraction of the W1/W4 job counts this system drains (default 1). Slow reference rows use less so the
    * whole bench stays within its time budget; their rates are still jobs/s.

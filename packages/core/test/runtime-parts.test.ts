@@ -83,6 +83,24 @@ describe("outcomes", () => {
     expect(formatError({ code: 1 })).toBe('Non-error thrown: {"code":1}');
     expect(formatError(new Error("y".repeat(10_000)))).toHaveLength(MAX_ERROR_LENGTH);
   });
+
+  it("formatError cuts a message that fills the cap without formatting the stack it would cut off", () => {
+    const err = new TypeError("z".repeat(100_000));
+    let stackRead = false;
+    const stack = err.stack;
+    Object.defineProperty(err, "stack", {
+      get: () => {
+        stackRead = true;
+        return stack;
+      },
+    });
+    const text = formatError(err);
+    expect(text).toBe(`TypeError: ${"z".repeat(MAX_ERROR_LENGTH - "TypeError: ".length)}`);
+    expect(stackRead).toBe(false);
+    // Below the cap the stack is kept, as before.
+    const short = formatError(new TypeError("z".repeat(100)));
+    expect(short).toMatch(/^TypeError: z{100}\n\s+at /);
+  });
 });
 
 describe("names", () => {

@@ -1,0 +1,146 @@
+/**
+ * BullMQ 6.7.0 on the machine's local Redis (`redis-admin.ts`). One queue per task kind, one `Worker` per
+ * queue at the measured concurrency; jobs carry `attempts` (1 for failing jobs, 3 without backoff for W4
+ * retry, which BullMQ retries at once). Completed and failed jobs are kept (BullMQ's default), as Soniq keeps
+ * done rows. Each measurement's keys live under their own `prefix`, removed afterwards.
+ */
+import { type ConnectionOptions, Queue, Worker } from "bullmq";
+import { recordIncident } from "../incidents.js";
+import { REDIS_URL, redisCpuSeconds } from "../redis-admin.js";
+import {
+  type BenchWorker,
+  type Counts,
+  handle,
+  RETRY_ATTEMPTS,
+  readIndex,
+  type SystemAdapter,
+  type SystemSession,
+  type SystemTarget,
+  TASK_NAMES,
+  type TaskKind,
+  type WorkerSpec,
+} from "./types.js";
+
+const KINDS = ["noop", "fail", "retry"] as const;
+
+/** Workers block on Redis: ioredis must not give up on a command (BullMQ requires this). */
+function connection(): ConnectionOptions {
+  return { url: REDIS_URL, maxRetriesPerRequest: null };
+}
+
+function requirePrefix(target: SystemTarget): string {
+  if (!target.redisPrefix) throw new Error("BullMQ needs a Redis key prefix");
+  return target.redisPrefix;
+}
+
+function attempts(kind: TaskKind): number {
+  return kind === "fail" ? 1 : kind === "retry" ? RETRY_ATTEMPTS : 1;
+}
+
+/** BullMQ's queue names may not hold ':' (the key separator); task names are `bench.<kind>`. */
+function queueOf(kind: TaskKind): string {
+  return TASK_NAMES[kind];
+}
+
+class BullWorker implements BenchWorker {
+  private readonly workers: Worker[] = [];
+
+  constructor(
+    private readonly prefix: string,
+    private readonly spec: WorkerSpec,
+  ) {}
+
+  async start(): Promise<void> {
+    const spec = this.spec;
+    for (const kind of KINDS) {
+      const worker = new Worker(queueOf(kind), (job) => handle(spec, kind, readIndex(job.data)), {
+        connection: connection(),
+        prefix: this.prefix,
+        concurrency: spec.concurrency,
+      });
+      worker.on("error", (err) => recordIncident("bullmq worker", err));
+      this.workers.push(worker);
+    }
+    await Promise.all(this.workers.map((w) => w.waitUntilReady()));
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.close()));
+    this.workers.length = 0;
+  }
+}
+
+class BullSession implements SystemSession {
+  private readonly queues: Record<TaskKind, Queue>;
+
+  constructor(private readonly prefix: string) {
+    const open = (kind: TaskKind) => {
+      const queue = new Queue(queueOf(kind), { connection: connection(), prefix });
+      queue.on("error", (err) => recordIncident("bullmq queue", err));
+      return queue;
+    };
+    this.queues = { noop: open("noop"), fail: open("fail"), retry: open("retry") };
+  }
+
+  async enqueueOne(kind: TaskKind, i: number): Promise<void> {
+    await this.queues[kind].add(TASK_NAMES[kind], { i }, { attempts: attempts(kind) });
+  }
+
+  async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
+    const jobs = Array.from({ length: count }, (_, k) => ({
+      name: TASK_NAMES[kind],
+      data: { i: from + k },
+      opts: { attempts: attempts(kind) },
+    }));
+    await this.queues[kind].addBulk(jobs);
+  }
+
+  async counts(kind: TaskKind): Promise<Counts> {
+    const c = await this.queues[kind].getJobCounts(
+      "wait",
+      "active",
+      "delayed",
+      "prioritized",
+      "waiting-children",
+      "completed",
+      "failed",
+    );
+    const n = (k: string) => c[k] ?? 0;
+    return {
+      pending: n("wait") + n("active") + n("delayed") + n("prioritized") + n("waiting-children"),
+      done: n("completed"),
+      failed: n("failed"),
+      distinct: null,
+    };
+  }
+
+  async settled(kind: TaskKind): Promise<boolean> {
+    const c = await this.queues[kind].getJobCounts("wait", "active", "delayed", "prioritized");
+    return Object.values(c).every((v) => v === 0);
+  }
+
+  async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
+    return new BullWorker(this.prefix, spec);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(Object.values(this.queues).map((q) => q.close()));
+  }
+}
+
+export const bullmqSystem: SystemAdapter = {
+  id: "bullmq",
+  label: "BullMQ 6.7.0 (Redis)",
+  storage: "redis",
+  inProcess: false,
+  immediateRetries: true,
+  notes:
+    "local Redis; one Worker per queue at the measured concurrency, otherwise defaults (completed and failed jobs kept); store CPU is the Redis server's",
+  storeCpuSeconds: redisCpuSeconds,
+  async prepare(target) {
+    requirePrefix(target);
+  },
+  async open(target) {
+    return new BullSession(requirePrefix(target));
+  },
+};

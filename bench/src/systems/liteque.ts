@@ -1,0 +1,160 @@
+/**
+ * liteque 0.8.0 on SQLite (WAL, its default), producer and worker in one process like Soniq's SQLite row.
+ * One `SqliteQueue` per task kind and one `Runner` each at the measured concurrency, polling every 10 ms
+ * when idle (it has no wake-up; its README's example polls every 1,000 ms). It deletes a job when it
+ * completes (a drained queue is an empty table) and keeps failed ones (`keepFailedJobs`). No bulk enqueue:
+ * a batch is that many `enqueue()` calls.
+ *
+ * liteque 0.8.0 cannot dequeue on Node here: `attemptDequeue` passes an async function to drizzle 0.33's
+ * better-sqlite3 transaction, and better-sqlite3 (11 and 12 alike) throws "Transaction function cannot return
+ * a promise". `unavailable()` probes exactly that on an in-memory database, so the row runs as soon as a
+ * release works and is reported as not run (with the reason) until then.
+ */
+import type { Runner, SqliteQueue } from "liteque";
+import { SqliteCounts } from "./sqlite-counts.js";
+import {
+  type BenchWorker,
+  handle,
+  RETRY_ATTEMPTS,
+  readIndex,
+  type SystemAdapter,
+  type SystemSession,
+  type SystemTarget,
+  TASK_NAMES,
+  type TaskKind,
+  type WorkerSpec,
+} from "./types.js";
+
+const POLL_MS = 10;
+const KINDS = ["noop", "fail", "retry"] as const;
+
+const COUNTS = `SELECT
+  count(*) FILTER (WHERE status IN ('pending', 'running', 'pending_retry')) AS pending,
+  NULL AS done,
+  count(*) FILTER (WHERE status = 'failed') AS failed,
+  count(DISTINCT json_extract(payload, '$.i')) AS "distinct"
+FROM tasks WHERE queue = ?`;
+const BUSY = `SELECT EXISTS (SELECT 1 FROM tasks WHERE queue = ? AND status IN ('pending', 'running', 'pending_retry')) AS busy`;
+
+function requirePath(target: SystemTarget): string {
+  if (!target.sqlitePath) throw new Error("liteque needs a file");
+  return target.sqlitePath;
+}
+
+/** Retries after the first run: none for failing jobs, two (three runs) for w4-retry. */
+function numRetries(kind: TaskKind): number {
+  return kind === "retry" ? RETRY_ATTEMPTS - 1 : 0;
+}
+
+type Payload = { i: number };
+
+/** drizzle 0.33 keeps the better-sqlite3 connection on its session. */
+function closeDb(db: unknown): void {
+  (db as { session: { client: { close(): void } } }).session.client.close();
+}
+
+class LitequeWorker implements BenchWorker {
+  private runners: Runner<Payload>[] = [];
+  private running: Promise<void>[] = [];
+
+  constructor(
+    private readonly queues: Record<TaskKind, SqliteQueue<Payload>>,
+    private readonly spec: WorkerSpec,
+  ) {}
+
+  async start(): Promise<void> {
+    const { Runner } = await import("liteque");
+    const spec = this.spec;
+    for (const kind of KINDS) {
+      const runner = new Runner<Payload>(
+        this.queues[kind],
+        { run: (job) => handle(spec, kind, readIndex(job.data)) },
+        { concurrency: spec.concurrency, pollIntervalMs: POLL_MS, timeoutSecs: 60 },
+      );
+      this.runners.push(runner);
+      this.running.push(runner.run());
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const r of this.runners) r.stop();
+    await Promise.all(this.running);
+    this.runners = [];
+    this.running = [];
+  }
+}
+
+class LitequeSession implements SystemSession {
+  constructor(
+    private readonly queues: Record<TaskKind, SqliteQueue<Payload>>,
+    private readonly reads: SqliteCounts,
+  ) {}
+
+  async enqueueOne(kind: TaskKind, i: number): Promise<void> {
+    await this.queues[kind].enqueue({ i }, { numRetries: numRetries(kind) });
+  }
+
+  async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
+    for (let k = 0; k < count; k++) await this.enqueueOne(kind, from + k);
+  }
+
+  async counts(kind: TaskKind) {
+    return this.reads.counts(kind);
+  }
+
+  async settled(kind: TaskKind) {
+    return this.reads.settled(kind);
+  }
+
+  async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
+    return new LitequeWorker(this.queues, spec);
+  }
+
+  async close(): Promise<void> {
+    this.reads.close();
+  }
+}
+
+export const litequeSystem: SystemAdapter = {
+  id: "liteque",
+  label: "liteque 0.8.0 sqlite (in-process)",
+  storage: "sqlite",
+  inProcess: true,
+  deletesDone: true,
+  immediateRetries: true,
+  notes: `one Runner per queue at concurrency c, pollIntervalMs ${POLL_MS} (no wake-up); completed jobs deleted, failed kept; no bulk API (a batch is enqueue() calls)`,
+  preload: () => import("liteque"),
+  async unavailable() {
+    const { buildDBClient, SqliteQueue } = await import("liteque");
+    const db = buildDBClient(":memory:", { runMigrations: true });
+    try {
+      const queue = new SqliteQueue<Payload>("probe", db, {
+        defaultJobArgs: { numRetries: 0 },
+        keepFailedJobs: true,
+      });
+      await queue.enqueue({ i: 0 });
+      await queue.attemptDequeue({ timeoutSecs: 5 });
+      closeDb(db);
+      return null;
+    } catch (err) {
+      // Left open: the async transaction body better-sqlite3 refused still runs its queries afterwards.
+      return `liteque cannot dequeue on this Node and better-sqlite3: ${err instanceof Error ? err.message : String(err)}`;
+    }
+  },
+  async prepare(target) {
+    const { buildDBClient } = await import("liteque");
+    closeDb(buildDBClient(requirePath(target), { runMigrations: true }));
+  },
+  async open(target) {
+    const path = requirePath(target);
+    const { buildDBClient, SqliteQueue } = await import("liteque");
+    const db = buildDBClient(path);
+    const open = (kind: TaskKind) =>
+      new SqliteQueue<Payload>(TASK_NAMES[kind], db, {
+        defaultJobArgs: { numRetries: 0 },
+        keepFailedJobs: true,
+      });
+    const queues = { noop: open("noop"), fail: open("fail"), retry: open("retry") };
+    return new LitequeSession(queues, new SqliteCounts(path, COUNTS, BUSY));
+  },
+};

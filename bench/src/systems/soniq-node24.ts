@@ -1,0 +1,31 @@
+/**
+ * Soniq's Postgres and SQLite rows again, every process on Node 24 (`node24.ts`), beside the peers that need
+ * Node >= 22: so a ratio to graphile-worker 0.18, pg-boss 12 or Sidequest is not a ratio of runtimes.
+ */
+import { node24Unavailable } from "../node24.js";
+import { soniqPostgresSystem } from "./soniq-postgres.js";
+import { soniqSqliteSystem } from "./soniq-sqlite.js";
+import type { SystemAdapter } from "./types.js";
+
+function onNode24(system: SystemAdapter, id: string, label: string): SystemAdapter {
+  return {
+    ...system,
+    id,
+    label,
+    runtime: "node24",
+    notes: `${system.notes}; on Node 24`,
+    unavailable: async () => node24Unavailable(),
+  };
+}
+
+export const soniqPostgresNode24System = onNode24(
+  soniqPostgresSystem,
+  "soniq-postgres-node24",
+  "Soniq postgres (Node 24)",
+);
+
+/** No SQLite peer runs on Node 24 (see sidequest.ts), so `--quick` leaves this row out. */
+export const soniqSqliteNode24System: SystemAdapter = {
+  ...onNode24(soniqSqliteSystem, "soniq-sqlite-node24", "Soniq sqlite (in-process, Node 24)"),
+  notInQuick: true,
+};
