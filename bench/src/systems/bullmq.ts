@@ -3,8 +3,15 @@
  * queue at the measured concurrency; jobs carry `attempts` (1 for failing jobs, 3 without backoff for W4
  * retry, which BullMQ retries at once). Completed and failed jobs are kept (BullMQ's default), as Soniq keeps
  * done rows. Each measurement's keys live under their own `prefix`, removed afterwards.
+ *
+ * W8 uses BullMQ's own flows: in BullMQ a parent job waits for its children, so Soniq's n-1 parents fanning
+ * in to one child are one BullMQ parent (job n-1) with n-1 children (jobs 0..n-2), all on the noop queue,
+ * written by one `FlowProducer.add` (one atomic call: BullMQ's way to add a flow). The parent sits in
+ * `waiting-children` until its last child completes; like a Soniq step waiting on its parents it is no
+ * runnable job yet, so `counts` does not report it pending (the harness checks n-1 pending after the start,
+ * and n done at the end, so a parent that never left `waiting-children` makes the run INVALID).
  */
-import { type ConnectionOptions, Queue, Worker } from "bullmq";
+import { type ConnectionOptions, FlowProducer, Queue, Worker } from "bullmq";
 import { recordIncident } from "../incidents.js";
 import { REDIS_URL, redisCpuSeconds } from "../redis-admin.js";
 import {
@@ -72,6 +79,8 @@ class BullWorker implements BenchWorker {
 
 class BullSession implements SystemSession {
   private readonly queues: Record<TaskKind, Queue>;
+  /** W8's producer, opened with the session so its connection is up before a flow start is timed. */
+  private readonly flows: FlowProducer;
 
   constructor(private readonly prefix: string) {
     const open = (kind: TaskKind) => {
@@ -80,6 +89,8 @@ class BullSession implements SystemSession {
       return queue;
     };
     this.queues = { noop: open("noop"), fail: open("fail"), retry: open("retry") };
+    this.flows = new FlowProducer({ connection: connection(), prefix });
+    this.flows.on("error", (err) => recordIncident("bullmq flow producer", err));
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {
@@ -95,19 +106,30 @@ class BullSession implements SystemSession {
     await this.queues[kind].addBulk(jobs);
   }
 
+  /** W8: one flow, the parent (job n-1) over its n-1 children (jobs 0..n-2), in one atomic call. */
+  async startFanIn(n: number): Promise<void> {
+    const queueName = queueOf("noop");
+    const children = Array.from({ length: n - 1 }, (_, i) => ({
+      name: TASK_NAMES.noop,
+      queueName,
+      data: { i },
+    }));
+    await this.flows.add({ name: TASK_NAMES.noop, queueName, data: { i: n - 1 }, children });
+  }
+
   async counts(kind: TaskKind): Promise<Counts> {
+    // A parent in `waiting-children` is not runnable (W8: like a Soniq step waiting on its parents).
     const c = await this.queues[kind].getJobCounts(
       "wait",
       "active",
       "delayed",
       "prioritized",
-      "waiting-children",
       "completed",
       "failed",
     );
     const n = (k: string) => c[k] ?? 0;
     return {
-      pending: n("wait") + n("active") + n("delayed") + n("prioritized") + n("waiting-children"),
+      pending: n("wait") + n("active") + n("delayed") + n("prioritized"),
       done: n("completed"),
       failed: n("failed"),
       distinct: null,
@@ -124,7 +146,7 @@ class BullSession implements SystemSession {
   }
 
   async close(): Promise<void> {
-    await Promise.all(Object.values(this.queues).map((q) => q.close()));
+    await Promise.all([...Object.values(this.queues).map((q) => q.close()), this.flows.close()]);
   }
 }
 
@@ -134,8 +156,9 @@ export const bullmqSystem: SystemAdapter = {
   storage: "redis",
   inProcess: false,
   immediateRetries: true,
+  flows: true,
   notes:
-    "local Redis; one Worker per queue at the measured concurrency, otherwise defaults (completed and failed jobs kept); store CPU is the Redis server's",
+    "local Redis; one Worker per queue at the measured concurrency, otherwise defaults (completed and failed jobs kept); W8 is one FlowProducer.add (one parent, n-1 children); store CPU is the Redis server's",
   storeCpuSeconds: redisCpuSeconds,
   async prepare(target) {
     requirePrefix(target);
