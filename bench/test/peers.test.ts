@@ -2,7 +2,8 @@
  * The peers' plumbing end to end, one cheap drain each: a Redis row (BullMQ: key prefix, Redis CPU), an
  * in-process SQLite queue (plainjob) and the Node 24 rows (setup, producer and worker children on the
  * registry's Node 24, better-sqlite3 13 hooked in): every row valid and verified, with the CPU-per-job
- * figures, and the ratios paired by runtime and storage.
+ * figures, and the ratios paired by runtime and storage. BullMQ's W8 row (its own flows: one parent over
+ * n-1 children) beside Soniq's, verified like Soniq's (every step once, the fan-in job after the others).
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
@@ -12,17 +13,19 @@ import { expect, test } from "vitest";
 
 const BENCH = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
-test("bench/peers-run-on-their-runtime-and-store", () => {
-  const json = "results/test-peers.json";
+interface BenchDoc {
+  invalid: Record<string, unknown>;
+  samples: { system: string; workload: string; valid: boolean; metrics: Record<string, number> }[];
+  ratios: { soniq: string; peer: string; metric: string }[];
+}
+
+/** Runs the quick bench from the sources; returns its JSON, stdout and stderr once it exited 0. */
+function runQuick(
+  json: string,
+  workloads: string,
+  systems: readonly string[],
+): { doc: BenchDoc; stdout: string } {
   rmSync(resolve(BENCH, json), { force: true });
-  const systems = [
-    "soniq-postgres",
-    "bullmq",
-    "plainjob",
-    "soniq-sqlite",
-    "soniq-postgres-node24",
-    "soniq-sqlite-node24",
-  ];
   const res = spawnSync(
     process.execPath,
     [
@@ -32,7 +35,7 @@ test("bench/peers-run-on-their-runtime-and-store", () => {
       "src/main.ts",
       "--quick",
       "--workloads",
-      "w1-c10",
+      workloads,
       "--systems",
       systems.join(","),
       "--json",
@@ -42,11 +45,19 @@ test("bench/peers-run-on-their-runtime-and-store", () => {
   );
   expect(res.stderr).not.toContain("INVALID");
   expect(res.status).toBe(0);
-  const doc = JSON.parse(readFileSync(resolve(BENCH, json), "utf8")) as {
-    invalid: Record<string, unknown>;
-    samples: { system: string; workload: string; valid: boolean; metrics: Record<string, number> }[];
-    ratios: { soniq: string; peer: string; metric: string }[];
-  };
+  return { doc: JSON.parse(readFileSync(resolve(BENCH, json), "utf8")) as BenchDoc, stdout: res.stdout };
+}
+
+test("bench/peers-run-on-their-runtime-and-store", () => {
+  const systems = [
+    "soniq-postgres",
+    "bullmq",
+    "plainjob",
+    "soniq-sqlite",
+    "soniq-postgres-node24",
+    "soniq-sqlite-node24",
+  ];
+  const { doc } = runQuick("results/test-peers.json", "w1-c10", systems);
   expect(doc.invalid).toEqual({});
   for (const system of systems) {
     const drain = doc.samples.find((s) => s.system === system && s.workload === "w1-c10");
@@ -59,4 +70,20 @@ test("bench/peers-run-on-their-runtime-and-store", () => {
   expect(storeCpu("soniq-postgres-node24")).toBeGreaterThan(0);
   const pairs = new Set(doc.ratios.map((r) => `${r.soniq}/${r.peer}`));
   expect([...pairs].sort()).toEqual(["soniq-postgres/bullmq", "soniq-sqlite/plainjob"]);
+}, 300_000);
+
+test("bench/bullmq-flow-row-is-verified-beside-soniq", () => {
+  // The harness checks n-1 jobs pending after the start (BullMQ's parent waits in `waiting-children`),
+  // every step started exactly once, the fan-in job (the parent) after all the others, and n done.
+  const { doc, stdout } = runQuick("results/test-peer-flows.json", "w8", ["soniq-postgres", "bullmq"]);
+  expect(doc.invalid).toEqual({});
+  for (const system of ["soniq-postgres", "bullmq"]) {
+    const flow = doc.samples.find((s) => s.system === system && s.workload === "w8");
+    expect(flow?.valid, system).toBe(true);
+    for (const metric of ["flow_start_ms", "flow_ms", "flow_per_step_us", "flow_plain_per_job_us"]) {
+      expect(flow?.metrics[metric], `${system} ${metric}`).toBeGreaterThan(0);
+    }
+  }
+  expect(stdout).toContain("| W8 flow (ms) |");
+  expect(stdout).toContain("| BullMQ 6.7.0 (Redis) |");
 }, 300_000);
