@@ -123,6 +123,46 @@ export const flowFinishedCases = [
     },
   }),
   defineCase({
+    id: "flows/notify-finished-after-reopen",
+    title:
+      "a failed flow a replay reopens is un-notified again (notified_at cleared) and its second finish is taken by the next sweep",
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      const hook = await endpoint(ctx, { events: ["flow.finished"] });
+      let fails = 1;
+      soniq.job(
+        "flowhook.once",
+        async () => {
+          if (fails-- > 0) throw new Error("first run fails");
+          return "fine";
+        },
+        { maxAttempts: 1 },
+      );
+      const started = await soniq.flows.start({ steps: { x: { job: "flowhook.once" } } });
+      await drain();
+      equal((await soniq.flows.get(started.id))?.state, "failed", "the flow failed");
+      const mine = new Set([started.id]);
+      deepEqual(
+        (await sweep(ctx, hook.id, mine)).filter((id) => mine.has(id)),
+        [started.id],
+        "taken once",
+      );
+      await soniq.deadLetter.replay(started.jobs.x as string);
+      deepEqual(
+        (await sweep(ctx, hook.id, mine)).filter((id) => mine.has(id)),
+        [],
+        "open again: not taken",
+      );
+      await drain();
+      equal((await soniq.flows.get(started.id))?.state, "succeeded", "the replay finished it");
+      deepEqual(
+        (await sweep(ctx, hook.id, mine)).filter((id) => mine.has(id)),
+        [started.id],
+        "its second finish is taken",
+      );
+    },
+  }),
+  defineCase({
     id: "flows/wait-for-unreleased-step",
     title:
       "soniq.waitFor on a waiting step's job id waits for its release and outcome; on a step cancelled before its release it resolves { status: cancelled }",
