@@ -5,6 +5,7 @@ import {
   type FlowListQuery,
   type FlowSummary,
   type FlowsFacet,
+  type NewWebhookDelivery,
   type ParentOutcome,
   parentOutcome,
   startFlow,
@@ -16,6 +17,7 @@ import { transactionUnsupported } from "./internal/errors.js";
 import { runFlow } from "./internal/flow-store.js";
 import { decodeJson } from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
+import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function flowsFacet(store: MemoryStore): FlowsFacet<never> {
   return {
@@ -40,7 +42,26 @@ export function flowsFacet(store: MemoryStore): FlowsFacet<never> {
       return { flowId: at.flowId, flowState: flow.state, step: toFlowStep(step, status) };
     },
     parents: async (flowId, ref) => parents(store, flowId, ref),
+    notifyFinished: async (limit, deliveries) => notifyFinished(store, limit, deliveries),
   };
+}
+
+/** The `flow.finished` outbox: the flows marked and their deliveries written in one synchronous step. */
+function notifyFinished(
+  store: MemoryStore,
+  limit: number,
+  deliveries: (flows: readonly FlowSummary[]) => readonly NewWebhookDelivery[],
+): number {
+  const taken = [...store.flows.values()]
+    .filter((f) => f.finishedAt !== null && !store.flowsNotified.has(f.id))
+    .sort((a, b) => Number(a.finishedAt) - Number(b.finishedAt) || (a.id < b.id ? -1 : 1))
+    .slice(0, limit);
+  if (taken.length === 0) return 0;
+  const rows = deliveries(structuredClone(taken.map(toFlowSummary)));
+  const now = store.now();
+  for (const flow of taken) store.flowsNotified.set(flow.id, now);
+  writeDeliveries(store, rows);
+  return taken.length;
 }
 
 function get(store: MemoryStore, id: string): Flow | null {

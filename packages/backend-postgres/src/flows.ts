@@ -13,6 +13,7 @@ import {
   type FlowSummary,
   type FlowsFacet,
   type JobStatus,
+  type NewWebhookDelivery,
   type ParentOutcome,
   parentOutcome,
   startFlow,
@@ -32,6 +33,7 @@ import {
 } from "./internal/flow-store.js";
 import type { Row } from "./internal/rows.js";
 import { inTransaction, type PgTx, txRunner } from "./internal/tx.js";
+import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function flowsFacet(ctx: PgContext): FlowsFacet<PgTx> {
   return {
@@ -48,7 +50,34 @@ export function flowsFacet(ctx: PgContext): FlowsFacet<PgTx> {
     cancel: (id, audit) => cancel(ctx, id, audit),
     stepOfJob: (jobId) => stepOfJob(ctx, jobId),
     parents: (flowId, ref) => parents(ctx, flowId, ref),
+    notifyFinished: (limit, deliveries) => notifyFinished(ctx, limit, deliveries),
   };
+}
+
+// Takes the flows (skipping those a concurrent sweep holds) and marks them in one statement.
+const MARK_FINISHED = `WITH taken AS (
+    SELECT id FROM soniq_flows WHERE finished_at IS NOT NULL AND notified_at IS NULL
+    ORDER BY finished_at, id LIMIT $1 FOR UPDATE SKIP LOCKED)
+  UPDATE soniq_flows f SET notified_at = now() FROM taken WHERE f.id = taken.id
+  RETURNING ${FLOW_COLUMNS.split(", ")
+    .map((c) => `f.${c}`)
+    .join(", ")}`;
+
+/** The `flow.finished` outbox: the flows marked and their deliveries written in one transaction. */
+async function notifyFinished(
+  ctx: PgContext,
+  limit: number,
+  deliveries: (flows: readonly FlowSummary[]) => readonly NewWebhookDelivery[],
+): Promise<number> {
+  return inTransaction(ctx, "flows.notifyFinished", async (client) => {
+    const res = await client.query<Row>(MARK_FINISHED, [limit]);
+    if (res.rows.length === 0) return 0;
+    const flows = res.rows
+      .map((r) => toFlowSummary(toStoredFlow(r)))
+      .sort((a, b) => Number(a.finishedAt) - Number(b.finishedAt) || (a.id < b.id ? -1 : 1));
+    await writeDeliveries(client, deliveries(flows));
+    return flows.length;
+  });
 }
 
 /**

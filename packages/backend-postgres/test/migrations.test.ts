@@ -17,6 +17,7 @@ const ALL = [
   "0009_progress",
   "0010_tracing",
   "0011_webhooks",
+  "0012_flow_finished",
 ];
 
 let db: TestDatabase;

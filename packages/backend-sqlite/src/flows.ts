@@ -11,6 +11,7 @@ import {
   type FlowSummary,
   type FlowsFacet,
   type JobStatus,
+  type NewWebhookDelivery,
   type ParentOutcome,
   parentOutcome,
   startFlow,
@@ -21,13 +22,16 @@ import { writeAudit } from "./internal/audit-rows.js";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import {
   FLOW_COLUMNS,
+  type FlowRow,
   runFlow,
   STEP_READ_COLUMNS,
   type StepRow,
   toStoredFlow,
   toStoredStep,
 } from "./internal/flow-store.js";
+import { NOW } from "./internal/sql.js";
 import { resolveTxDatabase, type SqliteTx } from "./internal/tx.js";
+import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function flowsFacet(ctx: SqliteContext): FlowsFacet<SqliteTx> {
   return {
@@ -49,7 +53,29 @@ export function flowsFacet(ctx: SqliteContext): FlowsFacet<SqliteTx> {
       ),
     stepOfJob: (jobId) => runSync("flows.stepOfJob", () => stepOfJob(ctx, jobId)),
     parents: (flowId, ref) => runSync("flows.parents", () => parents(ctx, flowId, ref)),
+    notifyFinished: (limit, deliveries) =>
+      runSync("flows.notifyFinished", () => immediate(ctx, () => notifyFinished(ctx, limit, deliveries))),
   };
+}
+
+const MARK_FINISHED = `UPDATE soniq_flows SET notified_at = ${NOW}
+  WHERE id IN (SELECT id FROM soniq_flows WHERE finished_at IS NOT NULL AND notified_at IS NULL
+    ORDER BY finished_at, id LIMIT ?)
+  RETURNING ${FLOW_COLUMNS}`;
+
+/** The `flow.finished` outbox: the flows marked and their deliveries written in one IMMEDIATE transaction. */
+function notifyFinished(
+  ctx: SqliteContext,
+  limit: number,
+  deliveries: (flows: readonly FlowSummary[]) => readonly NewWebhookDelivery[],
+): number {
+  const rows = ctx.statement(MARK_FINISHED).all(limit) as FlowRow[];
+  if (rows.length === 0) return 0;
+  const flows = rows
+    .map((r) => toFlowSummary(toStoredFlow(r)))
+    .sort((a, b) => Number(a.finishedAt) - Number(b.finishedAt) || (a.id < b.id ? -1 : 1));
+  writeDeliveries(ctx, deliveries(flows));
+  return flows.length;
 }
 
 type StepWithStatus = StepRow & { job_status: JobStatus | null };

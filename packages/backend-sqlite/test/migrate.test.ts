@@ -19,6 +19,7 @@ const journalTags = [
   "0006_progress",
   "0007_tracing",
   "0008_webhooks",
+  "0009_flow_finished",
 ];
 
 function migrationRows(file: string): { hash: string; created_at: number }[] {

@@ -36,7 +36,10 @@ export interface FlowStore {
   /** Every step of the flow, in creation order. */
   allSteps(flowId: string): StoredStep[];
   insertFlow(flow: StoredFlow): void;
-  /** Writes the flow's state, counters and finished_at. */
+  /**
+   * Writes the flow's state, counters and finished_at; a flow reopened (finished_at null: a step's dead
+   * letter replayed) gets its `notified_at` cleared, so its next finish fires `flow.finished` again.
+   */
   saveFlow(flow: StoredFlow): void;
   insertSteps(flowId: string, steps: readonly StoredStep[]): void;
   /**

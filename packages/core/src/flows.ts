@@ -86,7 +86,11 @@ function flowListQuery(filter: ListFlowsFilter | undefined): FlowListQuery {
 }
 
 export class FlowService<TTx = unknown> {
-  constructor(private readonly rt: Runtime) {}
+  constructor(
+    private readonly rt: Runtime,
+    /** Called after this instance cancelled a flow (its `waitFor` waiters re-read their ids). */
+    private readonly onCancelled: () => void = () => {},
+  ) {}
 
   /**
    * Starts a flow in one transaction (the caller's `tx` on Postgres and SQLite): the flow, its steps, and
@@ -168,6 +172,7 @@ export class FlowService<TTx = unknown> {
     );
     for (const jobId of result.cancelledJobIds)
       for (const worker of this.rt.workers) worker.cancelLocal(jobId);
+    if (result.cancelled) this.onCancelled();
     return result.cancelled;
   }
 

@@ -11,7 +11,9 @@
  * No waiter owns a connection or a timer loop of its own; its own timer is only its `timeoutMs`.
  *
  * States of one id: pending (queued or processing: keep waiting) -> done | cancelled (in soniq_jobs) or
- * dead_letter (in soniq_dead_letter_jobs): resolve. An id in neither table rejects with
+ * dead_letter (in soniq_dead_letter_jobs): resolve. The job id of a flow step not released yet (`waiting` or
+ * `held`: no row until its release) is pending too, and resolves `{ status: "cancelled" }` when the step is
+ * cancelled before its release (`flows.stepOfJob`). Any other id in neither table rejects with
  * `SONIQ_JOB_NOT_FOUND` (a wrong id, an enqueue whose transaction has not committed, or a done row already
  * deleted by its `resultTtlMs`). Each waiter also ends on its `timeoutMs` (`SONIQ_TIMEOUT`), its `signal`
  * (rejects with `signal.reason`) or the instance's `close()` (`SONIQ_CLOSED`).
@@ -148,6 +150,11 @@ export class ResultWaiters {
     });
   }
 
+  /** Re-reads every waited id now (after a change no finished-job notification reports). */
+  recheck(): void {
+    if (this.#waiting.size > 0) void this.#check([...this.#waiting.keys()]);
+  }
+
   /** Rejects every waiter with `SONIQ_CLOSED` and drops the subscription. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -269,12 +276,33 @@ export class ResultWaiters {
     if (job) return "pending";
     // Not in soniq_jobs: moved to the dead-letter table (the move is atomic, so it is there now), or absent.
     const dead = await this.backend.deadLetters.get(id);
-    if (!dead) return "missing";
+    if (!dead) return this.#readStep(id);
     return {
       status: "dead_letter",
       reason: dead.deadLetterReason as DeadLetterReason,
       lastError: dead.lastError,
     };
+  }
+
+  /**
+   * No row in either table: a flow step's job id (minted at start, its row inserted on release) is pending
+   * while the step waits or is held, and cancelled when the step was cancelled before its release. Queued
+   * or processing means the release committed after the reads above: the next read finds the row.
+   */
+  async #readStep(id: string): Promise<Read> {
+    const match = await this.backend.flows.stepOfJob(id);
+    if (match === null || match.step.jobId !== id) return "missing";
+    switch (match.step.state) {
+      case "waiting":
+      case "held":
+      case "queued":
+      case "processing":
+        return "pending";
+      case "cancelled":
+        return { status: "cancelled" };
+      default:
+        return "missing";
+    }
   }
 }
 

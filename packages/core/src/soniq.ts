@@ -175,8 +175,9 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     this.metrics = new MetricsService(this.backend);
     this.workers = workersApi(this.backend, () => this.options.clock.now());
     this.migrations = migrationsApi(this.backend);
-    this.flows = new FlowService(this.#rt);
     this.#results = new ResultWaiters(this.backend, logger);
+    // A cancelled flow's unreleased steps have no job row to notify on: re-read the waited ids at once.
+    this.flows = new FlowService(this.#rt, () => this.#results.recheck());
     const { webhooks, secrets } = this.#rt;
     this.webhooks = new WebhookService(this.backend, this.options.webhooks, secrets, webhooks);
     this.#explainer = new Explainer(this.backend, DEFAULT_STALE_AFTER_MS, DEFAULT_HEARTBEAT_INTERVAL_MS);
@@ -278,7 +279,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
    * Waits for a job's terminal outcome, from any process: `{ status: "done", result }`,
    * `{ status: "dead_letter", reason, lastError }` or `{ status: "cancelled" }`. Rejects with `SONIQ_TIMEOUT`
    * after `timeoutMs`, with `signal.reason` when `signal` aborts, with `SONIQ_JOB_NOT_FOUND` for an id in
-   * neither table. All waiters of this instance share one subscription and one poll loop (results.ts).
+   * neither table (a flow step's job id waits for its release). All waiters of this instance share one subscription and one poll loop (results.ts).
    */
   waitFor<TResult = unknown>(id: string, options?: WaitForOptions): Promise<JobOutcome<TResult>> {
     return this.#results.waitFor<TResult>(id, options);

@@ -190,6 +190,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "dlq/replay-twice-gives-two-jobs",
       "flows/cancel-and-run-policies",
       "flows/hold-replay-resumes",
+      "flows/notify-finished-after-reopen",
       "flows/purge-cancels-held",
       "settle/concurrent-settles-apply-each-once",
       "settle/mixed-batch-results-in-input-order",

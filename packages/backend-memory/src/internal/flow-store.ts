@@ -46,6 +46,7 @@ export function memoryFlowStore(store: MemoryStore): FlowStore {
     },
     saveFlow: (flow: StoredFlow) => {
       store.flows.set(flow.id, copy(flow));
+      if (flow.finishedAt === null) store.flowsNotified.delete(flow.id);
     },
     insertSteps: (flowId, steps) => saveSteps(store, stepsOf(flowId), flowId, steps),
     saveSteps: (flowId, steps) => saveSteps(store, stepsOf(flowId), flowId, steps),

@@ -106,6 +106,8 @@ export class MemoryStore {
   /** `soniq_flows` by id, and `soniq_flow_steps` by flow id then ref (in creation order). */
   readonly flows = new Map<string, StoredFlow>();
   readonly flowSteps = new Map<string, Map<string, StoredStep>>();
+  /** `soniq_flows.notified_at` of the flows the `flow.finished` sweep marked (ms). */
+  readonly flowsNotified = new Map<string, number>();
   /** The unique index on `soniq_flow_steps.job_id`: current job id -> (flow id, ref). */
   readonly stepsByJob = new Map<string, { flowId: string; ref: string }>();
   /** `soniq_metrics` by (minute, queue, job name). */

@@ -165,7 +165,8 @@ export function pgFlowStore(run: TxRunner): AsyncFlowStore {
     saveFlow: async (flow) => {
       await run(
         `UPDATE soniq_flows SET state = $2, steps_total = $3, steps_open = $4, steps_failed = $5,
-          steps_held = $6, finished_at = $7 WHERE id = $1`,
+          steps_held = $6, finished_at = $7::timestamptz,
+          notified_at = CASE WHEN $7::timestamptz IS NULL THEN NULL ELSE notified_at END WHERE id = $1`,
         [
           flow.id,
           flow.state,

@@ -15,7 +15,7 @@ import {
 import type { SqliteContext, SqliteDatabase } from "./context.js";
 import { jsonList, NOW } from "./sql.js";
 
-interface FlowRow {
+export interface FlowRow {
   id: string;
   name: string | null;
   state: StoredFlow["state"];
@@ -96,7 +96,8 @@ const ALL_STEPS = `SELECT ${STEP_COLUMNS} FROM soniq_flow_steps WHERE flow_id = 
 const INSERT_FLOW = `INSERT INTO soniq_flows (${FLOW_COLUMNS})
   VALUES (@id, @name, @state, @createdBy, @stepsTotal, @stepsOpen, @stepsFailed, @stepsHeld, @createdAt, @finishedAt)`;
 const SAVE_FLOW = `UPDATE soniq_flows SET state = @state, steps_total = @stepsTotal, steps_open = @stepsOpen,
-  steps_failed = @stepsFailed, steps_held = @stepsHeld, finished_at = @finishedAt WHERE id = @id`;
+  steps_failed = @stepsFailed, steps_held = @stepsHeld, finished_at = @finishedAt,
+  notified_at = CASE WHEN @finishedAt IS NULL THEN NULL ELSE notified_at END WHERE id = @id`;
 const NEXT_SEQ = "SELECT COALESCE(MAX(seq), 0) AS n FROM soniq_flow_steps WHERE flow_id = ?";
 const INSERT_STEP = `INSERT INTO soniq_flow_steps (flow_id, seq, depends_on, ${STEP_COLUMNS})
   VALUES (@flowId, @seq, @dependsOn, @ref, @jobId, @jobIds, @jobName, @job, @dependents, @onParentFailure,

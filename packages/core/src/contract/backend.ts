@@ -97,7 +97,7 @@ export const BACKEND_FACETS = {
   queues: ["pause", "resume", "configure", "get", "list", "recentStarts"],
   audit: ["record", "list"],
   metrics: ["record", "list", "prune"],
-  flows: ["start", "get", "list", "cancel", "stepOfJob", "parents"],
+  flows: ["start", "get", "list", "cancel", "stepOfJob", "parents", "notifyFinished"],
   webhooks: [
     "createEndpoint",
     "updateEndpoint",

@@ -8,7 +8,8 @@
  *
  * Layout every backend keeps (names are public):
  * - `soniq_flows`: id, name, state, the step counters `steps_total`, `steps_open`, `steps_failed`,
- *   `steps_held` (so a step's change updates the flow's state in O(1)), created_at, finished_at.
+ *   `steps_held` (so a step's change updates the flow's state in O(1)), created_at, finished_at, notified_at
+ *   (when the `flow.finished` sweep wrote its deliveries; null again when a replay reopens the flow).
  * - `soniq_flow_steps`: (flow_id, ref) primary key, job_id (unique: the current job), job_ids (history),
  *   job_name, the prepared job (`job`: the row to insert on release), depends_on, dependents (the refs that
  *   depend on it: the release walks its own dependents, never the flow), on_parent_failure, state,
@@ -20,6 +21,7 @@ import type { FlowState, ParentFailurePolicy } from "../schema/constants.js";
 import type { Flow, FlowStep, FlowSummary, ParentOutcome } from "../types.js";
 import type { AuditRecord } from "./audit.js";
 import type { EnqueueOptions, NewJob } from "./jobs.js";
+import type { NewWebhookDelivery } from "./webhooks.js";
 
 /** A step to write. Core validated the graph and prepared the job (`job.flowId`/`job.stepRef` set). */
 export interface NewFlowStep {
@@ -86,4 +88,15 @@ export interface FlowsFacet<TTx = unknown> {
   stepOfJob(jobId: string): Promise<FlowStepMatch | null>;
   /** The outcome of each parent of a step, by ref (a parent not terminal yet is left out). */
   parents(flowId: string, ref: string): Promise<Record<string, ParentOutcome>>;
+  /**
+   * The `flow.finished` outbox, in one transaction: takes up to `limit` (>= 1) finished flows
+   * (`finished_at` set) whose `notified_at` is null, oldest finish first (Postgres skips rows another
+   * sweep holds: FOR UPDATE SKIP LOCKED), sets their `notified_at` to now, and writes the deliveries
+   * `deliveries` builds for them (it may return none: they are marked all the same). Returns how many
+   * flows it marked; fewer than `limit` means none is left.
+   */
+  notifyFinished(
+    limit: number,
+    deliveries: (flows: readonly FlowSummary[]) => readonly NewWebhookDelivery[],
+  ): Promise<number>;
 }

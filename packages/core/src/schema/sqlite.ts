@@ -294,11 +294,16 @@ export const soniqFlows = sqliteTable(
     stepsHeld: integer("steps_held").notNull().default(0),
     createdAt: ms("created_at").notNull().default(nowMs),
     finishedAt: ms("finished_at"),
+    /** When the `flow.finished` sweep wrote its deliveries (null = not yet, or not finished). */
+    notifiedAt: ms("notified_at"),
   },
   (t) => [
     check("soniq_flows_state_check", sql`${t.state} in (${sql.raw(sqlList(FLOW_STATES))})`),
     index("idx_soniq_flows_state").on(t.state, t.id),
     index("idx_soniq_flows_name").on(t.name, t.id),
+    index("idx_soniq_flows_unnotified")
+      .on(t.finishedAt)
+      .where(sql`finished_at IS NOT NULL AND notified_at IS NULL`),
   ],
 );
 

@@ -79,9 +79,8 @@ export class WebhookDispatch {
 
   /**
    * Fires `event` on its own: its deliveries are written in a transaction of their own (for an event whose
-   * change is already committed). An engine that makes an event inside its own transaction (the workflow
-   * engine's `flow.finished`, written with the last step's settle) should take `rows()` instead and hand
-   * them to that transaction, so the event and its deliveries commit together.
+   * change is already committed). An event written with a change of its own takes `rows()` instead and hands
+   * them to that transaction (as `flow.finished` does with `flows.notifyFinished`), so both commit together.
    */
   async emit(event: WebhookEvent, data: () => Record<string, unknown>): Promise<number> {
     await this.refresh();

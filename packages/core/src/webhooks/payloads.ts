@@ -11,7 +11,7 @@
  * | job.resurrected   | job fields of the dead letter, `deadLetterId`, `newJobId`, `resurrectionCount` |
  * | queue.backlog     | `queue`, `lagMs`, `lagAlertMs`                                               |
  * | schedule.missed   | `schedule`, `jobName`, `tickAt`, `reason`                                    |
- * | flow.finished     | what the workflow engine passes (`flowId`, `name`, `state`, ...)            |
+ * | flow.finished     | `flowId`, `name`, `state`, `counts`, `createdAt`, `finishedAt` (flow-finished.ts) |
  *
  * Job fields: `jobId`, `jobName`, `queue`, `attempt`, `maxAttempts`, `args`, `traceId`.
  */

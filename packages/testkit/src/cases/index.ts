@@ -4,6 +4,7 @@ import { claimLimitCases } from "./claim-limits.js";
 import { deadLetterCases } from "./dead-letter.js";
 import { dedupCases } from "./dedup.js";
 import { enqueueCases } from "./enqueue.js";
+import { flowFinishedCases } from "./flow-finished.js";
 import { flowCases } from "./flows.js";
 import { jobsCases } from "./jobs.js";
 import { leaseTakeoverCases } from "./lease-takeover.js";
@@ -47,6 +48,7 @@ export const CONFORMANCE_CASES = [
   ...claimLimitCases,
   ...auditCases,
   ...flowCases,
+  ...flowFinishedCases,
   ...traceCases,
   ...webhookCases,
 ] as const;

@@ -38,7 +38,7 @@ function endpointRow(
   };
 }
 
-async function endpoint(ctx: CaseContext, overrides: Partial<StoredWebhookEndpoint> = {}) {
+export async function endpoint(ctx: CaseContext, overrides: Partial<StoredWebhookEndpoint> = {}) {
   const row = endpointRow(ctx, overrides);
   await ctx.backend.webhooks.createEndpoint(row, auditRecord("webhook.register", "kit", row.id, null));
   return row;

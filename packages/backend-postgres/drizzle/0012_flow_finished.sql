@@ -1,0 +1,2 @@
+ALTER TABLE "soniq_flows" ADD COLUMN "notified_at" timestamp with time zone;--> statement-breakpoint
+CREATE INDEX "idx_soniq_flows_unnotified" ON "soniq_flows" USING btree ("finished_at") WHERE finished_at IS NOT NULL AND notified_at IS NULL;
