@@ -123,6 +123,8 @@ describe("example/readme-snippets", () => {
       "recurring",
       "workflows",
       "tracing",
+      "webhooks",
+      "webhook-verify",
       "choose-backend",
       "testkit",
     ]);
