@@ -237,7 +237,9 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
       }
       span.end();
       const shape =
-        started.queue === ctx.queue && started.jobName === ctx.jobName ? started : shapeOf(ctx.queue, ctx.jobName);
+        started.queue === ctx.queue && started.jobName === ctx.jobName
+          ? started
+          : shapeOf(ctx.queue, ctx.jobName);
       let attributes = shape.outcomeAttributes.get(outcome.outcome);
       if (!attributes) {
         attributes = {
