@@ -8,7 +8,11 @@ import { pgBoss12System } from "./pg-boss-12.js";
 import { plainjobSystem } from "./plainjob.js";
 import { sidequestPostgresSystem } from "./sidequest.js";
 import { soniqMemoryContractSystem, soniqMemorySystem } from "./soniq-memory.js";
-import { soniqPostgresNode24System, soniqSqliteNode24System } from "./soniq-node24.js";
+import {
+  soniqPostgresNode24System,
+  soniqPostgresOtelNode24System,
+  soniqSqliteNode24System,
+} from "./soniq-node24.js";
 import {
   soniqPostgresAsyncSystem,
   soniqPostgresBatch500System,
@@ -39,6 +43,7 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   soniqPostgresBatch500System,
   soniqPostgresAsyncSystem,
   soniqPostgresOtelSystem,
+  soniqPostgresOtelNode24System,
   soniqSqliteContractSystem,
   soniqMemoryContractSystem,
 ];

@@ -3,7 +3,7 @@
  * Node >= 22: so a ratio to graphile-worker 0.18, pg-boss 12 or Sidequest is not a ratio of runtimes.
  */
 import { node24Unavailable } from "../node24.js";
-import { soniqPostgresSystem } from "./soniq-postgres.js";
+import { soniqPostgresOtelSystem, soniqPostgresSystem } from "./soniq-postgres.js";
 import { soniqSqliteSystem } from "./soniq-sqlite.js";
 import type { SystemAdapter } from "./types.js";
 
@@ -22,6 +22,16 @@ export const soniqPostgresNode24System = onNode24(
   soniqPostgresSystem,
   "soniq-postgres-node24",
   "Soniq postgres (Node 24)",
+);
+
+/**
+ * The OpenTelemetry row on Node 24, whose AsyncLocalStorage runs on AsyncContextFrame instead of async_hooks:
+ * the context manager then costs the worker's other promises nothing (on Node 20 every promise pays a hook).
+ */
+export const soniqPostgresOtelNode24System = onNode24(
+  soniqPostgresOtelSystem,
+  "soniq-postgres-otel-node24",
+  "Soniq postgres (OpenTelemetry, Node 24)",
 );
 
 /** No SQLite peer runs on Node 24 (see sidequest.ts), so `--quick` leaves this row out. */

@@ -3,7 +3,13 @@
  * rather than through the global propagator so that what is stored never depends on the application's
  * propagator setup (a B3-only app still stores a W3C carrier, which any process can read back).
  */
-import { createTraceState, isSpanContextValid, type SpanContext } from "@opentelemetry/api";
+import {
+  createTraceState,
+  INVALID_SPANID,
+  INVALID_TRACEID,
+  isSpanContextValid,
+  type SpanContext,
+} from "@opentelemetry/api";
 import type { TraceContext } from "@soniq/core";
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
@@ -28,6 +34,8 @@ export function fromCarrier(carrier: TraceContext | null | undefined): SpanConte
     traceFlags: Number.parseInt(match[4] as string, 16),
     isRemote: true,
   };
+  // The pattern has checked the hex; what `isSpanContextValid` adds is the all-zero ids, checked here directly.
+  if (spanContext.traceId === INVALID_TRACEID || spanContext.spanId === INVALID_SPANID) return null;
   if (carrier?.tracestate) spanContext.traceState = createTraceState(carrier.tracestate);
-  return isSpanContextValid(spanContext) ? spanContext : null;
+  return spanContext;
 }

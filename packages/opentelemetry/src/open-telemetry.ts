@@ -103,8 +103,21 @@ function sendAttributes(event: SendEvent, queue: string): Attributes {
   return attributes;
 }
 
+/** What every run of one job name on one queue shares (so it is built once, not per run). */
+interface RunShape {
+  readonly spanName: string;
+  readonly lagAttributes: Attributes;
+  readonly outcomeAttributes: Map<RunOutcome["outcome"], Attributes>;
+  readonly queue: string;
+  readonly jobName: string;
+}
+
+/** Bound on the per-(queue, job name) cache; past it the cache starts over (names are few in practice). */
+const MAX_SHAPES = 1024;
+
 interface Run {
   readonly span: Span;
+  readonly shape: RunShape;
 }
 
 /** A Soniq plugin: `soniq.use(openTelemetry({ tracerProvider, meterProvider, parent }))`. */
@@ -125,27 +138,51 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
     unit: "s",
   });
   const runs = new WeakMap<JobContext, Run>();
+  const shapes = new Map<string, RunShape>();
+  const shapeOf = (queue: string, jobName: string): RunShape => {
+    const key = `${queue}\u0000${jobName}`;
+    let shape = shapes.get(key);
+    if (!shape) {
+      // Built once per queue and job name: the span's name, its constant attributes, the metric attributes.
+      const base = { "messaging.system": "soniq", "messaging.destination.name": queue };
+      shape = {
+        spanName: `process ${queue}`,
+        lagAttributes: base,
+        outcomeAttributes: new Map(),
+        queue,
+        jobName,
+      };
+      if (shapes.size >= MAX_SHAPES) shapes.clear();
+      shapes.set(key, shape);
+    }
+    return shape;
+  };
 
   const startRun = (ctx: JobContext): Run => {
     const job = ctx.job;
+    const shape = shapeOf(job.queue, job.jobName);
     const stored: SpanContext | null = fromCarrier(job.traceContext);
-    const links: Link[] = [];
+    let links: Link[] | undefined;
     let parentContext = ROOT_CONTEXT;
     if (stored && parent === "child") parentContext = trace.setSpanContext(ROOT_CONTEXT, stored);
-    else if (stored) links.push({ context: stored });
-    const attributes = messaging("process", job.queue);
-    attributes["messaging.message.id"] = job.id;
-    attributes["soniq.job.name"] = job.jobName;
-    attributes["soniq.job.attempt"] = ctx.attempt;
+    else if (stored) links = [{ context: stored }];
+    // One literal of a fixed shape (faster to build than a spread of the cached part); the SDK copies it anyway.
+    const attributes: Attributes = {
+      "messaging.system": "soniq",
+      "messaging.operation.type": "process",
+      "messaging.destination.name": shape.queue,
+      "messaging.message.id": job.id,
+      "soniq.job.name": shape.jobName,
+      "soniq.job.attempt": ctx.attempt,
+    };
     const span = tracer.startSpan(
-      `process ${job.queue}`,
-      { kind: SpanKind.CONSUMER, attributes, links },
+      shape.spanName,
+      links ? { kind: SpanKind.CONSUMER, attributes, links } : { kind: SpanKind.CONSUMER, attributes },
       parentContext,
     );
-    const run = { span };
+    const run = { span, shape };
     runs.set(ctx, run);
-    const base = { "messaging.system": "soniq", "messaging.destination.name": job.queue };
-    lag.record(Math.max(0, Date.now() - job.scheduledAt.getTime()) / 1000, base);
+    lag.record(Math.max(0, Date.now() - job.scheduledAt.getTime()) / 1000, shape.lagAttributes);
     return run;
   };
 
@@ -189,20 +226,30 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
     },
     onOutcome(ctx, outcome: RunOutcome) {
       // A run the handler never reached (no handler here, args failing the schema) still gets its span.
-      const { span } = runs.get(ctx) ?? startRun(ctx);
+      const { span, shape: started } = runs.get(ctx) ?? startRun(ctx);
       runs.delete(ctx);
-      span.setAttribute("soniq.job.outcome", outcome.outcome);
-      if (outcome.deadLetterReason) span.setAttribute("soniq.dead_letter.reason", outcome.deadLetterReason);
-      if (outcome.outcome === "retry" || outcome.outcome === "dead_letter") {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: firstLine(outcome.error) });
+      if (span.isRecording()) {
+        span.setAttribute("soniq.job.outcome", outcome.outcome);
+        if (outcome.deadLetterReason) span.setAttribute("soniq.dead_letter.reason", outcome.deadLetterReason);
+        if (outcome.outcome === "retry" || outcome.outcome === "dead_letter") {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: firstLine(outcome.error) });
+        }
       }
       span.end();
-      const attributes = {
-        "messaging.system": "soniq",
-        "messaging.destination.name": ctx.queue,
-        "soniq.job.name": ctx.jobName,
-        "soniq.job.outcome": outcome.outcome,
-      };
+      const shape =
+        started.queue === ctx.queue && started.jobName === ctx.jobName
+          ? started
+          : shapeOf(ctx.queue, ctx.jobName);
+      let attributes = shape.outcomeAttributes.get(outcome.outcome);
+      if (!attributes) {
+        attributes = {
+          "messaging.system": "soniq",
+          "messaging.destination.name": ctx.queue,
+          "soniq.job.name": ctx.jobName,
+          "soniq.job.outcome": outcome.outcome,
+        };
+        shape.outcomeAttributes.set(outcome.outcome, attributes);
+      }
       processed.add(1, attributes);
       duration.record(outcome.durationMs / 1000, attributes);
     },
