@@ -196,6 +196,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "settle/mixed-batch-results-in-input-order",
       "stats/dead-letter-counts-across-tables",
       "stats/total-is-sum-in-every-state-mix",
+      "trace/stored-and-carried",
       "webhooks/outbox-commits-with-replay-and-tick",
     ]);
     expect(messageOf(outcomes, "dlq/move-is-atomic")).toContain(
@@ -232,7 +233,11 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       broken((inner) => ({ jobs: { list: (query) => inner.jobs.list({ ...query, queue: null }) } })),
     );
     // The keyset case pages within one queue too, so it catches this as well.
-    expect(failed(outcomes)).toEqual(["jobs/keyset-pages", "jobs/list-filters-and-pagination"]);
+    expect(failed(outcomes)).toEqual([
+      "jobs/keyset-pages",
+      "jobs/list-filters-and-pagination",
+      "trace/stored-and-carried",
+    ]);
     expect(messageOf(outcomes, "jobs/list-filters-and-pagination")).toContain(
       "list({ queue }) must return that queue's jobs only, newest first",
     );
