@@ -227,7 +227,7 @@ async function settleWithFlows(ctx: PgContext, items: readonly Settlement[], enc
   for (let i = 0; ; i++) {
     try {
       return await inTransaction(ctx, "runs.settle", async (client) => {
-        const text = settleSql(encoded.parts, ctx.asyncOutcomes, forms[i] ?? CLEAR_KEYS);
+        const text = settleSql(encoded.parts, ctx.asyncOutcomes, forms[i] ?? CLEAR_KEYS, encoded.outbox);
         const res = await client.query<unknown[]>({ text, values: encoded.values, rowMode: "array" });
         const applied = settledFlags(items, encoded, res.rows);
         const run = clientRunner(client);

@@ -78,4 +78,53 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("flow.finis
     expect([...finishedIds()].sort()).toEqual([ok.id, failed.id, cancelled.id, running.id].sort());
     expect(new Set(r.requests.map((q) => q.deliveryId)).size).toBe(4);
   }, 60_000);
+
+  it("webhooks/flow-step-job-events: a flow step's done and dead letter send their job events, and the flow runs on", async () => {
+    const r = await listening();
+    const soniq = new Soniq({
+      backend: h.kind.create(),
+      webhooks: { secretKey: SECRET_KEY, allowPrivateNetworks: true },
+    });
+    h.defer(() => soniq.close());
+    await soniq.setup();
+    await soniq.webhooks.register({
+      url: r.url,
+      events: ["job.completed", "job.dead_letter"],
+      secret: SECRET,
+    });
+    const queue = h.queue;
+    soniq.job("fs.ok", async () => "ok", { queue });
+    soniq.job(
+      "fs.fail",
+      async () => {
+        throw new PermanentError("no");
+      },
+      { queue },
+    );
+    await h.started(soniq.worker({ queues: [queue], ...FAST }));
+    // The settle of a step's outcome carries the step's flow work and its webhook deliveries together.
+    const flow = await soniq.flows.start({
+      steps: {
+        a: { job: "fs.ok" },
+        b: { job: "fs.fail", dependsOn: ["a"] },
+        c: { job: "fs.ok", dependsOn: ["b"], onParentFailure: "run" },
+      },
+    });
+    const done = await soniq.flows.waitFor(flow.id, { timeoutMs: 15_000 });
+    expect(done.state).toBe("failed");
+    expect(done.steps.map((s) => s.state)).toEqual(["done", "dead_lettered", "done"]);
+    const seen = () => r.requests.map((q) => `${q.event} ${q.payload.data.jobId}`).sort();
+    await eventually(
+      () =>
+        expect(seen()).toEqual(
+          [
+            `job.completed ${flow.jobs.a}`,
+            `job.dead_letter ${flow.jobs.b}`,
+            `job.completed ${flow.jobs.c}`,
+          ].sort(),
+        ),
+      15_000,
+    );
+    expect(r.signedWith(SECRET)).toHaveLength(3);
+  }, 60_000);
 });

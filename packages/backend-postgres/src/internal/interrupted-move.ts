@@ -29,7 +29,7 @@ export function withInterruptedMove(runs: RunsFacet, ctx: PgContext, hooks: Post
       const rows = await inTransaction(ctx, fail, async (client) => {
         const pid = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid ?? 0;
         const res = await client.query<unknown[]>({
-          text: settleSql(encoded.parts, false, KEEP_KEYS),
+          text: settleSql(encoded.parts, false, KEEP_KEYS, encoded.outbox),
           values: encoded.values,
           rowMode: "array",
         });
