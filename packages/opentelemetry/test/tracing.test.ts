@@ -172,6 +172,30 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
     for (const run of runs) expect(run.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
   });
 
+  it("otel/flow-steps: a flow's start is one send; every step, released later too, runs in that trace", async () => {
+    const { soniq, exporter, tracer } = await setup(makeBackend);
+    soniq.job("orders.step", async () => null);
+    const flow = await inSpan(tracer, "POST /orders", () =>
+      soniq.flows.start({
+        steps: { a: { job: "orders.step" }, b: { job: "orders.step", dependsOn: ["a"] } },
+      }),
+    );
+    await drain(soniq, async () => (await soniq.flows.get(flow.id))?.state === "succeeded");
+    const spans = exporter.getFinishedSpans();
+    const request = only(spans, "POST /orders");
+    const send = only(spans, "send default");
+    expect(send.attributes["messaging.batch.message_count"]).toBe(2);
+    const runs = byName(spans, "process default");
+    expect(runs.map((r) => r.attributes["messaging.message.id"]).sort()).toEqual(
+      [flow.jobs.a, flow.jobs.b].sort(),
+    );
+    for (const run of runs) {
+      expect(run.spanContext().traceId).toBe(request.spanContext().traceId);
+      expect(run.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
+    }
+    expect((await soniq.getJob(flow.jobs.b as string))?.traceId).toBe(request.spanContext().traceId);
+  });
+
   it("otel/retries: each attempt is a process span under the same send; a failed one records the error", async () => {
     const { soniq, exporter, tracer } = await setup(makeBackend);
     let calls = 0;

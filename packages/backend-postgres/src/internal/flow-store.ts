@@ -80,11 +80,12 @@ const SAVE_STEPS = `UPDATE soniq_flow_steps s SET job_id = x.job_id, job_ids = x
 
 const INSERT_JOBS = `WITH ins AS (
   INSERT INTO soniq_jobs (id, job_name, args, queue, priority, max_attempts, scheduled_at, producer_id, "group",
-    flow_id, step_ref)
+    flow_id, step_ref, trace_id, trace_context)
   SELECT x.id, x.job_name, COALESCE(x.args, 'null'::jsonb), x.queue, x.priority, x.max_attempts, COALESCE(x.scheduled_at, now()),
-    x.producer_id, x."group", x.flow_id, x.step_ref
+    x.producer_id, x."group", x.flow_id, x.step_ref, x.trace_id, x.trace_context
   FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, job_name text, args jsonb, queue text, priority int,
-    max_attempts int, scheduled_at timestamptz, producer_id text, "group" text, flow_id uuid, step_ref text)
+    max_attempts int, scheduled_at timestamptz, producer_id text, "group" text, flow_id uuid, step_ref text,
+    trace_id text, trace_context jsonb)
   RETURNING queue)
 SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) FROM (SELECT DISTINCT queue AS q FROM ins) s`;
 
@@ -121,6 +122,8 @@ function jobRecord(job: NewJob) {
     group: job.group,
     flow_id: job.flowId,
     step_ref: job.stepRef,
+    trace_id: job.traceId ?? null,
+    trace_context: job.traceContext ?? null,
   };
 }
 
