@@ -14,6 +14,7 @@ import { enqueue, enqueueMany } from "./internal/enqueue.js";
 import { clientRunner, runFlow } from "./internal/flow-store.js";
 import { listQuery } from "./internal/list-query.js";
 import { FINISHED_CHANNEL } from "./internal/listen-client.js";
+import { distinctQueues } from "./internal/queue-names.js";
 import { JOB_COLUMNS, mapJob, type Row } from "./internal/rows.js";
 import { inTransaction, type PgTx } from "./internal/tx.js";
 
@@ -119,12 +120,25 @@ async function cancelStep(ctx: PgContext, id: string, audit: AuditRecord | undef
   });
 }
 
-// A flow step's result is kept while its flow is open (a dependent reads it through ctx.flow.parents()).
+/**
+ * The retention sweep: done rows whose result TTL has passed. It reads `idx_soniq_jobs_finished` (queue,
+ * status, expires_at) queue by queue: the queue names by a skip scan of the same index, then each queue's
+ * expired range, so a sweep reads the rows it deletes and one probe per queue, however many done rows are
+ * kept (test/sweep-plan.test.ts). `OFFSET 0` keeps the per-queue read a subquery run once per queue: pulled
+ * up into a join, the planner hashed the queue names and scanned the whole index for expired entries. A flow step's result is kept while its flow is open (a dependent reads it
+ * through ctx.flow.parents()).
+ */
+const DELETE_EXPIRED = `WITH RECURSIVE ${distinctQueues("q", "soniq_jobs", "status IN ('done', 'cancelled')")}
+DELETE FROM soniq_jobs j
+WHERE j.id = ANY(ARRAY(SELECT e.id FROM q CROSS JOIN LATERAL (
+    SELECT x.id FROM soniq_jobs x
+    WHERE x.queue = q.queue AND x.status = 'done' AND x.expires_at <= now() OFFSET 0) e
+  WHERE q.queue IS NOT NULL))
+  AND j.status = 'done'
+  AND (j.flow_id IS NULL OR NOT EXISTS (SELECT 1 FROM soniq_flows f
+    WHERE f.id = j.flow_id AND f.state IN ('running', 'held')))`;
+
 async function deleteExpired(ctx: PgContext): Promise<number> {
-  const res = await query(ctx, "jobs.deleteExpired", {
-    text: `DELETE FROM soniq_jobs j WHERE j.status = 'done' AND j.expires_at <= now()
-      AND (j.flow_id IS NULL OR NOT EXISTS (SELECT 1 FROM soniq_flows f
-        WHERE f.id = j.flow_id AND f.state IN ('running', 'held')))`,
-  });
+  const res = await query(ctx, "jobs.deleteExpired", { text: DELETE_EXPIRED });
   return res.rowCount ?? 0;
 }

@@ -18,6 +18,7 @@ import type pg from "pg";
 import { writeAudit } from "./internal/audit-rows.js";
 import { type PgContext, query } from "./internal/context.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
+import { distinctQueues } from "./internal/queue-names.js";
 import { QUEUE_COLUMNS, toQueueSettings } from "./internal/queue-rows.js";
 import { type Row, toDate } from "./internal/rows.js";
 import { inTransaction } from "./internal/tx.js";
@@ -103,20 +104,6 @@ function configure(ctx: PgContext, name: string, patch: QueueConfigPatch, audit:
     },
     true,
   );
-}
-
-/**
- * A recursive CTE listing the distinct `queue` values of `from` (a table and its WHERE) by a skip scan: one
- * index probe per distinct queue, on an index whose leading column is `queue` and whose predicate covers
- * `where`, however many rows each queue holds.
- */
-function distinctQueues(name: string, table: string, where: string): string {
-  const and = where ? `AND ${where}` : "";
-  return `${name} AS (
-    (SELECT queue FROM ${table} ${where ? `WHERE ${where}` : ""} ORDER BY queue LIMIT 1)
-    UNION ALL
-    SELECT (SELECT t.queue FROM ${table} t WHERE t.queue > ${name}.queue ${and} ORDER BY t.queue LIMIT 1)
-    FROM ${name} WHERE ${name}.queue IS NOT NULL)`;
 }
 
 // Queue names from the fetch (queued), processing, finished and dead-letter indexes; then per queue, counts

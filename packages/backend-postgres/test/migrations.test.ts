@@ -18,6 +18,7 @@ const ALL = [
   "0010_tracing",
   "0011_webhooks",
   "0012_flow_finished",
+  "0013_slim_indexes",
 ];
 
 let db: TestDatabase;

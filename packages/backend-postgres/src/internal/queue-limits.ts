@@ -132,7 +132,7 @@ const PICK_OPEN = (queueFilter: string) => `SELECT ${KEYS} FROM soniq_jobs
 
 const TAKE = `WITH picked AS (
     UPDATE soniq_jobs SET status = 'processing', attempts = attempts + 1, worker_id = $2, updated_at = ${CLOCK}
-    WHERE id = ANY($1::uuid[]) AND status = 'queued'
+    WHERE id = ANY($1::uuid[]) AND (status || '') = 'queued' -- a filter, not the fetch index (settle-sql.ts PROCESSING)
       AND ($2::uuid IS NULL OR EXISTS (SELECT 1 FROM soniq_workers w WHERE w.id = $2::uuid))
     RETURNING ${CLAIM_COLUMNS}),
   started AS (INSERT INTO soniq_queue_starts (queue, started_at, job_id)
