@@ -36,14 +36,27 @@ beforeAll(async () => {
           const ref = { id: job.id, attempt: job.attempts };
           if (i % 3 === 0) return { ...ref, kind: "done", result: null, resultTtlMs: 60_000 };
           if (i % 3 === 1) {
-            return { ...ref, kind: "requeue", cause: "retry", attempts: job.attempts, delayMs: 0, lastError: "e" };
+            return {
+              ...ref,
+              kind: "requeue",
+              cause: "retry",
+              attempts: job.attempts,
+              delayMs: 0,
+              lastError: "e",
+            };
           }
           return { ...ref, kind: "dead_letter", reason: "permanent_failure", error: "e", tags: null };
         });
         break;
       }
       await backend.runs.settle(
-        claimed.map((job) => ({ id: job.id, attempt: job.attempts, kind: "done", result: null, resultTtlMs: 60_000 })),
+        claimed.map((job) => ({
+          id: job.id,
+          attempt: job.attempts,
+          kind: "done",
+          result: null,
+          resultTtlMs: 60_000,
+        })),
       );
     }
   } finally {
@@ -74,7 +87,9 @@ describe("settle/fence after a drain, no vacuum", () => {
         .replace(/'[^']*'::(uuid\[\]|jsonb)/g, "'...'::$1");
       expect(text, text).not.toMatch(/idx_soniq_jobs_processing|BitmapAnd/);
       for (const cte of ["done", "requeued", "dead"]) {
-        expect(text, text).toMatch(new RegExp(`CTE Scan on ${cte} \\(actual time=[\\d.]+ rows=100 loops=1\\)`));
+        expect(text, text).toMatch(
+          new RegExp(`CTE Scan on ${cte} \\(actual time=[\\d.]+ rows=100 loops=1\\)`),
+        );
       }
     } finally {
       await client.query("ROLLBACK");

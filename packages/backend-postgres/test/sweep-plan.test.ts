@@ -39,7 +39,11 @@ beforeAll(async () => {
   const query = pool.query.bind(pool);
   pool.query = ((config: unknown, values?: unknown) => {
     const c = config as { text?: string };
-    if (typeof c === "object" && c?.text?.includes("DELETE FROM soniq_jobs j\nWHERE j.id = ANY(ARRAY(SELECT e.id FROM q")) sweepText = c.text;
+    if (
+      typeof c === "object" &&
+      c?.text?.includes("DELETE FROM soniq_jobs j\nWHERE j.id = ANY(ARRAY(SELECT e.id FROM q")
+    )
+      sweepText = c.text;
     return (query as (a: unknown, b?: unknown) => unknown)(config, values);
   }) as typeof pool.query;
   const backend = postgresBackend({ pool });
