@@ -25,7 +25,7 @@ import { type DbCpuSampler, startDbCpu, walPosition } from "./db-cpu.js";
 import type { HostClient } from "./host-client.js";
 import { check, InvalidRun, type MeasureContext } from "./measure.js";
 import { mergeReports } from "./start-report.js";
-import type { Counts, TaskKind } from "./systems/types.js";
+import type { Counts, RetentionSweep, TaskKind } from "./systems/types.js";
 
 export interface DrainParams {
   kind: TaskKind;
@@ -377,4 +377,33 @@ export async function runSteady(ctx: MeasureContext, p: SteadyParams): Promise<S
     dbCpuPer1k: cpuSeconds === null ? null : cpuSeconds / (n / 1000),
     arrivalPerSec,
   };
+}
+
+export interface SweepResult {
+  ms: number;
+  /** Rows the sweep reported deleted. */
+  rows: number;
+  /** CPU seconds of the database's server processes over the sweep (db-cpu.ts), or null. */
+  dbCpuSeconds: number | null;
+}
+
+/**
+ * One run of a system's own retention sweep, timed from the call to its answer; the database's CPU is
+ * sampled over the same window (the sweep's connection is open before it, so it counts from its reading).
+ */
+export async function runSweep(
+  ctx: MeasureContext,
+  open: (target: MeasureContext["target"]) => Promise<RetentionSweep>,
+): Promise<SweepResult> {
+  const sweeper = await open(ctx.target);
+  try {
+    const cpu = ctx.database ? await startDbCpu(ctx.adminUrl, ctx.database) : null;
+    const startedAt = now();
+    const rows = await sweeper.sweep();
+    const ms = now() - startedAt;
+    const dbCpuSeconds = cpu ? await cpu.stop() : null;
+    return { ms, rows, dbCpuSeconds };
+  } finally {
+    await sweeper.close();
+  }
 }
