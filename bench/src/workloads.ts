@@ -13,6 +13,8 @@
  *   start is timed: one transaction writing N steps and N-1 jobs); the child must not be pending before its
  *   parents are done. Then the worker starts, and the flow is timed from the first handler start until the
  *   storage shows nothing pending; the child must start exactly once, after every parent.
+ * W5/W5b sweep (`runSweep`): one run of the system's own retention sweep, timed call to answer, with the
+ *   database's CPU over it (measurements.ts seeds the expired rows after the drain).
  * W7 steady: idle worker, jobs arriving at a fixed rate (bulk calls every 10 ms); pickup percentiles and the
  *   database's CPU time per 1,000 jobs.
  *
