@@ -71,11 +71,27 @@ export const SECTIONS: readonly Section[] = [
     ]),
   },
   {
-    title: "Growth: W5 drain with retained done rows, W6 drain over many queues",
+    title: "Growth: W5 / W5b drain with 1M / 10M retained done rows, W6 drain over many queues",
     columns: [
       higher("W5 drain, retained rows (jobs/s)", "drain_retained", ["w5"]),
+      higher("W5b drain, 10M retained (jobs/s)", "drain_retained_10m", ["w5b"]),
       higher("W6 drain, many queues (jobs/s)", "drain_queues", ["w6"]),
     ],
+  },
+  {
+    title:
+      "Retention sweep after W5 / W5b: one sweep of the expired done rows (a tenth of the retained count), as maintenance runs it",
+    columns: (
+      [
+        ["sweep", "W5", "w5"],
+        ["sweep_10m", "W5b", "w5b"],
+      ] as const
+    ).flatMap(([prefix, name, w]) => [
+      lower(`${name} sweep (ms)`, `${prefix}_ms`, [w]),
+      higher(`${name} rows deleted`, `${prefix}_rows`, [w]),
+      lower(`${name} sweep (µs/row)`, `${prefix}_us_per_row`, [w]),
+      lower(`${name} sweep DB CPU (ms)`, `${prefix}_db_cpu_ms`, [w]),
+    ]),
   },
   {
     title: "W7 steady arrival: pickup and database CPU",
@@ -119,6 +135,7 @@ export interface SelfRatio {
 
 export const SELF_RATIOS: readonly SelfRatio[] = [
   { title: "W5 ÷ W1 c10", metric: "drain_retained", baseline: "drain_c10" },
+  { title: "W5b ÷ W1 c10", metric: "drain_retained_10m", baseline: "drain_c10" },
   { title: "W6 ÷ W1 c10", metric: "drain_queues", baseline: "drain_c10" },
   { title: "concurrency 50 ÷ W1 c10", metric: "drain_c10_conc50", baseline: "drain_c10" },
   { title: "rate limit ÷ W1 c10", metric: "drain_c10_rate", baseline: "drain_c10" },
@@ -129,6 +146,7 @@ export const SELF_RATIOS: readonly SelfRatio[] = [
 /** Milliseconds with one decimal, CPU seconds with three, everything else (rates, counts) whole. */
 export function formatMetric(metric: string, v: number): string {
   if (/^latency_|_p\d+$|_ms$/.test(metric)) return v.toFixed(1);
+  if (metric.endsWith("_us_per_row")) return v.toFixed(1);
   if (metric.endsWith("_cpu_us")) return Math.round(v).toLocaleString("en-US");
   if (metric.includes("_cpu")) return v.toFixed(3);
   return Math.round(v).toLocaleString("en-US");

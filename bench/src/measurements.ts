@@ -4,10 +4,19 @@
  * needs two setups (scale-out: a drain, then a latency run) takes two.
  */
 import { now } from "./clock.js";
-import { withMeasurement } from "./measure.js";
+import { check, type MeasureContext, withMeasurement } from "./measure.js";
 import { type BenchOptions, scaleProcesses, steadyRate, type WorkloadId } from "./options.js";
 import type { QueueLimit, SystemAdapter } from "./systems/types.js";
-import { type CpuPerJob, runDrain, runFanIn, runLatency, runSingleEnqueue, runSteady } from "./workloads.js";
+import {
+  type CpuPerJob,
+  type DrainParams,
+  runDrain,
+  runFanIn,
+  runLatency,
+  runSingleEnqueue,
+  runSteady,
+  runSweep,
+} from "./workloads.js";
 
 /** The CPU-per-job metrics of a drain, under `prefix` (`c10`, `fail`, ...). */
 function cpuMetrics(prefix: string, cpu: CpuPerJob): Metrics {
@@ -30,9 +39,54 @@ const LIMITS: Record<"w1-limited-conc" | "w1-limited-rate", { metric: string; li
   "w1-limited-rate": { metric: "drain_c10_rate", limit: { rateLimit: { max: 1_000_000, perMs: 1000 } } },
 };
 
+/** W5/W5b's sweep: expired rows seeded after the drain, as this share of the retained rows. */
+const EXPIRED_SHARE = 0.1;
+
+/**
+ * W5/W5b: `rows` done rows seeded into the table, then the W1 c10 drain. Then, where the system has a
+ * retention sweep of its own, a tenth as many done rows whose retention ran out are seeded (the worker is
+ * stopped by then, so its maintenance cannot sweep them first) and one sweep is timed: its time, the rows
+ * it deleted (exactly the expired ones, or the run is INVALID), and the database's CPU over it.
+ */
+async function retained(
+  ctx: MeasureContext,
+  system: SystemAdapter,
+  drain: DrainParams,
+  rows: number,
+  names: { drain: string; rows: string; sweep: string },
+): Promise<Metrics> {
+  const seededAt = now();
+  if (system.seedDone) await system.seedDone(ctx.target, rows);
+  const seedMs = now() - seededAt;
+  const r = await runDrain(ctx, drain);
+  const out: Metrics = {
+    [names.drain]: r.jobsPerSec,
+    [`${names.drain}_startup_ms`]: r.startupMs,
+    [`${names.rows}_rows`]: system.seedDone ? rows : 0,
+    [`${names.rows}_seed_ms`]: seedMs,
+  };
+  if (!system.seedExpired || !system.openSweep) return out;
+  const expired = Math.round(rows * EXPIRED_SHARE);
+  await system.seedExpired(ctx.target, expired);
+  const sweep = await runSweep(ctx, system.openSweep.bind(system));
+  check(sweep.rows === expired, `the sweep deleted ${sweep.rows} rows, expected the ${expired} expired ones`);
+  // The drain's own done rows are still there (their retention has not run out).
+  const c = await ctx.producer.counts(drain.kind);
+  check(
+    c.done === null || c.done === drain.n,
+    `after the sweep: ${c.done} drained jobs left, expected ${drain.n}`,
+  );
+  out[`${names.sweep}_ms`] = sweep.ms;
+  out[`${names.sweep}_rows`] = sweep.rows;
+  out[`${names.sweep}_us_per_row`] = (sweep.ms * 1000) / Math.max(1, sweep.rows);
+  if (sweep.dbCpuSeconds !== null) out[`${names.sweep}_db_cpu_ms`] = sweep.dbCpuSeconds * 1000;
+  return out;
+}
+
 /** Whether `workload` runs on `system`; one that does not is skipped (no sample, "—" in the table). */
 export function applies(system: SystemAdapter, workload: WorkloadId): boolean {
-  if (workload === "w5") return system.seedDone !== undefined || system.deletesDone === true;
+  if (workload === "w5" || workload === "w5b")
+    return system.seedDone !== undefined || system.deletesDone === true;
   if (workload === "w6") return system.manyQueues === true;
   if (workload === "w4-retry") return system.immediateRetries === true;
   if (workload === "w1-limited-conc" || workload === "w1-limited-rate") return system.queueLimits === true;
@@ -139,18 +193,13 @@ export async function measure(
         const r = await runDrain(ctx, { ...drain, kind: "retry", n: scaled(s.failJobs) });
         return { retry: r.jobsPerSec, ...cpuMetrics("retry", r.cpu) };
       }
-      case "w5": {
-        const seededAt = now();
-        if (system.seedDone) await system.seedDone(ctx.target, s.retainedRows);
-        const seedMs = now() - seededAt;
-        const r = await runDrain(ctx, drain);
-        return {
-          drain_retained: r.jobsPerSec,
-          drain_retained_startup_ms: r.startupMs,
-          retained_rows: system.seedDone ? s.retainedRows : 0,
-          retained_seed_ms: seedMs,
-        };
-      }
+      case "w5":
+      case "w5b":
+        return retained(ctx, system, drain, workload === "w5" ? s.retainedRows : s.retainedRowsLarge, {
+          drain: workload === "w5" ? "drain_retained" : "drain_retained_10m",
+          rows: workload === "w5" ? "retained" : "retained_10m",
+          sweep: workload === "w5" ? "sweep" : "sweep_10m",
+        });
       case "w6": {
         const r = await runDrain(ctx, { ...drain, n: scaled(s.queueJobs), queues: s.queueCount });
         return { drain_queues: r.jobsPerSec, drain_queues_startup_ms: r.startupMs };

@@ -7,6 +7,7 @@ export const DEFAULT_WORKLOADS = ["w1-c10", "w1-c50", "w2-single", "w3", "w4", "
 /** Run only when named (alone or through a group below): slower, or diagnostics of one feature. */
 export const OPTIONAL_WORKLOADS = [
   "w5",
+  "w5b",
   "w6",
   "w7-500",
   "w7-2000",
@@ -22,6 +23,7 @@ export type WorkloadId = (typeof WORKLOAD_IDS)[number];
 
 /** Names on the command line that stand for several workloads, in this order. */
 export const WORKLOAD_GROUPS: Readonly<Record<string, readonly WorkloadId[]>> = {
+  retained: ["w5", "w5b"],
   w7: ["w7-500", "w7-2000", "w7-5000"],
   scale: ["scale-1", "scale-2", "scale-4"],
   "w1-limited": ["w1-limited-conc", "w1-limited-rate"],
@@ -44,6 +46,8 @@ export interface Sizes {
   failJobs: number;
   /** W5: finished jobs written into the table before the drain. */
   retainedRows: number;
+  /** W5b: the same, ten times more. */
+  retainedRowsLarge: number;
   /** W6: jobs, and the queues they are spread over. */
   queueJobs: number;
   queueCount: number;
@@ -71,6 +75,7 @@ const FULL: Sizes = {
   latencyIntervalMs: 10,
   failJobs: 2_000,
   retainedRows: 1_000_000,
+  retainedRowsLarge: 10_000_000,
   queueJobs: 20_000,
   queueCount: 1_000,
   steadySeconds: 30,
@@ -85,6 +90,7 @@ const QUICK: Sizes = {
   latencyIntervalMs: 10,
   failJobs: 200,
   retainedRows: 50_000,
+  retainedRowsLarge: 200_000,
   queueJobs: 2_000,
   queueCount: 100,
   steadySeconds: 2,

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "vitest";
-import { expandWorkloads } from "../src/options.js";
+import { formatMetric } from "../src/columns.js";
+import { applies } from "../src/measurements.js";
+import { expandWorkloads, OPTIONAL_WORKLOADS } from "../src/options.js";
 import type { Sample } from "../src/plan.js";
 import {
   computeRatios,
@@ -11,6 +13,7 @@ import {
   summarise,
 } from "../src/report.js";
 import { mergeReports } from "../src/start-report.js";
+import { findSystem } from "../src/systems/index.js";
 import type { SystemAdapter } from "../src/systems/types.js";
 import { percentile } from "../src/workloads.js";
 
@@ -118,11 +121,32 @@ describe("report", () => {
     expect(table).toContain("| 2.0 | 9.0 | — |");
   });
 
+  test("report/sweep-section-and-formats", () => {
+    const metrics = {
+      drain_retained_10m: 900,
+      sweep_10m_ms: 1234.56,
+      sweep_10m_rows: 1_000_000,
+      sweep_10m_us_per_row: 1.23456,
+      sweep_10m_db_cpu_ms: 987.65,
+    };
+    const samples = [sample("soniq-postgres", 1, metrics, true, "w5b")];
+    const table = renderTable([adapter("soniq-postgres")], samples, summarise(samples));
+    expect(table).toContain("W5b drain, 10M retained (jobs/s)");
+    expect(table).toContain("**Retention sweep after W5 / W5b");
+    expect(table).toContain("| — | — | — | — | 1234.6 | 1,000,000 | 1.2 | 987.6 |");
+    expect(formatMetric("sweep_us_per_row", 12.34)).toBe("12.3");
+  });
+
   test("report/self-ratio-against-own-baseline", () => {
     const summary = { "soniq-postgres": { drain_c10: 200, drain_c10_rate: 150, drain_retained: 100 } };
     const values = computeSelfRatios(summary);
     expect(values.find((v) => v.metric === "drain_c10_rate")?.value).toBe(0.75);
     expect(values.find((v) => v.metric === "drain_retained")?.value).toBe(0.5);
+    const w5b = computeSelfRatios({ "soniq-postgres": { drain_c10: 200, drain_retained_10m: 50 } });
+    expect(w5b).toEqual([
+      { system: "soniq-postgres", metric: "drain_retained_10m", baseline: "drain_c10", value: 0.25 },
+    ]);
+    expect(renderSelfRatios([adapter("soniq-postgres")], w5b)).toContain("| W5b ÷ W1 c10 |");
     const table = renderSelfRatios([adapter("soniq-postgres")], values);
     expect(table).toContain("| soniq-postgres | 0.50x | 0.75x |");
     expect(
@@ -141,6 +165,34 @@ describe("options", () => {
     ]);
     expect(expandWorkloads(["w1-limited"])).toEqual(["w1-limited-conc", "w1-limited-rate"]);
     expect(() => expandWorkloads(["w9"])).toThrow(/unknown workload "w9"/);
+  });
+
+  test("options/retained-group-is-w5-and-w5b", () => {
+    expect(OPTIONAL_WORKLOADS).toContain("w5b");
+    expect(expandWorkloads(["retained"])).toEqual(["w5", "w5b"]);
+    expect(expandWorkloads(["w5b", "retained"])).toEqual(["w5b", "w5"]);
+  });
+
+  test("options/w5b-applies-where-w5-does", () => {
+    const ids = [
+      "soniq-postgres",
+      "soniq-postgres-node24",
+      "graphile-fast",
+      "graphile-default",
+      "soniq-memory",
+      "pg-boss",
+    ];
+    for (const id of ids) {
+      const system = findSystem(id);
+      expect(applies(system, "w5b"), id).toBe(applies(system, "w5"));
+    }
+    expect(applies(findSystem("soniq-postgres"), "w5b")).toBe(true);
+    expect(applies(findSystem("soniq-postgres-node24"), "w5b")).toBe(true);
+    expect(applies(findSystem("graphile-fast"), "w5b")).toBe(true);
+    expect(applies(findSystem("soniq-memory"), "w5b")).toBe(false);
+    // The sweep runs where the system has one of its own (Soniq on Postgres), not on a table that deletes done jobs.
+    expect(findSystem("soniq-postgres-node24").openSweep).toBeDefined();
+    expect(findSystem("graphile-fast").openSweep).toBeUndefined();
   });
 });
 

@@ -6,7 +6,7 @@
 import type { Plugin } from "@soniq/core";
 import { benchClient, benchPool } from "../pg-admin.js";
 import type { CountQuery } from "./soniq-session.js";
-import type { Counts, SystemAdapter, SystemTarget } from "./types.js";
+import type { Counts, RetentionSweep, SystemAdapter, SystemTarget } from "./types.js";
 import { TASK_NAMES } from "./types.js";
 
 const COUNTS = `SELECT
@@ -38,21 +38,23 @@ const SETTLED = `SELECT NOT EXISTS (SELECT 1 FROM soniq_jobs WHERE status = 'que
 
 /**
  * W5's retained rows, as a drain leaves them (done, one attempt, a worker id, a producer stamp, expiring
- * an hour from now so no maintenance removes them during the run), under a job name the counts ignore.
- * Vacuumed and analysed afterwards, as autovacuum would have done by the time a table holds this many, and
- * checkpointed (when the role may).
+ * an hour after they finished), under a job name the counts ignore. The retained rows finish now (so no
+ * maintenance removes them during the run); the sweep's expired rows finished two hours ago (so their hour
+ * ran out an hour ago). Vacuumed and analysed afterwards, as autovacuum would have done by the time a table
+ * holds this many, and checkpointed (when the role may).
  */
 const SEED_DONE = `INSERT INTO soniq_jobs (job_name, args, status, attempts, max_attempts, queue, priority,
   scheduled_at, expires_at, producer_id, worker_id, created_at, updated_at)
-SELECT 'bench.retained', jsonb_build_object('i', g), 'done', 1, 3, 'default', 100,
+SELECT $1::text, jsonb_build_object('i', g), 'done', 1, 3, 'default', 100,
   s.t, s.t + interval '1 hour', 'bench-seed', s.w, s.t, s.t
-FROM generate_series(0, $1::int - 1) AS g, (SELECT now() AS t, gen_random_uuid() AS w) AS s`;
+FROM generate_series(0, $2::int - 1) AS g,
+  (SELECT now() - $3::interval AS t, gen_random_uuid() AS w) AS s`;
 
-async function seedDone(target: SystemTarget, n: number): Promise<void> {
+async function seed(target: SystemTarget, n: number, jobName: string, finishedAgo: string): Promise<void> {
   const client = benchClient(requireUrl(target), "soniq W5 seed");
   await client.connect();
   try {
-    await client.query(SEED_DONE, [n]);
+    await client.query(SEED_DONE, [jobName, n, finishedAgo]);
     await client.query("VACUUM (ANALYZE) soniq_jobs");
     // The seed wrote a few hundred MB of WAL: flush it now, or a checkpoint it triggers lands in the drain.
     await client.query("CHECKPOINT").catch((err: unknown) => {
@@ -61,6 +63,29 @@ async function seedDone(target: SystemTarget, n: number): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+const seedDone = (target: SystemTarget, n: number) => seed(target, n, "bench.retained", "0 seconds");
+const seedExpired = (target: SystemTarget, n: number) => seed(target, n, "bench.expired", "2 hours");
+
+/**
+ * The retention sweep a worker's maintenance runs (upkeep.ts: `backend.jobs.deleteExpired()`), called once
+ * through a Soniq instance's guarded backend. The pool is warmed first (a migrations status read), so the
+ * sweep's time has no connection set-up in it.
+ */
+async function openSweep(target: SystemTarget): Promise<RetentionSweep> {
+  const [{ postgresBackend }, { Soniq }] = await Promise.all([
+    import("@soniq/backend-postgres"),
+    import("@soniq/core"),
+  ]);
+  const soniq = new Soniq({ backend: postgresBackend({ connectionString: requireUrl(target) }) });
+  try {
+    await soniq.backend.migrations.status();
+  } catch (err) {
+    await soniq.close();
+    throw err;
+  }
+  return { sweep: () => soniq.backend.jobs.deleteExpired(), close: () => soniq.close() };
 }
 
 /** The verification counts, on a one-connection pool of their own. */
@@ -87,6 +112,8 @@ export const soniqPostgresSystem: SystemAdapter = {
   storage: "postgres",
   inProcess: false,
   seedDone,
+  seedExpired,
+  openSweep,
   manyQueues: true,
   immediateRetries: true,
   queueLimits: true,
@@ -112,6 +139,8 @@ export const soniqPostgresContractSystem: SystemAdapter = {
   inProcess: false,
   optional: true,
   seedDone,
+  seedExpired,
+  openSweep,
   manyQueues: true,
   immediateRetries: true,
   notes:
@@ -136,6 +165,8 @@ export const soniqPostgresBatch500System: SystemAdapter = {
   inProcess: false,
   optional: true,
   seedDone,
+  seedExpired,
+  openSweep,
   manyQueues: true,
   immediateRetries: true,
   queueLimits: true,
@@ -162,6 +193,8 @@ export const soniqPostgresAsyncSystem: SystemAdapter = {
   inProcess: false,
   optional: true,
   seedDone,
+  seedExpired,
+  openSweep,
   manyQueues: true,
   immediateRetries: true,
   queueLimits: true,
@@ -219,6 +252,8 @@ export const soniqPostgresOtelSystem: SystemAdapter = {
   inProcess: false,
   optional: true,
   seedDone,
+  seedExpired,
+  openSweep,
   manyQueues: true,
   immediateRetries: true,
   queueLimits: true,

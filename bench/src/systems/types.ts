@@ -101,6 +101,13 @@ export interface SystemSession {
   close(): Promise<void>;
 }
 
+/** A system's retention sweep, ready to run (see `SystemAdapter.openSweep`). */
+export interface RetentionSweep {
+  /** One sweep; resolves to the rows it deleted. */
+  sweep(): Promise<number>;
+  close(): Promise<void>;
+}
+
 export interface SystemAdapter {
   /** Stable id used on the command line and in the JSON (`graphile-fast`, `soniq-postgres`...). */
   readonly id: string;
@@ -139,6 +146,16 @@ export interface SystemAdapter {
    * does not apply.
    */
   seedDone?(target: SystemTarget, n: number): Promise<void>;
+  /**
+   * W5/W5b's sweep (systems with `seedDone` and a retention sweep of their own): writes `n` finished jobs
+   * whose retention has already run out, under another job name, as `seedDone` does (vacuumed, analysed).
+   */
+  seedExpired?(target: SystemTarget, n: number): Promise<void>;
+  /**
+   * Opens the system's own retention sweep on a target (connected, not yet run): `sweep()` runs it once,
+   * the way the system's maintenance does, and returns the rows it deleted.
+   */
+  openSweep?(target: SystemTarget): Promise<RetentionSweep>;
   /** The system deletes a job when it completes: W5 is then its plain drain (its table never grows). */
   readonly deletesDone?: boolean;
   /** W6 applies: jobs can be spread over many queues and one worker serves them all. */
