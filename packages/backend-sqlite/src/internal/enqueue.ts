@@ -1,7 +1,7 @@
 /**
  * The one job insert of the SQLite backend, used by `jobs.enqueue(Many)` and a schedule's fired tick.
  *
- * Enqueue is one `INSERT ... ON CONFLICT DO NOTHING RETURNING id`. The partial unique indexes on
+ * Enqueue is one `INSERT ... ON CONFLICT DO NOTHING`. The partial unique indexes on
  * `dedup_key` and `(job_name, args_hash)` (queued rows only) decide duplicates inside SQLite, so two
  * processes enqueueing the same key at once still produce one row; the loser reads the winner's id.
  */
@@ -15,8 +15,10 @@ const INSERT_COLUMNS = `id, job_name, args, args_hash, status, attempts, max_att
 const INSERT_VALUES = `@id, @jobName, @args, @argsHash, 'queued', 0, @maxAttempts, @queue, @priority,
   @unique, @dedupKey, COALESCE(@scheduledAt, ${NOW}), @producerId, @group, ${NOW}, ${NOW}, @traceId, @traceContext`;
 
+// No RETURNING: the row inserted is the one with our id, and `changes` tells whether it was (a RETURNING
+// row cost about a fifth of a bulk enqueue's per-row time).
 const INSERT = `INSERT INTO soniq_jobs (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES})
-  ON CONFLICT DO NOTHING RETURNING id`;
+  ON CONFLICT DO NOTHING`;
 // Used only after repeated lost races, so that the real constraint error surfaces.
 const INSERT_STRICT = `INSERT INTO soniq_jobs (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES})`;
 const FIND_DEDUP = "SELECT id FROM soniq_jobs WHERE status = 'queued' AND dedup_key = ?";
@@ -88,8 +90,7 @@ function insertOne(ctx: SqliteContext, db: SqliteDatabase, p: InsertParams): Enq
   // A conflicting row can leave `queued` between our insert and our read (another process claimed it);
   // then the insert is simply tried again.
   for (let attempt = 0; attempt < 3; attempt++) {
-    const inserted = ctx.statement(INSERT, db).get(p) as { id: string } | undefined;
-    if (inserted) return { id: inserted.id, deduplicated: false };
+    if (ctx.statement(INSERT, db).run(p).changes === 1) return { id: p.id, deduplicated: false };
     const existing = findExisting(ctx, db, p);
     if (existing !== null) return { id: existing, deduplicated: true };
     if (ctx.statement(ID_EXISTS, db).get(p.id)) {
