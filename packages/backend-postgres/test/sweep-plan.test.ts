@@ -41,7 +41,7 @@ beforeAll(async () => {
     const c = config as { text?: string };
     if (
       typeof c === "object" &&
-      c?.text?.includes("DELETE FROM soniq_jobs j\nWHERE j.id = ANY(ARRAY(SELECT e.id FROM q")
+      c?.text?.includes("DELETE FROM soniq_jobs j\nWHERE j.ctid = ANY(ARRAY(SELECT e.ctid FROM q")
     )
       sweepText = c.text;
     return (query as (a: unknown, b?: unknown) => unknown)(config, values);
