@@ -11,9 +11,8 @@ import type { Settlement } from "@soniq/core/backend";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBackend } from "../src/index.js";
-import { KEEP_KEYS } from "../src/internal/requeue-keys.js";
-import { encodeSettle, settleSql } from "../src/internal/settle-sql.js";
 import { createMigratedDatabase, newJob, type TestDatabase } from "./pgdb.js";
+import { explainSettle } from "./settle-explain.js";
 
 let db: TestDatabase;
 let client: pg.Client;
@@ -73,27 +72,10 @@ afterAll(async () => {
 describe("settle/fence after a drain, no vacuum", () => {
   it("the generic plan reads the primary key only, never the processing index", async () => {
     expect(items).toHaveLength(300);
-    const encoded = encodeSettle(items);
-    await client.query("BEGIN");
-    try {
-      await client.query("SET LOCAL plan_cache_mode = force_generic_plan");
-      await client.query(`PREPARE fence_plan AS ${settleSql(encoded.parts, false, KEEP_KEYS)}`);
-      const values = encoded.values.map((v) => (typeof v === "string" ? v : `{${v.join(",")}}`));
-      const params = values.map((v) => `'${v.replaceAll("'", "''")}'`).join(", ");
-      const res = await client.query(`EXPLAIN (ANALYZE, COSTS OFF) EXECUTE fence_plan(${params})`);
-      const text = res.rows
-        .map((r: Record<string, string>) => r["QUERY PLAN"])
-        .join("\n")
-        .replace(/'[^']*'::(uuid\[\]|jsonb)/g, "'...'::$1");
-      expect(text, text).not.toMatch(/idx_soniq_jobs_processing|BitmapAnd/);
-      for (const cte of ["done", "requeued", "dead"]) {
-        expect(text, text).toMatch(
-          new RegExp(`CTE Scan on ${cte} \\(actual time=[\\d.]+ rows=100 loops=1\\)`),
-        );
-      }
-    } finally {
-      await client.query("ROLLBACK");
-      await client.query("DEALLOCATE ALL");
+    const text = await explainSettle(client, items, "force_generic_plan");
+    expect(text, text).not.toMatch(/idx_soniq_jobs_processing|BitmapAnd/);
+    for (const cte of ["done", "requeued", "dead"]) {
+      expect(text, text).toMatch(new RegExp(`CTE Scan on ${cte} \\(actual time=[\\d.]+ rows=100 loops=1\\)`));
     }
   });
 });

@@ -10,9 +10,8 @@ import type { Settlement } from "@soniq/core/backend";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBackend } from "../src/index.js";
-import { KEEP_KEYS } from "../src/internal/requeue-keys.js";
-import { encodeSettle, settleSql } from "../src/internal/settle-sql.js";
 import { createMigratedDatabase, newJob, type TestDatabase } from "./pgdb.js";
+import { explainSettle } from "./settle-explain.js";
 
 let db: TestDatabase;
 let client: pg.Client;
@@ -62,31 +61,11 @@ afterAll(async () => {
   await db?.drop();
 });
 
-async function plan(mode: "auto" | "force_generic_plan"): Promise<string> {
-  const encoded = encodeSettle(items);
-  await client.query("BEGIN");
-  try {
-    await client.query(`SET LOCAL plan_cache_mode = ${mode}`);
-    await client.query(`PREPARE settle_plan AS ${settleSql(encoded.parts, false, KEEP_KEYS)}`);
-    const values = encoded.values.map((v) => (typeof v === "string" ? v : `{${v.join(",")}}`));
-    const params = values.map((v) => `'${v.replaceAll("'", "''")}'`).join(", ");
-    const res = await client.query(`EXPLAIN (ANALYZE, COSTS OFF) EXECUTE settle_plan(${params})`);
-    // The parameters' literals (500 ids, the items object) are shortened so a failure message stays readable.
-    return res.rows
-      .map((r: Record<string, string>) => r["QUERY PLAN"])
-      .join("\n")
-      .replace(/'[^']*'::(uuid\[\]|jsonb)/g, "'...'::$1");
-  } finally {
-    await client.query("ROLLBACK");
-    await client.query("DEALLOCATE ALL");
-  }
-}
-
 describe("settle/plan with 500 mixed items", () => {
   it.each(["auto", "force_generic_plan"] as const)(
     "%s: primary-key lookups only, no scan and no join against the items",
     async (mode) => {
-      const text = await plan(mode);
+      const text = await explainSettle(client, items, mode);
       expect(text, text).not.toMatch(/Seq Scan|Function Scan|Hash Join|Merge Join|Sort/);
       // done, requeued, deleted, moved: each reads soniq_jobs through its primary key (an index scan, or a
       // bitmap scan of it when the array is known to be large).
