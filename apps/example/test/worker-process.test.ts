@@ -48,7 +48,11 @@ describe("example/worker process", () => {
         const rows = await Promise.all(enqueued.map((r) => soniq.getJob(r.id)));
         expect(rows.map((r) => r?.status)).toEqual(["done", "done", "done", "done"]);
       }, 20_000);
-      expect(worker.output()).toMatch(/orders\.reserve_stock \w+ done on attempt 3/);
+      // The worker logs a job after its outcome is stored: the line can reach the pipe a moment after the row.
+      await eventually(
+        () => expect(worker.output()).toMatch(/orders\.reserve_stock \w+ done on attempt 3/),
+        10_000,
+      );
       const [row] = await soniq.backend.workers.list();
       expect(row?.status).toBe("active");
 
