@@ -11,6 +11,7 @@ import { soniqMemoryContractSystem, soniqMemorySystem } from "./soniq-memory.js"
 import {
   soniqPostgresNode24System,
   soniqPostgresOtelNode24System,
+  soniqPostgresTtl0Node24System,
   soniqSqliteNode24System,
 } from "./soniq-node24.js";
 import {
@@ -19,6 +20,7 @@ import {
   soniqPostgresContractSystem,
   soniqPostgresOtelSystem,
   soniqPostgresSystem,
+  soniqPostgresTtl0System,
 } from "./soniq-postgres.js";
 import { soniqSqliteContractSystem, soniqSqliteSystem } from "./soniq-sqlite.js";
 import type { SystemAdapter } from "./types.js";
@@ -42,8 +44,10 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   soniqPostgresContractSystem,
   soniqPostgresBatch500System,
   soniqPostgresAsyncSystem,
+  soniqPostgresTtl0System,
   soniqPostgresOtelSystem,
   soniqPostgresOtelNode24System,
+  soniqPostgresTtl0Node24System,
   soniqSqliteContractSystem,
   soniqMemoryContractSystem,
 ];

@@ -3,7 +3,7 @@
  * Node >= 22: so a ratio to graphile-worker 0.18, pg-boss 12 or Sidequest is not a ratio of runtimes.
  */
 import { node24Unavailable } from "../node24.js";
-import { soniqPostgresOtelSystem, soniqPostgresSystem } from "./soniq-postgres.js";
+import { soniqPostgresOtelSystem, soniqPostgresSystem, soniqPostgresTtl0System } from "./soniq-postgres.js";
 import { soniqSqliteSystem } from "./soniq-sqlite.js";
 import type { SystemAdapter } from "./types.js";
 
@@ -22,6 +22,13 @@ export const soniqPostgresNode24System = onNode24(
   soniqPostgresSystem,
   "soniq-postgres-node24",
   "Soniq postgres (Node 24)",
+);
+
+/** The `resultTtlMs: 0` row on Node 24, beside graphile-worker 0.18 (which deletes a finished job too). */
+export const soniqPostgresTtl0Node24System = onNode24(
+  soniqPostgresTtl0System,
+  "soniq-postgres-ttl0-node24",
+  "Soniq postgres (resultTtlMs 0, Node 24)",
 );
 
 /**

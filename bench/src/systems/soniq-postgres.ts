@@ -3,7 +3,8 @@
  * loaded on first use, so a package that fails to load makes its own rows INVALID, not the whole bench.
  */
 
-import type { Plugin } from "@soniq/core";
+import type { PostgresBackendOptions } from "@soniq/backend-postgres";
+import type { Plugin, SoniqOptions, WorkerOptions } from "@soniq/core";
 import { benchClient, benchPool } from "../pg-admin.js";
 import type { CountQuery } from "./soniq-session.js";
 import type { Counts, RetentionSweep, SystemAdapter, SystemTarget } from "./types.js";
@@ -88,14 +89,15 @@ async function openSweep(target: SystemTarget): Promise<RetentionSweep> {
   return { sweep: () => soniq.backend.jobs.deleteExpired(), close: () => soniq.close() };
 }
 
-/** The verification counts, on a one-connection pool of their own. */
-function countQuery(url: string): { query: CountQuery; end: () => Promise<void> } {
+/** The verification counts, on a one-connection pool of their own; `keepsDone: false` when done rows are deleted. */
+function countQuery(url: string, keepsDone = true): { query: CountQuery; end: () => Promise<void> } {
   const pool = benchPool(url, 1, "soniq counts pool");
   const query: CountQuery = {
     async counts(kind) {
       const row = (await pool.query<Counts>(COUNTS, [TASK_NAMES[kind]])).rows[0];
       if (!row) throw new Error("soniq counts returned no row");
-      return row;
+      // Deleted at completion: a done job is an absent row, so `done` is not countable (as graphile-worker's).
+      return keepsDone ? row : { ...row, done: null };
     },
     async settled(kind) {
       const res = await pool.query<{ settled: boolean }>(SETTLED, [TASK_NAMES[kind]]);
@@ -105,31 +107,69 @@ function countQuery(url: string): { query: CountQuery; end: () => Promise<void> 
   return { query, end: () => pool.end() };
 }
 
-export const soniqPostgresSystem: SystemAdapter = {
+/** What a row of Soniq's app API on Postgres sets on top of the defaults (the main row sets nothing). */
+interface AppRow {
+  id: string;
+  label: string;
+  notes: string;
+  optional?: true;
+  /** The W8 workflow row (not for rows whose settings change what a flow keeps). */
+  flows?: true;
+  /** Extra modules to load before the clock starts. */
+  preload?: () => Promise<unknown>;
+  backendOptions?: PostgresBackendOptions;
+  workerOptions?: Omit<WorkerOptions, "concurrency">;
+  soniqOptions?: Omit<SoniqOptions, "backend">;
+  plugins?: () => Promise<Plugin[]>;
+  /** false: a done job's row is deleted, so `done` is not countable. */
+  keepsDone?: false;
+}
+
+function appRow(row: AppRow): SystemAdapter {
+  return {
+    id: row.id,
+    label: row.label,
+    preload: () =>
+      Promise.all([import("@soniq/backend-postgres"), import("./soniq-session.js"), row.preload?.()]),
+    storage: "postgres",
+    inProcess: false,
+    ...(row.optional ? { optional: true } : {}),
+    seedDone,
+    seedExpired,
+    openSweep,
+    manyQueues: true,
+    immediateRetries: true,
+    queueLimits: true,
+    ...(row.flows ? { flows: true } : {}),
+    notes: row.notes,
+    prepare,
+    async open(target) {
+      const url = requireUrl(target);
+      const [{ postgresBackend }, { SoniqAppSession }, plugins] = await Promise.all([
+        import("@soniq/backend-postgres"),
+        import("./soniq-session.js"),
+        row.plugins?.() ?? [],
+      ]);
+      const counts = countQuery(url, row.keepsDone ?? true);
+      const backend = postgresBackend({ connectionString: url }, row.backendOptions);
+      return new SoniqAppSession(
+        backend,
+        counts.query,
+        counts.end,
+        row.workerOptions,
+        plugins,
+        row.soniqOptions,
+      );
+    },
+  };
+}
+
+export const soniqPostgresSystem = appRow({
   id: "soniq-postgres",
   label: "Soniq postgres",
-  preload: () => Promise.all([import("@soniq/backend-postgres"), import("./soniq-session.js")]),
-  storage: "postgres",
-  inProcess: false,
-  seedDone,
-  seedExpired,
-  openSweep,
-  manyQueues: true,
-  immediateRetries: true,
-  queueLimits: true,
   flows: true,
   notes: "new Soniq({ backend: postgresBackend(...) }) with default settings, soniq.worker({ concurrency })",
-  prepare,
-  async open(target) {
-    const url = requireUrl(target);
-    const [{ postgresBackend }, { SoniqAppSession }] = await Promise.all([
-      import("@soniq/backend-postgres"),
-      import("./soniq-session.js"),
-    ]);
-    const counts = countQuery(url);
-    return new SoniqAppSession(postgresBackend({ connectionString: url }), counts.query, counts.end);
-  },
-};
+});
 
 export const soniqPostgresContractSystem: SystemAdapter = {
   id: "soniq-postgres-contract",
@@ -157,61 +197,33 @@ export const soniqPostgresContractSystem: SystemAdapter = {
   },
 };
 
-export const soniqPostgresBatch500System: SystemAdapter = {
+export const soniqPostgresBatch500System = appRow({
   id: "soniq-postgres-b500",
   label: "Soniq postgres (batchSize 500)",
-  preload: () => Promise.all([import("@soniq/backend-postgres"), import("./soniq-session.js")]),
-  storage: "postgres",
-  inProcess: false,
   optional: true,
-  seedDone,
-  seedExpired,
-  openSweep,
-  manyQueues: true,
-  immediateRetries: true,
-  queueLimits: true,
   flows: true,
   notes: "diagnostic: the Soniq postgres row with worker({ batchSize: 500, completeBatchSize: 500 })",
-  prepare,
-  async open(target) {
-    const url = requireUrl(target);
-    const [{ postgresBackend }, { SoniqAppSession }] = await Promise.all([
-      import("@soniq/backend-postgres"),
-      import("./soniq-session.js"),
-    ]);
-    const counts = countQuery(url);
-    const backend = postgresBackend({ connectionString: url });
-    return new SoniqAppSession(backend, counts.query, counts.end, { batchSize: 500, completeBatchSize: 500 });
-  },
-};
+  workerOptions: { batchSize: 500, completeBatchSize: 500 },
+});
 
-export const soniqPostgresAsyncSystem: SystemAdapter = {
+export const soniqPostgresAsyncSystem = appRow({
   id: "soniq-postgres-async",
   label: "Soniq postgres (asyncOutcomes)",
-  preload: () => Promise.all([import("@soniq/backend-postgres"), import("./soniq-session.js")]),
-  storage: "postgres",
-  inProcess: false,
   optional: true,
-  seedDone,
-  seedExpired,
-  openSweep,
-  manyQueues: true,
-  immediateRetries: true,
-  queueLimits: true,
   flows: true,
   notes: "diagnostic: the Soniq postgres row with postgresBackend(..., { asyncOutcomes: true })",
-  prepare,
-  async open(target) {
-    const url = requireUrl(target);
-    const [{ postgresBackend }, { SoniqAppSession }] = await Promise.all([
-      import("@soniq/backend-postgres"),
-      import("./soniq-session.js"),
-    ]);
-    const counts = countQuery(url);
-    const backend = postgresBackend({ connectionString: url }, { asyncOutcomes: true });
-    return new SoniqAppSession(backend, counts.query, counts.end);
-  },
-};
+  backendOptions: { asyncOutcomes: true },
+});
+
+export const soniqPostgresTtl0System = appRow({
+  id: "soniq-postgres-ttl0",
+  label: "Soniq postgres (resultTtlMs 0)",
+  optional: true,
+  notes:
+    "the Soniq postgres row with new Soniq({ resultTtlMs: 0 }): a done job's row is deleted at completion, as graphile-worker deletes it (no result() to wait for)",
+  soniqOptions: { resultTtlMs: 0 },
+  keepsDone: false,
+});
 
 /**
  * The `soniq-postgres` row with `@soniq/opentelemetry` on: an SDK tracer provider whose batch processor hands
@@ -238,37 +250,12 @@ async function otelPlugin(): Promise<Plugin> {
   return openTelemetry({ tracerProvider, meterProvider: new MeterProvider() });
 }
 
-export const soniqPostgresOtelSystem: SystemAdapter = {
+export const soniqPostgresOtelSystem = appRow({
   id: "soniq-postgres-otel",
   label: "Soniq postgres (OpenTelemetry)",
-  preload: () =>
-    Promise.all([
-      import("@soniq/backend-postgres"),
-      import("./soniq-session.js"),
-      import("@soniq/opentelemetry"),
-      import("@opentelemetry/sdk-trace"),
-    ]),
-  storage: "postgres",
-  inProcess: false,
   optional: true,
-  seedDone,
-  seedExpired,
-  openSweep,
-  manyQueues: true,
-  immediateRetries: true,
-  queueLimits: true,
   notes:
     "the Soniq postgres row with soniq.use(openTelemetry(...)): SDK tracer provider, batch processor, an exporter that drops spans",
-  prepare,
-  async open(target) {
-    const url = requireUrl(target);
-    const [{ postgresBackend }, { SoniqAppSession }, plugin] = await Promise.all([
-      import("@soniq/backend-postgres"),
-      import("./soniq-session.js"),
-      otelPlugin(),
-    ]);
-    const counts = countQuery(url);
-    const backend = postgresBackend({ connectionString: url });
-    return new SoniqAppSession(backend, counts.query, counts.end, {}, [plugin]);
-  },
-};
+  preload: () => Promise.all([import("@soniq/opentelemetry"), import("@opentelemetry/sdk-trace")]),
+  plugins: async () => [await otelPlugin()],
+});

@@ -6,7 +6,14 @@
  * minimal loop, to separate what the backend costs from what the worker runtime adds.
  */
 import { randomUUID } from "node:crypto";
-import { type FlowStepDefinition, type Plugin, Soniq, type Worker, type WorkerOptions } from "@soniq/core";
+import {
+  type FlowStepDefinition,
+  type Plugin,
+  Soniq,
+  type SoniqOptions,
+  type Worker,
+  type WorkerOptions,
+} from "@soniq/core";
 import type { Backend, NewJob } from "@soniq/core/backend";
 import { recordIncident } from "../incidents.js";
 import { ContractWorker } from "./soniq-contract-worker.js";
@@ -54,8 +61,10 @@ export class SoniqAppSession implements SystemSession {
     private readonly workerOptions: Omit<WorkerOptions, "concurrency"> = {},
     /** Plugins the row installs (the `-otel` row: OpenTelemetry). */
     plugins: readonly Plugin[] = [],
+    /** Instance settings on top of the backend (the `-ttl0` row: `resultTtlMs: 0`). */
+    soniqOptions: Omit<SoniqOptions, "backend"> = {},
   ) {
-    this.soniq = new Soniq({ backend });
+    this.soniq = new Soniq({ ...soniqOptions, backend });
     for (const plugin of plugins) this.soniq.use(plugin);
     const run = (kind: TaskKind) => (args: BenchArgs) =>
       handle({ concurrency: 0, onStart: (k, i) => this.listener?.(k, i) }, kind, readIndex(args));
