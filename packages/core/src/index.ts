@@ -17,6 +17,7 @@ export type {
 } from "./contract/index.js";
 export type { DeadLetterService, LineSink, ReplayOverrides } from "./dead-letter.js";
 export type { BulkOptions, BulkResult, DeadLetterBulkFilter } from "./dead-letter-bulk.js";
+export type { EnqueueManyItem } from "./enqueue-many.js";
 export {
   isSoniqError,
   JobAbortedError,
@@ -87,7 +88,7 @@ export type { CheckReport, Scheduler, SchedulerOptions } from "./schedules/sched
 export type { ScheduleService } from "./schedules/service.js";
 export type { WorkerScheduleOptions } from "./schedules/worker.js";
 export { SHORT_ID_LENGTH, shortId } from "./short-id.js";
-export { type EnqueueManyItem, Soniq } from "./soniq.js";
+export { Soniq } from "./soniq.js";
 export {
   type ProducerHook,
   type RunOutcome,

@@ -6,6 +6,7 @@
  *   the outermost. Middleware runs inside the timeout, so a slow middleware times out like a handler.
  */
 import type { JobContext } from "./context.js";
+import { SoniqError } from "./errors.js";
 import type { ProducerHook, RunOutcome } from "./tracing.js";
 
 export type Next = () => Promise<unknown>;
@@ -56,4 +57,45 @@ export function runChain(chain: readonly Middleware[], ctx: JobContext, final: N
     }
   };
   return step(0);
+}
+
+/** What a plain-object plugin passed to `use()` may hold. */
+const PLUGIN_KEYS = ["name", "beforeJob", "afterJob", "onError", "middleware", "producer", "onOutcome"];
+
+/**
+ * What `soniq.use(extension)` installs: a function is middleware; a plugin object is checked, so that a
+ * misspelt hook fails at `use()` instead of never running.
+ */
+export function toPlugin(extension: Plugin | Middleware): Plugin {
+  const plugin: Plugin = typeof extension === "function" ? { middleware: extension } : extension;
+  if (typeof plugin !== "object" || plugin === null || Array.isArray(plugin)) {
+    throw new SoniqError(
+      "SONIQ_INVALID_ARGUMENT",
+      "use() takes a middleware function or { name, beforeJob, afterJob, onError, middleware, producer, onOutcome }.",
+    );
+  }
+  // A misspelt hook in a plain object would otherwise never run, silently (class instances may keep state).
+  const proto = Object.getPrototypeOf(plugin);
+  const plain = proto === Object.prototype || proto === null;
+  const unknown = plain ? Object.keys(plugin).find((k) => !PLUGIN_KEYS.includes(k)) : undefined;
+  if (unknown !== undefined) {
+    throw new SoniqError(
+      "SONIQ_INVALID_ARGUMENT",
+      `use(): unknown key "${unknown}" (a plugin has ${PLUGIN_KEYS.join(", ")}).`,
+      { context: { key: unknown } },
+    );
+  }
+  if (plugin.name !== undefined && typeof plugin.name !== "string") {
+    throw new SoniqError("SONIQ_INVALID_ARGUMENT", "use(): name must be a string.", {
+      context: { key: "name" },
+    });
+  }
+  for (const key of ["beforeJob", "afterJob", "onError", "middleware", "producer", "onOutcome"] as const) {
+    if (plugin[key] !== undefined && typeof plugin[key] !== "function") {
+      throw new SoniqError("SONIQ_INVALID_ARGUMENT", `use(): ${key} must be a function.`, {
+        context: { key },
+      });
+    }
+  }
+  return plugin;
 }

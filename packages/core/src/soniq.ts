@@ -7,6 +7,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "./audit.js";
 import type { Backend, BackendTx, MigrationReport, NewJob } from "./contract/index.js";
 import { DeadLetterService } from "./dead-letter.js";
+import { assertManyItem, assertManyOptions, type EnqueueManyItem } from "./enqueue-many.js";
 import { SoniqError } from "./errors.js";
 import { Explainer, type Explanation } from "./explain.js";
 import { FlowService } from "./flows.js";
@@ -24,7 +25,7 @@ import {
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS } from "./liveness.js";
 import { safeLogger } from "./logger.js";
 import { MetricsService } from "./metrics-series.js";
-import type { Middleware, Plugin } from "./middleware.js";
+import { type Middleware, type Plugin, toPlugin } from "./middleware.js";
 import { type MigrationsApi, migrationsApi } from "./migrations.js";
 import { assertJobName } from "./names.js";
 import {
@@ -60,50 +61,6 @@ import { secretBox } from "./webhooks/secrets.js";
 import { WebhookService } from "./webhooks/service.js";
 import { Worker } from "./worker/worker.js";
 import { type WorkersApi, workersApi } from "./workers.js";
-
-/** One item of `enqueueMany`: a definition (or a name) with its args and options (no `tx`). */
-export interface EnqueueManyItem<TTx = unknown> {
-  job: string | JobDefinition<never, unknown, TTx>;
-  args: unknown;
-  options?: Omit<EnqueueOptions<TTx>, "tx">;
-}
-
-const ITEM_KEYS = ["job", "args", "options"];
-/** What a plain-object plugin passed to `use()` may hold. */
-const PLUGIN_KEYS = ["name", "beforeJob", "afterJob", "onError", "middleware", "producer", "onOutcome"];
-
-/** An `enqueueMany` item is `{ job, args, options? }`; a `tx` belongs to the call's options, not an item's. */
-function assertManyItem(item: unknown, index: number): void {
-  const bad = (message: string, key?: string) =>
-    new SoniqError("SONIQ_INVALID_ARGUMENT", `enqueueMany() item ${index}: ${message}`, {
-      context: { index, key },
-    });
-  if (typeof item !== "object" || item === null || Array.isArray(item)) {
-    throw bad("expected { job, args, options }");
-  }
-  const unknown = Object.keys(item).find((k) => !ITEM_KEYS.includes(k));
-  if (unknown !== undefined)
-    throw bad(`unknown key "${unknown}"; an item takes job, args and options`, unknown);
-  const options = (item as { options?: unknown }).options;
-  if (typeof options === "object" && options !== null && "tx" in options) {
-    throw bad("tx is not an item option; pass it once as enqueueMany(items, { tx })", "tx");
-  }
-}
-
-/** The call options of `enqueueMany`: `{ tx? }` and nothing else. */
-function assertManyOptions(options: unknown): void {
-  const isObject = typeof options === "object" && options !== null && !Array.isArray(options);
-  const unknown = isObject ? Object.keys(options).find((k) => k !== "tx") : undefined;
-  if (!isObject || unknown !== undefined) {
-    throw new SoniqError(
-      "SONIQ_INVALID_OPTIONS",
-      isObject
-        ? `enqueueMany() has no option "${unknown}"; per-job options go on each item, the call takes only { tx }.`
-        : "enqueueMany(items, options): options must be an object { tx } (or nothing).",
-      { context: { key: unknown } },
-    );
-  }
-}
 
 export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements AsyncDisposable {
   /** The resolved, frozen options (defaults filled). */
@@ -407,36 +364,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
    * hook around writes of new jobs (tracing: see tracing.ts). A function is taken as middleware. Order matters: the first registered runs outermost (and its hooks first).
    */
   use(extension: Plugin | Middleware): this {
-    const plugin: Plugin = typeof extension === "function" ? { middleware: extension } : extension;
-    if (typeof plugin !== "object" || plugin === null || Array.isArray(plugin)) {
-      throw new SoniqError(
-        "SONIQ_INVALID_ARGUMENT",
-        "use() takes a middleware function or { name, beforeJob, afterJob, onError, middleware, producer, onOutcome }.",
-      );
-    }
-    // A misspelt hook in a plain object would otherwise never run, silently (class instances may keep state).
-    const proto = Object.getPrototypeOf(plugin);
-    const plain = proto === Object.prototype || proto === null;
-    const unknown = plain ? Object.keys(plugin).find((k) => !PLUGIN_KEYS.includes(k)) : undefined;
-    if (unknown !== undefined) {
-      throw new SoniqError(
-        "SONIQ_INVALID_ARGUMENT",
-        `use(): unknown key "${unknown}" (a plugin has ${PLUGIN_KEYS.join(", ")}).`,
-        { context: { key: unknown } },
-      );
-    }
-    if (plugin.name !== undefined && typeof plugin.name !== "string") {
-      throw new SoniqError("SONIQ_INVALID_ARGUMENT", "use(): name must be a string.", {
-        context: { key: "name" },
-      });
-    }
-    for (const key of ["beforeJob", "afterJob", "onError", "middleware", "producer", "onOutcome"] as const) {
-      if (plugin[key] !== undefined && typeof plugin[key] !== "function") {
-        throw new SoniqError("SONIQ_INVALID_ARGUMENT", `use(): ${key} must be a function.`, {
-          context: { key },
-        });
-      }
-    }
+    const plugin = toPlugin(extension);
     if (plugin.beforeJob || plugin.afterJob || plugin.onError || plugin.onOutcome)
       this.#rt.plugins.push(plugin);
     if (plugin.producer) this.#rt.producers.push(plugin.producer);
