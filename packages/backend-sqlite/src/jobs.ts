@@ -110,8 +110,21 @@ function stats(ctx: SqliteContext, { queue }: StatsQuery): QueueStats {
 const CANCEL = `UPDATE soniq_jobs SET status = 'cancelled', updated_at = ${NOW}
   WHERE id = ? AND status IN ('queued', 'processing') RETURNING flow_id, step_ref`;
 
-// A flow step's result is kept while its flow is open (a dependent reads it through ctx.flow.parents()).
-const DELETE_EXPIRED = `DELETE FROM soniq_jobs
-  WHERE status = 'done' AND expires_at IS NOT NULL AND expires_at <= ${NOW}
+/**
+ * The retention sweep: done rows whose result TTL has passed. It reads `idx_soniq_jobs_finished` (queue,
+ * status, expires_at) queue by queue: the queue names by skip-scanning the same index (one seek per queue),
+ * then each queue's expired range (the `IN` term is the index's own predicate, which SQLite needs spelt out to
+ * use a partial index), so a sweep reads the rows it deletes and a probe per queue, however many
+ * done rows are kept (test/sweep-plan.test.ts). A flow step's result is kept while its flow is open (a
+ * dependent reads it through ctx.flow.parents()).
+ */
+export const DELETE_EXPIRED = `WITH RECURSIVE q(name) AS (
+    SELECT MIN(queue) FROM soniq_jobs WHERE status IN ('done', 'cancelled')
+    UNION ALL
+    SELECT (SELECT MIN(queue) FROM soniq_jobs WHERE status IN ('done', 'cancelled') AND queue > q.name)
+    FROM q WHERE q.name IS NOT NULL)
+  DELETE FROM soniq_jobs INDEXED BY idx_soniq_jobs_finished
+  WHERE queue IN (SELECT name FROM q WHERE name IS NOT NULL) AND status IN ('done', 'cancelled')
+    AND status = 'done' AND expires_at <= ${NOW}
     AND (flow_id IS NULL OR NOT EXISTS (SELECT 1 FROM soniq_flows f
       WHERE f.id = soniq_jobs.flow_id AND f.state IN ('running', 'held')))`;

@@ -20,6 +20,7 @@ const journalTags = [
   "0007_tracing",
   "0008_webhooks",
   "0009_flow_finished",
+  "0010_slim_indexes",
 ];
 
 function migrationRows(file: string): { hash: string; created_at: number }[] {

@@ -104,15 +104,19 @@ export const soniqJobs = sqliteTable(
     uniqueIndex("idx_soniq_jobs_unique_queued")
       .on(t.jobName, t.argsHash)
       .where(sql`status = 'queued' AND unique_job = 1`),
-    index("idx_soniq_jobs_expires_at").on(t.expiresAt).where(sql`expires_at IS NOT NULL`),
     // What is processing, and who holds it: a limited queue's claim counts it per queue and group (queue
     // controls), recovery finds the jobs of stale and stopped workers, explain names the holders. Only
     // processing rows are in it, so a completion (processing -> done) adds no entry here.
     index("idx_soniq_jobs_processing").on(t.queue, t.group, t.workerId).where(sql`status = 'processing'`),
     // listJobs order and keyset pages: the primary key (ids are UUIDv7, time-ordered), no index of their own.
-    // queues.list: finished jobs' queue names and per-(queue, status) counts from the index alone (queued
-    // and processing ones come from the fetch and processing indexes); enqueues and claims add no entries.
-    index("idx_soniq_jobs_finished").on(t.queue, t.status).where(sql`status IN ('done', 'cancelled')`),
+    // Finished rows only, so enqueues and claims add no entries. queues.list reads finished jobs' queue names
+    // and per-(queue, status) counts from the index alone (queued and processing ones come from the fetch and
+    // processing indexes); the retention sweep reads, per queue, the done rows whose expires_at has passed
+    // (backend-sqlite jobs.ts). One index for both, as on Postgres: a completion writes one entry here, where
+    // a separate expires_at index cost it a second.
+    index("idx_soniq_jobs_finished")
+      .on(t.queue, t.status, t.expiresAt)
+      .where(sql`status IN ('done', 'cancelled')`),
   ],
 );
 
