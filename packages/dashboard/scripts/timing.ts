@@ -23,7 +23,11 @@ const soniq = new Soniq({
   backend: postgresBackend({ connectionString: url.toString() }),
   allowUnknownJobNames: true,
 });
-const server = await serveDashboard({ soniq, port: 0, apiKeys: [{ key: KEY, label: "timing" }] });
+const server = await serveDashboard({
+  soniq,
+  port: 0,
+  apiKeys: [{ key: KEY, label: "timing", scope: "write" }],
+});
 const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
 
 async function once(path: string, method = "GET", body?: unknown): Promise<number> {
@@ -131,7 +135,7 @@ await measure("POST …/replay-where dryRun, since=1h (~300 rows)", () =>
 );
 await measure(
   "POST …/purge-where dryRun, all 100,000",
-  () => once("/api/dead-letters/purge-where", "POST", { filter: {}, dryRun: true }),
+  () => once("/api/dead-letters/purge-where", "POST", { filter: {}, all: true, dryRun: true }),
   1,
 );
 
