@@ -66,6 +66,54 @@ describe("enqueueMany", () => {
     ]);
     expect((await backend.jobs.stats({ queue })).queued).toBe(5);
   });
+
+  it("a batch of plain jobs stores every row under the id it was sent with, args and queue included", async () => {
+    const [q1, q2] = [uniqueQueue(), uniqueQueue()];
+    const batch = Array.from({ length: 50 }, (_, i) => newJob({ queue: i % 2 ? q1 : q2, args: { i } }));
+    const results = await backend.jobs.enqueueMany(batch, {});
+    expect(results).toEqual(batch.map((job) => ({ id: job.id, deduplicated: false })));
+    const stored = await admin.query<{ id: string; queue: string; args: { i: number } }>(
+      "SELECT id, queue, args FROM soniq_jobs WHERE queue IN ($1, $2) AND status = 'queued' ORDER BY (args->>'i')::int",
+      [q1, q2],
+    );
+    expect(stored.rows).toEqual(batch.map((job) => ({ id: job.id, queue: job.queue, args: job.args })));
+  });
+
+  it("a plain batch that repeats a stored id fails whole: no row of it is written", async () => {
+    const queue = uniqueQueue();
+    const first = newJob({ queue });
+    await backend.jobs.enqueue(first, {});
+    const batch = [newJob({ queue }), { ...newJob({ queue }), id: first.id }, newJob({ queue })];
+    await expect(backend.jobs.enqueueMany(batch, {})).rejects.toMatchObject({
+      code: "SONIQ_BACKEND_ERROR",
+      message: expect.stringContaining("soniq_jobs_pkey"),
+    });
+    expect((await backend.jobs.stats({ queue })).total).toBe(1);
+  });
+
+  it("a plain batch with upper-case ids answers them as PostgreSQL prints them", async () => {
+    const queue = uniqueQueue();
+    const batch = [newJob({ queue }), newJob({ queue })].map((job) => ({ ...job, id: job.id.toUpperCase() }));
+    const results = await backend.jobs.enqueueMany(batch, {});
+    expect(results).toEqual(batch.map((job) => ({ id: job.id.toLowerCase(), deduplicated: false })));
+  });
+
+  it("a plain batch wakes each of its queues", async () => {
+    const [q1, q2] = [uniqueQueue(), uniqueQueue()];
+    const woken: string[] = [];
+    const unsubscribe = await backend.wakeUps.subscribe((queue) => woken.push(queue));
+    try {
+      await backend.jobs.enqueueMany(
+        [newJob({ queue: q1 }), newJob({ queue: q2 }), newJob({ queue: q1 })],
+        {},
+      );
+      await expect
+        .poll(() => [...new Set(woken)].filter((q) => q === q1 || q === q2).sort())
+        .toEqual([q1, q2].sort());
+    } finally {
+      await unsubscribe();
+    }
+  });
 });
 
 async function registerWorker(queue: string): Promise<string> {

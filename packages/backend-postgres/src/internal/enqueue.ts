@@ -43,6 +43,23 @@ const SELECT_INPUT =
   'i.dedup_key, i.unique_job, i.producer_id, i."group", i.trace_id, i.trace_context';
 const RETURN_KEYS = "RETURNING id, queue, dedup_key, job_name, args_hash";
 
+const INPUT_CTE =
+  'input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, id uuid, job_name text, args jsonb, args_hash text, queue text, priority int, max_attempts int, scheduled_at timestamptz, dedup_key text, unique_job bool, producer_id text, "group" text, trace_id text, trace_context jsonb))';
+
+/**
+ * A batch of plain jobs only (no dedupKey, not unique), the common bulk enqueue: nothing can conflict, so
+ * every row is inserted under the id it was sent with (a duplicate id fails the statement) and no row needs
+ * to come back; the statement answers one count. The queues to wake are read from the input. Returning and
+ * matching every inserted row cost a sixth of a 1,000-job batch's time.
+ */
+const PLAIN_BATCH_SQL = `WITH ${INPUT_CTE},
+ins AS (INSERT INTO soniq_jobs (${INSERT_COLUMNS}) SELECT ${SELECT_INPUT} FROM input i RETURNING 1)
+SELECT (SELECT count(*) FROM ins)::int AS inserted,
+  (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) FROM (SELECT DISTINCT queue AS q FROM input) s)::int AS notified`;
+
+/** A job id as PostgreSQL prints a uuid (lower-case, hyphenated): the plain batch hands back the ids sent. */
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 function insertCte(kind: Kind): string {
   const conflict = kind === "dedup" || kind === "both" ? ON_DEDUP_KEY : kind === "uniq" ? ON_UNIQUE : "";
   const notTwin = kind === "both" ? " AND NOT EXISTS (SELECT 1 FROM twin t WHERE t.ord = i.ord)" : "";
@@ -57,9 +74,7 @@ function insertCte(kind: Kind): string {
  * (a SQL join between the input and the inserted rows was quadratic under bad row estimates).
  */
 function enqueueSql(kinds: readonly Kind[]): string {
-  const ctes = [
-    'input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, id uuid, job_name text, args jsonb, args_hash text, queue text, priority int, max_attempts int, scheduled_at timestamptz, dedup_key text, unique_job bool, producer_id text, "group" text, trace_id text, trace_context jsonb))',
-  ];
+  const ctes = [INPUT_CTE];
   const results: string[] = [];
   if (kinds.includes("both")) {
     ctes.push(`twin AS (SELECT DISTINCT ON (i.ord) i.ord, j.id, j.queue FROM input i
@@ -196,6 +211,9 @@ export async function enqueueMany<TTx>(
 ): Promise<EnqueueResult[]> {
   if (jobs.length === 0) return [];
   const runner: TxRunner | undefined = options.tx === undefined ? undefined : txRunner(options.tx, "enqueue");
+  if (jobs.every((job) => kindOf(job) === "plain" && CANONICAL_UUID.test(job.id))) {
+    return enqueuePlain(ctx, jobs, runner);
+  }
   const { sent, target } = resolveBatch(jobs);
   const kinds = KINDS.filter((kind) => sent.some((job) => kindOf(job) === kind));
   const payload = encodeBatch(sent);
@@ -208,6 +226,32 @@ export async function enqueueMany<TTx>(
     if (id === undefined) throw noRow(job);
     return { id, deduplicated: id !== job.id.toLowerCase() };
   });
+}
+
+async function enqueuePlain(
+  ctx: PgContext,
+  jobs: readonly NewJob[],
+  runner: TxRunner | undefined,
+): Promise<EnqueueResult[]> {
+  const values = [encodeBatch(jobs)];
+  const rows = runner
+    ? ((await runner(PLAIN_BATCH_SQL, values)) as unknown as { inserted: number }[])
+    : (
+        await query<{ inserted: number }>(ctx, "enqueue", {
+          name: "soniq_enqueue_batch_plain",
+          text: PLAIN_BATCH_SQL,
+          values,
+        })
+      ).rows;
+  const inserted = rows[0]?.inserted;
+  if (inserted !== jobs.length) {
+    throw new SoniqError(
+      "SONIQ_BACKEND_ERROR",
+      `enqueue: PostgreSQL inserted ${inserted ?? "no"} rows for a batch of ${jobs.length} jobs.`,
+      { context: { inserted: inserted ?? null, sent: jobs.length } },
+    );
+  }
+  return jobs.map((job) => ({ id: job.id, deduplicated: false }));
 }
 
 // One job, the common case: plain parameters instead of the jsonb batch (the batch statement costs
