@@ -85,8 +85,8 @@ describe("enqueueMany", () => {
     await backend.jobs.enqueue(first, {});
     const batch = [newJob({ queue }), { ...newJob({ queue }), id: first.id }, newJob({ queue })];
     await expect(backend.jobs.enqueueMany(batch, {})).rejects.toMatchObject({
-      code: "SONIQ_BACKEND_ERROR",
-      message: expect.stringContaining("soniq_jobs_pkey"),
+      code: "SONIQ_INVALID_ARGUMENT",
+      message: expect.stringContaining("already exists"),
     });
     expect((await backend.jobs.stats({ queue })).total).toBe(1);
   });

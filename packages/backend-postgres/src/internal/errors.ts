@@ -51,6 +51,14 @@ export function translatePgError(err: unknown, operation: string, context: Recor
       { context: ctx, cause: err },
     );
   }
+  if (pgError?.code === "23505" && pgError.constraint === "soniq_jobs_pkey") {
+    // Core mints a fresh id for every job: a clash is a caller passing one twice (bad input, not a fault).
+    return new SoniqError(
+      "SONIQ_INVALID_ARGUMENT",
+      `${operation}: a job with this id already exists; every enqueue needs a fresh id. Nothing was written.`,
+      { context: ctx, cause: err },
+    );
+  }
   const message = err instanceof Error ? err.message : String(err);
   return new SoniqError("SONIQ_BACKEND_ERROR", `${operation} failed in PostgreSQL: ${message}`, {
     context: ctx,

@@ -98,13 +98,11 @@ export const enqueueCases = [
       await ctx.backend.jobs.enqueue(existing, {});
       const good = ctx.newJob({ queue });
       const clash = ctx.newJob({ queue, id: existing.id, args: { clash: true } });
-      let failed = false;
-      try {
-        await ctx.backend.jobs.enqueueMany([good, clash], {});
-      } catch {
-        failed = true;
-      }
-      assert.ok(failed, "enqueueMany with a job whose id already exists must reject");
+      await rejectsWith(
+        ctx.backend.jobs.enqueueMany([good, clash], {}),
+        "SONIQ_INVALID_ARGUMENT",
+        "enqueueMany with a job whose id already exists",
+      );
       equal(
         await ctx.backend.jobs.get(good.id),
         null,
