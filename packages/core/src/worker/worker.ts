@@ -149,18 +149,28 @@ export class Worker implements LocalWorker, AsyncDisposable {
   async #boot(): Promise<void> {
     const { backend, logger } = this.#rt;
     this.#rt.workers.add(this);
+    // The registration, the wake-up subscription and the endpoint list (read before the first claim, so the
+    // first jobs' events find their endpoints) are independent round trips: they run side by side. A nudge
+    // that arrives before the worker runs is dropped; the first claim follows anyway.
+    const subscribed = subscribeWakeUps(this.#rt, this.id, this.options.queues, () => this.nudge());
+    const endpointsRead = this.#rt.webhooks.refresh().then(
+      () => null,
+      (err: unknown) => ({ err }),
+    );
     try {
       await backend.workers.register(this.#registration());
     } catch (err) {
       this.#state = "stopped";
       this.#rt.workers.delete(this);
+      await endpointsRead;
+      await (await subscribed)?.().catch((e: unknown) => logger.warn({ err: e }, "unsubscribe failed"));
       throw err;
     }
     this.#workerIdForJobs = this.id;
     void this.#recordTaskNames();
-    this.#unsubscribe = await subscribeWakeUps(this.#rt, this.id, this.options.queues, () => this.nudge());
-    // The endpoint list first, so the first jobs' events find their endpoints.
-    await this.#rt.webhooks.refresh();
+    this.#unsubscribe = await subscribed;
+    const failed = await endpointsRead;
+    if (failed) throw failed.err;
     if (this.#state !== "starting") return; // stop() was called meanwhile
     this.#state = "running";
     // A started worker is what a worker-only process exists for, so it keeps the event loop alive (on every
