@@ -79,6 +79,43 @@ describe("enqueueMany", () => {
     expect(stored.rows).toEqual(batch.map((job) => ({ id: job.id, queue: job.queue, args: job.args })));
   });
 
+  it("a plain batch stores each row as a single enqueue of the same job would, column by column", async () => {
+    // The batch sends each column as an array (all-null columns as no array at all) and the args as one JSON
+    // array read by position: every column must land on its own row, whichever rows set it.
+    const [single, batched] = [uniqueQueue(), uniqueQueue()];
+    const at = new Date(Date.now() + 3_600_000);
+    const shapes: Partial<Parameters<typeof newJob>[0]>[] = [
+      { args: null },
+      { args: 'text with "quotes", a \\ and ünïcödé' },
+      { args: [1, { nested: [true, null] }], priority: 7, maxAttempts: 9, jobName: "shape.other" },
+      { args: {}, scheduledAt: at, group: "g-1", producerId: "producer-1" },
+      { args: { "{,}": "an array literal's own characters" }, argsHash: "h", traceId: "t-1" },
+      { args: 42, traceContext: { traceparent: "00-abc-def-01" } },
+    ];
+    const row = (queue: string, i: number) => newJob({ queue, ...shapes[i] });
+    for (let i = 0; i < shapes.length; i++) await backend.jobs.enqueue(row(single, i), {});
+    await backend.jobs.enqueueMany(
+      shapes.map((_, i) => row(batched, i)),
+      {},
+    );
+    // Only rows that set none of the optional columns: each all-null column goes as a null array.
+    await backend.jobs.enqueueMany([row(batched, 0), row(batched, 1)], {});
+    await backend.jobs.enqueue(row(single, 0), {});
+    await backend.jobs.enqueue(row(single, 1), {});
+    const columns = `job_name, args, args_hash, priority, max_attempts, scheduled_at = $2 AS at_set,
+      scheduled_at <= now() AS due, dedup_key, unique_job, producer_id, "group", trace_id, trace_context, status`;
+    const read = async (queue: string) =>
+      (
+        await admin.query(`SELECT ${columns} FROM soniq_jobs WHERE queue = $1 ORDER BY created_at, id`, [
+          queue,
+          at,
+        ])
+      ).rows;
+    const expected = await read(single);
+    expect(expected).toHaveLength(shapes.length + 2);
+    expect(await read(batched)).toEqual(expected);
+  });
+
   it("a plain batch that repeats a stored id fails whole: no row of it is written", async () => {
     const queue = uniqueQueue();
     const first = newJob({ queue });

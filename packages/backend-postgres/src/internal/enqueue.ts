@@ -1,6 +1,7 @@
 /**
- * Enqueue, one or many, in ONE statement each. A single job is a plain-parameter INSERT; a batch arrives as
- * one jsonb array (jsonb_to_recordset) and each kind of job is inserted by its own data-modifying CTE. The
+ * Enqueue, one or many, in ONE statement each. A single job is a plain-parameter INSERT; a batch of plain jobs
+ * arrives as typed column arrays (below); any other batch arrives as one jsonb array (jsonb_to_recordset) and
+ * each kind of job is inserted by its own data-modifying CTE. The
  * queues that got jobs are NOTIFYed (delivered on commit, so a rolled-back transactional enqueue wakes nobody).
  *
  * Dedup goes through the partial unique indexes, so it is race-free:
@@ -38,8 +39,9 @@ const ON_UNIQUE =
 const INSERT_COLUMNS =
   'id, job_name, args, args_hash, queue, priority, max_attempts, scheduled_at, dedup_key, unique_job, producer_id, "group", ' +
   "trace_id, trace_context";
+// jsonb_to_recordset reads a JSON null as SQL NULL: args that are JSON null are stored as such.
 const SELECT_INPUT =
-  "i.id, i.job_name, i.args, i.args_hash, i.queue, i.priority, i.max_attempts, COALESCE(i.scheduled_at, now()), " +
+  "i.id, i.job_name, COALESCE(i.args, 'null'::jsonb), i.args_hash, i.queue, i.priority, i.max_attempts, COALESCE(i.scheduled_at, now()), " +
   'i.dedup_key, i.unique_job, i.producer_id, i."group", i.trace_id, i.trace_context';
 const RETURN_KEYS = "RETURNING id, queue, dedup_key, job_name, args_hash";
 
@@ -51,11 +53,53 @@ const INPUT_CTE =
  * every row is inserted under the id it was sent with (a duplicate id fails the statement) and no row needs
  * to come back; the statement answers one count. The queues to wake are read from the input. Returning and
  * matching every inserted row cost a sixth of a 1,000-job batch's time.
+ *
+ * The columns arrive as typed arrays zipped by `unnest` (a column that is null on every row is sent as a
+ * null array, which `unnest` pads with nulls), and the args as one JSON array read by position: PostgreSQL
+ * spent 6.4 µs a row on this against 9.0 µs for the same rows as one jsonb array of objects
+ * (`jsonb_to_recordset` parses and sorts every object's keys, then extracts each field).
  */
-const PLAIN_BATCH_SQL = `WITH ${INPUT_CTE},
-ins AS (INSERT INTO soniq_jobs (${INSERT_COLUMNS}) SELECT ${SELECT_INPUT} FROM input i RETURNING 1)
+const PLAIN_BATCH_SQL = `WITH ins AS (INSERT INTO soniq_jobs (${INSERT_COLUMNS})
+  SELECT u.id, u.job_name, $2::jsonb -> (u.n::int - 1), u.args_hash, u.queue, u.priority, u.max_attempts,
+    COALESCE(u.scheduled_at, now()), NULL, false, u.producer_id, u."group", u.trace_id,
+    NULLIF($12::jsonb -> (u.n::int - 1), 'null'::jsonb)
+  FROM unnest($1::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::timestamptz[],
+    $9::text[], $10::text[], $11::text[])
+    WITH ORDINALITY AS u(id, job_name, args_hash, queue, priority, max_attempts, scheduled_at, producer_id,
+      "group", trace_id, n)
+  RETURNING 1)
 SELECT (SELECT count(*) FROM ins)::int AS inserted,
-  (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) FROM (SELECT DISTINCT queue AS q FROM input) s)::int AS notified`;
+  (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) FROM (SELECT DISTINCT q FROM unnest($5::text[]) AS q) s)::int AS notified`;
+
+/** One column of a plain batch: its values, or null when every row's is null (`unnest` pads it). */
+function column<T>(jobs: readonly NewJob[], read: (job: NewJob) => T | null): (T | null)[] | null {
+  let any = false;
+  const values = jobs.map((job) => {
+    const value = read(job);
+    if (value !== null) any = true;
+    return value;
+  });
+  return any ? values : null;
+}
+
+/** The plain batch statement's parameters, in its `$n` order. */
+function plainBatchValues(jobs: readonly NewJob[]): unknown[] {
+  const contexts = column(jobs, (job) => job.traceContext);
+  return [
+    jobs.map((job) => job.id),
+    JSON.stringify(jobs.map((job) => job.args)),
+    jobs.map((job) => job.jobName),
+    column(jobs, (job) => job.argsHash),
+    jobs.map((job) => job.queue),
+    jobs.map((job) => job.priority),
+    jobs.map((job) => job.maxAttempts),
+    column(jobs, (job) => job.scheduledAt),
+    column(jobs, (job) => job.producerId),
+    column(jobs, (job) => job.group),
+    column(jobs, (job) => job.traceId),
+    contexts === null ? null : JSON.stringify(contexts),
+  ];
+}
 
 /** A job id as PostgreSQL prints a uuid (lower-case, hyphenated): the plain batch hands back the ids sent. */
 const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -233,7 +277,7 @@ async function enqueuePlain(
   jobs: readonly NewJob[],
   runner: TxRunner | undefined,
 ): Promise<EnqueueResult[]> {
-  const values = [encodeBatch(jobs)];
+  const values = plainBatchValues(jobs);
   const rows = runner
     ? ((await runner(PLAIN_BATCH_SQL, values)) as unknown as { inserted: number }[])
     : (

@@ -140,4 +140,42 @@ export const enqueueCases = [
       deepEqual(ids(await listJobs(ctx, { queue })).sort(), [a.id, held.id].sort(), "exactly two rows");
     },
   }),
+  defineCase({
+    id: "enqueue/args-of-every-json-kind",
+    title:
+      "args of every JSON kind (null, string, number, boolean, array, object) read back as given, alone or in a batch",
+    async run(ctx) {
+      const queue = ctx.queue();
+      const kinds: unknown[] = [
+        null,
+        'a "quoted" \\ string, ünïcödé',
+        0,
+        -1.5,
+        false,
+        [],
+        [null, { a: [1] }],
+        {},
+        { "{,}": null },
+      ];
+      const alone = kinds.map((args) => ctx.newJob({ queue, args }));
+      for (const job of alone) await ctx.backend.jobs.enqueue(job, {});
+      const batch = kinds.map((args) => ctx.newJob({ queue, args }));
+      await ctx.backend.jobs.enqueueMany(batch, {});
+      const keyed = kinds.map((args) => ctx.newJob({ queue, args, dedupKey: `k-${ctx.id()}` }));
+      await ctx.backend.jobs.enqueueMany(keyed, {});
+      for (const [how, jobs] of [
+        ["enqueue", alone],
+        ["enqueueMany", batch],
+        ["enqueueMany with dedup keys", keyed],
+      ] as const) {
+        for (const job of jobs) {
+          deepEqual(
+            (await ctx.backend.jobs.get(job.id))?.args,
+            job.args,
+            `${how}: args ${JSON.stringify(job.args)}`,
+          );
+        }
+      }
+    },
+  }),
 ];
