@@ -71,7 +71,7 @@ const FULL: Sizes = {
   drainJobs: 20_000,
   bulkBatch: 1_000,
   singleEnqueues: 3_000,
-  latencyJobs: 300,
+  latencyJobs: 1_000,
   latencyIntervalMs: 10,
   failJobs: 2_000,
   retainedRows: 1_000_000,
