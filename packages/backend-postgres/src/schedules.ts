@@ -71,10 +71,13 @@ export function schedulesFacet(ctx: PgContext): SchedulesFacet {
   };
 }
 
-// An unchanged timing (type, value, timezone) keeps next_run_at; SET expressions read the old row.
+// An unchanged timing (type, value, timezone) keeps next_run_at; SET expressions read the old row. Args that are
+// JSON null arrive as SQL NULL from jsonb_to_recordset and are stored as JSON null.
 const UPSERT = `INSERT INTO soniq_recurring_jobs AS r (id, job_name, schedule_type, schedule_value, timezone, args,
     catch_up, queue, priority, max_attempts, status, next_run_at)
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, job_name text, schedule_type text,
+  SELECT x.id, x.job_name, x.schedule_type, x.schedule_value, x.timezone, COALESCE(x.args, 'null'::jsonb), x.catch_up,
+    x.queue, x.priority, x.max_attempts, x.status, x.next_run_at
+  FROM jsonb_to_recordset($1::jsonb) AS x(id text, job_name text, schedule_type text,
     schedule_value text, timezone text, args jsonb, catch_up jsonb, queue text, priority int, max_attempts int,
     status text, next_run_at timestamptz)
   ON CONFLICT (id) DO UPDATE SET job_name = EXCLUDED.job_name, args = EXCLUDED.args, catch_up = EXCLUDED.catch_up,

@@ -83,6 +83,29 @@ async function raceOneTick(ctx: CaseContext, recorders: readonly Backend<unknown
 
 export const scheduleCases = [
   defineCase({
+    id: "schedules/args-of-every-json-kind",
+    title:
+      "a schedule's args of every JSON kind (null included) read back as declared, and its fired job carries them",
+    async run(ctx) {
+      const kinds: unknown[] = [null, "text", 0, false, [null, 1], { a: null }];
+      for (const args of kinds) {
+        const d = await declared(ctx, { args });
+        deepEqual(
+          (await ctx.backend.schedules.get(d.name))?.args,
+          args,
+          `schedule args ${JSON.stringify(args)}`,
+        );
+        const tick = fired(ctx, d, T("2026-01-01T00:01:00Z"));
+        await ctx.backend.schedules.recordTick(tick);
+        deepEqual(
+          (await ctx.backend.jobs.get(tick.job?.id ?? ""))?.args,
+          args,
+          `the fired job's args ${JSON.stringify(args)}`,
+        );
+      }
+    },
+  }),
+  defineCase({
     id: "schedules/upsert-keeps-next-fire",
     title:
       "upsert of an unchanged timing keeps next fire, pause and last run; a changed timing takes the new first tick",
