@@ -87,10 +87,13 @@ describe("enqueueMany", () => {
     const shapes: Partial<Parameters<typeof newJob>[0]>[] = [
       { args: null },
       { args: 'text with "quotes", a \\ and ünïcödé' },
-      { args: [1, { nested: [true, null] }], priority: 7, maxAttempts: 9, jobName: "shape.other" },
+      { args: [1, { nested: [true, null] }], priority: 7, maxAttempts: 9, jobName: 'shape "other", {x}' },
       { args: {}, scheduledAt: at, group: "g-1", producerId: "producer-1" },
-      { args: { "{,}": "an array literal's own characters" }, argsHash: "h", traceId: "t-1" },
-      { args: 42, traceContext: { traceparent: "00-abc-def-01" } },
+      { args: { "{,}": "an array literal's own characters" }, argsHash: "h", traceId: "t-1", group: "g-1" },
+      { args: 42, traceContext: { traceparent: "00-abc-def-01" }, group: 'a "quoted" \\ {group}, NULL' },
+      // Text an array literal could misread: the word NULL, an empty string, braces, commas, backslashes.
+      { producerId: "NULL", traceId: "", group: "g-1", priority: -3 },
+      { producerId: "\\", traceId: "{}", group: ",", jobName: 'shape "other", {x}' },
     ];
     const row = (queue: string, i: number) => newJob({ queue, ...shapes[i] });
     for (let i = 0; i < shapes.length; i++) await backend.jobs.enqueue(row(single, i), {});

@@ -15,6 +15,7 @@
  */
 
 import { type EnqueueOptions, type EnqueueResult, type NewJob, SoniqError } from "@soniq/core/backend";
+import { numberArray, textArray } from "./array-literal.js";
 import { type PgContext, query } from "./context.js";
 import { isQueuedKeyConflict } from "./errors.js";
 import { NEW_JOB_CHANNEL } from "./listen-client.js";
@@ -71,33 +72,35 @@ const PLAIN_BATCH_SQL = `WITH ins AS (INSERT INTO soniq_jobs (${INSERT_COLUMNS})
 SELECT (SELECT count(*) FROM ins)::int AS inserted,
   (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) FROM (SELECT DISTINCT q FROM unnest($5::text[]) AS q) s)::int AS notified`;
 
-/** One column of a plain batch: its values, or null when every row's is null (`unnest` pads it). */
-function column<T>(jobs: readonly NewJob[], read: (job: NewJob) => T | null): (T | null)[] | null {
+/** One text column of a plain batch as an array literal, or null when every row's value is null (`unnest` pads). */
+function column(jobs: readonly NewJob[], read: (job: NewJob) => string | null): string | null {
   let any = false;
   const values = jobs.map((job) => {
     const value = read(job);
     if (value !== null) any = true;
     return value;
   });
-  return any ? values : null;
+  return any ? textArray(values) : null;
 }
 
-/** The plain batch statement's parameters, in its `$n` order. */
+/** The plain batch statement's parameters, in its `$n` order (every id is canonical: no quoting needed). */
 function plainBatchValues(jobs: readonly NewJob[]): unknown[] {
-  const contexts = column(jobs, (job) => job.traceContext);
+  const contexts = jobs.some((job) => job.traceContext !== null)
+    ? JSON.stringify(jobs.map((job) => job.traceContext))
+    : null;
   return [
-    jobs.map((job) => job.id),
+    `{${jobs.map((job) => job.id).join(",")}}`,
     JSON.stringify(jobs.map((job) => job.args)),
-    jobs.map((job) => job.jobName),
+    textArray(jobs.map((job) => job.jobName)),
     column(jobs, (job) => job.argsHash),
-    jobs.map((job) => job.queue),
-    jobs.map((job) => job.priority),
-    jobs.map((job) => job.maxAttempts),
-    column(jobs, (job) => job.scheduledAt),
+    textArray(jobs.map((job) => job.queue)),
+    numberArray(jobs.map((job) => job.priority)),
+    numberArray(jobs.map((job) => job.maxAttempts)),
+    column(jobs, (job) => (job.scheduledAt === null ? null : job.scheduledAt.toISOString())),
     column(jobs, (job) => job.producerId),
     column(jobs, (job) => job.group),
     column(jobs, (job) => job.traceId),
-    contexts === null ? null : JSON.stringify(contexts),
+    contexts,
   ];
 }
 

@@ -1,0 +1,39 @@
+/**
+ * PostgreSQL array literals for the plain batch's columns (enqueue.ts), the producer's hot path in a bulk
+ * enqueue. pg's generic encoder runs every element through a regex replace and a type dispatch: 0.7 µs a job of a
+ * 1,000-job batch, a sixth of the producer's CPU, plus the garbage. Here a text element is quoted always (so an
+ * empty string, `NULL`, a comma or a brace stay text) and escaped only when it holds a quote or a backslash, and a
+ * run of equal values (a batch's job name and queue, usually) is quoted once.
+ */
+
+const NEEDS_ESCAPE = /["\\]/;
+const ESCAPED = /["\\]/g;
+
+function quoted(text: string): string {
+  return NEEDS_ESCAPE.test(text) ? `"${text.replace(ESCAPED, "\\$&")}"` : `"${text}"`;
+}
+
+/** `{"a","b",NULL}`: a text[] literal (also for uuid[] and timestamptz[], whose text forms it carries). */
+export function textArray(values: readonly (string | null)[]): string {
+  const parts = new Array<string>(values.length);
+  let last: string | null = null;
+  let lastQuoted = "";
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i] ?? null;
+    if (value === null) {
+      parts[i] = "NULL";
+      continue;
+    }
+    if (value !== last) {
+      last = value;
+      lastQuoted = quoted(value);
+    }
+    parts[i] = lastQuoted;
+  }
+  return `{${parts.join(",")}}`;
+}
+
+/** `{1,2,3}`: an int[] literal of numbers core checked (finite; the cast rejects what is not an int). */
+export function numberArray(values: readonly number[]): string {
+  return `{${values.join(",")}}`;
+}
