@@ -229,6 +229,31 @@ describe("runtime/failures-and-leaks", () => {
     await worker.stop();
   }, 20_000);
 
+  it("runtime/registration-failure: start() rejects with the registration's error and keeps no wake-up subscription", async () => {
+    // The subscription is made while the registration is out (they run side by side), so a failed
+    // registration must take it back: a worker that never started holds nothing open.
+    const base = memoryBackend();
+    let subscriptions = 0;
+    const backend = overriding(
+      overriding(base, "workers", { register: () => Promise.reject(new Error("registration refused")) }),
+      "wakeUps",
+      {
+        subscribe: async (listener) => {
+          const unsubscribe = await base.wakeUps.subscribe(listener);
+          subscriptions++;
+          return async () => {
+            subscriptions--;
+            await unsubscribe();
+          };
+        },
+      },
+    );
+    const worker = app({}, backend).worker();
+    await expect(worker.start()).rejects.toThrow("registration refused");
+    expect(worker.state).toBe("stopped");
+    expect(subscriptions).toBe(0);
+  });
+
   it("runtime/run-once-in-a-script: a script awaiting runOnce gets its answer even with only a timeout pending", async () => {
     const script = fileURLToPath(new URL("./runtime-child-run-once.ts", import.meta.url));
     const { stdout } = await promisify(execFile)(

