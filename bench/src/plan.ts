@@ -22,6 +22,19 @@ export interface Sample {
   seconds: number;
 }
 
+/**
+ * Why a measurement cannot be right, or null: every metric is a rate, a duration, a CPU time, a byte count or a
+ * ratio of those, so a negative or non-finite one means the measurement itself broke (a clock that went backwards
+ * between two readings); it is reported INVALID, not averaged into a median.
+ */
+export function implausibleMetric(metrics: Metrics): string | null {
+  for (const [key, value] of Object.entries(metrics)) {
+    if (!Number.isFinite(value) || value < 0)
+      return `${key} = ${value}: no metric can be negative or non-finite`;
+  }
+  return null;
+}
+
 export async function runPlan(
   systems: readonly SystemAdapter[],
   opts: BenchOptions,
@@ -39,6 +52,8 @@ export async function runPlan(
         let sample: Sample;
         try {
           const metrics = await measure(system, workload, opts);
+          const implausible = implausibleMetric(metrics);
+          if (implausible) throw new InvalidRun(implausible);
           sample = { system: system.id, workload, run, valid: true, reason: null, metrics, seconds: 0 };
         } catch (err) {
           const reason =
