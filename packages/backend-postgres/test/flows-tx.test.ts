@@ -1,6 +1,8 @@
 /**
- * `flows.start(definition, { tx })` on Postgres rides in the caller's transaction: the flow, its steps and
- * its root jobs are invisible until commit and gone after a rollback.
+ * `flows.start` on Postgres: with `{ tx }` it rides in the caller's transaction (the flow, its steps and its root
+ * jobs are invisible until commit and gone after a rollback); and what a start writes, column by column (the
+ * steps and jobs go as typed column arrays, internal/flow-store.ts: every column must land on its own row, the
+ * jsonb ones read by position, and free text an array literal could misread must stay text).
  */
 import { Soniq } from "@soniq/core";
 import pg from "pg";
@@ -19,6 +21,8 @@ beforeAll(async () => {
   soniq = new Soniq({ backend: postgresBackend({ pool }) });
   soniq.job("orders.charge", async () => null);
   soniq.job("orders.ship", async () => null);
+  soniq.job("shop.step", async () => null);
+  soniq.job("shop.retry", async () => null, { maxAttempts: 7 });
 });
 afterAll(async () => {
   await soniq?.close();
@@ -66,5 +70,63 @@ describe("flows/tx on Postgres", () => {
     expect(await count("soniq_flows", id)).toBe(0);
     expect(await count("soniq_flow_steps", id)).toBe(0);
     expect(await count("soniq_jobs", id)).toBe(0);
+  });
+});
+
+describe("flows on Postgres: what a start writes", () => {
+  it("flows/columns: each step's row and each root job's row hold that step's own values", async () => {
+    const group = 'a "quoted" \\ {group}, NULL';
+    const { id } = await soniq.flows.start({
+      steps: {
+        a: { job: "shop.retry", args: null, options: { group, priority: 5 } },
+        b: { job: "shop.step", args: "text, {not an array}", options: { group: "NULL", delayMs: 3_600_000 } },
+        c: { job: "shop.step", args: [1, { x: null }] },
+        d: { job: "shop.step", args: { n: 4 }, dependsOn: ["a", "b"], onParentFailure: "run" },
+      },
+    });
+    const jobs = await pool.query(
+      `SELECT step_ref, args, "group", priority, max_attempts, scheduled_at > now() + interval '50 minutes' AS later,
+         flow_id::text AS flow FROM soniq_jobs WHERE flow_id = $1 ORDER BY step_ref`,
+      [id],
+    );
+    expect(jobs.rows).toEqual([
+      { step_ref: "a", args: null, group, priority: 5, max_attempts: 7, later: false, flow: id },
+      {
+        step_ref: "b",
+        args: "text, {not an array}",
+        group: "NULL",
+        priority: 100,
+        max_attempts: 3,
+        later: true,
+        flow: id,
+      },
+      {
+        step_ref: "c",
+        args: [1, { x: null }],
+        group: null,
+        priority: 100,
+        max_attempts: 3,
+        later: false,
+        flow: id,
+      },
+    ]);
+    const steps = await pool.query(
+      `SELECT ref, seq, depends_on, dependents, state, pending_parents, on_parent_failure, job_id::text AS job_id,
+         job_ids, job_name FROM soniq_flow_steps WHERE flow_id = $1 ORDER BY seq`,
+      [id],
+    );
+    expect(
+      steps.rows.map((r) => [r.ref, r.seq, r.depends_on, r.dependents, r.state, r.pending_parents]),
+    ).toEqual([
+      ["a", 1, [], ["d"], "queued", 0],
+      ["b", 2, [], ["d"], "queued", 0],
+      ["c", 3, [], [], "queued", 0],
+      ["d", 4, ["a", "b"], [], "waiting", 2],
+    ]);
+    expect(steps.rows[3].on_parent_failure).toBe("run");
+    expect(steps.rows.map((r) => r.job_name)).toEqual(["shop.retry", "shop.step", "shop.step", "shop.step"]);
+    for (const row of steps.rows) {
+      expect(row.job_ids).toEqual([row.job_id]);
+    }
   });
 });

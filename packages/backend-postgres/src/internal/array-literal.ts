@@ -3,7 +3,8 @@
  * enqueue. pg's generic encoder runs every element through a regex replace and a type dispatch: 0.7 µs a job of a
  * 1,000-job batch, a sixth of the producer's CPU, plus the garbage. Here a text element is quoted always (so an
  * empty string, `NULL`, a comma or a brace stay text) and escaped only when it holds a quote or a backslash, and a
- * run of equal values (a batch's job name and queue, usually) is quoted once.
+ * run of equal values (a batch's job name and queue, usually) is quoted once. A flow's steps and jobs are
+ * written the same way (flow-store.ts).
  */
 
 const NEEDS_ESCAPE = /["\\]/;
@@ -31,6 +32,18 @@ export function textArray(values: readonly (string | null)[]): string {
     parts[i] = lastQuoted;
   }
   return `{${parts.join(",")}}`;
+}
+
+/** A text column as an array literal, or null when every value is null (`unnest` pads a null array with nulls). */
+export function textColumn(values: readonly (string | null)[]): string | null {
+  return values.some((value) => value !== null && value !== undefined) ? textArray(values) : null;
+}
+
+/** A timestamptz column (ISO text), as `textColumn`. */
+export function dateColumn(values: readonly (Date | null)[]): string | null {
+  return textColumn(
+    values.map((value) => (value === null || value === undefined ? null : value.toISOString())),
+  );
 }
 
 /** `{1,2,3}`: an int[] literal of numbers core checked (finite; the cast rejects what is not an int). */

@@ -15,9 +15,10 @@
  */
 
 import { type EnqueueOptions, type EnqueueResult, type NewJob, SoniqError } from "@soniq/core/backend";
-import { numberArray, textArray } from "./array-literal.js";
+import { textColumn } from "./array-literal.js";
 import { type PgContext, query } from "./context.js";
 import { isQueuedKeyConflict } from "./errors.js";
+import { JOB_INSERT_COLUMNS, JOB_SELECT, jobParams, jobUnnest } from "./job-columns.js";
 import { NEW_JOB_CHANNEL } from "./listen-client.js";
 import { type TxRunner, txRunner } from "./tx.js";
 
@@ -55,53 +56,21 @@ const INPUT_CTE =
  * to come back; the statement answers one count. The queues to wake are read from the input. Returning and
  * matching every inserted row cost a sixth of a 1,000-job batch's time.
  *
- * The columns arrive as typed arrays zipped by `unnest` (a column that is null on every row is sent as a
- * null array, which `unnest` pads with nulls), and the args as one JSON array read by position: PostgreSQL
- * spent 6.4 µs a row on this against 9.0 µs for the same rows as one jsonb array of objects
- * (`jsonb_to_recordset` parses and sorts every object's keys, then extracts each field).
+ * The rows arrive in the form of every bulk job insert (internal/job-columns.ts: typed column arrays zipped by
+ * `unnest`, the args as one JSON array read by position): PostgreSQL spent 6.4 µs a row on this against 9.0 µs
+ * for the same rows as one jsonb array of objects (`jsonb_to_recordset` parses and sorts every object's keys,
+ * then extracts each field).
  */
-const PLAIN_BATCH_SQL = `WITH ins AS (INSERT INTO soniq_jobs (${INSERT_COLUMNS})
-  SELECT u.id, u.job_name, $2::jsonb -> (u.n::int - 1), u.args_hash, u.queue, u.priority, u.max_attempts,
-    COALESCE(u.scheduled_at, now()), NULL, false, u.producer_id, u."group", u.trace_id,
-    NULLIF($12::jsonb -> (u.n::int - 1), 'null'::jsonb)
-  FROM unnest($1::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::int[], $8::timestamptz[],
-    $9::text[], $10::text[], $11::text[])
-    WITH ORDINALITY AS u(id, job_name, args_hash, queue, priority, max_attempts, scheduled_at, producer_id,
-      "group", trace_id, n)
+const PLAIN_BATCH_SQL = `WITH ins AS (INSERT INTO soniq_jobs (${JOB_INSERT_COLUMNS}, args_hash, dedup_key, unique_job)
+  SELECT ${JOB_SELECT}, u.args_hash, NULL, false
+  FROM ${jobUnnest([["$12::text[]", "args_hash"]])}
   RETURNING 1)
 SELECT (SELECT count(*) FROM ins)::int AS inserted,
   (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) FROM (SELECT DISTINCT q FROM unnest($5::text[]) AS q) s)::int AS notified`;
 
-/** One text column of a plain batch as an array literal, or null when every row's value is null (`unnest` pads). */
-function column(jobs: readonly NewJob[], read: (job: NewJob) => string | null): string | null {
-  let any = false;
-  const values = jobs.map((job) => {
-    const value = read(job);
-    if (value !== null) any = true;
-    return value;
-  });
-  return any ? textArray(values) : null;
-}
-
 /** The plain batch statement's parameters, in its `$n` order (every id is canonical: no quoting needed). */
 function plainBatchValues(jobs: readonly NewJob[]): unknown[] {
-  const contexts = jobs.some((job) => job.traceContext !== null)
-    ? JSON.stringify(jobs.map((job) => job.traceContext))
-    : null;
-  return [
-    `{${jobs.map((job) => job.id).join(",")}}`,
-    JSON.stringify(jobs.map((job) => job.args)),
-    textArray(jobs.map((job) => job.jobName)),
-    column(jobs, (job) => job.argsHash),
-    textArray(jobs.map((job) => job.queue)),
-    numberArray(jobs.map((job) => job.priority)),
-    numberArray(jobs.map((job) => job.maxAttempts)),
-    column(jobs, (job) => (job.scheduledAt === null ? null : job.scheduledAt.toISOString())),
-    column(jobs, (job) => job.producerId),
-    column(jobs, (job) => job.group),
-    column(jobs, (job) => job.traceId),
-    contexts,
-  ];
+  return [...jobParams(jobs, true), textColumn(jobs.map((job) => job.argsHash))];
 }
 
 /** A job id as PostgreSQL prints a uuid (lower-case, hyphenated): the plain batch hands back the ids sent. */
