@@ -1,8 +1,8 @@
 /**
  * `flows.start` on Postgres: with `{ tx }` it rides in the caller's transaction (the flow, its steps and its root
- * jobs are invisible until commit and gone after a rollback); and what a start writes, column by column (the
- * steps and jobs go as typed column arrays, internal/flow-store.ts: every column must land on its own row, the
- * jsonb ones read by position, and free text an array literal could misread must stay text).
+ * jobs are invisible until commit and gone after a rollback); and what a start and a release write, column by
+ * column (steps and jobs go as typed column arrays, internal/flow-store.ts: every column must land on its own row,
+ * the jsonb ones read by position, and free text an array literal could misread must stay text).
  */
 import { Soniq } from "@soniq/core";
 import pg from "pg";
@@ -128,5 +128,38 @@ describe("flows on Postgres: what a start writes", () => {
     for (const row of steps.rows) {
       expect(row.job_ids).toEqual([row.job_id]);
     }
+  });
+});
+
+describe("flows on Postgres: what a release writes", () => {
+  it("flows/saved-columns: finished and released steps keep their own state, reason, counter and finish time", async () => {
+    soniq.job(
+      "shop.fail",
+      async () => {
+        throw new Error("declined");
+      },
+      { maxAttempts: 1 },
+    );
+    const { id } = await soniq.flows.start({
+      steps: {
+        a: { job: "shop.step" },
+        b: { job: "shop.step", dependsOn: ["a"] },
+        c: { job: "shop.fail" },
+        d: { job: "shop.step", dependsOn: ["c"], onParentFailure: "cancel" },
+      },
+    });
+    await soniq.worker().runOnce();
+    const steps = await pool.query(
+      `SELECT ref, state, reason, pending_parents, finished_at IS NOT NULL AS finished, job_ids, job_id::text AS job_id FROM soniq_flow_steps
+         WHERE flow_id = $1 ORDER BY ref`,
+      [id],
+    );
+    expect(steps.rows.map((r) => [r.ref, r.state, r.reason, r.pending_parents, r.finished])).toEqual([
+      ["a", "done", null, 0, true],
+      ["b", "done", null, 0, true],
+      ["c", "dead_lettered", null, 0, true],
+      ["d", "cancelled", "parent_dead_lettered", 1, true],
+    ]);
+    for (const row of steps.rows) expect(row.job_ids).toEqual([row.job_id]);
   });
 });

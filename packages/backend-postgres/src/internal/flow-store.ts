@@ -2,8 +2,8 @@
  * The Postgres `FlowStore` (core's flow-engine.ts runs its programs over it) on one connection inside an
  * open transaction: the backend's own (`inTransaction`) or the caller's `tx` for `flows.start`. The flow
  * row is read `FOR UPDATE`, so the programs of one flow run one after another; the steps a program reads
- * are locked too. Batches (steps, jobs) are one statement each, whatever their size: new steps and jobs as typed
- * column arrays (`unnest`), changed steps as one jsonb array (jsonb_to_recordset, joined on the step's ref).
+ * are locked too. Batches (steps, jobs) are one statement each, whatever their size, their columns as typed
+ * arrays zipped by `unnest` and their jsonb columns as JSON arrays read by position (internal/job-columns.ts).
  */
 import {
   type AsyncFlowStore,
@@ -64,10 +64,6 @@ export function toStoredStep(r: Row): StoredStep {
   };
 }
 
-const STEP_RECORD = `x(ref text, seq int, job_id uuid, job_ids jsonb, job_name text, job jsonb, depends_on jsonb,
-  dependents jsonb, on_parent_failure text, state text, pending_parents int, reason text, added_by text,
-  created_at timestamptz, finished_at timestamptz)`;
-
 /**
  * A flow's new steps, as typed column arrays zipped by `unnest` and the jsonb columns as JSON arrays read by
  * position (as the plain enqueue batch, internal/enqueue.ts): for a 10,000-step fan-in, 180 ms of the flow start
@@ -103,11 +99,32 @@ function insertStepValues(steps: readonly StoredStep[]): unknown[] {
   ];
 }
 
-const SAVE_STEPS = `UPDATE soniq_flow_steps s SET job_id = x.job_id, job_ids = x.job_ids, job = x.job,
-    dependents = x.dependents, state = x.state, pending_parents = x.pending_parents, reason = x.reason,
-    finished_at = x.finished_at
-  FROM jsonb_to_recordset($2::jsonb) AS ${STEP_RECORD}
-  WHERE s.flow_id = $1 AND s.ref = x.ref`;
+/**
+ * Changed steps, the same way (one row each, found by the flow's primary key). Only what a program changes is
+ * sent: a fan-in child's parents (`depends_on`, up to 10,000 refs) went with every save when the steps travelled
+ * as whole jsonb objects.
+ */
+const SAVE_STEPS = `UPDATE soniq_flow_steps s SET job_id = u.job_id, job_ids = $3::jsonb -> (u.n::int - 1),
+    job = $4::jsonb -> (u.n::int - 1), dependents = $5::jsonb -> (u.n::int - 1), state = u.state,
+    pending_parents = u.pending_parents, reason = u.reason, finished_at = u.finished_at
+  FROM unnest($2::text[], $6::uuid[], $7::text[], $8::int[], $9::text[], $10::timestamptz[])
+    WITH ORDINALITY AS u(ref, job_id, state, pending_parents, reason, finished_at, n)
+  WHERE s.flow_id = $1 AND s.ref = u.ref`;
+
+/** `SAVE_STEPS`'s parameters after the flow id, in its `$n` order. */
+function saveStepValues(steps: readonly StoredStep[]): unknown[] {
+  return [
+    textArray(steps.map((s) => s.ref)),
+    JSON.stringify(steps.map((s) => s.jobIds)),
+    JSON.stringify(steps.map((s) => encodeStepJob(s.job))),
+    JSON.stringify(steps.map((s) => s.dependents)),
+    textArray(steps.map((s) => s.jobId)),
+    textArray(steps.map((s) => s.state)),
+    numberArray(steps.map((s) => s.pendingParents)),
+    textColumn(steps.map((s) => s.reason)),
+    dateColumn(steps.map((s) => s.finishedAt)),
+  ];
+}
 
 /** A flow's jobs, in the form of every bulk job insert (internal/job-columns.ts). */
 const INSERT_JOBS = `WITH ins AS (
@@ -127,26 +144,6 @@ function insertJobValues(jobs: readonly NewJob[]): unknown[] {
     textColumn(jobs.map((job) => job.flowId)),
     textColumn(jobs.map((job) => job.stepRef)),
   ];
-}
-
-function stepRecord(s: StoredStep, seq: number) {
-  return {
-    ref: s.ref,
-    seq,
-    job_id: s.jobId,
-    job_ids: s.jobIds,
-    job_name: s.jobName,
-    job: encodeStepJob(s.job),
-    depends_on: s.dependsOn,
-    dependents: s.dependents,
-    on_parent_failure: s.onParentFailure,
-    state: s.state,
-    pending_parents: s.pendingParents,
-    reason: s.reason,
-    added_by: s.addedBy,
-    created_at: s.createdAt.toISOString(),
-    finished_at: s.finishedAt?.toISOString() ?? null,
-  };
 }
 
 const flowValues = (f: StoredFlow) => [
@@ -207,7 +204,7 @@ export function pgFlowStore(run: TxRunner): AsyncFlowStore {
       await run(INSERT_STEPS, [flowId, ...insertStepValues(steps)]);
     },
     saveSteps: async (flowId, steps) => {
-      await run(SAVE_STEPS, [flowId, JSON.stringify(steps.map((s) => stepRecord(s, 0)))]);
+      await run(SAVE_STEPS, [flowId, ...saveStepValues(steps)]);
     },
     insertJobs: async (jobs) => {
       await run(INSERT_JOBS, insertJobValues(jobs));
