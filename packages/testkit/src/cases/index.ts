@@ -4,6 +4,7 @@ import { claimLimitCases } from "./claim-limits.js";
 import { deadLetterCases } from "./dead-letter.js";
 import { dedupCases } from "./dedup.js";
 import { enqueueCases } from "./enqueue.js";
+import { flowFailureCases } from "./flow-failures.js";
 import { flowFinishedCases } from "./flow-finished.js";
 import { flowCases } from "./flows.js";
 import { jobsCases } from "./jobs.js";
@@ -48,6 +49,7 @@ export const CONFORMANCE_CASES = [
   ...claimLimitCases,
   ...auditCases,
   ...flowCases,
+  ...flowFailureCases,
   ...flowFinishedCases,
   ...traceCases,
   ...webhookCases,

@@ -1,0 +1,187 @@
+/**
+ * Workflows when a step fails or is cancelled (DESIGN.md section 15): the dependents' policies (hold, cancel,
+ * run), a held step's replay and purge, a cancelled parent and a cancelled flow, through the app API on the
+ * backend under test, as cases/flows.ts.
+ */
+import assert from "node:assert/strict";
+import { PermanentError } from "@soniq/core";
+import { defineCase } from "../define-case.js";
+import { app, stateOf, stepStates } from "./flow-support.js";
+import { deepEqual, equal } from "./helpers.js";
+
+export const flowFailureCases = [
+  defineCase({
+    id: "flows/hold-replay-resumes",
+    title:
+      "a dead-lettered parent holds its dependents and the flow (explain: held_by_dead_letter); replaying it puts the new job in the step's place and the flow runs on",
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      let fail = true;
+      const ran: string[] = [];
+      soniq.job("flow.step", async (args: { ref: string }) => {
+        if (args.ref === "a" && fail) throw new PermanentError("card declined");
+        ran.push(args.ref);
+        return args.ref;
+      });
+      const started = await soniq.flows.start({
+        steps: {
+          a: { job: "flow.step", args: { ref: "a" } },
+          b: { job: "flow.step", args: { ref: "b" }, dependsOn: ["a"] },
+          c: { job: "flow.step", args: { ref: "c" }, dependsOn: ["b"] },
+        },
+      });
+      await drain();
+      equal(await stateOf(soniq, started.id), "held", "the flow is held");
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "dead_lettered", b: "held", c: "waiting" },
+        "a dead, b held, c waiting",
+      );
+      const why = await soniq.explain(started.jobs.b as string);
+      equal(why.status, "held", "explain of the held step's job id");
+      const held = why.reasons.find((r) => r.code === "held_by_dead_letter");
+      assert.ok(held, `explain names held_by_dead_letter (got ${why.reasons.map((r) => r.code).join(",")})`);
+      equal(held.evidence.parentRef, "a", "evidence: the parent's ref");
+      equal(held.evidence.deadLetterId, started.jobs.a, "evidence: the dead-letter id");
+      equal(held.evidence.reason, "permanent_failure", "evidence: the reason");
+      fail = false;
+      const newId = (await soniq.deadLetter.replay(started.jobs.a as string)) as string;
+      const flow = await soniq.flows.get(started.id);
+      const a = flow?.steps.find((s) => s.ref === "a");
+      equal(a?.jobId, newId, "the replayed job takes the step's place");
+      deepEqual(a?.jobIds, [started.jobs.a, newId], "the step keeps its job id history");
+      equal((await soniq.getJob(newId))?.flowId, started.id, "the replayed job rejoins the flow");
+      await drain();
+      deepEqual(ran, ["a", "b", "c"], "the held dependents ran after the replay");
+      equal(await stateOf(soniq, started.id), "succeeded", "the flow ran on and succeeded");
+    },
+  }),
+  defineCase({
+    id: "flows/purge-cancels-held",
+    title:
+      "purging a held parent's dead letter cancels the held dependents (parent_purged) and the flow ends failed",
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      soniq.job("flow.fail", async () => {
+        throw new PermanentError("no");
+      });
+      soniq.job("flow.ok", async () => null);
+      const started = await soniq.flows.start({
+        steps: {
+          a: { job: "flow.fail" },
+          b: { job: "flow.ok", dependsOn: ["a"] },
+          c: { job: "flow.ok", dependsOn: ["b"] },
+        },
+      });
+      await drain();
+      equal(await soniq.deadLetter.purge(started.jobs.a as string), true, "purged");
+      const flow = await soniq.flows.get(started.id);
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "dead_lettered", b: "cancelled", c: "cancelled" },
+        "dependents cancelled",
+      );
+      equal(flow?.steps.find((s) => s.ref === "b")?.reason, "parent_purged", "reason parent_purged");
+      equal(flow?.state, "failed", "the flow failed");
+    },
+  }),
+  defineCase({
+    id: "flows/cancel-and-run-policies",
+    title:
+      'a dead-lettered parent cancels "cancel" dependents at once and releases "run" dependents, which see { status: "dead_lettered", reason, lastError }',
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      let seen: unknown = null;
+      soniq.job("flow.fail", async () => {
+        throw new PermanentError("boom");
+      });
+      soniq.job("flow.ok", async (_a, c) => {
+        seen = await c.flow?.parents();
+        return null;
+      });
+      const started = await soniq.flows.start({
+        steps: {
+          a: { job: "flow.fail" },
+          x: { job: "flow.ok", dependsOn: ["a"], onParentFailure: "cancel" },
+          y: { job: "flow.ok", dependsOn: ["x"], onParentFailure: "hold" },
+          r: { job: "flow.ok", dependsOn: ["a"], onParentFailure: "run" },
+        },
+      });
+      await drain();
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "dead_lettered", x: "cancelled", y: "cancelled", r: "done" },
+        "x cancelled (and y below it), r ran",
+      );
+      const saved = Object.fromEntries(
+        ((await soniq.flows.get(started.id))?.steps ?? []).map((step) => [
+          step.ref,
+          [step.reason, step.pendingParents, step.finishedAt instanceof Date],
+        ]),
+      );
+      deepEqual(
+        saved,
+        {
+          a: [null, 0, true],
+          x: ["parent_dead_lettered", 1, true],
+          y: ["parent_cancelled", 1, true],
+          r: [null, 0, true],
+        },
+        "each step's reason, parents still pending and finish time, as its release saved them",
+      );
+      const parents = seen as Record<string, { status: string; reason?: string; lastError?: string | null }>;
+      equal(parents.a?.status, "dead_lettered", "r sees a dead-lettered");
+      equal(parents.a?.reason, "permanent_failure", "with the reason");
+      assert.ok(String(parents.a?.lastError).includes("boom"), "and the last error");
+      equal(await stateOf(soniq, started.id), "failed", "every step terminal, not all done: failed");
+    },
+  }),
+  defineCase({
+    id: "flows/cancelled-parent",
+    title: 'a cancelled parent cancels its dependents unless they run on failure ("run")',
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      soniq.job("flow.ok", async () => null);
+      const started = await soniq.flows.start({
+        steps: {
+          a: { job: "flow.ok" },
+          h: { job: "flow.ok", dependsOn: ["a"] },
+          r: { job: "flow.ok", dependsOn: ["a"], onParentFailure: "run" },
+        },
+      });
+      equal(await soniq.cancelJob(started.jobs.a as string), true, "the root's job cancelled");
+      await drain();
+      const flow = await soniq.flows.get(started.id);
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "cancelled", h: "cancelled", r: "done" },
+        "h cancelled, r ran",
+      );
+      equal(flow?.steps.find((s) => s.ref === "h")?.reason, "parent_cancelled", "reason parent_cancelled");
+    },
+  }),
+  defineCase({
+    id: "flows/cancel-flow",
+    title:
+      "flows.cancel cancels waiting, held and queued steps and their jobs, is audited flow.cancel, and is false for a finished or unknown flow",
+    async run(ctx) {
+      const { soniq } = app(ctx);
+      soniq.job("flow.ok", async () => null);
+      const started = await soniq.flows.start({
+        steps: { a: { job: "flow.ok" }, b: { job: "flow.ok", dependsOn: ["a"] } },
+      });
+      equal(await soniq.flows.cancel(started.id, { actor: "kit" }), true, "cancelled");
+      equal(await stateOf(soniq, started.id), "cancelled", "the flow is cancelled");
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "cancelled", b: "cancelled" },
+        "every step cancelled",
+      );
+      equal((await soniq.getJob(started.jobs.a as string))?.status, "cancelled", "the queued job cancelled");
+      equal(await soniq.flows.cancel(started.id), false, "a second cancel finds nothing to do");
+      const audit = await soniq.audit.list({ action: "flow.cancel", limit: 1000 });
+      const row = audit.find((r) => r.target === started.id && r.outcome === "ok");
+      equal(row?.actor, "kit", "audited with the actor");
+    },
+  }),
+] as const;
