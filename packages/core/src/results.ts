@@ -269,14 +269,14 @@ export class ResultWaiters {
     for (const w of waiters) w.resolve(read);
   }
 
-  async #read(id: string): Promise<Read> {
+  async #read(id: string, again = false): Promise<Read> {
     const job = await this.backend.jobs.get(id);
     if (job?.status === "done") return { status: "done", result: job.result ?? null };
     if (job?.status === "cancelled") return { status: "cancelled" };
     if (job) return "pending";
     // Not in soniq_jobs: moved to the dead-letter table (the move is atomic, so it is there now), or absent.
     const dead = await this.backend.deadLetters.get(id);
-    if (!dead) return this.#readStep(id);
+    if (!dead) return this.#readStep(id, again);
     return {
       status: "dead_letter",
       reason: dead.deadLetterReason as DeadLetterReason,
@@ -287,9 +287,12 @@ export class ResultWaiters {
   /**
    * No row in either table: a flow step's job id (minted at start, its row inserted on release) is pending
    * while the step waits or is held, and cancelled when the step was cancelled before its release. Queued
-   * or processing means the release committed after the reads above: the next read finds the row.
+   * or processing means the release committed after the reads above: the next read finds the row. Done or
+   * dead-lettered means the job was released, ran and finished between those reads and this one; its outcome
+   * committed with the step's state, so the job is read once more (absent then only if it is gone: a done row
+   * with `resultTtlMs` 0, a purged dead letter).
    */
-  async #readStep(id: string): Promise<Read> {
+  async #readStep(id: string, again: boolean): Promise<Read> {
     const match = await this.backend.flows.stepOfJob(id);
     if (match === null || match.step.jobId !== id) return "missing";
     switch (match.step.state) {
@@ -300,6 +303,9 @@ export class ResultWaiters {
         return "pending";
       case "cancelled":
         return { status: "cancelled" };
+      case "done":
+      case "dead_lettered":
+        return again ? "missing" : this.#read(id, true);
       default:
         return "missing";
     }

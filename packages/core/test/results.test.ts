@@ -92,6 +92,32 @@ describe("results/wait-for", () => {
     expect(isSoniqError(await rejection(soniq.waitFor("not-a-uuid")), "SONIQ_JOB_NOT_FOUND")).toBe(true);
   });
 
+  it("results/step-finished-between-reads: a flow step released, run and finished while the wait read it resolves with its outcome", async () => {
+    // The wait reads the job (no row: not released yet), then the dead letters, then the step. Here the step
+    // was released, ran and finished between the first read and the last: its job row is there by then.
+    const base = memoryBackend();
+    let hideOnce = "";
+    const backend = overriding(base, "jobs", {
+      get: async (id: string) => {
+        if (id === hideOnce) {
+          hideOnce = "";
+          return null;
+        }
+        return base.jobs.get(id);
+      },
+    });
+    const soniq = app({}, backend);
+    soniq.job("results.step", async () => "stepped");
+    const { jobs } = await soniq.flows.start({ steps: { a: { job: "results.step" } } });
+    await soniq.worker().runOnce();
+    hideOnce = jobs.a as string;
+    expect(await soniq.waitFor(jobs.a as string, { timeoutMs: 5000 })).toEqual({
+      status: "done",
+      result: "stepped",
+    });
+    expect(hideOnce).toBe("");
+  });
+
   it("results/bad-options: typed errors, nothing waited for", async () => {
     const soniq = app();
     for (const options of [{ timeoutMs: -1 }, { timeoutMs: Number.NaN }, { signal: {} }, { timeout: 5 }, 5]) {
