@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { postgresBackend } from "@soniq/backend-postgres";
-import { Soniq } from "@soniq/core";
+import { type Job, Soniq } from "@soniq/core";
 import { afterAll, expect, it } from "vitest";
 import { type Child, eventually, kill, readRunLog, uniqueName } from "../faults/support.js";
 import { postgresKind } from "../test/runtime-support.js";
@@ -113,10 +113,17 @@ it("scale/worker-hosts: 3 hosts x 2 processes drain one queue; a lost host's job
     const lostIds = new Set(ids.slice(0, PER_HOST));
     await Promise.all((byHost[0] ?? []).map(kill));
     lost.remove();
-    // What the lost host held: its claimed jobs, read after the kill (nothing can settle them any more).
-    const held = (await soniq.listJobs({ queue, status: "processing", limit: 1000 })).filter((j) =>
-      lostIds.has(String(j.workerId)),
-    );
+    // What the lost host held: its claimed jobs, read after the kill (nothing can settle them any more). Every
+    // page: 6 processes can hold more than one page (1,000) of claimed jobs between them, and the lost host's
+    // need not be on the first (a CI run once read none there). Keyset pages: the survivors' jobs that settle
+    // meanwhile cannot shift the lost host's (still processing) out of the pages.
+    const held: Job[] = [];
+    for (let after: Job | undefined; ; ) {
+      const page = await soniq.listJobs({ queue, status: "processing", limit: 1000, after });
+      held.push(...page.filter((j) => lostIds.has(String(j.workerId))));
+      if (page.length < 1000) break;
+      after = page[page.length - 1];
+    }
     const lostAt = performance.now();
     await eventually(async () => expect((await stats()).done).toBe(total), 600_000);
     const drainS = (performance.now() - drainFrom) / 1000;
