@@ -29,6 +29,7 @@ export interface ProduceResult {
 }
 
 export async function produce(session: SystemSession, req: ProduceRequest): Promise<ProduceResult> {
+  await session.connectProducer?.();
   const started = now();
   if (req.mode === "sequential") {
     for (let i = 0; i < req.n; i++) await session.enqueueOne(req.kind, i);

@@ -48,10 +48,20 @@ async function statsCounts(backend: Backend<unknown>): Promise<Counts> {
   return { pending: s.queued + s.processing, done: s.done, failed: s.dead_letter, distinct: null };
 }
 
+/** The backend's pool connects on first use: one cheap read opens it (`SystemSession.connectProducer`). */
+function connectOnce(backend: Backend<unknown>): () => Promise<void> {
+  let opened: Promise<unknown> | null = null;
+  return async () => {
+    opened ??= backend.migrations.status();
+    await opened;
+  };
+}
+
 export class SoniqAppSession implements SystemSession {
   private readonly soniq: Soniq;
   private readonly defs;
   private listener: StartListener | null = null;
+  readonly connectProducer: () => Promise<void>;
 
   constructor(
     backend: Backend<unknown>,
@@ -65,6 +75,7 @@ export class SoniqAppSession implements SystemSession {
     soniqOptions: Omit<SoniqOptions, "backend"> = {},
   ) {
     this.soniq = new Soniq({ ...soniqOptions, backend });
+    this.connectProducer = connectOnce(backend);
     for (const plugin of plugins) this.soniq.use(plugin);
     const run = (kind: TaskKind) => (args: BenchArgs) =>
       handle({ concurrency: 0, onStart: (k, i) => this.listener?.(k, i) }, kind, readIndex(args));
@@ -152,11 +163,15 @@ function newJob(kind: TaskKind, i: number, queues?: number): NewJob {
 }
 
 export class SoniqContractSession implements SystemSession {
+  readonly connectProducer: () => Promise<void>;
+
   constructor(
     private readonly backend: Backend<unknown>,
     private readonly countQuery: CountQuery | null,
     private readonly onClose: () => Promise<void> = async () => {},
-  ) {}
+  ) {
+    this.connectProducer = connectOnce(backend);
+  }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {
     await this.backend.jobs.enqueue(newJob(kind, i), {});

@@ -82,6 +82,14 @@ export interface SystemSession {
    * `manyQueues` only), job `i` goes to queue `queueName(i, queues)`; without, to the default queue.
    */
   enqueueBatch(kind: TaskKind, from: number, count: number, queues?: number): Promise<void>;
+  /**
+   * Optional: opens what the session's first enqueue would otherwise open inside the clock (a pool's first
+   * connection). The producer calls it before each timed run; later calls cost nothing. The peers' sessions
+   * are opened connected (graphile-worker's `makeWorkerUtils` reads its schema, pg-boss's `start()`
+   * connects); a session whose pool connects lazily implements this. Never called on a worker's session:
+   * a worker's connections are part of its start.
+   */
+  connectProducer?(): Promise<void>;
   counts(kind: TaskKind): Promise<Counts>;
   /**
    * True when no job of this kind is pending. Polled every few ms while a drain is timed, so it must cost
