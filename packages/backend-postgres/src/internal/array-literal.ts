@@ -1,5 +1,5 @@
 /**
- * PostgreSQL array literals for the plain batch's columns (enqueue.ts), the producer's hot path in a bulk
+ * PostgreSQL array literals for the enqueue batches' columns (enqueue.ts), the producer's hot path in a bulk
  * enqueue. pg's generic encoder runs every element through a regex replace and a type dispatch: 0.7 µs a job of a
  * 1,000-job batch, a sixth of the producer's CPU, plus the garbage. Here a text element is quoted always (so an
  * empty string, `NULL`, a comma or a brace stay text) and escaped only when it holds a quote or a backslash, and a
@@ -49,4 +49,9 @@ export function dateColumn(values: readonly (Date | null)[]): string | null {
 /** `{1,2,3}`: an int[] literal of numbers core checked (finite; the cast rejects what is not an int). */
 export function numberArray(values: readonly number[]): string {
   return `{${values.join(",")}}`;
+}
+
+/** `{t,f}`: a bool[] literal. */
+export function boolArray(values: readonly boolean[]): string {
+  return `{${values.map((value) => (value ? "t" : "f")).join(",")}}`;
 }

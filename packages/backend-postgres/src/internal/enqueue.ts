@@ -1,7 +1,7 @@
 /**
- * Enqueue, one or many, in ONE statement each. A single job is a plain-parameter INSERT; a batch of plain jobs
- * arrives as typed column arrays (below); any other batch arrives as one jsonb array (jsonb_to_recordset) and
- * each kind of job is inserted by its own data-modifying CTE. The
+ * Enqueue, one or many, in ONE statement each. A single job is a plain-parameter INSERT; a batch arrives as
+ * typed column arrays (internal/job-columns.ts): a batch of plain jobs is one INSERT (below), any other batch
+ * reads them once as its `input` and inserts each kind of job by its own data-modifying CTE. The
  * queues that got jobs are NOTIFYed (delivered on commit, so a rolled-back transactional enqueue wakes nobody).
  *
  * Dedup goes through the partial unique indexes, so it is race-free:
@@ -15,7 +15,7 @@
  */
 
 import { type EnqueueOptions, type EnqueueResult, type NewJob, SoniqError } from "@soniq/core/backend";
-import { textColumn } from "./array-literal.js";
+import { boolArray, textColumn } from "./array-literal.js";
 import { type PgContext, query } from "./context.js";
 import { isQueuedKeyConflict } from "./errors.js";
 import { JOB_INSERT_COLUMNS, JOB_SELECT, jobParams, jobUnnest } from "./job-columns.js";
@@ -41,14 +41,23 @@ const ON_UNIQUE =
 const INSERT_COLUMNS =
   'id, job_name, args, args_hash, queue, priority, max_attempts, scheduled_at, dedup_key, unique_job, producer_id, "group", ' +
   "trace_id, trace_context";
-// jsonb_to_recordset reads a JSON null as SQL NULL: args that are JSON null are stored as such.
 const SELECT_INPUT =
-  "i.id, i.job_name, COALESCE(i.args, 'null'::jsonb), i.args_hash, i.queue, i.priority, i.max_attempts, COALESCE(i.scheduled_at, now()), " +
-  'i.dedup_key, i.unique_job, i.producer_id, i."group", i.trace_id, i.trace_context';
+  'i.id, i.job_name, i.args, i.args_hash, i.queue, i.priority, i.max_attempts, i.scheduled_at, i.dedup_key, i.unique_job, i.producer_id, i."group", ' +
+  "i.trace_id, i.trace_context";
 const RETURN_KEYS = "RETURNING id, queue, dedup_key, job_name, args_hash";
 
-const INPUT_CTE =
-  'input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(ord int, id uuid, job_name text, args jsonb, args_hash text, queue text, priority int, max_attempts int, scheduled_at timestamptz, dedup_key text, unique_job bool, producer_id text, "group" text, trace_id text, trace_context jsonb))';
+/**
+ * A keyed batch's rows, read once (a CTE referenced by every insert is materialised): the columns of every bulk
+ * job insert ($1-$11, `JOB_SELECT`), then the keys ($12 args_hash, $13 dedup_key, $14 unique_job), and `ord`,
+ * the row's position in the batch (0-based). A JSON null in the args stays JSON null (`$2 -> n`).
+ */
+const INPUT_CTE = `input (ord, ${JOB_INSERT_COLUMNS}, args_hash, dedup_key, unique_job) AS (
+  SELECT u.n::int - 1, ${JOB_SELECT}, u.args_hash, u.dedup_key, u.unique_job
+  FROM ${jobUnnest([
+    ["$12::text[]", "args_hash"],
+    ["$13::text[]", "dedup_key"],
+    ["$14::bool[]", "unique_job"],
+  ])})`;
 
 /**
  * A batch of plain jobs only (no dedupKey, not unique), the common bulk enqueue: nothing can conflict, so
@@ -177,35 +186,26 @@ function resolveBatch(jobs: readonly NewJob[]): { sent: NewJob[]; target: number
   return { sent, target };
 }
 
-function encodeBatch(jobs: readonly NewJob[]): string {
-  return JSON.stringify(
-    jobs.map((job, ord) => ({
-      ord,
-      id: job.id,
-      job_name: job.jobName,
-      args: job.args,
-      args_hash: job.argsHash,
-      queue: job.queue,
-      priority: job.priority,
-      max_attempts: job.maxAttempts,
-      scheduled_at: job.scheduledAt === null ? null : job.scheduledAt.toISOString(),
-      dedup_key: job.dedupKey,
-      unique_job: job.unique,
-      producer_id: job.producerId,
-      group: job.group,
-      trace_id: job.traceId,
-      trace_context: job.traceContext,
-    })),
-  );
+/** The keyed batch statement's parameters, in its `$n` order (`INPUT_CTE`). */
+function keyedBatchValues(jobs: readonly NewJob[]): unknown[] {
+  return [
+    ...jobParams(
+      jobs,
+      jobs.every((job) => CANONICAL_UUID.test(job.id)),
+    ),
+    textColumn(jobs.map((job) => job.argsHash)),
+    textColumn(jobs.map((job) => job.dedupKey)),
+    boolArray(jobs.map((job) => job.unique)),
+  ];
 }
 
-async function runOnPool(ctx: PgContext, kinds: Kind[], payload: string) {
+async function runOnPool(ctx: PgContext, kinds: Kind[], values: unknown[]) {
   for (let attempt = 1; ; attempt++) {
     try {
       const res = await query<ResultRow>(ctx, "enqueue", {
         name: `soniq_enqueue_${kinds.join("_")}`,
         text: enqueueSql(kinds),
-        values: [payload],
+        values,
       });
       return res.rows;
     } catch (err) {
@@ -232,10 +232,10 @@ export async function enqueueMany<TTx>(
   }
   const { sent, target } = resolveBatch(jobs);
   const kinds = KINDS.filter((kind) => sent.some((job) => kindOf(job) === kind));
-  const payload = encodeBatch(sent);
+  const values = keyedBatchValues(sent);
   const rows = runner
-    ? ((await runner(enqueueSql(kinds), [payload])) as unknown as ResultRow[])
-    : await runOnPool(ctx, kinds, payload);
+    ? ((await runner(enqueueSql(kinds), values)) as unknown as ResultRow[])
+    : await runOnPool(ctx, kinds, values);
   const ids = resolveRows(sent, rows);
   return jobs.map((job, i) => {
     const id = ids[target[i] ?? -1];
@@ -270,7 +270,7 @@ async function enqueuePlain(
   return jobs.map((job) => ({ id: job.id, deduplicated: false }));
 }
 
-// One job, the common case: plain parameters instead of the jsonb batch (the batch statement costs
+// One job, the common case: plain parameters instead of a batch statement (the batch statement costs
 // several times more to plan and run for a single row). Jobs with both keys take the batch path.
 const SINGLE_VALUES =
   "$1::uuid, $2, $3::jsonb, $4, $5, $6::int, $7::int, COALESCE($8::timestamptz, now()), $9, $10::bool, $11, $12, $13, $14::jsonb";

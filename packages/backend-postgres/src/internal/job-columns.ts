@@ -1,9 +1,9 @@
 /**
- * The one form of both bulk job inserts (the plain enqueue batch in enqueue.ts, a flow's jobs in flow-store.ts):
- * `INSERT ... SELECT ... FROM unnest(...) WITH ORDINALITY`, the text and number columns as array literals
- * (array-literal.ts; a column null on every row is sent as no array, which `unnest` pads with nulls), the args and
- * the trace contexts as one JSON array each, read by position. Parameters $1-$11 are the columns every job has
- * (`jobParams`); a statement appends the ones only it writes (the args hash; the flow and step) as $12 on.
+ * The one form of every bulk job insert (the enqueue batches in enqueue.ts, plain and keyed; a flow's jobs in
+ * flow-store.ts): `INSERT ... SELECT ... FROM unnest(...) WITH ORDINALITY`, the text and number columns as array
+ * literals (array-literal.ts; a column null on every row is sent as no array, which `unnest` pads with nulls), the
+ * args and the trace contexts as one JSON array each, read by position. Parameters $1-$11 are the columns every job has
+ * (`jobParams`); a statement appends the ones only it writes (the args hash and keys; the flow and step) as $12 on.
  */
 import type { NewJob } from "@soniq/core/backend";
 import { dateColumn, numberArray, textArray, textColumn } from "./array-literal.js";
