@@ -23,6 +23,7 @@ const GROUND = [
   "clock.ts",
   "context.ts",
   "errors.ts",
+  "flow-types.ts",
   "ids.ts",
   "json.ts",
   "log-line.ts",
@@ -38,6 +39,7 @@ const GROUND = [
   "typed-emitter.ts",
   "types.ts",
   "version.ts",
+  "webhook-types.ts",
 ];
 const RUNNERS = ["schedules/scheduler.ts", "schedules/worker.ts"];
 const ENTRIES = ["index.ts", "backend-entry.ts", "prometheus.ts", "schema/pg.ts", "schema/sqlite.ts"];
