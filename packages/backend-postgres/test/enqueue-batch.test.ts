@@ -6,26 +6,10 @@
 import { randomUUID } from "node:crypto";
 import type { NewJob } from "@soniq/core/backend";
 import { uniqueQueue } from "@soniq/testkit";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type PostgresBackend, postgresBackend } from "../src/index.js";
-import { createMigratedDatabase, newJob, type TestDatabase } from "./pgdb.js";
+import { describe, expect, it } from "vitest";
+import { newJob, useMigratedBackend } from "./pgdb.js";
 
-let db: TestDatabase;
-let admin: pg.Pool;
-let backend: PostgresBackend;
-
-beforeAll(async () => {
-  db = await createMigratedDatabase();
-  admin = new pg.Pool({ connectionString: db.url });
-  admin.on("error", () => {});
-  backend = postgresBackend({ connectionString: db.url });
-});
-afterAll(async () => {
-  await backend?.close();
-  await admin?.end();
-  await db?.drop();
-});
+const fx = useMigratedBackend();
 
 type Shape = Partial<NewJob>;
 
@@ -53,13 +37,13 @@ function keyed(queue: string, side: string, shape: Shape) {
 describe("a keyed batch", () => {
   it("stores each row as a single enqueue of the same job would, column by column, keys included", async () => {
     const [single, batched] = [uniqueQueue(), uniqueQueue()];
-    for (const shape of SHAPES) await backend.jobs.enqueue(keyed(single, "s:", shape), {});
+    for (const shape of SHAPES) await fx.backend.jobs.enqueue(keyed(single, "s:", shape), {});
     const batch = SHAPES.map((shape) => keyed(batched, "b:", shape));
-    const results = await backend.jobs.enqueueMany(batch, {});
+    const results = await fx.backend.jobs.enqueueMany(batch, {});
     expect(results).toEqual(batch.map((job) => ({ id: job.id, deduplicated: false })));
     const read = async (queue: string) =>
       (
-        await admin.query(
+        await fx.admin.query(
           `SELECT job_name, args, substr(args_hash, 3) AS args_hash, priority, max_attempts,
              scheduled_at > now() AS later, substr(dedup_key, 3) AS dedup_key, unique_job, producer_id, "group",
              trace_id, trace_context, status
@@ -75,18 +59,18 @@ describe("a keyed batch", () => {
   it("upper-case ids are stored and answered as PostgreSQL prints them; stored keys still deduplicate", async () => {
     const queue = uniqueQueue();
     const key = `k-${randomUUID()}`;
-    const first = await backend.jobs.enqueue(newJob({ queue, dedupKey: key }), {});
+    const first = await fx.backend.jobs.enqueue(newJob({ queue, dedupKey: key }), {});
     const batch = [newJob({ queue, dedupKey: `other-${key}` }), newJob({ queue, dedupKey: key })].map(
       (job) => ({
         ...job,
         id: job.id.toUpperCase(),
       }),
     );
-    const results = await backend.jobs.enqueueMany(batch, {});
+    const results = await fx.backend.jobs.enqueueMany(batch, {});
     expect(results).toEqual([
       { id: batch[0]?.id.toLowerCase(), deduplicated: false },
       { id: first.id, deduplicated: true },
     ]);
-    expect((await backend.jobs.stats({ queue })).queued).toBe(2);
+    expect((await fx.backend.jobs.stats({ queue })).queued).toBe(2);
   });
 });

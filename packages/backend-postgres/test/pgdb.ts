@@ -6,7 +6,8 @@
 import { randomBytes } from "node:crypto";
 import type { Backend } from "@soniq/core/backend";
 import pg from "pg";
-import { postgresBackend } from "../src/index.js";
+import { afterAll, beforeAll } from "vitest";
+import { type PostgresBackend, postgresBackend } from "../src/index.js";
 
 export const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -81,4 +82,28 @@ export async function registerWorker(backend: Backend<unknown>, id: string): Pro
     version: null,
     metadata: null,
   });
+}
+
+/** A test file's migrated database, an admin pool on it and a backend (each set by the file's `beforeAll`). */
+export interface BackendFixture {
+  db: TestDatabase;
+  admin: pg.Pool;
+  backend: PostgresBackend;
+}
+
+/** Makes the file's `BackendFixture` before its tests and closes and drops it after them. */
+export function useMigratedBackend(): BackendFixture {
+  const fx = {} as BackendFixture;
+  beforeAll(async () => {
+    fx.db = await createMigratedDatabase();
+    fx.admin = new pg.Pool({ connectionString: fx.db.url });
+    fx.admin.on("error", () => {});
+    fx.backend = postgresBackend({ connectionString: fx.db.url });
+  });
+  afterAll(async () => {
+    await fx.backend?.close();
+    await fx.admin?.end();
+    await fx.db?.drop();
+  });
+  return fx;
 }

@@ -4,55 +4,41 @@
  */
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type PostgresBackend, postgresBackend } from "../src/index.js";
+import { describe, expect, it } from "vitest";
+import { postgresBackend } from "../src/index.js";
 import { resolveConnection } from "../src/internal/pool.js";
-import { createMigratedDatabase, eventually, newJob, type TestDatabase } from "./pgdb.js";
+import { eventually, newJob, useMigratedBackend } from "./pgdb.js";
 
-let db: TestDatabase;
-let admin: pg.Pool;
-let backend: PostgresBackend;
-
-beforeAll(async () => {
-  db = await createMigratedDatabase();
-  admin = new pg.Pool({ connectionString: db.url });
-  admin.on("error", () => {});
-  backend = postgresBackend({ connectionString: db.url });
-});
-afterAll(async () => {
-  await backend?.close();
-  await admin?.end();
-  await db?.drop();
-});
+const fx = useMigratedBackend();
 
 describe("leases", () => {
   it("one holder across two backends; released on leases.release, not by the holder's close", async () => {
-    const other = postgresBackend({ connectionString: db.url });
+    const other = postgresBackend({ connectionString: fx.db.url });
     const name = `lease-${randomUUID()}`;
     try {
-      expect(await backend.leases.tryAcquire(name, "a", 10_000)).toBe(true);
-      expect(await backend.leases.tryAcquire(name, "a", 10_000)).toBe(true);
-      expect(await backend.leases.tryAcquire(name, "b", 10_000)).toBe(false);
+      expect(await fx.backend.leases.tryAcquire(name, "a", 10_000)).toBe(true);
+      expect(await fx.backend.leases.tryAcquire(name, "a", 10_000)).toBe(true);
+      expect(await fx.backend.leases.tryAcquire(name, "b", 10_000)).toBe(false);
       expect(await other.leases.tryAcquire(name, "c", 10_000)).toBe(false);
-      await backend.leases.release(name, "a");
+      await fx.backend.leases.release(name, "a");
       expect(await other.leases.tryAcquire(name, "c", 10_000)).toBe(true);
-      expect(await backend.leases.tryAcquire(name, "a", 10_000)).toBe(false);
+      expect(await fx.backend.leases.tryAcquire(name, "a", 10_000)).toBe(false);
       // A lease is a row (pooler-safe): a holder that goes away keeps it until its TTL passes.
       await other.close();
-      expect(await backend.leases.tryAcquire(name, "a", 10_000)).toBe(false);
+      expect(await fx.backend.leases.tryAcquire(name, "a", 10_000)).toBe(false);
     } finally {
       await other.close();
     }
   });
 
   it("a lease not renewed within its TTL is released for other holders", async () => {
-    const other = postgresBackend({ connectionString: db.url });
+    const other = postgresBackend({ connectionString: fx.db.url });
     const name = `lease-${randomUUID()}`;
     try {
-      expect(await backend.leases.tryAcquire(name, "a", 200)).toBe(true);
+      expect(await fx.backend.leases.tryAcquire(name, "a", 200)).toBe(true);
       expect(await other.leases.tryAcquire(name, "b", 10_000)).toBe(false);
       await eventually(async () => other.leases.tryAcquire(name, "b", 10_000));
-      expect(await backend.leases.tryAcquire(name, "a", 10_000)).toBe(false);
+      expect(await fx.backend.leases.tryAcquire(name, "a", 10_000)).toBe(false);
     } finally {
       await other.close();
     }
@@ -61,18 +47,18 @@ describe("leases", () => {
 
 describe("LISTEN", () => {
   it("wakes subscribers with the queue name, and reconnects after its connection is killed", async () => {
-    const listening = postgresBackend({ connectionString: db.url });
+    const listening = postgresBackend({ connectionString: fx.db.url });
     const heard: string[] = [];
     const unsubscribe = await listening.wakeUps.subscribe((queue) => heard.push(queue));
     try {
-      await backend.jobs.enqueue(newJob({ queue: "listen_a" }), {});
+      await fx.backend.jobs.enqueue(newJob({ queue: "listen_a" }), {});
       await eventually(() => heard.includes("listen_a"));
-      await admin.query(
+      await fx.admin.query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN soniq_new_job'",
       );
       // Keep enqueueing until the re-established LISTEN hears one.
       await eventually(async () => {
-        await backend.jobs.enqueue(newJob({ queue: "listen_b" }), {});
+        await fx.backend.jobs.enqueue(newJob({ queue: "listen_b" }), {});
         return heard.includes("listen_b");
       }, 10_000);
     } finally {
@@ -84,7 +70,7 @@ describe("LISTEN", () => {
 
 describe("ownership", () => {
   it("never ends a pool it was given; ends the one it created", async () => {
-    const pool = new pg.Pool({ connectionString: db.url });
+    const pool = new pg.Pool({ connectionString: fx.db.url });
     pool.on("error", () => {});
     const given = postgresBackend({ pool });
     await given.jobs.stats({ queue: null });
@@ -93,14 +79,14 @@ describe("ownership", () => {
     expect((await pool.query("SELECT 1 AS one")).rows[0]?.one).toBe(1);
     await pool.end();
 
-    const owned = postgresBackend({ connectionString: db.url });
+    const owned = postgresBackend({ connectionString: fx.db.url });
     await owned.jobs.stats({ queue: null });
     await owned.close();
     await expect(owned.jobs.stats({ queue: null })).rejects.toThrow();
   });
 
   it("sessions it opens run in UTC", async () => {
-    const { pool, listenConfig } = resolveConnection({ connectionString: db.url });
+    const { pool, listenConfig } = resolveConnection({ connectionString: fx.db.url });
     const client = new pg.Client(listenConfig);
     await client.connect();
     try {
