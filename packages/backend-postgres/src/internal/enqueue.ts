@@ -41,9 +41,10 @@ const ON_UNIQUE =
 const INSERT_COLUMNS =
   'id, job_name, args, args_hash, queue, priority, max_attempts, scheduled_at, dedup_key, unique_job, producer_id, "group", ' +
   "trace_id, trace_context";
-const SELECT_INPUT =
-  'i.id, i.job_name, i.args, i.args_hash, i.queue, i.priority, i.max_attempts, i.scheduled_at, i.dedup_key, i.unique_job, i.producer_id, i."group", ' +
-  "i.trace_id, i.trace_context";
+/** `INSERT_COLUMNS` read from the batch's `input` (alias `i`). */
+const SELECT_INPUT = INSERT_COLUMNS.split(", ")
+  .map((column) => `i.${column}`)
+  .join(", ");
 const RETURN_KEYS = "RETURNING id, queue, dedup_key, job_name, args_hash";
 
 /**
