@@ -1,10 +1,12 @@
 /**
  * The shape checks of `soniq.enqueueMany(items, options)`: each item is `{ job, args, options? }` and the call
- * takes only `{ tx }`. A bad item is a typed error before anything is written.
+ * takes only `{ tx }`. A bad item is a typed error before anything is written; so is an item `prepareJob`
+ * refuses, its error naming the item (`context.index`).
  */
+import type { NewJob } from "./contract/index.js";
 import { SoniqError } from "./errors.js";
-import type { JobDefinition } from "./jobs.js";
-import type { EnqueueOptions } from "./options.js";
+import { type JobDefinition, prepareJob, type RegisteredJob, resolveTarget } from "./jobs.js";
+import type { EnqueueOptions, ResolvedSoniqOptions } from "./options.js";
 
 /** One item of `enqueueMany`: a definition (or a name) with its args and options (no `tx`). */
 export interface EnqueueManyItem<TTx = unknown> {
@@ -46,4 +48,27 @@ export function assertManyOptions(options: unknown): void {
       { context: { key: unknown } },
     );
   }
+}
+
+/** One item checked and prepared like an `enqueue` (an unknown name's error names the item). */
+export function prepareManyItem(
+  item: EnqueueManyItem<unknown>,
+  i: number,
+  registry: ReadonlyMap<string, RegisteredJob>,
+  defaults: ResolvedSoniqOptions,
+): NewJob | Promise<NewJob> {
+  assertManyItem(item, i);
+  const name = typeof item?.job === "string" ? item.job : item?.job?.name;
+  let target: ReturnType<typeof resolveTarget>;
+  try {
+    target = resolveTarget(name, registry, defaults);
+  } catch (err) {
+    if (err instanceof SoniqError) {
+      throw new SoniqError(err.code, `Item ${i}: ${err.message}`, {
+        context: { ...err.context, index: i },
+      });
+    }
+    throw err;
+  }
+  return prepareJob(target, item.args, item.options, defaults, i);
 }

@@ -50,9 +50,7 @@ export type {
   JobOptions,
   ResolvedJobOptions,
   ResolvedSoniqOptions,
-  ResolvedWorkerOptions,
   SoniqOptions,
-  WorkerOptions,
 } from "./options.js";
 export { describeOptions } from "./options.js";
 export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
@@ -163,6 +161,7 @@ export {
   verifyWebhookSignature,
 } from "./webhooks/signature.js";
 export type { Worker, WorkerEvents, WorkerState } from "./worker/worker.js";
+export type { ResolvedWorkerOptions, WorkerOptions } from "./worker-options.js";
 export {
   WORKER_LIVENESS,
   type WorkerListOptions,

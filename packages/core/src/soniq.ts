@@ -7,7 +7,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "./audit.js";
 import type { Backend, BackendTx, MigrationReport, NewJob } from "./contract/index.js";
 import { DeadLetterService } from "./dead-letter.js";
-import { assertManyItem, assertManyOptions, type EnqueueManyItem } from "./enqueue-many.js";
+import { assertManyOptions, type EnqueueManyItem, prepareManyItem } from "./enqueue-many.js";
 import { SoniqError } from "./errors.js";
 import { Explainer, type Explanation } from "./explain.js";
 import { FlowService } from "./flows.js";
@@ -34,9 +34,7 @@ import {
   type ResolvedSoniqOptions,
   resolveJobOptions,
   resolveSoniqOptions,
-  resolveWorkerOptions,
   type SoniqOptions,
-  type WorkerOptions,
 } from "./options.js";
 import { inListOrder, jobListQuery, type ListJobsFilter, statsQuery } from "./queries.js";
 import { QueueService } from "./queues.js";
@@ -60,6 +58,7 @@ import { WebhookDispatch } from "./webhooks/dispatch.js";
 import { secretBox } from "./webhooks/secrets.js";
 import { WebhookService } from "./webhooks/service.js";
 import { Worker } from "./worker/worker.js";
+import { resolveWorkerOptions, type WorkerOptions } from "./worker-options.js";
 import { type WorkersApi, workersApi } from "./workers.js";
 
 export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements AsyncDisposable {
@@ -281,7 +280,7 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       assertManyOptions(options);
       const tx = txOptions(this.backend, options.tx);
       if (items.length === 0) return Promise.resolve([]);
-      const jobs = items.map((item, i) => this.#prepareItem(item, i));
+      const jobs = items.map((item, i) => prepareManyItem(item, i, this.#registry, this.options));
       const write = (ready: NewJob[]) =>
         produce(
           this.#rt.producers,
@@ -294,23 +293,6 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     } catch (err) {
       return Promise.reject(err);
     }
-  }
-
-  #prepareItem(item: EnqueueManyItem<BackendTx<B>>, i: number): NewJob | Promise<NewJob> {
-    assertManyItem(item, i);
-    const name = typeof item?.job === "string" ? item.job : item?.job?.name;
-    let target: ReturnType<typeof resolveTarget>;
-    try {
-      target = resolveTarget(name, this.#registry, this.options);
-    } catch (err) {
-      if (err instanceof SoniqError) {
-        throw new SoniqError(err.code, `Item ${i}: ${err.message}`, {
-          context: { ...err.context, index: i },
-        });
-      }
-      throw err;
-    }
-    return prepareJob(target, item.args, item.options, this.options, i);
   }
 
   /** Why this job is (not) running: `{ status, verdict, reasons: [{ code, message, evidence }] }`. Never throws for an unknown id. */

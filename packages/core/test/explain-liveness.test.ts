@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { DEFAULT_STALE_AFTER_MS } from "../src/liveness.js";
-import { resolveWorkerOptions } from "../src/options.js";
+import { resolveWorkerOptions } from "../src/worker-options.js";
 import { memoryApps, memoryBackend } from "./memory.js";
 
 const app = memoryApps();

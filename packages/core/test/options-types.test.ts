@@ -10,11 +10,10 @@ import type {
   JobOptions,
   ResolvedJobOptions,
   ResolvedSoniqOptions,
-  ResolvedWorkerOptions,
   SoniqOptions,
-  WorkerOptions,
 } from "../src/options.js";
 import type { RetryPolicy } from "../src/retry-policy.js";
+import type { ResolvedWorkerOptions, WorkerOptions } from "../src/worker-options.js";
 
 describe("core/options-types", () => {
   it("core/options-types-given: every option optional as users write it, the generic ones typed by the caller", () => {

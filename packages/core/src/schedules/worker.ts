@@ -3,9 +3,9 @@
  * after the worker and stopped with it (the scheduler releases leadership at once).
  */
 import { SoniqError } from "../errors.js";
-import type { ResolvedWorkerOptions } from "../options.js";
 import type { Runtime } from "../runtime.js";
 import { Worker } from "../worker/worker.js";
+import type { ResolvedWorkerOptions } from "../worker-options.js";
 import type { Scheduler, SchedulerOptions } from "./scheduler.js";
 
 /** The worker option that runs a scheduler inside the worker. */

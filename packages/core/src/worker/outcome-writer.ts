@@ -89,6 +89,24 @@ export class OutcomeWriter {
     return this.#stranded.size === 0;
   }
 
+  /**
+   * Before a stop or a runOnce marks the worker stopped: one more try at giving back the jobs whose outcome and
+   * give-back both failed, so they are queued now rather than at the next recovery. Whatever still fails
+   * stays `processing` under the (then stopped) worker, which stale recovery requeues.
+   */
+  async lastGiveBack(): Promise<void> {
+    if (this.#stranded.size === 0) return;
+    const { logger } = this.rt;
+    if (await this.giveBackStranded()) {
+      logger.warn({ workerId: this.workerId }, "jobs whose outcome could not be written were given back");
+    } else {
+      logger.error(
+        { workerId: this.workerId, stranded: this.#stranded.size },
+        "jobs whose outcome could not be written stay processing until stale recovery requeues them",
+      );
+    }
+  }
+
   /** Settlements queued or in flight. */
   get busy(): boolean {
     return this.#batcher.busy;

@@ -1,11 +1,14 @@
-/** What a worker checks and does once when it starts: its registration row and its wake-up subscription. */
+/**
+ * What a worker checks and does once when it starts: its registration row, its task names and its wake-up
+ * subscription.
+ */
 import { hostname } from "node:os";
 import type { WorkerRegistration } from "../contract/index.js";
 import { SoniqError } from "../errors.js";
 import { optionsObject } from "../option-table.js";
-import type { ResolvedWorkerOptions } from "../options.js";
 import type { Runtime } from "../runtime.js";
 import { SONIQ_VERSION } from "../version.js";
+import type { ResolvedWorkerOptions } from "../worker-options.js";
 
 /** The worker row a worker registers (again after being declared stale). */
 export function workerRegistration(id: string, options: ResolvedWorkerOptions): WorkerRegistration {
@@ -18,6 +21,16 @@ export function workerRegistration(id: string, options: ResolvedWorkerOptions): 
     version: SONIQ_VERSION,
     metadata: options.metadata,
   };
+}
+
+/**
+ * Records the job names a worker serves (the task registry): operators' tools read it to tell whether a
+ * replayed job has a worker. Never rejects; a failure is logged.
+ */
+export function recordTaskNames(rt: Runtime, workerId: string): Promise<void> {
+  return rt.backend.workers.registerTaskNames(workerId, [...rt.registry.keys()]).catch((err: unknown) => {
+    rt.logger.warn({ err, workerId }, "could not record task names (observability only)");
+  });
 }
 
 /**

@@ -27,11 +27,11 @@
 import { randomUUID } from "node:crypto";
 import type { ClaimCap } from "../contract/index.js";
 import { SoniqError } from "../errors.js";
-import type { ResolvedWorkerOptions } from "../options.js";
 import { ProgressBuffer } from "../progress.js";
 import type { LocalWorker, Runtime } from "../runtime.js";
 import { TypedEmitter } from "../typed-emitter.js";
 import type { Job } from "../types.js";
+import type { ResolvedWorkerOptions } from "../worker-options.js";
 import { claimJobs } from "./claim.js";
 import { ClaimGate, nextClaimWindow } from "./claim-pacing.js";
 import type { WorkerEvents } from "./events.js";
@@ -39,7 +39,7 @@ import { InFlight } from "./in-flight.js";
 import { JobBuffer } from "./job-buffer.js";
 import { MetricsRecorder } from "./metrics-recorder.js";
 import { OutcomeWriter } from "./outcome-writer.js";
-import { besideRegistration, maxJobsOf, workerRegistration } from "./setup.js";
+import { besideRegistration, maxJobsOf, recordTaskNames, workerRegistration } from "./setup.js";
 import { markStopped, waitAtMost } from "./shutdown.js";
 import { WorkerUpkeep } from "./upkeep.js";
 import { Waiters } from "./waiters.js";
@@ -159,7 +159,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       throw err;
     }
     this.#workerIdForJobs = this.id;
-    void this.#recordTaskNames();
+    void recordTaskNames(this.#rt, this.id);
     const { unsubscribe, endpointsError } = await beside.settled();
     this.#unsubscribe = unsubscribe;
     if (endpointsError) throw endpointsError.err;
@@ -225,7 +225,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#upkeep.start(false);
     let processed = 0;
     try {
-      await this.#recordTaskNames();
+      await recordTaskNames(this.#rt, this.id);
       await this.#upkeep.recoverOnce();
       await this.#rt.webhooks.refresh();
       while (processed < max && this.#state === "once") {
@@ -245,29 +245,12 @@ export class Worker implements LocalWorker, AsyncDisposable {
       this.#inFlight.clearDeadlines();
       await this.#upkeep.stop();
       await this.#recorder.stop();
-      await this.#giveBackStranded();
+      await this.#writer.lastGiveBack();
       await markStopped(this.#rt, this.id);
       this.#rt.workers.delete(this);
       if (this.#state === "once") this.#state = "idle";
     }
     return processed;
-  }
-
-  /**
-   * Before a stop or a runOnce marks the worker stopped: one more try at giving back the jobs whose outcome and
-   * give-back both failed, so they are queued now rather than at the next recovery. Whatever still fails
-   * stays `processing` under the (then stopped) worker, which stale recovery requeues.
-   */
-  async #giveBackStranded(): Promise<void> {
-    if (this.#writer.stranded === 0) return;
-    if (await this.#writer.giveBackStranded()) {
-      this.#rt.logger.warn({ workerId: this.id }, "jobs whose outcome could not be written were given back");
-    } else {
-      this.#rt.logger.error(
-        { workerId: this.id, stranded: this.#writer.stranded },
-        "jobs whose outcome could not be written stay processing until stale recovery requeues them",
-      );
-    }
   }
 
   /** A job became available: claim now instead of waiting for the poll timer. */
@@ -289,18 +272,6 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#buffer.remove(jobId);
     const run = this.#inFlight.get(jobId);
     if (run) this.#inFlight.abandon(run, "cancelled");
-  }
-
-  /**
-   * Records the job names this worker serves (the task registry): operators' tools read it to tell whether a
-   * replayed job has a worker. Never rejects; a failure is logged.
-   */
-  #recordTaskNames(): Promise<void> {
-    return this.#rt.backend.workers
-      .registerTaskNames(this.id, [...this.#rt.registry.keys()])
-      .catch((err: unknown) => {
-        this.#rt.logger.warn({ err, workerId: this.id }, "could not record task names (observability only)");
-      });
   }
 
   #registration() {
@@ -399,7 +370,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     await this.#upkeep.stop();
     await this.#recorder.stop();
     await this.#deliverer.stop();
-    await this.#giveBackStranded();
+    await this.#writer.lastGiveBack();
     if (this.#workerIdForJobs !== null) await markStopped(this.#rt, this.id);
     this.#state = "stopped";
     clearInterval(this.#keepAlive);
