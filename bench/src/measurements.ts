@@ -6,6 +6,7 @@
 import { now } from "./clock.js";
 import { check, type MeasureContext, withMeasurement } from "./measure.js";
 import { type BenchOptions, scaleProcesses, steadyRate, type WorkloadId } from "./options.js";
+import { runSweep } from "./sweep.js";
 import type { QueueLimit, SystemAdapter } from "./systems/types.js";
 import {
   type CpuPerJob,
@@ -15,7 +16,6 @@ import {
   runLatency,
   runSingleEnqueue,
   runSteady,
-  runSweep,
 } from "./workloads.js";
 
 /** The CPU-per-job metrics of a drain, under `prefix` (`c10`, `fail`, ...). */

@@ -13,8 +13,7 @@
  *   start is timed: one transaction writing N steps and N-1 jobs); the child must not be pending before its
  *   parents are done. Then the worker starts, and the flow is timed from the first handler start until the
  *   storage shows nothing pending; the child must start exactly once, after every parent.
- * W5/W5b sweep (`runSweep`): one run of the system's own retention sweep, timed call to answer, with the
- *   database's CPU over it (measurements.ts seeds the expired rows after the drain).
+ * W5/W5b sweep: sweep.ts.
  * W7 steady: idle worker, jobs arriving at a fixed rate (bulk calls every 10 ms); pickup percentiles and the
  *   database's CPU time per 1,000 jobs.
  *
@@ -27,7 +26,7 @@ import { type DbCpuSampler, startDbCpu, walPosition } from "./db-cpu.js";
 import type { HostClient } from "./host-client.js";
 import { check, InvalidRun, type MeasureContext } from "./measure.js";
 import { mergeReports } from "./start-report.js";
-import type { Counts, RetentionSweep, TaskKind } from "./systems/types.js";
+import type { Counts, TaskKind } from "./systems/types.js";
 
 export interface DrainParams {
   kind: TaskKind;
@@ -379,33 +378,4 @@ export async function runSteady(ctx: MeasureContext, p: SteadyParams): Promise<S
     dbCpuPer1k: cpuSeconds === null ? null : cpuSeconds / (n / 1000),
     arrivalPerSec,
   };
-}
-
-export interface SweepResult {
-  ms: number;
-  /** Rows the sweep reported deleted. */
-  rows: number;
-  /** CPU seconds of the database's server processes over the sweep (db-cpu.ts), or null. */
-  dbCpuSeconds: number | null;
-}
-
-/**
- * One run of a system's own retention sweep, timed from the call to its answer; the database's CPU is
- * sampled over the same window (the sweep's connection is open before it, so it counts from its reading).
- */
-export async function runSweep(
-  ctx: MeasureContext,
-  open: (target: MeasureContext["target"]) => Promise<RetentionSweep>,
-): Promise<SweepResult> {
-  const sweeper = await open(ctx.target);
-  try {
-    const cpu = ctx.database ? await startDbCpu(ctx.adminUrl, ctx.database) : null;
-    const startedAt = now();
-    const rows = await sweeper.sweep();
-    const ms = now() - startedAt;
-    const dbCpuSeconds = cpu ? await cpu.stop() : null;
-    return { ms, rows, dbCpuSeconds };
-  } finally {
-    await sweeper.close();
-  }
 }
