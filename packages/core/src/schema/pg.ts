@@ -1,10 +1,10 @@
 /**
  * PostgreSQL schema (drizzle-orm/pg-core). drizzle-kit generates packages/backend-postgres/drizzle from
- * this file; the status guards it cannot express live in a custom migration there.
+ * this file (with the webhook tables it re-exports from pg-webhooks.ts); the status guards it cannot express
+ * live in a custom migration there.
  */
 import { sql } from "drizzle-orm";
 import {
-  type AnyPgColumn,
   boolean,
   check,
   doublePrecision,
@@ -14,12 +14,10 @@ import {
   pgTable,
   primaryKey,
   text,
-  timestamp,
   uniqueIndex,
   uuid,
 } from "drizzle-orm/pg-core";
 import {
-  DELIVERY_STATUSES,
   FLOW_STATES,
   FLOW_STEP_STATES,
   JOB_DEFAULTS,
@@ -32,14 +30,8 @@ import {
   TICK_OUTCOMES,
   WORKER_STATUSES,
 } from "./constants.js";
-
-const tstz = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
-
-/**
- * A timestamptz truncated to the millisecond (UTC), the order dead letters page by. Written the same in the
- * backend's queries (`msOf` in backend-postgres list-query.ts) so the planner matches the index expression.
- */
-const msOf = (column: AnyPgColumn) => sql`date_trunc('milliseconds', ${column} AT TIME ZONE 'UTC')`;
+import { msOf, tstz } from "./pg-columns.js";
+import { soniqWebhookDeliveries, soniqWebhookEndpoints } from "./pg-webhooks.js";
 
 export const soniqWorkers = pgTable(
   "soniq_workers",
@@ -358,53 +350,7 @@ export const soniqFlowSteps = pgTable(
   ],
 );
 
-/** Webhook endpoints (upstream's table); `secret` holds the AES-256-GCM ciphertext, never the secret. */
-export const soniqWebhookEndpoints = pgTable("soniq_webhook_endpoints", {
-  id: uuid("id").primaryKey(),
-  url: text("url").notNull(),
-  secret: text("secret").notNull(),
-  events: jsonb("events").notNull().$type<string[]>(),
-  headers: jsonb("headers").notNull().$type<Record<string, string>>(),
-  description: text("description"),
-  active: boolean("active").notNull().default(true),
-  maxAttempts: integer("max_attempts").notNull(),
-  timeoutMs: integer("timeout_ms").notNull(),
-  retry: jsonb("retry").notNull().$type<Record<string, unknown>>(),
-  createdAt: tstz("created_at").notNull().defaultNow(),
-  updatedAt: tstz("updated_at").notNull().defaultNow(),
-});
-
-/** The delivery outbox: one row per (event, endpoint), written with the event, attempted by workers. */
-export const soniqWebhookDeliveries = pgTable(
-  "soniq_webhook_deliveries",
-  {
-    id: uuid("id").primaryKey(),
-    endpointId: uuid("endpoint_id")
-      .notNull()
-      .references(() => soniqWebhookEndpoints.id, { onDelete: "cascade" }),
-    event: text("event").notNull(),
-    payload: jsonb("payload").notNull(),
-    status: text("status").notNull().default("pending"),
-    attempts: integer("attempts").notNull().default(0),
-    maxAttempts: integer("max_attempts").notNull(),
-    nextRetryAt: tstz("next_retry_at"),
-    lastError: text("last_error"),
-    responseStatus: integer("response_status"),
-    responseBody: text("response_body"),
-    createdAt: tstz("created_at").notNull().defaultNow(),
-    deliveredAt: tstz("delivered_at"),
-    updatedAt: tstz("updated_at").notNull().defaultNow(),
-  },
-  (t) => [
-    check(
-      "soniq_webhook_deliveries_status_check",
-      sql`${t.status} in (${sql.raw(sqlList(DELIVERY_STATUSES))})`,
-    ),
-    index("idx_soniq_webhook_deliveries_due").on(t.nextRetryAt).where(sql`status = 'pending'`),
-    index("idx_soniq_webhook_deliveries_endpoint").on(t.endpointId, t.createdAt),
-    index("idx_soniq_webhook_deliveries_created").on(t.createdAt),
-  ],
-);
+export { soniqWebhookDeliveries, soniqWebhookEndpoints };
 
 export const pgSchema = {
   soniqJobs,
