@@ -95,6 +95,9 @@ export function resolveTarget(
   registry: ReadonlyMap<string, RegisteredJob>,
   defaults: ResolvedSoniqOptions,
 ): EnqueueTarget {
+  // A defined job's name was checked when it was defined: only other names need the pattern's test.
+  const def = typeof name === "string" ? registry.get(name) : undefined;
+  if (def) return { name: name as string, def };
   assertJobName(name);
   const target = targetOf(name, registry);
   if (!target.def && !defaults.allowUnknownJobNames) {

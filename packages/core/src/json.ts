@@ -22,11 +22,7 @@ export interface JsonProblem {
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding NUL is the point.
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-function stringProblem(value: string, path: string): JsonProblem | null {
-  return UNSTORABLE.test(value)
-    ? { path, problem: "a string with a NUL character or a lone surrogate cannot be stored" }
-    : null;
-}
+const STRING_PROBLEM = "a string with a NUL character or a lone surrogate cannot be stored";
 
 /** `text` with every NUL and lone surrogate replaced by U+FFFD, so any backend can store it. */
 export function storableText(text: string): string {
@@ -42,6 +38,18 @@ interface WalkState {
   depth: number;
 }
 
+/**
+ * A problem found by the walk, with the path to it as segments from the bad value outwards (`[2]`, `.items`).
+ * The path is written only once something is wrong: building it for every key of every valid value was a
+ * string per key on the enqueue's hot path.
+ */
+interface Found {
+  outwards: string[];
+  problem: string;
+  /** The depth limit: its path is shortened. */
+  deep?: true;
+}
+
 function describe(value: unknown): string {
   if (value === null) return "null";
   if (typeof value !== "object") return typeof value;
@@ -49,65 +57,76 @@ function describe(value: unknown): string {
   return proto?.constructor?.name ?? "object";
 }
 
-function walk(value: unknown, path: string, state: WalkState): JsonProblem | null {
+function walk(value: unknown, state: WalkState): Found | null {
   switch (typeof value) {
     case "string":
-      return stringProblem(value, path);
+      return UNSTORABLE.test(value) ? { outwards: [], problem: STRING_PROBLEM } : null;
     case "boolean":
       return null;
     case "number":
-      return Number.isFinite(value) ? null : { path, problem: `${value} is not a finite number` };
+      return Number.isFinite(value) ? null : { outwards: [], problem: `${value} is not a finite number` };
     case "undefined":
-      return { path, problem: "undefined is not JSON" };
+      return { outwards: [], problem: "undefined is not JSON" };
     case "bigint":
-      return { path, problem: "BigInt is not JSON (pass it as a string)" };
+      return { outwards: [], problem: "BigInt is not JSON (pass it as a string)" };
     case "function":
     case "symbol":
-      return { path, problem: `a ${typeof value} is not JSON` };
+      return { outwards: [], problem: `a ${typeof value} is not JSON` };
   }
   if (value === null) return null;
   const obj = value as object;
-  if (state.seen.has(obj)) return { path, problem: "circular reference" };
+  if (state.seen.has(obj)) return { outwards: [], problem: "circular reference" };
   if (state.depth >= MAX_JSON_DEPTH) {
-    return {
-      path: path.length > 80 ? `${path.slice(0, 80)}...` : path,
-      problem: `nested deeper than ${MAX_JSON_DEPTH} levels`,
-    };
+    return { outwards: [], problem: `nested deeper than ${MAX_JSON_DEPTH} levels`, deep: true };
   }
   state.depth++;
-  const problem = walkContainer(obj, path, state);
+  const found = walkContainer(obj, state);
   state.depth--;
-  return problem;
+  return found;
 }
 
-function walkContainer(obj: object, path: string, state: WalkState): JsonProblem | null {
+function walkContainer(obj: object, state: WalkState): Found | null {
   if (Array.isArray(obj)) {
     state.seen.add(obj);
     for (let i = 0; i < obj.length; i++) {
-      const p = walk(obj[i], `${path}[${i}]`, state);
-      if (p) return p;
+      const found = walk(obj[i], state);
+      if (found) {
+        found.outwards.push(`[${i}]`);
+        return found;
+      }
     }
     state.seen.delete(obj);
     return null;
   }
   const proto = Object.getPrototypeOf(obj);
   if (proto !== Object.prototype && proto !== null) {
-    return { path, problem: `a ${describe(obj)} is not a plain object (convert it to JSON first)` };
+    return { outwards: [], problem: `a ${describe(obj)} is not a plain object (convert it to JSON first)` };
   }
   state.seen.add(obj);
   for (const key of Object.keys(obj)) {
-    const keyProblem = stringProblem(key, `${path}.${key}`);
-    if (keyProblem) return keyProblem;
+    if (UNSTORABLE.test(key)) return { outwards: [`.${key}`], problem: STRING_PROBLEM };
     const v = (obj as Record<string, unknown>)[key];
     if (v === undefined) {
       state.droppedUndefined = true;
       continue;
     }
-    const p = walk(v, `${path}.${key}`, state);
-    if (p) return p;
+    const found = walk(v, state);
+    if (found) {
+      found.outwards.push(`.${key}`);
+      return found;
+    }
   }
   state.seen.delete(obj);
   return null;
+}
+
+/** The problem as reported: its path from the root (`$.items[2].when`), shortened past the depth limit. */
+function located(found: Found): JsonProblem {
+  const path = `$${found.outwards.reverse().join("")}`;
+  return {
+    path: found.deep && path.length > 80 ? `${path.slice(0, 80)}...` : path,
+    problem: found.problem,
+  };
 }
 
 /**
@@ -118,13 +137,9 @@ export function checkJson(
   value: unknown,
 ): { ok: true; value: unknown } | { ok: false; problem: JsonProblem } {
   if (value === null || typeof value === "boolean") return { ok: true, value };
-  if (typeof value === "string") {
-    const problem = stringProblem(value, "$");
-    return problem ? { ok: false, problem } : { ok: true, value };
-  }
   const state: WalkState = { seen: new Set(), droppedUndefined: false, depth: 0 };
-  const problem = walk(value, "$", state);
-  if (problem) return { ok: false, problem };
+  const found = walk(value, state);
+  if (found) return { ok: false, problem: located(found) };
   return { ok: true, value: state.droppedUndefined ? JSON.parse(JSON.stringify(value)) : value };
 }
 

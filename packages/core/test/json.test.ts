@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { argsHash, canonicalJson, checkJson, storableText } from "../src/json.js";
+import { argsHash, canonicalJson, checkJson, MAX_JSON_DEPTH, storableText } from "../src/json.js";
 
 describe("json/check", () => {
   it("accepts JSON values and returns them unchanged", () => {
@@ -31,6 +31,8 @@ describe("json/check", () => {
       [["\ud800"], "$[0]", /lone surrogate/],
       [{ "k\u0000": 1 }, "$.k\u0000", /NUL/],
       ["\udc00x", "$", /lone surrogate/],
+      [{ items: [0, "ok", { when: new Date() }] }, "$.items[2].when", /Date/],
+      [[{ a: [{ b: { c: [null, { d: Number.NaN }] } }] }], "$[0].a[0].b.c[1].d", /finite/],
     ];
     for (const [value, path, problem] of cases) {
       const r = checkJson(value);
@@ -39,6 +41,23 @@ describe("json/check", () => {
         expect(r.problem.path).toBe(path);
         expect(r.problem.problem).toMatch(problem);
       }
+    }
+  });
+
+  it("accepts nesting up to MAX_JSON_DEPTH containers; one deeper is named by a shortened path", () => {
+    const nest = (levels: number): unknown => {
+      let value: unknown = 1;
+      for (let i = 0; i < levels; i++) value = i % 2 === 0 ? [value] : { k: value };
+      return value;
+    };
+    expect(checkJson(nest(MAX_JSON_DEPTH)).ok).toBe(true);
+    const r = checkJson(nest(MAX_JSON_DEPTH + 1));
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.problem.problem).toBe(`nested deeper than ${MAX_JSON_DEPTH} levels`);
+      // From the outermost container in: `[0]`, then `.k`, alternating, cut at 80 characters.
+      expect(r.problem.path).toMatch(/^\$\[0\]\.k\[0\]\.k[.k[\]0]+\.\.\.$/);
+      expect(r.problem.path).toHaveLength(83);
     }
   });
 

@@ -30,9 +30,28 @@ describe("results/wait-for", () => {
     const handle = await soniq.enqueue("results.plain", {});
     expect(handle).toEqual({ id: handle.id, deduplicated: false });
     expect(JSON.parse(JSON.stringify(handle))).toEqual({ id: handle.id, deduplicated: false });
+    expect({ ...handle }).toEqual({ id: handle.id, deduplicated: false });
+    expect(Object.keys(handle)).toEqual(["id", "deduplicated"]);
     expect(typeof handle.result).toBe("function");
     const [many] = await soniq.enqueueMany([{ job: "results.plain", args: {} }]);
     expect(typeof many?.result).toBe("function");
+  });
+
+  it("results/handle-detached: `result` taken off the handle still waits for that job", async () => {
+    const soniq = app();
+    soniq.job("results.detached", async (args: { n: number }) => args.n * 2);
+    const { id, result } = await soniq.enqueue("results.detached", { n: 21 });
+    const [other] = await soniq.enqueueMany([{ job: "results.detached", args: { n: 1 } }]);
+    const worker = soniq.worker();
+    await worker.start();
+    try {
+      await expect(result({ timeoutMs: 10_000 })).resolves.toEqual({ status: "done", result: 42 });
+      const detached = other?.result;
+      await expect(detached?.({ timeoutMs: 10_000 })).resolves.toEqual({ status: "done", result: 2 });
+      expect((await soniq.getJob(id))?.status).toBe("done");
+    } finally {
+      await worker.stop();
+    }
   });
 
   it("results/dead-letter: a permanent failure resolves with the reason and the last error", async () => {
