@@ -75,6 +75,54 @@ describe("metrics/persisted", () => {
     expect(total).toEqual({ done: 1, failed: 1, retried: 1, deadLettered: 1 });
   });
 
+  it("metrics/failed-flush-kept: counts of interleaved jobs survive a failed write and join the next one", async () => {
+    const raw = memoryBackend();
+    const written: { jobName: string; done: number; deadLettered: number }[][] = [];
+    let fail = true;
+    const backend = overriding(raw, "metrics", {
+      record: async (rows) => {
+        if (fail) {
+          fail = false;
+          throw new Error("metrics table unavailable");
+        }
+        written.push(rows.map((r) => ({ jobName: r.jobName, done: r.done, deadLettered: r.deadLettered })));
+        return raw.metrics.record(rows);
+      },
+    });
+    const soniq = app({}, backend);
+    soniq.job("mk.a", async () => 1, { queue: "mk" });
+    soniq.job("mk.b", async () => 2, { queue: "mk" });
+    soniq.job(
+      "mk.bad",
+      async () => {
+        throw new Error("x");
+      },
+      { queue: "mk", maxAttempts: 1 },
+    );
+    // Each run ends with the job the next one starts with: the counts after a flush go to a fresh row.
+    const names = ["mk.a", "mk.b", "mk.a", "mk.bad", "mk.b", "mk.a"];
+    for (const name of names) await soniq.enqueue(name, {});
+    const worker = soniq.worker({ concurrency: 1 });
+    expect(await worker.runOnce()).toBe(6);
+    expect(written).toEqual([]);
+    for (const name of names) await soniq.enqueue(name, {});
+    expect(await worker.runOnce()).toBe(6);
+    // Summed per job name: the two runs may fall in different minutes (then each name has two rows).
+    const byName: Record<string, { done: number; deadLettered: number }> = {};
+    for (const r of written[0] ?? []) {
+      const sum = byName[r.jobName] ?? { done: 0, deadLettered: 0 };
+      byName[r.jobName] = sum;
+      sum.done += r.done;
+      sum.deadLettered += r.deadLettered;
+    }
+    expect(written).toHaveLength(1);
+    expect(byName).toEqual({
+      "mk.a": { done: 6, deadLettered: 0 },
+      "mk.b": { done: 4, deadLettered: 0 },
+      "mk.bad": { done: 0, deadLettered: 2 },
+    });
+  });
+
   it("metrics/series-rebuckets: minute rows summed into wider buckets", async () => {
     const backend = memoryBackend();
     const soniq = app({}, backend);

@@ -18,6 +18,9 @@ type Counter = "done" | "failed" | "retried" | "deadLettered" | "snoozed";
 
 export class MetricsRecorder {
   #rows = new Map<string, MetricsRow>();
+  /** The row the last outcome went to, and its minute (see `#count`). */
+  #last: MetricsRow | undefined;
+  #lastMinute = 0;
   #timer: NodeJS.Timeout | undefined;
   #flushing: Promise<void> = Promise.resolve();
 
@@ -56,6 +59,7 @@ export class MetricsRecorder {
     if (this.#rows.size === 0) return;
     const rows = [...this.#rows.values()];
     this.#rows = new Map();
+    this.#last = undefined;
     try {
       await this.rt.backend.metrics.record(rows);
     } catch (err) {
@@ -64,30 +68,51 @@ export class MetricsRecorder {
     }
   }
 
+  /**
+   * Adds one outcome to its (minute, queue, job name) row. Outcomes come in runs of the same job in the same
+   * minute, so the last row is tried first: most jobs then cost two compares and an increment, no key and no
+   * allocation.
+   */
   #count(job: Job, counter: Counter, runMs = 0): void {
-    const bucketStart = new Date(Math.floor(Date.now() / MINUTE) * MINUTE);
-    const row: MetricsRow = {
-      bucketStart,
-      queue: job.queue,
-      jobName: job.jobName,
-      done: 0,
-      failed: 0,
-      retried: 0,
-      deadLettered: 0,
-      snoozed: 0,
-      runMsSum: runMs,
-    };
-    row[counter] = 1;
-    this.#merge(row);
+    const minute = Math.floor(Date.now() / MINUTE);
+    let row = this.#last;
+    if (
+      row === undefined ||
+      this.#lastMinute !== minute ||
+      row.queue !== job.queue ||
+      row.jobName !== job.jobName
+    ) {
+      row = this.#row(minute, job.queue, job.jobName);
+      this.#last = row;
+      this.#lastMinute = minute;
+    }
+    row[counter] += 1;
+    row.runMsSum += runMs;
   }
 
-  #merge(row: MetricsRow): void {
-    const key = `${row.bucketStart.getTime()}\u0000${row.queue}\u0000${row.jobName}`;
-    const stored = this.#rows.get(key);
-    if (stored === undefined) {
+  /** The stored row for this minute, queue and job name (a new one, empty, when there is none). */
+  #row(minute: number, queue: string, jobName: string): MetricsRow {
+    const key = `${minute}\u0000${queue}\u0000${jobName}`;
+    let row = this.#rows.get(key);
+    if (row === undefined) {
+      row = {
+        bucketStart: new Date(minute * MINUTE),
+        queue,
+        jobName,
+        done: 0,
+        failed: 0,
+        retried: 0,
+        deadLettered: 0,
+        snoozed: 0,
+        runMsSum: 0,
+      };
       this.#rows.set(key, row);
-      return;
     }
-    addMetricCounts(stored, row);
+    return row;
+  }
+
+  /** A failed flush's row back into the counts. */
+  #merge(row: MetricsRow): void {
+    addMetricCounts(this.#row(row.bucketStart.getTime() / MINUTE, row.queue, row.jobName), row);
   }
 }
