@@ -34,7 +34,7 @@ import { writeDeliveries } from "./internal/webhook-rows.js";
 export function runsFacet(store: MemoryStore): RunsFacet {
   return {
     claim: async (request) => claim(store, request),
-    settle: async (items) => settle(store, items),
+    settle: async (items, workerId) => settle(store, items, workerId),
     reportProgress: async (updates) => reportProgress(store, updates),
   };
 }
@@ -119,11 +119,11 @@ type Step =
   | { kind: "requeue"; job: JobRecord; item: RequeueSettlement }
   | { kind: "dead_letter"; job: JobRecord; item: DeadLetterSettlement; tagsJson: string | null };
 
-function settle(store: MemoryStore, items: readonly Settlement[]): boolean[] {
+function settle(store: MemoryStore, items: readonly Settlement[], workerId: string | undefined): boolean[] {
   const taken = new Set<string>();
   const steps: Step[] = [];
   const applied = items.map((item) => {
-    const step = plan(store, item, taken);
+    const step = plan(store, item, taken, workerId);
     if (step === null) return false;
     taken.add(item.id);
     steps.push(step);
@@ -142,11 +142,16 @@ function settle(store: MemoryStore, items: readonly Settlement[]): boolean[] {
 
 /**
  * What an item would do, or null when it does not apply: the row is not processing under the item's
- * attempt (late write), an earlier item of this call took it, or (dead_letter) the id already has a
- * dead-letter row.
+ * attempt (and the calling worker's claim, when `workerId` is given: a late write), an earlier item of this
+ * call took it, or (dead_letter) the id already has a dead-letter row.
  */
-function plan(store: MemoryStore, item: Settlement, taken: ReadonlySet<string>): Step | null {
-  const job = store.processingAt(item.id, item.attempt);
+function plan(
+  store: MemoryStore,
+  item: Settlement,
+  taken: ReadonlySet<string>,
+  workerId: string | undefined,
+): Step | null {
+  const job = store.processingAt(item.id, item.attempt, workerId);
   if (job === undefined || taken.has(item.id)) return null;
   switch (item.kind) {
     case "done": {

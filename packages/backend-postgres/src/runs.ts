@@ -66,7 +66,7 @@ import { inTransaction } from "./internal/tx.js";
 export function runsFacet(ctx: PgContext): RunsFacet {
   return {
     claim: (request) => claim(ctx, request),
-    settle: (items) => settle(ctx, items),
+    settle: (items, workerId) => settle(ctx, items, workerId),
     reportProgress: (updates) => reportProgress(ctx, updates),
   };
 }
@@ -206,9 +206,9 @@ async function settleOnPool(ctx: PgContext, encoded: EncodedSettle): Promise<unk
   return res.rows;
 }
 
-async function settle(ctx: PgContext, items: readonly Settlement[]): Promise<boolean[]> {
+async function settle(ctx: PgContext, items: readonly Settlement[], workerId?: string): Promise<boolean[]> {
   if (items.length === 0) return [];
-  const encoded = encodeSettle(items);
+  const encoded = encodeSettle(items, workerId);
   if (items.some((item) => item.kind !== "requeue" && item.flow !== undefined)) {
     return settleWithFlows(ctx, items, encoded);
   }

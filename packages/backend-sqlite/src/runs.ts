@@ -9,9 +9,10 @@
  * jobs (a limit held them back: `capped`).
  *
  * Settle: every outcome of a batch (done, requeue, dead_letter) in ONE IMMEDIATE transaction with
- * prepared statements, one commit for the batch. Each item is fenced by (id, attempt): it applies only
- * while its row is processing with the attempts the claim gave it, so a late write after cancel,
- * recovery or a re-claim changes nothing and reports false.
+ * prepared statements, one commit for the batch. Each item is fenced by (id, attempt) and, when the call
+ * names its worker, by the row's worker: it applies only while its row is processing with the attempts
+ * (and under the worker) the claim gave it, so a late write after cancel, recovery or a re-claim changes
+ * nothing and reports false.
  */
 import {
   type ClaimCap,
@@ -36,7 +37,7 @@ import { writeDeliveries } from "./internal/webhook-rows.js";
 export function runsFacet(ctx: SqliteContext): RunsFacet {
   return {
     claim: (request) => runSync("runs.claim", () => claim(ctx, request)),
-    settle: (items) => runSync("runs.settle", () => settle(ctx, items)),
+    settle: (items, workerId) => runSync("runs.settle", () => settle(ctx, items, workerId ?? null)),
     reportProgress: (updates) => runSync("runs.reportProgress", () => reportProgress(ctx, updates)),
   };
 }
@@ -168,7 +169,8 @@ function claim(ctx: SqliteContext, request: ClaimRequest): ClaimResult {
   return { jobs: rows.map(toJob), capped };
 }
 
-const FENCE = "id = @id AND status = 'processing' AND attempts = @attempt";
+const FENCE =
+  "id = @id AND status = 'processing' AND attempts = @attempt AND (@workerId IS NULL OR worker_id = @workerId)";
 
 const DONE = `UPDATE soniq_jobs
   SET status = 'done', result = @result, expires_at = ${NOW} + @ttl, updated_at = ${NOW}
@@ -196,8 +198,15 @@ const MOVE_DELETE = "DELETE FROM soniq_jobs WHERE id = ?";
  */
 type Step = () => boolean;
 
-function doneStep(ctx: SqliteContext, item: DoneSettlement): Step {
-  const fence = { id: item.id, attempt: item.attempt };
+/** The named parameters of an item's fence (`workerId` null: not fenced by worker). */
+interface Fence {
+  id: string;
+  attempt: number;
+  workerId: string | null;
+}
+
+function doneStep(ctx: SqliteContext, item: DoneSettlement, workerId: string | null): Step {
+  const fence: Fence = { id: item.id, attempt: item.attempt, workerId };
   if (item.resultTtlMs === 0) return () => ctx.statement(DONE_DELETE).run(fence).changes > 0;
   const params = { ...fence, result: jsonOrNull(item.result, "result"), ttl: item.resultTtlMs };
   const flow = item.flow;
@@ -211,9 +220,14 @@ function doneStep(ctx: SqliteContext, item: DoneSettlement): Step {
 }
 
 /** `wake` collects the queues of jobs requeued due now, to notify after the commit. */
-function requeueStep(ctx: SqliteContext, item: RequeueSettlement, wake: Set<string>): Step {
+function requeueStep(
+  ctx: SqliteContext,
+  item: RequeueSettlement,
+  workerId: string | null,
+  wake: Set<string>,
+): Step {
   const { id, attempt, attempts, lastError, delayMs } = item;
-  const params = { id, attempt, attempts, lastError, delayMs };
+  const params = { id, attempt, workerId, attempts, lastError, delayMs };
   return () => {
     const row = ctx.statement(REQUEUE).get(params) as { queue: string } | undefined;
     if (row && delayMs === 0) wake.add(row.queue);
@@ -221,9 +235,9 @@ function requeueStep(ctx: SqliteContext, item: RequeueSettlement, wake: Set<stri
   };
 }
 
-function deadLetterStep(ctx: SqliteContext, item: DeadLetterSettlement): Step {
+function deadLetterStep(ctx: SqliteContext, item: DeadLetterSettlement, workerId: string | null): Step {
   const { id, attempt, reason, error } = item;
-  const params = { id, attempt, reason, error, tags: jsonOrNull(item.tags, "tags") };
+  const params = { id, attempt, workerId, reason, error, tags: jsonOrNull(item.tags, "tags") };
   return () => {
     // Checked first (the write lock is held): a conflicting row leaves this job where it is.
     if (ctx.statement(HAS_DEAD_LETTER_ROW).get(id) !== undefined) return false;
@@ -237,13 +251,13 @@ function deadLetterStep(ctx: SqliteContext, item: DeadLetterSettlement): Step {
   };
 }
 
-function settle(ctx: SqliteContext, items: readonly Settlement[]): boolean[] {
+function settle(ctx: SqliteContext, items: readonly Settlement[], workerId: string | null): boolean[] {
   if (items.length === 0) return [];
   const wake = new Set<string>();
   const steps = items.map((item): Step => {
-    if (item.kind === "done") return doneStep(ctx, item);
-    if (item.kind === "requeue") return requeueStep(ctx, item, wake);
-    return deadLetterStep(ctx, item);
+    if (item.kind === "done") return doneStep(ctx, item, workerId);
+    if (item.kind === "requeue") return requeueStep(ctx, item, workerId, wake);
+    return deadLetterStep(ctx, item, workerId);
   });
   // An applied item's webhook deliveries are inserted in the same transaction (an outbox).
   const applied = immediate(ctx, () =>

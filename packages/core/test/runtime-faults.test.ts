@@ -17,13 +17,13 @@ function failingSettle(failures: number) {
   const base = memoryBackend();
   const calls = { total: 0, failed: 0 };
   const backend = overriding(base, "runs", {
-    settle: (items: readonly Settlement[]) => {
+    settle: (items: readonly Settlement[], workerId?: string) => {
       calls.total++;
       if (calls.failed < failures) {
         calls.failed++;
         return Promise.reject(new Error("connection terminated"));
       }
-      return base.runs.settle(items);
+      return base.runs.settle(items, workerId);
     },
   });
   return { backend, calls };

@@ -310,9 +310,9 @@ describe("runtime/settle", () => {
     const backend = memoryBackend();
     const batches: string[][] = [];
     const counting = overriding(backend, "runs", {
-      settle: (items) => {
+      settle: (items, workerId) => {
         batches.push(items.map((i) => i.kind));
-        return backend.runs.settle(items);
+        return backend.runs.settle(items, workerId);
       },
     });
     const soniq = app({}, counting);

@@ -14,9 +14,9 @@ function recording() {
   const backend = memoryBackend();
   const settled: Settlement[] = [];
   const settle = backend.runs.settle;
-  (backend.runs as { settle: typeof settle }).settle = (items) => {
+  (backend.runs as { settle: typeof settle }).settle = (items, workerId) => {
     settled.push(...items);
-    return settle(items);
+    return settle(items, workerId);
   };
   return { backend, settled };
 }

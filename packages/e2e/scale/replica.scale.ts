@@ -9,7 +9,7 @@
  *   reconnect and finish. Synchronous replication: no job runs again after its done was committed.
  *   Asynchronous: such reruns are counted. Downtime is measured and printed (SCALE FIGURE lines).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { postgresBackend } from "@soniq/backend-postgres";
@@ -42,6 +42,15 @@ async function cliStatus(url: string, readUrl: string): Promise<{ replication: R
   };
   expect(await run(["--database-url", url, "--json", "status"], io)).toBe(0);
   return JSON.parse(out);
+}
+
+/** The run log's lines (`start|done <id> <pid>`) of these jobs, in order, for a failure message. */
+function linesOf(log: string, ids: readonly string[]): string {
+  const wanted = new Set(ids);
+  return readFileSync(log, "utf8")
+    .split("\n")
+    .filter((line) => wanted.has(line.split(" ")[1] ?? ""))
+    .join("\n");
 }
 
 /** A primary and its streaming replica, both private; `soniq` created on the primary and migrated. */
@@ -169,7 +178,12 @@ describe("scale/replica", () => {
         });
         expect(lost).toBe(0);
         expect((await app.getQueueStats({ queue })).processing).toBe(0);
-        if (synchronous) expect(runs.rerunAfterDone).toEqual([]);
+        if (synchronous) {
+          expect(
+            runs.rerunAfterDone,
+            `run log lines of the jobs run again after their done:\n${linesOf(log, runs.rerunAfterDone)}`,
+          ).toEqual([]);
+        }
       } finally {
         await Promise.all(children.map(kill));
         await soniq?.close();

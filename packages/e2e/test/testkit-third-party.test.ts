@@ -168,8 +168,8 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
     const outcomes = await certify(
       broken((inner) => ({
         runs: {
-          settle: async (items) => {
-            const applied = await inner.runs.settle(items);
+          settle: async (items, workerId) => {
+            const applied = await inner.runs.settle(items, workerId);
             for (const [i, item] of items.entries()) {
               if (item.kind === "dead_letter" && applied[i]) await inner.deadLetters.purge(item.id);
             }
@@ -209,10 +209,11 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       broken((inner) => ({
         runs: {
           // Settles whatever run is current: a late write lands on the wrong run.
-          settle: async (items) => {
+          settle: async (items, workerId) => {
             const current = await Promise.all(items.map((item) => inner.jobs.get(item.id)));
             return inner.runs.settle(
               items.map((item, i) => ({ ...item, attempt: current[i]?.attempts ?? item.attempt })),
+              workerId,
             );
           },
         },
@@ -225,6 +226,16 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
     ]);
     expect(messageOf(outcomes, "fencing/late-writes-are-no-ops")).toContain(
       "items with attempt 1 after a re-claim (attempt 2) must not apply",
+    );
+  }, 60_000);
+
+  it("catches a backend whose settle ignores the worker it is called for", async () => {
+    const outcomes = await certify(
+      broken((inner) => ({ runs: { settle: async (items) => inner.runs.settle(items) } })),
+    );
+    expect(failed(outcomes)).toEqual(["fencing/late-outcome-of-a-lost-claim"]);
+    expect(messageOf(outcomes, "fencing/late-outcome-of-a-lost-claim")).toContain(
+      "a late retry by worker A must not apply to worker B's claim, though both carry attempt 1",
     );
   }, 60_000);
 

@@ -18,17 +18,17 @@ export function withInterruptedMove(
   return {
     claim: runs.claim,
     reportProgress: runs.reportProgress,
-    settle: async (items) => {
+    settle: async (items, workerId) => {
       const taken = new Set<string>();
       for (const item of items) {
-        if (taken.has(item.id) || store.processingAt(item.id, item.attempt) === undefined) continue;
+        if (taken.has(item.id) || store.processingAt(item.id, item.attempt, workerId) === undefined) continue;
         if (item.kind !== "dead_letter") taken.add(item.id);
         else if (!store.deadLetters.has(item.id)) {
           taken.add(item.id);
           if (interrupt(item.id)) throw deadLetterMoveInterrupted(item.id);
         }
       }
-      return runs.settle(items);
+      return runs.settle(items, workerId);
     },
   };
 }

@@ -228,9 +228,11 @@ export class MemoryStore {
   }
 
   /** The job when it is processing under `attempt` (the fence every outcome passes), else undefined. */
-  processingAt(id: string, attempt: number): JobRecord | undefined {
+  /** The job while it is processing under `attempt` (and, when given, claimed by `workerId`). */
+  processingAt(id: string, attempt: number, workerId?: string): JobRecord | undefined {
     const job = this.jobs.get(id);
-    return job !== undefined && job.status === "processing" && job.attempts === attempt ? job : undefined;
+    if (job === undefined || job.status !== "processing" || job.attempts !== attempt) return undefined;
+    return workerId === undefined || job.workerId === workerId ? job : undefined;
   }
 
   /** Processing jobs of `group` in `queue`. */

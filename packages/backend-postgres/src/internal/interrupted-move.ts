@@ -20,11 +20,11 @@ export function withInterruptedMove(runs: RunsFacet, ctx: PgContext, hooks: Post
   return {
     claim: runs.claim,
     reportProgress: runs.reportProgress,
-    settle: async (items: readonly Settlement[]) => {
-      const encoded = encodeSettle(items);
+    settle: async (items: readonly Settlement[], workerId?: string) => {
+      const encoded = encodeSettle(items, workerId);
       const jobId = encoded.firstDeadLetterId;
       const interrupt = jobId === null ? undefined : hook();
-      if (jobId === null || interrupt === undefined) return runs.settle(items);
+      if (jobId === null || interrupt === undefined) return runs.settle(items, workerId);
       const fail = (err: unknown) => translatePgError(err, "runs.settle", { jobId });
       const rows = await inTransaction(ctx, fail, async (client) => {
         const pid = (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid ?? 0;

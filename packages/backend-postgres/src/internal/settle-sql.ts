@@ -1,7 +1,8 @@
 /**
  * `runs.settle` as ONE statement: any mix of done / requeue / dead_letter items, each fenced by
- * `status = 'processing' AND attempts = <the claim's attempt>`, written by data-modifying CTEs of one
- * statement (one implicit transaction, one round trip):
+ * `status = 'processing' AND attempts = <the claim's attempt>` and, when the call names its worker, by
+ * `worker_id = <that worker>` (the worker's id travels in the items object under the key `w`, which no job
+ * id can be), written by data-modifying CTEs of one statement (one implicit transaction, one round trip):
  *
  * - `done`: UPDATE to done with the result and `expires_at = now() + ttl` (items with resultTtlMs > 0);
  * - `deleted`: DELETE of the done items with resultTtlMs 0;
@@ -46,7 +47,12 @@ import { deliveriesParam, outboxCte } from "./webhook-rows.js";
  * this form is only a filter on the rows the ids found.
  */
 export const PROCESSING = "(status || '') = 'processing'";
-const FENCE = `${PROCESSING} AND attempts = ($1::jsonb -> id::text ->> 0)::int`;
+/** Where the items object carries the calling worker's id. */
+const WORKER_KEY = "w";
+/** The calling worker's claim: any worker when the call names none. */
+const worker = (column: string) =>
+  `($1::jsonb ->> '${WORKER_KEY}' IS NULL OR ${column} = ($1::jsonb ->> '${WORKER_KEY}')::uuid)`;
+const FENCE = `${PROCESSING} AND attempts = ($1::jsonb -> id::text ->> 0)::int AND ${worker("worker_id")}`;
 
 const DEAD_LETTER_INSERT_COLUMNS =
   "id, job_name, args, queue, priority, max_attempts, attempts, last_error, dead_letter_reason, tags, original_created_at, " +
@@ -82,6 +88,7 @@ function partSql(part: SettlePart, ids: string, from: string, using: string, key
       return `moved AS (
   DELETE FROM soniq_jobs j${using}
   WHERE j.id = ANY(${ids}::uuid[]) AND (j.status || '') = 'processing' AND j.attempts = ($1::jsonb -> j.id::text ->> 0)::int
+    AND ${worker("j.worker_id")}
     AND NOT EXISTS (SELECT 1 FROM soniq_dead_letter_jobs d WHERE d.id = j.id)
   RETURNING j.id, j.job_name, j.args, j.queue, j.priority, j.max_attempts, j.attempts, j.created_at, j.flow_id,
     j.step_ref, j.trace_id, j.trace_context),
@@ -142,9 +149,10 @@ export interface EncodedSettle {
   outbox: boolean;
 }
 
-export function encodeSettle(items: readonly Settlement[]): EncodedSettle {
+export function encodeSettle(items: readonly Settlement[], workerId?: string): EncodedSettle {
   const ids: Record<SettlePart, string[]> = { done: [], requeued: [], deleted: [], dead: [] };
-  const byId: Record<string, unknown[]> = {};
+  const byId: Record<string, unknown> = {};
+  if (workerId !== undefined) byId[WORKER_KEY] = workerId;
   const owner = new Map<string, number>();
   const deliveries: (NewWebhookDelivery & { owner: string })[] = [];
   items.forEach((item, index) => {

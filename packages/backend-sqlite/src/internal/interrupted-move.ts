@@ -29,11 +29,11 @@ export function withInterruptedMove(
   return {
     claim: runs.claim,
     reportProgress: runs.reportProgress,
-    settle: async (items) => {
+    settle: async (items, workerId) => {
       ctx.statement(TRIGGER).run();
       interrupted = null;
       try {
-        return await runs.settle(items);
+        return await runs.settle(items, workerId);
       } catch (err) {
         if (interrupted === null) throw err;
         throw interruptedError(interrupted, err);

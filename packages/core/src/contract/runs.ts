@@ -130,10 +130,15 @@ export interface RunsFacet {
   claim(request: ClaimRequest): Promise<ClaimResult>;
   /**
    * Write any mix of outcomes in one call: one statement (Postgres), one IMMEDIATE transaction (SQLite),
-   * one synchronous step (memory). Each item is fenced by (id, attempt). Returns, in input order,
-   * whether each item applied. Rejects only when the call as a whole failed (then nothing changed).
+   * one synchronous step (memory). Each item is fenced by (id, attempt): it applies only while the row is
+   * processing with the attempts the claim gave it. With `workerId` (core's workers always pass their own),
+   * the row must also be claimed by that worker: a run whose claim was lost (Postgres claims commit
+   * asynchronously, so a database crash or a failover can lose the last ones) keeps running, and the job's
+   * next claim, by any worker, carries the same attempt; the worker fence keeps the lost run's late outcome
+   * off that claim. Returns, in input order, whether each item applied. Rejects only when the call as a
+   * whole failed (then nothing changed).
    */
-  settle(items: readonly Settlement[]): Promise<boolean[]>;
+  settle(items: readonly Settlement[], workerId?: string): Promise<boolean[]>;
   /**
    * Store each run's latest progress (`soniq_jobs.progress`) in one write (one statement, one transaction,
    * one synchronous step), each fenced by (id, attempt). Returns how many rows were written. Core calls it

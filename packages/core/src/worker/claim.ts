@@ -2,7 +2,8 @@
  * One claim round trip. `runs.claim` returns every job it took, including any it took past its
  * `maxAttempts` (earlier runs that never settled: their workers kept dying). Those are not run again:
  * they are dead-lettered through the outcome writer, and still count as taken, so a full claim is never
- * mistaken for a drained queue.
+ * mistaken for a drained queue. A job this worker still holds from an earlier, lost claim is not run again
+ * either: the writer parks it and gives it back once the held run settled (held-jobs.ts).
  */
 import type { ClaimCap, ClaimRequest } from "../contract/index.js";
 import type { Runtime } from "../runtime.js";
@@ -20,12 +21,15 @@ export interface Claimed {
 }
 
 export async function claimJobs(rt: Runtime, writer: OutcomeWriter, request: ClaimRequest): Promise<Claimed> {
-  const { jobs, capped } = await rt.backend.runs.claim(request);
-  if (!jobs.some(isOverAttempts)) return { taken: jobs.length, runnable: jobs, capped };
+  const result = await rt.backend.runs.claim(request);
+  const { capped } = result;
+  const taken = result.jobs.length;
+  const jobs = writer.admit(result.jobs);
+  if (!jobs.some(isOverAttempts)) return { taken, runnable: jobs, capped };
   const runnable: Job[] = [];
   for (const job of jobs) {
     if (isOverAttempts(job)) writer.overAttempts(job);
     else runnable.push(job);
   }
-  return { taken: jobs.length, runnable, capped };
+  return { taken, runnable, capped };
 }

@@ -7,6 +7,10 @@
  * back (a nack: queued now, attempt kept). A give-back that fails too leaves the jobs *stranded*: the
  * worker withholds its heartbeat while any are (upkeep.ts), so it turns stale and recovery requeues them
  * within `staleAfterMs` even though the process lives (DESIGN.md section 7).
+ *
+ * Every settle call names this worker, so an item applies only to this worker's claim (see `RunsFacet.settle`).
+ * The writer also holds each claimed job's id until its settlement is reported (held-jobs.ts): a claim that
+ * returns a held job (an earlier claim was lost) is given back once the held run's outcome is written.
  */
 import type { Settlement } from "../contract/index.js";
 import type { JobEndStatus } from "../metrics.js";
@@ -15,6 +19,7 @@ import type { DeadLetterReason } from "../schema/constants.js";
 import type { TypedEmitter } from "../typed-emitter.js";
 import type { Job } from "../types.js";
 import type { WorkerEvents } from "./events.js";
+import { HeldJobs } from "./held-jobs.js";
 import type { Outcome, Running } from "./runner.js";
 import { SettleBatcher } from "./settle-batcher.js";
 import {
@@ -28,11 +33,19 @@ import {
 } from "./settlements.js";
 import { completedEvents, deadLetterEvents, retryEvents, withDeliveries } from "./webhook-events.js";
 
-/** What is written, besides the runner's outcomes: a claimed job given back unstarted at shutdown. */
-type Written = Exclude<Outcome, { kind: "abandoned" }> | { kind: "release" } | { kind: "give_back" };
+/**
+ * What is written, besides the runner's outcomes: a claimed job given back unstarted at shutdown, a failed
+ * write's give-back, and a claim of a job this worker still held, given back once the held run settled.
+ */
+type Written =
+  | Exclude<Outcome, { kind: "abandoned" }>
+  | { kind: "release" }
+  | { kind: "give_back" }
+  | { kind: "reclaim" };
 
 const RELEASE: Written = Object.freeze({ kind: "release" });
 const GIVE_BACK: Written = Object.freeze({ kind: "give_back" });
+const RECLAIM: Written = Object.freeze({ kind: "reclaim" });
 
 /** What the writer keeps per settlement to report it once written (a `Running`, or a job never run). */
 interface Pending {
@@ -45,6 +58,7 @@ export class OutcomeWriter {
   readonly #batcher: SettleBatcher<Pending>;
   /** Give-backs whose write failed too, by job id: the worker withholds its heartbeat while any remain. */
   readonly #stranded = new Map<string, Settlement>();
+  readonly #held = new HeldJobs();
 
   constructor(
     private readonly rt: Runtime,
@@ -59,7 +73,7 @@ export class OutcomeWriter {
   ) {
     const { runs } = rt.backend;
     this.#batcher = new SettleBatcher(
-      (items: Settlement[]) => runs.settle(items),
+      (items: Settlement[]) => runs.settle(items, workerId),
       batchSize,
       (tags: Pending[], applied: boolean[], items: readonly Settlement[]) =>
         this.#written(tags, applied, items),
@@ -80,12 +94,15 @@ export class OutcomeWriter {
     if (this.#stranded.size === 0) return true;
     const items = [...this.#stranded.values()];
     try {
-      await this.rt.backend.runs.settle(items);
+      await this.rt.backend.runs.settle(items, this.workerId);
     } catch (err) {
       this.rt.logger.warn({ err, jobIds: [...this.#stranded.keys()] }, "give-back failed again");
       return false;
     }
-    for (const item of items) this.#stranded.delete(item.id);
+    for (const item of items) {
+      this.#stranded.delete(item.id);
+      this.#reported(item.id);
+    }
     return this.#stranded.size === 0;
   }
 
@@ -105,6 +122,16 @@ export class OutcomeWriter {
         "jobs whose outcome could not be written stay processing until stale recovery requeues them",
       );
     }
+  }
+
+  /** A claim's jobs: the ones to run; a job this worker still holds is parked (held-jobs.ts). */
+  admit(jobs: Job[]): Job[] {
+    return this.#held.admit(jobs);
+  }
+
+  /** A claimed job left without a settlement (cancelled while buffered): it is no longer held. */
+  dropped(jobId: string): void {
+    this.#reported(jobId);
   }
 
   /** Settlements queued or in flight. */
@@ -161,6 +188,7 @@ export class OutcomeWriter {
           "job abandoned; its late result will be ignored",
         );
         this.events.emit("job:cancelled", { job, why: outcome.why });
+        this.#reported(job.id);
         return;
     }
   }
@@ -205,6 +233,7 @@ export class OutcomeWriter {
     }
     for (let i = 0; i < tags.length; i++) {
       const tag = tags[i] as Pending;
+      this.#reported(tag.job.id);
       if (applied[i] === true) this.#applied(tag);
       else {
         this.rt.logger.debug(
@@ -243,6 +272,20 @@ export class OutcomeWriter {
           "job released",
         );
         return;
+      case "reclaim":
+        this.rt.logger.warn(
+          { jobId: job.id, attempt: job.attempts },
+          "a claim returned a job this worker still held (an earlier claim was lost); it was given back",
+        );
+        return;
+    }
+  }
+
+  /** A held job's settlement was reported: a claim parked behind it is given back now (held-jobs.ts). */
+  #reported(jobId: string): void {
+    const parked = this.#held.settled(jobId);
+    if (parked !== undefined) {
+      this.#batcher.add(releaseSettlement(parked), { job: parked, outcome: RECLAIM, durationMs: 0 });
     }
   }
 
@@ -255,8 +298,9 @@ export class OutcomeWriter {
     this.rt.metrics.event("write_failed", { op: "settle", jobIds });
     this.events.emit("error", { error, during: "settle" });
     for (const tag of tags) {
+      const kind = tag.outcome?.kind;
       const settlement =
-        tag.outcome?.kind === "release" ? releaseSettlement(tag.job) : nackSettlement(tag.job);
+        kind === "release" || kind === "reclaim" ? releaseSettlement(tag.job) : nackSettlement(tag.job);
       if (tag.outcome === GIVE_BACK) this.#stranded.set(tag.job.id, settlement);
       else this.#batcher.add(settlement, { job: tag.job, outcome: GIVE_BACK, durationMs: 0 });
     }

@@ -269,7 +269,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
 
   /** Called by the instance after `cancelJob` succeeded: abort the run here, if it is here. */
   cancelLocal(jobId: string): void {
-    this.#buffer.remove(jobId);
+    if (this.#buffer.remove(jobId)) this.#writer.dropped(jobId);
     const run = this.#inFlight.get(jobId);
     if (run) this.#inFlight.abandon(run, "cancelled");
   }

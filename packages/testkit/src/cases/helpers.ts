@@ -26,6 +26,21 @@ export async function enqueue(ctx: CaseContext, overrides: Partial<NewJob> = {})
   return job;
 }
 
+/** Registers a worker for `queue` (one slot) and returns its id, for claims that stamp a worker. */
+export async function registerWorker(ctx: CaseContext, queue: string): Promise<string> {
+  const id = ctx.id();
+  await ctx.backend.workers.register({
+    id,
+    hostname: "conformance",
+    pid: 1,
+    queues: [queue],
+    concurrency: 1,
+    version: null,
+    metadata: null,
+  });
+  return id;
+}
+
 /** Claim exactly one job from `queue`, failing with a clear message otherwise. */
 export async function claimOne(
   ctx: CaseContext,

@@ -4,7 +4,6 @@
  */
 import assert from "node:assert/strict";
 import { defineCase } from "../define-case.js";
-import type { CaseContext } from "../types.js";
 import {
   cancelForSetup,
   claimAll,
@@ -16,22 +15,13 @@ import {
   equal,
   near,
   processingJob,
+  registerWorker,
   requeue,
   settleOne,
   sorted,
   stats,
   statusOf,
 } from "./helpers.js";
-
-const worker = (ctx: CaseContext, queue: string) => ({
-  id: ctx.id(),
-  hostname: "conformance",
-  pid: 1,
-  queues: [queue],
-  concurrency: 1,
-  version: null,
-  metadata: null,
-});
 
 export const settleCases = [
   defineCase({
@@ -63,11 +53,10 @@ export const settleCases = [
       "a requeue item writes exactly the attempts and last_error given (null keeps it), clears worker_id, and is due after delayMs",
     async run(ctx) {
       const queue = ctx.queue();
-      const w = worker(ctx, queue);
-      await ctx.backend.workers.register(w);
+      const workerId = await registerWorker(ctx, queue);
       const job = await enqueue(ctx, { queue, maxAttempts: 10 });
-      const first = await claimOne(ctx, queue, w.id);
-      equal(first.workerId, w.id, "the claim must stamp the worker id");
+      const first = await claimOne(ctx, queue, workerId);
+      equal(first.workerId, workerId, "the claim must stamp the worker id");
       await settleOne(
         ctx,
         requeue(first, { cause: "retry", attempts: 1, lastError: "Error: boom", delayMs: 600_000 }),
@@ -86,9 +75,9 @@ export const settleCases = [
       );
       // A second job, requeued with lastError null (a nack or snooze keeps the error) and attempts core chose.
       const other = await enqueue(ctx, { queue: ctx.queue("other"), maxAttempts: 10 });
-      const run1 = await claimOne(ctx, other.queue, w.id);
+      const run1 = await claimOne(ctx, other.queue, workerId);
       await settleOne(ctx, requeue(run1, { attempts: 1, lastError: "first failure" }), "a retry due now");
-      const run2 = await claimOne(ctx, other.queue, w.id);
+      const run2 = await claimOne(ctx, other.queue, workerId);
       equal(run2.attempts, 2, "the second claim must return attempts 2");
       await settleOne(ctx, requeue(run2, { cause: "snooze", attempts: 7, lastError: null }), "a snooze");
       const kept = await ctx.backend.jobs.get(other.id);

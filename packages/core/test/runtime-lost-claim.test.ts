@@ -1,0 +1,83 @@
+/**
+ * A claim lost while its worker runs the job (a Postgres claim commits asynchronously: a database crash or a
+ * failover can lose it). The job is queued again and this same worker's next claim takes it at the same
+ * attempt. The loss is modelled on the memory backend by undoing the worker's claim (queued, attempt
+ * refunded) while its handler runs.
+ */
+import { describe, expect, it } from "vitest";
+import type { Backend, RequeueSettlement } from "../src/contract/index.js";
+import type { Worker } from "../src/index.js";
+import { memoryApps, memoryBackend } from "./memory.js";
+import { eventually, gate } from "./support.js";
+
+const app = memoryApps();
+
+/** Puts the running job back to queued with `attempts`, as a database that lost the claim holds it. */
+async function loseClaim(backend: Backend<unknown>, worker: Worker, id: string, attempts: number) {
+  const undo: RequeueSettlement = {
+    kind: "requeue",
+    id,
+    attempt: 1,
+    cause: "snooze",
+    attempts,
+    delayMs: 0,
+    lastError: null,
+  };
+  expect(await backend.runs.settle([undo], worker.id)).toEqual([true]);
+  worker.nudge();
+}
+
+/** A worker whose handler records each start and waits for the test to let the first run finish. */
+async function holdingWorker() {
+  const backend = memoryBackend();
+  const soniq = app({}, backend);
+  const release = gate();
+  const starts: number[] = [];
+  const job = soniq.job("lost.claim", async (_args: object, ctx) => {
+    starts.push(ctx.attempt);
+    if (starts.length === 1) await release.promise;
+    return starts.length;
+  });
+  const { id } = await job.enqueue({});
+  const worker = soniq.worker({ concurrency: 2, pollIntervalMs: 10 });
+  const done: number[] = [];
+  worker.on("job:done", ({ result }) => done.push(result as number));
+  await worker.start();
+  await eventually(() => expect(starts).toEqual([1]));
+  return { backend, soniq, worker, id, starts, done, release };
+}
+
+describe("runtime/lost-claim", () => {
+  it("runtime/lost-claim-reclaimed-same-attempt: the job is not started again while its first run holds it; that run's done stands", async () => {
+    const { backend, soniq, worker, id, starts, done, release } = await holdingWorker();
+    await loseClaim(backend, worker, id, 0);
+    // The worker claims the job again, at attempt 1: the row is processing under it once more.
+    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("processing"));
+    expect(starts).toEqual([1]);
+    release.open();
+    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("done"));
+    await worker.stop();
+    // The first run's done applied to the second claim's row; the parked claim was not run, nor given back.
+    expect(starts).toEqual([1]);
+    expect(done).toEqual([1]);
+    expect((await soniq.getJob(id))?.status).toBe("done");
+  });
+
+  it("runtime/lost-claim-reclaimed-next-attempt: when the first run's outcome cannot apply, the second claim is given back and the job runs again, after the first", async () => {
+    const { backend, soniq, worker, id, starts, done, release } = await holdingWorker();
+    // The lost claim is followed by one the database kept the attempt of: the next claim is attempt 2.
+    await loseClaim(backend, worker, id, 1);
+    await eventually(async () => expect((await soniq.getJob(id))?.attempts).toBe(2));
+    expect(starts).toEqual([1]);
+    release.open();
+    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("done"));
+    await worker.stop();
+    // The first run's done (attempt 1) did not apply; the parked claim was given back (attempt refunded) and
+    // claimed again: the job ran a second time, at attempt 2, after the first run ended.
+    expect(starts).toEqual([1, 2]);
+    expect(done).toEqual([2]);
+    const row = await soniq.getJob(id);
+    expect(row?.attempts).toBe(2);
+    expect(row?.result).toBe(2);
+  });
+});
