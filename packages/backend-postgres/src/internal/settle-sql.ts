@@ -49,9 +49,12 @@ import { deliveriesParam, outboxCte } from "./webhook-rows.js";
 export const PROCESSING = "(status || '') = 'processing'";
 /** Where the items object carries the calling worker's id. */
 const WORKER_KEY = "w";
-/** The calling worker's claim: any worker when the call names none. */
+/**
+ * The calling worker's claim: any worker when the call names none. Scalar subqueries, so the worker id is read
+ * from the items object once per statement (an InitPlan), not once per row.
+ */
 const worker = (column: string) =>
-  `($1::jsonb ->> '${WORKER_KEY}' IS NULL OR ${column} = ($1::jsonb ->> '${WORKER_KEY}')::uuid)`;
+  `((SELECT $1::jsonb ->> '${WORKER_KEY}') IS NULL OR ${column} = (SELECT ($1::jsonb ->> '${WORKER_KEY}')::uuid))`;
 const FENCE = `${PROCESSING} AND attempts = ($1::jsonb -> id::text ->> 0)::int AND ${worker("worker_id")}`;
 
 const DEAD_LETTER_INSERT_COLUMNS =
