@@ -1,9 +1,17 @@
 /**
- * A PostgreSQL restart mid-drain, on a private throwaway server (private-postgres.ts), never the shared
- * one: every job ends done exactly once, none lost, none left processing, none run again after its done.
+ * A PostgreSQL restart mid-drain, and a crash, on a private throwaway server (private-postgres.ts), never the
+ * shared one: every job ends done, none lost, none left processing, none run again after its done.
+ *
+ * The crash comes right after a claim returned jobs to the worker, before anything else commits: the claim
+ * commits asynchronously and the server's WAL writer wakes only every 10 s, so the crash loses it (the test
+ * reads the claimed jobs back as queued) while the worker runs what it returned. The jobs are queued again and
+ * this same worker claims them again at the same attempt. None may run twice at once, nor again after its
+ * done (the settle's worker fence and the worker's held jobs, core's held-jobs.ts); a rerun after the first
+ * run's outcome did not apply is allowed (at-least-once) and counted.
  */
-import { postgresBackend } from "@soniq/backend-postgres";
+import { type PostgresBackend, postgresBackend } from "@soniq/backend-postgres";
 import { Soniq } from "@soniq/core";
+import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { type PrivatePostgres, startPrivatePostgres } from "./private-postgres.js";
 import { eventually, expectSettled, figure, printFigures, size } from "./support.js";
@@ -17,24 +25,102 @@ afterAll(() => {
   server?.stop();
 });
 
+/**
+ * The backend, with a switch that crashes the server as soon as the next claim returned jobs (before the
+ * worker sees them). Once armed, settle calls wait until the crash happened: a settle is a synchronous commit
+ * and would flush the claim first.
+ */
+function crashingAfterClaim(backend: PostgresBackend) {
+  let armed = false;
+  let tookMs = 0;
+  /** How many of the claimed jobs the crash gave back to the queue (the claim was lost). */
+  let lostClaims = -1;
+  let crashed = (): void => {};
+  let afterCrash: Promise<void> = Promise.resolve();
+  const { claim, settle } = backend.runs;
+  const wrapped: PostgresBackend = {
+    ...backend,
+    runs: {
+      ...backend.runs,
+      claim: async (request) => {
+        const result = await claim(request);
+        if (armed && result.jobs.length > 0) {
+          armed = false;
+          const t0 = performance.now();
+          (server as PrivatePostgres).crash();
+          tookMs = performance.now() - t0;
+          lostClaims = await queuedAmong(result.jobs.map((j) => j.id));
+          crashed();
+        }
+        return result;
+      },
+      settle: async (items, workerId) => {
+        await afterCrash;
+        return settle(items, workerId);
+      },
+    },
+  };
+  const arm = () => {
+    afterCrash = new Promise((resolve) => {
+      crashed = resolve;
+    });
+    armed = true;
+  };
+  return {
+    backend: wrapped,
+    arm,
+    tookMs: () => tookMs,
+    fired: () => tookMs > 0,
+    lostClaims: () => lostClaims,
+  };
+}
+
+/** How many of `ids` are queued, read on a connection of its own. */
+async function queuedAmong(ids: string[]): Promise<number> {
+  const client = new pg.Client({ connectionString: (server as PrivatePostgres).url });
+  await client.connect();
+  try {
+    const sql = "SELECT count(*)::int AS n FROM soniq_jobs WHERE id = ANY($1::uuid[]) AND status = 'queued'";
+    return (await client.query<{ n: number }>(sql, [ids])).rows[0]?.n ?? 0;
+  } finally {
+    await client.end();
+  }
+}
+
 it("faults/pg-restart-mid-drain: the server restarts during a drain; nothing lost, stuck or run again after done", async () => {
-  const total = size(10_000, 2000);
+  await drain("restart", size(10_000, 2000), 0);
+});
+
+it("faults/pg-crash-after-claim: the server crashes right after a claim, losing it; no job runs twice at once or again after its done", async () => {
+  await drain("crash", size(2000, 400), 100);
+});
+
+/** Jobs of `jobMs` each drained by one worker (20 slots); at 30 % done the server restarts or crashes. */
+async function drain(how: "restart" | "crash", total: number, jobMs: number): Promise<void> {
   const t0 = performance.now();
-  const soniq = new Soniq({
-    backend: postgresBackend({ connectionString: (server as PrivatePostgres).url }),
-  });
+  const crashing = crashingAfterClaim(postgresBackend({ connectionString: (server as PrivatePostgres).url }));
+  const soniq = new Soniq({ backend: crashing.backend });
   const starts = new Map<string, number>();
   const done = new Set<string>();
   const rerunAfterDone: string[] = [];
+  const running = new Set<string>();
+  const twiceAtOnce: string[] = [];
   try {
     await soniq.setup();
-    const queue = "restart";
+    const queue = how;
     const job = soniq.job(
       "fault.work",
       async (_args, ctx) => {
         starts.set(ctx.jobId, (starts.get(ctx.jobId) ?? 0) + 1);
         if (done.has(ctx.jobId)) rerunAfterDone.push(ctx.jobId);
-        return 1;
+        if (running.has(ctx.jobId)) twiceAtOnce.push(ctx.jobId);
+        running.add(ctx.jobId);
+        try {
+          if (jobMs > 0) await new Promise((resolve) => setTimeout(resolve, jobMs));
+          return 1;
+        } finally {
+          running.delete(ctx.jobId);
+        }
       },
       { queue },
     );
@@ -43,12 +129,13 @@ it("faults/pg-restart-mid-drain: the server restarts during a drain; nothing los
       const items = Array.from({ length: Math.min(500, total - i) }, (_, k) => ({ job, args: { i: i + k } }));
       for (const r of await soniq.enqueueMany(items)) ids.push(r.id);
     }
+    // A heartbeat is a synchronous commit (it would flush a claim): every 2 s, longer than the crash's window.
     const worker = soniq.worker({
       queues: [queue],
       concurrency: 20,
       pollIntervalMs: 50,
-      heartbeatIntervalMs: 200,
-      staleAfterMs: 2000,
+      heartbeatIntervalMs: how === "crash" ? 2000 : 200,
+      staleAfterMs: how === "crash" ? 20_000 : 2000,
     });
     worker.on("job:done", ({ job }) => done.add(job.id));
     const felt: Record<string, number> = {};
@@ -59,27 +146,41 @@ it("faults/pg-restart-mid-drain: the server restarts during a drain; nothing los
     await eventually(async () => {
       expect((await soniq.getQueueStats({ queue })).done).toBeGreaterThanOrEqual(total * 0.3);
     }, 120_000);
-    const r0 = performance.now();
-    (server as PrivatePostgres).restart();
-    const restartMs = performance.now() - r0;
+    let tookMs: number;
+    if (how === "restart") {
+      const r0 = performance.now();
+      (server as PrivatePostgres).restart();
+      tookMs = performance.now() - r0;
+    } else {
+      crashing.arm();
+      await eventually(() => expect(crashing.fired()).toBe(true), 60_000);
+      tookMs = crashing.tookMs();
+    }
     await eventually(() => expectSettled(soniq, queue, total), 180_000);
     await worker.stop();
     const stats = await soniq.getQueueStats({ queue });
     const lost = ids.filter((id) => !starts.has(id)).length;
+    const scenario =
+      how === "restart"
+        ? "PostgreSQL restart mid-drain"
+        : `PostgreSQL crash right after a claim of which it lost ${crashing.lostClaims()} (immediate stop, then start; jobs of 100 ms)`;
     figure({
-      scenario: `PostgreSQL restart mid-drain (private server, restart took ${(restartMs / 1000).toFixed(1)} s; worker errors ${JSON.stringify(felt)})`,
+      scenario: `${scenario} (private server, ${how} took ${(tookMs / 1000).toFixed(1)} s; worker errors ${JSON.stringify(felt)})`,
       backend: "postgres",
       size: `${total} jobs`,
       lost,
       "run more than once": [...starts.values()].filter((n) => n > 1).length,
-      "rerun after done": rerunAfterDone.length,
+      "rerun after done": rerunAfterDone.length + twiceAtOnce.length,
       "left processing": stats.processing,
       time: `${((performance.now() - t0) / 1000).toFixed(1)} s`,
     });
     expect(lost).toBe(0);
     expect(stats.done).toBe(total);
     expect(rerunAfterDone).toEqual([]);
+    expect(twiceAtOnce).toEqual([]);
+    // The scenario happened: the crash lost the claim.
+    if (how === "crash") expect(crashing.lostClaims()).toBeGreaterThan(0);
   } finally {
     await soniq.close();
   }
-});
+}

@@ -26,7 +26,13 @@ export function freePort(): Promise<number> {
 
 export interface PrivatePostgres {
   url: string;
+  /** A clean restart (`-m fast`): sessions end, every commit is on disk first. */
   restart(): void;
+  /**
+   * A crash and a restart: `-m immediate` ends the server without writing its WAL buffers, so the last
+   * asynchronous commits (the claims) are lost, as after a power cut; crash recovery runs at the start.
+   */
+  crash(): void;
   stop(): void;
 }
 
@@ -46,12 +52,17 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       : execFileSync(join(BIN, cmd), args, { stdio: "pipe" });
   run("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "--no-sync"]);
   const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;
+  // The WAL writer wakes every 10 s (its longest delay): asynchronous commits wait for the next synchronous one.
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50 -c wal_writer_delay=10s`;
   const log = join(dir, "server.log");
   run("pg_ctl", ["-D", data, "-o", options, "-l", log, "-w", "start"]);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     restart: () => run("pg_ctl", ["-D", data, "-o", options, "-l", log, "-m", "fast", "-w", "restart"]),
+    crash: () => {
+      run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+      run("pg_ctl", ["-D", data, "-o", options, "-l", log, "-w", "start"]);
+    },
     stop: () => {
       try {
         run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
