@@ -26,6 +26,11 @@ export function workersFacet(store: MemoryStore): WorkersFacet {
     },
     list: async () => [...store.workers.values()].map(toWorkerInfo),
     recoverStale: async (staleAfterMs) => recoverStale(store, staleAfterMs),
+    processing: async (workerId) =>
+      [...(store.processingByWorker.get(workerId) ?? [])].map((job) => ({
+        id: job.id,
+        attempts: job.attempts,
+      })),
     registerTaskNames: async (workerId, names) => {
       const now = store.now();
       for (const taskName of names) {

@@ -1,5 +1,6 @@
 /** The workers facet: the registry (register, heartbeat, stop, list), stale recovery, and the task-name registry. */
 import type {
+  ProcessingJob,
   StaleRecovery,
   TaskNameRow,
   WorkerInfo,
@@ -18,6 +19,7 @@ export function workersFacet(ctx: PgContext): WorkersFacet {
     stop: (workerId) => stop(ctx, workerId),
     list: () => list(ctx),
     recoverStale: (staleAfterMs) => recoverStale(ctx, staleAfterMs),
+    processing: (workerId) => processing(ctx, workerId),
     registerTaskNames: (workerId, names) => registerTaskNames(ctx, workerId, names),
     listTaskNames: () => listTaskNames(ctx),
   };
@@ -101,6 +103,15 @@ async function recoverStale(ctx: PgContext, staleAfterMs: number): Promise<Stale
   );
   const row = res.rows[0];
   return { workerIds: row?.worker_ids ?? [], requeuedJobIds: row?.job_ids ?? [] };
+}
+
+/** Read from the processing index (every processing row, a few per worker slot): no per-worker seek needed. */
+async function processing(ctx: PgContext, workerId: string): Promise<ProcessingJob[]> {
+  const res = await query<{ id: string; attempts: number }>(ctx, "workers.processing", {
+    text: "SELECT id::text AS id, attempts FROM soniq_jobs WHERE status = 'processing' AND worker_id = $1::uuid",
+    values: [workerId],
+  });
+  return res.rows.map((row) => ({ id: row.id, attempts: row.attempts }));
 }
 
 async function registerTaskNames(ctx: PgContext, workerId: string, names: readonly string[]): Promise<void> {

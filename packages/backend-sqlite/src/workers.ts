@@ -7,7 +7,13 @@
  * has no row goes back to queued, due now, `worker_id` cleared, attempts unchanged (the claim already
  * counted the run). A processing job with no worker id is left alone (core never claims without one).
  */
-import type { StaleRecovery, TaskNameRow, WorkerRegistration, WorkersFacet } from "@soniq/core/backend";
+import type {
+  ProcessingJob,
+  StaleRecovery,
+  TaskNameRow,
+  WorkerRegistration,
+  WorkersFacet,
+} from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { toWorker, type WorkerRecord } from "./internal/rows.js";
 import { jsonOrNull, NOW, RELEASE_TAKEN_KEYS, WORKER_COLUMNS } from "./internal/sql.js";
@@ -26,6 +32,8 @@ export function workersFacet(ctx: SqliteContext): WorkersFacet {
       }),
     list: () => runSync("workers.list", () => (ctx.statement(LIST).all() as WorkerRecord[]).map(toWorker)),
     recoverStale: (staleAfterMs) => runSync("workers.recoverStale", () => recoverStale(ctx, staleAfterMs)),
+    processing: (workerId) =>
+      runSync("workers.processing", () => ctx.statement(PROCESSING).all(workerId) as ProcessingJob[]),
     registerTaskNames: (workerId, names) =>
       runSync("workers.registerTaskNames", () => registerTaskNames(ctx, workerId, names)),
     listTaskNames: () => runSync("workers.listTaskNames", () => listTaskNames(ctx)),
@@ -107,3 +115,5 @@ function listTaskNames(ctx: SqliteContext): TaskNameRow[] {
     lastSeenAt: new Date(r.last_seen_at),
   }));
 }
+
+const PROCESSING = "SELECT id, attempts FROM soniq_jobs WHERE status = 'processing' AND worker_id = ?";

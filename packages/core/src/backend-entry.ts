@@ -62,6 +62,7 @@ export {
   type NewFlowStep,
   type NewJob,
   type NewWebhookDelivery,
+  type ProcessingJob,
   type ProgressUpdate,
   type QueueConfigPatch,
   type QueueListQuery,

@@ -81,3 +81,44 @@ describe("runtime/lost-claim", () => {
     expect(row?.result).toBe(2);
   });
 });
+
+describe("runtime/orphans", () => {
+  it("runtime/orphan-given-back: a job processing under a live worker that does not hold it is queued again at the next maintenance tick; a held one is not", async () => {
+    const backend = memoryBackend();
+    const soniq = app({ allowUnknownJobNames: true }, backend);
+    const release = gate();
+    const starts: string[] = [];
+    const job = soniq.job(
+      "orphans.held",
+      async (_args: object, ctx) => {
+        starts.push(ctx.jobId);
+        await release.promise;
+      },
+      { queue: "work" },
+    );
+    const held = await job.enqueue({});
+    const worker = soniq.worker({
+      queues: ["work"],
+      heartbeatIntervalMs: 100,
+      staleAfterMs: 1000,
+      pollIntervalMs: 10,
+    });
+    await worker.start();
+    await eventually(() => expect(starts).toEqual([held.id]));
+    // A claim made under this worker's id whose result the worker never saw (as when the connection drops
+    // after the claim committed): in a queue the worker does not serve, so only the give-back can move it.
+    const orphan = await soniq.enqueue("orphans.lost", {}, { queue: "elsewhere" });
+    const claimed = await backend.runs.claim({ queues: ["elsewhere"], limit: 1, workerId: worker.id });
+    expect(claimed.jobs.map((j) => j.id)).toEqual([orphan.id]);
+    await eventually(async () => expect((await soniq.getJob(orphan.id))?.status).toBe("queued"), 5000);
+    const row = await soniq.getJob(orphan.id);
+    expect(row?.attempts).toBe(1);
+    expect(row?.workerId).toBeNull();
+    // The job the worker holds stayed processing under it, through the same ticks, and ran once.
+    expect((await soniq.getJob(held.id))?.status).toBe("processing");
+    release.open();
+    await eventually(async () => expect((await soniq.getJob(held.id))?.status).toBe("done"));
+    await worker.stop();
+    expect(starts).toEqual([held.id]);
+  });
+});

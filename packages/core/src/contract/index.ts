@@ -60,4 +60,10 @@ export type {
   WebhookEndpointPatch,
   WebhooksFacet,
 } from "./webhooks.js";
-export type { StaleRecovery, TaskNameRow, WorkerRegistration, WorkersFacet } from "./workers.js";
+export type {
+  ProcessingJob,
+  StaleRecovery,
+  TaskNameRow,
+  WorkerRegistration,
+  WorkersFacet,
+} from "./workers.js";

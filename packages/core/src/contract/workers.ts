@@ -23,6 +23,12 @@ export interface StaleRecovery {
   requeuedJobIds: string[];
 }
 
+/** A job processing under a worker: its id and the attempts its claim gave it. */
+export interface ProcessingJob {
+  id: string;
+  attempts: number;
+}
+
 export interface TaskNameRow {
   taskName: string;
   workerId: string;
@@ -38,6 +44,13 @@ export interface WorkersFacet {
   stop(workerId: string): Promise<void>;
   list(): Promise<WorkerInfo[]>;
   recoverStale(staleAfterMs: number): Promise<StaleRecovery>;
+  /**
+   * The jobs processing under this worker (any order; read on the primary). Core's worker compares them with
+   * the jobs it holds and gives back those it does not hold: a claim whose result never reached it (the
+   * connection dropped after the commit) or an outcome a database crash or failover lost. Without that, such a
+   * row would stay processing as long as the worker lives.
+   */
+  processing(workerId: string): Promise<ProcessingJob[]>;
   /** Observability only: which task names a worker serves. */
   registerTaskNames(workerId: string, names: readonly string[]): Promise<void>;
   listTaskNames(): Promise<TaskNameRow[]>;

@@ -22,6 +22,11 @@ export class HeldJobs {
   readonly #held = new Set<string>();
   readonly #parked = new Map<string, Job>();
 
+  /** Whether this worker holds the job (claimed, and its settlement not reported yet). */
+  has(id: string): boolean {
+    return this.#held.has(id);
+  }
+
   /** Claims parked until their held run's settlement is reported. */
   get parked(): number {
     return this.#parked.size;

@@ -129,6 +129,11 @@ export class OutcomeWriter {
     return this.#held.admit(jobs);
   }
 
+  /** Whether this worker holds the job: claimed, and its settlement not reported yet. */
+  holds(jobId: string): boolean {
+    return this.#held.has(jobId);
+  }
+
   /** A claimed job left without a settlement (cancelled while buffered): it is no longer held. */
   dropped(jobId: string): void {
     this.#reported(jobId);

@@ -92,7 +92,7 @@ export function snoozeSettlement(job: Job, delayMs: number, reason: string | nul
 }
 
 /** Shutdown timed out on a running job: it ran, so its attempt counts; due again now. */
-export function nackSettlement(job: Job): RequeueSettlement {
+export function nackSettlement(job: Pick<Job, "id" | "attempts">): RequeueSettlement {
   return {
     kind: "requeue",
     cause: "nack",

@@ -14,6 +14,10 @@
  *   delay recovery: the peer recovers the holder's jobs within about its `staleAfterMs` plus one check.
  * - with each heartbeat (and once more at stop), the runs' latest `ctx.progress()` values in one
  *   `runs.reportProgress` write, only when some handler reported since the last one (progress.ts).
+ * - at each maintenance tick, every worker (lease or not) reads the jobs processing under its id and gives back
+ *   (queued now, attempt kept) those it does not hold: a claim whose result never reached it (the connection
+ *   dropped after the commit) or an outcome a database crash or failover lost. Without this such a row would
+ *   stay processing for as long as the worker lives, since recovery only reaches stale and stopped workers.
  * - while the outcome writer holds stranded jobs (their outcome and their give-back both failed to be
  *   written), each heartbeat first retries the give-back and is withheld if that fails: the worker turns
  *   stale and recovery reaches those jobs although the process lives.
@@ -28,6 +32,7 @@ import { sweepFinishedFlows } from "../webhooks/flow-finished.js";
 import type { ResolvedWorkerOptions } from "../worker-options.js";
 import type { WorkerEvents } from "./events.js";
 import type { Running } from "./runner.js";
+import { nackSettlement } from "./settlements.js";
 
 export const MAINTENANCE_LEASE = "soniq.maintenance";
 
@@ -52,6 +57,10 @@ export interface UpkeepHost {
   nudge(): void;
   /** Retries stranded give-backs; true when none remain (see outcome-writer.ts). */
   giveBackStranded(): Promise<boolean>;
+  /** Claims started so far, or null while one is in flight or the worker is not running (no orphan check). */
+  claimEpoch(): number | null;
+  /** Whether the worker holds the job (claimed, its settlement not reported yet: held-jobs.ts). */
+  holds(jobId: string): boolean;
   emit<K extends keyof WorkerEvents>(event: K, payload: WorkerEvents[K]): void;
   /** The runs' latest `ctx.progress()` values, written with each heartbeat and once more at stop. */
   progress: ProgressBuffer;
@@ -204,8 +213,36 @@ export class WorkerUpkeep {
     }
   }
 
+  /**
+   * Gives back the jobs processing under this worker that it does not hold. A claim's rows are processing
+   * before the worker holds them, so the check is skipped while a claim is in flight, and its read is
+   * dropped when a claim started meanwhile. The give-back is fenced (id, attempt, worker) like any outcome.
+   */
+  async #giveBackOrphans(): Promise<void> {
+    const { rt, workerId } = this.host;
+    const epoch = this.host.claimEpoch();
+    if (epoch === null) return;
+    const rows = await rt.backend.workers.processing(workerId);
+    if (this.host.claimEpoch() !== epoch) return;
+    const orphans = rows.filter((row) => !this.host.holds(row.id));
+    if (orphans.length === 0) return;
+    const applied = await rt.backend.runs.settle(orphans.map(nackSettlement), workerId);
+    const jobIds = orphans.filter((_, i) => applied[i]).map((row) => row.id);
+    if (jobIds.length === 0) return;
+    rt.logger.warn(
+      { workerId, jobIds },
+      "jobs processing under this worker that it did not hold (a claim's result or an outcome was lost) are queued again",
+    );
+    this.host.nudge();
+  }
+
   async #maintain(): Promise<void> {
     const { rt, workerId, options } = this.host;
+    try {
+      await this.#giveBackOrphans();
+    } catch (err) {
+      this.#failed(err, "orphan check");
+    }
     try {
       this.#holdsLease = await rt.backend.leases.tryAcquire(
         MAINTENANCE_LEASE,

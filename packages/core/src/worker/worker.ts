@@ -64,6 +64,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
   #window: number;
   readonly #inFlight: InFlight;
   #claiming: Promise<void> | null = null;
+  /** Claims started so far (the orphan check skips a read that a claim overlapped: upkeep.ts). */
+  #claimsStarted = 0;
   #claimErrors = 0;
   readonly #gate: ClaimGate;
   /** A claim deferred to the end of this event-loop turn (while capped, see `#pump`). */
@@ -107,6 +109,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
       abandon: (run, why) => this.#inFlight.abandon(run, why),
       nudge: () => this.nudge(),
       giveBackStranded: () => this.#writer.giveBackStranded(),
+      claimEpoch: () => (this.#state === "running" && !this.#claiming ? this.#claimsStarted : null),
+      holds: (jobId) => this.#writer.holds(jobId),
       progress: this.#progress,
       emit: (event, payload) => this.#events.emit(event, payload),
     });
@@ -306,6 +310,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
 
   /** One claim round trip; the window adapts to how fast jobs finish (see claim-pacing.ts). */
   async #claim(limit: number, limitedMax: number): Promise<void> {
+    this.#claimsStarted++;
     this.#gate.claiming();
     const { logger, metrics } = this.#rt;
     const t0 = performance.now();

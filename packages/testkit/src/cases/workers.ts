@@ -212,6 +212,45 @@ export const workerCases = [
     },
   }),
   defineCase({
+    id: "workers/processing-lists-the-workers-jobs",
+    title:
+      "workers.processing lists the jobs processing under that worker with their attempts, and no other worker's, queued or settled job",
+    async run(ctx) {
+      const queue = ctx.queue("held");
+      const a = registration(ctx, { queues: [queue] });
+      const b = registration(ctx, { queues: [queue] });
+      await ctx.backend.workers.register(a);
+      await ctx.backend.workers.register(b);
+      deepEqual(
+        await ctx.backend.workers.processing(a.id),
+        [],
+        "a worker that claimed nothing processes nothing",
+      );
+      for (let i = 0; i < 4; i++) await enqueue(ctx, { queue });
+      const first = await claimOne(ctx, queue, a.id);
+      const second = await claimOne(ctx, queue, a.id);
+      const others = await claimOne(ctx, queue, b.id);
+      const byId = (rows: { id: string; attempts: number }[]) =>
+        [...rows].sort((x, y) => (x.id < y.id ? -1 : 1));
+      deepEqual(
+        byId(await ctx.backend.workers.processing(a.id)),
+        byId([first, second].map((j) => ({ id: j.id, attempts: j.attempts }))),
+        "workers.processing must list exactly the worker's processing jobs, each with the attempts its claim gave it",
+      );
+      await settleOne(ctx, done(first), "completing the first job");
+      deepEqual(
+        await ctx.backend.workers.processing(a.id),
+        [{ id: second.id, attempts: second.attempts }],
+        "a settled job is no longer processing under its worker",
+      );
+      deepEqual(
+        await ctx.backend.workers.processing(b.id),
+        [{ id: others.id, attempts: others.attempts }],
+        "another worker's list holds only its own job",
+      );
+    },
+  }),
+  defineCase({
     id: "workers/task-names",
     title: "registerTaskNames records which worker serves which task name, listed by task name",
     async run(ctx) {
