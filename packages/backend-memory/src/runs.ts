@@ -35,17 +35,25 @@ export function runsFacet(store: MemoryStore): RunsFacet {
   return {
     claim: async (request) => claim(store, request),
     settle: async (items, workerId) => settle(store, items, workerId),
-    reportProgress: async (updates) => reportProgress(store, updates),
+    reportProgress: async (updates, workerId) => reportProgress(store, updates, workerId),
   };
 }
 
-/** Each run's latest progress, fenced by (id, attempt) only (a just-settled run's last value still lands). */
-function reportProgress(store: MemoryStore, updates: readonly ProgressUpdate[]): number {
+/**
+ * Each run's latest progress, fenced by (id, attempt) and the worker when one is named, not by status (a
+ * just-settled run's last value still lands: a done job keeps its worker).
+ */
+function reportProgress(
+  store: MemoryStore,
+  updates: readonly ProgressUpdate[],
+  workerId: string | undefined,
+): number {
   const encoded = updates.map((u) => encodeJson(u.value, "progress"));
   let written = 0;
   updates.forEach((update, i) => {
     const job = store.jobs.get(update.id);
     if (job === undefined || !job.live || job.attempts !== update.attempt) return;
+    if (workerId !== undefined && job.workerId !== workerId) return;
     job.progressJson = encoded[i] as string;
     written++;
   });

@@ -67,25 +67,31 @@ export function runsFacet(ctx: PgContext): RunsFacet {
   return {
     claim: (request) => claim(ctx, request),
     settle: (items, workerId) => settle(ctx, items, workerId),
-    reportProgress: (updates) => reportProgress(ctx, updates),
+    reportProgress: (updates, workerId) => reportProgress(ctx, updates, workerId),
   };
 }
 
 /**
- * Every run's latest progress in one statement, fenced by (id, attempt) only (a run that just settled still
- * gets its last value). $1 is an object keyed by id: [attempt, value].
+ * Every run's latest progress in one statement, fenced by (id, attempt) and, when $3 names one, the worker,
+ * not by status (a run that just settled still gets its last value; a done row keeps its worker). $1 is an
+ * object keyed by id: [attempt, value].
  */
 const REPORT_PROGRESS = `UPDATE soniq_jobs SET progress = $1::jsonb -> id::text -> 1
-WHERE id = ANY($2::uuid[]) AND attempts = ($1::jsonb -> id::text ->> 0)::int`;
+WHERE id = ANY($2::uuid[]) AND attempts = ($1::jsonb -> id::text ->> 0)::int
+  AND ($3::uuid IS NULL OR worker_id = $3::uuid)`;
 
-async function reportProgress(ctx: PgContext, updates: readonly ProgressUpdate[]): Promise<number> {
+async function reportProgress(
+  ctx: PgContext,
+  updates: readonly ProgressUpdate[],
+  workerId: string | undefined,
+): Promise<number> {
   if (updates.length === 0) return 0;
   const byId: Record<string, [number, unknown]> = {};
   for (const u of updates) byId[u.id] = [u.attempt, u.value ?? null];
   const res = await query(ctx, "runs.reportProgress", {
     name: "soniq_report_progress",
     text: REPORT_PROGRESS,
-    values: [JSON.stringify(byId), Object.keys(byId)],
+    values: [JSON.stringify(byId), Object.keys(byId), workerId ?? null],
   });
   return res.rowCount ?? 0;
 }

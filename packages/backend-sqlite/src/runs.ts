@@ -38,7 +38,8 @@ export function runsFacet(ctx: SqliteContext): RunsFacet {
   return {
     claim: (request) => runSync("runs.claim", () => claim(ctx, request)),
     settle: (items, workerId) => runSync("runs.settle", () => settle(ctx, items, workerId ?? null)),
-    reportProgress: (updates) => runSync("runs.reportProgress", () => reportProgress(ctx, updates)),
+    reportProgress: (updates, workerId) =>
+      runSync("runs.reportProgress", () => reportProgress(ctx, updates, workerId)),
   };
 }
 
@@ -272,13 +273,22 @@ function settle(ctx: SqliteContext, items: readonly Settlement[], workerId: stri
   return applied;
 }
 
-/** Fenced by (id, attempt) only: a run that just settled still gets its last value (contract `ProgressUpdate`). */
-const PROGRESS = "UPDATE soniq_jobs SET progress = @progress WHERE id = @id AND attempts = @attempt";
+/**
+ * Fenced by (id, attempt) and the worker when one is named, not by status: a run that just settled still gets
+ * its last value (contract `ProgressUpdate`).
+ */
+const PROGRESS =
+  "UPDATE soniq_jobs SET progress = @progress WHERE id = @id AND attempts = @attempt AND (@workerId IS NULL OR worker_id = @workerId)";
 
-function reportProgress(ctx: SqliteContext, updates: readonly ProgressUpdate[]): number {
+function reportProgress(
+  ctx: SqliteContext,
+  updates: readonly ProgressUpdate[],
+  workerId: string | undefined,
+): number {
   const params = updates.map((u) => ({
     id: u.id,
     attempt: u.attempt,
+    workerId: workerId ?? null,
     progress: jsonOrNull(u.value, "progress"),
   }));
   return immediate(ctx, () =>

@@ -11,18 +11,20 @@ const app = memoryApps();
 function countingBackend() {
   const backend = memoryBackend();
   const writes: ProgressUpdate[][] = [];
+  const writers: (string | undefined)[] = [];
   const counted = overriding(backend, "runs", {
-    reportProgress: (updates: readonly ProgressUpdate[]) => {
+    reportProgress: (updates: readonly ProgressUpdate[], workerId?: string) => {
       writes.push([...updates]);
-      return backend.runs.reportProgress(updates);
+      writers.push(workerId);
+      return backend.runs.reportProgress(updates, workerId);
     },
   });
-  return { backend: counted, writes };
+  return { backend: counted, writes, writers };
 }
 
 describe("progress", () => {
   it("progress/coalesced-onto-heartbeat: 20,000 calls from two jobs cost a handful of writes, one per heartbeat", async () => {
-    const { backend, writes } = countingBackend();
+    const { backend, writes, writers } = countingBackend();
     const soniq = app({}, backend);
     const release = gate();
     let calls = 0;
@@ -53,6 +55,8 @@ describe("progress", () => {
     for (const write of writes) expect(new Set(write.map((u) => u.id)).size).toBe(write.length);
     // Nothing was reported after the last value was written: stop adds no write.
     expect(writes.length).toBe(writesWhileRunning);
+    // Every write names the worker, so a run whose claim was lost cannot write over the next claim's value.
+    expect(writers).toEqual(writes.map(() => worker.id));
   });
 
   it("progress/no-calls-no-writes: jobs that never report cost no progress write", async () => {

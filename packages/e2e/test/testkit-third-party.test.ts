@@ -158,6 +158,18 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
     );
   }, 60_000);
 
+  it("catches a backend whose progress write ignores the worker it is called for", async () => {
+    const outcomes = await certify(
+      broken((inner) => ({
+        runs: { reportProgress: async (updates) => inner.runs.reportProgress(updates) },
+      })),
+    );
+    expect(failed(outcomes)).toEqual(["progress/late-value-of-a-lost-claim"]);
+    expect(messageOf(outcomes, "progress/late-value-of-a-lost-claim")).toContain(
+      "worker A's progress must not be written to worker B's claim, though both carry attempt 1",
+    );
+  }, 60_000);
+
   it("catches a jobs.list that ignores its queue filter", async () => {
     const outcomes = await certify(
       broken((inner) => ({ jobs: { list: (query) => inner.jobs.list({ ...query, queue: null }) } })),

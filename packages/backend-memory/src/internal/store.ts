@@ -227,7 +227,6 @@ export class MemoryStore {
     return out;
   }
 
-  /** The job when it is processing under `attempt` (the fence every outcome passes), else undefined. */
   /** The job while it is processing under `attempt` (and, when given, claimed by `workerId`). */
   processingAt(id: string, attempt: number, workerId?: string): JobRecord | undefined {
     const job = this.jobs.get(id);

@@ -101,8 +101,9 @@ export interface DeadLetterSettlement extends JobRef {
 }
 
 /**
- * A handler's latest `ctx.progress(value)` for one run, fenced by (id, attempt) only: the value is written
- * while the row still carries that attempt, even when the run has just settled (done or cancelled), so the
+ * A handler's latest `ctx.progress(value)` for one run, fenced by (id, attempt), and by the worker when the
+ * call names one, but not by status: the value is written while the row still carries that attempt (and that
+ * worker's claim), even when the run has just settled (done or cancelled: the row keeps its worker), so the
  * last value reported before the end lands with the next write.
  */
 export interface ProgressUpdate extends JobRef {
@@ -141,8 +142,10 @@ export interface RunsFacet {
   settle(items: readonly Settlement[], workerId?: string): Promise<boolean[]>;
   /**
    * Store each run's latest progress (`soniq_jobs.progress`) in one write (one statement, one transaction,
-   * one synchronous step), each fenced by (id, attempt). Returns how many rows were written. Core calls it
-   * with the heartbeat, never once per `ctx.progress()` call.
+   * one synchronous step), each fenced by (id, attempt). With `workerId` (core's workers always pass their
+   * own), the row must also carry that worker's claim, as for `settle`: a run whose claim was lost keeps
+   * reporting, and its values must not land on the job's next claim, which carries the same attempt. Returns
+   * how many rows were written. Core calls it with the heartbeat, never once per `ctx.progress()` call.
    */
-  reportProgress(updates: readonly ProgressUpdate[]): Promise<number>;
+  reportProgress(updates: readonly ProgressUpdate[], workerId?: string): Promise<number>;
 }

@@ -155,11 +155,11 @@ export class WorkerUpkeep {
 
   /** One write for every run's latest progress; a failed write keeps the values for the next beat. */
   async #writeProgress(): Promise<void> {
-    const { progress, rt } = this.host;
+    const { progress, rt, workerId } = this.host;
     if (progress.size === 0) return;
     const updates = progress.drain();
     try {
-      await rt.backend.runs.reportProgress(updates);
+      await rt.backend.runs.reportProgress(updates, workerId);
     } catch (err) {
       progress.restore(updates);
       this.#failed(err, "progress write");

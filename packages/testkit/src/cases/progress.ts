@@ -11,6 +11,7 @@ import {
   requeue,
   settleOne,
 } from "./helpers.js";
+import { reclaimedAfterLostClaim } from "./settle-fence.js";
 
 /** `runs.reportProgress` (core calls it with the heartbeat) and the finished-job notifications `waitFor` hears. */
 export const progressCases = [
@@ -76,6 +77,51 @@ export const progressCases = [
       const again = await ctx.backend.runs.claim({ queues: [retried.queue], limit: 1, workerId: null });
       equal(again.jobs[0]?.id, retried.id, "setup: the retried job is claimed again");
       equal(again.jobs[0]?.progress, 0.5, "the claim returns the progress the previous attempt left");
+    },
+  }),
+  defineCase({
+    id: "progress/late-value-of-a-lost-claim",
+    title:
+      "with the worker named, the progress of a run whose claim was lost is not written to the next claim at the same attempt; that claim's worker writes its own, after its done too",
+    async run(ctx) {
+      const { first, second, a, b } = await reclaimedAfterLostClaim(ctx);
+      equal(
+        await ctx.backend.runs.reportProgress([{ id: first.id, attempt: first.attempts, value: "A" }], a),
+        0,
+        `worker A's progress must not be written to worker B's claim, though both carry attempt ${first.attempts}`,
+      );
+      equal(
+        (await ctx.backend.jobs.get(first.id))?.progress,
+        null,
+        "worker A's fenced-out value changed nothing",
+      );
+      equal(
+        await ctx.backend.runs.reportProgress([{ id: second.id, attempt: second.attempts, value: "B" }], b),
+        1,
+        "worker B's progress, naming worker B, is written",
+      );
+      await settleOne(ctx, done(second, "second run"), "settling worker B's run done");
+      equal(
+        await ctx.backend.runs.reportProgress(
+          [{ id: second.id, attempt: second.attempts, value: "B, last" }],
+          b,
+        ),
+        1,
+        "worker B's last value lands after its done (a done job keeps its worker)",
+      );
+      equal(
+        await ctx.backend.runs.reportProgress(
+          [{ id: first.id, attempt: first.attempts, value: "A, late" }],
+          a,
+        ),
+        0,
+        "worker A's value must not land on the done job either",
+      );
+      equal(
+        (await ctx.backend.jobs.get(first.id))?.progress,
+        "B, last",
+        "the job shows worker B's last value",
+      );
     },
   }),
   defineCase({

@@ -30,7 +30,7 @@ async function reclaimedAfterRecovery(ctx: CaseContext) {
  * modelled by undoing A's claim with a release (queued, attempt refunded): the row is then what a database
  * that lost the claim's commit holds, while A, which saw the claim, still runs the job.
  */
-async function reclaimedAfterLostClaim(ctx: CaseContext) {
+export async function reclaimedAfterLostClaim(ctx: CaseContext) {
   const queue = ctx.queue("lost");
   const job = await enqueue(ctx, { queue, maxAttempts: 5 });
   const a = await registerWorker(ctx, queue);
