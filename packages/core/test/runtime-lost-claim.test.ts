@@ -5,9 +5,9 @@
  * refunded) while its handler runs.
  */
 import { describe, expect, it } from "vitest";
-import type { Backend, RequeueSettlement } from "../src/contract/index.js";
+import type { Backend, ClaimRequest, RequeueSettlement } from "../src/contract/index.js";
 import type { Worker } from "../src/index.js";
-import { memoryApps, memoryBackend } from "./memory.js";
+import { memoryApps, memoryBackend, overriding } from "./memory.js";
 import { eventually, gate } from "./support.js";
 
 const app = memoryApps();
@@ -120,5 +120,45 @@ describe("runtime/orphans", () => {
     await eventually(async () => expect((await soniq.getJob(held.id))?.status).toBe("done"));
     await worker.stop();
     expect(starts).toEqual([held.id]);
+  });
+
+  it("runtime/orphan-after-failed-claim: a claim that committed but failed to answer is given back at the worker's next claim, not at a maintenance tick", async () => {
+    const backend = memoryBackend();
+    let claims = 0;
+    let loseNext = false;
+    const lossy = overriding(backend, "runs", {
+      // Armed: the claim takes its jobs, then the answer is lost (as when the connection drops after the commit).
+      claim: async (request: ClaimRequest) => {
+        claims++;
+        const result = await backend.runs.claim(request);
+        if (!loseNext || result.jobs.length === 0) return result;
+        loseNext = false;
+        throw new Error("connection lost after the claim committed");
+      },
+    });
+    const soniq = app({}, lossy);
+    const runs: string[] = [];
+    const job = soniq.job("orphans.claim_lost", async (_args: object, ctx) => {
+      runs.push(ctx.jobId);
+    });
+    // Maintenance far away: only the check after the failed claim can give the job back within the test.
+    const worker = soniq.worker({
+      pollIntervalMs: 10,
+      staleAfterMs: 600_000,
+      maintenanceIntervalMs: 600_000,
+    });
+    const errors: string[] = [];
+    worker.on("error", ({ during }) => errors.push(during));
+    await worker.start();
+    await eventually(() => expect(claims).toBeGreaterThanOrEqual(3)); // the start's maintenance pass is over
+    loseNext = true;
+    const lost = await job.enqueue({});
+    await eventually(async () => expect((await soniq.getJob(lost.id))?.status).toBe("done"), 5000);
+    await worker.stop();
+    expect(errors).toContain("claim");
+    expect(runs).toEqual([lost.id]);
+    // The give-back keeps the lost claim's attempt (it cannot tell a claim nobody ran from a run whose outcome
+    // was lost), so the run that did happen is attempt 2.
+    expect((await soniq.getJob(lost.id))?.attempts).toBe(2);
   });
 });

@@ -18,12 +18,14 @@
  *   (queued now, attempt kept) those it does not hold: a claim whose result never reached it (the connection
  *   dropped after the commit) or an outcome a database crash or failover lost. Without this such a row would
  *   stay processing for as long as the worker lives, since recovery only reaches stale and stopped workers.
+ *   After a failed claim (the likeliest loss of a claim's result), the worker does the same check at the start
+ *   of its next claim instead of waiting up to a maintenance cadence.
  * - while the outcome writer holds stranded jobs (their outcome and their give-back both failed to be
  *   written), each heartbeat first retries the give-back and is withheld if that fails: the worker turns
  *   stale and recovery reaches those jobs although the process lives.
  */
 
-import type { WorkerRegistration } from "../contract/index.js";
+import type { ProcessingJob, WorkerRegistration } from "../contract/index.js";
 import { METRICS_RETENTION_MS } from "../metrics-series.js";
 import type { ProgressBuffer } from "../progress.js";
 import type { Runtime } from "../runtime.js";
@@ -72,6 +74,8 @@ export class WorkerUpkeep {
   #beating: Promise<void> | null = null;
   #maintaining: Promise<void> | null = null;
   #holdsLease = false;
+  /** A claim failed since the last orphan check: it may have committed with its result lost. */
+  #orphansSuspected = false;
   readonly #backlog: BacklogWatch;
 
   constructor(private readonly host: UpkeepHost) {
@@ -214,16 +218,45 @@ export class WorkerUpkeep {
   }
 
   /**
+   * A claim failed. It may have committed before its result was lost (a connection that dropped after the
+   * claim's commit), leaving its jobs processing under this worker, which never saw them: the worker checks
+   * before its next claim (`giveBackSuspected`) instead of waiting for the next maintenance tick.
+   */
+  suspectOrphans(): void {
+    this.#orphansSuspected = true;
+  }
+
+  get orphansSuspected(): boolean {
+    return this.#orphansSuspected;
+  }
+
+  /** Called by the worker at the start of a claim, before it reads anything: no other claim is in flight. */
+  async giveBackSuspected(): Promise<void> {
+    try {
+      await this.#giveBack(await this.host.rt.backend.workers.processing(this.host.workerId));
+    } catch (err) {
+      this.#orphansSuspected = true;
+      this.#failed(err, "orphan check");
+    }
+  }
+
+  /**
    * Gives back the jobs processing under this worker that it does not hold. A claim's rows are processing
    * before the worker holds them, so the check is skipped while a claim is in flight, and its read is
    * dropped when a claim started meanwhile. The give-back is fenced (id, attempt, worker) like any outcome.
    */
   async #giveBackOrphans(): Promise<void> {
-    const { rt, workerId } = this.host;
     const epoch = this.host.claimEpoch();
     if (epoch === null) return;
-    const rows = await rt.backend.workers.processing(workerId);
+    const rows = await this.host.rt.backend.workers.processing(this.host.workerId);
     if (this.host.claimEpoch() !== epoch) return;
+    await this.#giveBack(rows);
+  }
+
+  /** Gives back `rows` (this worker's processing jobs, read with no claim in flight) that it does not hold. */
+  async #giveBack(rows: readonly ProcessingJob[]): Promise<void> {
+    const { rt, workerId } = this.host;
+    this.#orphansSuspected = false;
     const orphans = rows.filter((row) => !this.host.holds(row.id));
     if (orphans.length === 0) return;
     const applied = await rt.backend.runs.settle(orphans.map(nackSettlement), workerId);

@@ -312,6 +312,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
   async #claim(limit: number, limitedMax: number): Promise<void> {
     this.#claimsStarted++;
     this.#gate.claiming();
+    if (this.#upkeep.orphansSuspected) await this.#upkeep.giveBackSuspected();
     const { logger, metrics } = this.#rt;
     const t0 = performance.now();
     const finishedBefore = this.#inFlight.finished;
@@ -333,6 +334,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       this.#claimErrors = 0;
     } catch (error) {
       failed = true;
+      this.#upkeep.suspectOrphans();
       this.#claimErrors++;
       logger.error({ err: error, workerId: this.id }, "claim failed; retrying after a back-off");
       this.#events.emit("error", { error, during: "claim" });
