@@ -76,6 +76,16 @@ export function webhooksFacet(store: MemoryStore): WebhooksFacet {
       writeAudit(store, audit, now);
       return true;
     },
+    prune: async (olderThanMs) => {
+      const cutoff = store.now() - olderThanMs;
+      let deleted = 0;
+      for (const [id, d] of store.webhookDeliveries) {
+        if (d.status === "pending" || d.updatedAt >= cutoff) continue;
+        store.webhookDeliveries.delete(id);
+        deleted++;
+      }
+      return deleted;
+    },
   };
 }
 

@@ -70,6 +70,11 @@ const REDELIVER = `WITH again AS (
   ${auditCte("again", 2)}
 SELECT id FROM again`;
 
+// The created_at index finds the candidates: a row last written before the cutoff was created before it.
+const PRUNE = `DELETE FROM soniq_webhook_deliveries
+  WHERE created_at < now() - $1::float8 * interval '1 millisecond'
+    AND updated_at < now() - $1::float8 * interval '1 millisecond' AND status <> 'pending'`;
+
 /** An id that cannot name a row (not a UUID) reads as not found instead of failing the cast. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isUuid = (id: string) => UUID.test(id);
@@ -130,6 +135,8 @@ export function webhooksFacet(ctx: PgContext): WebhooksFacet {
       });
       return res.rows.length === 1;
     },
+    prune: async (olderThanMs) =>
+      (await query(ctx, "webhooks.prune", { text: PRUNE, values: [olderThanMs] })).rowCount ?? 0,
   };
 }
 

@@ -59,6 +59,10 @@ const REDELIVER = `UPDATE soniq_webhook_deliveries SET status = 'pending', attem
     next_retry_at = ${NOW}, delivered_at = NULL, updated_at = ${NOW}
   WHERE id = ? AND status <> 'pending'`;
 
+// The created_at index finds the candidates: a row last written before the cutoff was created before it.
+const PRUNE = `DELETE FROM soniq_webhook_deliveries
+  WHERE created_at < ${NOW} - @olderThanMs AND updated_at < ${NOW} - @olderThanMs AND status <> 'pending'`;
+
 export function webhooksFacet(ctx: SqliteContext): WebhooksFacet {
   return {
     createEndpoint: (endpoint, audit) =>
@@ -112,6 +116,8 @@ export function webhooksFacet(ctx: SqliteContext): WebhooksFacet {
           return done;
         }),
       ),
+    prune: (olderThanMs) =>
+      runSync("webhooks.prune", () => ctx.statement(PRUNE).run({ olderThanMs }).changes),
   };
 }
 

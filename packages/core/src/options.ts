@@ -169,7 +169,7 @@ const SONIQ_OPTIONS = {
     default: () => DEFAULT_WEBHOOK_OPTIONS,
     normalise: (v) => resolveWebhookOptions(v),
     defaultDoc: "no key; public targets only",
-    doc: "`{ secretKey, allowPrivateNetworks, refreshMs }`: endpoint secrets' encryption key and allowed targets (see Webhooks)",
+    doc: "`{ secretKey, allowPrivateNetworks, refreshMs, retentionMs }`: secrets' key, allowed targets, delivery retention (see Webhooks)",
   }),
 };
 

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Settlement } from "../src/contract/index.js";
-import { memoryApps, memoryBackend } from "./memory.js";
+import { isSoniqError, Soniq } from "../src/index.js";
+import { memoryApps, memoryBackend, overriding } from "./memory.js";
 import { eventually } from "./support.js";
 
 const app = memoryApps();
@@ -67,5 +68,75 @@ describe("webhooks/outbox", () => {
       result: { ok: true, password: "[redacted]" },
     });
     expect(JSON.stringify(await soniq.webhooks.deliveries())).not.toContain("hunter2");
+  });
+
+  it("webhooks/retention-pruned-by-maintenance: the maintenance pass deletes finished deliveries past webhooks.retentionMs (7 days by default)", async () => {
+    const base = memoryBackend();
+    const prunes: number[] = [];
+    const backend = overriding(base, "webhooks", {
+      prune: (olderThanMs: number) => {
+        prunes.push(olderThanMs);
+        return base.webhooks.prune(olderThanMs);
+      },
+    });
+    const key = "unit-test-key-0123456789";
+    const soniq = app({ webhooks: { secretKey: key, allowPrivateNetworks: true, retentionMs: 0 } }, backend);
+    await soniq.setup();
+    const endpoint = await soniq.webhooks.register({
+      url: "http://127.0.0.1:9/a",
+      events: ["job.completed"],
+      secret: "whsec_unit_0123456789",
+    });
+    // A delivery that failed for good and one still pending, written straight to the backend.
+    const delivery = (id: string) => ({
+      id,
+      endpointId: endpoint.id,
+      event: "job.completed" as const,
+      payload: {
+        event: "job.completed" as const,
+        timestamp: new Date().toISOString(),
+        data: {},
+        metadata: {},
+      },
+      maxAttempts: 1,
+    });
+    const [failed, pending] = [crypto.randomUUID(), crypto.randomUUID()];
+    await base.webhooks.enqueue([delivery(failed), delivery(pending)]);
+    const [claimed] = (await base.webhooks.claimDue({ limit: 10, leaseMs: 60_000 })).filter(
+      (d) => d.id === failed,
+    );
+    expect(claimed?.attempts).toBe(1);
+    const gaveUp = { attempt: 1, delayMs: 0, lastError: "refused", responseStatus: null, responseBody: null };
+    expect(await base.webhooks.recordAttempt({ ...gaveUp, id: failed, status: "failed" })).toBe(true);
+    const worker = soniq.worker({ deliverWebhooks: false });
+    await worker.start();
+    await eventually(async () => expect(await base.webhooks.getDelivery(failed)).toBeNull());
+    await worker.stop();
+    expect((await base.webhooks.getDelivery(pending))?.status).toBe("pending");
+    expect(prunes[0]).toBe(0);
+
+    const byDefault = new Soniq({ backend });
+    await byDefault.setup();
+    const other = byDefault.worker({ deliverWebhooks: false });
+    await other.start();
+    await eventually(() => expect(prunes.length).toBeGreaterThanOrEqual(2));
+    await other.stop();
+    await byDefault.close();
+    expect(prunes[1]).toBe(7 * 24 * 3_600_000);
+  });
+
+  it("webhooks/retention-option-checked: a negative or fractional webhooks.retentionMs is refused with a typed error", () => {
+    for (const retentionMs of [-1, 1.5, "7d"]) {
+      let error: unknown;
+      try {
+        new Soniq({ backend: memoryBackend(), webhooks: { retentionMs: retentionMs as number } });
+      } catch (err) {
+        error = err;
+      }
+      expect(isSoniqError(error) && error.code).toBe("SONIQ_INVALID_OPTIONS");
+      expect(String((error as Error).message)).toContain(
+        "webhooks.retentionMs must be an integer of at least 0",
+      );
+    }
   });
 });

@@ -119,6 +119,7 @@ export const BACKEND_FACETS = {
     "claimDue",
     "recordAttempt",
     "redeliver",
+    "prune",
   ],
 } as const satisfies {
   [F in Exclude<

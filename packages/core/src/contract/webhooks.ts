@@ -114,4 +114,10 @@ export interface WebhooksFacet {
    * writing `audit` with it. False when there is no such row or it is pending already.
    */
   redeliver(id: string, audit: AuditRecord): Promise<boolean>;
+  /**
+   * Delete the finished deliveries (delivered or failed) whose last write (`updated_at`) is more than
+   * `olderThanMs` old; pending ones stay, whatever their age. Returns how many were deleted. Core's maintenance
+   * calls it with `webhooks.retentionMs`, so the outbox does not grow without bound.
+   */
+  prune(olderThanMs: number): Promise<number>;
 }

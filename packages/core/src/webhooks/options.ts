@@ -10,26 +10,34 @@ export interface WebhookOptions {
   allowPrivateNetworks?: boolean;
   /** How often a process re-reads the endpoint list to see other processes' changes (ms). Default 5000. */
   refreshMs?: number;
+  /**
+   * How long a finished delivery (delivered, or failed with no attempts left) is kept after its last attempt
+   * (ms), for `listDeliveries`, the dashboard and `redeliver`; the maintenance pass deletes older ones. Pending
+   * deliveries are never deleted. Default 604800000 (7 days); 0 deletes them at the next pass.
+   */
+  retentionMs?: number;
 }
 
 export interface ResolvedWebhookOptions {
   readonly secretKey: string | null;
   readonly allowPrivateNetworks: boolean;
   readonly refreshMs: number;
+  readonly retentionMs: number;
 }
 
 export const DEFAULT_WEBHOOK_OPTIONS: ResolvedWebhookOptions = Object.freeze({
   secretKey: null,
   allowPrivateNetworks: false,
   refreshMs: 5000,
+  retentionMs: 7 * 24 * 3_600_000,
 });
 
-const KEYS = ["secretKey", "allowPrivateNetworks", "refreshMs"];
+const KEYS = ["secretKey", "allowPrivateNetworks", "refreshMs", "retentionMs"];
 
 export function webhookOptionProblems(value: unknown): string[] {
   if (value === undefined) return [];
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return ["webhooks must be { secretKey, allowPrivateNetworks, refreshMs }"];
+    return ["webhooks must be { secretKey, allowPrivateNetworks, refreshMs, retentionMs }"];
   }
   const problems = Object.keys(value)
     .filter((k) => !KEYS.includes(k))
@@ -48,6 +56,13 @@ export function webhookOptionProblems(value: unknown): string[] {
   ) {
     problems.push("webhooks.refreshMs must be an integer from 10 to 3600000");
   }
+  const retention = v.retentionMs;
+  if (
+    retention !== undefined &&
+    (typeof retention !== "number" || !Number.isSafeInteger(retention) || retention < 0)
+  ) {
+    problems.push("webhooks.retentionMs must be an integer of at least 0");
+  }
   return problems;
 }
 
@@ -56,5 +71,6 @@ export function resolveWebhookOptions(value: WebhookOptions): ResolvedWebhookOpt
     secretKey: value.secretKey ?? null,
     allowPrivateNetworks: value.allowPrivateNetworks ?? false,
     refreshMs: value.refreshMs ?? DEFAULT_WEBHOOK_OPTIONS.refreshMs,
+    retentionMs: value.retentionMs ?? DEFAULT_WEBHOOK_OPTIONS.retentionMs,
   });
 }

@@ -7,7 +7,7 @@
  *   ignored. This is how a `cancelJob` from another process reaches a running handler.
  * - maintenance every `maintenanceCadenceMs` (and once at start), only while holding the
  *   `soniq.maintenance` lease so one worker does it at a time: requeue jobs of stale peers, delete
- *   expired done rows, write `flow.finished` for the flows finished since (webhooks/flow-finished.ts), and fire
+ *   expired done rows and finished webhook deliveries past `webhooks.retentionMs`, write `flow.finished` for the flows finished since (webhooks/flow-finished.ts), and fire
  *   `queue.backlog` for queues past their `lagAlertMs`. `runOnce` has no maintenance duty; it runs the recovery step once (`recoverOnce`). The cadence follows `staleAfterMs` (at most half of it), and the lease lives at most
  *   `staleAfterMs`; besides, a peer takes the lease over as soon as the holder is stale or stopped by the
  *   peer's own `staleAfterMs` (`takeOver`), so a dead holder with a longer threshold than the peer's does not
@@ -290,6 +290,8 @@ export class WorkerUpkeep {
       const deleted = await rt.backend.jobs.deleteExpired();
       if (deleted > 0) rt.logger.debug({ deleted }, "deleted expired done jobs");
       await rt.backend.metrics.prune(METRICS_RETENTION_MS);
+      const pruned = await rt.backend.webhooks.prune(rt.options.webhooks.retentionMs);
+      if (pruned > 0) rt.logger.debug({ pruned }, "deleted finished webhook deliveries past their retention");
       // Always swept (not only with deliverWebhooks): the outbox rows are written here, any process sends them.
       await sweepFinishedFlows(rt.backend, rt.webhooks);
       if (options.deliverWebhooks) await this.#backlog.check();

@@ -12,6 +12,7 @@ import {
   type WebhookDelivery,
 } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
+import { eventually } from "../eventually.js";
 import type { CaseContext } from "../types.js";
 import { deadLetter, deepEqual, done, equal, processingJob, requeue, sorted } from "./helpers.js";
 import { declared } from "./schedules.js";
@@ -287,6 +288,51 @@ export const webhookCases = [
         again && [again.id, again.attempts, again.status],
         [d.id, 1, "pending"],
         "a redelivered delivery is due now with a fresh budget (same id, attempts 1 once claimed)",
+      );
+    },
+  }),
+  defineCase({
+    id: "webhooks/prune-finished-deliveries",
+    title:
+      "webhooks.prune deletes the delivered and failed deliveries last written before its cutoff and returns how many; pending ones stay, whatever their age",
+    async run(ctx) {
+      const e = await endpoint(ctx);
+      const sent = delivery(ctx, e.id);
+      const failed = delivery(ctx, e.id);
+      const leased = delivery(ctx, e.id);
+      const retrying = delivery(ctx, e.id);
+      await ctx.backend.webhooks.enqueue([sent, failed, leased, retrying]);
+      equal((await claimMine(ctx, e.id)).length, 4, "setup: the four deliveries are claimed");
+      const attempt = { attempt: 1, delayMs: 0, lastError: null, responseStatus: null, responseBody: null };
+      const outcomes = [
+        { ...attempt, id: sent.id, status: "delivered" as const },
+        { ...attempt, id: failed.id, status: "failed" as const },
+        { ...attempt, id: retrying.id, status: "pending" as const },
+      ];
+      for (const outcome of outcomes) {
+        equal(await ctx.backend.webhooks.recordAttempt(outcome), true, `setup: ${outcome.status} recorded`);
+      }
+      const ids = async () => sorted((await deliveriesOf(ctx, e.id)).map((d) => d.id));
+      await ctx.backend.webhooks.prune(3_600_000);
+      deepEqual(
+        await ids(),
+        sorted([sent.id, failed.id, leased.id, retrying.id]),
+        "deliveries written within the hour are kept by prune(1 hour)",
+      );
+      let pruned = 0;
+      await eventually(async () => {
+        pruned += await ctx.backend.webhooks.prune(0);
+        deepEqual(
+          await ids(),
+          sorted([leased.id, retrying.id]),
+          "prune(0) deletes the delivered and the failed delivery; the leased and the retrying one stay pending",
+        );
+      });
+      equal(pruned >= 2, true, `prune returns how many it deleted (at least this case's two, got ${pruned})`);
+      equal(
+        await ctx.backend.webhooks.getDelivery(sent.id),
+        null,
+        "a pruned delivery is gone for getDelivery too",
       );
     },
   }),
