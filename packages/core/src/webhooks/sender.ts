@@ -1,8 +1,12 @@
 /**
  * One attempt of one delivery: POST the stored payload, signed, with a time limit, and say what came of it.
  * Redirects are not followed (a 3xx is a failure: following one could lead to a private address). The
- * answer's body is read up to 4 kB and kept for operators.
+ * answer's body is read up to 4 kB and kept for operators. Sent with node:http(s) rather than fetch so the
+ * connection resolves the host through `publicOnlyLookup` (targets.ts): it connects only to addresses it
+ * vetted itself.
  */
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import { request as httpsRequest } from "node:https";
 import type { DeliveryAttemptResult, StoredWebhookEndpoint } from "../contract/index.js";
 import { storableText } from "../json.js";
 import { computeRetryDelay } from "../retry-policy.js";
@@ -10,7 +14,7 @@ import type { Job, WebhookDelivery } from "../types.js";
 import { SONIQ_VERSION } from "../version.js";
 import type { SecretBox } from "./secrets.js";
 import { signWebhook } from "./signature.js";
-import { assertPublicTarget } from "./targets.js";
+import { assertPublicTarget, publicOnlyLookup, type Resolver, systemResolver } from "./targets.js";
 
 const MAX_RESPONSE_CHARS = 4096;
 
@@ -27,30 +31,38 @@ export interface SendContext {
   allowPrivateNetworks: boolean;
   /** Aborts the attempt early (a stopping worker); it then counts as a failed attempt. */
   signal?: AbortSignal;
+  /** How host names resolve (default: the system resolver); tests pass their own. */
+  resolve?: Resolver;
 }
 
-async function readSome(res: Response): Promise<string> {
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let text = "";
-  try {
-    while (text.length < MAX_RESPONSE_CHARS) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-  return storableText(text.slice(0, MAX_RESPONSE_CHARS));
+/** The answer's status and up to `MAX_RESPONSE_CHARS` of its body. */
+function post(url: URL, options: RequestOptions, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const send = url.protocol === "https:" ? httpsRequest : httpRequest;
+    const req = send(url, options, (res: IncomingMessage) => {
+      let text = "";
+      const finish = () => {
+        res.destroy();
+        resolve({ status: res.statusCode ?? 0, text: storableText(text.slice(0, MAX_RESPONSE_CHARS)) });
+      };
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        text += chunk;
+        if (text.length >= MAX_RESPONSE_CHARS) finish();
+      });
+      res.on("end", finish);
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
 }
 
 function message(err: unknown): string {
   if (err instanceof Error) {
-    if (err.name === "TimeoutError") return "timed out";
+    const cause = (err as { cause?: { name?: unknown; code?: unknown; message?: unknown } }).cause;
+    if (err.name === "TimeoutError" || cause?.name === "TimeoutError") return "timed out";
     if (err.name === "AbortError") return "aborted: the worker stopped";
-    const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
     const detail =
       typeof cause?.code === "string"
         ? cause.code
@@ -68,35 +80,43 @@ export async function sendWebhook(
   delivery: Pick<WebhookDelivery, "id" | "event" | "payload">,
   ctx: SendContext,
 ): Promise<AttemptOutcome> {
+  const timeout = AbortSignal.timeout(endpoint.timeoutMs);
   try {
     const url = new URL(endpoint.url);
-    await assertPublicTarget(url, ctx.allowPrivateNetworks, "webhook delivery");
+    const resolve = ctx.resolve ?? systemResolver;
+    await assertPublicTarget(url, ctx.allowPrivateNetworks, "webhook delivery", resolve);
     const body = JSON.stringify(delivery.payload);
     const timestamp = String(Math.floor(Date.now() / 1000));
     const secret = ctx.secrets.open(endpoint.secretCipher, endpoint.id);
-    const res = await fetch(url, {
-      method: "POST",
-      redirect: "manual",
-      signal:
-        ctx.signal === undefined
-          ? AbortSignal.timeout(endpoint.timeoutMs)
-          : AbortSignal.any([AbortSignal.timeout(endpoint.timeoutMs), ctx.signal]),
-      headers: {
-        ...endpoint.headers,
-        "content-type": "application/json",
-        "user-agent": `Soniq-Webhook/${SONIQ_VERSION}`,
-        "x-webhook-event": delivery.event,
-        "x-webhook-delivery": delivery.id,
-        "x-webhook-timestamp": timestamp,
-        "x-webhook-signature": signWebhook(secret, timestamp, body),
+    const { status, text } = await post(
+      url,
+      {
+        method: "POST",
+        signal: ctx.signal === undefined ? timeout : AbortSignal.any([timeout, ctx.signal]),
+        ...(ctx.allowPrivateNetworks ? {} : { lookup: publicOnlyLookup(resolve, "webhook delivery") }),
+        headers: {
+          ...endpoint.headers,
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          "user-agent": `Soniq-Webhook/${SONIQ_VERSION}`,
+          "x-webhook-event": delivery.event,
+          "x-webhook-delivery": delivery.id,
+          "x-webhook-timestamp": timestamp,
+          "x-webhook-signature": signWebhook(secret, timestamp, body),
+        },
       },
       body,
-    });
-    const text = await readSome(res);
-    const ok = res.status >= 200 && res.status < 300;
-    return { ok, status: res.status, body: text, error: ok ? null : `HTTP ${res.status}` };
+    );
+    const ok = status >= 200 && status < 300;
+    return { ok, status, body: text, error: ok ? null : `HTTP ${status}` };
   } catch (err) {
-    return { ok: false, status: null, body: null, error: message(err) };
+    // An abort surfaces as whichever error the request or the answer's stream saw first: say why it stopped.
+    const error = timeout.aborted
+      ? "timed out"
+      : ctx.signal?.aborted
+        ? "aborted: the worker stopped"
+        : message(err);
+    return { ok: false, status: null, body: null, error };
   }
 }
 

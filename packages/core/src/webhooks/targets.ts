@@ -2,11 +2,14 @@
  * Where a webhook may be sent. A URL must be http(s) without credentials; unless `allowPrivateNetworks`,
  * every address its host resolves to must be public: loopback, private (RFC 1918, unique-local), link-local
  * (cloud metadata lives there), carrier-grade NAT, multicast, unspecified and reserved ranges are refused, as
- * are IPv4-mapped IPv6 forms of them. Checked at registration and again before every attempt (a name may
- * resolve elsewhere later).
+ * are IPv4-mapped IPv6 forms of them. Checked at registration, again before every attempt (a name may
+ * resolve elsewhere later), and once more by the attempt's own connection (`publicOnlyLookup`): the addresses
+ * it connects to are the ones it vetted, so a name that answers a public address to the check and a private
+ * one to the connection (DNS rebinding) is refused too.
  */
+import type { LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
-import { BlockList, isIP } from "node:net";
+import { BlockList, isIP, type LookupFunction } from "node:net";
 import { SoniqError } from "../errors.js";
 
 const BLOCKED = new BlockList();
@@ -77,11 +80,52 @@ export function parseWebhookUrl(value: unknown, what: string): URL {
   return url;
 }
 
+/** Every address a host name resolves to (the system resolver; tests pass their own). */
+export type Resolver = (host: string) => Promise<LookupAddress[]>;
+
+export const systemResolver: Resolver = (host) => lookup(host, { all: true, verbatim: true });
+
+function refused(what: string, host: string, bad: string | undefined): SoniqError {
+  return new SoniqError(
+    "SONIQ_WEBHOOK_TARGET_REFUSED",
+    `${what}: "${host}" resolves to ${bad ?? "nothing"}, a private, loopback or reserved address; webhooks go to public addresses unless new Soniq({ webhooks: { allowPrivateNetworks: true } }).`,
+    { context: { field: "url", host, address: bad ?? null } },
+  );
+}
+
+/**
+ * The lookup a delivery's connection uses (Node calls it for a host name, not for an IP literal): it resolves
+ * the name once and hands the connection only addresses that are all public, else fails the connection with
+ * `SONIQ_WEBHOOK_TARGET_REFUSED`.
+ */
+export function publicOnlyLookup(resolve: Resolver, what: string): LookupFunction {
+  return (hostname, options, callback) => {
+    const answer = callback as (
+      err: Error | null,
+      address?: string | LookupAddress[],
+      family?: number,
+    ) => void;
+    resolve(hostname).then(
+      (all) => {
+        const wanted = options.family === 4 || options.family === 6 ? options.family : 0;
+        const addresses = wanted === 0 ? all : all.filter((a) => a.family === wanted);
+        const first = addresses[0];
+        const bad = addresses.find((a) => isPrivateAddress(a.address))?.address;
+        if (bad !== undefined || first === undefined) answer(refused(what, hostname, bad));
+        else if (options.all) answer(null, addresses);
+        else answer(null, first.address, first.family);
+      },
+      (err: Error) => answer(err),
+    );
+  };
+}
+
 /** Every address the URL's host resolves to must be public, unless `allowPrivateNetworks`. */
 export async function assertPublicTarget(
   url: URL,
   allowPrivateNetworks: boolean,
   what: string,
+  resolve: Resolver = systemResolver,
 ): Promise<void> {
   if (allowPrivateNetworks) return;
   const host = url.hostname.replace(/^\[|\]$/g, "");
@@ -89,7 +133,7 @@ export async function assertPublicTarget(
   if (isIP(host) !== 0) addresses = [host];
   else {
     try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+      addresses = (await resolve(host)).map((a) => a.address);
     } catch (err) {
       throw new SoniqError("SONIQ_INVALID_ARGUMENT", `${what}: the host "${host}" does not resolve.`, {
         context: { field: "url", host },
@@ -98,11 +142,5 @@ export async function assertPublicTarget(
     }
   }
   const bad = addresses.find(isPrivateAddress);
-  if (bad !== undefined || addresses.length === 0) {
-    throw new SoniqError(
-      "SONIQ_WEBHOOK_TARGET_REFUSED",
-      `${what}: "${host}" resolves to ${bad ?? "nothing"}, a private, loopback or reserved address; webhooks go to public addresses unless new Soniq({ webhooks: { allowPrivateNetworks: true } }).`,
-      { context: { field: "url", host, address: bad ?? null } },
-    );
-  }
+  if (bad !== undefined || addresses.length === 0) throw refused(what, host, bad);
 }
