@@ -170,6 +170,24 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("webhooks o
     expect(r.signedWith(SECRET)).toHaveLength(3);
   }, 20_000);
 
+  it("webhooks/run-once-delivers: runOnce sends the deliveries its jobs made before it returns; with deliverWebhooks false it leaves them pending", async () => {
+    const r = await listening();
+    const soniq = await app();
+    const endpoint = await soniq.webhooks.register({ url: r.url, events: ["job.completed"], secret: SECRET });
+    soniq.job("hooks.ok", async () => 1, { queue: h.queue });
+    const first = await soniq.enqueue("hooks.ok", {});
+    expect(await soniq.worker({ queues: [h.queue], deliverWebhooks: false }).runOnce()).toBe(1);
+    const pending = await soniq.webhooks.deliveries({ endpointId: endpoint.id });
+    expect(pending.map((d) => [d.status, d.attempts])).toEqual([["pending", 0]]);
+    expect(r.requests).toEqual([]);
+    const second = await soniq.enqueue("hooks.ok", {});
+    expect(await soniq.worker({ queues: [h.queue] }).runOnce()).toBe(1);
+    // Returned: both deliveries are sent (the earlier one was due too), none left for a started worker.
+    const rows = await soniq.webhooks.deliveries({ endpointId: endpoint.id });
+    expect(rows.map((d) => d.status)).toEqual(["delivered", "delivered"]);
+    expect(r.requests.map((q) => q.payload.data.jobId).sort()).toEqual([first.id, second.id].sort());
+  });
+
   it("webhooks/failed-then-redeliver: a receiver that stays down ends failed after maxAttempts; redeliver sends it again (audited)", async () => {
     const r = await listening([503]);
     const soniq = await app();

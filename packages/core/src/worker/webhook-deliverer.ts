@@ -6,7 +6,7 @@
  * outcome fenced by its attempt number. Passes run every `pollIntervalMs` (jittered) and at once when this
  * process wrote deliveries. Nothing is claimed while no endpoint exists. `stop()` aborts attempts in flight
  * (each counts as a failed attempt and is retried by its endpoint's delays), so a stop never waits for a
- * slow receiver.
+ * slow receiver. `runOnce` has no passes of its own: it runs one (`deliverNow`) after its jobs.
  */
 import type { Runtime } from "../runtime.js";
 import type { WebhookDelivery } from "../types.js";
@@ -33,6 +33,12 @@ export class WebhookDeliverer {
   start(): void {
     if (this.deliver) this.#off = this.rt.webhooks.onWritten(() => this.#kick());
     this.#kick();
+  }
+
+  /** One pass now, awaited (`runOnce`): sends what is due, including the deliveries this process just wrote. */
+  async deliverNow(): Promise<void> {
+    await this.#pass;
+    if (!this.#stopped) await this.#run();
   }
 
   async stop(): Promise<void> {

@@ -203,7 +203,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
   /**
    * Claims and runs what is due now, up to `maxJobs` (default: no limit), and returns how many jobs it
    * ran once every outcome is written. Jobs that become due meanwhile (e.g. a retry with no delay) are
-   * run too. For scripts, tests and cron/serverless deployments: no subscription and no maintenance, but it
+   * run too. Then, unless `deliverWebhooks` is false, it sends the webhook deliveries due (its jobs' events
+   * included). For scripts, tests and cron/serverless deployments: no subscription and no maintenance, but it
    * first runs one stale-recovery pass (with this worker's `staleAfterMs`), and the worker registers and
    * heartbeats while it runs, so if the process dies mid-run its jobs are recovered like any worker's: by a
    * started worker's maintenance, or by the next `runOnce` anywhere once they are stale.
@@ -245,6 +246,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
         this.#pump();
         await this.#waiters.wait(() => this.#quiet());
       }
+      if (this.#state === "once") await this.#deliverer.deliverNow();
     } finally {
       this.#inFlight.clearDeadlines();
       await this.#upkeep.stop();
