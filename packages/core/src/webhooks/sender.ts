@@ -80,7 +80,9 @@ export async function sendWebhook(
   delivery: Pick<WebhookDelivery, "id" | "event" | "payload">,
   ctx: SendContext,
 ): Promise<AttemptOutcome> {
-  const timeout = AbortSignal.timeout(endpoint.timeoutMs);
+  // The attempt's time limit, cleared when it ends: no timer outlives the attempt.
+  const timeout = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
   try {
     const url = new URL(endpoint.url);
     const resolve = ctx.resolve ?? systemResolver;
@@ -88,11 +90,15 @@ export async function sendWebhook(
     const body = JSON.stringify(delivery.payload);
     const timestamp = String(Math.floor(Date.now() / 1000));
     const secret = ctx.secrets.open(endpoint.secretCipher, endpoint.id);
+    timer = setTimeout(
+      () => timeout.abort(new DOMException("the attempt timed out", "TimeoutError")),
+      endpoint.timeoutMs,
+    );
     const { status, text } = await post(
       url,
       {
         method: "POST",
-        signal: ctx.signal === undefined ? timeout : AbortSignal.any([timeout, ctx.signal]),
+        signal: ctx.signal === undefined ? timeout.signal : AbortSignal.any([timeout.signal, ctx.signal]),
         ...(ctx.allowPrivateNetworks ? {} : { lookup: publicOnlyLookup(resolve, "webhook delivery") }),
         headers: {
           ...endpoint.headers,
@@ -111,12 +117,14 @@ export async function sendWebhook(
     return { ok, status, body: text, error: ok ? null : `HTTP ${status}` };
   } catch (err) {
     // An abort surfaces as whichever error the request or the answer's stream saw first: say why it stopped.
-    const error = timeout.aborted
+    const error = timeout.signal.aborted
       ? "timed out"
       : ctx.signal?.aborted
         ? "aborted: the worker stopped"
         : message(err);
     return { ok: false, status: null, body: null, error };
+  } finally {
+    clearTimeout(timer);
   }
 }
 

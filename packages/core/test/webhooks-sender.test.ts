@@ -1,7 +1,7 @@
 /**
- * A webhook's host is vetted by the connection that sends the delivery, not only by a check before it: a name
- * that resolves to a public address for the check and to a private one for the connection (DNS rebinding)
- * never reaches the private address.
+ * One delivery attempt. A webhook's host is vetted by the connection that sends the delivery, not only by a
+ * check before it: a name that resolves to a public address for the check and to a private one for the
+ * connection (DNS rebinding) never reaches the private address. An attempt ends at the endpoint's timeoutMs.
  */
 import type { LookupAddress } from "node:dns";
 import { createServer } from "node:http";
@@ -41,6 +41,40 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
 });
 
+/** An endpoint at `url` (its secret sealed) and a delivery for it. */
+function attemptOf(url: string, timeoutMs = 5000) {
+  const box = secretBox("unit-test-key-0123456789");
+  const endpoint: StoredWebhookEndpoint = {
+    id: crypto.randomUUID(),
+    url,
+    events: ["job.completed"],
+    headers: {},
+    description: null,
+    active: true,
+    maxAttempts: 3,
+    timeoutMs,
+    retry: { backoff: "fixed", delayMs: 1000, maxDelayMs: 1000, jitter: false },
+    secretCipher: "",
+    createdAt: new Date(),
+    updatedAt: new Date(),
+  };
+  endpoint.secretCipher = box.seal("whsec_unit_0123456789", endpoint.id);
+  const delivery = {
+    id: crypto.randomUUID(),
+    event: "job.completed" as const,
+    payload: { event: "job.completed" as const, timestamp: new Date().toISOString(), data: {}, metadata: {} },
+  };
+  return { box, endpoint, delivery };
+}
+
+/** A local receiver answering with `handle`; closed after the test. */
+async function listening(handle: Parameters<typeof createServer>[1]): Promise<number> {
+  const server = createServer(handle);
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return (server.address() as AddressInfo).port;
+}
+
 describe("webhooks/rebinding", () => {
   it("webhooks/lookup-hands-only-public-addresses: the connection's lookup answers public addresses and refuses any private one", async () => {
     const v6: LookupAddress = { address: "2606:2800:220:1::1", family: 6 };
@@ -60,39 +94,11 @@ describe("webhooks/rebinding", () => {
 
   it("webhooks/rebinding-refused: a name that turns private between the check and the connection gets no request", async () => {
     let requests = 0;
-    const server = createServer((_req, res) => {
+    const port = await listening((_req, res) => {
       requests++;
       res.end("ok");
     });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const port = (server.address() as AddressInfo).port;
-    const box = secretBox("unit-test-key-0123456789");
-    const endpoint: StoredWebhookEndpoint = {
-      id: crypto.randomUUID(),
-      url: `http://rebind.example:${port}/hook`,
-      events: ["job.completed"],
-      headers: {},
-      description: null,
-      active: true,
-      maxAttempts: 3,
-      timeoutMs: 5000,
-      retry: { backoff: "fixed", delayMs: 1000, maxDelayMs: 1000, jitter: false },
-      secretCipher: "",
-      createdAt: new Date(),
-      updatedAt: new Date(),
-    };
-    endpoint.secretCipher = box.seal("whsec_unit_0123456789", endpoint.id);
-    const delivery = {
-      id: crypto.randomUUID(),
-      event: "job.completed" as const,
-      payload: {
-        event: "job.completed" as const,
-        timestamp: new Date().toISOString(),
-        data: {},
-        metadata: {},
-      },
-    };
+    const { box, endpoint, delivery } = attemptOf(`http://rebind.example:${port}/hook`);
     const { resolve, asked } = rebinding([PUBLIC], [LOOPBACK]);
     const outcome = await sendWebhook(endpoint, delivery, {
       secrets: box,
@@ -110,5 +116,27 @@ describe("webhooks/rebinding", () => {
     const sent = await sendWebhook(direct, delivery, { secrets: box, allowPrivateNetworks: true, resolve });
     expect(sent).toMatchObject({ ok: true, status: 200, body: "ok", error: null });
     expect(requests).toBe(1);
+  });
+
+  it("webhooks/attempt-times-out: a receiver slower than timeoutMs ends the attempt as 'timed out'; an answered attempt leaves no timer", async () => {
+    const slow = await listening(() => {}); // never answers
+    const late = attemptOf(`http://127.0.0.1:${slow}/slow`, 100);
+    expect(
+      await sendWebhook(late.endpoint, late.delivery, { secrets: late.box, allowPrivateNetworks: true }),
+    ).toEqual({ ok: false, status: null, body: null, error: "timed out" });
+    const fast = await listening((_req, res) => res.end("ok"));
+    const quick = attemptOf(`http://127.0.0.1:${fast}/fast`, 60_000);
+    const timers = () =>
+      (process as unknown as { getActiveResourcesInfo(): string[] })
+        .getActiveResourcesInfo()
+        .filter((r) => r === "Timeout").length;
+    const before = timers();
+    const sent = await sendWebhook(quick.endpoint, quick.delivery, {
+      secrets: quick.box,
+      allowPrivateNetworks: true,
+    });
+    expect(sent).toMatchObject({ ok: true, status: 200 });
+    // The 60 s limit of the answered attempt is cleared with it, not left to run out.
+    expect(timers()).toBeLessThanOrEqual(before);
   });
 });
