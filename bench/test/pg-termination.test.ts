@@ -31,11 +31,16 @@ const SYSTEMS = [
   // row end valid, never terminated). The harness paths it uses (a Node 24 child host) are covered by the rows above.
 ];
 
-/** Databases of this run whose worker is up (a session listening or claiming), not yet terminated. */
+/**
+ * Databases of this run whose worker is up (a session listening or claiming), not yet terminated. A listening
+ * session's last statement may be an UNLISTEN (Soniq's wake-up connection drops its probe channel after the
+ * LISTENs it keeps), and a claim shows only until its connection's next statement: CI once saw Soniq's Node 24
+ * row end valid, never terminated, when the detector knew only LISTEN.
+ */
 const WORKING = `SELECT datname FROM pg_stat_activity
 WHERE datname LIKE 'bench\\_%' AND pid <> pg_backend_pid()
 GROUP BY datname
-HAVING bool_or(application_name = $1) AND bool_or(query ~* '^\\s*LISTEN|SKIP LOCKED')`;
+HAVING bool_or(application_name = $1) AND bool_or(query ~* '^\\s*(UN)?LISTEN|SKIP LOCKED')`;
 
 test("bench/survives-terminated-connections", async () => {
   const appName = `bench-termination-${randomBytes(4).toString("hex")}`;
