@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { isSoniqError } from "../src/index.js";
-import { memoryApps } from "./memory.js";
-import { eventually, rejection } from "./support.js";
+import { memoryApps, memoryBackend, overriding } from "./memory.js";
+import { eventually, gate, rejection } from "./support.js";
 
 const app = memoryApps();
 
@@ -120,6 +120,25 @@ describe("runtime/enqueue-validation", () => {
   });
 });
 
+/** A memory backend whose wake-up subscription is made only once `subscribed` opens; `subscriptions` counts live ones. */
+function slowSubscription() {
+  const base = memoryBackend();
+  const subscribed = gate();
+  let live = 0;
+  const backend = overriding(base, "wakeUps", {
+    subscribe: async (listener) => {
+      await subscribed.promise;
+      const unsubscribe = await base.wakeUps.subscribe(listener);
+      live++;
+      return async () => {
+        live--;
+        await unsubscribe();
+      };
+    },
+  });
+  return { backend, subscribed, subscriptions: () => live };
+}
+
 describe("runtime/wake-up", () => {
   it("runtime/worker-wakes-on-enqueue: a started worker picks up a new job without waiting for the poll", async () => {
     const soniq = app();
@@ -129,6 +148,36 @@ describe("runtime/wake-up", () => {
     const { id } = await job.enqueue({});
     await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("done"), 2000);
     await worker.stop();
+  });
+
+  it("runtime/claims-before-wake-ups: a slow wake-up subscription does not hold the first claim; once made, it claims what came meanwhile", async () => {
+    // Through a transaction-mode pooler Postgres's listen "auto" waits out a 3 s probe before subscribe answers.
+    const { backend, subscribed, subscriptions } = slowSubscription();
+    const soniq = app({}, backend);
+    const job = soniq.job("wake.late", async () => "ran");
+    const before = await job.enqueue({});
+    const worker = soniq.worker({ pollIntervalMs: 600_000 });
+    await worker.start();
+    await eventually(async () => expect((await soniq.getJob(before.id))?.status).toBe("done"));
+    // Enqueued with nobody subscribed: its wake-up is lost, and the next poll is ten minutes away.
+    const meanwhile = await job.enqueue({});
+    expect((await soniq.getJob(meanwhile.id))?.status).toBe("queued");
+    subscribed.open();
+    await eventually(async () => expect((await soniq.getJob(meanwhile.id))?.status).toBe("done"));
+    expect(subscriptions()).toBe(1);
+    await worker.stop();
+    expect(subscriptions()).toBe(0);
+  });
+
+  it("runtime/stop-before-subscribed: a worker stopped while its subscription is on its way drops it once made", async () => {
+    const { backend, subscribed, subscriptions } = slowSubscription();
+    const worker = app({}, backend).worker({ pollIntervalMs: 600_000 });
+    await worker.start();
+    const stopped = worker.stop();
+    subscribed.open();
+    await stopped;
+    expect(worker.state).toBe("stopped");
+    expect(subscriptions()).toBe(0);
   });
 });
 

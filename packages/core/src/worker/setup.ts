@@ -54,12 +54,16 @@ export async function subscribeWakeUps(
 }
 
 /**
- * The round trips a starting worker makes beside its registration, before its first claim: the wake-up
- * subscription and the webhook endpoint list (read first so the first jobs' events find their endpoints). They
- * do not depend on the registration, so they run while it does (on a 2,000-job drain the first job started 18-21
- * ms after `start()` instead of 22-24 ms with the three one after another). A nudge that arrives before the worker
- * runs is dropped; its first claim follows anyway. `undo` (the registration failed) waits for both and drops the
- * subscription; `settled` hands back the unsubscribe function and the endpoint read's error, if any.
+ * The round trips a starting worker makes beside its registration: the wake-up subscription and the webhook
+ * endpoint list (read first so the first jobs' events find their endpoints). They do not depend on the
+ * registration, so they run while it does (on a 2,000-job drain the first job started 18-21 ms after `start()`
+ * instead of 22-24 ms with the three one after another). The worker's first claim waits for the registration
+ * and the endpoint list only: the subscription may take longer (Postgres's `listen: "auto"` proves a NOTIFY
+ * arrives, which through a transaction-mode pooler means waiting out its 3 s probe), and wake-ups are hints.
+ * Once it is made, the worker is nudged: a job enqueued between its first claim and the LISTEN is claimed
+ * then, not a poll interval later. A nudge that arrives before the worker runs is dropped; its first claim
+ * follows anyway. `undo` (the registration failed) and `unsubscribe` (stop) wait for the subscription and
+ * drop it.
  */
 export function besideRegistration(
   rt: Runtime,
@@ -68,21 +72,32 @@ export function besideRegistration(
   nudge: () => void,
 ): {
   undo(): Promise<void>;
-  settled(): Promise<{ unsubscribe: (() => Promise<void>) | null; endpointsError: { err: unknown } | null }>;
+  /** The endpoint list is read: the error of that read, if any. */
+  endpointsRead: Promise<{ err: unknown } | null>;
+  unsubscribe(): Promise<void>;
 } {
-  const subscribed = subscribeWakeUps(rt, workerId, queues, nudge);
+  let dropped = false;
+  const subscribed = subscribeWakeUps(rt, workerId, queues, () => {
+    if (!dropped) nudge();
+  }).then((unsubscribe) => {
+    if (unsubscribe && !dropped) nudge();
+    return unsubscribe;
+  });
   const endpointsRead = rt.webhooks.refresh().then(
     () => null,
     (err: unknown) => ({ err }),
   );
+  const unsubscribe = async () => {
+    dropped = true;
+    const drop = await subscribed;
+    await drop?.().catch((err: unknown) => rt.logger.warn({ err, workerId }, "unsubscribe failed"));
+  };
   return {
+    endpointsRead,
+    unsubscribe,
     async undo() {
       await endpointsRead;
-      const unsubscribe = await subscribed;
-      await unsubscribe?.().catch((err: unknown) => rt.logger.warn({ err, workerId }, "unsubscribe failed"));
-    },
-    async settled() {
-      return { unsubscribe: await subscribed, endpointsError: await endpointsRead };
+      await unsubscribe();
     },
   };
 }

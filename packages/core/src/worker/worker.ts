@@ -75,6 +75,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
   readonly #waiters = new Waiters();
   /** `ctx.progress()` values waiting for the next heartbeat (see progress.ts). */
   readonly #progress = new ProgressBuffer();
+  /** Drops the wake-up subscription (made beside the registration, see setup.ts). */
   #unsubscribe: (() => Promise<void>) | null = null;
   #starting: Promise<void> | null = null;
   #stopping: Promise<void> | null = null;
@@ -164,8 +165,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
     }
     this.#workerIdForJobs = this.id;
     void recordTaskNames(this.#rt, this.id);
-    const { unsubscribe, endpointsError } = await beside.settled();
-    this.#unsubscribe = unsubscribe;
+    this.#unsubscribe = beside.unsubscribe;
+    const endpointsError = await beside.endpointsRead;
     if (endpointsError) throw endpointsError.err;
     if (this.#state !== "starting") return; // stop() was called meanwhile
     this.#state = "running";
@@ -368,8 +369,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#state = "stopping";
     this.#gate.cancel();
     clearImmediate(this.#soon);
-    if (this.#unsubscribe)
-      await this.#unsubscribe().catch((err: unknown) => logger.warn({ err }, "unsubscribe failed"));
+    if (this.#unsubscribe) await this.#unsubscribe();
     if (this.#claiming) await this.#claiming;
     this.#writer.release(this.#buffer.drain());
     await this.#drainInFlight();
