@@ -3,7 +3,8 @@
  * measurement's database used over a window, read from /proc (the server runs on this machine).
  *
  * Every 250 ms the sampler lists the backends of the database (`pg_stat_activity`: the system's producer
- * and worker connections, the harness's own count queries, autovacuum workers on that database) and reads
+ * and worker connections and autovacuum workers on that database; not the harness's own count and `settled`
+ * queries, whose sessions are named `HARNESS_APPLICATION_NAME`, see pg-admin.ts) and reads
  * each one's CPU time: `/proc/<pid>/schedstat` (nanoseconds on CPU), else `utime + stime` of
  * `/proc/<pid>/stat` (clock ticks, 100 per second). A backend already there at the start counts from its
  * reading then, one that appears later from zero (it was born in the window). A backend that exits between
@@ -13,7 +14,7 @@
  */
 import { readFileSync } from "node:fs";
 import type pg from "pg";
-import { benchClient } from "./pg-admin.js";
+import { benchClient, HARNESS_APPLICATION_NAME } from "./pg-admin.js";
 
 const SAMPLE_MS = 250;
 const CLOCK_TICKS_PER_SECOND = 100;
@@ -59,8 +60,8 @@ class Sampler implements DbCpuSampler {
 
   async sample(first: boolean): Promise<void> {
     const res = await this.client.query<{ pid: number }>(
-      "SELECT pid FROM pg_stat_activity WHERE datname = $1",
-      [this.database],
+      "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name IS DISTINCT FROM $2",
+      [this.database, HARNESS_APPLICATION_NAME],
     );
     for (const { pid } of res.rows) {
       const cpu = processCpuSeconds(pid);

@@ -95,11 +95,28 @@ export async function sessionTrouble(adminUrl: string, database: string): Promis
  * whole bench; this one records an incident, which makes the running measurement INVALID. A query that was
  * running rejects as well.
  */
-export function benchPool(connectionString: string, max: number, label: string): pg.Pool {
-  const pool = watchPg(new pg.Pool({ connectionString, max }), label);
+export function benchPool(
+  connectionString: string,
+  max: number,
+  label: string,
+  config: pg.PoolConfig = {},
+): pg.Pool {
+  const pool = watchPg(new pg.Pool({ connectionString, max, ...config }), label);
   // A checked-out client reports a lost connection on itself (the pool only hears about idle ones).
   pool.on("connect", (client) => watchPg(client, label));
   return pool;
+}
+
+/** The session name of the harness's own connections to a measurement's database (see `harnessPool`). */
+export const HARNESS_APPLICATION_NAME = "soniq-bench-harness";
+
+/**
+ * A one-connection `benchPool` for the harness's own reads of a measurement's database (the verification
+ * counts, and the `settled` poll every 2 ms during a drain): its session is named `HARNESS_APPLICATION_NAME`,
+ * so the store's CPU per job (db-cpu.ts) is what the system's own connections cost, not the harness's polling.
+ */
+export function harnessPool(connectionString: string, label: string): pg.Pool {
+  return benchPool(connectionString, 1, label, { application_name: HARNESS_APPLICATION_NAME });
 }
 
 /** A dedicated connection (LISTEN, schema setup) with the same error listener as `benchPool`. */

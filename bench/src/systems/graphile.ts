@@ -9,7 +9,7 @@ import type { Runner, WorkerUtils } from "graphile-worker";
 import type pg from "pg";
 import { recordIncident } from "../incidents.js";
 import { node24Unavailable } from "../node24.js";
-import { benchPool } from "../pg-admin.js";
+import { benchPool, harnessPool } from "../pg-admin.js";
 import {
   type BenchWorker,
   type Counts,
@@ -146,7 +146,7 @@ class GraphileSession implements SystemSession {
     private readonly utilsPool: pg.Pool,
     private readonly tuning: GraphileTuning,
   ) {
-    this.pool = benchPool(url, 1, "graphile counts pool");
+    this.pool = harnessPool(url, "graphile counts pool");
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {

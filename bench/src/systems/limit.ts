@@ -8,7 +8,7 @@
  */
 import type pg from "pg";
 import { recordIncident } from "../incidents.js";
-import { benchClient, benchPool } from "../pg-admin.js";
+import { benchClient, benchPool, harnessPool } from "../pg-admin.js";
 import {
   type BenchWorker,
   type Counts,
@@ -212,9 +212,12 @@ class LimitWorker implements BenchWorker {
 
 class LimitSession implements SystemSession {
   private readonly pool: pg.Pool;
+  /** The harness's counts and `settled` poll, apart from the producer's connections (pg-admin.ts). */
+  private readonly countsPool: pg.Pool;
 
   constructor(private readonly url: string) {
     this.pool = benchPool(url, 2, "limit producer pool");
+    this.countsPool = harnessPool(url, "limit counts pool");
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {
@@ -229,7 +232,7 @@ class LimitSession implements SystemSession {
   }
 
   async counts(kind: TaskKind): Promise<Counts> {
-    const res = await this.pool.query<Counts>(COUNTS, [TASK_NAMES[kind]]);
+    const res = await this.countsPool.query<Counts>(COUNTS, [TASK_NAMES[kind]]);
     const row = res.rows[0];
     if (!row) throw new Error("limit counts returned no row");
     return row;
@@ -237,7 +240,8 @@ class LimitSession implements SystemSession {
 
   async settled(kind: TaskKind): Promise<boolean> {
     return (
-      (await this.pool.query<{ settled: boolean }>(SETTLED, [TASK_NAMES[kind]])).rows[0]?.settled === true
+      (await this.countsPool.query<{ settled: boolean }>(SETTLED, [TASK_NAMES[kind]])).rows[0]?.settled ===
+      true
     );
   }
 
@@ -246,7 +250,7 @@ class LimitSession implements SystemSession {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.countsPool.end()]);
   }
 }
 

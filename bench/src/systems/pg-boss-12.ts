@@ -8,7 +8,7 @@
 import type pg from "pg";
 import { recordIncident } from "../incidents.js";
 import { node24Unavailable } from "../node24.js";
-import { benchPool } from "../pg-admin.js";
+import { harnessPool } from "../pg-admin.js";
 import {
   type BenchWorker,
   type Counts,
@@ -128,7 +128,7 @@ class PgBoss12Session implements SystemSession {
     private readonly url: string,
     private readonly boss: Boss,
   ) {
-    this.pool = benchPool(url, 1, "pg-boss 12 counts pool");
+    this.pool = harnessPool(url, "pg-boss 12 counts pool");
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {

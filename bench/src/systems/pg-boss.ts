@@ -9,7 +9,7 @@
 import type pg from "pg";
 import PgBoss from "pg-boss";
 import { recordIncident } from "../incidents.js";
-import { benchPool } from "../pg-admin.js";
+import { harnessPool } from "../pg-admin.js";
 import {
   type BenchWorker,
   type Counts,
@@ -101,7 +101,7 @@ class PgBossSession implements SystemSession {
     private readonly url: string,
     private readonly boss: PgBoss,
   ) {
-    this.pool = benchPool(url, 1, "pg-boss counts pool");
+    this.pool = harnessPool(url, "pg-boss counts pool");
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {

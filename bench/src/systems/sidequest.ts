@@ -9,7 +9,7 @@
  */
 import type pg from "pg";
 import { node24Unavailable } from "../node24.js";
-import { benchPool } from "../pg-admin.js";
+import { harnessPool } from "../pg-admin.js";
 import type { setSidequestSpec } from "./sidequest-jobs.js";
 import {
   type BenchWorker,
@@ -123,7 +123,7 @@ class SidequestSession implements SystemSession {
     private readonly url: string,
     private readonly api: Loaded,
   ) {
-    this.pool = benchPool(url, 1, "sidequest counts pool");
+    this.pool = harnessPool(url, "sidequest counts pool");
   }
 
   private async builder(kind: TaskKind): Promise<JobBuilder> {

@@ -5,7 +5,7 @@
 
 import type { PostgresBackendOptions } from "@soniq/backend-postgres";
 import type { Plugin, SoniqOptions, WorkerOptions } from "@soniq/core";
-import { benchClient, benchPool } from "../pg-admin.js";
+import { benchClient, harnessPool } from "../pg-admin.js";
 import type { CountQuery } from "./soniq-session.js";
 import type { Counts, RetentionSweep, SystemAdapter, SystemTarget } from "./types.js";
 import { TASK_NAMES } from "./types.js";
@@ -91,7 +91,7 @@ async function openSweep(target: SystemTarget): Promise<RetentionSweep> {
 
 /** The verification counts, on a one-connection pool of their own; `keepsDone: false` when done rows are deleted. */
 function countQuery(url: string, keepsDone = true): { query: CountQuery; end: () => Promise<void> } {
-  const pool = benchPool(url, 1, "soniq counts pool");
+  const pool = harnessPool(url, "soniq counts pool");
   const query: CountQuery = {
     async counts(kind) {
       const row = (await pool.query<Counts>(COUNTS, [TASK_NAMES[kind]])).rows[0];
