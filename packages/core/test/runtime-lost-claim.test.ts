@@ -27,10 +27,13 @@ async function loseClaim(backend: Backend<unknown>, worker: Worker, id: string, 
   worker.nudge();
 }
 
-/** A worker whose handler records each start and waits for the test to let the first run finish. */
-async function holdingWorker() {
+/**
+ * A worker whose handler records each start and waits for the test to let the first run finish. `wrap` puts
+ * something between the worker and the backend (which the test still reaches directly).
+ */
+async function holdingWorker(wrap: (backend: Backend<unknown>) => Backend<unknown> = (b) => b) {
   const backend = memoryBackend();
-  const soniq = app({}, backend);
+  const soniq = app({}, wrap(backend));
   const release = gate();
   const starts: number[] = [];
   const job = soniq.job("lost.claim", async (_args: object, ctx) => {
@@ -79,6 +82,41 @@ describe("runtime/lost-claim", () => {
     const row = await soniq.getJob(id);
     expect(row?.attempts).toBe(2);
     expect(row?.result).toBe(2);
+  });
+
+  it("runtime/lost-claim-answer-after-done: a claim whose answer arrives after the held run's done applied to its row does not run the job again", async () => {
+    // The claim and the settle travel on different connections: the database can take the job again (same
+    // attempt) and then apply the first run's done to that row, while the worker hears the done first and the
+    // claim's answer after it. The job is done by then; running what the claim returned would run it again.
+    let holdAnswer: Promise<void> | null = null;
+    let answered = 0;
+    const { backend, soniq, worker, id, starts, done, release } = await holdingWorker((base) =>
+      overriding(base, "runs", {
+        claim: async (request: ClaimRequest) => {
+          const result = await base.runs.claim(request);
+          if (holdAnswer && result.jobs.length > 0) await holdAnswer;
+          answered++;
+          return result;
+        },
+      }),
+    );
+    const answer = gate();
+    holdAnswer = answer.promise;
+    await loseClaim(backend, worker, id, 0);
+    // The second claim took the job (processing under the worker again, attempt 1); its answer is held.
+    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("processing"));
+    release.open();
+    await eventually(() => expect(done).toEqual([1]));
+    expect((await soniq.getJob(id))?.status).toBe("done");
+    const before = answered;
+    holdAnswer = null;
+    answer.open();
+    // Two more claims answered: the worker has taken in the held answer and started what it would run.
+    await eventually(() => expect(answered).toBeGreaterThanOrEqual(before + 3));
+    await worker.stop();
+    expect(starts).toEqual([1]);
+    expect(done).toEqual([1]);
+    expect((await soniq.getJob(id))?.status).toBe("done");
   });
 });
 

@@ -3,7 +3,8 @@
  * `maxAttempts` (earlier runs that never settled: their workers kept dying). Those are not run again:
  * they are dead-lettered through the outcome writer, and still count as taken, so a full claim is never
  * mistaken for a drained queue. A job this worker still holds from an earlier, lost claim is not run again
- * either: the writer parks it and gives it back once the held run settled (held-jobs.ts).
+ * either: the writer parks it and gives it back once the held run settled, or gives it back at once when that
+ * run's settlement was reported while the claim was on its way (held-jobs.ts).
  */
 import type { ClaimCap, ClaimRequest } from "../contract/index.js";
 import type { Runtime } from "../runtime.js";
@@ -21,7 +22,14 @@ export interface Claimed {
 }
 
 export async function claimJobs(rt: Runtime, writer: OutcomeWriter, request: ClaimRequest): Promise<Claimed> {
-  const result = await rt.backend.runs.claim(request);
+  writer.claimStarted();
+  let result: Awaited<ReturnType<typeof rt.backend.runs.claim>>;
+  try {
+    result = await rt.backend.runs.claim(request);
+  } catch (err) {
+    writer.claimFailed();
+    throw err;
+  }
   const { capped } = result;
   const taken = result.jobs.length;
   const jobs = writer.admit(result.jobs);

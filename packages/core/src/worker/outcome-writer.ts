@@ -47,6 +47,12 @@ const RELEASE: Written = Object.freeze({ kind: "release" });
 const GIVE_BACK: Written = Object.freeze({ kind: "give_back" });
 const RECLAIM: Written = Object.freeze({ kind: "reclaim" });
 
+/** A run's own outcome (not a give-back of a job that did not run, nor a shutdown's nack). */
+function ranOutcome(outcome: Written | Outcome | undefined): boolean {
+  const kind = outcome?.kind;
+  return kind === "done" || kind === "retry" || kind === "dead_letter" || kind === "snooze";
+}
+
 /** What the writer keeps per settlement to report it once written (a `Running`, or a job never run). */
 interface Pending {
   readonly job: Job;
@@ -124,9 +130,24 @@ export class OutcomeWriter {
     }
   }
 
-  /** A claim's jobs: the ones to run; a job this worker still holds is parked (held-jobs.ts). */
+  /** A claim is sent (held-jobs.ts: settlements reported until its answer are remembered). */
+  claimStarted(): void {
+    this.#held.claimStarted();
+  }
+
+  claimFailed(): void {
+    this.#held.claimFailed();
+  }
+
+  /**
+   * A claim's jobs: the ones to run. A job this worker still holds is parked; one whose settlement was
+   * reported while the claim was on its way is given back at once (held-jobs.ts).
+   */
   admit(jobs: Job[]): Job[] {
-    return this.#held.admit(jobs);
+    const { runnable, late } = this.#held.admit(jobs);
+    for (const job of late)
+      this.#batcher.add(releaseSettlement(job), { job, outcome: RECLAIM, durationMs: 0 });
+    return runnable;
   }
 
   /** Whether this worker holds the job: claimed, and its settlement not reported yet. */
@@ -238,7 +259,7 @@ export class OutcomeWriter {
     }
     for (let i = 0; i < tags.length; i++) {
       const tag = tags[i] as Pending;
-      this.#reported(tag.job.id);
+      this.#reported(tag.job.id, applied[i] === true && ranOutcome(tag.outcome));
       if (applied[i] === true) this.#applied(tag);
       else {
         this.rt.logger.debug(
@@ -280,15 +301,15 @@ export class OutcomeWriter {
       case "reclaim":
         this.rt.logger.warn(
           { jobId: job.id, attempt: job.attempts },
-          "a claim returned a job this worker still held (an earlier claim was lost); it was given back",
+          "a claim returned a job this worker had already taken (an earlier claim was lost); it was given back",
         );
         return;
     }
   }
 
   /** A held job's settlement was reported: a claim parked behind it is given back now (held-jobs.ts). */
-  #reported(jobId: string): void {
-    const parked = this.#held.settled(jobId);
+  #reported(jobId: string, ranAndApplied = false): void {
+    const parked = this.#held.settled(jobId, ranAndApplied);
     if (parked !== undefined) {
       this.#batcher.add(releaseSettlement(parked), { job: parked, outcome: RECLAIM, durationMs: 0 });
     }
