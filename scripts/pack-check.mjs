@@ -66,12 +66,13 @@ const TOOLS = { tsx: "4.23.15", typescript: "6.0.3", "@types/node": "20.19.43" }
 // ---------------------------------------------------------------------------------------------------
 // stage: pack
 
-/** Public packages: every workspace manifest under packages/ and apps/ (and bench/) without private: true. */
+/** Public packages: every workspace manifest under packages/ and apps/ (and bench/, bench/peers/) without private: true. */
 function workspacePackages() {
   const dirs = [
     ...readdirSync(join(ROOT, "packages")).map((d) => join(ROOT, "packages", d)),
     ...readdirSync(join(ROOT, "apps")).map((d) => join(ROOT, "apps", d)),
     join(ROOT, "bench"),
+    ...readdirSync(join(ROOT, "bench", "peers")).map((d) => join(ROOT, "bench", "peers", d)),
   ].filter((d) => existsSync(join(d, "package.json")));
   return dirs.map((dir) => ({ dir, manifest: readJson(join(dir, "package.json")) }));
 }
@@ -82,7 +83,7 @@ function stagePack() {
   mkdirSync(TARBALLS, { recursive: true });
   const all = workspacePackages();
   const isPrivate = all.filter((p) => p.manifest.private === true).map((p) => p.manifest.name);
-  for (const expected of ["@soniq/e2e", "@soniq/example", "@soniq/bench"]) {
+  for (const expected of ["@soniq/e2e", "@soniq/example", "@soniq/bench", "@soniq/bench-liteque"]) {
     if (!isPrivate.includes(expected)) fail(`${expected} must be "private": true so it is never packed`);
   }
   const problems = [];

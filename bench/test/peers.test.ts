@@ -1,6 +1,6 @@
 /**
  * The peers' plumbing end to end, one cheap drain each: a Redis row (BullMQ: key prefix, Redis CPU), an
- * in-process SQLite queue (plainjob) and the Node 24 rows (setup, producer and worker children on the
+ * in-process SQLite queues (plainjob; liteque on its own better-sqlite3 11.9.1) and the Node 24 rows (setup, producer and worker children on the
  * registry's Node 24, better-sqlite3 13 hooked in): every row valid and verified, with the CPU-per-job
  * figures, and the ratios paired by runtime and storage. BullMQ's W8 row (its own flows: one parent over
  * n-1 children) beside Soniq's, verified like Soniq's (every step once, the fan-in job after the others).
@@ -53,6 +53,7 @@ test("bench/peers-run-on-their-runtime-and-store", () => {
     "soniq-postgres",
     "bullmq",
     "plainjob",
+    "liteque",
     "soniq-sqlite",
     "soniq-postgres-node24",
     "soniq-sqlite-node24",
@@ -69,7 +70,11 @@ test("bench/peers-run-on-their-runtime-and-store", () => {
   expect(storeCpu("bullmq")).toBeGreaterThan(0);
   expect(storeCpu("soniq-postgres-node24")).toBeGreaterThan(0);
   const pairs = new Set(doc.ratios.map((r) => `${r.soniq}/${r.peer}`));
-  expect([...pairs].sort()).toEqual(["soniq-postgres/bullmq", "soniq-sqlite/plainjob"]);
+  expect([...pairs].sort()).toEqual([
+    "soniq-postgres/bullmq",
+    "soniq-sqlite/liteque",
+    "soniq-sqlite/plainjob",
+  ]);
 }, 300_000);
 
 test("bench/bullmq-flow-row-is-verified-beside-soniq", () => {

@@ -5,12 +5,14 @@
  * completes (a drained queue is an empty table) and keeps failed ones (`keepFailedJobs`). No bulk enqueue:
  * a batch is that many `enqueue()` calls.
  *
- * liteque 0.8.0 cannot dequeue on Node here: `attemptDequeue` passes an async function to drizzle 0.33's
- * better-sqlite3 transaction, and better-sqlite3 (11 and 12 alike) throws "Transaction function cannot return
- * a promise". `unavailable()` probes exactly that on an in-memory database, so the row runs as soon as a
- * release works and is reported as not run (with the reason) until then.
+ * liteque 0.8.0 dequeues in `db.transaction(async (txn) => ...)`, which better-sqlite3 refuses from 11.10 on
+ * ("Transaction function cannot return a promise"): it is loaded through `@soniq/bench-liteque`
+ * (bench/peers/liteque), which gives it better-sqlite3 11.9.1, inside its peer range, where the call is accepted
+ * (its select and update then run as autocommit statements, kept safe by its compare-and-swap on allocationId).
+ * `unavailable()` still probes a dequeue on an in-memory database first, so a broken install is reported as not
+ * run, with the reason, instead of timing out.
  */
-import type { Runner, SqliteQueue } from "liteque";
+import type { Runner, SqliteQueue } from "@soniq/bench-liteque";
 import { SqliteCounts } from "./sqlite-counts.js";
 import {
   type BenchWorker,
@@ -63,7 +65,7 @@ class LitequeWorker implements BenchWorker {
   ) {}
 
   async start(): Promise<void> {
-    const { Runner } = await import("liteque");
+    const { Runner } = await import("@soniq/bench-liteque");
     const spec = this.spec;
     for (const kind of KINDS) {
       const runner = new Runner<Payload>(
@@ -123,9 +125,9 @@ export const litequeSystem: SystemAdapter = {
   deletesDone: true,
   immediateRetries: true,
   notes: `one Runner per queue at concurrency c, pollIntervalMs ${POLL_MS} (no wake-up); completed jobs deleted, failed kept; no bulk API (a batch is enqueue() calls)`,
-  preload: () => import("liteque"),
+  preload: () => import("@soniq/bench-liteque"),
   async unavailable() {
-    const { buildDBClient, SqliteQueue } = await import("liteque");
+    const { buildDBClient, SqliteQueue } = await import("@soniq/bench-liteque");
     const db = buildDBClient(":memory:", { runMigrations: true });
     try {
       const queue = new SqliteQueue<Payload>("probe", db, {
@@ -142,12 +144,12 @@ export const litequeSystem: SystemAdapter = {
     }
   },
   async prepare(target) {
-    const { buildDBClient } = await import("liteque");
+    const { buildDBClient } = await import("@soniq/bench-liteque");
     closeDb(buildDBClient(requirePath(target), { runMigrations: true }));
   },
   async open(target) {
     const path = requirePath(target);
-    const { buildDBClient, SqliteQueue } = await import("liteque");
+    const { buildDBClient, SqliteQueue } = await import("@soniq/bench-liteque");
     const db = buildDBClient(path);
     const open = (kind: TaskKind) =>
       new SqliteQueue<Payload>(TASK_NAMES[kind], db, {

@@ -1,0 +1,1 @@
+export { buildDBClient, Runner, SqliteQueue } from "liteque";
