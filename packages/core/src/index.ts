@@ -5,9 +5,9 @@
  * Backend authors import `@soniq/core/backend`.
  */
 
-export type { ActorOptions, AuditListFilter, AuditService } from "./audit.js";
-export { type Clock, type ClockTimer, type ManualClock, manualClock, systemClock } from "./clock.js";
-export type { JobContext } from "./context.js";
+export type { ActorOptions, AuditListFilter, AuditService } from "./observability/audit.js";
+export { type Clock, type ClockTimer, type ManualClock, manualClock, systemClock } from "./common/clock.js";
+export type { JobContext } from "./jobs/context.js";
 export type {
   Backend,
   BackendCapabilities,
@@ -15,9 +15,9 @@ export type {
   EnqueueResult,
   MigrationReport,
 } from "./contract/index.js";
-export type { DeadLetterService, LineSink, ReplayOverrides } from "./dead-letter.js";
-export type { BulkOptions, BulkResult, DeadLetterBulkFilter } from "./dead-letter-bulk.js";
-export type { EnqueueManyItem } from "./enqueue-many.js";
+export type { DeadLetterService, LineSink, ReplayOverrides } from "./dead-letters/service.js";
+export type { BulkOptions, BulkResult, DeadLetterBulkFilter } from "./dead-letters/bulk.js";
+export type { EnqueueManyItem } from "./jobs/enqueue-many.js";
 export {
   isSoniqError,
   JobAbortedError,
@@ -25,9 +25,9 @@ export {
   SONIQ_ERROR_CODES,
   SoniqError,
   type SoniqErrorCode,
-} from "./errors.js";
-export { EXPLAIN_CODES, type ExplainCode, type ExplainReason, type Explanation } from "./explain.js";
-export { MAX_FLOW_STEPS, MAX_STEP_PARENTS } from "./flow-steps.js";
+} from "./common/errors.js";
+export { EXPLAIN_CODES, type ExplainCode, type ExplainReason, type Explanation } from "./jobs/explain.js";
+export { MAX_FLOW_STEPS, MAX_STEP_PARENTS } from "./flows/steps.js";
 export type {
   FlowDefinition,
   FlowService,
@@ -35,34 +35,34 @@ export type {
   StartedFlow,
   StartFlowOptions,
   WaitForFlowOptions,
-} from "./flows.js";
-export type { Handler, JobDefinition, JobResult } from "./jobs.js";
-export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS, suspectAfterMs } from "./liveness.js";
-export type { LogFn, Logger } from "./logger.js";
-export type { ClaimEvent, JobEndEvent, JobEndStatus, JobStartEvent, MetricsSink } from "./metrics.js";
-export type { MetricsPoint, MetricsSeriesFilter, MetricsService } from "./metrics-series.js";
-export type { Hooks, Middleware, Next, Plugin } from "./middleware.js";
-export type { MigrationsApi } from "./migrations.js";
-export { isValidJobName, JOB_NAME_PATTERN } from "./names.js";
-export type { OptionDoc } from "./option-table.js";
+} from "./flows/service.js";
+export type { Handler, JobDefinition, JobResult } from "./jobs/definition.js";
+export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS, suspectAfterMs } from "./worker/liveness.js";
+export type { LogFn, Logger } from "./common/logger.js";
+export type { ClaimEvent, JobEndEvent, JobEndStatus, JobStartEvent, MetricsSink } from "./observability/sink.js";
+export type { MetricsPoint, MetricsSeriesFilter, MetricsService } from "./observability/series.js";
+export type { Hooks, Middleware, Next, Plugin } from "./app/plugins.js";
+export type { MigrationsApi } from "./app/migrations.js";
+export { isValidJobName, JOB_NAME_PATTERN } from "./common/names.js";
+export type { OptionDoc } from "./common/option-table.js";
 export type {
   EnqueueOptions as JobEnqueueOptions,
   JobOptions,
   ResolvedJobOptions,
   ResolvedSoniqOptions,
   SoniqOptions,
-} from "./options.js";
-export { describeOptions } from "./options.js";
-export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./outcomes.js";
-export { MAX_PROGRESS_BYTES, progressPercent } from "./progress.js";
-export type { DeadLetterFilter, DeadLetterPosition, JobPosition, ListJobsFilter } from "./queries.js";
-export { durationWords, type QueueStateWord, queueLimitsText, queueStateWord } from "./queue-words.js";
+} from "./app/options.js";
+export { describeOptions } from "./app/options.js";
+export { isPermanentError, isSnooze, PermanentError, type Snooze, snooze } from "./jobs/outcomes.js";
+export { MAX_PROGRESS_BYTES, progressPercent } from "./jobs/progress.js";
+export type { DeadLetterFilter, DeadLetterPosition, JobPosition, ListJobsFilter } from "./jobs/queries.js";
+export { durationWords, type QueueStateWord, queueLimitsText, queueStateWord } from "./ops/queue-words.js";
 export {
   EXACT_COUNTS_UP_TO,
   type QueueConfig,
   type QueueControlOptions,
   type QueueService,
-} from "./queues.js";
+} from "./queues/service.js";
 export {
   REDACTED,
   type RedactableRow,
@@ -71,22 +71,22 @@ export {
   type RedactFunction,
   type RedactOption,
   type Redactor,
-} from "./redact.js";
-export type { ReplicationStatus } from "./replication.js";
-export type { EnqueueHandle, JobOutcome, WaitForOptions } from "./results.js";
+} from "./observability/redact.js";
+export type { ReplicationStatus } from "./observability/replication.js";
+export type { EnqueueHandle, JobOutcome, WaitForOptions } from "./jobs/results.js";
 export type {
   BackoffRetry,
   ListRetry,
   RetryContext,
   RetryFunction,
   RetryPolicy,
-} from "./retry-policy.js";
+} from "./jobs/retry-policy.js";
 export type { PeriodicDeclaration, PeriodicOptions } from "./schedules/declare.js";
 export type { CheckReport, Scheduler, SchedulerOptions } from "./schedules/scheduler.js";
 export type { ScheduleService } from "./schedules/service.js";
 export type { WorkerScheduleOptions } from "./schedules/worker.js";
-export { SHORT_ID_LENGTH, shortId } from "./short-id.js";
-export { Soniq } from "./soniq.js";
+export { SHORT_ID_LENGTH, shortId } from "./ops/short-id.js";
+export { Soniq } from "./app/soniq.js";
 export {
   type ProducerHook,
   type RunOutcome,
@@ -95,7 +95,7 @@ export {
   type SendOrigin,
   type SentJob,
   traceIdOf,
-} from "./tracing.js";
+} from "./observability/tracing.js";
 export type {
   WebhookDelivery,
   WebhookDeliveryEvent,
@@ -104,7 +104,7 @@ export type {
   WebhookEvent,
   WebhookPayload,
   WebhookRetry,
-} from "./types.js";
+} from "./common/types.js";
 export {
   AUDIT_ACTIONS,
   type AuditAction,
@@ -150,8 +150,8 @@ export {
   WORKER_STATUSES,
   type WorkerInfo,
   type WorkerStatus,
-} from "./types.js";
-export { SONIQ_VERSION } from "./version.js";
+} from "./common/types.js";
+export { SONIQ_VERSION } from "./common/version.js";
 export type { WebhookRegistration, WebhookUpdate } from "./webhooks/input.js";
 export type { WebhookOptions } from "./webhooks/options.js";
 export type { WebhookDeliveryFilter, WebhookService, WebhookTestResult } from "./webhooks/service.js";
@@ -161,7 +161,7 @@ export {
   verifyWebhookSignature,
 } from "./webhooks/signature.js";
 export type { Worker, WorkerEvents, WorkerState } from "./worker/worker.js";
-export type { ResolvedWorkerOptions, WorkerOptions } from "./worker-options.js";
+export type { ResolvedWorkerOptions, WorkerOptions } from "./worker/options.js";
 export {
   WORKER_LIVENESS,
   type WorkerListOptions,
@@ -169,4 +169,4 @@ export {
   type WorkersApi,
   type WorkerView,
   workerCounts,
-} from "./workers.js";
+} from "./worker/service.js";

@@ -2,7 +2,7 @@ import { Console } from "node:console";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import type { Logger } from "../src/index.js";
-import { logLine } from "../src/log-line.js";
+import { logLine } from "../src/common/log-line.js";
 import { memoryApps } from "./memory.js";
 
 const app = memoryApps();

@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
 import type { DeadLetterListQuery, NewJob } from "../src/contract/index.js";
-import { isSoniqError } from "../src/errors.js";
+import { isSoniqError } from "../src/common/errors.js";
 import { deadLetterAllDue, memoryApps, memoryBackend, overriding } from "./memory.js";
 
 const app = memoryApps();

@@ -3,7 +3,7 @@
  * author uses. Their run-time exports are pinned here, so a value joins an entry on purpose.
  */
 import { describe, expect, it } from "vitest";
-import * as backendEntry from "../src/backend-entry.js";
+import * as backendEntry from "../src/backend.js";
 import * as appEntry from "../src/index.js";
 
 const isClass = (value: unknown) =>

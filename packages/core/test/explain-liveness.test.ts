@@ -3,8 +3,8 @@
  * heartbeats, long before it is stale (60 s by default) and recovery requeues the job.
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_STALE_AFTER_MS } from "../src/liveness.js";
-import { resolveWorkerOptions } from "../src/worker-options.js";
+import { DEFAULT_STALE_AFTER_MS } from "../src/worker/liveness.js";
+import { resolveWorkerOptions } from "../src/worker/options.js";
 import { memoryApps, memoryBackend } from "./memory.js";
 
 const app = memoryApps();

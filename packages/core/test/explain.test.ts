@@ -2,8 +2,8 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { WorkerRegistration } from "../src/contract/index.js";
-import { EXPLAIN_CODES, type Explanation } from "../src/explain.js";
-import { PermanentError } from "../src/outcomes.js";
+import { EXPLAIN_CODES, type Explanation } from "../src/jobs/explain.js";
+import { PermanentError } from "../src/jobs/outcomes.js";
 import { memoryApps } from "./memory.js";
 
 const app = memoryApps();

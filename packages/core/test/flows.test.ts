@@ -1,8 +1,8 @@
 /** soniq.flows on the memory backend: what core decides (validation, limits, lists, waits, cancels, rules). */
 import { describe, expect, it } from "vitest";
-import { isSoniqError, type SoniqError } from "../src/errors.js";
-import { dependentEffect, flowStateOf, type StoredFlow } from "../src/flow-rules.js";
-import { MAX_FLOW_STEPS, MAX_STEP_PARENTS } from "../src/flow-steps.js";
+import { isSoniqError, type SoniqError } from "../src/common/errors.js";
+import { dependentEffect, flowStateOf, type StoredFlow } from "../src/flows/rules.js";
+import { MAX_FLOW_STEPS, MAX_STEP_PARENTS } from "../src/flows/steps.js";
 import { memoryApps } from "./memory.js";
 
 const app = memoryApps();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { argsHash, canonicalJson, checkJson, MAX_JSON_DEPTH, storableText } from "../src/json.js";
+import { argsHash, canonicalJson, checkJson, MAX_JSON_DEPTH, storableText } from "../src/common/json.js";
 
 describe("json/check", () => {
   it("accepts JSON values and returns them unchanged", () => {

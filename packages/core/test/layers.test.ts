@@ -2,13 +2,14 @@
  * Core's floors, checked on its import graph (every `import` and `export ... from` of src/, type-only ones
  * included): a file imports only files on its own floor or below, and the graph has no cycle.
  *
- *   ground    words and values everything shares: errors, ids, json, names, logger, clock, types, ...
- *   contract  src/contract/: the Backend interface, facet by facet (types only)
- *   services  the rules core runs over a backend: guard, queries, options, jobs, dead letters, queues,
- *             schedules' planning and service, ... (a new file at src/ lands here unless listed below)
- *   runners   the loops: src/worker/, the scheduler and its worker hook
- *   app       soniq.ts, the `Soniq` class that assembles everything
- *   entries   what package.json exports (index.ts, backend-entry.ts, ...); nothing in src imports them
+ *   ground    common/ (errors, ids, json, names, logger, clock, the row types) and the few feature files a
+ *             contract or a plugin names (flows/types, webhooks/types, jobs/context, jobs/outcomes, ...)
+ *   contract  contract/: the Backend interface, facet by facet (types only)
+ *   services  the feature folders (jobs/, dead-letters/, flows/, queues/, schedules/, webhooks/,
+ *             observability/, ops/, app/'s guard and options): the rules core runs over a backend
+ *   runners   the loops: worker/ (but for its options, liveness rule and list), the scheduler and its worker hook
+ *   app       app/soniq.ts, the `Soniq` class that assembles everything
+ *   entries   what package.json exports (index.ts, backend.ts, ...); nothing in src imports them
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
@@ -19,37 +20,31 @@ const SRC = join(dirname(fileURLToPath(import.meta.url)), "..", "src");
 const FLOORS = ["ground", "contract", "services", "runners", "app", "entries"] as const;
 type Floor = (typeof FLOORS)[number];
 
-const GROUND = [
-  "clock.ts",
-  "context.ts",
-  "errors.ts",
-  "flow-types.ts",
-  "ids.ts",
-  "json.ts",
-  "log-line.ts",
-  "logger.ts",
-  "metrics.ts",
-  "middleware.ts",
-  "names.ts",
-  "outcomes.ts",
-  "progress.ts",
-  "retry-policy.ts",
+/** Ground: the words everything shares (common/), and each feature's own types and values a contract names. */
+const GROUND_FILES = [
+  "flows/types.ts",
+  "jobs/context.ts",
+  "jobs/outcomes.ts",
+  "jobs/progress.ts",
+  "jobs/retry-policy.ts",
+  "observability/sink.ts",
+  "observability/tracing.ts",
+  "app/plugins.ts",
   "schema/constants.ts",
-  "tracing.ts",
-  "typed-emitter.ts",
-  "types.ts",
-  "version.ts",
-  "webhook-types.ts",
+  "webhooks/types.ts",
 ];
-const RUNNERS = ["schedules/scheduler.ts", "schedules/worker.ts"];
-const ENTRIES = ["index.ts", "backend-entry.ts", "prometheus.ts", "schema/pg.ts", "schema/sqlite.ts"];
+/** The loops: the worker and the scheduler. The worker folder's services (options, liveness, the list) are below. */
+const RUNNER_FILES = ["schedules/scheduler.ts", "schedules/worker.ts"];
+const WORKER_SERVICES = ["worker/options.ts", "worker/liveness.ts", "worker/service.ts"];
+const ENTRIES = ["index.ts", "backend.ts", "observability/prometheus.ts", "schema/pg.ts", "schema/sqlite.ts"];
 
 function floorOf(file: string): Floor {
   if (ENTRIES.includes(file)) return "entries";
-  if (file === "soniq.ts") return "app";
-  if (file.startsWith("worker/") || RUNNERS.includes(file)) return "runners";
+  if (file === "app/soniq.ts") return "app";
+  if (RUNNER_FILES.includes(file)) return "runners";
+  if (file.startsWith("worker/") && !WORKER_SERVICES.includes(file)) return "runners";
   if (file.startsWith("contract/")) return "contract";
-  if (GROUND.includes(file)) return "ground";
+  if (file.startsWith("common/") || GROUND_FILES.includes(file)) return "ground";
   return "services";
 }
 
@@ -116,7 +111,7 @@ describe("core/layers", () => {
 
   it("core/layers-parsed: the graph reads every file and resolves every import to a file of src/", () => {
     expect(graph.size).toBeGreaterThan(50);
-    expect(graph.get("soniq.ts")).toContain("contract/index.ts");
+    expect(graph.get("app/soniq.ts")).toContain("contract/index.ts");
     const unresolved = [...graph].flatMap(([file, targets]) =>
       targets.filter((t) => !graph.has(t)).map((t) => `${file} -> ${t}`),
     );
@@ -134,10 +129,10 @@ describe("core/layers", () => {
   it("core/layers-check-catches: the checks find an arrow up, an import of an entry, and a cycle", () => {
     const broken = new Map(graph);
     broken.set("contract/runs.ts", [...(graph.get("contract/runs.ts") ?? []), "worker/claim.ts"]);
-    broken.set("queues.ts", [...(graph.get("queues.ts") ?? []), "index.ts"]);
+    broken.set("queues/service.ts", [...(graph.get("queues/service.ts") ?? []), "index.ts"]);
     expect(upwardArrows(broken)).toEqual([
       "contract/runs.ts (contract) -> worker/claim.ts (runners)",
-      "queues.ts (services) -> index.ts (entries)",
+      "queues/service.ts (services) -> index.ts (entries)",
     ]);
     // worker/claim.ts imports contract/index.ts, which re-exports contract/runs.ts: a cycle.
     expect(findCycle(broken)).toEqual(expect.arrayContaining(["contract/runs.ts", "worker/claim.ts"]));

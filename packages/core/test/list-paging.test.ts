@@ -1,8 +1,8 @@
 /** Keyset paging through the app API (listJobs, deadLetter.list/export) and its one normalisation. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { isSoniqError } from "../src/errors.js";
-import { jobListQuery } from "../src/queries.js";
+import { isSoniqError } from "../src/common/errors.js";
+import { jobListQuery } from "../src/jobs/queries.js";
 import { deadLetterAllDue, memoryApps, memoryBackend } from "./memory.js";
 
 const app = memoryApps();

@@ -1,6 +1,6 @@
 /** Persisted per-minute metrics on the memory backend: batched by the worker, read by metrics.series. */
 import { describe, expect, it } from "vitest";
-import { isSoniqError } from "../src/errors.js";
+import { isSoniqError } from "../src/common/errors.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
 
 const app = memoryApps();

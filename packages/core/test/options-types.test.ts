@@ -2,18 +2,18 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import type { Clock } from "../src/clock.js";
+import type { Clock } from "../src/common/clock.js";
 import type { Backend } from "../src/contract/index.js";
-import type { Logger } from "../src/logger.js";
+import type { Logger } from "../src/common/logger.js";
 import type {
   EnqueueOptions,
   JobOptions,
   ResolvedJobOptions,
   ResolvedSoniqOptions,
   SoniqOptions,
-} from "../src/options.js";
-import type { RetryPolicy } from "../src/retry-policy.js";
-import type { ResolvedWorkerOptions, WorkerOptions } from "../src/worker-options.js";
+} from "../src/app/options.js";
+import type { RetryPolicy } from "../src/jobs/retry-policy.js";
+import type { ResolvedWorkerOptions, WorkerOptions } from "../src/worker/options.js";
 
 describe("core/options-types", () => {
   it("core/options-types-given: every option optional as users write it, the generic ones typed by the caller", () => {

@@ -1,6 +1,6 @@
 /** Queue controls refuse a name nothing knows (a typo), unless asked to create it. */
 import { describe, expect, it } from "vitest";
-import { isSoniqError } from "../src/errors.js";
+import { isSoniqError } from "../src/common/errors.js";
 import { memoryApps } from "./memory.js";
 
 const app = memoryApps();

@@ -1,6 +1,6 @@
 /** soniq.queues and soniq.audit on the memory backend: validation, merge semantics, actors, the claim. */
 import { describe, expect, it } from "vitest";
-import { isSoniqError } from "../src/errors.js";
+import { isSoniqError } from "../src/common/errors.js";
 import { manualClock } from "../src/index.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
 import { eventually } from "./support.js";

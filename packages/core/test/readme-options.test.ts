@@ -1,7 +1,7 @@
 /** The README's options tables are the options declaration (describeOptions()), row for row. */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { describeOptions } from "../src/options.js";
+import { describeOptions } from "../src/app/options.js";
 
 const README = readFileSync(new URL("../README.md", import.meta.url), "utf8");
 

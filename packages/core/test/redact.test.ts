@@ -1,6 +1,6 @@
 /** `redact`: what operators see of args, results, progress and errors; the handler and the store keep the truth. */
 import { describe, expect, it } from "vitest";
-import { createRedactor, REDACTED, REDACTION_FAILED } from "../src/redact.js";
+import { createRedactor, REDACTED, REDACTION_FAILED } from "../src/observability/redact.js";
 import { memoryApps } from "./memory.js";
 
 const app = memoryApps();

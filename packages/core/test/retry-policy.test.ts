@@ -4,8 +4,8 @@ import {
   DEFAULT_RETRY,
   type RetryContext,
   retryPolicyProblems,
-} from "../src/retry-policy.js";
-import type { Job } from "../src/types.js";
+} from "../src/jobs/retry-policy.js";
+import type { Job } from "../src/common/types.js";
 
 const ctx = (attempt: number): RetryContext => ({
   attempt,

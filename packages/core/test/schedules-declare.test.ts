@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isSoniqError } from "../src/errors.js";
+import { isSoniqError } from "../src/common/errors.js";
 import { declarePeriodic, type PeriodicOptions, parseEvery } from "../src/schedules/declare.js";
 
 function fieldOf(options: unknown): unknown {

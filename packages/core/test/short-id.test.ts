@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { newJobId } from "../src/ids.js";
+import { newJobId } from "../src/common/ids.js";
 import { shortId } from "../src/index.js";
 
 describe("ids/short-id", () => {

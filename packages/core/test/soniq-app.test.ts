@@ -2,8 +2,8 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import type { NewJob } from "../src/contract/index.js";
-import { isSoniqError } from "../src/errors.js";
-import { Soniq } from "../src/soniq.js";
+import { isSoniqError } from "../src/common/errors.js";
+import { Soniq } from "../src/app/soniq.js";
 import { caught, stubBackend } from "./support.js";
 
 describe("app/options", () => {

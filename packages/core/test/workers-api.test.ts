@@ -1,10 +1,10 @@
 /** `soniq.workers.list()` and `soniq.migrations.status()`: the app API the CLI and the dashboard read. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { manualClock } from "../src/clock.js";
+import { manualClock } from "../src/common/clock.js";
 import type { WorkerRegistration } from "../src/contract/index.js";
 import { isSoniqError, type Soniq, type WorkerView, workerCounts } from "../src/index.js";
-import { DEFAULT_STALE_AFTER_MS } from "../src/liveness.js";
+import { DEFAULT_STALE_AFTER_MS } from "../src/worker/liveness.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
 
 const app = memoryApps();

@@ -1,6 +1,6 @@
 /** The `audit` facet, and the audit record other facets write in the same transaction as their action. */
 
-import type { AuditAction, AuditEntry } from "../types.js";
+import type { AuditAction, AuditEntry } from "../common/types.js";
 
 /**
  * One audit row, built by core (id, actor, action, target, params, outcome, details). A backend writes it

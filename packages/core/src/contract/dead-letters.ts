@@ -1,6 +1,6 @@
 /** The `deadLetters` facet: list, count, read, replay and purge dead-letter rows. */
 
-import type { DeadLetterJob, TraceContext } from "../types.js";
+import type { DeadLetterJob, TraceContext } from "../common/types.js";
 import type { AuditRecord } from "./audit.js";
 import type { ListPosition } from "./jobs.js";
 import type { NewWebhookDelivery } from "./webhooks.js";

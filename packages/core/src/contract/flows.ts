@@ -18,7 +18,7 @@
  */
 
 import type { FlowState, ParentFailurePolicy } from "../schema/constants.js";
-import type { Flow, FlowStep, FlowSummary, ParentOutcome } from "../types.js";
+import type { Flow, FlowStep, FlowSummary, ParentOutcome } from "../common/types.js";
 import type { AuditRecord } from "./audit.js";
 import type { EnqueueOptions, NewJob } from "./jobs.js";
 import type { NewWebhookDelivery } from "./webhooks.js";

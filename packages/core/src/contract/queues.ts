@@ -1,6 +1,6 @@
 /** The `queues` facet: queue controls (pause, resume, limits), the queue list, and the rate window's starts. */
 
-import type { QueueInfo, QueueSettings, RateLimit } from "../types.js";
+import type { QueueInfo, QueueSettings, RateLimit } from "../common/types.js";
 import type { AuditRecord } from "./audit.js";
 
 /**

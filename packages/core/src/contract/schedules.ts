@@ -5,7 +5,7 @@
  */
 
 import type { TickOutcome } from "../schema/constants.js";
-import type { Schedule, ScheduleTick } from "../types.js";
+import type { Schedule, ScheduleTick } from "../common/types.js";
 import type { AuditRecord } from "./audit.js";
 import type { NewJob } from "./jobs.js";
 import type { NewWebhookDelivery } from "./webhooks.js";

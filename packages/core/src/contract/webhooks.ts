@@ -13,7 +13,7 @@ import type {
   WebhookDeliveryStatus,
   WebhookEndpoint,
   WebhookPayload,
-} from "../types.js";
+} from "../common/types.js";
 import type { AuditRecord } from "./audit.js";
 
 /** An endpoint as stored: the API's shape, with the secret's ciphertext instead of `hasSecret`. */

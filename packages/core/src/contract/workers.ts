@@ -1,6 +1,6 @@
 /** The `workers` facet: registration, heartbeats, stale recovery and the task-name registry. */
 
-import type { WorkerInfo } from "../types.js";
+import type { WorkerInfo } from "../common/types.js";
 
 export interface WorkerRegistration {
   id: string;

@@ -3,10 +3,10 @@
  * is written. Every problem is reported in one `SONIQ_INVALID_OPTIONS` error; `context.field` names the
  * first bad field and `context.problems` lists them all ("field: problem").
  */
-import { SoniqError } from "../errors.js";
-import { checkJson } from "../json.js";
-import { isValidJobName, QUEUE_NAME_PATTERN } from "../names.js";
-import type { CatchUpPolicy } from "../types.js";
+import { SoniqError } from "../common/errors.js";
+import { checkJson } from "../common/json.js";
+import { isValidJobName, QUEUE_NAME_PATTERN } from "../common/names.js";
+import type { CatchUpPolicy } from "../common/types.js";
 import { cronOf } from "./ticks.js";
 
 export interface PeriodicOptions<TArgs = unknown> {

@@ -9,7 +9,7 @@
  * the ones at most `withinMs` old. A paused schedule records every due tick `skipped` (`paused`).
  */
 
-import type { CatchUpPolicy, Schedule } from "../types.js";
+import type { CatchUpPolicy, Schedule } from "../common/types.js";
 import { nextTickAfter, type Timing, ticksBetween } from "./ticks.js";
 
 export interface PlannedTick {

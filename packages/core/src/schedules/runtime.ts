@@ -3,7 +3,7 @@
  * backend's schedules facet, and the two steps every tick takes (building its job, recording it).
  */
 
-import type { Clock } from "../clock.js";
+import type { Clock } from "../common/clock.js";
 import type {
   AuditFacet,
   AuditRecord,
@@ -14,12 +14,12 @@ import type {
   TickRecord,
   TickRecordResult,
 } from "../contract/index.js";
-import { isSoniqError, SoniqError } from "../errors.js";
-import { prepareJob, type RegisteredJob, sendEvent, targetOf } from "../jobs.js";
-import type { Logger } from "../logger.js";
-import type { ResolvedSoniqOptions } from "../options.js";
-import { type ProducerHook, produce } from "../tracing.js";
-import type { Schedule } from "../types.js";
+import { isSoniqError, SoniqError } from "../common/errors.js";
+import { prepareJob, type RegisteredJob, sendEvent, targetOf } from "../jobs/definition.js";
+import type { Logger } from "../common/logger.js";
+import type { ResolvedSoniqOptions } from "../app/options.js";
+import { type ProducerHook, produce } from "../observability/tracing.js";
+import type { Schedule } from "../common/types.js";
 import type { WebhookDispatch } from "../webhooks/dispatch.js";
 import type { PeriodicDeclaration } from "./declare.js";
 import { firstTick, type PlannedTick } from "./plan.js";

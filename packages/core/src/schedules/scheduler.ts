@@ -12,9 +12,9 @@
  * next interval. Time comes from `clock` (a `manualClock()` in tests).
  */
 import { randomUUID } from "node:crypto";
-import { type Clock, type ClockTimer, isClock } from "../clock.js";
-import { SoniqError } from "../errors.js";
-import type { Schedule } from "../types.js";
+import { type Clock, type ClockTimer, isClock } from "../common/clock.js";
+import { SoniqError } from "../common/errors.js";
+import type { Schedule } from "../common/types.js";
 import { planTicks } from "./plan.js";
 import { recordPlanned, type ScheduleRuntime, toStored } from "./runtime.js";
 

@@ -4,7 +4,7 @@
  */
 import type { AuditRecord, NewJob, TickRecord, TickRecordResult } from "../contract/index.js";
 import type { RecurringStatus, ScheduleType } from "../schema/constants.js";
-import type { Schedule } from "../types.js";
+import type { Schedule } from "../common/types.js";
 
 /** The soniq_recurring_jobs columns a `Schedule` is read from (the same in both dialects). */
 export const SCHEDULE_COLUMNS =

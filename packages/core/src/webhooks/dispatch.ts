@@ -6,9 +6,9 @@
  * Processes see endpoints registered elsewhere within one refresh.
  */
 import type { Backend, NewWebhookDelivery, StoredWebhookEndpoint } from "../contract/index.js";
-import { newJobId } from "../ids.js";
-import type { Logger } from "../logger.js";
-import type { WebhookDeliveryEvent, WebhookEvent } from "../types.js";
+import { newJobId } from "../common/ids.js";
+import type { Logger } from "../common/logger.js";
+import type { WebhookDeliveryEvent, WebhookEvent } from "../common/types.js";
 import { WEBHOOK_METADATA } from "./payloads.js";
 
 const NONE: readonly NewWebhookDelivery[] = Object.freeze([]);

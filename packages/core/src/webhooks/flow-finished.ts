@@ -8,7 +8,7 @@
  * and finished again fires again. Its payload carries no job values, so `redact` does not apply.
  */
 import type { Backend } from "../contract/index.js";
-import type { FlowSummary } from "../types.js";
+import type { FlowSummary } from "../common/types.js";
 import type { WebhookDispatch } from "./dispatch.js";
 
 /** Flows marked per transaction. */

@@ -3,10 +3,10 @@
  * written (`SONIQ_INVALID_ARGUMENT`, naming the field in `context.field`). The URL's target is checked
  * separately (targets.ts), since it resolves the host.
  */
-import { SoniqError } from "../errors.js";
-import { storableText } from "../json.js";
-import { retryPolicyProblems } from "../retry-policy.js";
-import { WEBHOOK_EVENTS, type WebhookEvent, type WebhookRetry } from "../types.js";
+import { SoniqError } from "../common/errors.js";
+import { storableText } from "../common/json.js";
+import { retryPolicyProblems } from "../jobs/retry-policy.js";
+import { WEBHOOK_EVENTS, type WebhookEvent, type WebhookRetry } from "../common/types.js";
 import { parseWebhookUrl } from "./targets.js";
 
 /** What `register` takes. */

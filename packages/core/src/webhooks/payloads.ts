@@ -15,9 +15,9 @@
  *
  * Job fields: `jobId`, `jobName`, `queue`, `attempt`, `maxAttempts`, `args`, `traceId`.
  */
-import type { Redactor } from "../redact.js";
-import type { DeadLetterJob, Job } from "../types.js";
-import { SONIQ_VERSION } from "../version.js";
+import type { Redactor } from "../observability/redact.js";
+import type { DeadLetterJob, Job } from "../common/types.js";
+import { SONIQ_VERSION } from "../common/version.js";
 
 /** Every body's `metadata`. */
 export const WEBHOOK_METADATA: Readonly<Record<string, unknown>> = Object.freeze({

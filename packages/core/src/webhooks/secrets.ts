@@ -5,7 +5,7 @@
  * `v1.<iv>.<tag>.<ciphertext>` (base64url). A plain secret is never stored, returned or logged.
  */
 import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from "node:crypto";
-import { SoniqError } from "../errors.js";
+import { SoniqError } from "../common/errors.js";
 
 const SALT = "soniq.webhooks.secret.v1";
 

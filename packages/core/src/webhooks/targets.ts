@@ -10,7 +10,7 @@
 import type { LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
 import { BlockList, isIP, type LookupFunction } from "node:net";
-import { SoniqError } from "../errors.js";
+import { SoniqError } from "../common/errors.js";
 
 const BLOCKED = new BlockList();
 for (const [net, prefix] of [

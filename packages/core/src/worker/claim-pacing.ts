@@ -21,7 +21,7 @@
  * during the claim skips the wait. So every claim follows an event: a full queue never makes the worker spin.
  */
 import type { ClaimCap } from "../contract/index.js";
-import type { ResolvedWorkerOptions } from "../worker-options.js";
+import type { ResolvedWorkerOptions } from "./options.js";
 
 export function nextClaimWindow(
   window: number,

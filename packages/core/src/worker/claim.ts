@@ -7,8 +7,8 @@
  * run's settlement was reported while the claim was on its way (held-jobs.ts).
  */
 import type { ClaimCap, ClaimRequest } from "../contract/index.js";
-import type { Runtime } from "../runtime.js";
-import type { Job } from "../types.js";
+import type { Runtime } from "../app/runtime.js";
+import type { Job } from "../common/types.js";
 import type { OutcomeWriter } from "./outcome-writer.js";
 import { isOverAttempts } from "./settlements.js";
 

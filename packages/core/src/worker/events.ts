@@ -1,6 +1,6 @@
 /** The typed events a worker emits (`worker.on(...)`). */
 import type { DeadLetterReason } from "../schema/constants.js";
-import type { Job } from "../types.js";
+import type { Job } from "../common/types.js";
 
 export interface WorkerEvents {
   "job:start": { job: Job };

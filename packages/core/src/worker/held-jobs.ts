@@ -26,7 +26,7 @@
  * any claim to take and run, and one that did not apply changed nothing (counting those would give the same
  * job back again and again while claims keep overlapping the reports).
  */
-import type { Job } from "../types.js";
+import type { Job } from "../common/types.js";
 
 const NONE: readonly Job[] = Object.freeze([]);
 

@@ -2,7 +2,7 @@
  * The worker's local buffer of claimed-but-not-started jobs: a FIFO with O(1) take (a head index instead
  * of `Array.shift`, which is O(n) and showed up with large claim batches).
  */
-import type { Job } from "../types.js";
+import type { Job } from "../common/types.js";
 
 export class JobBuffer {
   #items: Job[] = [];

@@ -5,10 +5,10 @@
  */
 
 import type { MetricsRow } from "../contract/index.js";
-import { addMetricCounts } from "../metrics-series.js";
-import type { Runtime } from "../runtime.js";
-import type { TypedEmitter } from "../typed-emitter.js";
-import type { Job } from "../types.js";
+import { addMetricCounts } from "../observability/series.js";
+import type { Runtime } from "../app/runtime.js";
+import type { TypedEmitter } from "../common/typed-emitter.js";
+import type { Job } from "../common/types.js";
 import type { WorkerEvents } from "./events.js";
 
 export const METRICS_FLUSH_MS = 15_000;

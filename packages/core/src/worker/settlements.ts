@@ -22,10 +22,10 @@ import type {
   NewFlowStep,
   RequeueSettlement,
 } from "../contract/index.js";
-import { storableText } from "../json.js";
-import { MAX_DELAY_MS } from "../option-table.js";
+import { storableText } from "../common/json.js";
+import { MAX_DELAY_MS } from "../common/option-table.js";
 import type { DeadLetterReason } from "../schema/constants.js";
-import type { Job } from "../types.js";
+import type { Job } from "../common/types.js";
 
 /** A whole number of milliseconds from 0 to `MAX_DELAY_MS` (a retry function may return anything >= 0). */
 function delay(ms: number): number {

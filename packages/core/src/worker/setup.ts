@@ -4,11 +4,11 @@
  */
 import { hostname } from "node:os";
 import type { WorkerRegistration } from "../contract/index.js";
-import { SoniqError } from "../errors.js";
-import { optionsObject } from "../option-table.js";
-import type { Runtime } from "../runtime.js";
-import { SONIQ_VERSION } from "../version.js";
-import type { ResolvedWorkerOptions } from "../worker-options.js";
+import { SoniqError } from "../common/errors.js";
+import { optionsObject } from "../common/option-table.js";
+import type { Runtime } from "../app/runtime.js";
+import { SONIQ_VERSION } from "../common/version.js";
+import type { ResolvedWorkerOptions } from "./options.js";
 
 /** The worker row a worker registers (again after being declared stale). */
 export function workerRegistration(id: string, options: ResolvedWorkerOptions): WorkerRegistration {

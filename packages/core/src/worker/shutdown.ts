@@ -3,7 +3,7 @@
  * handlers no longer than the shutdown timeout, and marking the worker row stopped. Jobs claimed but
  * never started are given back through the outcome writer (`release`).
  */
-import type { Runtime } from "../runtime.js";
+import type { Runtime } from "../app/runtime.js";
 
 /** Resolves when `done` does or after `ms`, whichever is first; the timer never holds the process open. */
 export async function waitAtMost(done: Promise<void>, ms: number): Promise<void> {

@@ -26,12 +26,12 @@
  */
 
 import type { ProcessingJob, WorkerRegistration } from "../contract/index.js";
-import { METRICS_RETENTION_MS } from "../metrics-series.js";
-import type { ProgressBuffer } from "../progress.js";
-import type { Runtime } from "../runtime.js";
+import { METRICS_RETENTION_MS } from "../observability/series.js";
+import type { ProgressBuffer } from "../jobs/progress.js";
+import type { Runtime } from "../app/runtime.js";
 import { BacklogWatch } from "../webhooks/backlog.js";
 import { sweepFinishedFlows } from "../webhooks/flow-finished.js";
-import type { ResolvedWorkerOptions } from "../worker-options.js";
+import type { ResolvedWorkerOptions } from "./options.js";
 import type { WorkerEvents } from "./events.js";
 import type { Running } from "./runner.js";
 import { nackSettlement } from "./settlements.js";

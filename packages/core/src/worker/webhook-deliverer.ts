@@ -8,8 +8,8 @@
  * (each counts as a failed attempt and is retried by its endpoint's delays), so a stop never waits for a
  * slow receiver. `runOnce` has no passes of its own: it runs one (`deliverNow`) after its jobs.
  */
-import type { Runtime } from "../runtime.js";
-import type { WebhookDelivery } from "../types.js";
+import type { Runtime } from "../app/runtime.js";
+import type { WebhookDelivery } from "../common/types.js";
 import { attemptResult, sendWebhook } from "../webhooks/sender.js";
 
 const BATCH = 10;

@@ -11,8 +11,8 @@
  * | dead letter without a run     | job.dead_letter                 |
  */
 import type { NewWebhookDelivery, Settlement } from "../contract/index.js";
-import type { Runtime } from "../runtime.js";
-import type { Job } from "../types.js";
+import type { Runtime } from "../app/runtime.js";
+import type { Job } from "../common/types.js";
 import { completedData, deadLetterData, failedData, retriedData } from "../webhooks/payloads.js";
 
 const NONE: readonly NewWebhookDelivery[] = Object.freeze([]);

@@ -26,12 +26,12 @@
  */
 import { randomUUID } from "node:crypto";
 import type { ClaimCap } from "../contract/index.js";
-import { SoniqError } from "../errors.js";
-import { ProgressBuffer } from "../progress.js";
-import type { LocalWorker, Runtime } from "../runtime.js";
-import { TypedEmitter } from "../typed-emitter.js";
-import type { Job } from "../types.js";
-import type { ResolvedWorkerOptions } from "../worker-options.js";
+import { SoniqError } from "../common/errors.js";
+import { ProgressBuffer } from "../jobs/progress.js";
+import type { LocalWorker, Runtime } from "../app/runtime.js";
+import { TypedEmitter } from "../common/typed-emitter.js";
+import type { Job } from "../common/types.js";
+import type { ResolvedWorkerOptions } from "./options.js";
 import { claimJobs } from "./claim.js";
 import { ClaimGate, nextClaimWindow } from "./claim-pacing.js";
 import type { WorkerEvents } from "./events.js";

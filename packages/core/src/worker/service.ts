@@ -1,0 +1,99 @@
+/**
+ * `soniq.workers.list()`: the registered workers as operators see them, each with its derived `state`.
+ * The liveness rule lives here once; explain, the CLI and the dashboard all read it through this file:
+ * - `stopped`: the worker marked itself stopped (or recovery declared it stale and stopped it);
+ * - `stale`: not stopped, but its last heartbeat is older than `staleAfterMs` (its jobs are due for
+ *   recovery by a peer);
+ * - `live`: not stopped and heard from within `staleAfterMs`.
+ */
+import type { Backend } from "../contract/index.js";
+import { DEFAULT_STALE_AFTER_MS } from "./liveness.js";
+import { filterObject, invalid } from "../jobs/queries.js";
+import type { WorkerInfo } from "../common/types.js";
+
+export const WORKER_LIVENESS = ["live", "stale", "stopped"] as const;
+/** A worker's derived state (see the top of this file for the rule). */
+export type WorkerLiveness = (typeof WORKER_LIVENESS)[number];
+
+/** One entry of `soniq.workers.list()`: the stored row plus what core derives from it. */
+export interface WorkerView extends WorkerInfo {
+  state: WorkerLiveness;
+  /** Milliseconds since the last heartbeat, at the time of the call. */
+  heartbeatAgeMs: number;
+  /** Job names this worker registered handlers for, sorted. */
+  jobNames: string[];
+}
+
+export interface WorkerListOptions {
+  /** A worker silent for longer is `stale`. Default: the workers' default `staleAfterMs` (60000, `DEFAULT_STALE_AFTER_MS`). */
+  staleAfterMs?: number;
+}
+
+/** The one liveness rule. */
+export function workerLiveness(worker: WorkerInfo, now: number, staleAfterMs: number): WorkerLiveness {
+  if (worker.status === "stopped") return "stopped";
+  return now - worker.lastHeartbeat.getTime() > staleAfterMs ? "stale" : "live";
+}
+
+/**
+ * The count of each state, as operator surfaces print it: "2 live, 1 stale, 3 stopped" (stale and stopped
+ * only when there are some). The CLI and the dashboard both show this.
+ */
+export function workerCounts(workers: readonly Pick<WorkerView, "state">[]): string {
+  const count = (state: WorkerLiveness) => workers.filter((w) => w.state === state).length;
+  const stale = count("stale");
+  const stopped = count("stopped");
+  return `${count("live")} live${stale > 0 ? `, ${stale} stale` : ""}${stopped > 0 ? `, ${stopped} stopped` : ""}`;
+}
+
+const ORDER: Record<WorkerLiveness, number> = { live: 0, stale: 1, stopped: 2 };
+
+/** Every worker with its state and job names: live first, then stale, then stopped; newest heartbeat first. */
+export async function listWorkerViews(
+  backend: Backend<unknown>,
+  now: number,
+  staleAfterMs: number,
+): Promise<WorkerView[]> {
+  const [rows, names] = await Promise.all([backend.workers.list(), backend.workers.listTaskNames()]);
+  const byWorker = new Map<string, string[]>();
+  for (const n of names) {
+    const list = byWorker.get(n.workerId);
+    if (list) list.push(n.taskName);
+    else byWorker.set(n.workerId, [n.taskName]);
+  }
+  return rows
+    .map((w) => ({
+      ...w,
+      state: workerLiveness(w, now, staleAfterMs),
+      heartbeatAgeMs: Math.max(0, now - w.lastHeartbeat.getTime()),
+      jobNames: [...new Set(byWorker.get(w.id) ?? [])].sort(),
+    }))
+    .sort((a, b) => ORDER[a.state] - ORDER[b.state] || b.lastHeartbeat.getTime() - a.lastHeartbeat.getTime());
+}
+
+/** `soniq.workers`. */
+export interface WorkersApi {
+  /**
+   * Every registered worker (stopped ones included) with its derived `state`, heartbeat age and job
+   * names: live first, then stale, then stopped.
+   */
+  list(options?: WorkerListOptions): Promise<WorkerView[]>;
+}
+
+export function workersApi(backend: Backend<unknown>, now: () => number): WorkersApi {
+  return Object.freeze({
+    list(options?: WorkerListOptions): Promise<WorkerView[]> {
+      try {
+        const what = "workers.list(options)";
+        const o = filterObject(options, what, ["staleAfterMs"]);
+        const staleAfterMs = o.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
+        if (typeof staleAfterMs !== "number" || !Number.isSafeInteger(staleAfterMs) || staleAfterMs < 1) {
+          throw invalid(`${what}.staleAfterMs`, "expected a positive integer (milliseconds)", staleAfterMs);
+        }
+        return listWorkerViews(backend, now(), staleAfterMs);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    },
+  });
+}
