@@ -5,20 +5,61 @@
  * Apps import `@soniq/core`.
  */
 
-export { auditListQuery, auditRecord } from "./observability/audit.js";
+export { guardBackend, unwrapBackend } from "./app/guard.js";
 export {
-  type ClaimCandidate,
-  type ClaimChoice,
-  type ClaimQueues,
-  chooseClaim,
-  claimQueues,
-  isLimited,
-  type LimitedQueueRead,
-  limitedBudget,
-  type QueueControls,
-  type QueueUsage,
-  queueSlots,
-} from "./queues/claim-rules.js";
+  isSoniqError,
+  SONIQ_ERROR_CODES,
+  SoniqError,
+  type SoniqErrorCode,
+  type SoniqErrorOptions,
+} from "./common/errors.js";
+export { newJobId } from "./common/ids.js";
+export {
+  type AuditAction,
+  type AuditEntry,
+  type CatchUpPolicy,
+  DEAD_LETTER_REASONS,
+  type DeadLetterJob,
+  type DeadLetterReason,
+  ESTIMABLE_COUNTS,
+  type EstimableCount,
+  FLOW_STATES,
+  FLOW_STEP_STATES,
+  type Flow,
+  type FlowState,
+  type FlowStep,
+  type FlowStepReason,
+  type FlowStepState,
+  type FlowSummary,
+  JOB_STATUSES,
+  type Job,
+  type JobStatus,
+  PARENT_FAILURE_POLICIES,
+  type ParentFailurePolicy,
+  type ParentOutcome,
+  type QueueInfo,
+  type QueueSettings,
+  type QueueStats,
+  type RateLimit,
+  type Schedule,
+  type ScheduleTick,
+  TERMINAL_JOB_STATUSES,
+  TICK_OUTCOMES,
+  type TickOutcome,
+  type TraceContext,
+  WEBHOOK_DELIVERY_STATUSES,
+  WEBHOOK_EVENTS,
+  type WebhookDelivery,
+  type WebhookDeliveryEvent,
+  type WebhookDeliveryStatus,
+  type WebhookEndpoint,
+  type WebhookEvent,
+  type WebhookPayload,
+  type WebhookRetry,
+  WORKER_STATUSES,
+  type WorkerInfo,
+  type WorkerStatus,
+} from "./common/types.js";
 export {
   type AuditFacet,
   type AuditListQuery,
@@ -89,13 +130,6 @@ export {
   type WorkersFacet,
 } from "./contract/index.js";
 export {
-  isSoniqError,
-  SONIQ_ERROR_CODES,
-  SoniqError,
-  type SoniqErrorCode,
-  type SoniqErrorOptions,
-} from "./common/errors.js";
-export {
   type AsyncFlowStore,
   cancelFlow,
   type FinishedStep,
@@ -124,8 +158,6 @@ export {
   toFlowStep,
   toFlowSummary,
 } from "./flows/rules.js";
-export { guardBackend, unwrapBackend } from "./app/guard.js";
-export { newJobId } from "./common/ids.js";
 export {
   DEFAULT_PAGE_SIZE,
   type DeadLetterFilter,
@@ -136,8 +168,22 @@ export {
   MAX_PAGE_SIZE,
   statsQuery,
 } from "./jobs/queries.js";
-export { EXACT_COUNTS_UP_TO, queueInfo } from "./queues/service.js";
+export { auditListQuery, auditRecord } from "./observability/audit.js";
 export type { ReplicationStatus, ReplicationStatusMethod } from "./observability/replication.js";
+export {
+  type ClaimCandidate,
+  type ClaimChoice,
+  type ClaimQueues,
+  chooseClaim,
+  claimQueues,
+  isLimited,
+  type LimitedQueueRead,
+  limitedBudget,
+  type QueueControls,
+  type QueueUsage,
+  queueSlots,
+} from "./queues/claim-rules.js";
+export { EXACT_COUNTS_UP_TO, queueInfo } from "./queues/service.js";
 export {
   fromStoredTiming,
   recurringStatus,
@@ -148,49 +194,3 @@ export {
   toStoredTiming,
   triggerAudit,
 } from "./schedules/stored.js";
-export {
-  type AuditAction,
-  type AuditEntry,
-  type CatchUpPolicy,
-  DEAD_LETTER_REASONS,
-  type DeadLetterJob,
-  type DeadLetterReason,
-  ESTIMABLE_COUNTS,
-  type EstimableCount,
-  FLOW_STATES,
-  FLOW_STEP_STATES,
-  type Flow,
-  type FlowState,
-  type FlowStep,
-  type FlowStepReason,
-  type FlowStepState,
-  type FlowSummary,
-  JOB_STATUSES,
-  type Job,
-  type JobStatus,
-  PARENT_FAILURE_POLICIES,
-  type ParentFailurePolicy,
-  type ParentOutcome,
-  type QueueInfo,
-  type QueueSettings,
-  type QueueStats,
-  type RateLimit,
-  type Schedule,
-  type ScheduleTick,
-  TERMINAL_JOB_STATUSES,
-  TICK_OUTCOMES,
-  type TickOutcome,
-  type TraceContext,
-  WEBHOOK_DELIVERY_STATUSES,
-  WEBHOOK_EVENTS,
-  type WebhookDelivery,
-  type WebhookDeliveryEvent,
-  type WebhookDeliveryStatus,
-  type WebhookEndpoint,
-  type WebhookEvent,
-  type WebhookPayload,
-  type WebhookRetry,
-  WORKER_STATUSES,
-  type WorkerInfo,
-  type WorkerStatus,
-} from "./common/types.js";

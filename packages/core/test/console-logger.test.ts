@@ -1,8 +1,8 @@
 import { Console } from "node:console";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { Logger } from "../src/index.js";
 import { logLine } from "../src/common/log-line.js";
+import type { Logger } from "../src/index.js";
 import { memoryApps } from "./memory.js";
 
 const app = memoryApps();

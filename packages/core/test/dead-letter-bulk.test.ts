@@ -1,8 +1,8 @@
 /** deadLetter.replayWhere / purgeWhere on the memory backend: chunked, dry run, one audit row each. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
-import type { DeadLetterListQuery, NewJob } from "../src/contract/index.js";
 import { isSoniqError } from "../src/common/errors.js";
+import type { DeadLetterListQuery, NewJob } from "../src/contract/index.js";
 import { deadLetterAllDue, memoryApps, memoryBackend, overriding } from "./memory.js";
 
 const app = memoryApps();

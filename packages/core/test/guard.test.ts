@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { Backend } from "../src/contract/index.js";
-import { isSoniqError } from "../src/common/errors.js";
 import { guardBackend, unwrapBackend } from "../src/app/guard.js";
+import { isSoniqError } from "../src/common/errors.js";
+import type { Backend } from "../src/contract/index.js";
 import { caught, stubBackend } from "./support.js";
 
 const ID = "0b6e7a3c-1f2d-4c5b-9a8e-7d6c5b4a3f21";

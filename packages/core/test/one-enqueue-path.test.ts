@@ -6,8 +6,8 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { manualClock } from "../src/common/clock.js";
-import type { NewJob } from "../src/contract/index.js";
 import { isSoniqError, type SoniqError } from "../src/common/errors.js";
+import type { NewJob } from "../src/contract/index.js";
 import { deadLetterAllDue, memoryApps, memoryBackend } from "./memory.js";
 
 const app = memoryApps();

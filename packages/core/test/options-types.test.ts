@@ -2,9 +2,6 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import type { Clock } from "../src/common/clock.js";
-import type { Backend } from "../src/contract/index.js";
-import type { Logger } from "../src/common/logger.js";
 import type {
   EnqueueOptions,
   JobOptions,
@@ -12,6 +9,9 @@ import type {
   ResolvedSoniqOptions,
   SoniqOptions,
 } from "../src/app/options.js";
+import type { Clock } from "../src/common/clock.js";
+import type { Logger } from "../src/common/logger.js";
+import type { Backend } from "../src/contract/index.js";
 import type { RetryPolicy } from "../src/jobs/retry-policy.js";
 import type { ResolvedWorkerOptions, WorkerOptions } from "../src/worker/options.js";
 

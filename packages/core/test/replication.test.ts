@@ -1,8 +1,8 @@
 /** `soniq.replication()`: the optional backend method through the guard, and "no replica" without it. */
 import { describe, expect, it } from "vitest";
-import type { Backend } from "../src/contract/index.js";
-import { isSoniqError } from "../src/common/errors.js";
 import { Soniq } from "../src/app/soniq.js";
+import { isSoniqError } from "../src/common/errors.js";
+import type { Backend } from "../src/contract/index.js";
 import { stubBackend } from "./support.js";
 
 describe("replication", () => {

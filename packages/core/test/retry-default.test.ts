@@ -4,8 +4,8 @@
  * so full jitter is visible: at 0 a jittered delay is 0, an unjittered one the full step.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { computeRetryDelay, type RetryContext } from "../src/jobs/retry-policy.js";
 import type { Job } from "../src/common/types.js";
+import { computeRetryDelay, type RetryContext } from "../src/jobs/retry-policy.js";
 import { memoryApps } from "./memory.js";
 
 const app = memoryApps();

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
+import type { Job } from "../src/common/types.js";
 import {
   computeRetryDelay,
   DEFAULT_RETRY,
   type RetryContext,
   retryPolicyProblems,
 } from "../src/jobs/retry-policy.js";
-import type { Job } from "../src/common/types.js";
 
 const ctx = (attempt: number): RetryContext => ({
   attempt,

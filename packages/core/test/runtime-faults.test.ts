@@ -5,8 +5,8 @@
 import { describe, expect, it, vi } from "vitest";
 import type { Settlement } from "../src/contract/index.js";
 import { computeRetryDelay, DEFAULT_RETRY } from "../src/jobs/retry-policy.js";
-import { MAINTENANCE_LEASE, maintenanceCadenceMs, maintenanceLeaseTtlMs } from "../src/worker/upkeep.js";
 import { resolveWorkerOptions } from "../src/worker/options.js";
+import { MAINTENANCE_LEASE, maintenanceCadenceMs, maintenanceLeaseTtlMs } from "../src/worker/upkeep.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
 import { eventually } from "./support.js";
 

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import type { JobContext } from "../src/jobs/context.js";
-import { safeLogger, silentLogger } from "../src/common/logger.js";
 import { type Middleware, runChain } from "../src/app/plugins.js";
+import { safeLogger, silentLogger } from "../src/common/logger.js";
 import { isValidJobName } from "../src/common/names.js";
-import { isPermanentError, isSnooze, PermanentError, snooze } from "../src/jobs/outcomes.js";
 import { TypedEmitter } from "../src/common/typed-emitter.js";
+import type { JobContext } from "../src/jobs/context.js";
+import { isPermanentError, isSnooze, PermanentError, snooze } from "../src/jobs/outcomes.js";
 import { formatError, MAX_ERROR_LENGTH } from "../src/worker/runner.js";
 
 const ctx = {} as JobContext;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { firstTick, planTicks } from "../src/schedules/plan.js";
 import type { Schedule } from "../src/common/types.js";
+import { firstTick, planTicks } from "../src/schedules/plan.js";
 
 const H = 3_600_000;
 const at = (s: string) => new Date(s);

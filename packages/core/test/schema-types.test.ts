@@ -1,8 +1,8 @@
 import { describe, expect, expectTypeOf, it } from "vitest";
+import type { DeadLetterJob, Job, WorkerInfo } from "../src/common/types.js";
 import { JOB_STATUSES } from "../src/schema/constants.js";
 import * as pg from "../src/schema/pg.js";
 import * as sqlite from "../src/schema/sqlite.js";
-import type { DeadLetterJob, Job, WorkerInfo } from "../src/common/types.js";
 
 describe("schema/types", () => {
   it("both dialects' job rows are exactly core's Job", () => {

@@ -1,9 +1,9 @@
 /** The app without storage: options, definitions and enqueue validation against a recording stub backend. */
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import type { NewJob } from "../src/contract/index.js";
-import { isSoniqError } from "../src/common/errors.js";
 import { Soniq } from "../src/app/soniq.js";
+import { isSoniqError } from "../src/common/errors.js";
+import type { NewJob } from "../src/contract/index.js";
 import { caught, stubBackend } from "./support.js";
 
 describe("app/options", () => {

@@ -1,7 +1,7 @@
 /** Test support without storage: a recording stub backend, and helpers to catch errors and wait. */
 import { expect } from "vitest";
-import { BACKEND_FACETS, type Backend, type NewJob } from "../src/contract/index.js";
 import type { Soniq } from "../src/app/soniq.js";
+import { BACKEND_FACETS, type Backend, type NewJob } from "../src/contract/index.js";
 import type { Worker } from "../src/worker/worker.js";
 
 /** A backend that records every call (as "facet.method") and answers with `answers` or a neutral value. */

@@ -4,9 +4,9 @@
  * nothing is stored.
  */
 import { describe, expect, it } from "vitest";
+import type { TraceContext } from "../src/common/types.js";
 import { PermanentError } from "../src/jobs/outcomes.js";
 import { type SendEvent, traceIdOf } from "../src/observability/tracing.js";
-import type { TraceContext } from "../src/common/types.js";
 import { memoryApps } from "./memory.js";
 
 const app = memoryApps();

@@ -9,13 +9,14 @@
  *   answers "not found" itself (get -> null, cancel/purge -> false, replay -> null, flows.cancel ->
  *   { cancelled: false }, flows.parents -> {}) without a backend call.
  */
+
+import { SoniqError } from "../common/errors.js";
 import {
   BACKEND_FACETS,
   type Backend,
   type BackendFacetName,
   type MigrationReport,
 } from "../contract/index.js";
-import { SoniqError } from "../common/errors.js";
 
 const GUARDED = Symbol.for("soniq.guardedBackend");
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -9,10 +9,8 @@
 import { hostname } from "node:os";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type Clock, isClock, systemClock } from "../common/clock.js";
-import type { Backend } from "../contract/index.js";
 import { storableText } from "../common/json.js";
 import { isLogger, type Logger, silentLogger } from "../common/logger.js";
-import { isMetricsSink, type MetricsSink, noopMetricsSink } from "../observability/sink.js";
 import {
   anyValue,
   type Check,
@@ -35,8 +33,15 @@ import {
   type Resolved,
   resolveOptions,
 } from "../common/option-table.js";
-import { createRedactor, type RedactOption, type Redactor, redactOptionProblems } from "../observability/redact.js";
+import type { Backend } from "../contract/index.js";
 import { DEFAULT_RETRY, type RetryPolicy, retryPolicyProblems } from "../jobs/retry-policy.js";
+import {
+  createRedactor,
+  type RedactOption,
+  type Redactor,
+  redactOptionProblems,
+} from "../observability/redact.js";
+import { isMetricsSink, type MetricsSink, noopMetricsSink } from "../observability/sink.js";
 import { JOB_DEFAULTS } from "../schema/constants.js";
 import {
   DEFAULT_WEBHOOK_OPTIONS,

@@ -5,8 +5,9 @@
  *   short-circuit (not call `next`), or throw (an ordinary failed attempt). The first registered is
  *   the outermost. Middleware runs inside the timeout, so a slow middleware times out like a handler.
  */
-import type { JobContext } from "../jobs/context.js";
+
 import { SoniqError } from "../common/errors.js";
+import type { JobContext } from "../jobs/context.js";
 import type { ProducerHook, RunOutcome } from "../observability/tracing.js";
 
 export type Next = () => Promise<unknown>;

@@ -1,13 +1,19 @@
 /** What a Soniq instance shares with its workers. Internal: one per instance, never global. */
+
+import type { Logger } from "../common/logger.js";
 import type { Backend } from "../contract/index.js";
 import type { RegisteredJob } from "../jobs/definition.js";
-import type { Logger } from "../common/logger.js";
-import { type JobEndEvent, type JobStartEvent, type MetricsSink, noopMetricsSink } from "../observability/sink.js";
-import type { Middleware, Plugin } from "./plugins.js";
-import type { ResolvedSoniqOptions } from "./options.js";
+import {
+  type JobEndEvent,
+  type JobStartEvent,
+  type MetricsSink,
+  noopMetricsSink,
+} from "../observability/sink.js";
 import type { ProducerHook } from "../observability/tracing.js";
 import type { WebhookDispatch } from "../webhooks/dispatch.js";
 import type { SecretBox } from "../webhooks/secrets.js";
+import type { ResolvedSoniqOptions } from "./options.js";
+import type { Middleware, Plugin } from "./plugins.js";
 
 /** The slice of a worker the instance needs: to abort a job cancelled in this process. */
 export interface LocalWorker {

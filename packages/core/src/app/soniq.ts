@@ -4,14 +4,13 @@
  */
 
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "../observability/audit.js";
+import { SoniqError } from "../common/errors.js";
+import { safeLogger } from "../common/logger.js";
+import { assertJobName } from "../common/names.js";
+import type { Job, QueueStats } from "../common/types.js";
 import type { Backend, BackendTx, MigrationReport, NewJob } from "../contract/index.js";
 import { DeadLetterService } from "../dead-letters/service.js";
-import { assertManyOptions, type EnqueueManyItem, prepareManyItem } from "../jobs/enqueue-many.js";
-import { SoniqError } from "../common/errors.js";
-import { Explainer, type Explanation } from "../jobs/explain.js";
 import { FlowService } from "../flows/service.js";
-import { guardBackend } from "./guard.js";
 import {
   type Handler,
   type JobDefinition,
@@ -22,12 +21,35 @@ import {
   sendEvent,
   txOptions,
 } from "../jobs/definition.js";
-import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS } from "../worker/liveness.js";
-import { safeLogger } from "../common/logger.js";
+import { assertManyOptions, type EnqueueManyItem, prepareManyItem } from "../jobs/enqueue-many.js";
+import { Explainer, type Explanation } from "../jobs/explain.js";
+import { inListOrder, jobListQuery, type ListJobsFilter, statsQuery } from "../jobs/queries.js";
+import {
+  type EnqueueHandle,
+  enqueueHandle,
+  type JobOutcome,
+  ResultWaiters,
+  type WaitForOptions,
+} from "../jobs/results.js";
+import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "../observability/audit.js";
+import { type ReplicationStatus, replicationOf } from "../observability/replication.js";
 import { MetricsService } from "../observability/series.js";
-import { type Middleware, type Plugin, toPlugin } from "./plugins.js";
+import { produce } from "../observability/tracing.js";
+import { QueueService } from "../queues/service.js";
+import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "../schedules/declare.js";
+import { checkDeclaredJob, type ScheduleRuntime } from "../schedules/runtime.js";
+import { resolveSchedulerOptions, Scheduler, type SchedulerOptions } from "../schedules/scheduler.js";
+import { ScheduleService } from "../schedules/service.js";
+import { SchedulingWorker, type WorkerScheduleOptions, workerSchedulerOptions } from "../schedules/worker.js";
+import { WebhookDispatch } from "../webhooks/dispatch.js";
+import { secretBox } from "../webhooks/secrets.js";
+import { WebhookService } from "../webhooks/service.js";
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS } from "../worker/liveness.js";
+import { resolveWorkerOptions, type WorkerOptions } from "../worker/options.js";
+import { type WorkersApi, workersApi } from "../worker/service.js";
+import { Worker } from "../worker/worker.js";
+import { guardBackend } from "./guard.js";
 import { type MigrationsApi, migrationsApi } from "./migrations.js";
-import { assertJobName } from "../common/names.js";
 import {
   type EnqueueOptions,
   type JobOptions,
@@ -36,30 +58,8 @@ import {
   resolveSoniqOptions,
   type SoniqOptions,
 } from "./options.js";
-import { inListOrder, jobListQuery, type ListJobsFilter, statsQuery } from "../jobs/queries.js";
-import { QueueService } from "../queues/service.js";
-import { type ReplicationStatus, replicationOf } from "../observability/replication.js";
-import {
-  type EnqueueHandle,
-  enqueueHandle,
-  type JobOutcome,
-  ResultWaiters,
-  type WaitForOptions,
-} from "../jobs/results.js";
+import { type Middleware, type Plugin, toPlugin } from "./plugins.js";
 import { type Runtime, SafeMetrics } from "./runtime.js";
-import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "../schedules/declare.js";
-import { checkDeclaredJob, type ScheduleRuntime } from "../schedules/runtime.js";
-import { resolveSchedulerOptions, Scheduler, type SchedulerOptions } from "../schedules/scheduler.js";
-import { ScheduleService } from "../schedules/service.js";
-import { SchedulingWorker, type WorkerScheduleOptions, workerSchedulerOptions } from "../schedules/worker.js";
-import { produce } from "../observability/tracing.js";
-import type { Job, QueueStats } from "../common/types.js";
-import { WebhookDispatch } from "../webhooks/dispatch.js";
-import { secretBox } from "../webhooks/secrets.js";
-import { WebhookService } from "../webhooks/service.js";
-import { Worker } from "../worker/worker.js";
-import { resolveWorkerOptions, type WorkerOptions } from "../worker/options.js";
-import { type WorkersApi, workersApi } from "../worker/service.js";
 
 export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements AsyncDisposable {
   /** The resolved, frozen options (defaults filled). */

@@ -17,8 +17,8 @@
  * - `soniq_jobs` and `soniq_dead_letter_jobs` carry `flow_id` and `step_ref`.
  */
 
-import type { FlowState, ParentFailurePolicy } from "../schema/constants.js";
 import type { Flow, FlowStep, FlowSummary, ParentOutcome } from "../common/types.js";
+import type { FlowState, ParentFailurePolicy } from "../schema/constants.js";
 import type { AuditRecord } from "./audit.js";
 import type { EnqueueOptions, NewJob } from "./jobs.js";
 import type { NewWebhookDelivery } from "./webhooks.js";

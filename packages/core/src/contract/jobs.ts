@@ -1,7 +1,7 @@
 /** The `jobs` facet: insert, read, list, count, cancel and expire jobs. */
 
-import type { JobStatus } from "../schema/constants.js";
 import type { Job, QueueStats, TraceContext } from "../common/types.js";
+import type { JobStatus } from "../schema/constants.js";
 import type { AuditRecord } from "./audit.js";
 
 /** A job to insert. Core fills every field; backends apply no defaults of their own. */

@@ -1,7 +1,7 @@
 /** The `runs` facet: what a worker does with jobs (claim a batch, settle outcomes). */
 
-import type { DeadLetterReason } from "../schema/constants.js";
 import type { Job } from "../common/types.js";
+import type { DeadLetterReason } from "../schema/constants.js";
 import type { FlowSettlement } from "./flows.js";
 import type { NewWebhookDelivery } from "./webhooks.js";
 

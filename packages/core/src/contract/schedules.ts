@@ -4,8 +4,8 @@
  * stores and records atomically.
  */
 
-import type { TickOutcome } from "../schema/constants.js";
 import type { Schedule, ScheduleTick } from "../common/types.js";
+import type { TickOutcome } from "../schema/constants.js";
 import type { AuditRecord } from "./audit.js";
 import type { NewJob } from "./jobs.js";
 import type { NewWebhookDelivery } from "./webhooks.js";

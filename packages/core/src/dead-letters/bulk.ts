@@ -8,11 +8,11 @@
  * say done of total.
  */
 
-import { type ActorOptions, actorOf, auditRecord } from "../observability/audit.js";
-import type { Backend, DeadLetterListQuery } from "../contract/index.js";
 import { fail } from "../app/options.js";
-import { after, type DeadLetterFilter, deadLetterListQuery, invalid } from "../jobs/queries.js";
 import type { DeadLetterJob } from "../common/types.js";
+import type { Backend, DeadLetterListQuery } from "../contract/index.js";
+import { after, type DeadLetterFilter, deadLetterListQuery, invalid } from "../jobs/queries.js";
+import { type ActorOptions, actorOf, auditRecord } from "../observability/audit.js";
 
 export const BULK_CHUNK = 500;
 

@@ -4,13 +4,14 @@
  * resurrection count; it requires the job name to be defined on this instance unless the instance
  * allows unknown names, so a replayed job does not land where no worker can run it.
  */
-import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
-import type { ReplayRequest as BackendReplayRequest } from "../contract/index.js";
-import { type BulkOptions, type BulkResult, bulk, type DeadLetterBulkFilter } from "./bulk.js";
+
+import { enqueueOptionProblems, fail } from "../app/options.js";
+import type { Runtime } from "../app/runtime.js";
 import { isSoniqError, SoniqError } from "../common/errors.js";
 import { newJobId } from "../common/ids.js";
+import type { DeadLetterJob } from "../common/types.js";
+import type { ReplayRequest as BackendReplayRequest } from "../contract/index.js";
 import { prepareJob, targetOf } from "../jobs/definition.js";
-import { enqueueOptionProblems, fail } from "../app/options.js";
 import {
   after,
   type DeadLetterFilter,
@@ -19,10 +20,10 @@ import {
   invalid,
   MAX_PAGE_SIZE,
 } from "../jobs/queries.js";
-import type { Runtime } from "../app/runtime.js";
+import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
 import { produce } from "../observability/tracing.js";
-import type { DeadLetterJob } from "../common/types.js";
 import { resurrectedData } from "../webhooks/payloads.js";
+import { type BulkOptions, type BulkResult, bulk, type DeadLetterBulkFilter } from "./bulk.js";
 
 export interface ReplayOverrides extends ActorOptions {
   queue?: string;

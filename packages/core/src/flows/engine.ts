@@ -10,6 +10,7 @@
  * rest of the flow; only `cancelFlow` reads every step.
  */
 
+import type { FlowStepReason } from "../common/types.js";
 import type { NewFlow, NewFlowStep } from "../contract/flows.js";
 import type { NewJob } from "../contract/jobs.js";
 import type { Settlement } from "../contract/runs.js";
@@ -22,7 +23,6 @@ import {
   type StoredFlow,
   type StoredStep,
 } from "./rules.js";
-import type { FlowStepReason } from "../common/types.js";
 
 /** The rows a flow program reads and writes. Each backend implements it over its own transaction. */
 export interface FlowStore {

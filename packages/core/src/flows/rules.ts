@@ -12,7 +12,6 @@
  *   dead_lettered --its dead letter replayed-->              queued (the new job id appended)
  */
 
-import type { NewJob } from "../contract/jobs.js";
 import type {
   FlowState,
   FlowStep,
@@ -23,6 +22,7 @@ import type {
   ParentFailurePolicy,
   ParentOutcome,
 } from "../common/types.js";
+import type { NewJob } from "../contract/jobs.js";
 
 /** A step as the engine reads and writes it (the `soniq_flow_steps` row, in a backend's own shape). */
 export interface StoredStep {

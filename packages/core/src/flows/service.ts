@@ -3,16 +3,11 @@
  * for a step's handler. The rules of what a step's outcome does to the flow live in `flow-rules.ts` and
  * `flow-engine.ts` and run inside the backends' writes; this file validates and reads.
  */
-import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
-import type { FlowListQuery, NewFlowStep } from "../contract/flows.js";
-import { SoniqError } from "../common/errors.js";
-import { invalidFlow, prepareFlowSteps } from "./steps.js";
-import { newJobId } from "../common/ids.js";
-import { sendEvent, txOptions } from "../jobs/definition.js";
-import { JOB_NAME_PATTERN } from "../common/names.js";
-import { DEFAULT_PAGE_SIZE, filterObject, invalid, MAX_PAGE_SIZE, optionalString } from "../jobs/queries.js";
+
 import type { Runtime } from "../app/runtime.js";
-import { produce } from "../observability/tracing.js";
+import { SoniqError } from "../common/errors.js";
+import { newJobId } from "../common/ids.js";
+import { JOB_NAME_PATTERN } from "../common/names.js";
 import {
   FLOW_STATES,
   type Flow,
@@ -24,6 +19,12 @@ import {
   type ParentOutcome,
   TERMINAL_FLOW_STATES,
 } from "../common/types.js";
+import type { FlowListQuery, NewFlowStep } from "../contract/flows.js";
+import { sendEvent, txOptions } from "../jobs/definition.js";
+import { DEFAULT_PAGE_SIZE, filterObject, invalid, MAX_PAGE_SIZE, optionalString } from "../jobs/queries.js";
+import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
+import { produce } from "../observability/tracing.js";
+import { invalidFlow, prepareFlowSteps } from "./steps.js";
 
 /** `flows.start(definition)`. */
 export interface FlowDefinition {

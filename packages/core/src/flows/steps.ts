@@ -4,13 +4,18 @@
  * and args through the one enqueue path (`prepareJob`). Every refusal is `SONIQ_INVALID_FLOW` naming the
  * field (`context.field`) and, for a step, its ref (`context.ref`).
  */
+
+import type { ResolvedSoniqOptions } from "../app/options.js";
+import { isSoniqError, SoniqError } from "../common/errors.js";
+import { JOB_NAME_PATTERN } from "../common/names.js";
+import {
+  type FlowStepDefinition,
+  PARENT_FAILURE_POLICIES,
+  type ParentFailurePolicy,
+} from "../common/types.js";
 import type { NewFlowStep } from "../contract/flows.js";
 import type { NewJob } from "../contract/jobs.js";
-import { isSoniqError, SoniqError } from "../common/errors.js";
 import { prepareJob, type RegisteredJob, resolveTarget } from "../jobs/definition.js";
-import { JOB_NAME_PATTERN } from "../common/names.js";
-import type { ResolvedSoniqOptions } from "../app/options.js";
-import { type FlowStepDefinition, PARENT_FAILURE_POLICIES, type ParentFailurePolicy } from "../common/types.js";
 
 /** At most this many steps in a flow, and parents of one step. */
 export const MAX_FLOW_STEPS = 10_000;

@@ -1,6 +1,6 @@
 import { type Logger, safeLogger } from "../common/logger.js";
-import { checkProgress, type ProgressBuffer } from "./progress.js";
 import type { FlowContext, Job } from "../common/types.js";
+import { checkProgress, type ProgressBuffer } from "./progress.js";
 
 /** What a handler (and middleware) gets besides its args. */
 export interface JobContext {

@@ -3,12 +3,6 @@
  * to the backend. Nothing here touches storage except the final `backend.enqueue(Many)` call.
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { JobContext } from "./context.js";
-import type { Backend, EnqueueOptions as BackendEnqueueOptions, NewJob } from "../contract/index.js";
-import { SoniqError } from "../common/errors.js";
-import { newJobId } from "../common/ids.js";
-import { argsHash, checkJson } from "../common/json.js";
-import { assertJobName } from "../common/names.js";
 import {
   type EnqueueOptions,
   enqueueOptionProblems,
@@ -16,10 +10,16 @@ import {
   type ResolvedJobOptions,
   type ResolvedSoniqOptions,
 } from "../app/options.js";
+import { SoniqError } from "../common/errors.js";
+import { newJobId } from "../common/ids.js";
+import { argsHash, checkJson } from "../common/json.js";
+import { assertJobName } from "../common/names.js";
+import type { TraceContext } from "../common/types.js";
+import type { Backend, EnqueueOptions as BackendEnqueueOptions, NewJob } from "../contract/index.js";
+import type { SendEvent, SendOrigin } from "../observability/tracing.js";
+import type { JobContext } from "./context.js";
 import type { Snooze } from "./outcomes.js";
 import type { EnqueueHandle } from "./results.js";
-import type { SendEvent, SendOrigin } from "../observability/tracing.js";
-import type { TraceContext } from "../common/types.js";
 
 /** A job handler. It may return `snooze(ms)` (a `Snooze`) instead of a result. */
 export type Handler<TArgs, TResult> = (args: TArgs, ctx: JobContext) => TResult | Promise<TResult>;

@@ -3,10 +3,11 @@
  * takes only `{ tx }`. A bad item is a typed error before anything is written; so is an item `prepareJob`
  * refuses, its error naming the item (`context.index`).
  */
-import type { NewJob } from "../contract/index.js";
-import { SoniqError } from "../common/errors.js";
-import { type JobDefinition, prepareJob, type RegisteredJob, resolveTarget } from "./definition.js";
+
 import type { EnqueueOptions, ResolvedSoniqOptions } from "../app/options.js";
+import { SoniqError } from "../common/errors.js";
+import type { NewJob } from "../contract/index.js";
+import { type JobDefinition, prepareJob, type RegisteredJob, resolveTarget } from "./definition.js";
 
 /** One item of `enqueueMany`: a definition (or a name) with its args and options (no `tx`). */
 export interface EnqueueManyItem<TTx = unknown> {

@@ -3,12 +3,13 @@
  * workers, task names) and names every cause that applies, with the evidence it found. Clock-based
  * reasons (scheduled, backoff, staleness) use this process's clock.
  */
+
+import type { Job, JobStatus } from "../common/types.js";
 import type { Backend } from "../contract/index.js";
 import { explainStep } from "../flows/explain.js";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, suspectAfterMs } from "../worker/liveness.js";
-import { MAX_PAGE_SIZE } from "./queries.js";
-import type { Job, JobStatus } from "../common/types.js";
 import { listWorkerViews, type WorkerView } from "../worker/service.js";
+import { MAX_PAGE_SIZE } from "./queries.js";
 
 export const EXPLAIN_CODES = [
   "not_found",

@@ -8,6 +8,10 @@
  * are kept for compatibility; keyset pages (`after` / `before` a row) cost the same at any depth and
  * neither skip nor repeat rows when rows arrive meanwhile.
  */
+
+import { SoniqError } from "../common/errors.js";
+import { storableText } from "../common/json.js";
+import { MAX_DATE_MS, MIN_DATE_MS } from "../common/option-table.js";
 import type {
   DeadLetterListQuery,
   DeadLetterMatch,
@@ -15,9 +19,6 @@ import type {
   ListPosition,
   StatsQuery,
 } from "../contract/index.js";
-import { SoniqError } from "../common/errors.js";
-import { storableText } from "../common/json.js";
-import { MAX_DATE_MS, MIN_DATE_MS } from "../common/option-table.js";
 import { JOB_STATUSES, type JobStatus } from "../schema/constants.js";
 
 /** Rows per page when a list call gives no `limit`. */

@@ -21,10 +21,11 @@
  * While someone waits, the poll timer is ref'd: an awaited `waitFor` keeps the process alive (as `runOnce`
  * does), whatever else is open. It is cleared with the last waiter.
  */
-import type { Backend, EnqueueResult } from "../contract/index.js";
+
 import { SoniqError } from "../common/errors.js";
 import type { Logger } from "../common/logger.js";
 import type { DeadLetterReason } from "../common/types.js";
+import type { Backend, EnqueueResult } from "../contract/index.js";
 
 /** A job's terminal outcome. `result` is what the handler returned (as stored: JSON). */
 export type JobOutcome<TResult = unknown> =

@@ -6,11 +6,11 @@
  * over many transactions, write theirs on its own (`backend.audit.record`) once they are done.
  */
 import { randomUUID } from "node:crypto";
-import type { AuditListQuery, AuditRecord, Backend } from "../contract/index.js";
 import { storableText } from "../common/json.js";
 import { optionsObject } from "../common/option-table.js";
-import { filterObject, invalid, optionalDate, optionalString } from "../jobs/queries.js";
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from "../common/types.js";
+import type { AuditListQuery, AuditRecord, Backend } from "../contract/index.js";
+import { filterObject, invalid, optionalDate, optionalString } from "../jobs/queries.js";
 
 /** The actor when the caller names none. */
 export const DEFAULT_ACTOR = "api";

@@ -21,8 +21,9 @@
  *     rate-limited queue, and returns the jobs in the chosen order with the `capped` answer.
  * A backend with no limited queue in the claim skips all this and claims the open queues in one statement.
  */
-import type { ClaimCap } from "../contract/index.js";
+
 import type { RateLimit } from "../common/types.js";
+import type { ClaimCap } from "../contract/index.js";
 
 /** A queue's controls, as a backend stores them (`soniq_queues`). */
 export interface QueueControls {

@@ -6,8 +6,9 @@
  * queue, the instance's default queue). `{ create: true }` is how an operator sets up a queue before its
  * first job on purpose.
  */
-import type { Backend } from "../contract/index.js";
+
 import { SoniqError } from "../common/errors.js";
+import type { Backend } from "../contract/index.js";
 import { invalid } from "../jobs/queries.js";
 
 /** `create` from a queue control's options: absent is false; anything but a boolean is refused. */

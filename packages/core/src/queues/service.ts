@@ -4,14 +4,14 @@
  * The limits are enforced by each backend's claim; this file only states them.
  */
 
-import { type ActorOptions, actorOf, auditRecord } from "../observability/audit.js";
-import type { Backend, QueueConfigPatch } from "../contract/index.js";
 import { SoniqError } from "../common/errors.js";
 import { checkQueue } from "../common/option-table.js";
-import { invalid, noArguments } from "../jobs/queries.js";
-import { assertKnownQueue, createFlag } from "./known.js";
 import type { EstimableCount, QueueInfo, QueueSettings, QueueStats, RateLimit } from "../common/types.js";
 import { ESTIMABLE_COUNTS } from "../common/types.js";
+import type { Backend, QueueConfigPatch } from "../contract/index.js";
+import { invalid, noArguments } from "../jobs/queries.js";
+import { type ActorOptions, actorOf, auditRecord } from "../observability/audit.js";
+import { assertKnownQueue, createFlag } from "./known.js";
 
 /**
  * `queues.list()` counts done, cancelled and dead-letter rows exactly up to this many per queue; a larger

@@ -3,7 +3,11 @@
  * backend's schedules facet, and the two steps every tick takes (building its job, recording it).
  */
 
+import type { ResolvedSoniqOptions } from "../app/options.js";
 import type { Clock } from "../common/clock.js";
+import { isSoniqError, SoniqError } from "../common/errors.js";
+import type { Logger } from "../common/logger.js";
+import type { Schedule } from "../common/types.js";
 import type {
   AuditFacet,
   AuditRecord,
@@ -14,12 +18,8 @@ import type {
   TickRecord,
   TickRecordResult,
 } from "../contract/index.js";
-import { isSoniqError, SoniqError } from "../common/errors.js";
 import { prepareJob, type RegisteredJob, sendEvent, targetOf } from "../jobs/definition.js";
-import type { Logger } from "../common/logger.js";
-import type { ResolvedSoniqOptions } from "../app/options.js";
 import { type ProducerHook, produce } from "../observability/tracing.js";
-import type { Schedule } from "../common/types.js";
 import type { WebhookDispatch } from "../webhooks/dispatch.js";
 import type { PeriodicDeclaration } from "./declare.js";
 import { firstTick, type PlannedTick } from "./plan.js";

@@ -3,12 +3,13 @@
  * scheduler. Every call goes to storage, so what one process does, every scheduler sees at its next check.
  * Pause, resume, remove and trigger are operator actions: each writes one audit row, with its change.
  */
-import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
-import type { AuditRecord, NewJob, TickRecord, TickRecordResult } from "../contract/index.js";
+
 import { SoniqError } from "../common/errors.js";
 import { optionsObject } from "../common/option-table.js";
-import { noArguments } from "../jobs/queries.js";
 import type { Schedule, ScheduleTick } from "../common/types.js";
+import type { AuditRecord, NewJob, TickRecord, TickRecordResult } from "../contract/index.js";
+import { noArguments } from "../jobs/queries.js";
+import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
 import { planTicks, timingOf } from "./plan.js";
 import { jobFor, recordPlanned, recordTick, type ScheduleRuntime, toStored } from "./runtime.js";
 import { triggeredJobId } from "./stored.js";

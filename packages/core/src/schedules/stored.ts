@@ -2,9 +2,10 @@
  * How the SQL backends store a schedule's timing in soniq_recurring_jobs (`schedule_type`,
  * `schedule_value`) and its pause (`status`): one encoding, shared, so every backend reads every other's rows.
  */
+
+import type { Schedule } from "../common/types.js";
 import type { AuditRecord, NewJob, TickRecord, TickRecordResult } from "../contract/index.js";
 import type { RecurringStatus, ScheduleType } from "../schema/constants.js";
-import type { Schedule } from "../common/types.js";
 
 /** The soniq_recurring_jobs columns a `Schedule` is read from (the same in both dialects). */
 export const SCHEDULE_COLUMNS =

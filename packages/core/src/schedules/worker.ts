@@ -2,10 +2,11 @@
  * `soniq.worker({ schedules: true | { checkIntervalMs } })`: a worker that also runs a scheduler, started
  * after the worker and stopped with it (the scheduler releases leadership at once).
  */
-import { SoniqError } from "../common/errors.js";
+
 import type { Runtime } from "../app/runtime.js";
-import { Worker } from "../worker/worker.js";
+import { SoniqError } from "../common/errors.js";
 import type { ResolvedWorkerOptions } from "../worker/options.js";
+import { Worker } from "../worker/worker.js";
 import type { Scheduler, SchedulerOptions } from "./scheduler.js";
 
 /** The worker option that runs a scheduler inside the worker. */

@@ -5,10 +5,11 @@
  * rows it returns travel with the write that makes the event (an outbox) or are written on their own.
  * Processes see endpoints registered elsewhere within one refresh.
  */
-import type { Backend, NewWebhookDelivery, StoredWebhookEndpoint } from "../contract/index.js";
+
 import { newJobId } from "../common/ids.js";
 import type { Logger } from "../common/logger.js";
 import type { WebhookDeliveryEvent, WebhookEvent } from "../common/types.js";
+import type { Backend, NewWebhookDelivery, StoredWebhookEndpoint } from "../contract/index.js";
 import { WEBHOOK_METADATA } from "./payloads.js";
 
 const NONE: readonly NewWebhookDelivery[] = Object.freeze([]);

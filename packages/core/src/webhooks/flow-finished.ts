@@ -7,8 +7,9 @@
  * receives the event, so an endpoint registered later does not get old flows. A flow reopened by a replay
  * and finished again fires again. Its payload carries no job values, so `redact` does not apply.
  */
-import type { Backend } from "../contract/index.js";
+
 import type { FlowSummary } from "../common/types.js";
+import type { Backend } from "../contract/index.js";
 import type { WebhookDispatch } from "./dispatch.js";
 
 /** Flows marked per transaction. */

@@ -5,8 +5,8 @@
  */
 import { SoniqError } from "../common/errors.js";
 import { storableText } from "../common/json.js";
-import { retryPolicyProblems } from "../jobs/retry-policy.js";
 import { WEBHOOK_EVENTS, type WebhookEvent, type WebhookRetry } from "../common/types.js";
+import { retryPolicyProblems } from "../jobs/retry-policy.js";
 import { parseWebhookUrl } from "./targets.js";
 
 /** What `register` takes. */

@@ -15,9 +15,10 @@
  *
  * Job fields: `jobId`, `jobName`, `queue`, `attempt`, `maxAttempts`, `args`, `traceId`.
  */
-import type { Redactor } from "../observability/redact.js";
+
 import type { DeadLetterJob, Job } from "../common/types.js";
 import { SONIQ_VERSION } from "../common/version.js";
+import type { Redactor } from "../observability/redact.js";
 
 /** Every body's `metadata`. */
 export const WEBHOOK_METADATA: Readonly<Record<string, unknown>> = Object.freeze({

@@ -7,11 +7,11 @@
  */
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
-import type { DeliveryAttemptResult, StoredWebhookEndpoint } from "../contract/index.js";
 import { storableText } from "../common/json.js";
-import { computeRetryDelay } from "../jobs/retry-policy.js";
 import type { Job, WebhookDelivery } from "../common/types.js";
 import { SONIQ_VERSION } from "../common/version.js";
+import type { DeliveryAttemptResult, StoredWebhookEndpoint } from "../contract/index.js";
+import { computeRetryDelay } from "../jobs/retry-policy.js";
 import type { SecretBox } from "./secrets.js";
 import { signWebhook } from "./signature.js";
 import { assertPublicTarget, publicOnlyLookup, type Resolver, systemResolver } from "./targets.js";

@@ -4,15 +4,8 @@
  * by resolving its host; the secret is encrypted before it reaches the backend and never comes back. Every
  * write is audited (`webhook.register`, `.update`, `.remove`, `.test`, `.redeliver`) in the same transaction.
  */
-import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
-import type {
-  Backend,
-  StoredWebhookEndpoint,
-  WebhookDeliveryQuery,
-  WebhookEndpointPatch,
-} from "../contract/index.js";
+
 import { newJobId } from "../common/ids.js";
-import { filterObject, invalid, optionalString } from "../jobs/queries.js";
 import {
   WEBHOOK_DELIVERY_STATUSES,
   type WebhookDelivery,
@@ -20,6 +13,14 @@ import {
   type WebhookEndpoint,
   type WebhookEvent,
 } from "../common/types.js";
+import type {
+  Backend,
+  StoredWebhookEndpoint,
+  WebhookDeliveryQuery,
+  WebhookEndpointPatch,
+} from "../contract/index.js";
+import { filterObject, invalid, optionalString } from "../jobs/queries.js";
+import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
 import type { WebhookDispatch } from "./dispatch.js";
 import {
   DEFAULT_WEBHOOK_MAX_ATTEMPTS,

@@ -6,9 +6,10 @@
  * either: the writer parks it and gives it back once the held run settled, or gives it back at once when that
  * run's settlement was reported while the claim was on its way (held-jobs.ts).
  */
-import type { ClaimCap, ClaimRequest } from "../contract/index.js";
+
 import type { Runtime } from "../app/runtime.js";
 import type { Job } from "../common/types.js";
+import type { ClaimCap, ClaimRequest } from "../contract/index.js";
 import type { OutcomeWriter } from "./outcome-writer.js";
 import { isOverAttempts } from "./settlements.js";
 

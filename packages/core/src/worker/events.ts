@@ -1,6 +1,7 @@
 /** The typed events a worker emits (`worker.on(...)`). */
-import type { DeadLetterReason } from "../schema/constants.js";
+
 import type { Job } from "../common/types.js";
+import type { DeadLetterReason } from "../schema/constants.js";
 
 export interface WorkerEvents {
   "job:start": { job: Job };

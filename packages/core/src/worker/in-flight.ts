@@ -5,11 +5,12 @@
  * find it settled). A taken-over handler that ignores its aborted signal keeps running in the background,
  * but its slot is freed and its late result ignored.
  */
-import type { ProgressBuffer } from "../jobs/progress.js";
+
 import type { Runtime } from "../app/runtime.js";
-import type { RunOutcome } from "../observability/tracing.js";
 import type { TypedEmitter } from "../common/typed-emitter.js";
 import type { Job } from "../common/types.js";
+import type { ProgressBuffer } from "../jobs/progress.js";
+import type { RunOutcome } from "../observability/tracing.js";
 import { DeadlineSweeper } from "./deadline-sweeper.js";
 import type { WorkerEvents } from "./events.js";
 import type { OutcomeWriter } from "./outcome-writer.js";

@@ -4,11 +4,11 @@
  * stop, never one write per job. A failed flush keeps the counts for the next one.
  */
 
-import type { MetricsRow } from "../contract/index.js";
-import { addMetricCounts } from "../observability/series.js";
 import type { Runtime } from "../app/runtime.js";
 import type { TypedEmitter } from "../common/typed-emitter.js";
 import type { Job } from "../common/types.js";
+import type { MetricsRow } from "../contract/index.js";
+import { addMetricCounts } from "../observability/series.js";
 import type { WorkerEvents } from "./events.js";
 
 export const METRICS_FLUSH_MS = 15_000;

@@ -2,7 +2,7 @@
  * `soniq.worker(options)`: the worker's options table (see options.ts for how a table declares each option
  * once: its check, its default and its README line), validated once into a frozen `ResolvedWorkerOptions`.
  */
-import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS } from "./liveness.js";
+
 import {
   checkBool,
   checkQueue,
@@ -15,6 +15,7 @@ import {
   type Resolved,
   resolveOptions,
 } from "../common/option-table.js";
+import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS } from "./liveness.js";
 
 const timerMs = intIn(0, MAX_TIMER_MS);
 

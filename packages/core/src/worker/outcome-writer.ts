@@ -12,12 +12,13 @@
  * The writer also holds each claimed job's id until its settlement is reported (held-jobs.ts): a claim that
  * returns a held job (an earlier claim was lost) is given back once the held run's outcome is written.
  */
-import type { Settlement } from "../contract/index.js";
-import type { JobEndStatus } from "../observability/sink.js";
+
 import type { Runtime } from "../app/runtime.js";
-import type { DeadLetterReason } from "../schema/constants.js";
 import type { TypedEmitter } from "../common/typed-emitter.js";
 import type { Job } from "../common/types.js";
+import type { Settlement } from "../contract/index.js";
+import type { JobEndStatus } from "../observability/sink.js";
+import type { DeadLetterReason } from "../schema/constants.js";
 import type { WorkerEvents } from "./events.js";
 import { HeldJobs } from "./held-jobs.js";
 import type { Outcome, Running } from "./runner.js";

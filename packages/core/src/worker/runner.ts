@@ -13,18 +13,19 @@
  * | retry function returned null          | dead letter, `permanent_failure`          |
  * | threw / timed out, no attempts left   | dead letter, `max_retries_exceeded`       |
  */
-import { RunContext } from "../jobs/context.js";
-import { JobAbortedError } from "../common/errors.js";
-import { flowContextOf, type RunFlowContext } from "../flows/service.js";
-import { formatIssues, type RegisteredJob, validateWithSchema } from "../jobs/definition.js";
-import { checkJson } from "../common/json.js";
+
 import { runChain } from "../app/plugins.js";
+import { callHook, type Runtime } from "../app/runtime.js";
+import { JobAbortedError } from "../common/errors.js";
+import { checkJson } from "../common/json.js";
+import type { Job } from "../common/types.js";
+import { flowContextOf, type RunFlowContext } from "../flows/service.js";
+import { RunContext } from "../jobs/context.js";
+import { formatIssues, type RegisteredJob, validateWithSchema } from "../jobs/definition.js";
 import { isPermanentError, isSnooze } from "../jobs/outcomes.js";
 import type { ProgressBuffer } from "../jobs/progress.js";
 import { computeRetryDelay, DEFAULT_RETRY } from "../jobs/retry-policy.js";
-import { callHook, type Runtime } from "../app/runtime.js";
 import type { DeadLetterReason } from "../schema/constants.js";
-import type { Job } from "../common/types.js";
 
 export type Outcome =
   | { kind: "done"; result: unknown }

@@ -6,10 +6,11 @@
  *   recovery by a peer);
  * - `live`: not stopped and heard from within `staleAfterMs`.
  */
-import type { Backend } from "../contract/index.js";
-import { DEFAULT_STALE_AFTER_MS } from "./liveness.js";
-import { filterObject, invalid } from "../jobs/queries.js";
+
 import type { WorkerInfo } from "../common/types.js";
+import type { Backend } from "../contract/index.js";
+import { filterObject, invalid } from "../jobs/queries.js";
+import { DEFAULT_STALE_AFTER_MS } from "./liveness.js";
 
 export const WORKER_LIVENESS = ["live", "stale", "stopped"] as const;
 /** A worker's derived state (see the top of this file for the rule). */

@@ -15,6 +15,10 @@
  * Every text written is storable on every backend (no NUL, no lone surrogate: `storableText`), so one
  * odd error message cannot fail the batch it is written with.
  */
+
+import { storableText } from "../common/json.js";
+import { MAX_DELAY_MS } from "../common/option-table.js";
+import type { Job } from "../common/types.js";
 import type {
   DeadLetterSettlement,
   DoneSettlement,
@@ -22,10 +26,7 @@ import type {
   NewFlowStep,
   RequeueSettlement,
 } from "../contract/index.js";
-import { storableText } from "../common/json.js";
-import { MAX_DELAY_MS } from "../common/option-table.js";
 import type { DeadLetterReason } from "../schema/constants.js";
-import type { Job } from "../common/types.js";
 
 /** A whole number of milliseconds from 0 to `MAX_DELAY_MS` (a retry function may return anything >= 0). */
 function delay(ms: number): number {

@@ -3,11 +3,11 @@
  * subscription.
  */
 import { hostname } from "node:os";
-import type { WorkerRegistration } from "../contract/index.js";
+import type { Runtime } from "../app/runtime.js";
 import { SoniqError } from "../common/errors.js";
 import { optionsObject } from "../common/option-table.js";
-import type { Runtime } from "../app/runtime.js";
 import { SONIQ_VERSION } from "../common/version.js";
+import type { WorkerRegistration } from "../contract/index.js";
 import type { ResolvedWorkerOptions } from "./options.js";
 
 /** The worker row a worker registers (again after being declared stale). */

@@ -25,14 +25,14 @@
  *   stale and recovery reaches those jobs although the process lives.
  */
 
-import type { ProcessingJob, WorkerRegistration } from "../contract/index.js";
-import { METRICS_RETENTION_MS } from "../observability/series.js";
-import type { ProgressBuffer } from "../jobs/progress.js";
 import type { Runtime } from "../app/runtime.js";
+import type { ProcessingJob, WorkerRegistration } from "../contract/index.js";
+import type { ProgressBuffer } from "../jobs/progress.js";
+import { METRICS_RETENTION_MS } from "../observability/series.js";
 import { BacklogWatch } from "../webhooks/backlog.js";
 import { sweepFinishedFlows } from "../webhooks/flow-finished.js";
-import type { ResolvedWorkerOptions } from "./options.js";
 import type { WorkerEvents } from "./events.js";
+import type { ResolvedWorkerOptions } from "./options.js";
 import type { Running } from "./runner.js";
 import { nackSettlement } from "./settlements.js";
 

@@ -10,9 +10,10 @@
  * | dead letter after a run       | job.failed, job.dead_letter     |
  * | dead letter without a run     | job.dead_letter                 |
  */
-import type { NewWebhookDelivery, Settlement } from "../contract/index.js";
+
 import type { Runtime } from "../app/runtime.js";
 import type { Job } from "../common/types.js";
+import type { NewWebhookDelivery, Settlement } from "../contract/index.js";
 import { completedData, deadLetterData, failedData, retriedData } from "../webhooks/payloads.js";
 
 const NONE: readonly NewWebhookDelivery[] = Object.freeze([]);

@@ -25,19 +25,19 @@
  * The running jobs themselves (deadlines, takeovers, their one outcome) are in-flight.ts.
  */
 import { randomUUID } from "node:crypto";
-import type { ClaimCap } from "../contract/index.js";
-import { SoniqError } from "../common/errors.js";
-import { ProgressBuffer } from "../jobs/progress.js";
 import type { LocalWorker, Runtime } from "../app/runtime.js";
+import { SoniqError } from "../common/errors.js";
 import { TypedEmitter } from "../common/typed-emitter.js";
 import type { Job } from "../common/types.js";
-import type { ResolvedWorkerOptions } from "./options.js";
+import type { ClaimCap } from "../contract/index.js";
+import { ProgressBuffer } from "../jobs/progress.js";
 import { claimJobs } from "./claim.js";
 import { ClaimGate, nextClaimWindow } from "./claim-pacing.js";
 import type { WorkerEvents } from "./events.js";
 import { InFlight } from "./in-flight.js";
 import { JobBuffer } from "./job-buffer.js";
 import { MetricsRecorder } from "./metrics-recorder.js";
+import type { ResolvedWorkerOptions } from "./options.js";
 import { OutcomeWriter } from "./outcome-writer.js";
 import { besideRegistration, maxJobsOf, recordTaskNames, workerRegistration } from "./setup.js";
 import { markStopped, waitAtMost } from "./shutdown.js";
