@@ -145,12 +145,8 @@ export {
   startFlow,
 } from "./flows/engine.js";
 export {
-  admitStep,
   decodeStepJob,
-  dependentEffect,
   encodeStepJob,
-  flowStateOf,
-  isClosedStep,
   type ParentEvent,
   parentOutcome,
   type StoredFlow,
@@ -159,16 +155,13 @@ export {
   toFlowSummary,
 } from "./flows/rules.js";
 export {
-  DEFAULT_PAGE_SIZE,
   type DeadLetterFilter,
   deadLetterListQuery,
   deadLetterMatch,
   jobListQuery,
   type ListJobsFilter,
-  MAX_PAGE_SIZE,
-  statsQuery,
 } from "./jobs/queries.js";
-export { auditListQuery, auditRecord } from "./observability/audit.js";
+export { auditRecord } from "./observability/audit.js";
 export type { ReplicationStatus, ReplicationStatusMethod } from "./observability/replication.js";
 export {
   type ClaimCandidate,

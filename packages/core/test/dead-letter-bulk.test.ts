@@ -1,4 +1,4 @@
-/** deadLetter.replayWhere / purgeWhere on the memory backend: chunked, dry run, one audit row each. */
+/** deadLetters.replayWhere / purgeWhere on the memory backend: chunked, dry run, one audit row each. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
 import { isSoniqError } from "../src/common/errors.js";
@@ -42,11 +42,11 @@ describe("dead-letter/bulk", () => {
       const raw = memoryBackend();
       const soniq = app({ allowUnknownJobNames: true }, raw);
       await deadLetters(raw, "now", 3);
-      expect(await soniq.deadLetter.purgeWhere({ queue: "now" }, { dryRun: true })).toEqual({
+      expect(await soniq.deadLetters.purgeWhere({ queue: "now" }, { dryRun: true })).toEqual({
         count: 3,
         dryRun: true,
       });
-      expect(await soniq.deadLetter.purgeWhere({ queue: "now" })).toEqual({ count: 3, dryRun: false });
+      expect(await soniq.deadLetters.purgeWhere({ queue: "now" })).toEqual({ count: 3, dryRun: false });
     } finally {
       vi.useRealTimers();
     }
@@ -65,24 +65,24 @@ describe("dead-letter/bulk", () => {
     await deadLetters(raw, "big", 1203);
     await deadLetters(raw, "small", 5);
 
-    expect(await soniq.deadLetter.purgeWhere({ queue: "big" }, { dryRun: true, actor: "ops" })).toEqual({
+    expect(await soniq.deadLetters.purgeWhere({ queue: "big" }, { dryRun: true, actor: "ops" })).toEqual({
       count: 1203,
       dryRun: true,
     });
-    expect(await soniq.getQueueStats({ queue: "big" })).toMatchObject({ dead_letter: 1203 });
-    expect(await soniq.deadLetter.purgeWhere({ queue: "big" }, { actor: "ops" })).toEqual({
+    expect(await soniq.jobs.stats({ queue: "big" })).toMatchObject({ dead_letter: 1203 });
+    expect(await soniq.deadLetters.purgeWhere({ queue: "big" }, { actor: "ops" })).toEqual({
       count: 1203,
       dryRun: false,
     });
-    expect(await soniq.getQueueStats({ queue: "big" })).toMatchObject({ dead_letter: 0 });
-    expect(await soniq.getQueueStats({ queue: "small" })).toMatchObject({ dead_letter: 5 });
+    expect(await soniq.jobs.stats({ queue: "big" })).toMatchObject({ dead_letter: 0 });
+    expect(await soniq.jobs.stats({ queue: "small" })).toMatchObject({ dead_letter: 5 });
     expect(Math.max(...pages)).toBeLessThanOrEqual(500);
 
-    expect(await soniq.deadLetter.replayWhere({ queue: "small" }, { priority: 1 })).toEqual({
+    expect(await soniq.deadLetters.replayWhere({ queue: "small" }, { priority: 1 })).toEqual({
       count: 5,
       dryRun: false,
     });
-    const replayed = await soniq.listJobs({ queue: "small", status: "queued" });
+    const replayed = await soniq.jobs.list({ queue: "small", status: "queued" });
     expect(replayed.map((j) => j.priority)).toEqual([1, 1, 1, 1, 1]);
 
     const rows = await soniq.audit.list();
@@ -97,10 +97,10 @@ describe("dead-letter/bulk", () => {
   it("dead-letter/bulk-bad-input: paging keys, bad filters and options are rejected, nothing written", async () => {
     const soniq = app();
     for (const call of [
-      () => soniq.deadLetter.purgeWhere({ limit: 5 } as never),
-      () => soniq.deadLetter.purgeWhere({ queue: "" }),
-      () => soniq.deadLetter.replayWhere({}, { dryRun: "yes" as never }),
-      () => soniq.deadLetter.replayWhere({}, { priority: 1.5 }),
+      () => soniq.deadLetters.purgeWhere({ limit: 5 } as never),
+      () => soniq.deadLetters.purgeWhere({ queue: "" }),
+      () => soniq.deadLetters.replayWhere({}, { dryRun: "yes" as never }),
+      () => soniq.deadLetters.replayWhere({}, { priority: 1.5 }),
     ]) {
       const err = await call().catch((e: unknown) => e);
       expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT") || isSoniqError(err, "SONIQ_INVALID_OPTIONS")).toBe(
@@ -120,19 +120,19 @@ describe("dead-letter/bulk", () => {
     const onProgress = (done: number, total: number) => {
       calls.push([done, total]);
     };
-    expect(await soniq.deadLetter.purgeWhere({ queue: "big" }, { dryRun: true, onProgress })).toEqual({
+    expect(await soniq.deadLetters.purgeWhere({ queue: "big" }, { dryRun: true, onProgress })).toEqual({
       count: 1203,
       dryRun: true,
     });
     expect(calls).toEqual([]);
-    expect(await soniq.deadLetter.purgeWhere({ queue: "big" }, { onProgress })).toEqual({
+    expect(await soniq.deadLetters.purgeWhere({ queue: "big" }, { onProgress })).toEqual({
       count: 1203,
       dryRun: false,
     });
     expect(calls).toEqual(Array.from({ length: 1204 }, (_, done) => [done, 1203]));
 
     calls.length = 0;
-    expect(await soniq.deadLetter.replayWhere({ queue: "small" }, { onProgress, priority: 1 })).toEqual({
+    expect(await soniq.deadLetters.replayWhere({ queue: "small" }, { onProgress, priority: 1 })).toEqual({
       count: 3,
       dryRun: false,
     });
@@ -147,27 +147,27 @@ describe("dead-letter/bulk", () => {
       throw new Error("the display broke");
     };
     const rejecting = () => Promise.reject(new Error("async display broke"));
-    expect(await soniq.deadLetter.replayWhere({ queue: "small" }, { onProgress: throwing })).toEqual({
+    expect(await soniq.deadLetters.replayWhere({ queue: "small" }, { onProgress: throwing })).toEqual({
       count: 3,
       dryRun: false,
     });
-    expect(await soniq.deadLetter.purgeWhere({ queue: "small" }, { onProgress: rejecting })).toEqual({
+    expect(await soniq.deadLetters.purgeWhere({ queue: "small" }, { onProgress: rejecting })).toEqual({
       count: 3,
       dryRun: false,
     });
-    expect(await soniq.getQueueStats({ queue: "small" })).toMatchObject({ dead_letter: 0, queued: 6 });
+    expect(await soniq.jobs.stats({ queue: "small" })).toMatchObject({ dead_letter: 0, queued: 6 });
 
     const before = await soniq.audit.list();
     await deadLetters(raw, "kept", 2);
     for (const call of [
-      () => soniq.deadLetter.purgeWhere({ queue: "kept" }, { onProgress: "yes" as never }),
-      () => soniq.deadLetter.replayWhere({ queue: "kept" }, { onProgress: 1 as never }),
-      () => soniq.deadLetter.purgeWhere({ queue: "kept" }, { dryRun: true, onProgress: {} as never }),
+      () => soniq.deadLetters.purgeWhere({ queue: "kept" }, { onProgress: "yes" as never }),
+      () => soniq.deadLetters.replayWhere({ queue: "kept" }, { onProgress: 1 as never }),
+      () => soniq.deadLetters.purgeWhere({ queue: "kept" }, { dryRun: true, onProgress: {} as never }),
     ]) {
       const err = await call().catch((e: unknown) => e);
       expect(isSoniqError(err, "SONIQ_INVALID_OPTIONS"), String(err)).toBe(true);
     }
-    expect(await soniq.getQueueStats({ queue: "kept" })).toMatchObject({ dead_letter: 2, queued: 0 });
+    expect(await soniq.jobs.stats({ queue: "kept" })).toMatchObject({ dead_letter: 2, queued: 0 });
     expect(await soniq.audit.list()).toEqual(before);
     expect(before.slice(0, 3).map((r) => [r.action, r.details])).toEqual([
       ["dead_letter.purge_where", { count: 3 }],

@@ -23,7 +23,7 @@ async function heldJob(heartbeatAgeMs: number) {
     version: null,
     metadata: null,
   });
-  const { id } = await soniq.enqueue("l.job", {});
+  const { id } = await soniq.jobs.enqueue("l.job", {});
   await backend.runs.claim({ queues: null, limit: 1, workerId });
   offset = 0;
   return { soniq, id, workerId };
@@ -32,7 +32,7 @@ async function heldJob(heartbeatAgeMs: number) {
 describe("explain/liveness", () => {
   it("explain/heartbeat-age: a running job's evidence gives the holder's heartbeat age, no suspect note while it beats", async () => {
     const { soniq, id, workerId } = await heldJob(2000);
-    const e = await soniq.explain(id);
+    const e = await soniq.jobs.explain(id);
     expect(e.verdict).toBe("running");
     const evidence = e.reasons[0]?.evidence ?? {};
     expect(evidence).toMatchObject({ workerId, suspect: null, staleAfterMs: DEFAULT_STALE_AFTER_MS });
@@ -43,7 +43,7 @@ describe("explain/liveness", () => {
 
   it("explain/suspect-before-stale: three missed heartbeats make the holder suspect, with when recovery is due", async () => {
     const { soniq, id } = await heldJob(20_000);
-    const e = await soniq.explain(id);
+    const e = await soniq.jobs.explain(id);
     expect(e.verdict).toBe("running"); // not stale yet: recovery has not started
     expect(e.reasons.map((r) => r.code)).toEqual(["running"]);
     const suspect = e.reasons[0]?.evidence.suspect;
@@ -56,7 +56,7 @@ describe("explain/liveness", () => {
   it("explain/default-stale-after: a worker is stale after 60 s without a heartbeat by default", async () => {
     expect(resolveWorkerOptions({}).staleAfterMs).toBe(60_000);
     const { soniq, id } = await heldJob(61_000);
-    const e = await soniq.explain(id);
+    const e = await soniq.jobs.explain(id);
     expect(e.verdict).toBe("stuck");
     expect(e.reasons.map((r) => r.code)).toEqual(["running", "held_by_stale_worker"]);
     expect(e.reasons[1]?.evidence.heartbeatAgeMs).toBeGreaterThanOrEqual(61_000);

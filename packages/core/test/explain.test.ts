@@ -1,4 +1,4 @@
-/** soniq.explain(id) on the memory backend: every code, each produced by setting up its cause. */
+/** soniq.jobs.explain(id) on the memory backend: every code, each produced by setting up its cause. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { WorkerRegistration } from "../src/contract/index.js";
@@ -37,7 +37,7 @@ describe("explain", () => {
   it("explain/not-found: an unknown or malformed id is not_found with status null, no throw", async () => {
     const soniq = app();
     for (const id of [randomUUID(), "not-a-uuid"]) {
-      const e = record(await soniq.explain(id));
+      const e = record(await soniq.jobs.explain(id));
       expect(e).toMatchObject({ status: null, verdict: "not_found" });
       expect(codes(e)).toEqual(["not_found"]);
     }
@@ -49,28 +49,28 @@ describe("explain", () => {
     soniq.job("t.bad", async () => {
       throw new PermanentError("nope");
     });
-    const ok = await soniq.enqueue("t.ok", {});
-    const bad = await soniq.enqueue("t.bad", {});
+    const ok = await soniq.jobs.enqueue("t.ok", {});
+    const bad = await soniq.jobs.enqueue("t.bad", {});
     await soniq.worker().runOnce();
-    expect(record(await soniq.explain(ok.id))).toMatchObject({ status: "done", verdict: "done" });
-    const dead = record(await soniq.explain(bad.id));
+    expect(record(await soniq.jobs.explain(ok.id))).toMatchObject({ status: "done", verdict: "done" });
+    const dead = record(await soniq.jobs.explain(bad.id));
     expect(dead).toMatchObject({ status: "dead_letter", verdict: "dead_lettered" });
     expect(dead.reasons[0]?.evidence).toMatchObject({ reason: "permanent_failure" });
     expect(String(dead.reasons[0]?.evidence.lastError)).toContain("nope");
-    const gone = await soniq.enqueue("t.ok", {}, { delayMs: 60_000 });
-    await soniq.cancelJob(gone.id);
-    expect(codes(record(await soniq.explain(gone.id)))).toEqual(["cancelled"]);
+    const gone = await soniq.jobs.enqueue("t.ok", {}, { delayMs: 60_000 });
+    await soniq.jobs.cancel(gone.id);
+    expect(codes(record(await soniq.jobs.explain(gone.id)))).toEqual(["cancelled"]);
   });
 
   it("explain/running-and-stale: running names the worker; a stopped holder is held_by_stale_worker", async () => {
     const { soniq, workerId } = await withLiveWorker([], ["r.job"]);
-    const { id } = await soniq.enqueue("r.job", {}, {});
+    const { id } = await soniq.jobs.enqueue("r.job", {}, {});
     await soniq.backend.runs.claim({ queues: null, limit: 1, workerId });
-    const running = record(await soniq.explain(id));
+    const running = record(await soniq.jobs.explain(id));
     expect(running).toMatchObject({ status: "processing", verdict: "running" });
     expect(running.reasons[0]?.evidence).toMatchObject({ workerId, hostname: "host-1", pid: 42 });
     await soniq.backend.workers.stop(workerId);
-    const stuck = record(await soniq.explain(id));
+    const stuck = record(await soniq.jobs.explain(id));
     expect(stuck.verdict).toBe("stuck");
     expect(codes(stuck)).toEqual(["running", "held_by_stale_worker"]);
   });
@@ -84,13 +84,13 @@ describe("explain", () => {
       },
       { maxAttempts: 3, retry: { backoff: "fixed", delayMs: 60_000 } },
     );
-    const later = await soniq.enqueue("d.job", {}, { delayMs: 60_000 });
-    const e = record(await soniq.explain(later.id));
+    const later = await soniq.jobs.enqueue("d.job", {}, { delayMs: 60_000 });
+    const e = record(await soniq.jobs.explain(later.id));
     expect(e.verdict).toBe("scheduled");
     expect(codes(e)).toContain("scheduled_in_future");
-    const failing = await soniq.enqueue("d.fail", {});
+    const failing = await soniq.jobs.enqueue("d.fail", {});
     await soniq.worker({ queues: ["default"] }).runOnce();
-    const backoff = record(await soniq.explain(failing.id));
+    const backoff = record(await soniq.jobs.explain(failing.id));
     expect(codes(backoff)).toContain("retry_backoff");
     expect(backoff.reasons.find((r) => r.code === "retry_backoff")?.evidence).toMatchObject({
       attempt: 2,
@@ -103,14 +103,14 @@ describe("explain", () => {
     const claimFrom = (queue: string, limit: number) =>
       soniq.backend.runs.claim({ queues: [queue], limit, workerId: null });
     await soniq.queues.pause("paused", { create: true });
-    const p = await soniq.enqueue("c.job", {}, { queue: "paused" });
-    expect(codes(record(await soniq.explain(p.id)))).toContain("queue_paused");
+    const p = await soniq.jobs.enqueue("c.job", {}, { queue: "paused" });
+    expect(codes(record(await soniq.jobs.explain(p.id)))).toContain("queue_paused");
 
     await soniq.queues.configure("full", { concurrency: 1 }, { create: true });
-    await soniq.enqueue("c.job", {}, { queue: "full" });
-    const waiting = await soniq.enqueue("c.job", {}, { queue: "full" });
+    await soniq.jobs.enqueue("c.job", {}, { queue: "full" });
+    const waiting = await soniq.jobs.enqueue("c.job", {}, { queue: "full" });
     await claimFrom("full", 5);
-    const full = record(await soniq.explain(waiting.id));
+    const full = record(await soniq.jobs.explain(waiting.id));
     expect(full.verdict).toBe("blocked");
     expect(full.reasons.find((r) => r.code === "queue_concurrency_full")?.evidence).toMatchObject({
       concurrency: 1,
@@ -118,38 +118,41 @@ describe("explain", () => {
     });
 
     await soniq.queues.configure("groups", { groupConcurrency: 1 }, { create: true });
-    await soniq.enqueue("c.job", {}, { queue: "groups", group: "t1" });
-    const grouped = await soniq.enqueue("c.job", {}, { queue: "groups", group: "t1" });
+    await soniq.jobs.enqueue("c.job", {}, { queue: "groups", group: "t1" });
+    const grouped = await soniq.jobs.enqueue("c.job", {}, { queue: "groups", group: "t1" });
     await claimFrom("groups", 5);
-    expect(codes(record(await soniq.explain(grouped.id)))).toContain("group_concurrency_full");
+    expect(codes(record(await soniq.jobs.explain(grouped.id)))).toContain("group_concurrency_full");
 
     await soniq.queues.configure("rated", { rateLimit: { max: 1, perMs: 60_000 } }, { create: true });
-    await soniq.enqueue("c.job", {}, { queue: "rated" });
-    const rated = await soniq.enqueue("c.job", {}, { queue: "rated" });
+    await soniq.jobs.enqueue("c.job", {}, { queue: "rated" });
+    const rated = await soniq.jobs.enqueue("c.job", {}, { queue: "rated" });
     await claimFrom("rated", 5);
-    const limited = record(await soniq.explain(rated.id));
+    const limited = record(await soniq.jobs.explain(rated.id));
     expect(limited.reasons.find((r) => r.code === "rate_limited")?.evidence.until).toBeInstanceOf(Date);
   });
 
   it("explain/nobody-to-run-it: no_worker_for_queue and no_handler_for_job, gone once a worker serves it", async () => {
     const soniq = app();
     soniq.job("n.job", async () => null, { queue: "lonely" });
-    const { id } = await soniq.enqueue("n.job", {});
-    expect(codes(record(await soniq.explain(id)))).toEqual(["no_worker_for_queue", "no_handler_for_job"]);
+    const { id } = await soniq.jobs.enqueue("n.job", {});
+    expect(codes(record(await soniq.jobs.explain(id)))).toEqual([
+      "no_worker_for_queue",
+      "no_handler_for_job",
+    ]);
     const w = worker(["lonely"]);
     await soniq.backend.workers.register(w);
-    expect(codes(await soniq.explain(id))).toEqual(["no_handler_for_job"]);
+    expect(codes(await soniq.jobs.explain(id))).toEqual(["no_handler_for_job"]);
     await soniq.backend.workers.registerTaskNames(w.id, ["n.job"]);
-    expect(await soniq.explain(id)).toMatchObject({ status: "queued", verdict: "ready", reasons: [] });
+    expect(await soniq.jobs.explain(id)).toMatchObject({ status: "queued", verdict: "ready", reasons: [] });
   });
 
   it("explain/waiting-behind: counts the ready jobs of higher or equal priority ahead", async () => {
     const { soniq } = await withLiveWorker([], ["w.job"]);
-    await soniq.enqueue("w.job", {}, { priority: 1 });
-    await soniq.enqueue("w.job", {}, { priority: 100 });
-    await soniq.enqueue("w.job", {}, { priority: 500 });
-    const last = await soniq.enqueue("w.job", {}, { priority: 100 });
-    const e = record(await soniq.explain(last.id));
+    await soniq.jobs.enqueue("w.job", {}, { priority: 1 });
+    await soniq.jobs.enqueue("w.job", {}, { priority: 100 });
+    await soniq.jobs.enqueue("w.job", {}, { priority: 500 });
+    const last = await soniq.jobs.enqueue("w.job", {}, { priority: 100 });
+    const e = record(await soniq.jobs.explain(last.id));
     expect(e.verdict).toBe("ready");
     expect(e.reasons).toEqual([
       expect.objectContaining({ code: "waiting_behind", evidence: { ahead: 2, capped: false } }),
@@ -169,12 +172,12 @@ describe("explain", () => {
         c: { job: "t.ok", dependsOn: ["a", "b"] },
       },
     });
-    const waiting = record(await soniq.explain(flow.jobs.c as string));
+    const waiting = record(await soniq.jobs.explain(flow.jobs.c as string));
     expect(waiting).toMatchObject({ status: "waiting", verdict: "waiting" });
     expect(codes(waiting)).toEqual(["waiting_on_parents"]);
     expect(waiting.reasons[0]?.evidence).toMatchObject({ flowId: flow.id, ref: "c", pending: ["a", "b"] });
     await soniq.worker().runOnce();
-    const held = record(await soniq.explain(flow.jobs.c as string));
+    const held = record(await soniq.jobs.explain(flow.jobs.c as string));
     expect(held).toMatchObject({ status: "held", verdict: "held" });
     expect(codes(held)).toEqual(["held_by_dead_letter"]);
     expect(held.reasons[0]?.evidence).toMatchObject({
@@ -183,8 +186,8 @@ describe("explain", () => {
       reason: "permanent_failure",
     });
     expect(String(held.reasons[0]?.evidence.lastError)).toContain("declined");
-    expect(await soniq.deadLetter.purge(flow.jobs.a as string)).toBe(true);
-    const cancelled = record(await soniq.explain(flow.jobs.c as string));
+    expect(await soniq.deadLetters.purge(flow.jobs.a as string)).toBe(true);
+    const cancelled = record(await soniq.jobs.explain(flow.jobs.c as string));
     expect(cancelled).toMatchObject({ status: "cancelled", verdict: "cancelled" });
     expect(cancelled.reasons[0]?.evidence).toMatchObject({ ref: "c", reason: "parent_purged" });
   });

@@ -74,9 +74,9 @@ describe("webhooks/flow-finished", () => {
       expect(failed?.payload.data).toMatchObject({ state: "failed" });
 
       // A replay reopens the failed flow; its second finish fires once more.
-      const [dead] = await soniq.deadLetter.list({ limit: 10 });
+      const [dead] = await soniq.deadLetters.list({ limit: 10 });
       expect(dead?.id).toBe(reopened.jobs.x);
-      await soniq.deadLetter.replay(dead?.id as string);
+      await soniq.deadLetters.replay(dead?.id as string);
       await eventually(async () => expect(await deliveries()).toHaveLength(3));
       const states = (await deliveries())
         .filter((d) => d.payload.data.flowId === reopened.id)

@@ -34,7 +34,7 @@ describe("flows", () => {
       context: { field: "steps.child.dependsOn", ref: "child" },
     });
     expect(await soniq.flows.list()).toEqual([]);
-    expect((await soniq.getQueueStats()).total).toBe(0);
+    expect((await soniq.jobs.stats()).total).toBe(0);
   });
 
   it("flows/refused-options: dedupKey, unique, an unknown step key, a bad policy, an unknown job, a bad name", async () => {
@@ -183,10 +183,10 @@ describe("flows", () => {
     await soniq.worker().runOnce();
     expect((await soniq.flows.get(flow.id))?.state).toBe("failed");
     fail = false;
-    const first = (await soniq.deadLetter.replay(flow.jobs.a as string)) as string;
-    const second = (await soniq.deadLetter.replay(flow.jobs.a as string)) as string;
-    expect((await soniq.getJob(first))?.flowId).toBe(flow.id);
-    expect((await soniq.getJob(second))?.flowId).toBeNull();
+    const first = (await soniq.deadLetters.replay(flow.jobs.a as string)) as string;
+    const second = (await soniq.deadLetters.replay(flow.jobs.a as string)) as string;
+    expect((await soniq.jobs.get(first))?.flowId).toBe(flow.id);
+    expect((await soniq.jobs.get(second))?.flowId).toBeNull();
     expect((await soniq.flows.get(flow.id))?.state).toBe("running");
     await soniq.worker().runOnce();
     const after = await soniq.flows.get(flow.id);

@@ -9,7 +9,7 @@
  *             observability/, ops/, app/'s guard and options): the rules core runs over a backend
  *   runners   the loops: worker/ (but for its options, liveness rule and list), the scheduler and its worker hook
  *   app       app/soniq.ts, the `Soniq` class that assembles everything
- *   entries   what package.json exports (index.ts, backend.ts, ...); nothing in src imports them
+ *   entries   what package.json exports (index.ts, plugin.ts, ops.ts, backend.ts, ...); nothing in src imports them
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
@@ -36,7 +36,7 @@ const GROUND_FILES = [
 /** The loops: the worker and the scheduler. The worker folder's services (options, liveness, the list) are below. */
 const RUNNER_FILES = ["schedules/scheduler.ts", "schedules/worker.ts"];
 const WORKER_SERVICES = ["worker/options.ts", "worker/liveness.ts", "worker/service.ts"];
-const ENTRIES = ["index.ts", "backend.ts", "observability/prometheus.ts", "schema/pg.ts", "schema/sqlite.ts"];
+const ENTRIES = ["index.ts", "plugin.ts", "ops.ts", "backend.ts", "observability/prometheus.ts", "schema/pg.ts", "schema/sqlite.ts"];
 
 function floorOf(file: string): Floor {
   if (ENTRIES.includes(file)) return "entries";

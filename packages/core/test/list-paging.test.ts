@@ -1,4 +1,4 @@
-/** Keyset paging through the app API (listJobs, deadLetter.list/export) and its one normalisation. */
+/** Keyset paging through the app API (jobs.list, deadLetters.list/export) and its one normalisation. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { isSoniqError } from "../src/common/errors.js";
@@ -21,19 +21,19 @@ async function invalidField(call: () => unknown): Promise<unknown> {
 describe("lists/keyset", () => {
   it("lists/after-and-before: pages walk newest first; before answers newest first too", async () => {
     const soniq = app({ allowUnknownJobNames: true });
-    await soniq.enqueueMany(Array.from({ length: 7 }, (_, i) => ({ job: "paging.job", args: { i } })));
-    const all = await soniq.listJobs();
+    await soniq.jobs.enqueueMany(Array.from({ length: 7 }, (_, i) => ({ job: "paging.job", args: { i } })));
+    const all = await soniq.jobs.list();
     expect(all).toHaveLength(7);
-    const first = await soniq.listJobs({ limit: 3 });
-    const second = await soniq.listJobs({ limit: 3, after: first[2] });
-    const third = await soniq.listJobs({ limit: 3, after: second[2] });
+    const first = await soniq.jobs.list({ limit: 3 });
+    const second = await soniq.jobs.list({ limit: 3, after: first[2] });
+    const third = await soniq.jobs.list({ limit: 3, after: second[2] });
     expect([...first, ...second, ...third].map((j) => j.id)).toEqual(all.map((j) => j.id));
-    expect((await soniq.listJobs({ limit: 3, before: third[0] })).map((j) => j.id)).toEqual(
+    expect((await soniq.jobs.list({ limit: 3, before: third[0] })).map((j) => j.id)).toEqual(
       second.map((j) => j.id),
     );
     expect(
       (
-        await soniq.listJobs({
+        await soniq.jobs.list({
           limit: 2,
           after: { createdAt: all[0]?.createdAt as Date, id: all[0]?.id.toUpperCase() as string },
         })
@@ -44,13 +44,13 @@ describe("lists/keyset", () => {
   it("lists/export-walks-every-row: export pages past 1000 rows by position, each row once", async () => {
     const backend = memoryBackend();
     const soniq = app({ allowUnknownJobNames: true }, backend);
-    await soniq.enqueueMany(Array.from({ length: 1203 }, () => ({ job: "paging.job", args: {} })));
+    await soniq.jobs.enqueueMany(Array.from({ length: 1203 }, () => ({ job: "paging.job", args: {} })));
     await deadLetterAllDue(backend);
-    const lines = (await soniq.deadLetter.export()).trim().split("\n");
+    const lines = (await soniq.deadLetters.export()).trim().split("\n");
     const ids = lines.map((l) => (JSON.parse(l) as { id: string }).id);
     expect(ids).toHaveLength(1203);
     expect(new Set(ids).size).toBe(1203);
-    expect(ids.slice(0, 5)).toEqual((await soniq.deadLetter.list({ limit: 5 })).map((d) => d.id));
+    expect(ids.slice(0, 5)).toEqual((await soniq.deadLetters.list({ limit: 5 })).map((d) => d.id));
   });
 
   it("lists/position-normalised: a row or { createdAt, id } becomes a backend position", () => {
@@ -71,32 +71,32 @@ describe("lists/keyset", () => {
     const id = randomUUID();
     expect(
       await invalidField(() =>
-        soniq.listJobs({ after: { createdAt: at, id }, before: { createdAt: at, id } }),
+        soniq.jobs.list({ after: { createdAt: at, id }, before: { createdAt: at, id } }),
       ),
-    ).toBe("listJobs(filter).before");
-    expect(await invalidField(() => soniq.listJobs({ after: { createdAt: at, id }, offset: 5 }))).toBe(
-      "listJobs(filter).offset",
+    ).toBe("jobs.list(filter).before");
+    expect(await invalidField(() => soniq.jobs.list({ after: { createdAt: at, id }, offset: 5 }))).toBe(
+      "jobs.list(filter).offset",
     );
-    expect(await invalidField(() => soniq.listJobs({ after: "x" as never }))).toBe("listJobs(filter).after");
-    expect(await invalidField(() => soniq.listJobs({ after: { createdAt: new Date(Number.NaN), id } }))).toBe(
-      "listJobs(filter).after.createdAt",
+    expect(await invalidField(() => soniq.jobs.list({ after: "x" as never }))).toBe("jobs.list(filter).after");
+    expect(
+      await invalidField(() => soniq.jobs.list({ after: { createdAt: new Date(Number.NaN), id } })),
+    ).toBe("jobs.list(filter).after.createdAt");
+    expect(await invalidField(() => soniq.jobs.list({ after: { createdAt: new Date(-8.64e15), id } }))).toBe(
+      "jobs.list(filter).after.createdAt",
     );
-    expect(await invalidField(() => soniq.listJobs({ after: { createdAt: new Date(-8.64e15), id } }))).toBe(
-      "listJobs(filter).after.createdAt",
+    expect(await invalidField(() => soniq.jobs.list({ before: { createdAt: at, id: "job-1" } }))).toBe(
+      "jobs.list(filter).before.id",
     );
-    expect(await invalidField(() => soniq.listJobs({ before: { createdAt: at, id: "job-1" } }))).toBe(
-      "listJobs(filter).before.id",
-    );
-    expect(await invalidField(() => soniq.deadLetter.list({ after: { createdAt: at, id } as never }))).toBe(
-      "deadLetter.list(filter).after.movedToDeadLetterAt",
+    expect(await invalidField(() => soniq.deadLetters.list({ after: { createdAt: at, id } as never }))).toBe(
+      "deadLetters.list(filter).after.movedToDeadLetterAt",
     );
     expect(
-      await invalidField(() => soniq.deadLetter.export({ before: { movedToDeadLetterAt: at, id } })),
-    ).toBe("deadLetter.export(filter).before");
+      await invalidField(() => soniq.deadLetters.export({ before: { movedToDeadLetterAt: at, id } })),
+    ).toBe("deadLetters.export(filter).before");
     expect(
       await invalidField(() =>
-        soniq.deadLetter.purgeWhere({ after: { movedToDeadLetterAt: at, id } } as never),
+        soniq.deadLetters.purgeWhere({ after: { movedToDeadLetterAt: at, id } } as never),
       ),
-    ).toBe("deadLetter.purgeWhere(filter).after");
+    ).toBe("deadLetters.purgeWhere(filter).after");
   });
 });

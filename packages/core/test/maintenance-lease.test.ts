@@ -16,7 +16,7 @@ describe("runtime/maintenance-lease", () => {
     const backend = memoryBackend({ now: () => Date.now() + skewMs });
     const soniq = app({}, backend);
     soniq.job("lease.orphan", async () => "recovered");
-    const { id } = await soniq.enqueue("lease.orphan", {});
+    const { id } = await soniq.jobs.enqueue("lease.orphan", {});
     const dead = "00000000-0000-4000-8000-0000000000de";
     await backend.workers.register({
       id: dead,
@@ -35,7 +35,7 @@ describe("runtime/maintenance-lease", () => {
     await worker.start();
     try {
       await eventually(async () => {
-        expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "recovered" });
+        expect(await soniq.jobs.get(id)).toMatchObject({ status: "done", result: "recovered" });
       });
     } finally {
       await worker.stop();

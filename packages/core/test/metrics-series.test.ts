@@ -24,8 +24,8 @@ describe("metrics/persisted", () => {
       },
       { queue: "m", maxAttempts: 1 },
     );
-    for (let i = 0; i < 20; i++) await soniq.enqueue("m.ok", {});
-    await soniq.enqueue("m.bad", {});
+    for (let i = 0; i < 20; i++) await soniq.jobs.enqueue("m.ok", {});
+    await soniq.jobs.enqueue("m.bad", {});
     await soniq.worker({ concurrency: 5 }).runOnce();
     expect(calls).toEqual([2]);
     const series = await soniq.metrics.series({ since: new Date(Date.now() - 120_000), queue: "m" });
@@ -58,8 +58,8 @@ describe("metrics/persisted", () => {
       },
       { queue: "mc", maxAttempts: 1 },
     );
-    await soniq.enqueue("m.flaky", {});
-    await soniq.enqueue("m.doomed", {});
+    await soniq.jobs.enqueue("m.flaky", {});
+    await soniq.jobs.enqueue("m.doomed", {});
     expect(await soniq.worker({ concurrency: 1 }).runOnce()).toBe(3);
     const series = await soniq.metrics.series({ since: new Date(Date.now() - 120_000), queue: "mc" });
     const total = series.reduce(
@@ -101,11 +101,11 @@ describe("metrics/persisted", () => {
     );
     // Each run ends with the job the next one starts with: the counts after a flush go to a fresh row.
     const names = ["mk.a", "mk.b", "mk.a", "mk.bad", "mk.b", "mk.a"];
-    for (const name of names) await soniq.enqueue(name, {});
+    for (const name of names) await soniq.jobs.enqueue(name, {});
     const worker = soniq.worker({ concurrency: 1 });
     expect(await worker.runOnce()).toBe(6);
     expect(written).toEqual([]);
-    for (const name of names) await soniq.enqueue(name, {});
+    for (const name of names) await soniq.jobs.enqueue(name, {});
     expect(await worker.runOnce()).toBe(6);
     // Summed per job name: the two runs may fall in different minutes (then each name has two rows).
     const byName: Record<string, { done: number; deadLettered: number }> = {};

@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { manualClock } from "../src/common/clock.js";
+import { manualClock } from "../../testkit/src/clock.js";
 import { isSoniqError, type SoniqError } from "../src/common/errors.js";
 import type { NewJob } from "../src/contract/index.js";
 import { deadLetterAllDue, memoryApps, memoryBackend } from "./memory.js";
@@ -41,21 +41,21 @@ function scheduling() {
 }
 
 describe("enqueue-path/schedules", () => {
-  it("enqueue-path/schedule-refused-at-declaration: args that fail the job's schema throw SONIQ_TASK_ARGS_INVALID from periodic()", () => {
+  it("enqueue-path/schedule-refused-at-declaration: args that fail the job's schema throw SONIQ_TASK_ARGS_INVALID from schedules.declare()", () => {
     const { soniq } = scheduling();
     const job = soniq.job("reports.daily", async () => "ok", { schema: report });
-    const err = thrown(() => soniq.periodic(job, { every: "1m", args: { day: 3 } as never }));
+    const err = thrown(() => soniq.schedules.declare(job, { every: "1m", args: { day: 3 } as never }));
     expect(err.code).toBe("SONIQ_TASK_ARGS_INVALID");
     expect(err.message).toContain('Schedule "reports.daily"');
     expect(err.context).toMatchObject({ schedule: "reports.daily", field: "args", name: "reports.daily" });
     // Nothing was declared: the same name declares fine with good args.
-    expect(soniq.periodic(job, { every: "1m", args: { day: "mon" } }).name).toBe("reports.daily");
+    expect(soniq.schedules.declare(job, { every: "1m", args: { day: "mon" } }).name).toBe("reports.daily");
   });
 
   it("enqueue-path/schedule-refused-at-fire: a schedule declared before its job is recorded skipped (invalid_args) at each tick, and the scheduler moves on", async () => {
     const { soniq, clock } = scheduling();
-    soniq.periodic("reports.daily", { every: "1m", args: { day: 3 } });
-    soniq.periodic("reports.fine", { every: "1m", args: { day: "mon" } });
+    soniq.schedules.declare("reports.daily", { every: "1m", args: { day: 3 } });
+    soniq.schedules.declare("reports.fine", { every: "1m", args: { day: "mon" } });
     soniq.job("reports.daily", async () => "ok", { schema: report });
     soniq.job("reports.fine", async () => "ok", { schema: report });
     const scheduler = soniq.scheduler({ checkIntervalMs: 1000 });
@@ -70,7 +70,7 @@ describe("enqueue-path/schedules", () => {
     ]);
     const fine = await soniq.schedules.history("reports.fine");
     expect(fine.map((t) => t.outcome)).toEqual(["fired", "fired"]);
-    const jobs = await soniq.listJobs({});
+    const jobs = await soniq.jobs.list({});
     expect(jobs.map((j) => j.jobName)).toEqual(["reports.fine", "reports.fine"]);
     // The bad schedule's next fire moved on with the clock: no tick is retried in a loop.
     expect((await soniq.schedules.get("reports.daily"))?.nextRunAt?.getTime()).toBe(
@@ -80,20 +80,20 @@ describe("enqueue-path/schedules", () => {
 
   it("enqueue-path/trigger-refused: trigger() rejects with the enqueue's error and writes no tick and no job", async () => {
     const { soniq } = scheduling();
-    soniq.periodic("reports.daily", { every: "1h", args: { day: 3 } });
+    soniq.schedules.declare("reports.daily", { every: "1h", args: { day: 3 } });
     soniq.job("reports.daily", async () => "ok", { schema: report });
     const err = await rejected(soniq.schedules.trigger("reports.daily"));
     expect(err.code).toBe("SONIQ_TASK_ARGS_INVALID");
     expect(await soniq.schedules.history("reports.daily")).toEqual([]);
-    expect(await soniq.listJobs({})).toEqual([]);
+    expect(await soniq.jobs.list({})).toEqual([]);
   });
 
   it("enqueue-path/schedule-fire-uses-job-defaults: a fired job gets the job's unique flag and args hash as enqueue gives them", async () => {
     const { soniq } = scheduling();
     soniq.job("reports.once", async () => "ok", { unique: true, schema: report });
-    soniq.periodic("reports.once", { every: "1h", args: { day: "mon" } });
+    soniq.schedules.declare("reports.once", { every: "1h", args: { day: "mon" } });
     const first = await soniq.schedules.trigger("reports.once");
-    const enqueued = await soniq.enqueue("reports.once", { day: "mon" });
+    const enqueued = await soniq.jobs.enqueue("reports.once", { day: "mon" });
     expect(enqueued).toEqual({ id: first, deduplicated: true });
   });
 });
@@ -130,10 +130,10 @@ describe("enqueue-path/replays", () => {
     const soniq = app({}, backend);
     soniq.job("reports.daily", async () => "ok", { schema: report });
     const [bad] = await deadLetters(backend, [{ day: 3 }]);
-    const err = await rejected(soniq.deadLetter.replay(bad as string));
+    const err = await rejected(soniq.deadLetters.replay(bad as string));
     expect(err.code).toBe("SONIQ_TASK_ARGS_INVALID");
-    expect(await soniq.listJobs({})).toEqual([]);
-    expect((await soniq.deadLetter.get(bad as string))?.resurrectionCount).toBe(0);
+    expect(await soniq.jobs.list({})).toEqual([]);
+    expect((await soniq.deadLetters.get(bad as string))?.resurrectionCount).toBe(0);
   });
 
   it("enqueue-path/replay-prepared: a replay keeps the dead letter's queue, priority and max attempts unless overridden", async () => {
@@ -141,14 +141,14 @@ describe("enqueue-path/replays", () => {
     const soniq = app({}, backend);
     soniq.job("reports.daily", async () => "ok", { schema: report, queue: "elsewhere", maxAttempts: 9 });
     const [kept, moved] = await deadLetters(backend, [{ day: "mon" }, { day: "tue" }]);
-    const keptId = await soniq.deadLetter.replay(kept as string);
-    const movedId = await soniq.deadLetter.replay(moved as string, { queue: "urgent", priority: 1 });
-    expect(await soniq.getJob(keptId as string)).toMatchObject({
+    const keptId = await soniq.deadLetters.replay(kept as string);
+    const movedId = await soniq.deadLetters.replay(moved as string, { queue: "urgent", priority: 1 });
+    expect(await soniq.jobs.get(keptId as string)).toMatchObject({
       queue: "reports",
       priority: 7,
       maxAttempts: 4,
     });
-    expect(await soniq.getJob(movedId as string)).toMatchObject({
+    expect(await soniq.jobs.get(movedId as string)).toMatchObject({
       queue: "urgent",
       priority: 1,
       maxAttempts: 4,
@@ -160,14 +160,14 @@ describe("enqueue-path/replays", () => {
     const soniq = app({}, backend);
     soniq.job("reports.daily", async () => "ok", { schema: report });
     const [good, bad] = await deadLetters(backend, [{ day: "mon" }, { day: 3 }]);
-    expect(await soniq.deadLetter.replayWhere({ jobName: "reports.daily" })).toEqual({
+    expect(await soniq.deadLetters.replayWhere({ jobName: "reports.daily" })).toEqual({
       count: 1,
       refused: 1,
       dryRun: false,
     });
-    expect((await soniq.listJobs({})).map((j) => j.args)).toEqual([{ day: "mon" }]);
-    expect((await soniq.deadLetter.get(good as string))?.resurrectionCount).toBe(1);
-    expect((await soniq.deadLetter.get(bad as string))?.resurrectionCount).toBe(0);
+    expect((await soniq.jobs.list({})).map((j) => j.args)).toEqual([{ day: "mon" }]);
+    expect((await soniq.deadLetters.get(good as string))?.resurrectionCount).toBe(1);
+    expect((await soniq.deadLetters.get(bad as string))?.resurrectionCount).toBe(0);
     const [audit] = await soniq.audit.list({ action: "dead_letter.replay_where" });
     expect(audit?.details).toEqual({ count: 1, refused: 1 });
   });

@@ -1,7 +1,9 @@
 /** `ctx.progress()`: checked at the call, coalesced onto the heartbeat, visible as `Job.progress`. */
 import { describe, expect, it } from "vitest";
 import type { ProgressUpdate } from "../src/contract/index.js";
-import { isSoniqError, MAX_PROGRESS_BYTES, progressPercent } from "../src/index.js";
+import { isSoniqError } from "../src/index.js";
+import { MAX_PROGRESS_BYTES } from "../src/jobs/progress.js";
+import { progressPercent } from "../src/ops.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
 import { eventually, gate } from "./support.js";
 
@@ -37,13 +39,13 @@ describe("progress", () => {
       await release.promise;
       return "ok";
     });
-    const a = await soniq.enqueue("progress.busy", { n: 1 });
-    const b = await soniq.enqueue("progress.busy", { n: 2 });
+    const a = await soniq.jobs.enqueue("progress.busy", { n: 1 });
+    const b = await soniq.jobs.enqueue("progress.busy", { n: 2 });
     const worker = soniq.worker({ concurrency: 2, heartbeatIntervalMs: 100, pollIntervalMs: 20 });
     await worker.start();
     await eventually(async () => {
-      expect((await soniq.getJob(a.id))?.progress).toEqual({ done: 10_000, of: 10_000, n: 1 });
-      expect((await soniq.getJob(b.id))?.progress).toEqual({ done: 10_000, of: 10_000, n: 2 });
+      expect((await soniq.jobs.get(a.id))?.progress).toEqual({ done: 10_000, of: 10_000, n: 1 });
+      expect((await soniq.jobs.get(b.id))?.progress).toEqual({ done: 10_000, of: 10_000, n: 2 });
     });
     const writesWhileRunning = writes.length;
     release.open();
@@ -63,13 +65,13 @@ describe("progress", () => {
     const { backend, writes } = countingBackend();
     const soniq = app({}, backend);
     soniq.job("progress.quiet", async () => "ok");
-    const { id } = await soniq.enqueue("progress.quiet", {});
+    const { id } = await soniq.jobs.enqueue("progress.quiet", {});
     const worker = soniq.worker({ heartbeatIntervalMs: 20, pollIntervalMs: 20 });
     await worker.start();
-    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("done"));
+    await eventually(async () => expect((await soniq.jobs.get(id))?.status).toBe("done"));
     await worker.stop();
     expect(writes).toEqual([]);
-    expect((await soniq.getJob(id))?.progress).toBeNull();
+    expect((await soniq.jobs.get(id))?.progress).toBeNull();
   });
 
   it("progress/last-value-written-at-stop: a value reported just before the job ends lands when the worker stops", async () => {
@@ -80,14 +82,14 @@ describe("progress", () => {
       ctx.progress(100);
       return "ok";
     });
-    const { id } = await soniq.enqueue("progress.final", {});
+    const { id } = await soniq.jobs.enqueue("progress.final", {});
     const worker = soniq.worker({ heartbeatIntervalMs: 30_000, pollIntervalMs: 20 });
     await worker.start();
-    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("done"));
+    await eventually(async () => expect((await soniq.jobs.get(id))?.status).toBe("done"));
     await worker.stop();
     expect(writes).toHaveLength(1);
     expect(writes[0]).toEqual([{ id, attempt: 1, value: 100 }]);
-    const job = await soniq.getJob(id);
+    const job = await soniq.jobs.get(id);
     expect(job?.progress).toBe(100);
     expect(job?.status).toBe("done");
   });
@@ -98,9 +100,9 @@ describe("progress", () => {
       ctx.progress({ phase: "done" });
       return "ok";
     });
-    const { id } = await soniq.enqueue("progress.once", {});
+    const { id } = await soniq.jobs.enqueue("progress.once", {});
     expect(await soniq.worker().runOnce()).toBe(1);
-    expect((await soniq.getJob(id))?.progress).toEqual({ phase: "done" });
+    expect((await soniq.jobs.get(id))?.progress).toEqual({ phase: "done" });
   });
 
   it("progress/too-large-or-not-json: a typed error in the handler, nothing stored", async () => {
@@ -124,14 +126,14 @@ describe("progress", () => {
       ctx.progress("x".repeat(MAX_PROGRESS_BYTES - 2)); // exactly the limit with its quotes
       return "ok";
     });
-    const { id } = await soniq.enqueue("progress.bad", {});
+    const { id } = await soniq.jobs.enqueue("progress.bad", {});
     expect(await soniq.worker().runOnce()).toBe(1);
     expect(errors).toHaveLength(5);
     for (const err of errors) expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
     expect((errors[0] as Error).message).toContain(`more than ${MAX_PROGRESS_BYTES}`);
     expect((errors[1] as Error).message).toContain("bytes as JSON"); // bytes, not characters
     expect(writes.flat().map((u) => u.value)).toEqual(["x".repeat(MAX_PROGRESS_BYTES - 2)]);
-    expect((await soniq.getJob(id))?.progress).toBe("x".repeat(MAX_PROGRESS_BYTES - 2));
+    expect((await soniq.jobs.get(id))?.progress).toBe("x".repeat(MAX_PROGRESS_BYTES - 2));
   });
 
   it("progress/value-is-a-snapshot: mutating the object after the call does not change what is written", async () => {
@@ -142,9 +144,9 @@ describe("progress", () => {
       state.step = 2;
       return "ok";
     });
-    const { id } = await soniq.enqueue("progress.snapshot", {});
+    const { id } = await soniq.jobs.enqueue("progress.snapshot", {});
     await soniq.worker().runOnce();
-    expect((await soniq.getJob(id))?.progress).toEqual({ step: 1 });
+    expect((await soniq.jobs.get(id))?.progress).toEqual({ step: 1 });
   });
 
   it("progress/percent: numbers are percentages; objects say it with percent or done/current of total", () => {

@@ -9,7 +9,7 @@ describe("queues/known-names", () => {
   it("queues/unknown-name-refused: pause, resume and configure of a name nothing knows are SONIQ_UNKNOWN_QUEUE and write nothing", async () => {
     const soniq = app();
     soniq.job("mail.send", async () => null, { queue: "emails" });
-    await soniq.enqueue("mail.send", {});
+    await soniq.jobs.enqueue("mail.send", {});
     for (const call of [
       () => soniq.queues.pause("emials"),
       () => soniq.queues.resume("nosuchqueue"),
@@ -28,7 +28,7 @@ describe("queues/known-names", () => {
   it("queues/known-names-accepted: a queue with jobs, dead letters, settings, a worker row, or declared by the app; or create: true", async () => {
     const soniq = app();
     soniq.job("mail.send", async () => null, { queue: "declared" });
-    await soniq.enqueue("mail.send", {}, { queue: "with_jobs" });
+    await soniq.jobs.enqueue("mail.send", {}, { queue: "with_jobs" });
     await soniq.backend.workers.register({
       id: "00000000-0000-4000-8000-0000000000aa",
       hostname: "h",

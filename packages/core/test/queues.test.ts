@@ -1,7 +1,7 @@
 /** soniq.queues and soniq.audit on the memory backend: validation, merge semantics, actors, the claim. */
 import { describe, expect, it } from "vitest";
+import { manualClock } from "../../testkit/src/clock.js";
 import { isSoniqError } from "../src/common/errors.js";
-import { manualClock } from "../src/index.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
 import { eventually } from "./support.js";
 
@@ -32,7 +32,7 @@ describe("queues/api", () => {
     expect(await soniq.queues.list()).toEqual([]);
     expect(await soniq.audit.list()).toEqual([]);
     soniq.job("x.y", async () => null);
-    const groupErr = await soniq.enqueue("x.y", {}, { group: "" }).catch((e: unknown) => e);
+    const groupErr = await soniq.jobs.enqueue("x.y", {}, { group: "" }).catch((e: unknown) => e);
     expect(
       isSoniqError(groupErr, "SONIQ_INVALID_OPTIONS") || isSoniqError(groupErr, "SONIQ_INVALID_ARGUMENT"),
     ).toBe(true);
@@ -76,7 +76,7 @@ describe("queues/api", () => {
     );
     await soniq.queues.pause("work");
     const { id } = await work.enqueue({}, { group: "tenant:1" });
-    expect((await soniq.getJob(id))?.group).toBe("tenant:1");
+    expect((await soniq.jobs.get(id))?.group).toBe("tenant:1");
     const worker = soniq.worker({ pollIntervalMs: 20 });
     await worker.start();
     const [info] = await soniq.queues.list();
@@ -107,8 +107,8 @@ describe("queues/limited-claims", () => {
     const ran: string[] = [];
     soniq.job("q.spin", async (_args, ctx) => void ran.push(ctx.jobId), { queue: "spin" });
     await soniq.queues.configure("spin", { concurrency: 1 });
-    const first = await soniq.enqueue("q.spin", {});
-    const second = await soniq.enqueue("q.spin", {});
+    const first = await soniq.jobs.enqueue("q.spin", {});
+    const second = await soniq.jobs.enqueue("q.spin", {});
     // Someone else holds the queue's one slot: every claim of the worker comes back capped and empty.
     const [held] = (await soniq.backend.runs.claim({ queues: ["spin"], limit: 1, workerId: null })).jobs;
     expect(held?.id).toBe(first.id);
@@ -138,13 +138,13 @@ describe("audit/api", () => {
       },
       { maxAttempts: 1 },
     );
-    const { id } = await soniq.enqueue("a.job", {});
+    const { id } = await soniq.jobs.enqueue("a.job", {});
     await soniq.worker().runOnce();
-    const newId = await soniq.deadLetter.replay(id, { actor: "ops", priority: 5 });
+    const newId = await soniq.deadLetters.replay(id, { actor: "ops", priority: 5 });
     expect(typeof newId).toBe("string");
-    expect(await soniq.cancelJob(newId as string, { actor: "bob" })).toBe(true);
-    expect(await soniq.deadLetter.purge(id)).toBe(true);
-    expect(await soniq.deadLetter.purge(id, { actor: "bob" })).toBe(false);
+    expect(await soniq.jobs.cancel(newId as string, { actor: "bob" })).toBe(true);
+    expect(await soniq.deadLetters.purge(id)).toBe(true);
+    expect(await soniq.deadLetters.purge(id, { actor: "bob" })).toBe(false);
     const rows = await soniq.audit.list();
     expect(rows.map((r) => [r.action, r.actor, r.target, r.outcome])).toEqual([
       ["dead_letter.purge", "bob", id, "not_found"],
@@ -154,7 +154,7 @@ describe("audit/api", () => {
     ]);
     expect(rows[3]?.details).toEqual({ newId });
     expect(rows[3]?.params).toMatchObject({ priority: 5 });
-    const err = await soniq.cancelJob(id, { actor: 7 as never }).catch((e: unknown) => e);
+    const err = await soniq.jobs.cancel(id, { actor: 7 as never }).catch((e: unknown) => e);
     expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
     expect(await soniq.audit.list()).toHaveLength(4);
   });
@@ -162,7 +162,7 @@ describe("audit/api", () => {
   it("audit/trigger-conflict: a trigger at an instant whose tick made no job throws SONIQ_INVALID_STATE and writes one failed row", async () => {
     const clock = manualClock(Date.UTC(2026, 0, 1));
     const soniq = app({ clock });
-    soniq.periodic("reports.hourly", { cron: "0 * * * *" });
+    soniq.schedules.declare("reports.hourly", { cron: "0 * * * *" });
     const first = await soniq.schedules.trigger("reports.hourly", { actor: "ops" }); // stores it
     expect(await soniq.schedules.pause("reports.hourly")).toBe(true);
     await clock.advance(3_600_000);

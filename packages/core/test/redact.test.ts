@@ -104,7 +104,7 @@ describe("redact/option", () => {
     }
   });
 
-  it("redact/store-keeps-truth: the handler and getJob see the real args; options.redact shows them redacted", async () => {
+  it("redact/store-keeps-truth: the handler and jobs.get see the real args; options.redact shows them redacted", async () => {
     const soniq = app({ redact: ["password"] });
     let received: unknown = null;
     const login = soniq.job("users.login", async (args: { user: string; password: string }) => {
@@ -114,7 +114,7 @@ describe("redact/option", () => {
     const { id } = await login.enqueue({ user: "ann", password: "hunter2" });
     await soniq.worker().runOnce();
     expect(received).toEqual({ user: "ann", password: "hunter2" });
-    const stored = await soniq.getJob(id);
+    const stored = await soniq.jobs.get(id);
     expect(stored?.args).toEqual({ user: "ann", password: "hunter2" });
     expect(soniq.options.redact.row(stored as NonNullable<typeof stored>).args).toEqual({
       user: "ann",

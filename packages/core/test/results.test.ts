@@ -1,4 +1,4 @@
-/** `soniq.waitFor()` and `handle.result()` on the memory backend (the SQL backends: e2e results-*.test.ts). */
+/** `soniq.jobs.waitFor()` and `handle.result()` on the memory backend (the SQL backends: e2e results-*.test.ts). */
 import { describe, expect, expectTypeOf, it } from "vitest";
 import type { FinishedListener } from "../src/contract/index.js";
 import { isSoniqError, type JobOutcome, PermanentError } from "../src/index.js";
@@ -20,35 +20,35 @@ describe("results/wait-for", () => {
     expectTypeOf(outcome).toEqualTypeOf<JobOutcome<{ sum: number }>>();
     expect(outcome).toEqual({ status: "done", result: { sum: 5 } });
     // Already finished: answered from the row at once.
-    expect(await soniq.waitFor(handle.id)).toEqual({ status: "done", result: { sum: 5 } });
+    expect(await soniq.jobs.waitFor(handle.id)).toEqual({ status: "done", result: { sum: 5 } });
     await worker.stop();
   });
 
   it("results/handle-still-compares-as-enqueue-result: result() is not an own enumerable key", async () => {
     const soniq = app();
     soniq.job("results.plain", async () => 1);
-    const handle = await soniq.enqueue("results.plain", {});
+    const handle = await soniq.jobs.enqueue("results.plain", {});
     expect(handle).toEqual({ id: handle.id, deduplicated: false });
     expect(JSON.parse(JSON.stringify(handle))).toEqual({ id: handle.id, deduplicated: false });
     expect({ ...handle }).toEqual({ id: handle.id, deduplicated: false });
     expect(Object.keys(handle)).toEqual(["id", "deduplicated"]);
     expect(typeof handle.result).toBe("function");
-    const [many] = await soniq.enqueueMany([{ job: "results.plain", args: {} }]);
+    const [many] = await soniq.jobs.enqueueMany([{ job: "results.plain", args: {} }]);
     expect(typeof many?.result).toBe("function");
   });
 
   it("results/handle-detached: `result` taken off the handle still waits for that job", async () => {
     const soniq = app();
     soniq.job("results.detached", async (args: { n: number }) => args.n * 2);
-    const { id, result } = await soniq.enqueue("results.detached", { n: 21 });
-    const [other] = await soniq.enqueueMany([{ job: "results.detached", args: { n: 1 } }]);
+    const { id, result } = await soniq.jobs.enqueue("results.detached", { n: 21 });
+    const [other] = await soniq.jobs.enqueueMany([{ job: "results.detached", args: { n: 1 } }]);
     const worker = soniq.worker();
     await worker.start();
     try {
       await expect(result({ timeoutMs: 10_000 })).resolves.toEqual({ status: "done", result: 42 });
       const detached = other?.result;
       await expect(detached?.({ timeoutMs: 10_000 })).resolves.toEqual({ status: "done", result: 2 });
-      expect((await soniq.getJob(id))?.status).toBe("done");
+      expect((await soniq.jobs.get(id))?.status).toBe("done");
     } finally {
       await worker.stop();
     }
@@ -72,43 +72,43 @@ describe("results/wait-for", () => {
   it("results/cancelled: cancelling a queued job ends its waiters with cancelled", async () => {
     const soniq = app();
     soniq.job("results.never", async () => 1);
-    const { id } = await soniq.enqueue("results.never", {});
-    const waiting = soniq.waitFor(id, { timeoutMs: 5000 });
-    expect(await soniq.cancelJob(id)).toBe(true);
+    const { id } = await soniq.jobs.enqueue("results.never", {});
+    const waiting = soniq.jobs.waitFor(id, { timeoutMs: 5000 });
+    expect(await soniq.jobs.cancel(id)).toBe(true);
     expect(await waiting).toEqual({ status: "cancelled" });
   });
 
   it("results/timeout: rejects SONIQ_TIMEOUT and leaves the job alone", async () => {
     const soniq = app();
     soniq.job("results.slow", async () => 1);
-    const { id } = await soniq.enqueue("results.slow", {});
+    const { id } = await soniq.jobs.enqueue("results.slow", {});
     const started = performance.now();
-    const err = await rejection(soniq.waitFor(id, { timeoutMs: 50 }));
+    const err = await rejection(soniq.jobs.waitFor(id, { timeoutMs: 50 }));
     expect(isSoniqError(err, "SONIQ_TIMEOUT")).toBe(true);
     expect(performance.now() - started).toBeLessThan(2000);
     expect((err as { context: Record<string, unknown> }).context).toEqual({ id, timeoutMs: 50 });
-    expect((await soniq.getJob(id))?.status).toBe("queued");
+    expect((await soniq.jobs.get(id))?.status).toBe("queued");
   });
 
   it("results/signal: an abort rejects with the signal's reason; an aborted signal rejects at once", async () => {
     const soniq = app();
     soniq.job("results.abort", async () => 1);
-    const { id } = await soniq.enqueue("results.abort", {});
+    const { id } = await soniq.jobs.enqueue("results.abort", {});
     const controller = new AbortController();
-    const waiting = soniq.waitFor(id, { signal: controller.signal });
+    const waiting = soniq.jobs.waitFor(id, { signal: controller.signal });
     const reason = new Error("user went away");
     controller.abort(reason);
     expect(await rejection(waiting)).toBe(reason);
-    expect(await rejection(soniq.waitFor(id, { signal: AbortSignal.abort("early") }))).toBe("early");
+    expect(await rejection(soniq.jobs.waitFor(id, { signal: AbortSignal.abort("early") }))).toBe("early");
   });
 
   it("results/unknown-id: an id in neither table rejects SONIQ_JOB_NOT_FOUND with what to check", async () => {
     const soniq = app();
     const missing = "0b6e7a3c-1f2d-4c5b-9a8e-7d6c5b4a3f21";
-    const err = await rejection(soniq.waitFor(missing, { timeoutMs: 5000 }));
+    const err = await rejection(soniq.jobs.waitFor(missing, { timeoutMs: 5000 }));
     expect(isSoniqError(err, "SONIQ_JOB_NOT_FOUND")).toBe(true);
     expect((err as Error).message).toContain(missing);
-    expect(isSoniqError(await rejection(soniq.waitFor("not-a-uuid")), "SONIQ_JOB_NOT_FOUND")).toBe(true);
+    expect(isSoniqError(await rejection(soniq.jobs.waitFor("not-a-uuid")), "SONIQ_JOB_NOT_FOUND")).toBe(true);
   });
 
   it("results/step-finished-between-reads: a flow step released, run and finished while the wait read it resolves with its outcome", async () => {
@@ -130,7 +130,7 @@ describe("results/wait-for", () => {
     const { jobs } = await soniq.flows.start({ steps: { a: { job: "results.step" } } });
     await soniq.worker().runOnce();
     hideOnce = jobs.a as string;
-    expect(await soniq.waitFor(jobs.a as string, { timeoutMs: 5000 })).toEqual({
+    expect(await soniq.jobs.waitFor(jobs.a as string, { timeoutMs: 5000 })).toEqual({
       status: "done",
       result: "stepped",
     });
@@ -140,21 +140,25 @@ describe("results/wait-for", () => {
   it("results/bad-options: typed errors, nothing waited for", async () => {
     const soniq = app();
     for (const options of [{ timeoutMs: -1 }, { timeoutMs: Number.NaN }, { signal: {} }, { timeout: 5 }, 5]) {
-      const err = await rejection(soniq.waitFor("0b6e7a3c-1f2d-4c5b-9a8e-7d6c5b4a3f21", options as never));
+      const err = await rejection(
+        soniq.jobs.waitFor("0b6e7a3c-1f2d-4c5b-9a8e-7d6c5b4a3f21", options as never),
+      );
       expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
     }
-    expect(isSoniqError(await rejection(soniq.waitFor(5 as never)), "SONIQ_INVALID_ARGUMENT")).toBe(true);
+    expect(isSoniqError(await rejection(soniq.jobs.waitFor(5 as never)), "SONIQ_INVALID_ARGUMENT")).toBe(
+      true,
+    );
   });
 
   it("results/close: close() rejects pending waiters with SONIQ_CLOSED", async () => {
     const soniq = app();
     soniq.job("results.pending", async () => 1);
-    const { id } = await soniq.enqueue("results.pending", {});
-    const waiting = soniq.waitFor(id);
+    const { id } = await soniq.jobs.enqueue("results.pending", {});
+    const waiting = soniq.jobs.waitFor(id);
     await new Promise((resolve) => setTimeout(resolve, 10));
     await soniq.close();
     expect(isSoniqError(await rejection(waiting), "SONIQ_CLOSED")).toBe(true);
-    expect(isSoniqError(await rejection(soniq.waitFor(id)), "SONIQ_CLOSED")).toBe(true);
+    expect(isSoniqError(await rejection(soniq.jobs.waitFor(id)), "SONIQ_CLOSED")).toBe(true);
   });
 
   it("results/one-subscription: 200 waiters share one finished-job subscription, dropped after the last", async () => {
@@ -178,7 +182,7 @@ describe("results/wait-for", () => {
       return args.i;
     });
     const handles = await Promise.all(
-      Array.from({ length: 200 }, (_, i) => soniq.enqueue("results.many", { i })),
+      Array.from({ length: 200 }, (_, i) => soniq.jobs.enqueue("results.many", { i })),
     );
     const outcomes = Promise.all(handles.map((h) => h.result({ timeoutMs: 10_000 })));
     const worker = soniq.worker({ concurrency: 50, pollIntervalMs: 10 });

@@ -37,9 +37,9 @@ describe("retry/default-jitter", () => {
       if (runs === 1) throw new Error("first run fails");
       return "second run";
     });
-    const { id } = await soniq.enqueue("retry.default", {});
+    const { id } = await soniq.jobs.enqueue("retry.default", {});
     // Unjittered, the retry would wait the first full step (1 s) and this runOnce would stop after one run.
     expect(await soniq.worker().runOnce()).toBe(2);
-    expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "second run", attempts: 2 });
+    expect(await soniq.jobs.get(id)).toMatchObject({ status: "done", result: "second run", attempts: 2 });
   });
 });

@@ -9,7 +9,7 @@ describe("runtime/run-once", () => {
     const soniq = app();
     soniq.job("once.named", async () => "ok");
     soniq.job("once.other", async () => "ok");
-    await soniq.enqueue("once.named", {});
+    await soniq.jobs.enqueue("once.named", {});
     const worker = soniq.worker();
     expect(await worker.runOnce()).toBe(1);
     const rows = await soniq.backend.workers.listTaskNames();
@@ -24,7 +24,7 @@ describe("runtime/run-once", () => {
   it("runtime/run-once-recovers-first: runOnce requeues a stopped worker's processing job before it claims, and runs it", async () => {
     const soniq = app();
     soniq.job("once.orphan", async () => "recovered");
-    const { id } = await soniq.enqueue("once.orphan", {});
+    const { id } = await soniq.jobs.enqueue("once.orphan", {});
     const dead = "00000000-0000-4000-8000-00000000dead";
     await soniq.backend.workers.register({
       id: dead,
@@ -39,6 +39,6 @@ describe("runtime/run-once", () => {
     expect(claimed.jobs.map((j) => j.id)).toEqual([id]);
     await soniq.backend.workers.stop(dead);
     expect(await soniq.worker().runOnce()).toBe(1);
-    expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "recovered" });
+    expect(await soniq.jobs.get(id)).toMatchObject({ status: "done", result: "recovered" });
   });
 });

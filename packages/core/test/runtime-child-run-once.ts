@@ -11,6 +11,6 @@ const quick = soniq.job("script.quick", async () => "ok");
 await slow.enqueue({});
 await quick.enqueue({});
 const ran = await soniq.worker().runOnce();
-const stats = await soniq.getQueueStats();
+const stats = await soniq.jobs.stats();
 await soniq.close();
 process.stdout.write(`${JSON.stringify({ ran, done: stats.done, deadLetter: stats.dead_letter })}\n`);

@@ -16,7 +16,7 @@ describe("runtime/enqueue-validation", () => {
     expect(isSoniqError(err, "SONIQ_TASK_ARGS_INVALID")).toBe(true);
     const issues = (err as { context: { issues: { path: string[] }[] } }).context.issues;
     expect(issues[0]?.path).toEqual(["email"]);
-    expect((await soniq.getQueueStats()).total).toBe(0);
+    expect((await soniq.jobs.stats()).total).toBe(0);
   });
 
   it("runtime/args-must-be-json: functions, BigInt, cycles, Dates and top-level undefined are rejected", async () => {
@@ -36,9 +36,9 @@ describe("runtime/enqueue-validation", () => {
       const err = await rejection(job.enqueue(bad));
       expect(isSoniqError(err, "SONIQ_TASK_ARGS_INVALID"), String(bad)).toBe(true);
     }
-    expect((await soniq.getQueueStats()).total).toBe(0);
+    expect((await soniq.jobs.stats()).total).toBe(0);
     const { id } = await job.enqueue({ keep: 1, drop: undefined });
-    expect((await soniq.getJob(id))?.args).toEqual({ keep: 1 });
+    expect((await soniq.jobs.get(id))?.args).toEqual({ keep: 1 });
   });
 
   it("runtime/names: invalid names are rejected at definition and enqueue; unknown names in strict mode", async () => {
@@ -46,15 +46,15 @@ describe("runtime/enqueue-validation", () => {
     expect(() => soniq.job("Bad-Name", async () => null)).toThrow(
       expect.objectContaining({ code: "SONIQ_INVALID_TASK_NAME" }),
     );
-    expect(isSoniqError(await rejection(soniq.enqueue("Bad Name", {})), "SONIQ_INVALID_TASK_NAME")).toBe(
+    expect(isSoniqError(await rejection(soniq.jobs.enqueue("Bad Name", {})), "SONIQ_INVALID_TASK_NAME")).toBe(
       true,
     );
-    expect(isSoniqError(await rejection(soniq.enqueue("not.defined", {})), "SONIQ_UNKNOWN_TASK_NAME")).toBe(
-      true,
-    );
+    expect(
+      isSoniqError(await rejection(soniq.jobs.enqueue("not.defined", {})), "SONIQ_UNKNOWN_TASK_NAME"),
+    ).toBe(true);
     soniq.job("dup.name", async () => null);
     expect(() => soniq.job("dup.name", async () => null)).toThrow(/already defined/);
-    expect((await soniq.getQueueStats()).total).toBe(0);
+    expect((await soniq.jobs.stats()).total).toBe(0);
   });
 
   it("runtime/enqueue-many: one call, input order; a bad item names its index and nothing is written", async () => {
@@ -62,7 +62,7 @@ describe("runtime/enqueue-validation", () => {
     const a = soniq.job("many.a", async () => null, { schema: z.object({ n: z.number() }) });
     soniq.job("many.b", async () => null);
     const err = await rejection(
-      soniq.enqueueMany([
+      soniq.jobs.enqueueMany([
         { job: a, args: { n: 1 } },
         { job: "many.b", args: {} },
         { job: a, args: { n: "two" } },
@@ -70,19 +70,19 @@ describe("runtime/enqueue-validation", () => {
     );
     expect(isSoniqError(err, "SONIQ_TASK_ARGS_INVALID")).toBe(true);
     expect((err as { context: { index: number } }).context.index).toBe(2);
-    expect((await soniq.getQueueStats()).total).toBe(0);
-    const results = await soniq.enqueueMany([
+    expect((await soniq.jobs.stats()).total).toBe(0);
+    const results = await soniq.jobs.enqueueMany([
       { job: a, args: { n: 1 }, options: { priority: 5 } },
       { job: "many.b", args: { x: true }, options: { queue: "other" } },
     ]);
     expect(results).toHaveLength(2);
-    const rows = await Promise.all(results.map((r) => soniq.getJob(r.id)));
+    const rows = await Promise.all(results.map((r) => soniq.jobs.get(r.id)));
     expect(rows.map((r) => [r?.jobName, r?.priority, r?.queue])).toEqual([
       ["many.a", 5, "default"],
       ["many.b", 100, "other"],
     ]);
     const unknown = await rejection(
-      soniq.enqueueMany([
+      soniq.jobs.enqueueMany([
         { job: "many.b", args: {} },
         { job: "nope.x", args: {} },
       ]),
@@ -110,8 +110,8 @@ describe("runtime/enqueue-validation", () => {
     const later = await job.enqueue({}, { delayMs: 60_000 });
     const past = await job.enqueue({}, { runAt: new Date(Date.now() - 1000) });
     expect(await soniq.worker().runOnce()).toBe(1);
-    expect((await soniq.getJob(later.id))?.status).toBe("queued");
-    expect((await soniq.getJob(past.id))?.status).toBe("done");
+    expect((await soniq.jobs.get(later.id))?.status).toBe("queued");
+    expect((await soniq.jobs.get(past.id))?.status).toBe("done");
     const err = await rejection(job.enqueue({}, { runAt: new Date(), delayMs: 5, priority: 1.5 }));
     expect(isSoniqError(err, "SONIQ_INVALID_OPTIONS")).toBe(true);
     expect((err as { context: { problems: string[] } }).context.problems).toHaveLength(2);
@@ -146,7 +146,7 @@ describe("runtime/wake-up", () => {
     const worker = soniq.worker({ pollIntervalMs: 600_000 });
     await worker.start();
     const { id } = await job.enqueue({});
-    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("done"), 2000);
+    await eventually(async () => expect((await soniq.jobs.get(id))?.status).toBe("done"), 2000);
     await worker.stop();
   });
 
@@ -158,12 +158,12 @@ describe("runtime/wake-up", () => {
     const before = await job.enqueue({});
     const worker = soniq.worker({ pollIntervalMs: 600_000 });
     await worker.start();
-    await eventually(async () => expect((await soniq.getJob(before.id))?.status).toBe("done"));
+    await eventually(async () => expect((await soniq.jobs.get(before.id))?.status).toBe("done"));
     // Enqueued with nobody subscribed: its wake-up is lost, and the next poll is ten minutes away.
     const meanwhile = await job.enqueue({});
-    expect((await soniq.getJob(meanwhile.id))?.status).toBe("queued");
+    expect((await soniq.jobs.get(meanwhile.id))?.status).toBe("queued");
     subscribed.open();
-    await eventually(async () => expect((await soniq.getJob(meanwhile.id))?.status).toBe("done"));
+    await eventually(async () => expect((await soniq.jobs.get(meanwhile.id))?.status).toBe("done"));
     expect(subscriptions()).toBe(1);
     await worker.stop();
     expect(subscriptions()).toBe(0);
@@ -188,7 +188,7 @@ describe("runtime/job-ids", () => {
     const soniq = app();
     const job = soniq.job("ids.ordered", async () => null);
     const first = await job.enqueue({ n: 0 });
-    const batch = await soniq.enqueueMany(Array.from({ length: 500 }, (_, n) => ({ job, args: { n } })));
+    const batch = await soniq.jobs.enqueueMany(Array.from({ length: 500 }, (_, n) => ({ job, args: { n } })));
     const last = await job.enqueue({ n: 501 });
     const ids = [first.id, ...batch.map((h) => h.id), last.id];
     for (const id of ids) expect(id).toMatch(V7);

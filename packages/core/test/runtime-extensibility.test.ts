@@ -1,6 +1,7 @@
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { isSoniqError, type JobEndStatus, type Logger, type MetricsSink, snooze } from "../src/index.js";
+import { isSoniqError, type Logger, snooze } from "../src/index.js";
+import type { JobEndStatus, MetricsSink } from "../src/plugin.js";
 import { memoryApps, memoryBackend } from "./memory.js";
 import { eventually } from "./support.js";
 
@@ -42,7 +43,7 @@ describe("runtime/extensibility", () => {
       "a-out",
       'after:{"wrapped":1}',
     ]);
-    expect(await soniq.getResult(id)).toEqual({ wrapped: 1 });
+    expect((await soniq.jobs.get(id))?.result ?? null).toEqual({ wrapped: 1 });
   });
 
   it("runtime/middleware-short-circuit: a middleware can answer without calling the handler, or fail the attempt", async () => {
@@ -65,8 +66,8 @@ describe("runtime/extensibility", () => {
     const denied = await job.enqueue({ deny: true });
     await soniq.worker().runOnce();
     expect(handlerRan).toBe(false);
-    expect(await soniq.getResult(cached.id)).toBe("from cache");
-    expect((await soniq.deadLetter.get(denied.id))?.lastError).toContain("denied by middleware");
+    expect((await soniq.jobs.get(cached.id))?.result ?? null).toBe("from cache");
+    expect((await soniq.deadLetters.get(denied.id))?.lastError).toContain("denied by middleware");
   });
 
   it("runtime/metrics-statuses: done, failed, dead_letter and snoozed reach the sink", async () => {
@@ -93,11 +94,11 @@ describe("runtime/extensibility", () => {
       snoozed = true;
       return snooze(0);
     });
-    await soniq.enqueue("m.ok", {});
+    await soniq.jobs.enqueue("m.ok", {});
     await soniq.worker({ concurrency: 1 }).runOnce();
-    await soniq.enqueue("m.fail", {});
+    await soniq.jobs.enqueue("m.fail", {});
     await soniq.worker({ concurrency: 1 }).runOnce();
-    await soniq.enqueue("m.snooze", {});
+    await soniq.jobs.enqueue("m.snooze", {});
     await soniq.worker({ concurrency: 1 }).runOnce();
     expect(failures).toBe(2);
     expect(ends).toEqual([
@@ -136,15 +137,15 @@ describe("runtime/extensibility", () => {
     const doneIds: string[] = [];
     worker.on("job:done", ({ job }) => void doneIds.push(job.id));
     await worker.start();
-    const results = await soniq.enqueueMany([
+    const results = await soniq.jobs.enqueueMany([
       { job, args: {} },
       { job, args: { fail: true } },
       { job, args: {} },
     ]);
     await eventually(() => expect(doneIds).toHaveLength(2));
-    await eventually(async () => expect((await soniq.getQueueStats()).dead_letter).toBe(1));
+    await eventually(async () => expect((await soniq.jobs.stats()).dead_letter).toBe(1));
     await worker.stop();
-    expect(await soniq.getResult(results[0]?.id as string)).toBe("ok");
+    expect((await soniq.jobs.get(results[0]?.id as string))?.result ?? null).toBe("ok");
   });
 
   it("runtime/events: typed events for start, done, failed, dead letter and snooze", async () => {
@@ -168,9 +169,9 @@ describe("runtime/extensibility", () => {
     );
     worker.on("job:dead_letter", ({ job, reason }) => void seen.push(`dlq:${job.jobName}:${reason}`));
     worker.on("job:snoozed", ({ job }) => void seen.push(`snoozed:${job.jobName}`));
-    await soniq.enqueue("ev.snooze", {});
+    await soniq.jobs.enqueue("ev.snooze", {});
     await worker.runOnce();
-    await soniq.enqueue("ev.fail", {});
+    await soniq.jobs.enqueue("ev.fail", {});
     await worker.runOnce();
     expect(seen).toEqual([
       "start:ev.snooze",
@@ -187,13 +188,13 @@ describe("runtime/extensibility", () => {
   it("runtime/run-once-max-jobs: runOnce stops at maxJobs and can be called again", async () => {
     const soniq = app();
     const job = soniq.job("once.job", async (args: { i: number }) => args.i);
-    await soniq.enqueueMany([1, 2, 3, 4, 5].map((i) => ({ job, args: { i } })));
+    await soniq.jobs.enqueueMany([1, 2, 3, 4, 5].map((i) => ({ job, args: { i } })));
     const worker = soniq.worker({ concurrency: 2 });
     expect(await worker.runOnce({ maxJobs: 2 })).toBe(2);
-    expect((await soniq.getQueueStats()).queued).toBe(3);
+    expect((await soniq.jobs.stats()).queued).toBe(3);
     expect(await worker.runOnce()).toBe(3);
     expect(await worker.runOnce()).toBe(0);
-    expect((await soniq.getQueueStats()).done).toBe(5);
+    expect((await soniq.jobs.stats()).done).toBe(5);
   });
 });
 
@@ -208,11 +209,11 @@ describe("runtime/queries", () => {
       },
       { maxAttempts: 1 },
     );
-    const ids = (await soniq.enqueueMany([1, 2].map((n) => ({ job, args: { n } })))).map((r) => r.id);
+    const ids = (await soniq.jobs.enqueueMany([1, 2].map((n) => ({ job, args: { n } })))).map((r) => r.id);
     await soniq.worker().runOnce();
-    const listed = await soniq.deadLetter.list({ jobName: "dl.job" });
+    const listed = await soniq.deadLetters.list({ jobName: "dl.job" });
     expect(listed.map((r) => r.id).sort()).toEqual([...ids].sort());
-    const text = await soniq.deadLetter.export();
+    const text = await soniq.deadLetters.export();
     const lines = text
       .trim()
       .split("\n")
@@ -222,36 +223,36 @@ describe("runtime/queries", () => {
     const stream = new PassThrough();
     const chunks: string[] = [];
     stream.on("data", (c: Buffer) => chunks.push(c.toString()));
-    expect(await soniq.deadLetter.export({ limit: 1 }, stream)).toBe(1);
+    expect(await soniq.deadLetters.export({ limit: 1 }, stream)).toBe(1);
     expect(chunks.join("").trim().split("\n")).toHaveLength(1);
 
-    const newId = await soniq.deadLetter.replay(ids[0] as string);
+    const newId = await soniq.deadLetters.replay(ids[0] as string);
     expect(newId).toBeTruthy();
-    expect(await soniq.getJob(newId as string)).toMatchObject({
+    expect(await soniq.jobs.get(newId as string)).toMatchObject({
       status: "queued",
       attempts: 0,
       args: { n: 1 },
     });
-    expect((await soniq.deadLetter.get(ids[0] as string))?.resurrectionCount).toBe(1);
-    expect(await soniq.deadLetter.replay("00000000-0000-4000-8000-000000000000")).toBeNull();
+    expect((await soniq.deadLetters.get(ids[0] as string))?.resurrectionCount).toBe(1);
+    expect(await soniq.deadLetters.replay("00000000-0000-4000-8000-000000000000")).toBeNull();
 
     const stranger = app({}, backend);
-    const err = await stranger.deadLetter.replay(ids[1] as string).catch((e: unknown) => e);
+    const err = await stranger.deadLetters.replay(ids[1] as string).catch((e: unknown) => e);
     expect(isSoniqError(err, "SONIQ_UNKNOWN_TASK_NAME")).toBe(true);
-    expect(await soniq.deadLetter.purge(ids[1] as string)).toBe(true);
-    expect(await soniq.deadLetter.purge(ids[1] as string)).toBe(false);
+    expect(await soniq.deadLetters.purge(ids[1] as string)).toBe(true);
+    expect(await soniq.deadLetters.purge(ids[1] as string)).toBe(false);
   });
 
-  it("runtime/list-and-stats: listJobs filters, getQueueStats has six keys", async () => {
+  it("runtime/list-and-stats: jobs.list filters, jobs.stats has six keys", async () => {
     const soniq = app();
     const job = soniq.job("q.job", async () => null);
     await job.enqueue({}, { queue: "alpha" });
     await job.enqueue({}, { queue: "beta" });
-    expect((await soniq.listJobs({ queue: "alpha" })).map((j) => j.queue)).toEqual(["alpha"]);
-    expect(Object.keys(await soniq.getQueueStats()).sort()).toEqual(
+    expect((await soniq.jobs.list({ queue: "alpha" })).map((j) => j.queue)).toEqual(["alpha"]);
+    expect(Object.keys(await soniq.jobs.stats()).sort()).toEqual(
       ["cancelled", "dead_letter", "done", "processing", "queued", "total"].sort(),
     );
-    expect((await soniq.getQueueStats({ queue: "beta" })).queued).toBe(1);
+    expect((await soniq.jobs.stats({ queue: "beta" })).queued).toBe(1);
   });
 
   it("runtime/instances-share-nothing: two instances keep separate registries and backends", async () => {
@@ -259,10 +260,10 @@ describe("runtime/queries", () => {
     const two = app();
     one.job("same.name", async () => "one");
     two.job("same.name", async () => "two");
-    const { id } = await one.enqueue("same.name", {});
-    expect(await two.getJob(id)).toBeNull();
+    const { id } = await one.jobs.enqueue("same.name", {});
+    expect(await two.jobs.get(id)).toBeNull();
     await one.worker().runOnce();
-    expect(await one.getResult(id)).toBe("one");
-    expect(two.jobNames()).toEqual(["same.name"]);
+    expect((await one.jobs.get(id))?.result ?? null).toBe("one");
+    expect(two.jobs.names()).toEqual(["same.name"]);
   });
 });

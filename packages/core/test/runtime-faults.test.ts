@@ -41,12 +41,12 @@ describe("faults/settle", () => {
     worker.on("error", () => {});
     await worker.start();
     await eventually(async () => {
-      expect((await soniq.getQueueStats()).done).toBe(3);
+      expect((await soniq.jobs.stats()).done).toBe(3);
     });
     await worker.stop();
     expect(calls.failed).toBe(2);
     expect(done.sort()).toEqual([...ids].sort());
-    expect((await soniq.getQueueStats()).processing).toBe(0);
+    expect((await soniq.jobs.stats()).processing).toBe(0);
   });
 
   it("faults/settle-given-back: when every retry fails the jobs are given back (queued again) and run to done", async () => {
@@ -60,13 +60,13 @@ describe("faults/settle", () => {
     worker.on("error", ({ during }) => errors.push(during));
     await worker.start();
     await eventually(async () => {
-      expect((await soniq.getJob(id))?.status).toBe("done");
+      expect((await soniq.jobs.get(id))?.status).toBe("done");
     }, 15_000);
     await worker.stop();
     expect(calls.failed).toBe(5);
     expect(errors).toEqual(["settle"]);
     expect(runs).toBe(2);
-    expect(await soniq.getJob(id)).toMatchObject({ status: "done", attempts: 2, result: 2 });
+    expect(await soniq.jobs.get(id)).toMatchObject({ status: "done", attempts: 2, result: 2 });
   }, 20_000);
 
   it("faults/settle-stranded: if the give-back fails too, the heartbeat is withheld and a peer recovers the job", async () => {
@@ -80,7 +80,7 @@ describe("faults/settle", () => {
     await eventually(async () => {
       // A peer's recovery (the worker withholds its heartbeat, so it turns stale).
       await soniq.backend.workers.recoverStale(400);
-      const row = await soniq.getJob(id);
+      const row = await soniq.jobs.get(id);
       expect(row?.status).not.toBe("processing");
     }, 20_000);
     await worker.stop();
@@ -121,7 +121,7 @@ describe("faults/maintenance", () => {
     const started = Date.now();
     await worker.start();
     await eventually(async () => {
-      expect((await soniq.getJob(id))?.status).toBe("done");
+      expect((await soniq.jobs.get(id))?.status).toBe("done");
     }, 10_000);
     // stale after 300 ms, plus one 150 ms check, plus scheduling slack on a shared machine.
     expect(Date.now() - started).toBeLessThan(3000);
@@ -155,12 +155,12 @@ describe("faults/runner", () => {
     await worker.start();
     await finished;
     await eventually(async () => {
-      expect((await soniq.deadLetter.get(id))?.deadLetterReason).toBe("max_retries_exceeded");
+      expect((await soniq.deadLetters.get(id))?.deadLetterReason).toBe("max_retries_exceeded");
     });
     await worker.stop();
     expect(done).toEqual([]);
     expect(ends).not.toContain("done");
-    expect(await soniq.getJob(id)).toBeNull();
+    expect(await soniq.jobs.get(id)).toBeNull();
   });
 });
 

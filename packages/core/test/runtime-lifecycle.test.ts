@@ -32,11 +32,11 @@ describe("runtime/cancel", () => {
       ran = true;
     });
     const { id } = await job.enqueue({});
-    expect(await soniq.cancelJob(id)).toBe(true);
-    expect(await soniq.cancelJob(id)).toBe(false);
+    expect(await soniq.jobs.cancel(id)).toBe(true);
+    expect(await soniq.jobs.cancel(id)).toBe(false);
     expect(await soniq.worker().runOnce()).toBe(0);
     expect(ran).toBe(false);
-    expect((await soniq.getJob(id))?.status).toBe("cancelled");
+    expect((await soniq.jobs.get(id))?.status).toBe("cancelled");
   });
 
   it("runtime/cancel-running: the signal aborts at once and the late completion is ignored", async () => {
@@ -50,12 +50,12 @@ describe("runtime/cancel", () => {
     await worker.start();
     const { id } = await job.enqueue({});
     await started.promise;
-    expect(await soniq.cancelJob(id)).toBe(true);
+    expect(await soniq.jobs.cancel(id)).toBe(true);
     expect(seen.reason).toBeInstanceOf(JobAbortedError);
     expect((seen.reason as JobAbortedError).why).toBe("cancelled");
     expect(cancelled).toEqual([`${id}:cancelled`]);
     await worker.stop();
-    expect((await soniq.getJob(id))?.status).toBe("cancelled");
+    expect((await soniq.jobs.get(id))?.status).toBe("cancelled");
   });
 
   it("runtime/cancel-from-another-instance: the worker notices at its next heartbeat", async () => {
@@ -69,10 +69,10 @@ describe("runtime/cancel", () => {
     await worker.start();
     const { id } = await job.enqueue({});
     await started.promise;
-    expect(await other.cancelJob(id)).toBe(true);
+    expect(await other.jobs.cancel(id)).toBe(true);
     await eventually(() => expect((seen.reason as JobAbortedError | undefined)?.why).toBe("cancelled"));
     await worker.stop();
-    expect((await owner.getJob(id))?.status).toBe("cancelled");
+    expect((await owner.jobs.get(id))?.status).toBe("cancelled");
   });
 });
 
@@ -83,7 +83,7 @@ describe("runtime/shutdown", () => {
     const release = gate();
     const { handler } = waiter(started, release.promise);
     const job = soniq.job("stop.graceful", handler, { maxAttempts: 1 });
-    const [a, b, c] = await soniq.enqueueMany([0, 1, 2].map((i) => ({ job, args: { i } })));
+    const [a, b, c] = await soniq.jobs.enqueueMany([0, 1, 2].map((i) => ({ job, args: { i } })));
     const worker = soniq.worker({ concurrency: 1, batchSize: 4 });
     await worker.start();
     await started.promise;
@@ -92,10 +92,10 @@ describe("runtime/shutdown", () => {
     release.open();
     await stopping;
     expect(worker.state).toBe("stopped");
-    expect(await soniq.getJob(a?.id as string)).toMatchObject({ status: "done", result: "released" });
+    expect(await soniq.jobs.get(a?.id as string)).toMatchObject({ status: "done", result: "released" });
     for (const r of [b, c]) {
       // Given back with the claim's attempt refunded, so maxAttempts 1 still allows a run.
-      expect(await soniq.getJob(r?.id as string)).toMatchObject({
+      expect(await soniq.jobs.get(r?.id as string)).toMatchObject({
         status: "queued",
         attempts: 0,
         lastError: null,
@@ -121,7 +121,7 @@ describe("runtime/shutdown", () => {
     await started.promise;
     await worker.stop();
     expect(nacked).toEqual([id]);
-    expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 1, lastError: null });
+    expect(await soniq.jobs.get(id)).toMatchObject({ status: "queued", attempts: 1, lastError: null });
   });
 
   it("runtime/stop-during-run-once: runOnce returns after its current batch once stop() is called", async () => {
@@ -132,7 +132,7 @@ describe("runtime/shutdown", () => {
       started.open();
       await release.promise;
     });
-    await soniq.enqueueMany(Array.from({ length: 6 }, (_, i) => ({ job, args: { i } })));
+    await soniq.jobs.enqueueMany(Array.from({ length: 6 }, (_, i) => ({ job, args: { i } })));
     const worker = soniq.worker({ concurrency: 2 });
     const running = worker.runOnce();
     await started.promise;
@@ -141,7 +141,7 @@ describe("runtime/shutdown", () => {
     expect(await running).toBe(2);
     await stopping;
     expect(worker.state).toBe("stopped");
-    expect((await soniq.getQueueStats()).queued).toBe(4);
+    expect((await soniq.jobs.stats()).queued).toBe(4);
   });
 
   it("runtime/run-once-is-recoverable: jobs claimed by runOnce belong to a registered worker that stale recovery covers", async () => {
@@ -159,12 +159,12 @@ describe("runtime/shutdown", () => {
     });
     const running = worker.runOnce();
     await started.promise;
-    expect((await soniq.getJob(id))?.workerId).toBe(worker.id);
+    expect((await soniq.jobs.get(id))?.workerId).toBe(worker.id);
     // As if the process had died: its heartbeat goes stale and a peer's sweep requeues the job.
     await eventually(async () => {
       expect((await soniq.backend.workers.recoverStale(1)).requeuedJobIds).toContain(id);
     });
-    expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 1 });
+    expect(await soniq.jobs.get(id)).toMatchObject({ status: "queued", attempts: 1 });
     await worker.stop();
     expect(await running).toBe(1);
   });
@@ -225,7 +225,7 @@ describe("runtime/failures-and-leaks", () => {
     const { id } = await job.enqueue({});
     expect(await emitted.promise).toBe("settle");
     expect(errors.some((m) => m.includes("stale-worker recovery"))).toBe(true);
-    expect((await soniq.getJob(id))?.status).toBe("processing");
+    expect((await soniq.jobs.get(id))?.status).toBe("processing");
     await worker.stop();
   }, 20_000);
 
@@ -273,13 +273,13 @@ describe("runtime/failures-and-leaks", () => {
     const baseline = count();
     const soniq = new Soniq({ backend: memoryBackend() });
     const job = soniq.job("leak.check", async () => "ok", { timeoutMs: 60_000 });
-    await soniq.enqueueMany([1, 2].map((i) => ({ job, args: { i } })));
+    await soniq.jobs.enqueueMany([1, 2].map((i) => ({ job, args: { i } })));
     expect(await soniq.worker().runOnce()).toBe(2);
     expect(count()).toBeLessThanOrEqual(baseline); // runOnce holds nothing once it returned
     const worker = soniq.worker({ pollIntervalMs: 50, heartbeatIntervalMs: 20 });
     await worker.start();
-    await soniq.enqueueMany([3, 4, 5].map((i) => ({ job, args: { i } })));
-    await eventually(async () => expect((await soniq.getQueueStats()).done).toBe(5));
+    await soniq.jobs.enqueueMany([3, 4, 5].map((i) => ({ job, args: { i } })));
+    await eventually(async () => expect((await soniq.jobs.stats()).done).toBe(5));
     // Exactly the keep-alive: heartbeat, poll, timeout and maintenance timers are unref'd.
     expect(count()).toBe(baseline + 1);
     await soniq.close();
@@ -321,10 +321,10 @@ describe("runtime/claim-window", () => {
       slowClaims,
     );
     const job = soniq.job("fast.noop", async () => null);
-    await soniq.enqueueMany(Array.from({ length: 3000 }, (_, i) => ({ job, args: { i } })));
+    await soniq.jobs.enqueueMany(Array.from({ length: 3000 }, (_, i) => ({ job, args: { i } })));
     const worker = soniq.worker({ concurrency: 4, maxBatchSize: 64 });
     await worker.start();
-    await eventually(async () => expect((await soniq.getQueueStats()).done).toBe(3000));
+    await eventually(async () => expect((await soniq.jobs.stats()).done).toBe(3000));
     await worker.stop();
     expect(Math.max(...claims)).toBeGreaterThan(8); // beyond the initial concurrency + batchSize
     expect(Math.max(...claims)).toBeLessThanOrEqual(4 + 64);
@@ -339,12 +339,12 @@ describe("runtime/claim-window", () => {
     const first = soniq.worker({ concurrency: 2 });
     const second = soniq.worker({ concurrency: 2 });
     await first.start();
-    await soniq.enqueueMany(Array.from({ length: 8 }, (_, i) => ({ job, args: { i } })));
+    await soniq.jobs.enqueueMany(Array.from({ length: 8 }, (_, i) => ({ job, args: { i } })));
     await eventually(() => expect(first.running).toBe(2));
     await second.start();
     await eventually(() => expect(second.running).toBe(2));
     release.open();
-    await eventually(async () => expect((await soniq.getQueueStats()).done).toBe(8));
+    await eventually(async () => expect((await soniq.jobs.stats()).done).toBe(8));
     await Promise.all([first.stop(), second.stop()]);
   });
 });

@@ -55,31 +55,31 @@ describe("runtime/lost-claim", () => {
     const { backend, soniq, worker, id, starts, done, release } = await holdingWorker();
     await loseClaim(backend, worker, id, 0);
     // The worker claims the job again, at attempt 1: the row is processing under it once more.
-    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("processing"));
+    await eventually(async () => expect((await soniq.jobs.get(id))?.status).toBe("processing"));
     expect(starts).toEqual([1]);
     release.open();
-    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("done"));
+    await eventually(async () => expect((await soniq.jobs.get(id))?.status).toBe("done"));
     await worker.stop();
     // The first run's done applied to the second claim's row; the parked claim was not run, nor given back.
     expect(starts).toEqual([1]);
     expect(done).toEqual([1]);
-    expect((await soniq.getJob(id))?.status).toBe("done");
+    expect((await soniq.jobs.get(id))?.status).toBe("done");
   });
 
   it("runtime/lost-claim-reclaimed-next-attempt: when the first run's outcome cannot apply, the second claim is given back and the job runs again, after the first", async () => {
     const { backend, soniq, worker, id, starts, done, release } = await holdingWorker();
     // The lost claim is followed by one the database kept the attempt of: the next claim is attempt 2.
     await loseClaim(backend, worker, id, 1);
-    await eventually(async () => expect((await soniq.getJob(id))?.attempts).toBe(2));
+    await eventually(async () => expect((await soniq.jobs.get(id))?.attempts).toBe(2));
     expect(starts).toEqual([1]);
     release.open();
-    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("done"));
+    await eventually(async () => expect((await soniq.jobs.get(id))?.status).toBe("done"));
     await worker.stop();
     // The first run's done (attempt 1) did not apply; the parked claim was given back (attempt refunded) and
     // claimed again: the job ran a second time, at attempt 2, after the first run ended.
     expect(starts).toEqual([1, 2]);
     expect(done).toEqual([2]);
-    const row = await soniq.getJob(id);
+    const row = await soniq.jobs.get(id);
     expect(row?.attempts).toBe(2);
     expect(row?.result).toBe(2);
   });
@@ -104,10 +104,10 @@ describe("runtime/lost-claim", () => {
     holdAnswer = answer.promise;
     await loseClaim(backend, worker, id, 0);
     // The second claim took the job (processing under the worker again, attempt 1); its answer is held.
-    await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("processing"));
+    await eventually(async () => expect((await soniq.jobs.get(id))?.status).toBe("processing"));
     release.open();
     await eventually(() => expect(done).toEqual([1]));
-    expect((await soniq.getJob(id))?.status).toBe("done");
+    expect((await soniq.jobs.get(id))?.status).toBe("done");
     const before = answered;
     holdAnswer = null;
     answer.open();
@@ -116,7 +116,7 @@ describe("runtime/lost-claim", () => {
     await worker.stop();
     expect(starts).toEqual([1]);
     expect(done).toEqual([1]);
-    expect((await soniq.getJob(id))?.status).toBe("done");
+    expect((await soniq.jobs.get(id))?.status).toBe("done");
   });
 });
 
@@ -145,17 +145,17 @@ describe("runtime/orphans", () => {
     await eventually(() => expect(starts).toEqual([held.id]));
     // A claim made under this worker's id whose result the worker never saw (as when the connection drops
     // after the claim committed): in a queue the worker does not serve, so only the give-back can move it.
-    const orphan = await soniq.enqueue("orphans.lost", {}, { queue: "elsewhere" });
+    const orphan = await soniq.jobs.enqueue("orphans.lost", {}, { queue: "elsewhere" });
     const claimed = await backend.runs.claim({ queues: ["elsewhere"], limit: 1, workerId: worker.id });
     expect(claimed.jobs.map((j) => j.id)).toEqual([orphan.id]);
-    await eventually(async () => expect((await soniq.getJob(orphan.id))?.status).toBe("queued"), 5000);
-    const row = await soniq.getJob(orphan.id);
+    await eventually(async () => expect((await soniq.jobs.get(orphan.id))?.status).toBe("queued"), 5000);
+    const row = await soniq.jobs.get(orphan.id);
     expect(row?.attempts).toBe(1);
     expect(row?.workerId).toBeNull();
     // The job the worker holds stayed processing under it, through the same ticks, and ran once.
-    expect((await soniq.getJob(held.id))?.status).toBe("processing");
+    expect((await soniq.jobs.get(held.id))?.status).toBe("processing");
     release.open();
-    await eventually(async () => expect((await soniq.getJob(held.id))?.status).toBe("done"));
+    await eventually(async () => expect((await soniq.jobs.get(held.id))?.status).toBe("done"));
     await worker.stop();
     expect(starts).toEqual([held.id]);
   });
@@ -191,12 +191,12 @@ describe("runtime/orphans", () => {
     await eventually(() => expect(claims).toBeGreaterThanOrEqual(3)); // the start's maintenance pass is over
     loseNext = true;
     const lost = await job.enqueue({});
-    await eventually(async () => expect((await soniq.getJob(lost.id))?.status).toBe("done"), 5000);
+    await eventually(async () => expect((await soniq.jobs.get(lost.id))?.status).toBe("done"), 5000);
     await worker.stop();
     expect(errors).toContain("claim");
     expect(runs).toEqual([lost.id]);
     // The give-back keeps the lost claim's attempt (it cannot tell a claim nobody ran from a run whose outcome
     // was lost), so the run that did happen is attempt 2.
-    expect((await soniq.getJob(lost.id))?.attempts).toBe(2);
+    expect((await soniq.jobs.get(lost.id))?.attempts).toBe(2);
   });
 });

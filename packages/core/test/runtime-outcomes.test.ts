@@ -14,8 +14,8 @@ describe("runtime/outcomes", () => {
     const { id, deduplicated } = await add.enqueue({ a: 2, b: 3 });
     expect(deduplicated).toBe(false);
     expect(await soniq.worker().runOnce()).toBe(1);
-    expect(await soniq.getResult(id)).toEqual({ sum: 5 });
-    const job = await soniq.getJob(id);
+    expect((await soniq.jobs.get(id))?.result ?? null).toEqual({ sum: 5 });
+    const job = await soniq.jobs.get(id);
     expect(job).toMatchObject({
       status: "done",
       attempts: 1,
@@ -30,8 +30,8 @@ describe("runtime/outcomes", () => {
     const job = soniq.job("x.y", async () => "ok");
     const { id } = await job.enqueue({});
     await soniq.worker().runOnce();
-    expect(await soniq.getJob(id)).toBeNull();
-    expect(await soniq.getResult(id)).toBeNull();
+    expect(await soniq.jobs.get(id)).toBeNull();
+    expect((await soniq.jobs.get(id))?.result ?? null).toBeNull();
   });
 
   it("runtime/retry-fixed: a failing job retries with a fixed delay and then succeeds", async () => {
@@ -48,7 +48,7 @@ describe("runtime/outcomes", () => {
     );
     const { id } = await flaky.enqueue({});
     expect(await soniq.worker().runOnce()).toBe(3);
-    const job = await soniq.getJob(id);
+    const job = await soniq.jobs.get(id);
     expect(job).toMatchObject({ status: "done", attempts: 3, result: 3 });
   });
 
@@ -64,7 +64,7 @@ describe("runtime/outcomes", () => {
     const { id } = await failing.enqueue({});
     const before = Date.now();
     expect(await soniq.worker().runOnce()).toBe(2);
-    const job = await soniq.getJob(id);
+    const job = await soniq.jobs.get(id);
     expect(job?.status).toBe("queued");
     expect(job?.attempts).toBe(2);
     expect(job?.scheduledAt.getTime()).toBeGreaterThanOrEqual(before + 59_000);
@@ -94,8 +94,8 @@ describe("runtime/outcomes", () => {
       [2, 5],
     ]);
     expect(seen[0]?.error).toMatchObject({ message: "bad" });
-    expect(await soniq.getJob(id)).toBeNull();
-    const dead = await soniq.deadLetter.get(id);
+    expect(await soniq.jobs.get(id)).toBeNull();
+    const dead = await soniq.deadLetters.get(id);
     expect(dead).toMatchObject({ deadLetterReason: "permanent_failure", attempts: 2, jobName: "policy.fn" });
   });
 
@@ -110,10 +110,10 @@ describe("runtime/outcomes", () => {
     );
     const { id } = await job.enqueue({ k: 1 });
     await soniq.worker().runOnce();
-    const dead = await soniq.deadLetter.get(id);
+    const dead = await soniq.deadLetters.get(id);
     expect(dead).toMatchObject({ deadLetterReason: "max_retries_exceeded", attempts: 2, args: { k: 1 } });
     expect(dead?.lastError).toContain("Error: still broken");
-    expect(await soniq.getQueueStats()).toEqual({
+    expect(await soniq.jobs.stats()).toEqual({
       total: 1,
       queued: 0,
       processing: 0,
@@ -133,7 +133,7 @@ describe("runtime/outcomes", () => {
     const { id } = await job.enqueue({});
     const before = Date.now();
     expect(await soniq.worker().runOnce()).toBe(1);
-    const row = await soniq.getJob(id);
+    const row = await soniq.jobs.get(id);
     expect(row?.status).toBe("queued");
     expect(row?.scheduledAt.getTime()).toBeGreaterThanOrEqual(before + 9_000);
   });
@@ -149,7 +149,7 @@ describe("runtime/outcomes", () => {
     );
     const { id } = await job.enqueue({});
     expect(await soniq.worker().runOnce()).toBe(1);
-    const dead = await soniq.deadLetter.get(id);
+    const dead = await soniq.deadLetters.get(id);
     expect(dead).toMatchObject({ deadLetterReason: "permanent_failure", attempts: 1 });
     expect(dead?.lastError).toContain("PermanentError: card declined");
   });
@@ -163,7 +163,7 @@ describe("runtime/outcomes", () => {
     });
     const { id } = await job.enqueue({});
     await soniq.worker().runOnce();
-    const row = await soniq.getJob(id);
+    const row = await soniq.jobs.get(id);
     expect(row).toMatchObject({ status: "queued", attempts: 0, lastError: "SNOOZE: rate limited" });
     expect(row?.scheduledAt.getTime()).toBeGreaterThan(Date.now() + 50_000);
 
@@ -172,16 +172,16 @@ describe("runtime/outcomes", () => {
     );
     const second = await zero.enqueue({});
     await soniq.worker().runOnce();
-    expect(await soniq.getJob(second.id)).toMatchObject({ status: "done", attempts: 1 });
+    expect(await soniq.jobs.get(second.id)).toMatchObject({ status: "done", attempts: 1 });
   });
 
   it("runtime/job-not-found: a job with no handler on this worker dead-letters with job_not_found", async () => {
     const backend = memoryBackend();
     const producer = app({ allowUnknownJobNames: true }, backend);
     const consumer = app({}, backend);
-    const { id } = await producer.enqueue("only.elsewhere", { a: 1 });
+    const { id } = await producer.jobs.enqueue("only.elsewhere", { a: 1 });
     expect(await consumer.worker().runOnce()).toBe(1);
-    const dead = await consumer.deadLetter.get(id);
+    const dead = await consumer.deadLetters.get(id);
     expect(dead).toMatchObject({ deadLetterReason: "job_not_found", jobName: "only.elsewhere" });
   });
 
@@ -197,10 +197,10 @@ describe("runtime/outcomes", () => {
       },
       { schema: z.object({ n: z.number() }) },
     );
-    const { id } = await producer.enqueue("typed.job", { n: "not a number" });
+    const { id } = await producer.jobs.enqueue("typed.job", { n: "not a number" });
     await consumer.worker().runOnce();
     expect(ran).toBe(false);
-    const dead = await consumer.deadLetter.get(id);
+    const dead = await consumer.deadLetters.get(id);
     expect(dead?.deadLetterReason).toBe("invalid_arguments");
     expect(dead?.lastError).toContain("n");
   });
@@ -219,7 +219,7 @@ describe("runtime/outcomes", () => {
     const { id } = await job.enqueue({});
     await soniq.worker().runOnce();
     expect(received).toEqual({ count: 21 });
-    expect(await soniq.getResult(id)).toBe(42);
+    expect((await soniq.jobs.get(id))?.result ?? null).toBe(42);
   });
 
   it("runtime/non-json-result-fails-the-attempt: a BigInt result is a failed attempt, not a broken batch", async () => {
@@ -229,8 +229,8 @@ describe("runtime/outcomes", () => {
     const b = await bad.enqueue({});
     const g = await good.enqueue({});
     await soniq.worker().runOnce();
-    expect((await soniq.deadLetter.get(b.id))?.lastError).toContain("not JSON");
-    expect(await soniq.getResult(g.id)).toBe("fine");
+    expect((await soniq.deadLetters.get(b.id))?.lastError).toContain("not JSON");
+    expect((await soniq.jobs.get(g.id))?.result ?? null).toBe("fine");
   });
 
   it("runtime/last-error-capped: last_error keeps name, message and stack within 8 KiB", async () => {
@@ -244,7 +244,7 @@ describe("runtime/outcomes", () => {
     );
     const { id } = await job.enqueue({});
     await soniq.worker().runOnce();
-    const dead = await soniq.deadLetter.get(id);
+    const dead = await soniq.deadLetters.get(id);
     expect(dead?.lastError?.length).toBe(8192);
     expect(dead?.lastError?.startsWith("RangeError: xxx")).toBe(true);
   });

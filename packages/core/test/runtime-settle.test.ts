@@ -25,7 +25,7 @@ describe("runtime/timeouts", () => {
     await soniq.worker().runOnce();
     expect(reason).toBeInstanceOf(JobAbortedError);
     expect((reason as JobAbortedError).why).toBe("timeout");
-    const dead = await soniq.deadLetter.get(id);
+    const dead = await soniq.deadLetters.get(id);
     expect(dead?.deadLetterReason).toBe("max_retries_exceeded");
     expect(dead?.lastError).toContain("timed out after 50 ms");
   });
@@ -44,7 +44,7 @@ describe("runtime/timeouts", () => {
     const { id } = await hang.enqueue({});
     await soniq.worker().runOnce();
     expect(runs).toBe(2);
-    expect((await soniq.deadLetter.get(id))?.lastError).toContain("timed out");
+    expect((await soniq.deadLetters.get(id))?.lastError).toContain("timed out");
   });
 });
 
@@ -57,7 +57,11 @@ describe("runtime/settle-once", () => {
     const { id } = await job.enqueue({});
     expect(await soniq.worker().runOnce()).toBe(1);
     expect(ends).toEqual(["done"]);
-    expect(await soniq.getJob(id)).toMatchObject({ status: "done", attempts: 1, result: "finished in time" });
+    expect(await soniq.jobs.get(id)).toMatchObject({
+      status: "done",
+      attempts: 1,
+      result: "finished in time",
+    });
   });
 });
 
@@ -80,13 +84,13 @@ describe("runtime/settle", () => {
       },
       { maxAttempts: 1 },
     );
-    await soniq.enqueueMany(Array.from({ length: 40 }, (_, i) => ({ job, args: { i } })));
+    await soniq.jobs.enqueueMany(Array.from({ length: 40 }, (_, i) => ({ job, args: { i } })));
     const worker = soniq.worker({ concurrency: 20 });
     const reported: string[] = [];
     worker.on("job:done", () => void reported.push("done"));
     worker.on("job:dead_letter", ({ reason }) => void reported.push(reason));
     expect(await worker.runOnce()).toBe(40);
-    expect(await soniq.getQueueStats()).toMatchObject({ done: 20, dead_letter: 20 });
+    expect(await soniq.jobs.stats()).toMatchObject({ done: 20, dead_letter: 20 });
     expect(reported.filter((r) => r === "done")).toHaveLength(20);
     expect(reported.filter((r) => r === "max_retries_exceeded")).toHaveLength(20);
     expect(batches.flat()).toHaveLength(40);
@@ -104,14 +108,14 @@ describe("runtime/settle", () => {
       { maxAttempts: 1 },
     );
     const fine = soniq.job("fine.job", async () => "ok");
-    const [bad, good] = await soniq.enqueueMany([
+    const [bad, good] = await soniq.jobs.enqueueMany([
       { job: odd, args: {} },
       { job: fine, args: {} },
     ]);
     expect(await soniq.worker({ concurrency: 2 }).runOnce()).toBe(2);
-    const dead = await soniq.deadLetter.get(bad?.id as string);
+    const dead = await soniq.deadLetters.get(bad?.id as string);
     expect(dead?.lastError).toContain("Error: bad\ufffdbyte \ufffdhalf");
-    expect(await soniq.getResult(good?.id as string)).toBe("ok");
+    expect((await soniq.jobs.get(good?.id as string))?.result ?? null).toBe("ok");
   });
 
   it("runtime/claimed-past-attempts: a job claimed past maxAttempts is dead-lettered unrun, and the claim still counts it", async () => {
@@ -123,7 +127,7 @@ describe("runtime/settle", () => {
     );
     let ran = 0;
     const job = soniq.job("crashy.job", async () => ++ran, { maxAttempts: 1 });
-    const crashed = await soniq.enqueueMany(
+    const crashed = await soniq.jobs.enqueueMany(
       [1, 2].map((i) => ({ job, args: { i }, options: { priority: 1 } })),
     );
     // Two runs whose worker died before settling (its row is gone): recovery requeues them with attempt 1 spent.
@@ -142,14 +146,14 @@ describe("runtime/settle", () => {
     expect(await worker.runOnce()).toBe(1);
     expect(ran).toBe(1);
     expect(ends.sort()).toEqual(["dead_letter", "dead_letter", "done"]);
-    expect(await soniq.getJob(healthy.id)).toMatchObject({ status: "done", result: 1 });
+    expect(await soniq.jobs.get(healthy.id)).toMatchObject({ status: "done", result: 1 });
     expect(dead.sort()).toEqual(
       crashed
         .map((r) => `${r.id}:max_retries_exceeded:claimed for attempt 2 of 1: earlier runs never settled`)
         .sort(),
     );
     for (const { id } of crashed) {
-      expect(await soniq.deadLetter.get(id)).toMatchObject({
+      expect(await soniq.deadLetters.get(id)).toMatchObject({
         deadLetterReason: "max_retries_exceeded",
         attempts: 2,
       });

@@ -23,7 +23,7 @@ async function viaWorker(): Promise<number> {
   const noop = soniq.job("bench.noop", async () => {
     if (++done === N) resolve();
   });
-  await soniq.enqueueMany(Array.from({ length: N }, (_, i) => ({ job: noop, args: { i } })));
+  await soniq.jobs.enqueueMany(Array.from({ length: N }, (_, i) => ({ job: noop, args: { i } })));
   const worker = soniq.worker({ concurrency: C, batchSize: Number(process.env.BATCH ?? C) });
   const c0 = process.cpuUsage();
   const t0 = performance.now();
@@ -33,7 +33,7 @@ async function viaWorker(): Promise<number> {
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(c0);
   cpuRates.push(N / ((cpu.user + cpu.system) / 1e6));
-  const stats = await soniq.getQueueStats();
+  const stats = await soniq.jobs.stats();
   if (stats.done !== N) throw new Error(`invalid run: ${JSON.stringify(stats)}`);
   await soniq.close();
   return N / (ms / 1000);
@@ -43,7 +43,7 @@ async function bareLoop(): Promise<number> {
   const backend = memoryBackend();
   await backend.migrations.apply();
   const soniq = new Soniq({ backend, allowUnknownJobNames: true });
-  await soniq.enqueueMany(Array.from({ length: N }, (_, i) => ({ job: "bench.noop", args: { i } })));
+  await soniq.jobs.enqueueMany(Array.from({ length: N }, (_, i) => ({ job: "bench.noop", args: { i } })));
   const c0 = process.cpuUsage();
   const t0 = performance.now();
   for (;;) {

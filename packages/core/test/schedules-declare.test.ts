@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { isSoniqError } from "../src/common/errors.js";
-import { declarePeriodic, type PeriodicOptions, parseEvery } from "../src/schedules/declare.js";
+import { declareSchedule, parseEvery, type ScheduleSpec } from "../src/schedules/declare.js";
 
 function fieldOf(options: unknown): unknown {
   try {
-    declarePeriodic("reports.nightly", options as PeriodicOptions);
+    declareSchedule("reports.nightly", options as ScheduleSpec);
   } catch (err) {
     expect(isSoniqError(err, "SONIQ_INVALID_OPTIONS")).toBe(true);
     return (err as { context: { field: unknown } }).context.field;
@@ -14,7 +14,7 @@ function fieldOf(options: unknown): unknown {
 
 describe("schedules/declare", () => {
   it("fills defaults: name = job name, timezone UTC, args {}, catchUp latest", () => {
-    expect(declarePeriodic("reports.nightly", { cron: "0 2 * * *" })).toEqual({
+    expect(declareSchedule("reports.nightly", { cron: "0 2 * * *" })).toEqual({
       name: "reports.nightly",
       jobName: "reports.nightly",
       cron: "0 2 * * *",
@@ -34,7 +34,7 @@ describe("schedules/declare", () => {
     expect(parseEvery("1h")).toBe(3_600_000);
     expect(parseEvery("1h30m")).toBe(5_400_000);
     expect(parseEvery("1d")).toBe(86_400_000);
-    expect(declarePeriodic("cleanup.run", { every: "15m" }).every).toBe(900_000);
+    expect(declareSchedule("cleanup.run", { every: "15m" }).every).toBe(900_000);
   });
 
   it("names the bad field", () => {
@@ -60,7 +60,7 @@ describe("schedules/declare", () => {
 
   it("reports every problem in one error", () => {
     try {
-      declarePeriodic("reports.nightly", { cron: "nope", catchUp: "all" as never, priority: 0.5 });
+      declareSchedule("reports.nightly", { cron: "nope", catchUp: "all" as never, priority: 0.5 });
       expect.unreachable();
     } catch (err) {
       expect((err as { context: { fields: string[] } }).context.fields).toEqual([

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { newJobId } from "../src/common/ids.js";
-import { shortId } from "../src/index.js";
+import { shortId } from "../src/ops.js";
 
 describe("ids/short-id", () => {
   it("ids/short-ids-differ: the short ids of jobs made together (UUIDv7) and of workers (UUIDv4) differ", () => {

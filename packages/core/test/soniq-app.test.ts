@@ -42,7 +42,7 @@ describe("app/options", () => {
     expect(a.options.producerId).toMatch(/:\d+$/);
     expect(Object.isFrozen(a.options)).toBe(true);
     a.job("same.name", async () => null);
-    expect(b.jobNames()).toEqual([]);
+    expect(b.jobs.names()).toEqual([]);
     expect(b.options.defaultQueue).toBe("other");
     expect(b.options.producerId).toBeNull();
   });
@@ -103,14 +103,14 @@ describe("app/enqueue", () => {
     const typed = soniq.job("typed.job", async (args) => args.n, { schema: z.object({ n: z.number() }) });
     const attempts: [Promise<unknown>, string][] = [
       [typed.enqueue({ n: "x" } as never), "SONIQ_TASK_ARGS_INVALID"],
-      [soniq.enqueue("typed.job", { n: 1n }), "SONIQ_TASK_ARGS_INVALID"],
-      [soniq.enqueue("nobody.home", {}), "SONIQ_UNKNOWN_TASK_NAME"],
-      [soniq.enqueue("Not Valid", {}), "SONIQ_INVALID_TASK_NAME"],
+      [soniq.jobs.enqueue("typed.job", { n: 1n }), "SONIQ_TASK_ARGS_INVALID"],
+      [soniq.jobs.enqueue("nobody.home", {}), "SONIQ_UNKNOWN_TASK_NAME"],
+      [soniq.jobs.enqueue("Not Valid", {}), "SONIQ_INVALID_TASK_NAME"],
       [typed.enqueue({ n: 1 }, { priority: "high" as never }), "SONIQ_INVALID_OPTIONS"],
       [typed.enqueue({ n: 1 }, { delayMs: 1e300 }), "SONIQ_INVALID_OPTIONS"],
       [typed.enqueue({ n: 1 }, { tx: { client: "c" } }), "SONIQ_TRANSACTION_UNSUPPORTED"],
       [
-        soniq.enqueueMany([
+        soniq.jobs.enqueueMany([
           { job: typed, args: { n: 1 } },
           { job: typed, args: {} },
         ]),
@@ -132,7 +132,7 @@ describe("app/enqueue", () => {
     const soniq = new Soniq({ backend, allowUnknownJobNames: true });
     const job = soniq.job("a.b", async () => null);
     const tx = { client: "c" };
-    const results = await soniq.enqueueMany(
+    const results = await soniq.jobs.enqueueMany(
       [
         { job, args: { i: 1 } },
         { job: "c.d", args: { i: 2 }, options: { queue: "q2" } },
@@ -147,7 +147,7 @@ describe("app/enqueue", () => {
       ["a.b", "default"],
       ["c.d", "q2"],
     ]);
-    expect(await soniq.enqueueMany([])).toEqual([]);
+    expect(await soniq.jobs.enqueueMany([])).toEqual([]);
   });
 
   it("close() is memoised and closes the backend once; later calls reject with SONIQ_CLOSED", async () => {
@@ -158,7 +158,7 @@ describe("app/enqueue", () => {
     await closing;
     await soniq[Symbol.asyncDispose]();
     expect(calls.filter((c) => c.method === "close")).toHaveLength(1);
-    await expect(soniq.getJob("x")).rejects.toMatchObject({ code: "SONIQ_CLOSED" });
+    await expect(soniq.jobs.get("x")).rejects.toMatchObject({ code: "SONIQ_CLOSED" });
   });
 });
 

@@ -17,8 +17,8 @@ describe("tracing hooks", () => {
   it("trace/off-stores-nothing: without a producer hook a job has no trace", async () => {
     const soniq = app();
     soniq.job("plain.job", async () => null);
-    const { id } = await soniq.enqueue("plain.job", {});
-    expect(await soniq.getJob(id)).toMatchObject({ traceId: null, traceContext: null });
+    const { id } = await soniq.jobs.enqueue("plain.job", {});
+    expect(await soniq.jobs.get(id)).toMatchObject({ traceId: null, traceContext: null });
   });
 
   it("trace/producer-stores-what-it-sends: enqueue, enqueueMany, replay and a schedule fire each go through it", async () => {
@@ -33,20 +33,20 @@ describe("tracing hooks", () => {
     const job = soniq.job("traced.job", async () => {
       throw new PermanentError("no");
     });
-    const { id } = await soniq.enqueue("traced.job", { n: 1 });
-    expect(await soniq.getJob(id)).toMatchObject({ traceId: TRACE, traceContext: carrier() });
-    const many = await soniq.enqueueMany([
+    const { id } = await soniq.jobs.enqueue("traced.job", { n: 1 });
+    expect(await soniq.jobs.get(id)).toMatchObject({ traceId: TRACE, traceContext: carrier() });
+    const many = await soniq.jobs.enqueueMany([
       { job, args: { n: 2 } },
       { job, args: { n: 3 } },
     ]);
-    for (const r of many) expect((await soniq.getJob(r.id))?.traceId).toBe(TRACE);
+    for (const r of many) expect((await soniq.jobs.get(r.id))?.traceId).toBe(TRACE);
     await soniq.worker().runOnce();
-    const dead = await soniq.deadLetter.get(id);
+    const dead = await soniq.deadLetters.get(id);
     expect(dead?.traceContext).toEqual(carrier());
-    const replayed = await soniq.deadLetter.replay(id);
-    soniq.periodic(job, { every: 3_600_000, name: "hourly" });
+    const replayed = await soniq.deadLetters.replay(id);
+    soniq.schedules.declare(job, { every: 3_600_000, name: "hourly" });
     const fired = await soniq.schedules.trigger("hourly");
-    expect((await soniq.getJob(fired))?.traceId).toBe(TRACE);
+    expect((await soniq.jobs.get(fired))?.traceId).toBe(TRACE);
     expect(events.map((e) => [e.origin, e.jobs.length, e.links.length])).toEqual([
       ["enqueue", 1, 0],
       ["enqueue", 2, 0],
@@ -63,12 +63,12 @@ describe("tracing hooks", () => {
     traced.job("kept.job", async () => {
       throw new PermanentError("no");
     });
-    const { id } = await traced.enqueue("kept.job", {});
+    const { id } = await traced.jobs.enqueue("kept.job", {});
     await traced.worker().runOnce();
     const plain = app({}, traced.backend);
     plain.job("kept.job", async () => null);
-    const newId = await plain.deadLetter.replay(id);
-    expect((await plain.getJob(newId as string))?.traceContext).toEqual(carrier());
+    const newId = await plain.deadLetters.replay(id);
+    expect((await plain.jobs.get(newId as string))?.traceContext).toEqual(carrier());
   });
 
   it("trace/bad-hooks-never-stop-a-write: a throwing hook, one that never sends, an invalid carrier", async () => {
@@ -79,18 +79,18 @@ describe("tracing hooks", () => {
         throw new Error("tracing broke");
       },
     });
-    const { id } = await soniq.enqueue("safe.job", {});
-    expect(await soniq.getJob(id)).toMatchObject({ status: "queued", traceContext: null });
+    const { id } = await soniq.jobs.enqueue("safe.job", {});
+    expect(await soniq.jobs.get(id)).toMatchObject({ status: "queued", traceContext: null });
     const other = app();
     other.job("safe.job", async () => null);
     other.use({ producer: (_e, send) => send({ traceparent: "garbage" }) });
-    const bad = await other.enqueue("safe.job", {});
-    expect((await other.getJob(bad.id))?.traceContext).toBeNull();
+    const bad = await other.jobs.enqueue("safe.job", {});
+    expect((await other.jobs.get(bad.id))?.traceContext).toBeNull();
     const silent = app();
     silent.job("safe.job", async () => null);
     silent.use({ producer: () => undefined });
-    const written = await silent.enqueue("safe.job", {});
-    expect((await silent.getJob(written.id))?.status).toBe("queued");
+    const written = await silent.jobs.enqueue("safe.job", {});
+    expect((await silent.jobs.get(written.id))?.status).toBe("queued");
   });
 
   it("trace/on-outcome: once per run with the outcome as DESIGN 16 names it", async () => {
@@ -110,7 +110,7 @@ describe("tracing hooks", () => {
     soniq.job("dead.job", async () => {
       throw new PermanentError("never");
     });
-    for (const name of ["ok.job", "flaky.job", "dead.job"]) await soniq.enqueue(name, {});
+    for (const name of ["ok.job", "flaky.job", "dead.job"]) await soniq.jobs.enqueue(name, {});
     const worker = soniq.worker();
     for (let i = 0; i < 10 && seen.length < 4; i++) await worker.runOnce();
     expect(seen.sort()).toEqual([
@@ -127,12 +127,12 @@ describe("tracing hooks", () => {
     soniq.job("explained.job", async () => {
       throw new PermanentError("no");
     });
-    const { id } = await soniq.enqueue("explained.job", {});
-    const queued = await soniq.explain(id);
+    const { id } = await soniq.jobs.enqueue("explained.job", {});
+    const queued = await soniq.jobs.explain(id);
     expect(queued.reasons.length).toBeGreaterThan(0);
     for (const r of queued.reasons) expect(r.evidence.traceId).toBe(TRACE);
     await soniq.worker().runOnce();
-    const dead = await soniq.explain(id);
+    const dead = await soniq.jobs.explain(id);
     expect(dead.verdict).toBe("dead_lettered");
     expect(dead.reasons[0]?.evidence.traceId).toBe(TRACE);
   });

@@ -28,7 +28,7 @@ describe("webhooks/outbox", () => {
     const soniq = app({}, backend);
     await soniq.setup();
     soniq.job("outbox.ok", async () => 1);
-    await soniq.enqueue("outbox.ok", {});
+    await soniq.jobs.enqueue("outbox.ok", {});
     await soniq.worker().runOnce();
     expect(settled).toHaveLength(1);
     expect(settled[0]).not.toHaveProperty("deliveries");
@@ -57,7 +57,7 @@ describe("webhooks/outbox", () => {
       active: true,
     });
     soniq.job("outbox.ok", async () => ({ password: "hunter2", ok: true }));
-    await soniq.enqueue("outbox.ok", { user: "ann", password: "hunter2" });
+    await soniq.jobs.enqueue("outbox.ok", { user: "ann", password: "hunter2" });
     await soniq.worker({ deliverWebhooks: false }).runOnce();
     await eventually(() => expect(settled).toHaveLength(1));
     const [item] = settled;

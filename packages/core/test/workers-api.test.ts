@@ -1,9 +1,10 @@
 /** `soniq.workers.list()` and `soniq.migrations.status()`: the app API the CLI and the dashboard read. */
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { manualClock } from "../src/common/clock.js";
+import { manualClock } from "../../testkit/src/clock.js";
 import type { WorkerRegistration } from "../src/contract/index.js";
-import { isSoniqError, type Soniq, type WorkerView, workerCounts } from "../src/index.js";
+import { isSoniqError, type Soniq, type WorkerView } from "../src/index.js";
+import { workerCounts } from "../src/ops.js";
 import { DEFAULT_STALE_AFTER_MS } from "../src/worker/liveness.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
 
@@ -95,8 +96,8 @@ describe("soniq.workers.list()", () => {
     const w = registration();
     await soniq.backend.workers.register(w);
     await soniq.backend.workers.registerTaskNames(w.id, ["x.job"]);
-    const job = await soniq.enqueue("x.job", {}, { delayMs: -shiftMs });
-    const codes = async () => (await soniq.explain(job.id)).reasons.map((r) => r.code);
+    const job = await soniq.jobs.enqueue("x.job", {}, { delayMs: -shiftMs });
+    const codes = async () => (await soniq.jobs.explain(job.id)).reasons.map((r) => r.code);
     expect((await soniq.workers.list()).map((v) => v.state)).toEqual(["stale"]);
     expect(await codes()).toEqual(expect.arrayContaining(["no_worker_for_queue", "no_handler_for_job"]));
     shiftMs = 0;

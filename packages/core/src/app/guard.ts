@@ -11,6 +11,7 @@
  */
 
 import { SoniqError } from "../common/errors.js";
+import { isJobId } from "../common/ids.js";
 import {
   BACKEND_FACETS,
   type Backend,
@@ -19,16 +20,13 @@ import {
 } from "../contract/index.js";
 
 const GUARDED = Symbol.for("soniq.guardedBackend");
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 type AnyFn = (...args: unknown[]) => Promise<unknown>;
 type Facet = Record<string, AnyFn>;
 
 /** The lower-cased id, or null when `id` cannot name a row (not a UUID string). */
 function rowId(id: unknown): string | null {
-  if (typeof id !== "string") return null;
-  const lower = id.toLowerCase();
-  return UUID.test(lower) ? lower : null;
+  return isJobId(id) ? id.toLowerCase() : null;
 }
 
 /** Methods whose first argument is a row id, and what they answer when it names no row. */

@@ -2,21 +2,20 @@
 import type { Backend, MigrationStatus } from "../contract/index.js";
 import { noArguments } from "../jobs/queries.js";
 
-/** `soniq.migrations`. */
-export interface MigrationsApi {
-  /** `{ applied, pending }`: migration names in order. Reads only; `soniq.setup()` applies the pending ones. */
-  status(): Promise<MigrationStatus>;
-}
+export class MigrationService {
+  readonly #backend: Backend<unknown>;
 
-export function migrationsApi(backend: Backend<unknown>): MigrationsApi {
-  return Object.freeze({
-    status(...args: []): Promise<MigrationStatus> {
-      try {
-        noArguments(args, "migrations.status()", "takes no arguments");
-        return backend.migrations.status();
-      } catch (err) {
-        return Promise.reject(err);
-      }
-    },
-  });
+  constructor(backend: Backend<unknown>) {
+    this.#backend = backend;
+  }
+
+  /** `{ applied, pending }`: migration names in order. Reads only; `soniq.setup()` applies the pending ones. */
+  status(...args: []): Promise<MigrationStatus> {
+    try {
+      noArguments(args, "migrations.status()", "takes no arguments");
+      return this.#backend.migrations.status();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
 }

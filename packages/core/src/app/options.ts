@@ -96,7 +96,7 @@ const SONIQ_OPTIONS = {
     check: checkBool,
     default: () => false,
     defaultDoc: "`false`",
-    doc: "let `enqueue(name)` and `deadLetter.replay` use names not defined on this instance",
+    doc: "let `enqueue(name)` and `deadLetters.replay` use names not defined on this instance",
   }),
   defaultQueue: option<string>()({
     check: checkQueue,

@@ -10,6 +10,7 @@ import {
   noopMetricsSink,
 } from "../observability/sink.js";
 import type { ProducerHook } from "../observability/tracing.js";
+import type { DeclaredSchedule } from "../schedules/declare.js";
 import type { WebhookDispatch } from "../webhooks/dispatch.js";
 import type { SecretBox } from "../webhooks/secrets.js";
 import type { ResolvedSoniqOptions } from "./options.js";
@@ -27,6 +28,8 @@ export interface Runtime {
   readonly options: ResolvedSoniqOptions;
   readonly logger: Logger;
   readonly registry: ReadonlyMap<string, RegisteredJob>;
+  /** The schedules declared in code on this instance (`soniq.schedules.declare`), by name. */
+  readonly declarations: Map<string, DeclaredSchedule>;
   readonly plugins: Plugin[];
   /** Wrapping middleware, outermost first (rebuilt by `use`). */
   middleware: Middleware[];

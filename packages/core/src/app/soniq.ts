@@ -1,43 +1,26 @@
 /**
- * The Soniq app: one instance owns its backend (guarded), job registry, plugins and workers.
- * Two instances share nothing. See README.md for the options and their defaults.
+ * The Soniq app: one instance owns its backend (guarded), job registry, plugins and workers. What defines or
+ * runs things sits on the instance (`job`, `worker`, `scheduler`, `use`, `setup`, `close`); everything else is a
+ * noun with the same verbs (`soniq.jobs.get`, `soniq.deadLetters.replay`, `soniq.queues.pause`, ...). Two
+ * instances share nothing. See README.md for the options and their defaults.
  */
 
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { SoniqError } from "../common/errors.js";
 import { safeLogger } from "../common/logger.js";
 import { assertJobName } from "../common/names.js";
-import type { Job, QueueStats } from "../common/types.js";
-import type { Backend, BackendTx, MigrationReport, NewJob } from "../contract/index.js";
+import type { Backend, BackendTx, MigrationReport } from "../contract/index.js";
 import { DeadLetterService } from "../dead-letters/service.js";
 import { FlowService } from "../flows/service.js";
-import {
-  type Handler,
-  type JobDefinition,
-  type JobResult,
-  prepareJob,
-  type RegisteredJob,
-  resolveTarget,
-  sendEvent,
-  txOptions,
-} from "../jobs/definition.js";
-import { assertManyOptions, type EnqueueManyItem, prepareManyItem } from "../jobs/enqueue-many.js";
-import { Explainer, type Explanation } from "../jobs/explain.js";
-import { inListOrder, jobListQuery, type ListJobsFilter, statsQuery } from "../jobs/queries.js";
-import {
-  type EnqueueHandle,
-  enqueueHandle,
-  type JobOutcome,
-  ResultWaiters,
-  type WaitForOptions,
-} from "../jobs/results.js";
-import { type ActorOptions, AuditService, actorOf, audited, auditRecord } from "../observability/audit.js";
-import { type ReplicationStatus, replicationOf } from "../observability/replication.js";
+import type { Handler, JobDefinition, JobResult, RegisteredJob } from "../jobs/definition.js";
+import { Explainer } from "../jobs/explain.js";
+import { ResultWaiters } from "../jobs/results.js";
+import { JobService } from "../jobs/service.js";
+import { AuditService } from "../observability/audit.js";
+import { ReplicationService } from "../observability/replication.js";
 import { MetricsService } from "../observability/series.js";
-import { produce } from "../observability/tracing.js";
 import { QueueService } from "../queues/service.js";
-import { declarePeriodic, type PeriodicDeclaration, type PeriodicOptions } from "../schedules/declare.js";
-import { checkDeclaredJob, type ScheduleRuntime } from "../schedules/runtime.js";
+import type { DeclaredSchedule } from "../schedules/declare.js";
 import { resolveSchedulerOptions, Scheduler, type SchedulerOptions } from "../schedules/scheduler.js";
 import { ScheduleService } from "../schedules/service.js";
 import { SchedulingWorker, type WorkerScheduleOptions, workerSchedulerOptions } from "../schedules/worker.js";
@@ -46,10 +29,10 @@ import { secretBox } from "../webhooks/secrets.js";
 import { WebhookService } from "../webhooks/service.js";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS } from "../worker/liveness.js";
 import { resolveWorkerOptions, type WorkerOptions } from "../worker/options.js";
-import { type WorkersApi, workersApi } from "../worker/service.js";
+import { WorkerService } from "../worker/service.js";
 import { Worker } from "../worker/worker.js";
 import { guardBackend } from "./guard.js";
-import { type MigrationsApi, migrationsApi } from "./migrations.js";
+import { MigrationService } from "./migrations.js";
 import {
   type EnqueueOptions,
   type JobOptions,
@@ -64,31 +47,32 @@ import { type Runtime, SafeMetrics } from "./runtime.js";
 export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements AsyncDisposable {
   /** The resolved, frozen options (defaults filled). */
   readonly options: ResolvedSoniqOptions;
-  /** The guarded backend. */
+  /** The guarded backend. Applications use the nouns below; this is for backend tests and tools. */
   readonly backend: B;
-  readonly deadLetter: DeadLetterService;
-  /** Recurring jobs: list, pause, resume, remove, trigger, upcoming, history (from any process). */
+  /** Jobs: enqueue, enqueueMany, get, list, stats, cancel, waitFor, explain. */
+  readonly jobs: JobService<BackendTx<B>>;
+  /** Dead letters: list, get, replay, replayWhere, purge, purgeWhere, export. */
+  readonly deadLetters: DeadLetterService;
+  /** Recurring jobs: declare in code; list, get, pause, resume, remove, trigger, upcoming, history from any process. */
   readonly schedules: ScheduleService;
-  /** Queue controls: pause, resume, limits (`soniq_queues`). */
+  /** Queue controls: list, get, pause, resume, configure (`soniq_queues`). */
   readonly queues: QueueService;
+  /** Workflows: start, get, list, cancel, waitFor (job dependencies that know the dead-letter table). */
+  readonly flows: FlowService<BackendTx<B>>;
+  /** The registered workers, each with its derived state (live, stale, stopped). */
+  readonly workers: WorkerService;
+  /** The schema's applied and pending migrations (`setup()` applies them). */
+  readonly migrations: MigrationService;
   /** The operator audit log (`soniq_audit_log`). */
   readonly audit: AuditService;
   /** The persisted per-minute counters (`soniq_metrics`). */
   readonly metrics: MetricsService;
-  /** The registered workers, each with its derived state (live, stale, stopped). */
-  readonly workers: WorkersApi;
-  /** The schema's applied and pending migrations. */
-  readonly migrations: MigrationsApi;
-  /** Workflows: start, get, list, cancel, waitFor (job dependencies that know the dead-letter table). */
-  readonly flows: FlowService<BackendTx<B>>;
   /** Webhook endpoints and their deliveries (DESIGN.md section 18). */
   readonly webhooks: WebhookService;
-  readonly #explainer: Explainer;
+  /** Where the operator's reads go (a read replica?) and its lag. */
+  readonly replication: ReplicationService;
   readonly #rt: Runtime;
-  readonly #schedules: ScheduleRuntime;
-  readonly #declarations = new Map<string, PeriodicDeclaration>();
   readonly #schedulers = new Set<Scheduler>();
-  readonly #registry = new Map<string, RegisteredJob>();
   readonly #results: ResultWaiters;
   #closing: Promise<void> | null = null;
 
@@ -96,11 +80,13 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
     this.options = resolveSoniqOptions(options as SoniqOptions<Backend<unknown>>);
     this.backend = guardBackend(options.backend as Backend<unknown>) as B;
     const logger = safeLogger(this.options.logger);
+    const registry = new Map<string, RegisteredJob>();
     this.#rt = {
       backend: this.backend,
       options: this.options,
       logger,
-      registry: this.#registry,
+      registry,
+      declarations: new Map<string, DeclaredSchedule>(),
       plugins: [],
       middleware: [],
       producers: [],
@@ -109,34 +95,28 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       webhooks: new WebhookDispatch(this.backend, this.options.webhooks.refreshMs, logger),
       secrets: secretBox(this.options.webhooks.secretKey),
     };
-    this.deadLetter = new DeadLetterService(this.#rt);
-    this.#schedules = {
-      schedules: this.backend.schedules,
-      leases: this.backend.leases,
-      audit: this.backend.audit,
-      declarations: this.#declarations,
-      registry: this.#registry,
-      options: this.options,
-      logger,
-      clock: this.options.clock,
-      producers: this.#rt.producers,
-      webhooks: this.#rt.webhooks,
-    };
-    this.schedules = new ScheduleService(this.#schedules);
+    this.#results = new ResultWaiters(this.backend, logger);
+    const explainer = new Explainer(this.backend, DEFAULT_STALE_AFTER_MS, DEFAULT_HEARTBEAT_INTERVAL_MS);
+    this.jobs = new JobService(this.#rt, this.#results, explainer);
+    this.deadLetters = new DeadLetterService(this.#rt);
+    this.schedules = new ScheduleService(this.#rt);
     this.queues = new QueueService(this.backend, () => [
       this.options.defaultQueue,
-      ...[...this.#registry.values()].map((job) => job.options.queue),
+      ...[...registry.values()].map((job) => job.options.queue),
     ]);
-    this.audit = new AuditService(this.backend);
-    this.metrics = new MetricsService(this.backend);
-    this.workers = workersApi(this.backend, () => this.options.clock.now());
-    this.migrations = migrationsApi(this.backend);
-    this.#results = new ResultWaiters(this.backend, logger);
     // A cancelled flow's unreleased steps have no job row to notify on: re-read the waited ids at once.
     this.flows = new FlowService(this.#rt, () => this.#results.recheck());
-    const { webhooks, secrets } = this.#rt;
-    this.webhooks = new WebhookService(this.backend, this.options.webhooks, secrets, webhooks);
-    this.#explainer = new Explainer(this.backend, DEFAULT_STALE_AFTER_MS, DEFAULT_HEARTBEAT_INTERVAL_MS);
+    this.workers = new WorkerService(this.backend, () => this.options.clock.now());
+    this.migrations = new MigrationService(this.backend);
+    this.audit = new AuditService(this.backend);
+    this.metrics = new MetricsService(this.backend);
+    this.webhooks = new WebhookService(
+      this.backend,
+      this.options.webhooks,
+      this.#rt.secrets,
+      this.#rt.webhooks,
+    );
+    this.replication = new ReplicationService(this.backend);
   }
 
   /** Creates or upgrades the schema (idempotent). */
@@ -169,7 +149,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
         context: { name },
       });
     }
-    if (this.#registry.has(name)) {
+    const registry = this.#rt.registry as Map<string, RegisteredJob>;
+    if (registry.has(name)) {
       throw new SoniqError(
         "SONIQ_INVALID_ARGUMENT",
         `A job named "${name}" is already defined on this instance; each name has one handler.`,
@@ -177,37 +158,12 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       );
     }
     const resolved = resolveJobOptions(name, options, this.options);
-    const registered: RegisteredJob = { name, handler, options: resolved };
-    this.#registry.set(name, registered);
+    registry.set(name, { name, handler, options: resolved });
     return Object.freeze({
       name,
       options: resolved,
-      enqueue: (args: unknown, opts?: EnqueueOptions<BackendTx<B>>) => this.#enqueueOne(name, args, opts),
+      enqueue: (args: unknown, opts?: EnqueueOptions<BackendTx<B>>) => this.jobs.enqueue(name, args, opts),
     });
-  }
-
-  /**
-   * Declares a recurring job: `{ cron, timezone }` or `{ every }`, with `args`, `name` (default: the job's
-   * name), `catchUp`, `queue`, `priority`. Checked now (`SONIQ_INVALID_OPTIONS` names the bad field;
-   * `SONIQ_INVALID_ARGUMENT` for a name declared twice); stored when a scheduler starts.
-   */
-  periodic<TArgs>(
-    job: JobDefinition<TArgs, unknown, never> | string,
-    options: PeriodicOptions<TArgs>,
-  ): PeriodicDeclaration {
-    const jobName = typeof job === "string" ? job : job?.name;
-    assertJobName(jobName);
-    const declaration = declarePeriodic(jobName, options as PeriodicOptions);
-    if (this.#declarations.has(declaration.name)) {
-      throw new SoniqError(
-        "SONIQ_INVALID_ARGUMENT",
-        `A schedule named "${declaration.name}" is already declared on this instance; give the second one a name.`,
-        { context: { name: declaration.name } },
-      );
-    }
-    checkDeclaredJob(this.#schedules, declaration);
-    this.#declarations.set(declaration.name, declaration);
-    return declaration;
   }
 
   /** A scheduler for this instance's schedules (and every other stored one). Call `start()` on it. */
@@ -216,129 +172,9 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       throw new SoniqError("SONIQ_CLOSED", "Cannot create a scheduler: this Soniq instance was closed.");
     }
     const resolved = resolveSchedulerOptions(options, this.options.clock);
-    const scheduler = new Scheduler(this.#schedules, resolved, (s) => this.#schedulers.delete(s));
+    const scheduler = new Scheduler(this.#rt, resolved, (s) => this.#schedulers.delete(s));
     this.#schedulers.add(scheduler);
     return scheduler;
-  }
-
-  /** Names of the jobs defined on this instance. */
-  jobNames(): string[] {
-    return [...this.#registry.keys()];
-  }
-
-  /** Enqueues by name (strict: the name must be defined here unless `allowUnknownJobNames`). */
-  enqueue(name: string, args: unknown, options?: EnqueueOptions<BackendTx<B>>): Promise<EnqueueHandle> {
-    return this.#enqueueOne(name, args, options);
-  }
-
-  /**
-   * Waits for a job's terminal outcome, from any process: `{ status: "done", result }`,
-   * `{ status: "dead_letter", reason, lastError }` or `{ status: "cancelled" }`. Rejects with `SONIQ_TIMEOUT`
-   * after `timeoutMs`, with `signal.reason` when `signal` aborts, with `SONIQ_JOB_NOT_FOUND` for an id in
-   * neither table (a flow step's job id waits for its release). All waiters of this instance share one subscription and one poll loop (results.ts).
-   */
-  waitFor<TResult = unknown>(id: string, options?: WaitForOptions): Promise<JobOutcome<TResult>> {
-    return this.#results.waitFor<TResult>(id, options);
-  }
-
-  // Not async on purpose: when validation is synchronous, backend.enqueue runs inside this call, so a
-  // SQLite `tx` insert lands in the caller's (synchronous) transaction before it commits.
-  #enqueueOne(name: string, args: unknown, options?: EnqueueOptions<BackendTx<B>>): Promise<EnqueueHandle> {
-    try {
-      const target = resolveTarget(name, this.#registry, this.options);
-      const tx = txOptions(this.backend, options?.tx);
-      const job = prepareJob(target, args, options, this.options);
-      const write = (j: NewJob) =>
-        produce(
-          this.#rt.producers,
-          () => sendEvent("enqueue", [j]),
-          [j],
-          () => this.backend.jobs.enqueue(j, tx),
-        ).then((r) => enqueueHandle(r, this.#results));
-      return job instanceof Promise ? job.then(write) : write(job);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  }
-
-  /**
-   * Enqueues several jobs in one backend call, all or nothing. Every item is validated first; an error
-   * names the failing item's index (`context.index`) and nothing is written.
-   */
-  enqueueMany(
-    items: readonly EnqueueManyItem<BackendTx<B>>[],
-    options: { tx?: BackendTx<B> } = {},
-  ): Promise<EnqueueHandle[]> {
-    // Not async for the same reason as #enqueueOne: a SQLite `tx` must see the insert before it commits.
-    try {
-      if (!Array.isArray(items)) {
-        throw new SoniqError(
-          "SONIQ_INVALID_ARGUMENT",
-          "enqueueMany() takes an array of { job, args, options }.",
-        );
-      }
-      assertManyOptions(options);
-      const tx = txOptions(this.backend, options.tx);
-      if (items.length === 0) return Promise.resolve([]);
-      const jobs = items.map((item, i) => prepareManyItem(item, i, this.#registry, this.options));
-      const write = (ready: NewJob[]) =>
-        produce(
-          this.#rt.producers,
-          () => sendEvent("enqueue", ready),
-          ready,
-          () => this.backend.jobs.enqueueMany(ready, tx),
-        ).then((results) => results.map((r) => enqueueHandle(r, this.#results)));
-      if (jobs.some((job) => job instanceof Promise)) return Promise.all(jobs).then(write);
-      return write(jobs as NewJob[]);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-  }
-
-  /** Why this job is (not) running: `{ status, verdict, reasons: [{ code, message, evidence }] }`. Never throws for an unknown id. */
-  explain(id: string): Promise<Explanation> {
-    return this.#explainer.explain(id);
-  }
-
-  /** Where the operator's reads go (a read replica?) and its lag: `{ readReplica, lagMs }`. */
-  replication(): Promise<ReplicationStatus> {
-    return replicationOf(this.backend);
-  }
-
-  getJob(id: string): Promise<Job | null> {
-    return this.backend.jobs.get(id);
-  }
-
-  /**
-   * Newest first (by id: job ids are UUIDv7, time-ordered); `limit` defaults to 100 (at most 1000).
-   * Page with `after: lastJob` (older) or `before: firstJob` (newer); `offset` still works.
-   */
-  async listJobs(filter?: ListJobsFilter): Promise<Job[]> {
-    const query = jobListQuery(filter);
-    return inListOrder(query, await this.backend.jobs.list(query));
-  }
-
-  /** The stored result of a done job; null when the job is missing, not done, or its row expired. */
-  async getResult<T = unknown>(id: string): Promise<T | null> {
-    const job = await this.backend.jobs.get(id);
-    return job?.status === "done" ? ((job.result ?? null) as T | null) : null;
-  }
-
-  /** Exactly `{ total, queued, processing, done, dead_letter, cancelled }`. */
-  async getQueueStats(filter?: { queue?: string }): Promise<QueueStats> {
-    return this.backend.jobs.stats(statsQuery(filter));
-  }
-
-  /**
-   * Cancels a queued or running job. A running job's `ctx.signal` aborts at once when its worker is in
-   * this process, else at that worker's next heartbeat; its late completion is ignored either way.
-   * False when the job is missing or already finished.
-   */
-  async cancelJob(id: string, options?: ActorOptions): Promise<boolean> {
-    const record = auditRecord("job.cancel", actorOf(options, "cancelJob(options)"), String(id), null);
-    const cancelled = await audited(this.backend, record, (r) => this.backend.jobs.cancel(id, r), Boolean);
-    if (cancelled) for (const worker of this.#rt.workers) worker.cancelLocal(id);
-    return cancelled;
   }
 
   /**

@@ -50,3 +50,14 @@ export function newJobId(): string {
   }
   return v7({ msecs: lastMs, seq, random });
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Whether `value` can name a job, dead letter, flow, webhook endpoint or delivery: a UUID string in either
+ * case (every id Soniq mints is one; rows are looked up by its lower-case form). The one id check every
+ * surface uses (the guard, filters, the CLI, the dashboard, the MCP server).
+ */
+export function isJobId(value: unknown): value is string {
+  return typeof value === "string" && UUID.test(value);
+}

@@ -11,5 +11,5 @@ export interface ReplicationStatus {
   readonly lagMs: number | null;
 }
 
-/** The optional backend method behind `soniq.replication()`. */
+/** The optional backend method behind `soniq.replication.status()`. */
 export type ReplicationStatusMethod = () => Promise<ReplicationStatus>;

@@ -1,5 +1,5 @@
 /**
- * Bulk dead-letter operations by filter (`deadLetter.replayWhere` / `purgeWhere`). They walk the matching
+ * Bulk dead-letter operations by filter (`deadLetters.replayWhere` / `purgeWhere`). They walk the matching
  * rows in keyset pages of `BULK_CHUNK` ids (never the whole set in memory), act on each id, and write ONE
  * audit row for the whole operation with the count. The rows are fixed at the start: only rows moved to the
  * dead-letter table before the call began are touched, so rows arriving meanwhile neither shift the pages
@@ -132,7 +132,7 @@ export async function bulk(
   options: unknown,
   act: BulkAct,
 ): Promise<BulkResult> {
-  const what = `deadLetter.${kind === "replay_where" ? "replayWhere" : "purgeWhere"}`;
+  const what = `deadLetters.${kind === "replay_where" ? "replayWhere" : "purgeWhere"}`;
   const query = bulkQuery(filter, `${what}(filter)`);
   const actor = actorOf(options, `${what}(options)`, ["dryRun", "onProgress"]);
   const dryRun = dryRunOf(options, `${what}(options)`);

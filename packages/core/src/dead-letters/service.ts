@@ -1,5 +1,5 @@
 /**
- * `soniq.deadLetter`: list, inspect, replay, purge and export dead-lettered jobs.
+ * `soniq.deadLetters`: list, inspect, replay, purge and export dead-lettered jobs.
  * Replay mints a fresh queued job (new id, attempts 0) and keeps the dead-letter row, bumping its
  * resurrection count; it requires the job name to be defined on this instance unless the instance
  * allows unknown names, so a replayed job does not land where no worker can run it.
@@ -25,7 +25,7 @@ import { produce } from "../observability/tracing.js";
 import { resurrectedData } from "../webhooks/payloads.js";
 import { type BulkOptions, type BulkResult, bulk, type DeadLetterBulkFilter } from "./bulk.js";
 
-export interface ReplayOverrides extends ActorOptions {
+export interface ReplayOptions extends ActorOptions {
   queue?: string;
   priority?: number;
   /** When the new job becomes due (or `delayMs`; not both). Default: now. */
@@ -72,8 +72,8 @@ function replayRequest(options: unknown, what: string, extraKeys: readonly strin
     ...(refused.length > 0 ? [] : enqueueOptionProblems(overrides)),
   ];
   if (problems.length > 0) fail(`${what} options`, problems);
-  const actor = actorOf(given, `deadLetter.${what}(options)`, [...REPLAY_KEYS, ...extraKeys]);
-  const { queue, priority, runAt, delayMs } = overrides as Omit<ReplayOverrides, "actor">;
+  const actor = actorOf(given, `deadLetters.${what}(options)`, [...REPLAY_KEYS, ...extraKeys]);
+  const { queue, priority, runAt, delayMs } = overrides as Omit<ReplayOptions, "actor">;
   let scheduledAt = runAt ?? null;
   if (delayMs !== undefined && delayMs > 0) scheduledAt = new Date(Date.now() + delayMs);
   return { actor, queue: queue ?? null, priority: priority ?? null, scheduledAt };
@@ -102,7 +102,7 @@ export class DeadLetterService {
   }
 
   /** Returns the new job's id, or null when there is no dead-letter row with this id. */
-  async replay(id: string, options?: ReplayOverrides): Promise<string | null> {
+  async replay(id: string, options?: ReplayOptions): Promise<string | null> {
     const { actor, queue, priority, scheduledAt } = replayRequest(options, "replay");
     const replayId = newJobId();
     const params = { queue, priority, runAt: scheduledAt?.toISOString() ?? null };
@@ -128,7 +128,7 @@ export class DeadLetterService {
   async purge(id: string, options?: ActorOptions): Promise<boolean> {
     const record = auditRecord(
       "dead_letter.purge",
-      actorOf(options, "deadLetter.purge(options)"),
+      actorOf(options, "deadLetters.purge(options)"),
       String(id),
       null,
     );
@@ -141,7 +141,7 @@ export class DeadLetterService {
    */
   async replayWhere(
     filter: DeadLetterBulkFilter,
-    options?: BulkOptions & Omit<ReplayOverrides, "actor">,
+    options?: BulkOptions & Omit<ReplayOptions, "actor">,
   ): Promise<BulkResult> {
     const { actor, queue, priority, scheduledAt } = replayRequest(options, "replayWhere", [
       "dryRun",
@@ -237,19 +237,19 @@ export class DeadLetterService {
   export(filter?: DeadLetterFilter): Promise<string>;
   export(filter: DeadLetterFilter | undefined, destination: LineSink): Promise<number>;
   async export(filter?: DeadLetterFilter, destination?: LineSink): Promise<string | number> {
-    const query = deadLetterListQuery(filter, "deadLetter.export(filter)");
+    const query = deadLetterListQuery(filter, "deadLetters.export(filter)");
     if (
       destination !== undefined &&
       (typeof destination?.write !== "function" || typeof destination?.once !== "function")
     ) {
       throw new SoniqError(
         "SONIQ_INVALID_ARGUMENT",
-        "deadLetter.export(filter, destination): the destination must be a Writable (write and once).",
+        "deadLetters.export(filter, destination): the destination must be a Writable (write and once).",
       );
     }
     if (query.position?.direction === "newer") {
       throw invalid(
-        "deadLetter.export(filter).before",
+        "deadLetters.export(filter).before",
         "export walks newest first; start it with after",
         filter?.before,
       );

@@ -1,5 +1,5 @@
 /**
- * `explain(id)` for a flow step whose job is not released yet (the id was minted at start): `waiting`
+ * `jobs.explain(id)` for a flow step whose job is not released yet (the id was minted at start): `waiting`
  * on its pending parents (`waiting_on_parents`), `held` by a parent's dead letter (`held_by_dead_letter`,
  * with the parent's ref, dead-letter id and reason), or `cancelled` before it ran (with the step's reason).
  */

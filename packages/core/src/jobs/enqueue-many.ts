@@ -1,5 +1,5 @@
 /**
- * The shape checks of `soniq.enqueueMany(items, options)`: each item is `{ job, args, options? }` and the call
+ * The shape checks of `soniq.jobs.enqueueMany(items, options)`: each item is `{ job, args, options? }` and the call
  * takes only `{ tx }`. A bad item is a typed error before anything is written; so is an item `prepareJob`
  * refuses, its error naming the item (`context.index`).
  */

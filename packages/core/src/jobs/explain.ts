@@ -1,5 +1,5 @@
 /**
- * `soniq.explain(id)`: why a job is (not) running. Reads only (jobs, dead letters, queue controls,
+ * `soniq.jobs.explain(id)`: why a job is (not) running. Reads only (jobs, dead letters, queue controls,
  * workers, task names) and names every cause that applies, with the evidence it found. Clock-based
  * reasons (scheduled, backoff, staleness) use this process's clock.
  */

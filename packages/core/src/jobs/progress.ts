@@ -71,21 +71,3 @@ export class ProgressBuffer {
     }
   }
 }
-
-/**
- * How far a progress value says the job is, in percent (0 to 100), for the bars of the dashboard and the
- * CLI; null when the value does not say. A number is a percentage (clamped); an object says it with a
- * numeric `percent`, or with `done` (or `current`) of `total`. Any other value is shown as JSON only.
- */
-export function progressPercent(value: unknown): number | null {
-  const clamp = (n: number) => (Number.isFinite(n) ? Math.min(100, Math.max(0, n)) : null);
-  if (typeof value === "number") return clamp(value);
-  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
-  const v = value as Record<string, unknown>;
-  if (typeof v.percent === "number") return clamp(v.percent);
-  const done = typeof v.done === "number" ? v.done : v.current;
-  if (typeof done === "number" && typeof v.total === "number" && v.total > 0) {
-    return clamp((done / v.total) * 100);
-  }
-  return null;
-}

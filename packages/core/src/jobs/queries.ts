@@ -10,6 +10,7 @@
  */
 
 import { SoniqError } from "../common/errors.js";
+import { isJobId } from "../common/ids.js";
 import { storableText } from "../common/json.js";
 import { MAX_DATE_MS, MIN_DATE_MS } from "../common/option-table.js";
 import type {
@@ -27,7 +28,7 @@ export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1000;
 
 /**
- * A job's place in `listJobs` order. A `Job` is one: pass a page's last (or first) job as is. Jobs list
+ * A job's place in `jobs.list` order. A `Job` is one: pass a page's last (or first) job as is. Jobs list
  * by id, so the id places it; `createdAt` is still validated but not compared.
  */
 export interface JobPosition {
@@ -35,7 +36,7 @@ export interface JobPosition {
   id: string;
 }
 
-/** A dead letter's place in `deadLetter.list` order. A `DeadLetterJob` is one. */
+/** A dead letter's place in `deadLetters.list` order. A `DeadLetterJob` is one. */
 export interface DeadLetterPosition {
   movedToDeadLetterAt: Date;
   id: string;
@@ -119,8 +120,6 @@ export function optionalDate(value: unknown, what: string): Date | null {
   return value;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** `after` / `before` as a backend position (`atKey` names the row's instant), or null. */
 function position(filter: Record<string, unknown>, what: string, atKey: string): ListPosition | null {
   const { after, before } = filter;
@@ -145,8 +144,7 @@ function position(filter: Record<string, unknown>, what: string, atKey: string):
   if (!(at instanceof Date) || !(at.getTime() >= MIN_DATE_MS && at.getTime() <= MAX_DATE_MS)) {
     throw invalid(`${what}.${key}.${atKey}`, "expected a valid Date between the years 1 and 9999", at);
   }
-  if (typeof id !== "string" || !UUID.test(id))
-    throw invalid(`${what}.${key}.id`, "expected a row id (a UUID)", id);
+  if (!isJobId(id)) throw invalid(`${what}.${key}.id`, "expected a row id (a UUID)", id);
   return { at: new Date(at.getTime()), id: id.toLowerCase(), direction: key === "after" ? "older" : "newer" };
 }
 
@@ -179,7 +177,7 @@ const JOB_FILTER_KEYS = ["status", "queue", "jobName", "limit", "offset", "after
 const DEAD_LETTER_MATCH_KEYS = ["jobName", "queue", "reason", "since", "until"] as const;
 const DEAD_LETTER_FILTER_KEYS = [...DEAD_LETTER_MATCH_KEYS, "limit", "offset", "after", "before"] as const;
 
-export function jobListQuery(filter: ListJobsFilter | undefined, what = "listJobs(filter)"): JobListQuery {
+export function jobListQuery(filter: ListJobsFilter | undefined, what = "jobs.list(filter)"): JobListQuery {
   const f = filterObject(filter, what, JOB_FILTER_KEYS);
   let statuses: JobStatus[] | null = null;
   if (f.status !== undefined) {
@@ -203,7 +201,7 @@ export function jobListQuery(filter: ListJobsFilter | undefined, what = "listJob
 
 export function deadLetterListQuery(
   filter: DeadLetterFilter | undefined,
-  what = "deadLetter.list(filter)",
+  what = "deadLetters.list(filter)",
 ): DeadLetterListQuery {
   const f = filterObject(filter, what, DEAD_LETTER_FILTER_KEYS);
   return {
@@ -227,7 +225,7 @@ export function deadLetterMatch(filter: unknown, what: string): DeadLetterMatch 
 
 export function statsQuery(
   filter: { queue?: string } | undefined,
-  what = "getQueueStats(filter)",
+  what = "jobs.stats(filter)",
 ): StatsQuery {
   const f = filterObject(filter, what, ["queue"]);
   return { queue: optionalString(f.queue, `${what}.queue`) };

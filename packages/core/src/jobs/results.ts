@@ -1,5 +1,5 @@
 /**
- * `soniq.waitFor(id)` and `handle.result()`: waiting for a job's terminal outcome, from any process.
+ * `soniq.jobs.waitFor(id)` and `handle.result()`: waiting for a job's terminal outcome, from any process.
  *
  * One `ResultWaiters` per Soniq instance serves every waiter of that instance:
  * - one subscription to the backend's finished-job notifications (`wakeUps.subscribeFinished`: Postgres
@@ -40,9 +40,9 @@ export interface WaitForOptions {
   signal?: AbortSignal;
 }
 
-/** What `job.enqueue()` (and `soniq.enqueue`) resolve to: `{ id, deduplicated }` and `result()`. */
+/** What `job.enqueue()` (and `soniq.jobs.enqueue`) resolve to: `{ id, deduplicated }` and `result()`. */
 export interface EnqueueHandle<TResult = unknown> extends EnqueueResult {
-  /** The job's terminal outcome: `soniq.waitFor(id, options)`, typed by the job's handler. */
+  /** The job's terminal outcome: `soniq.jobs.waitFor(id, options)`, typed by the job's handler. */
   result(options?: WaitForOptions): Promise<JobOutcome<TResult>>;
 }
 

@@ -1,5 +1,5 @@
 /**
- * `soniq.periodic(job, options)`: the declaration, checked synchronously so a bad schedule fails where it
+ * `soniq.schedules.declare(job, spec)`: the declaration, checked synchronously so a bad schedule fails where it
  * is written. Every problem is reported in one `SONIQ_INVALID_OPTIONS` error; `context.field` names the
  * first bad field and `context.problems` lists them all ("field: problem").
  */
@@ -9,7 +9,7 @@ import { isValidJobName, QUEUE_NAME_PATTERN } from "../common/names.js";
 import type { CatchUpPolicy } from "../common/types.js";
 import { cronOf } from "./ticks.js";
 
-export interface PeriodicOptions<TArgs = unknown> {
+export interface ScheduleSpec<TArgs = unknown> {
   /** A cron expression: 5 fields, or 6 with seconds first. Exclusive with `every`. */
   cron?: string;
   /** An interval: milliseconds (>= 1000), or a duration like `"30s"`, `"15m"`, `"1h"`, `"1h30m"`, `"1d"`. */
@@ -29,7 +29,7 @@ export interface PeriodicOptions<TArgs = unknown> {
 }
 
 /** A validated declaration, frozen. */
-export interface PeriodicDeclaration {
+export interface DeclaredSchedule {
   readonly name: string;
   readonly jobName: string;
   readonly cron: string | null;
@@ -114,7 +114,7 @@ function checkCatchUp(value: unknown, problems: Problem[]): CatchUpPolicy {
 }
 
 function checkTiming(
-  o: PeriodicOptions,
+  o: ScheduleSpec,
   problems: Problem[],
 ): { cron: string | null; every: number | null; timezone: string | null } {
   if (o.cron !== undefined && o.every !== undefined) {
@@ -148,16 +148,20 @@ function checkTiming(
   return { cron: o.cron as string, every: null, timezone };
 }
 
-/** Validates `periodic()` options for the job `jobName`. Throws `SONIQ_INVALID_OPTIONS`. */
-export function declarePeriodic(jobName: string, options: PeriodicOptions): PeriodicDeclaration {
+/** Validates `schedules.declare()` specs for the job `jobName`. Throws `SONIQ_INVALID_OPTIONS`. */
+export function declareSchedule(jobName: string, options: ScheduleSpec): DeclaredSchedule {
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    throw new SoniqError("SONIQ_INVALID_OPTIONS", "periodic() needs options: { cron } or { every }.", {
-      context: { field: "options", problems: ["options: pass { cron } or { every }"] },
-    });
+    throw new SoniqError(
+      "SONIQ_INVALID_OPTIONS",
+      "schedules.declare() needs a spec: { cron } or { every }.",
+      {
+        context: { field: "options", problems: ["options: pass { cron } or { every }"] },
+      },
+    );
   }
   const problems: Problem[] = [];
   for (const key of Object.keys(options)) {
-    if (!KEYS.includes(key)) problems.push({ field: key, problem: "is not a periodic() option" });
+    if (!KEYS.includes(key)) problems.push({ field: key, problem: "is not a schedules.declare() option" });
   }
   const timing = checkTiming(options, problems);
   const name = options.name === undefined ? jobName : options.name;
@@ -182,7 +186,7 @@ export function declarePeriodic(jobName: string, options: PeriodicOptions): Peri
     const lines = problems.map((p) => `${p.field}: ${p.problem}`);
     throw new SoniqError(
       "SONIQ_INVALID_OPTIONS",
-      `Invalid periodic("${jobName}") options: ${lines.join("; ")}.`,
+      `Invalid schedules.declare("${jobName}") spec: ${lines.join("; ")}.`,
       {
         context: {
           field: problems[0]?.field,

@@ -1,64 +1,37 @@
 /**
- * What the scheduler and `soniq.schedules` share: the instance's declarations, registry and options, the
- * backend's schedules facet, and the two steps every tick takes (building its job, recording it).
+ * The two steps every tick takes, for the scheduler and `soniq.schedules` alike: building its job and
+ * recording it (over the instance's one runtime bag, `app/runtime.ts`).
  */
 
-import type { ResolvedSoniqOptions } from "../app/options.js";
-import type { Clock } from "../common/clock.js";
+import type { Runtime } from "../app/runtime.js";
 import { isSoniqError, SoniqError } from "../common/errors.js";
-import type { Logger } from "../common/logger.js";
 import type { Schedule } from "../common/types.js";
 import type {
-  AuditFacet,
   AuditRecord,
-  LeasesFacet,
   NewJob,
   ScheduleDeclaration,
-  SchedulesFacet,
   TickRecord,
   TickRecordResult,
 } from "../contract/index.js";
-import { prepareJob, type RegisteredJob, sendEvent, targetOf } from "../jobs/definition.js";
-import { type ProducerHook, produce } from "../observability/tracing.js";
-import type { WebhookDispatch } from "../webhooks/dispatch.js";
-import type { PeriodicDeclaration } from "./declare.js";
+import { prepareJob, sendEvent, targetOf } from "../jobs/definition.js";
+import { produce } from "../observability/tracing.js";
+import type { DeclaredSchedule } from "./declare.js";
 import { firstTick, type PlannedTick } from "./plan.js";
 
-export interface ScheduleRuntime {
-  readonly schedules: SchedulesFacet;
-  readonly leases: LeasesFacet;
-  /** Where `soniq.schedules`' operator actions write the row of an action that found nothing to change. */
-  readonly audit: AuditFacet;
-  readonly declarations: ReadonlyMap<string, PeriodicDeclaration>;
-  readonly registry: ReadonlyMap<string, RegisteredJob>;
-  readonly options: ResolvedSoniqOptions;
-  readonly logger: Logger;
-  /** The clock `soniq.schedules` uses (trigger's tick, resume, upcoming). */
-  readonly clock: Clock;
-  /** The instance's producer hooks: a fired job is a send like any enqueue (origin `schedule`). */
-  readonly producers: readonly ProducerHook[];
-  /** Where a `missed` tick's `schedule.missed` deliveries come from. */
-  readonly webhooks: WebhookDispatch;
-}
-
 /** Records a tick; a fired job's write goes through the producer hooks. */
-export function recordTick(
-  rt: ScheduleRuntime,
-  tick: TickRecord,
-  audit?: AuditRecord,
-): Promise<TickRecordResult> {
+export function recordTick(rt: Runtime, tick: TickRecord, audit?: AuditRecord): Promise<TickRecordResult> {
   const { job } = tick;
-  if (job === null) return rt.schedules.recordTick(tick, audit);
+  if (job === null) return rt.backend.schedules.recordTick(tick, audit);
   return produce(
     rt.producers,
     () => sendEvent("schedule", [job]),
     [job],
-    () => rt.schedules.recordTick(tick, audit),
+    () => rt.backend.schedules.recordTick(tick, audit),
   );
 }
 
 /** The row a declaration upserts, with its first tick counted from `now`. */
-export function toStored(declaration: PeriodicDeclaration, now: Date): ScheduleDeclaration {
+export function toStored(declaration: DeclaredSchedule, now: Date): ScheduleDeclaration {
   return { ...declaration, maxAttempts: null, nextRunAt: firstTick(declaration, now) };
 }
 
@@ -67,7 +40,7 @@ export function toStored(declaration: PeriodicDeclaration, now: Date): ScheduleD
  * the schedule's queue and priority, else the job's options here, else the instance defaults. Throws the
  * `SoniqError` enqueue would (`SONIQ_TASK_ARGS_INVALID` when the args fail the job's schema).
  */
-export function jobFor(rt: ScheduleRuntime, schedule: FiredJob): NewJob | Promise<NewJob> {
+export function jobFor(rt: Runtime, schedule: FiredJob): NewJob | Promise<NewJob> {
   const options = {
     ...(schedule.queue === null ? {} : { queue: schedule.queue }),
     ...(schedule.priority === null ? {} : { priority: schedule.priority }),
@@ -81,12 +54,12 @@ export function jobFor(rt: ScheduleRuntime, schedule: FiredJob): NewJob | Promis
 type FiredJob = Pick<Schedule, "jobName" | "args" | "queue" | "priority"> & { maxAttempts?: number | null };
 
 /**
- * `periodic()`'s check of the job it fires, when that job is defined here: the fire's own preparation, run
+ * `schedules.declare()`'s check of the job it fires, when that job is defined here: the fire's own preparation, run
  * once at declaration, so args that fail the job's schema are refused where they are written (the enqueue's
  * `SoniqError`, naming the schedule, `context.field` "args"). A job defined later or elsewhere, or a schema
  * that validates asynchronously, is checked at each fire instead (see `recordPlanned`).
  */
-export function checkDeclaredJob(rt: ScheduleRuntime, declaration: PeriodicDeclaration): void {
+export function checkDeclaredJob(rt: Runtime, declaration: DeclaredSchedule): void {
   if (!rt.registry.has(declaration.jobName)) return;
   try {
     const prepared = jobFor(rt, declaration);
@@ -111,7 +84,7 @@ export function refusalReason(err: SoniqError): string {
 
 /** Records one planned tick (with its job when it fires; `skipped` when that job is refused). */
 export async function recordPlanned(
-  rt: ScheduleRuntime,
+  rt: Runtime,
   schedule: Schedule,
   tick: PlannedTick,
 ): Promise<TickRecordResult> {

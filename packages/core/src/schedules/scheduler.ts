@@ -7,16 +7,17 @@
  *   2. as leader, load every schedule (so pause, resume, remove and changes made by any process are
  *      seen at the next check), plan each one's due ticks (plan.ts) and record them oldest first: each
  *      ledger row commits with its job, so a tick gives one job whatever the number of schedulers.
- * `start()` first upserts this instance's `periodic()` declarations (an unchanged schedule keeps its
+ * `start()` first upserts this instance's `schedules.declare()` declarations (an unchanged schedule keeps its
  * next fire, so a restart never postpones an interval); one declared later is upserted at the next check. A failed check is logged and retried at the
  * next interval. Time comes from `clock` (a `manualClock()` in tests).
  */
 import { randomUUID } from "node:crypto";
+import type { Runtime } from "../app/runtime.js";
 import { type Clock, type ClockTimer, isClock } from "../common/clock.js";
 import { SoniqError } from "../common/errors.js";
 import type { Schedule } from "../common/types.js";
 import { planTicks } from "./plan.js";
-import { recordPlanned, type ScheduleRuntime, toStored } from "./runtime.js";
+import { recordPlanned, toStored } from "./runtime.js";
 
 export interface SchedulerOptions {
   /** How often to check for due ticks (and to renew or contend for leadership). Default 5000. */
@@ -81,7 +82,7 @@ export class Scheduler implements AsyncDisposable {
   /** The lease holder id. */
   readonly id = randomUUID();
   readonly checkIntervalMs: number;
-  readonly #rt: ScheduleRuntime;
+  readonly #rt: Runtime;
   readonly #clock: Clock;
   readonly #onStopped: (s: Scheduler) => void;
   #state: State = "idle";
@@ -92,7 +93,7 @@ export class Scheduler implements AsyncDisposable {
   /** Names of the declarations this scheduler has upserted. */
   readonly #persisted = new Set<string>();
 
-  constructor(rt: ScheduleRuntime, options: Required<SchedulerOptions>, onStopped: (s: Scheduler) => void) {
+  constructor(rt: Runtime, options: Required<SchedulerOptions>, onStopped: (s: Scheduler) => void) {
     this.#rt = rt;
     this.checkIntervalMs = options.checkIntervalMs;
     this.#clock = options.clock;
@@ -155,7 +156,7 @@ export class Scheduler implements AsyncDisposable {
     this.#timer = null;
     await this.#checking?.catch(() => undefined);
     try {
-      if (wasRunning && this.#leader) await this.#rt.leases.release(SCHEDULER_LEASE, this.id);
+      if (wasRunning && this.#leader) await this.#rt.backend.leases.release(SCHEDULER_LEASE, this.id);
     } finally {
       this.#leader = false;
       this.#state = "stopped";
@@ -182,18 +183,22 @@ export class Scheduler implements AsyncDisposable {
     const fresh = [...this.#rt.declarations.values()].filter((d) => !this.#persisted.has(d.name));
     if (fresh.length === 0) return;
     const now = new Date(this.#clock.now());
-    await this.#rt.schedules.upsert(fresh.map((d) => toStored(d, now)));
+    await this.#rt.backend.schedules.upsert(fresh.map((d) => toStored(d, now)));
     for (const d of fresh) this.#persisted.add(d.name);
   }
 
   async #check(): Promise<CheckReport> {
     const report: CheckReport = { leader: false, fired: 0, skipped: 0, missed: 0, deduplicated: 0 };
-    // A periodic() declared after start() is stored at the next check.
+    // A schedule declared after start() is stored at the next check.
     await this.#persistDeclarations();
-    this.#leader = await this.#rt.leases.tryAcquire(SCHEDULER_LEASE, this.id, 3 * this.checkIntervalMs);
+    this.#leader = await this.#rt.backend.leases.tryAcquire(
+      SCHEDULER_LEASE,
+      this.id,
+      3 * this.checkIntervalMs,
+    );
     report.leader = this.#leader;
     if (!this.#leader) return report;
-    const schedules = await this.#rt.schedules.list();
+    const schedules = await this.#rt.backend.schedules.list();
     await this.#rt.webhooks.refresh();
     for (const schedule of schedules) {
       if (this.#state === "stopping") break;

@@ -4,14 +4,18 @@
  * Pause, resume, remove and trigger are operator actions: each writes one audit row, with its change.
  */
 
+import type { Runtime } from "../app/runtime.js";
 import { SoniqError } from "../common/errors.js";
+import { assertJobName } from "../common/names.js";
 import { optionsObject } from "../common/option-table.js";
 import type { Schedule, ScheduleTick } from "../common/types.js";
 import type { AuditRecord, NewJob, TickRecord, TickRecordResult } from "../contract/index.js";
+import type { JobDefinition } from "../jobs/definition.js";
 import { noArguments } from "../jobs/queries.js";
 import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
+import { type DeclaredSchedule, declareSchedule, type ScheduleSpec } from "./declare.js";
 import { planTicks, timingOf } from "./plan.js";
-import { jobFor, recordPlanned, recordTick, type ScheduleRuntime, toStored } from "./runtime.js";
+import { checkDeclaredJob, jobFor, recordPlanned, recordTick, toStored } from "./runtime.js";
 import { triggeredJobId } from "./stored.js";
 import { upcomingTicks } from "./ticks.js";
 
@@ -21,28 +25,57 @@ const RESUME_TICKS = 10_000;
 const NO_SCHEDULE: TickRecordResult = { status: "no_schedule" };
 
 export class ScheduleService {
-  readonly #rt: ScheduleRuntime;
+  readonly #rt: Runtime;
 
-  constructor(rt: ScheduleRuntime) {
+  constructor(rt: Runtime) {
     this.#rt = rt;
+  }
+
+  /**
+   * Declares a recurring job in code: `{ cron, timezone }` or `{ every }`, with `args`, `name` (default: the
+   * job's name), `catchUp`, `queue`, `priority`. Checked now (`SONIQ_INVALID_OPTIONS` names the bad field;
+   * `SONIQ_INVALID_ARGUMENT` for a name declared twice on this instance); stored when a scheduler starts.
+   */
+  declare<TArgs>(
+    job: JobDefinition<TArgs, unknown, never> | string,
+    spec: ScheduleSpec<TArgs>,
+  ): DeclaredSchedule {
+    const jobName = typeof job === "string" ? job : job?.name;
+    assertJobName(jobName);
+    const declaration = declareSchedule(jobName, spec as ScheduleSpec);
+    if (this.#rt.declarations.has(declaration.name)) {
+      throw new SoniqError(
+        "SONIQ_INVALID_ARGUMENT",
+        `A schedule named "${declaration.name}" is already declared on this instance; give the second one a name.`,
+        { context: { name: declaration.name } },
+      );
+    }
+    checkDeclaredJob(this.#rt, declaration);
+    this.#rt.declarations.set(declaration.name, declaration);
+    return declaration;
   }
 
   /** Every persisted schedule, by name. Declarations are persisted when a scheduler starts. */
   async list(...args: []): Promise<Schedule[]> {
     noArguments(args, "schedules.list()", "takes no arguments (it lists every schedule)");
-    return this.#rt.schedules.list();
+    return this.#rt.backend.schedules.list();
   }
 
   async get(name: string): Promise<Schedule | null> {
     checkName(name, "get");
-    return this.#rt.schedules.get(name);
+    return this.#rt.backend.schedules.get(name);
   }
 
   /** Stops firing: every tick until `resume` is recorded `skipped`. False when there is no such schedule. */
   async pause(name: string, options?: ActorOptions): Promise<boolean> {
     checkName(name, "pause");
     const record = auditRecord("schedule.pause", actorOf(options, "schedules.pause(options)"), name, null);
-    return audited(this.#rt, record, (r) => this.#rt.schedules.setPaused(name, true, r), Boolean);
+    return audited(
+      this.#rt.backend,
+      record,
+      (r) => this.#rt.backend.schedules.setPaused(name, true, r),
+      Boolean,
+    );
   }
 
   /**
@@ -54,19 +87,19 @@ export class ScheduleService {
     const record = auditRecord("schedule.resume", actorOf(options, "schedules.resume(options)"), name, null);
     const stored = await this.#skipPausedTicks(name);
     return audited(
-      this.#rt,
+      this.#rt.backend,
       record,
-      (r) => (stored ? this.#rt.schedules.setPaused(name, false, r) : Promise.resolve(false)),
+      (r) => (stored ? this.#rt.backend.schedules.setPaused(name, false, r) : Promise.resolve(false)),
       Boolean,
     );
   }
 
   /** Records `skipped` each tick that fell due while paused. False when there is no such schedule. */
   async #skipPausedTicks(name: string): Promise<boolean> {
-    const schedule = await this.#rt.schedules.get(name);
+    const schedule = await this.#rt.backend.schedules.get(name);
     if (schedule === null) return false;
     if (!schedule.paused) return true;
-    const now = new Date(this.#rt.clock.now());
+    const now = new Date(this.#rt.options.clock.now());
     const due = planTicks(schedule, now, { lateAfterMs: 0, limit: RESUME_TICKS });
     for (const tick of due) {
       const result = await recordPlanned(this.#rt, schedule, tick);
@@ -82,7 +115,7 @@ export class ScheduleService {
   async remove(name: string, options?: ActorOptions): Promise<boolean> {
     checkName(name, "remove");
     const record = auditRecord("schedule.remove", actorOf(options, "schedules.remove(options)"), name, null);
-    return audited(this.#rt, record, (r) => this.#rt.schedules.remove(name, r), Boolean);
+    return audited(this.#rt.backend, record, (r) => this.#rt.backend.schedules.remove(name, r), Boolean);
   }
 
   /**
@@ -94,12 +127,12 @@ export class ScheduleService {
     checkName(name, "trigger");
     const actor = actorOf(options, "schedules.trigger(options)");
     const record = auditRecord("schedule.trigger", actor, name, null);
-    const now = new Date(this.#rt.clock.now());
+    const now = new Date(this.#rt.options.clock.now());
     const schedule = await this.#storedOrDeclared(name, now);
     // Prepared before anything is written: a job enqueue would refuse is refused here too, with its error.
     const job = schedule === null ? null : await jobFor(this.#rt, schedule);
     const result = await audited(
-      this.#rt,
+      this.#rt.backend,
       record,
       (r) =>
         schedule === null || job === null
@@ -122,11 +155,11 @@ export class ScheduleService {
 
   /** The stored schedule; one declared here but not stored yet is stored first. Null when neither. */
   async #storedOrDeclared(name: string, now: Date): Promise<Schedule | null> {
-    const stored = await this.#rt.schedules.get(name);
+    const stored = await this.#rt.backend.schedules.get(name);
     const declared = this.#rt.declarations.get(name);
     if (stored !== null || declared === undefined) return stored;
-    await this.#rt.schedules.upsert([toStored(declared, now)]);
-    return this.#rt.schedules.get(name);
+    await this.#rt.backend.schedules.upsert([toStored(declared, now)]);
+    return this.#rt.backend.schedules.get(name);
   }
 
   /** A manual tick at `now`, its audit row written with it. */
@@ -155,8 +188,8 @@ export class ScheduleService {
         },
       );
     }
-    const now = new Date(this.#rt.clock.now());
-    const stored = await this.#rt.schedules.get(name);
+    const now = new Date(this.#rt.options.clock.now());
+    const stored = await this.#rt.backend.schedules.get(name);
     const declared = this.#rt.declarations.get(name);
     const schedule = stored ?? (declared === undefined ? null : toStored(declared, now));
     if (schedule === null) throw noSchedule(name);
@@ -178,7 +211,7 @@ export class ScheduleService {
         { context: { limit } },
       );
     }
-    return this.#rt.schedules.history(name, { limit });
+    return this.#rt.backend.schedules.history(name, { limit });
   }
 }
 
@@ -196,7 +229,7 @@ function checkName(name: unknown, method: string): void {
 function noSchedule(name: string): SoniqError {
   return new SoniqError(
     "SONIQ_INVALID_ARGUMENT",
-    `No schedule named "${name}": declare it with soniq.periodic() (it is stored when a scheduler starts).`,
+    `No schedule named "${name}": declare it with soniq.schedules.declare() (it is stored when a scheduler starts).`,
     { context: { name } },
   );
 }

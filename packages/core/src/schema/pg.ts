@@ -112,7 +112,7 @@ export const soniqJobs = pgTable(
     // controls), recovery finds the jobs of stale and stopped workers, explain names the holders. Only
     // processing rows are in it, so a completion (processing -> done) adds no entry here.
     index("idx_soniq_jobs_processing").on(t.queue, t.group, t.workerId).where(sql`status = 'processing'`),
-    // listJobs order and keyset pages need no index of their own: jobs list by id (UUIDv7, time-ordered),
+    // jobs.list order and keyset pages need no index of their own: jobs list by id (UUIDv7, time-ordered),
     // so a page reads `limit` entries of the primary key backwards from any position, at any depth.
     // Finished rows only, so enqueues and claims add no entries. queues.list reads finished jobs' queue names
     // (a skip scan) and their per-(queue, status) counts from it alone (queued and processing ones come from
@@ -155,7 +155,7 @@ export const soniqDeadLetterJobs = pgTable(
     // scan and per-queue counts) and the list order. A job-name or reason filter walks the list order (100,000
     // rows: at most a few tens of ms); separate indexes on them cost the failure path two entries per job.
     index("idx_soniq_dead_letter_jobs_queue").on(t.queue),
-    // deadLetter.list order, keyset pages and since/until: moved_to_dead_letter_at to the millisecond, then id.
+    // deadLetters.list order, keyset pages and since/until: moved_to_dead_letter_at to the millisecond, then id.
     index("idx_soniq_dead_letter_jobs_moved_at").on(msOf(t.movedToDeadLetterAt), t.id),
   ],
 );

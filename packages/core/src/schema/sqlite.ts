@@ -105,7 +105,7 @@ export const soniqJobs = sqliteTable(
     // controls), recovery finds the jobs of stale and stopped workers, explain names the holders. Only
     // processing rows are in it, so a completion (processing -> done) adds no entry here.
     index("idx_soniq_jobs_processing").on(t.queue, t.group, t.workerId).where(sql`status = 'processing'`),
-    // listJobs order and keyset pages: the primary key (ids are UUIDv7, time-ordered), no index of their own.
+    // jobs.list order and keyset pages: the primary key (ids are UUIDv7, time-ordered), no index of their own.
     // Finished rows only, so enqueues and claims add no entries. queues.list reads finished jobs' queue names
     // and per-(queue, status) counts from the index alone (queued and processing ones come from the fetch and
     // processing indexes); the retention sweep reads, per queue, the done rows whose expires_at has passed
@@ -147,7 +147,7 @@ export const soniqDeadLetterJobs = sqliteTable(
     // scan and per-queue counts) and the list order. A job-name or reason filter walks the list order (100,000
     // rows: at most a few tens of ms); separate indexes on them cost the failure path two entries per job.
     index("idx_soniq_dead_letter_jobs_queue").on(t.queue),
-    // deadLetter.list order, keyset pages and since/until.
+    // deadLetters.list order, keyset pages and since/until.
     index("idx_soniq_dead_letter_jobs_moved_at").on(t.movedToDeadLetterAt, t.id),
   ],
 );

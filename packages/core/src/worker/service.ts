@@ -36,17 +36,6 @@ export function workerLiveness(worker: WorkerInfo, now: number, staleAfterMs: nu
   return now - worker.lastHeartbeat.getTime() > staleAfterMs ? "stale" : "live";
 }
 
-/**
- * The count of each state, as operator surfaces print it: "2 live, 1 stale, 3 stopped" (stale and stopped
- * only when there are some). The CLI and the dashboard both show this.
- */
-export function workerCounts(workers: readonly Pick<WorkerView, "state">[]): string {
-  const count = (state: WorkerLiveness) => workers.filter((w) => w.state === state).length;
-  const stale = count("stale");
-  const stopped = count("stopped");
-  return `${count("live")} live${stale > 0 ? `, ${stale} stale` : ""}${stopped > 0 ? `, ${stopped} stopped` : ""}`;
-}
-
 const ORDER: Record<WorkerLiveness, number> = { live: 0, stale: 1, stopped: 2 };
 
 /** Every worker with its state and job names: live first, then stale, then stopped; newest heartbeat first. */
@@ -72,29 +61,31 @@ export async function listWorkerViews(
     .sort((a, b) => ORDER[a.state] - ORDER[b.state] || b.lastHeartbeat.getTime() - a.lastHeartbeat.getTime());
 }
 
-/** `soniq.workers`. */
-export interface WorkersApi {
+/** `soniq.workers`: the registered workers as operators see them. */
+export class WorkerService {
+  readonly #backend: Backend<unknown>;
+  readonly #now: () => number;
+
+  constructor(backend: Backend<unknown>, now: () => number) {
+    this.#backend = backend;
+    this.#now = now;
+  }
+
   /**
    * Every registered worker (stopped ones included) with its derived `state`, heartbeat age and job
    * names: live first, then stale, then stopped.
    */
-  list(options?: WorkerListOptions): Promise<WorkerView[]>;
-}
-
-export function workersApi(backend: Backend<unknown>, now: () => number): WorkersApi {
-  return Object.freeze({
-    list(options?: WorkerListOptions): Promise<WorkerView[]> {
-      try {
-        const what = "workers.list(options)";
-        const o = filterObject(options, what, ["staleAfterMs"]);
-        const staleAfterMs = o.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
-        if (typeof staleAfterMs !== "number" || !Number.isSafeInteger(staleAfterMs) || staleAfterMs < 1) {
-          throw invalid(`${what}.staleAfterMs`, "expected a positive integer (milliseconds)", staleAfterMs);
-        }
-        return listWorkerViews(backend, now(), staleAfterMs);
-      } catch (err) {
-        return Promise.reject(err);
+  list(options?: WorkerListOptions): Promise<WorkerView[]> {
+    try {
+      const what = "workers.list(options)";
+      const o = filterObject(options, what, ["staleAfterMs"]);
+      const staleAfterMs = o.staleAfterMs ?? DEFAULT_STALE_AFTER_MS;
+      if (typeof staleAfterMs !== "number" || !Number.isSafeInteger(staleAfterMs) || staleAfterMs < 1) {
+        throw invalid(`${what}.staleAfterMs`, "expected a positive integer (milliseconds)", staleAfterMs);
       }
-    },
-  });
+      return listWorkerViews(this.#backend, this.#now(), staleAfterMs);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
 }

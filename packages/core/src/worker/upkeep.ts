@@ -2,9 +2,9 @@
  * A worker's background duties, each on its own unref'd interval:
  * - heartbeat every `heartbeatIntervalMs`. A false heartbeat means a peer declared this worker stale
  *   (and requeued its jobs): log it, re-register, and check every running job. Otherwise only jobs
- *   running longer than one heartbeat interval are checked (one `getJob` each), so short jobs cost
+ *   running longer than one heartbeat interval are checked (one `jobs.get` each), so short jobs cost
  *   nothing: a job found cancelled or no longer held by this run is aborted here and its late result
- *   ignored. This is how a `cancelJob` from another process reaches a running handler.
+ *   ignored. This is how a `jobs.cancel` from another process reaches a running handler.
  * - maintenance every `maintenanceCadenceMs` (and once at start), only while holding the
  *   `soniq.maintenance` lease so one worker does it at a time: requeue jobs of stale peers, delete
  *   expired done rows and finished webhook deliveries past `webhooks.retentionMs`, write `flow.finished` for the flows finished since (webhooks/flow-finished.ts), and fire

@@ -274,7 +274,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#waiters.check();
   }
 
-  /** Called by the instance after `cancelJob` succeeded: abort the run here, if it is here. */
+  /** Called by the instance after `jobs.cancel` succeeded: abort the run here, if it is here. */
   cancelLocal(jobId: string): void {
     if (this.#buffer.remove(jobId)) this.#writer.dropped(jobId);
     const run = this.#inFlight.get(jobId);

@@ -1,0 +1,21 @@
+/**
+ * `@soniq/core/ops`: what operator surfaces share (the CLI, the dashboard, the MCP server, and any tool an
+ * operator builds): how ids, durations, queue states, progress and worker counts read, the liveness words and
+ * thresholds behind `workers.list()`, and the redaction a surface applies to what it shows. Applications
+ * import `@soniq/core`.
+ */
+export type { ResolvedSoniqOptions } from "./app/options.js";
+export type { LineSink } from "./dead-letters/service.js";
+export type { RedactableRow, Redactor } from "./observability/redact.js";
+export { SHORT_ID_LENGTH, shortId } from "./ops/short-id.js";
+export {
+  durationWords,
+  progressPercent,
+  type QueueStateWord,
+  queueLimitsText,
+  queueStateWord,
+  workerCounts,
+} from "./ops/words.js";
+export { EXACT_COUNTS_UP_TO } from "./queues/service.js";
+export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS, suspectAfterMs } from "./worker/liveness.js";
+export { WORKER_LIVENESS, type WorkerLiveness } from "./worker/service.js";
