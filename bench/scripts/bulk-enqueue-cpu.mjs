@@ -45,13 +45,14 @@ try {
   const soniq = new Soniq({ backend: postgresBackend({ connectionString: url.href }) });
   await soniq.setup();
   const job = soniq.job("bench.noop", async () => {});
-  await soniq.enqueueMany(batch(job, -BATCH, BATCH));
+  await soniq.jobs.enqueueMany(batch(job, -BATCH, BATCH));
   const backends = (await admin.query("SELECT pid FROM pg_stat_activity WHERE datname = $1", [db])).rows;
   const pids = backends.map((r) => r.pid);
   const dbStart = cpuUs(pids);
   const cpuStart = process.cpuUsage();
   const t0 = performance.now();
-  for (let i = 0; i < jobs; i += BATCH) await soniq.enqueueMany(batch(job, i, Math.min(BATCH, jobs - i)));
+  for (let i = 0; i < jobs; i += BATCH)
+    await soniq.jobs.enqueueMany(batch(job, i, Math.min(BATCH, jobs - i)));
   const ms = performance.now() - t0;
   const producer = process.cpuUsage(cpuStart);
   const dbUs = cpuUs(pids) - dbStart;

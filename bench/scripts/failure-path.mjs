@@ -70,7 +70,9 @@ async function workerRound(n) {
     { maxAttempts: 1 },
   );
   for (let i = 0; i < n; i += 1000) {
-    await soniq.enqueueMany(Array.from({ length: Math.min(1000, n - i) }, () => ({ job: fail, args: {} })));
+    await soniq.jobs.enqueueMany(
+      Array.from({ length: Math.min(1000, n - i) }, () => ({ job: fail, args: {} })),
+    );
   }
   const worker = soniq.worker({ concurrency: 10 });
   const start = cpuUs();

@@ -136,20 +136,20 @@ function routes({
     [
       "GET",
       /^\/jobs\/([^/]+)$/,
-      async (_req, [id]) => [200, found(await soniq.getJob(idParam(id, "job")), "job")],
+      async (_req, [id]) => [200, found(await soniq.jobs.get(idParam(id, "job")), "job")],
     ],
-    ["GET", /^\/stats$/, async () => [200, await soniq.getQueueStats()]],
+    ["GET", /^\/stats$/, async () => [200, await soniq.jobs.stats()]],
     [
       "GET",
       /^\/dead-letters$/,
-      async () => [200, { deadLetters: await soniq.deadLetter.list({ limit: 100 }) }],
+      async () => [200, { deadLetters: await soniq.deadLetters.list({ limit: 100 }) }],
     ],
     [
       "POST",
       /^\/dead-letters\/([^/]+)\/replay$/,
       async (_req, [id]) => {
         const newJobId = found(
-          await soniq.deadLetter.replay(idParam(id, "dead-letter job")),
+          await soniq.deadLetters.replay(idParam(id, "dead-letter job")),
           "dead-letter job",
         );
         return [202, { replayedFrom: id, newJobId }];

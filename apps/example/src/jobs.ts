@@ -8,7 +8,7 @@
  * - orders.email_receipt: the mail provider rejects addresses on `.invalid` domains every time, so that
  *   job exhausts its attempts and lands in the dead-letter table; fix the address, replay, and it succeeds.
  * - orders.request_review: enqueued with a delay; asks the customer for a review later.
- * - reports.nightly_sales: a recurring job (`soniq.periodic`, schedule `reports.nightly`): every night at
+ * - reports.nightly_sales: a recurring job (`soniq.schedules.declare`, schedule `reports.nightly`): every night at
  *   02:00 Berlin time it sums the orders of the last 24 hours. Any worker started with `schedules: true`
  *   runs the scheduler; one of them leads, so the report is made once per night however many run.
  */
@@ -113,11 +113,15 @@ export function defineJobs(soniq: Soniq, orders: OrderStore, settings: JobSettin
     { queue: "reports" },
   );
   // 02:00 in Berlin, winter or summer; a night missed while no worker ran is made up once ("latest").
-  soniq.periodic(nightlySales, { cron: "0 2 * * *", timezone: "Europe/Berlin", name: NIGHTLY_REPORT });
+  soniq.schedules.declare(nightlySales, {
+    cron: "0 2 * * *",
+    timezone: "Europe/Berlin",
+    name: NIGHTLY_REPORT,
+  });
 
   /** The jobs of a new order, in one enqueueMany on the order's transaction handle (see OrderStore.create). */
   const enqueueForNewOrder = (tx: unknown, orderId: string) =>
-    soniq.enqueueMany(
+    soniq.jobs.enqueueMany(
       [
         { job: sendInvoice, args: { orderId } },
         { job: reserveStock, args: { orderId } },

@@ -3,7 +3,8 @@
  * over HTTP like a client would, waits (bounded) for the jobs, and prints what happened. Returns what it
  * saw so the tests can check the same run.
  */
-import { type DeadLetterJob, type Flow, type Job, type QueueStats, shortId as short } from "@soniq/core";
+import type { DeadLetterJob, Flow, Job, QueueStats } from "@soniq/core";
+import { shortId as short } from "@soniq/core/ops";
 import { type App, createApp } from "./app.js";
 import type { DatabaseTarget } from "./database.js";
 import type { Order } from "./orders.js";

@@ -1,5 +1,7 @@
 /** Readable lines for what a worker does, for the tour and the server's console. */
-import { shortId as short, type Worker } from "@soniq/core";
+
+import type { Worker } from "@soniq/core";
+import { shortId as short } from "@soniq/core/ops";
 
 const firstLine = (text: string) => text.split("\n")[0] ?? text;
 

@@ -60,7 +60,7 @@ describe("example/fulfilment", () => {
       "notify:done",
     ]);
     const job = async (ref: string) => {
-      const found = await app.soniq.getJob(started.body.jobIds[ref] as string);
+      const found = await app.soniq.jobs.get(started.body.jobIds[ref] as string);
       if (!found) throw new Error(`no job for step ${ref}`);
       return found;
     };

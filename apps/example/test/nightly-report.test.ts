@@ -24,7 +24,7 @@ describe("example/nightly-report", () => {
     }
     const id = await soniq.schedules.trigger(NIGHTLY_REPORT);
     expect(await soniq.worker({ queues: ["reports"] }).runOnce()).toBe(1);
-    const report = await soniq.getResult<SalesReport>(id);
+    const report = (await soniq.jobs.get(id))?.result as SalesReport | undefined;
     expect(report).toMatchObject({ orders: 2, totalCents: 6249 });
     const [tick] = await soniq.schedules.history(NIGHTLY_REPORT, { limit: 1 });
     expect(tick).toMatchObject({ outcome: "fired", reason: "trigger", jobId: id });

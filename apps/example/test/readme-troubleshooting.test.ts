@@ -74,7 +74,7 @@ const CASES: { quote: string; code: string; produce: () => Promise<Error> }[] = 
   {
     quote: "enqueue failed in PostgreSQL: connect ECONNREFUSED …",
     code: "SONIQ_BACKEND_ERROR",
-    produce: () => thrown(pgApp(unreachable), (s) => s.enqueue("reports.build", {})),
+    produce: () => thrown(pgApp(unreachable), (s) => s.jobs.enqueue("reports.build", {})),
   },
   {
     quote: `migrations.apply failed: database "…" does not exist`,
@@ -91,7 +91,7 @@ const CASES: { quote: string; code: string; produce: () => Promise<Error> }[] = 
     produce: () =>
       thrown(
         () => new Soniq({ backend: sqliteBackend({ filename: dir.file() }), allowUnknownJobNames: true }),
-        (s) => s.enqueue("reports.build", {}),
+        (s) => s.jobs.enqueue("reports.build", {}),
       ),
   },
   {
@@ -100,7 +100,7 @@ const CASES: { quote: string; code: string; produce: () => Promise<Error> }[] = 
     produce: async () => {
       const db = await createPostgresDatabase();
       dbs.push(db);
-      return thrown(pgApp(db.url), (s) => s.enqueue("reports.build", {}));
+      return thrown(pgApp(db.url), (s) => s.jobs.enqueue("reports.build", {}));
     },
   },
 ];

@@ -50,7 +50,7 @@ describe("example/tracing", () => {
     expect(send.parentSpanContext?.spanId).toBe(request.spanContext().spanId);
     expect(send.attributes["messaging.batch.message_count"]).toBe(4);
     for (const run of runs) expect(run.spanContext().traceId).toBe(traceId);
-    for (const id of jobIds) expect((await app.soniq.getJob(id))?.traceId).toBe(traceId);
+    for (const id of jobIds) expect((await app.soniq.jobs.get(id))?.traceId).toBe(traceId);
   });
 
   it("example/tracing-env: SONIQ_EXAMPLE_TRACING is console or unset", () => {

@@ -2,7 +2,7 @@
  * The app's POST /orders guarantee, on both SQL backends: the order row and its jobs commit together,
  * and a failure inside the transaction leaves neither.
  */
-import type { EnqueueResult } from "@soniq/core";
+import type { EnqueueResult } from "@soniq/core/backend";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSoniq } from "../src/app.js";
 import type { DatabaseTarget } from "../src/database.js";
@@ -17,7 +17,7 @@ function suite(kind: string, target: () => DatabaseTarget) {
       const { order: created, enqueued } = await db.orders.create(order, jobs.enqueueForNewOrder);
       expect(await db.orders.get(created.id)).toMatchObject({ customer: "Ada" });
       expect(enqueued).toHaveLength(4);
-      const rows = await Promise.all(enqueued.map((r) => soniq.getJob(r.id)));
+      const rows = await Promise.all(enqueued.map((r) => soniq.jobs.get(r.id)));
       expect(rows.map((j) => j?.jobName).sort()).toEqual([
         "orders.email_receipt",
         "orders.request_review",
@@ -34,7 +34,7 @@ function suite(kind: string, target: () => DatabaseTarget) {
   it(`example/tx-rollback-${kind}: a failure after the enqueue rolls back the order and the jobs`, async () => {
     const { db, soniq, jobs } = await openSoniq(target());
     try {
-      const before = await soniq.getQueueStats();
+      const before = await soniq.jobs.stats();
       const ordersBefore = (await db.orders.list(100)).length;
       let started: Promise<EnqueueResult[]> | undefined;
       const failing = db.orders.create(order, (tx, orderId) => {
@@ -45,10 +45,10 @@ function suite(kind: string, target: () => DatabaseTarget) {
       await expect(failing).rejects.toThrow("payment declined");
       // The enqueue itself went through inside the transaction; the rollback removed what it wrote.
       const written = await (started as Promise<EnqueueResult[]>);
-      for (const { id } of written) expect(await soniq.getJob(id)).toBeNull();
+      for (const { id } of written) expect(await soniq.jobs.get(id)).toBeNull();
       expect(written).toHaveLength(4);
       expect(await db.orders.list(100)).toHaveLength(ordersBefore);
-      expect(await soniq.getQueueStats()).toEqual(before);
+      expect(await soniq.jobs.stats()).toEqual(before);
     } finally {
       await soniq.close();
       await db.close();

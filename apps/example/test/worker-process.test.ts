@@ -45,7 +45,7 @@ describe("example/worker process", () => {
         jobs.enqueueForNewOrder,
       );
       await eventually(async () => {
-        const rows = await Promise.all(enqueued.map((r) => soniq.getJob(r.id)));
+        const rows = await Promise.all(enqueued.map((r) => soniq.jobs.get(r.id)));
         expect(rows.map((r) => r?.status)).toEqual(["done", "done", "done", "done"]);
       }, 20_000);
       // The worker logs a job after its outcome is stored: the line can reach the pipe a moment after the row.

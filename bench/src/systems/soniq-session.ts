@@ -99,7 +99,7 @@ export class SoniqAppSession implements SystemSession {
       const i = from + k;
       return queues ? { job, args: { i }, options: { queue: queueName(i, queues) } } : { job, args: { i } };
     });
-    await this.soniq.enqueueMany(items);
+    await this.soniq.jobs.enqueueMany(items);
   }
 
   async limitQueue(limit: QueueLimit): Promise<void> {

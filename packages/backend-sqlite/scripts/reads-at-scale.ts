@@ -72,24 +72,24 @@ async function time(label: string, call: () => Promise<unknown>): Promise<void> 
   ms.sort((a, b) => a - b);
   console.log(`| ${label} | ${ms[2]?.toFixed(1)} | ${ms[4]?.toFixed(1)} |`);
 }
-const [deep] = await soniq.listJobs({ offset: 499_999, limit: 1 });
+const [deep] = await soniq.jobs.list({ offset: 499_999, limit: 1 });
 if (!deep) throw new Error("the seed wrote no jobs");
 await time("queues.list() (overview, /queues, /api/stats)", () => soniq.queues.list());
-await time("getQueueStats() (exact, not used by the dashboard)", () => soniq.getQueueStats());
-await time("listJobs({ limit: 50 })", () => soniq.listJobs({ limit: 50 }));
-await time("listJobs({ limit: 1000 })", () => soniq.listJobs({ limit: 1000 }));
-await time("listJobs after job 500,000", () => soniq.listJobs({ limit: 50, after: deep }));
-await time("listJobs before job 500,000", () => soniq.listJobs({ limit: 50, before: deep }));
-await time("listJobs({ offset: 500,000 }) (compatibility)", () =>
-  soniq.listJobs({ limit: 50, offset: 500_000 }),
+await time("jobs.stats() (exact, not used by the dashboard)", () => soniq.jobs.stats());
+await time("jobs.list({ limit: 50 })", () => soniq.jobs.list({ limit: 50 }));
+await time("jobs.list({ limit: 1000 })", () => soniq.jobs.list({ limit: 1000 }));
+await time("jobs.list after job 500,000", () => soniq.jobs.list({ limit: 50, after: deep }));
+await time("jobs.list before job 500,000", () => soniq.jobs.list({ limit: 50, before: deep }));
+await time("jobs.list({ offset: 500,000 }) (compatibility)", () =>
+  soniq.jobs.list({ limit: 50, offset: 500_000 }),
 );
-await time("listJobs({ status: done })", () => soniq.listJobs({ limit: 50, status: "done" }));
-await time("listJobs({ jobName: matches nothing })", () =>
-  soniq.listJobs({ limit: 50, jobName: "no.such_job" }),
+await time("jobs.list({ status: done })", () => soniq.jobs.list({ limit: 50, status: "done" }));
+await time("jobs.list({ jobName: matches nothing })", () =>
+  soniq.jobs.list({ limit: 50, jobName: "no.such_job" }),
 );
-await time("deadLetter.list({ limit: 50 })", () => soniq.deadLetter.list({ limit: 50 }));
+await time("deadLetters.list({ limit: 50 })", () => soniq.deadLetters.list({ limit: 50 }));
 await time("purgeWhere({}, { dryRun }) (counts 100,000)", () =>
-  soniq.deadLetter.purgeWhere({}, { dryRun: true }),
+  soniq.deadLetters.purgeWhere({}, { dryRun: true }),
 );
 console.log(`load average (1 min): ${startLoad} at the start, ${loadavg()[0]?.toFixed(2)} at the end`);
 await soniq.close();

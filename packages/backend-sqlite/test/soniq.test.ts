@@ -1,5 +1,5 @@
 /**
- * Through the public app API: `soniq.enqueue(..., { tx })` inside a synchronous better-sqlite3
+ * Through the public app API: `soniq.jobs.enqueue(..., { tx })` inside a synchronous better-sqlite3
  * transaction joins it (core awaits nothing before the backend's insert), and a worker runs the job.
  */
 import { Soniq } from "@soniq/core";
@@ -55,10 +55,10 @@ describe("sqlite/soniq transactional enqueue", () => {
       expect(db.prepare("SELECT COUNT(*) AS n FROM soniq_jobs").get()).toEqual({ n: 1 });
     })();
     const { id } = await (pending as Promise<{ id: string }>);
-    expect((await soniq.getJob(id))?.status).toBe("queued");
+    expect((await soniq.jobs.get(id))?.status).toBe("queued");
     await soniq.worker({ concurrency: 2 }).runOnce();
     expect(sent).toEqual(["ada@example.com"]);
-    expect((await soniq.getJob(id))?.status).toBe("done");
+    expect((await soniq.jobs.get(id))?.status).toBe("done");
   });
 
   it("a rollback removes the enqueued jobs (Drizzle transaction, enqueueMany)", async () => {
@@ -68,7 +68,7 @@ describe("sqlite/soniq transactional enqueue", () => {
     expect(() =>
       orm.transaction((tx) => {
         tx.run("INSERT INTO users (email) VALUES ('bob@example.com')" as never);
-        pending = soniq.enqueueMany(
+        pending = soniq.jobs.enqueueMany(
           [
             { job: welcome, args: { to: "bob@example.com" } },
             { job: welcome, args: { to: "eve@example.com" } },
@@ -79,7 +79,7 @@ describe("sqlite/soniq transactional enqueue", () => {
       }),
     ).toThrow("Rollback");
     await pending;
-    expect(await soniq.getQueueStats()).toMatchObject({ total: 0 });
+    expect(await soniq.jobs.stats()).toMatchObject({ total: 0 });
     expect(db.prepare("SELECT COUNT(*) AS n FROM users").get()).toEqual({ n: 0 });
   });
 
@@ -90,6 +90,6 @@ describe("sqlite/soniq transactional enqueue", () => {
       pending = welcome.enqueue({ to: 42 } as never, { tx: db });
     })();
     await expect(pending).rejects.toMatchObject({ code: "SONIQ_TASK_ARGS_INVALID" });
-    expect(await soniq.getQueueStats()).toMatchObject({ total: 0 });
+    expect(await soniq.jobs.stats()).toMatchObject({ total: 0 });
   });
 });

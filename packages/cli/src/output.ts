@@ -3,7 +3,7 @@
  * never with NO_COLOR); scripts get `--json`: one JSON document on stdout, dates as ISO strings.
  */
 import { styleText } from "node:util";
-import { shortId as coreShortId, durationWords } from "@soniq/core";
+import { shortId as coreShortId, durationWords } from "@soniq/core/ops";
 
 export interface Io {
   out: NodeJS.WriteStream;

@@ -2,7 +2,7 @@
  * The `soniq` program: global flags, every command, and the exit-code rule (0 ok, 1 failure, 2 usage).
  * `run(argv)` never throws and never calls `process.exit`: it prints one error line and returns the code.
  */
-import { SONIQ_VERSION } from "@soniq/core";
+import { SONIQ_VERSION } from "@soniq/core/plugin";
 import { Command, CommanderError } from "commander";
 import { registerAudit } from "./commands/audit.js";
 import { registerDashboard } from "./commands/dashboard.js";

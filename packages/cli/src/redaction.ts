@@ -17,7 +17,7 @@ export async function shownExplanation(
 ): Promise<Explanation> {
   const redact = soniq.options.redact;
   if (!redact.active) return explanation;
-  const row = (await soniq.getJob(id)) ?? (await soniq.deadLetter.get(id));
+  const row = (await soniq.jobs.get(id)) ?? (await soniq.deadLetters.get(id));
   if (!row) return explanation;
   return {
     ...explanation,

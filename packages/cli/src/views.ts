@@ -1,15 +1,6 @@
 /** Tables for people: one function per kind of row, shared by `status` and the list commands. */
-import {
-  type AuditEntry,
-  type DeadLetterJob,
-  type Job,
-  progressPercent,
-  type QueueInfo,
-  queueLimitsText,
-  queueStateWord,
-  type Schedule,
-  type WorkerView,
-} from "@soniq/core";
+import type { AuditEntry, DeadLetterJob, Job, QueueInfo, Schedule, WorkerView } from "@soniq/core";
+import { progressPercent, queueLimitsText, queueStateWord } from "@soniq/core/ops";
 import { duration, firstLine, interval, type Printer, shortId } from "./output.js";
 
 export function jobsTable(p: Printer, jobs: Job[]): void {

@@ -2,7 +2,9 @@
  * The log of `soniq worker` / `soniq scheduler`: lines a person can read (`12:00:01 done orders.x 3f2a1b7c 12 ms`),
  * or `--log-format json`, one object per line with `time`, `level`, `event` and the event's fields.
  */
-import type { Redactor, Worker } from "@soniq/core";
+
+import type { Worker } from "@soniq/core";
+import type { Redactor } from "@soniq/core/ops";
 import { usage } from "./errors.js";
 import { duration, firstLine, type Printer, shortId } from "./output.js";
 

@@ -22,10 +22,10 @@ async function deadLettered(app: Soniq, db: TestDb, name: string, queue: string,
     },
     { queue },
   );
-  for (let i = 0; i < n; i++) await local.enqueue(name, { i });
+  for (let i = 0; i < n; i++) await local.jobs.enqueue(name, { i });
   await local.worker({ queues: [queue] }).runOnce();
   await local.close();
-  expect(await app.deadLetter.list({ queue })).toHaveLength(n);
+  expect(await app.deadLetters.list({ queue })).toHaveLength(n);
 }
 
 describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
@@ -51,20 +51,20 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
   });
 
   it("dead-letter/replay: by id, only registered names unless --force, unknown id exits 1", async () => {
-    const [fail] = await s.app.deadLetter.list({ jobName: "test.fail", limit: 1 });
+    const [fail] = await s.app.deadLetters.list({ jobName: "test.fail", limit: 1 });
     const r = await cli("dead-letter", "replay", fail?.id as string, "--json");
     expect(r.code, r.stderr).toBe(0);
     const replayed = json<{ id: string; newId: string }[]>(r);
     expect(replayed).toHaveLength(1);
     const newId = replayed[0]?.newId as string;
-    expect((await s.app.getJob(newId))?.status).toBe("queued");
-    expect((await s.app.deadLetter.get(fail?.id as string))?.resurrectionCount).toBe(1);
+    expect((await s.app.jobs.get(newId))?.status).toBe("queued");
+    expect((await s.app.deadLetters.get(fail?.id as string))?.resurrectionCount).toBe(1);
 
-    const [orphan] = await s.app.deadLetter.list({ jobName: "test.orphan" });
+    const [orphan] = await s.app.deadLetters.list({ jobName: "test.orphan" });
     const refused = await cli("dead-letter", "replay", orphan?.id as string);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/\[SONIQ_CLI_REFUSED\] no worker has registered test\.orphan.*--force/);
-    expect((await s.app.deadLetter.get(orphan?.id as string))?.resurrectionCount).toBe(0);
+    expect((await s.app.deadLetters.get(orphan?.id as string))?.resurrectionCount).toBe(0);
     const forced = await cli("dead-letter", "replay", orphan?.id as string, "--force");
     expect(forced.code).toBe(0);
     expect(forced.stdout).toMatch(/^replayed \S+ as \S+/);
@@ -76,7 +76,7 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
 
   it("dead-letter/bulk-dry-run: prints the count, changes nothing, writes no audit row", async () => {
     const auditBefore = await s.app.audit.list();
-    const jobsBefore = await s.app.listJobs();
+    const jobsBefore = await s.app.jobs.list();
     const r = await cli("dead-letter", "replay", "--all", "--name", "test.fail", "--dry-run");
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toBe("would replay 3 dead-letter job(s)");
@@ -92,8 +92,8 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
       "--json",
     );
     expect(json(asJson)).toEqual({ count: 3, dryRun: true });
-    expect(await s.app.deadLetter.list({ jobName: "test.fail" })).toHaveLength(3);
-    expect(await s.app.listJobs()).toEqual(jobsBefore);
+    expect(await s.app.deadLetters.list({ jobName: "test.fail" })).toHaveLength(3);
+    expect(await s.app.jobs.list()).toEqual(jobsBefore);
     expect(await s.app.audit.list()).toEqual(auditBefore);
   });
 
@@ -103,19 +103,19 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     expect(refused.stderr).toMatch(/\[SONIQ_CLI_REFUSED\] no worker has registered test\.orphan.*--force/);
     expect(await auditOf(s.app, "dead_letter.replay_where")).toEqual([]);
 
-    const queuedBefore = (await s.app.listJobs({ jobName: "test.fail", status: "queued" })).length;
+    const queuedBefore = (await s.app.jobs.list({ jobName: "test.fail", status: "queued" })).length;
     const perIdBefore = await auditOf(s.app, "dead_letter.replay");
     const r = await cli("dead-letter", "replay", "--all", "--name", "test.fail", "--yes");
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe("replayed 3 dead-letter job(s)");
-    expect(await s.app.listJobs({ jobName: "test.fail", status: "queued" })).toHaveLength(queuedBefore + 3);
+    expect(await s.app.jobs.list({ jobName: "test.fail", status: "queued" })).toHaveLength(queuedBefore + 3);
     const rows = await auditOf(s.app, "dead_letter.replay_where");
     expect(rows).toEqual([
       expect.objectContaining({ actor: ACTOR, outcome: "ok", target: null, details: { count: 3 } }),
     ]);
     expect(rows[0]?.params).toMatchObject({ jobName: "test.fail", dryRun: false });
     // Replaying keeps the rows; no per-id audit rows for a bulk replay.
-    expect(await s.app.deadLetter.list({ jobName: "test.fail" })).toHaveLength(3);
+    expect(await s.app.deadLetters.list({ jobName: "test.fail" })).toHaveLength(3);
     expect(await auditOf(s.app, "dead_letter.replay")).toEqual(perIdBefore);
 
     const forced = await cli(
@@ -142,14 +142,14 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     expect(refused.stderr).toMatch(
       /\[SONIQ_CLI_REFUSED\] refusing to purge 2 dead-letter job\(s\) without confirmation: pass --yes/,
     );
-    expect(await s.app.deadLetter.list({ queue: "purge" })).toHaveLength(2);
+    expect(await s.app.deadLetters.list({ queue: "purge" })).toHaveLength(2);
     expect(await auditOf(s.app, "dead_letter.purge_where")).toEqual([]);
 
     const done = await cli("dead-letter", "purge", "--all", "--queue", "purge", "--yes", "--json");
     expect(done.code, done.stderr).toBe(0);
     expect(json(done)).toEqual({ count: 2, dryRun: false });
-    expect(await s.app.deadLetter.list({ queue: "purge" })).toHaveLength(0);
-    expect(await s.app.deadLetter.list({ queue: "kept" })).toHaveLength(1);
+    expect(await s.app.deadLetters.list({ queue: "purge" })).toHaveLength(0);
+    expect(await s.app.deadLetters.list({ queue: "kept" })).toHaveLength(1);
     const rows = await auditOf(s.app, "dead_letter.purge_where");
     expect(rows).toEqual([
       expect.objectContaining({ actor: ACTOR, outcome: "ok", target: null, details: { count: 2 } }),
@@ -169,13 +169,13 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     const no = await soniqOnTty(args, "n\n", { cwd: s.db.dir });
     expect(no.stdout).toContain("purge 1 dead-letter job(s)? [y/N]");
     expect(no.code).toBe(1);
-    expect(await s.app.deadLetter.list({ queue: "tty" })).toHaveLength(1);
+    expect(await s.app.deadLetters.list({ queue: "tty" })).toHaveLength(1);
     expect(await s.app.audit.list()).toEqual(auditBefore);
     const yes = await soniqOnTty(args, "y\n", { cwd: s.db.dir });
     expect(yes.code, yes.stdout).toBe(0);
     expect(yes.stdout).toContain("purged 1 dead-letter job(s)");
     expect(yes.stdout).toContain("purging [##############################] 1/1"); // the progress bar
-    expect(await s.app.deadLetter.list({ queue: "tty" })).toHaveLength(0);
+    expect(await s.app.deadLetters.list({ queue: "tty" })).toHaveLength(0);
     expect((await s.app.audit.list())[0]).toMatchObject({
       action: "dead_letter.purge_where",
       actor: ACTOR,
@@ -198,7 +198,7 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     const csv = await cli("dead-letter", "export", "--name", "test.fail", "--format", "csv");
     expect(csv.stdout).toMatch(/^id,jobName,queue,priority,attempts,maxAttempts,deadLetterReason/);
     // One record per dead letter; the multi-line last errors are quoted cells.
-    for (const row of await s.app.deadLetter.list({ jobName: "test.fail" })) {
+    for (const row of await s.app.deadLetters.list({ jobName: "test.fail" })) {
       expect(csv.stdout).toContain(`\n${row.id},test.fail,failing,`);
     }
     expect(csv.stderr).toContain("exported 3 dead-letter job(s)");
@@ -210,13 +210,13 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
       },
       { queue: "formulas", maxAttempts: 1 },
     );
-    await local.enqueue("test.formula", {});
+    await local.jobs.enqueue("test.formula", {});
     await local.worker({ queues: ["formulas"] }).runOnce();
     await local.close();
     const formula = await cli("dead-letter", "export", "--queue", "formulas", "--format", "csv");
     expect(formula.stdout).toContain(`"'=HYPERLINK(""http://evil.example"",""details"")"`);
     expect(formula.stdout).not.toMatch(/,"?=HYPERLINK/);
-    await s.app.deadLetter.purgeWhere({ queue: "formulas" });
+    await s.app.deadLetters.purgeWhere({ queue: "formulas" });
     const nowhere = await cli("dead-letter", "export", "--output", join(s.db.dir, "no", "such", "dir.jsonl"));
     expect(nowhere.code).toBe(1);
     expect(nowhere.stderr).toMatch(/^error \[SONIQ_CLI_OUTPUT\] cannot write .*dir\.jsonl: ENOENT/);

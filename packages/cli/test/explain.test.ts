@@ -38,11 +38,11 @@ describe.each(BACKENDS)("soniq jobs explain on %s", (_kind, makeDb) => {
   };
 
   it("explain/scheduled-in-future: the time it becomes due; nobody serving it makes the verdict blocked", async () => {
-    const { id } = await s.app.enqueue("test.ok", { n: 1 }, { queue: "later", delayMs: 3_600_000 });
+    const { id } = await s.app.jobs.enqueue("test.ok", { n: 1 }, { queue: "later", delayMs: 3_600_000 });
     const e = await explain(id);
     expect(e).toMatchObject({ status: "queued", verdict: "blocked" });
     expect(codes(e)).toEqual(["scheduled_in_future", ...NOBODY]);
-    const job = await s.app.getJob(id);
+    const job = await s.app.jobs.get(id);
     expect(evidence(e, "scheduled_in_future")).toEqual({ until: job?.scheduledAt.toISOString() });
     expect(evidence(e, "no_worker_for_queue")).toEqual({ queue: "later", liveWorkers: 0 });
     expect(evidence(e, "no_handler_for_job")).toEqual({ jobName: "test.ok" });
@@ -55,7 +55,7 @@ describe.each(BACKENDS)("soniq jobs explain on %s", (_kind, makeDb) => {
 
   it("explain/queue-paused: a queue paused with soniq queues pause blocks the job", async () => {
     expect((await cli("queues", "pause", "paused_q", "--create")).code).toBe(0);
-    const { id } = await s.app.enqueue("test.ok", { n: 2 }, { queue: "paused_q" });
+    const { id } = await s.app.jobs.enqueue("test.ok", { n: 2 }, { queue: "paused_q" });
     const e = await explain(id);
     expect(e).toMatchObject({ status: "queued", verdict: "blocked" });
     expect(codes(e)).toEqual(["queue_paused", ...NOBODY]);
@@ -66,7 +66,7 @@ describe.each(BACKENDS)("soniq jobs explain on %s", (_kind, makeDb) => {
   });
 
   it("explain/cancelled: a job cancelled with soniq jobs cancel", async () => {
-    const { id } = await s.app.enqueue("test.ok", { n: 3 }, { queue: "cancelled_q" });
+    const { id } = await s.app.jobs.enqueue("test.ok", { n: 3 }, { queue: "cancelled_q" });
     expect((await cli("jobs", "cancel", id)).code).toBe(0);
     const e = await explain(id);
     expect(e).toMatchObject({ status: "cancelled", verdict: "cancelled" });
@@ -74,7 +74,7 @@ describe.each(BACKENDS)("soniq jobs explain on %s", (_kind, makeDb) => {
   });
 
   it("explain/dead-lettered: the seed's dead letters, with their reason and last error", async () => {
-    const [fail] = await s.app.deadLetter.list({ jobName: "test.fail", limit: 1 });
+    const [fail] = await s.app.deadLetters.list({ jobName: "test.fail", limit: 1 });
     const e = await explain(fail?.id as string);
     expect(e).toMatchObject({ status: "dead_letter", verdict: "dead_lettered" });
     expect(codes(e)).toEqual(["dead_lettered"]);
@@ -83,7 +83,7 @@ describe.each(BACKENDS)("soniq jobs explain on %s", (_kind, makeDb) => {
       lastError: expect.stringContaining("the test asked for a failure"),
       attempts: 1,
     });
-    const [orphan] = await s.app.deadLetter.list({ jobName: "test.orphan" });
+    const [orphan] = await s.app.deadLetters.list({ jobName: "test.orphan" });
     const o = await explain(orphan?.id as string);
     expect(codes(o)).toEqual(["dead_lettered"]);
     expect(evidence(o, "dead_lettered")).toMatchObject({ reason: "job_not_found" });
@@ -116,10 +116,10 @@ describe.each(BACKENDS)("soniq jobs explain on %s", (_kind, makeDb) => {
       const r = await cli(...args);
       expect(r.code, r.stderr).toBe(0);
     }
-    const held = await s.app.enqueue("test.hold", { release }, { queue: "holding", group: "g1" });
-    const other = await s.app.enqueue("test.hold", { release }, { queue: "holding", group: "g2" });
-    const finished = await s.app.enqueue("test.ok", { n: 4 }, { queue: "finish" });
-    const retried = await s.app.enqueue("test.retry", {}, { queue: "retrying" });
+    const held = await s.app.jobs.enqueue("test.hold", { release }, { queue: "holding", group: "g1" });
+    const other = await s.app.jobs.enqueue("test.hold", { release }, { queue: "holding", group: "g2" });
+    const finished = await s.app.jobs.enqueue("test.ok", { n: 4 }, { queue: "finish" });
+    const retried = await s.app.jobs.enqueue("test.retry", {}, { queue: "retrying" });
     const worker = start(["worker", FIXTURE, "--queues", "holding,finish,retrying"], {
       cwd: s.db.dir,
       env: { SONIQ_DATABASE_URL: s.db.url },
@@ -127,10 +127,10 @@ describe.each(BACKENDS)("soniq jobs explain on %s", (_kind, makeDb) => {
     try {
       await eventually(
         async () => {
-          expect((await s.app.getJob(held.id))?.status).toBe("processing");
-          expect((await s.app.getJob(other.id))?.status).toBe("processing");
-          expect((await s.app.getJob(finished.id))?.status).toBe("done");
-          expect((await s.app.getJob(retried.id))?.attempts).toBe(1);
+          expect((await s.app.jobs.get(held.id))?.status).toBe("processing");
+          expect((await s.app.jobs.get(other.id))?.status).toBe("processing");
+          expect((await s.app.jobs.get(finished.id))?.status).toBe("done");
+          expect((await s.app.jobs.get(retried.id))?.attempts).toBe(1);
         },
         { timeoutMs: 20_000 },
       );
@@ -138,11 +138,11 @@ describe.each(BACKENDS)("soniq jobs explain on %s", (_kind, makeDb) => {
       const running = await explain(held.id);
       expect(running).toMatchObject({ status: "processing", verdict: "running" });
       expect(codes(running)).toEqual(["running"]);
-      const workerId = (await s.app.getJob(held.id))?.workerId;
+      const workerId = (await s.app.jobs.get(held.id))?.workerId;
       expect(evidence(running, "running")).toMatchObject({ workerId, pid: worker.child.pid });
 
       // Both slots of "holding" are taken, and group g1's only slot: the worker cannot claim this one.
-      const sameGroup = await s.app.enqueue("test.hold", { release }, { queue: "holding", group: "g1" });
+      const sameGroup = await s.app.jobs.enqueue("test.hold", { release }, { queue: "holding", group: "g1" });
       const blocked = await explain(sameGroup.id);
       expect(blocked).toMatchObject({ status: "queued", verdict: "blocked" });
       expect(codes(blocked)).toEqual(["queue_concurrency_full", "group_concurrency_full"]);
@@ -151,12 +151,12 @@ describe.each(BACKENDS)("soniq jobs explain on %s", (_kind, makeDb) => {
       expect(holders("queue_concurrency_full")).toEqual([held.id, other.id].sort());
       expect(holders("group_concurrency_full")).toEqual([held.id]);
 
-      const behind = await s.app.enqueue("test.hold", { release }, { queue: "holding" });
+      const behind = await s.app.jobs.enqueue("test.hold", { release }, { queue: "holding" });
       const waiting = await explain(behind.id);
       expect(codes(waiting)).toEqual(["queue_concurrency_full", "waiting_behind"]);
       expect(evidence(waiting, "waiting_behind")).toMatchObject({ ahead: 1 });
 
-      const limited = await s.app.enqueue("test.ok", { n: 5 }, { queue: "finish" });
+      const limited = await s.app.jobs.enqueue("test.ok", { n: 5 }, { queue: "finish" });
       const rate = await explain(limited.id);
       expect(rate).toMatchObject({ status: "queued", verdict: "blocked" });
       expect(codes(rate)).toEqual(["rate_limited"]);

@@ -129,7 +129,7 @@ describe.each(BACKENDS)("soniq flows on %s", (_kind, makeDb) => {
     ]);
     expect(r.stdout).toContain("replay the dead-lettered parent to resume");
     // The dead-lettered step's id is its dead letter's.
-    expect(await app.deadLetter.get(id("charge") as string)).not.toBeNull();
+    expect(await app.deadLetters.get(id("charge") as string)).not.toBeNull();
   });
 
   it("flows/show-json: the flow as soniq.flows.get returns it", async () => {

@@ -14,12 +14,12 @@ describe("soniq mcp with the app's redact", () => {
   afterAll(closeClients);
 
   it("mcp/redacted: jobs, dead letters, explain and schedules answer redacted values; the store keeps them", async () => {
-    const ok = await s.app.enqueue(
+    const ok = await s.app.jobs.enqueue(
       "secret.login",
       { user: "ann", password: "hunter2" },
       { queue: "secrets" },
     );
-    const bad = await s.app.enqueue(
+    const bad = await s.app.jobs.enqueue(
       "secret.login",
       { user: "bad", password: "hunter3" },
       { queue: "secrets" },
@@ -31,8 +31,8 @@ describe("soniq mcp with the app's redact", () => {
     try {
       await eventually(
         async () => {
-          expect(await s.app.deadLetter.get(bad.id)).not.toBeNull();
-          expect((await s.app.getJob(ok.id))?.status).toBe("done");
+          expect(await s.app.deadLetters.get(bad.id)).not.toBeNull();
+          expect((await s.app.jobs.get(ok.id))?.status).toBe("done");
           expect(await s.app.schedules.get("secret.nightly")).not.toBeNull();
         },
         { timeoutMs: 20_000 },

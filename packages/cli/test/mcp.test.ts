@@ -108,12 +108,12 @@ describe.each(BACKENDS)("soniq mcp on %s", (_kind, makeDb) => {
     const badStatus = await a.call("jobs", { status: ["queued", "sleeping"] });
     expect(badStatus.isError).toBe(true);
     expect(badStatus.text).toMatch(/status/);
-    expect(await s.app.deadLetter.list()).toHaveLength(4);
+    expect(await s.app.deadLetters.list()).toHaveLength(4);
   });
 
   it("mcp/write-refused-read-only: without --allow-writes a write is refused, not run or audited", async () => {
     const a = await agent();
-    const [row] = await s.app.deadLetter.list({ jobName: "test.fail", limit: 1 });
+    const [row] = await s.app.deadLetters.list({ jobName: "test.fail", limit: 1 });
     const before = await s.app.audit.list({ limit: 1000 });
     for (const [name, args] of [
       ["replay", { id: row?.id }],
@@ -125,7 +125,7 @@ describe.each(BACKENDS)("soniq mcp on %s", (_kind, makeDb) => {
       expect(r.text).toContain("read-only");
       expect(r.text).toContain("--allow-writes");
     }
-    expect(await s.app.deadLetter.get(row?.id as string)).not.toBeNull();
+    expect(await s.app.deadLetters.get(row?.id as string)).not.toBeNull();
     expect((await s.app.queues.get("default")).paused).toBe(false);
     expect(await s.app.audit.list({ limit: 1000 })).toHaveLength(before.length);
   });
@@ -140,7 +140,7 @@ describe.each(BACKENDS)("soniq mcp on %s", (_kind, makeDb) => {
     expect(replay).toMatchObject({ count: 3, dryRun: true });
     expect(replay.message).toContain("confirm: true");
     expect((await a.call("purge_where", {})).json()).toMatchObject({ count: 4, dryRun: true });
-    expect(await s.app.deadLetter.list()).toHaveLength(4);
+    expect(await s.app.deadLetters.list()).toHaveLength(4);
   });
 
   it("mcp/replay-audited: a confirmed replay_where and a forced replay, each audited as mcp:<client>", async () => {
@@ -151,24 +151,24 @@ describe.each(BACKENDS)("soniq mcp on %s", (_kind, makeDb) => {
     const done = (await a.call("replay_where", { name: "test.fail", confirm: true })).json();
     expect(done).toEqual({ count: 3, dryRun: false });
     // A replayed dead letter stays listed, with its replay counted.
-    const replayed = await s.app.deadLetter.list({ jobName: "test.fail" });
+    const replayed = await s.app.deadLetters.list({ jobName: "test.fail" });
     expect(replayed.map((r) => r.resurrectionCount)).toEqual([1, 1, 1]);
-    expect(await s.app.listJobs({ jobName: "test.fail", status: "queued" })).toHaveLength(3);
+    expect(await s.app.jobs.list({ jobName: "test.fail", status: "queued" })).toHaveLength(3);
     const [bulkRow] = await s.app.audit.list({ action: "dead_letter.replay_where", limit: 1 });
     expect(bulkRow).toMatchObject({ actor: "mcp:claude-desktop", outcome: "ok" });
     expect(JSON.stringify(bulkRow?.details)).toContain("3");
 
     // test.orphan has no handler in any worker: refused unless force.
-    const [orphan] = await s.app.deadLetter.list({ jobName: "test.orphan" });
+    const [orphan] = await s.app.deadLetters.list({ jobName: "test.orphan" });
     const refused = await a.call("replay", { id: orphan?.id });
     expect(refused.isError).toBe(true);
     expect(refused.text).toContain("force: true");
-    expect(await s.app.deadLetter.get(orphan?.id as string)).not.toBeNull();
+    expect(await s.app.deadLetters.get(orphan?.id as string)).not.toBeNull();
     const forced = (await a.call("replay", { id: orphan?.id, force: true })).json<{
       id: string;
       newId: string;
     }>();
-    expect((await s.app.getJob(forced.newId))?.jobName).toBe("test.orphan");
+    expect((await s.app.jobs.get(forced.newId))?.jobName).toBe("test.orphan");
     const audit = (await a.call("audit", { action: "dead_letter.replay" })).json<AuditEntry[]>();
     expect(audit[0]).toMatchObject({ actor: "mcp:claude-desktop", target: orphan?.id, outcome: "ok" });
   });
@@ -178,9 +178,9 @@ describe.each(BACKENDS)("soniq mcp on %s", (_kind, makeDb) => {
     expect((await a.call("pause_queue", { queue: "emails" })).json()).toMatchObject({ paused: true });
     expect((await s.app.queues.get("emails")).paused).toBe(true);
     expect((await a.call("resume_queue", { queue: "emails" })).json()).toMatchObject({ paused: false });
-    const { id } = await s.app.enqueue("test.ok", { n: 9 }, { queue: "emails" });
+    const { id } = await s.app.jobs.enqueue("test.ok", { n: 9 }, { queue: "emails" });
     expect((await a.call("cancel_job", { id })).json()).toEqual({ id, cancelled: true });
-    expect((await s.app.getJob(id))?.status).toBe("cancelled");
+    expect((await s.app.jobs.get(id))?.status).toBe("cancelled");
     const again = await a.call("cancel_job", { id });
     expect(again.isError).toBe(true);
     expect(again.text).toContain("Nothing was changed");

@@ -59,7 +59,7 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     // No readConnectionString here: every read goes to the one database.
     expect(view.replication).toEqual({ readReplica: false, lagMs: null });
     expect(Object.keys(view.stats as object).sort()).toEqual(STAT_KEYS);
-    expect(view.stats).toEqual(await s.app.getQueueStats());
+    expect(view.stats).toEqual(await s.app.jobs.stats());
     const queues = view.queues as { name: string; stats: Record<string, number>; lagMs: number | null }[];
     expect(queues.map((q) => q.name)).toEqual(
       expect.arrayContaining(["default", "emails", "failing", "orphans"]),
@@ -135,21 +135,21 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
     traced.use({ producer: (_event, send) => send({ traceparent: `00-${traceId}-00f067aa0ba902b7-01` }) });
     try {
-      const { id } = await traced.enqueue("test.ok", { n: 11 }, { queue: "traced" });
+      const { id } = await traced.jobs.enqueue("test.ok", { n: 11 }, { queue: "traced" });
       expect(json<{ traceId: string }>(await cli("jobs", "show", id, "--json")).traceId).toBe(traceId);
       expect((await cli("jobs", "show", id)).stdout).toMatch(new RegExp(`trace\\s+${traceId}`));
-      await traced.cancelJob(id);
+      await traced.jobs.cancel(id);
     } finally {
       await traced.close();
     }
   });
 
   it("jobs/cancel: cancels a queued job; a second cancel exits 1", async () => {
-    const { id } = await s.app.enqueue("test.ok", { n: 9 }, { queue: "cancel_me" });
+    const { id } = await s.app.jobs.enqueue("test.ok", { n: 9 }, { queue: "cancel_me" });
     const r = await cli("jobs", "cancel", id, "--json");
     expect(r.code).toBe(0);
     expect(json(r)).toEqual([{ id, cancelled: true }]);
-    expect((await s.app.getJob(id))?.status).toBe("cancelled");
+    expect((await s.app.jobs.get(id))?.status).toBe("cancelled");
     const again = await cli("jobs", "cancel", id);
     expect(again.code).toBe(1);
     expect(again.stdout).toContain(`not cancelled ${id}`);
@@ -225,7 +225,7 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     );
   });
   it("jobs/show-progress: a running job's progress as a bar with its value; --json carries it", async () => {
-    const { id } = await s.app.enqueue("test.ok", { n: 9 }, { queue: "progress_q" });
+    const { id } = await s.app.jobs.enqueue("test.ok", { n: 9 }, { queue: "progress_q" });
     const claimed = await s.app.backend.runs.claim({ queues: ["progress_q"], limit: 1, workerId: null });
     expect(claimed.jobs.map((j) => j.id)).toEqual([id]);
     await s.app.backend.runs.reportProgress([{ id, attempt: 1, value: { done: 1, total: 4 } }]);
@@ -236,6 +236,6 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
       done: 1,
       total: 4,
     });
-    expect(await s.app.cancelJob(id)).toBe(true);
+    expect(await s.app.jobs.cancel(id)).toBe(true);
   });
 });

@@ -14,12 +14,12 @@ describe("soniq with the app's redact", () => {
 
   it("redact/cli-everywhere: show, list, export, explain and schedules print redacted values; the store keeps them", async () => {
     const local = s.app;
-    const ok = await local.enqueue(
+    const ok = await local.jobs.enqueue(
       "secret.login",
       { user: "ann", password: "hunter2" },
       { queue: "secrets" },
     );
-    const bad = await local.enqueue(
+    const bad = await local.jobs.enqueue(
       "secret.login",
       { user: "bad", password: "hunter3" },
       { queue: "secrets" },
@@ -29,10 +29,10 @@ describe("soniq with the app's redact", () => {
       env: { SONIQ_DATABASE_URL: s.db.url },
     });
     try {
-      await eventually(async () => expect(await local.deadLetter.get(bad.id)).not.toBeNull(), {
+      await eventually(async () => expect(await local.deadLetters.get(bad.id)).not.toBeNull(), {
         timeoutMs: 20_000,
       });
-      await eventually(async () => expect((await local.getJob(ok.id))?.status).toBe("done"), {
+      await eventually(async () => expect((await local.jobs.get(ok.id))?.status).toBe("done"), {
         timeoutMs: 20_000,
       });
       await eventually(async () => expect(await local.schedules.get("secret.nightly")).not.toBeNull(), {

@@ -130,7 +130,7 @@ describe.each(BACKENDS)("soniq schedules on %s", (_kind, makeDb) => {
     const times = ticks.map((t) => Date.parse(t.tickAt));
     expect(times).toEqual([...times].sort((a, b) => b - a));
     for (const t of fired) {
-      const job = await app.getJob(t.jobId as string);
+      const job = await app.jobs.get(t.jobId as string);
       expect(job).toMatchObject({ jobName: NAME, args: { from: "schedule" } });
     }
     const limited = await cli("schedules", "history", NAME, "--limit", "1", "--json");
@@ -185,7 +185,7 @@ describe.each(BACKENDS)("soniq schedules on %s", (_kind, makeDb) => {
     expect(r.code, r.stderr).toBe(0);
     const id = r.stdout.match(/^triggered test\.tick: job ([0-9a-f-]{36})$/m)?.[1];
     expect(id, r.stdout).toBeDefined();
-    expect(await app.getJob(id as string)).toMatchObject({ jobName: NAME, args: { from: "schedule" } });
+    expect(await app.jobs.get(id as string)).toMatchObject({ jobName: NAME, args: { from: "schedule" } });
     const ticks = await cli("schedules", "history", NAME, "--limit", "1000", "--json");
     expect(json<Tick[]>(ticks)).toContainEqual(
       expect.objectContaining({ outcome: "fired", reason: "trigger", jobId: id }),
@@ -194,7 +194,7 @@ describe.each(BACKENDS)("soniq schedules on %s", (_kind, makeDb) => {
     const doc = json<{ name: string; jobId: string }>(asJson);
     expect(Object.keys(doc)).toEqual(["name", "jobId"]);
     expect(doc.name).toBe(NAME);
-    expect((await app.getJob(doc.jobId))?.jobName).toBe(NAME);
+    expect((await app.jobs.get(doc.jobId))?.jobName).toBe(NAME);
   });
 
   it("status: the schedules section and status --json list the stored schedule", async () => {
@@ -253,7 +253,7 @@ describe.each(BACKENDS)("soniq schedules on %s", (_kind, makeDb) => {
       async () => {
         const fired = (await history()).find((t) => t.outcome === "fired" && t.reason !== "trigger");
         expect(fired).toBeDefined();
-        expect((await app.getJob(fired?.jobId as string))?.status).toBe("done");
+        expect((await app.jobs.get(fired?.jobId as string))?.status).toBe("done");
       },
       { timeoutMs: 30_000 },
     );

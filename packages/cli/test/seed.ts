@@ -49,17 +49,17 @@ export function useSeededDatabase(makeDb: () => TestDb): Seeded {
     const setup = await s.cli("setup");
     expect(setup.code, setup.stderr).toBe(0);
     s.app = await openApp(s.db);
-    for (let i = 0; i < 3; i++) await s.app.enqueue("test.fail", { i }, { queue: "failing" });
-    await s.app.enqueue("test.orphan", {}, { queue: "orphans" });
+    for (let i = 0; i < 3; i++) await s.app.jobs.enqueue("test.fail", { i }, { queue: "failing" });
+    await s.app.jobs.enqueue("test.orphan", {}, { queue: "orphans" });
     const worker = start(["worker", FIXTURE], { cwd: s.db.dir, env: { SONIQ_DATABASE_URL: s.db.url } });
-    await eventually(async () => expect(await s.app.deadLetter.list()).toHaveLength(4), {
+    await eventually(async () => expect(await s.app.deadLetters.list()).toHaveLength(4), {
       timeoutMs: 20_000,
     });
     worker.child.kill("SIGTERM");
     s.firstWorker = await worker.exited;
-    await s.app.enqueue("test.ok", { n: 1 });
-    await s.app.enqueue("test.ok", { n: 2 });
-    await s.app.enqueue("test.ok", { n: 3 }, { queue: "emails" });
+    await s.app.jobs.enqueue("test.ok", { n: 1 });
+    await s.app.jobs.enqueue("test.ok", { n: 2 });
+    await s.app.jobs.enqueue("test.ok", { n: 3 }, { queue: "emails" });
   });
 
   afterAll(async () => {

@@ -257,7 +257,7 @@ describe.each(BACKENDS)("soniq webhooks on %s", (_kind, makeDb) => {
     app.job("test.hook_fail", async () => {
       throw new PermanentError("no such card");
     });
-    const job = await app.enqueue("test.hook_fail", {}, { queue: "hooks" });
+    const job = await app.jobs.enqueue("test.hook_fail", {}, { queue: "hooks" });
     const worker = app.worker({ queues: ["hooks"], pollIntervalMs: 50 });
     await worker.start();
     try {

@@ -36,7 +36,7 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
 
   it("worker/sigterm-finishes-in-flight: a job running at SIGTERM completes, then exit 0", async () => {
     const release = join(s.db.dir, "release-hold");
-    const { id } = await s.app.enqueue("test.hold", { release }, { queue: "hold" });
+    const { id } = await s.app.jobs.enqueue("test.hold", { release }, { queue: "hold" });
     const worker = start(
       ["worker", FIXTURE, "--queues", "hold", "--concurrency", "2", "--log-format", "json"],
       {
@@ -44,17 +44,17 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
         env: { SONIQ_DATABASE_URL: s.db.url },
       },
     );
-    await eventually(async () => expect((await s.app.getJob(id))?.status).toBe("processing"), {
+    await eventually(async () => expect((await s.app.jobs.get(id))?.status).toBe("processing"), {
       timeoutMs: 20_000,
     });
     worker.child.kill("SIGTERM");
     await eventually(() => expect(worker.stdout()).toContain('"event":"stopping"'), { timeoutMs: 10_000 });
     expect(worker.child.exitCode).toBeNull(); // still waiting for the job
-    expect((await s.app.getJob(id))?.status).toBe("processing");
+    expect((await s.app.jobs.get(id))?.status).toBe("processing");
     writeFileSync(release, "go");
     const exited = await worker.exited;
     expect(exited.code, exited.stderr).toBe(0);
-    expect((await s.app.getJob(id))?.status).toBe("done");
+    expect((await s.app.jobs.get(id))?.status).toBe("done");
     const events = exited.stdout
       .trim()
       .split("\n")
@@ -64,7 +64,7 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
   });
 
   it("worker/second-signal-forces: a second SIGTERM exits 1 at once; the job stays for recovery", async () => {
-    const { id } = await s.app.enqueue(
+    const { id } = await s.app.jobs.enqueue(
       "test.hold",
       { release: join(s.db.dir, "never") },
       { queue: "forced" },
@@ -73,7 +73,7 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
       cwd: s.db.dir,
       env: { SONIQ_DATABASE_URL: s.db.url },
     });
-    await eventually(async () => expect((await s.app.getJob(id))?.status).toBe("processing"), {
+    await eventually(async () => expect((await s.app.jobs.get(id))?.status).toBe("processing"), {
       timeoutMs: 20_000,
     });
     worker.child.kill("SIGTERM");
@@ -82,7 +82,7 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     const exited = await worker.exited;
     expect(exited.code).toBe(1);
     expect(exited.stdout).toMatch(/forced\s+SIGTERM again: exiting now/);
-    expect((await s.app.getJob(id))?.status).toBe("processing"); // left for stale-worker recovery
-    expect(await s.app.cancelJob(id)).toBe(true);
+    expect((await s.app.jobs.get(id))?.status).toBe("processing"); // left for stale-worker recovery
+    expect(await s.app.jobs.cancel(id)).toBe(true);
   });
 });

@@ -4,7 +4,8 @@
  * Postgres only: the heartbeat is aged with one UPDATE (the rule itself is core's and tested there).
  */
 import { randomUUID } from "node:crypto";
-import { type Soniq, shortId } from "@soniq/core";
+import type { Soniq } from "@soniq/core";
+import { shortId } from "@soniq/core/ops";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { assertBuilt, json, openApp, postgresDb, soniqCli } from "./cli.js";

@@ -53,8 +53,10 @@ export {
   WEBHOOK_DELIVERY_STATUSES,
   WEBHOOK_EVENTS,
   type WebhookDelivery,
+  type WebhookDeliveryStatus,
   type WebhookEndpoint,
   type WebhookEvent,
+  type WebhookPayload,
 } from "./common/types.js";
 export type { Backend, BackendTx, MigrationReport, MigrationStatus } from "./contract/index.js";
 export type { BulkOptions, BulkResult, DeadLetterBulkFilter } from "./dead-letters/bulk.js";
@@ -75,6 +77,7 @@ export type { MetricsPoint, MetricsSeriesFilter } from "./observability/series.j
 export type { QueueConfig } from "./queues/service.js";
 export type { ScheduleSpec } from "./schedules/declare.js";
 export type { Scheduler, SchedulerOptions } from "./schedules/scheduler.js";
+export type { WorkerScheduleOptions } from "./schedules/worker.js";
 export type { WebhookRegistration, WebhookUpdate } from "./webhooks/input.js";
 export type { WebhookOptions } from "./webhooks/options.js";
 export type { WebhookDeliveryFilter } from "./webhooks/service.js";

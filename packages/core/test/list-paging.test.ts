@@ -77,7 +77,9 @@ describe("lists/keyset", () => {
     expect(await invalidField(() => soniq.jobs.list({ after: { createdAt: at, id }, offset: 5 }))).toBe(
       "jobs.list(filter).offset",
     );
-    expect(await invalidField(() => soniq.jobs.list({ after: "x" as never }))).toBe("jobs.list(filter).after");
+    expect(await invalidField(() => soniq.jobs.list({ after: "x" as never }))).toBe(
+      "jobs.list(filter).after",
+    );
     expect(
       await invalidField(() => soniq.jobs.list({ after: { createdAt: new Date(Number.NaN), id } })),
     ).toBe("jobs.list(filter).after.createdAt");

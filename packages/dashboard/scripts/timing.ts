@@ -61,16 +61,16 @@ async function measure(route: string, run: (i: number) => Promise<number>, runs 
   console.error(`${route}: ${times.map((t) => t.toFixed(0)).join(" ")} ms`);
 }
 
-const [doneJob] = await soniq.listJobs({ status: "done", limit: 1 });
-const queued = await soniq.listJobs({ status: "queued", limit: 12 });
-const dead = await soniq.deadLetter.list({ limit: 24 });
+const [doneJob] = await soniq.jobs.list({ status: "done", limit: 1 });
+const queued = await soniq.jobs.list({ status: "queued", limit: 12 });
+const dead = await soniq.deadLetters.list({ limit: 24 });
 if (!doneJob || queued.length < 12 || dead.length < 24)
   throw new Error("seed the database first (pnpm seed)");
 const deadId = dead[0]?.id as string;
 // Cursors as the pages issue them, at the 500,000th job and the 50,000th dead letter (found once through
 // core's offset paging, which is the slow part and not timed).
-const [deepJob] = await soniq.listJobs({ offset: 499_999, limit: 1 });
-const [deepDead] = await soniq.deadLetter.list({ offset: 49_999, limit: 1 });
+const [deepJob] = await soniq.jobs.list({ offset: 499_999, limit: 1 });
+const [deepDead] = await soniq.deadLetters.list({ offset: 49_999, limit: 1 });
 if (!deepJob || !deepDead) throw new Error("seed the database first (pnpm seed)");
 const at = (d: "older" | "newer", t: Date, i: string) => encodeCursor({ d, t: t.getTime(), i });
 const deepNext = at("older", deepJob.createdAt, deepJob.id);

@@ -147,8 +147,8 @@ export function resolveOptions(options: DashboardOptions): ResolvedDashboardOpti
   if (
     typeof soniq !== "object" ||
     soniq === null ||
-    !("getJob" in soniq) ||
-    typeof soniq.getJob !== "function"
+    !("jobs" in soniq) ||
+    typeof (soniq.jobs as { get?: unknown } | null)?.get !== "function"
   ) {
     problems.push("soniq must be a Soniq instance");
   }

@@ -1,5 +1,5 @@
 /**
- * Cursor pages over core's keyset lists (`listJobs` / `deadLetter.list` with `after` or `before` a row).
+ * Cursor pages over core's keyset lists (`jobs.list` / `deadLetters.list` with `after` or `before` a row).
  * A cursor is opaque in the URL: base64url JSON of the direction and the sort key (instant in epoch ms,
  * id) of the row the page starts from (core places a job by its id alone, ids being time-ordered; the instant
  * stays in the cursor for dead letters and for cursors issued before). "Next" continues after the last row shown (older rows), "previous"

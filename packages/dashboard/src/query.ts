@@ -2,7 +2,9 @@
  * Query-string and body validation. Every malformed input is a 400 (`bad_request`) and an id that
  * cannot name anything is a 404, so no bad input reaches core as a 5xx.
  */
-import { JOB_NAME_PATTERN, JOB_STATUSES, type JobStatus } from "@soniq/core";
+
+import { JOB_STATUSES, type JobStatus } from "@soniq/core";
+import { JOB_NAME_PATTERN } from "@soniq/core/ops";
 import { badRequest, notFound } from "./errors.js";
 
 export const MAX_LIMIT = 1000;

@@ -20,7 +20,7 @@ describe("GET /api/stats", () => {
     const res = await call(handler, "/api/stats");
     expect(res.status).toBe(200);
     const body = await json<{ stats: Record<string, number> }>(res);
-    expect(body.stats).toEqual(await app.soniq.getQueueStats());
+    expect(body.stats).toEqual(await app.soniq.jobs.stats());
     expect(Object.keys(body.stats).sort()).toEqual([
       "cancelled",
       "dead_letter",
@@ -64,7 +64,7 @@ describe("GET /api/jobs", () => {
       seen.push(...page.jobs.map((j) => j.id));
       cursor = page.nextCursor;
       if (pages === 0)
-        await app.soniq
+        await app.soniq.jobs
           .enqueue("reports.build", {}, { queue: "reports" })
           .then((r) => app.reports.push(r.id));
       pages++;
@@ -131,7 +131,7 @@ describe("GET /api/jobs/:id", () => {
     expect(res.status).toBe(200);
     expect(body.job.lastError).toContain("gateway timeout");
     expect(body.job.attempts).toBe(1);
-    const explained = JSON.parse(JSON.stringify(await app.soniq.explain(app.retrying[0] as string)));
+    const explained = JSON.parse(JSON.stringify(await app.soniq.jobs.explain(app.retrying[0] as string)));
     expect(body.explain).toEqual(explained);
     expect(body.explain).toMatchObject({ status: "queued", verdict: "blocked" });
     expect(body.explain.reasons.map((r) => r.code)).toContain("retry_backoff");
@@ -188,7 +188,7 @@ describe("GET /api/queues and /api/workers", () => {
       expect(body.queues.map((q) => q.name)).toEqual(["default", "reports"]);
       expect(body.queues.find((q) => q.name === "reports")).toMatchObject({
         paused: true,
-        stats: await app.soniq.getQueueStats({ queue: "reports" }),
+        stats: await app.soniq.jobs.stats({ queue: "reports" }),
         lagMs: expect.any(Number),
       });
     } finally {

@@ -45,8 +45,8 @@ describe("without API keys", () => {
       expect(body.error.code).toBe("writes_disabled");
       expect(body.error.message).toContain("apiKeys");
     }
-    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
-    expect(await app.soniq.deadLetter.get(app.dead[0] as string)).not.toBeNull();
+    expect((await app.soniq.jobs.get(app.reports[0] as string))?.status).toBe("queued");
+    expect(await app.soniq.deadLetters.get(app.dead[0] as string)).not.toBeNull();
   });
 });
 
@@ -72,7 +72,7 @@ describe("with API keys", () => {
     const res = await call(keyed, `/api/jobs/${app.reports[0]}/cancel`, { method: "POST", key: READ_KEY });
     expect(res.status).toBe(403);
     expect((await json<ErrorBody>(res)).error.code).toBe("forbidden");
-    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
+    expect((await app.soniq.jobs.get(app.reports[0] as string))?.status).toBe("queued");
   });
 
   it("auth/bearer-origin: a bearer write with a foreign Origin is refused, with its own origin accepted", async () => {
@@ -84,7 +84,7 @@ describe("with API keys", () => {
     });
     expect(foreign.status).toBe(403);
     expect((await json<ErrorBody>(foreign)).error.code).toBe("csrf");
-    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
+    expect((await app.soniq.jobs.get(app.reports[0] as string))?.status).toBe("queued");
     const own = await call(keyed, path, { method: "POST", key: WRITE_KEY, origin: ORIGIN });
     expect(own.status).toBe(200);
     expect((await json<{ cancelled: boolean }>(own)).cancelled).toBe(true);
@@ -114,7 +114,7 @@ describe("with API keys", () => {
       headers: { "x-csrf-token": csrf },
     });
     expect(foreign.status).toBe(403);
-    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
+    expect((await app.soniq.jobs.get(app.reports[0] as string))?.status).toBe("queued");
     const ok = await call(keyed, path, {
       method: "POST",
       cookie,
@@ -122,7 +122,7 @@ describe("with API keys", () => {
       headers: { "x-csrf-token": csrf },
     });
     expect(ok.status).toBe(200);
-    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("cancelled");
+    expect((await app.soniq.jobs.get(app.reports[0] as string))?.status).toBe("cancelled");
   });
 
   it("auth/login-logout: a wrong key is refused; logout ends the session", async () => {
@@ -167,14 +167,14 @@ describe("write routes", () => {
     const res = await call(keyed, `/api/dead-letters/${app.dead[0]}/replay`, w);
     expect(res.status).toBe(200);
     const { jobId } = await json<{ jobId: string }>(res);
-    const job = await app.soniq.getJob(jobId);
+    const job = await app.soniq.jobs.get(jobId);
     expect(job).toMatchObject({
       status: "queued",
       attempts: 0,
       jobName: "billing.charge",
       args: { cents: -1 },
     });
-    expect((await app.soniq.deadLetter.get(app.dead[0] as string))?.resurrectionCount).toBe(1);
+    expect((await app.soniq.deadLetters.get(app.dead[0] as string))?.resurrectionCount).toBe(1);
     expect(
       (await call(keyed, "/api/dead-letters/00000000-0000-0000-0000-000000000000/replay", w)).status,
     ).toBe(404);
@@ -182,7 +182,7 @@ describe("write routes", () => {
 
   it("write/purge: deletes the row; a second purge is 404", async () => {
     expect((await call(keyed, `/api/dead-letters/${app.dead[0]}/purge`, w)).status).toBe(200);
-    expect(await app.soniq.deadLetter.get(app.dead[0] as string)).toBeNull();
+    expect(await app.soniq.deadLetters.get(app.dead[0] as string)).toBeNull();
     expect((await call(keyed, `/api/dead-letters/${app.dead[0]}/purge`, w)).status).toBe(404);
   });
 
@@ -192,13 +192,13 @@ describe("write routes", () => {
       body: { filter: { name: "billing.charge" }, dryRun: true },
     });
     expect(await json(dry)).toMatchObject({ action: "replay", dryRun: true, count: 3 });
-    expect((await app.soniq.getQueueStats()).queued).toBe(3);
+    expect((await app.soniq.jobs.stats()).queued).toBe(3);
     const run = await call(keyed, "/api/dead-letters/replay-where", {
       ...w,
       body: { filter: { name: "billing.charge" } },
     });
     expect(await json(run)).toMatchObject({ dryRun: false, count: 3, failed: [] });
-    expect((await app.soniq.listJobs({ status: "queued", jobName: "billing.charge" })).length).toBe(4);
+    expect((await app.soniq.jobs.list({ status: "queued", jobName: "billing.charge" })).length).toBe(4);
   });
 
   it("write/purge-where: by filter and by selected ids", async () => {
@@ -212,7 +212,7 @@ describe("write routes", () => {
       body: { filter: { q: "declined for -2" } },
     });
     expect(await json(byText)).toMatchObject({ count: 1 });
-    expect((await app.soniq.deadLetter.list()).map((d) => d.id)).toEqual([app.dead[2]]);
+    expect((await app.soniq.deadLetters.list()).map((d) => d.id)).toEqual([app.dead[2]]);
   });
 
   it("write/bad-bodies: malformed bodies are 400 and change nothing", async () => {
@@ -232,7 +232,7 @@ describe("write routes", () => {
       const res = await call(keyed, "/api/dead-letters/purge-where", { ...w, body });
       expect(res.status, JSON.stringify(body).slice(0, 60)).toBe(400);
     }
-    expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+    expect((await app.soniq.jobs.stats()).dead_letter).toBe(3);
   });
 
   it("write/queue-configure: the body goes to soniq.queues.configure as is; core's refusals are 400 and change nothing", async () => {

@@ -111,12 +111,12 @@ describe.each(targets)("on $name", (target) => {
       await post("/api/dead-letters/replay-where", { filter: { reason: "permanent_failure" } }),
     );
     expect(run).toMatchObject({ count: 3, failed: [] });
-    expect((await app.soniq.listJobs({ jobName: "billing.charge", status: "queued" })).length).toBe(4);
+    expect((await app.soniq.jobs.list({ jobName: "billing.charge", status: "queued" })).length).toBe(4);
     const purged = await json<{ count: number }>(
       await post("/api/dead-letters/purge-where", { ids: app.dead.slice(0, 2) }),
     );
     expect(purged.count).toBe(2);
-    expect((await app.soniq.getQueueStats()).dead_letter).toBe(1);
+    expect((await app.soniq.jobs.stats()).dead_letter).toBe(1);
   });
 
   it("backend/flows: list, a flow's page and graph, the held parent's replay and cancel on real flows", async () => {

@@ -38,7 +38,7 @@ describe("in chromium", { timeout: 60_000 }, () => {
         page.click("button:has-text('Trigger now')"),
       ]);
       const jobId = new URL(page.url()).pathname.split("/").pop() as string;
-      expect(await sched.soniq.getJob(jobId)).toMatchObject({
+      expect(await sched.soniq.jobs.get(jobId)).toMatchObject({
         jobName: "reports.build",
         status: "queued",
         queue: "reports",

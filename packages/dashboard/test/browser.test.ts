@@ -39,7 +39,7 @@ describe("in chromium", { timeout: 60_000 }, () => {
 
   it("browser/overview: the six stats after logging in (screenshot)", async () => {
     const page = await loggedIn(WRITE_KEY);
-    const stats = await app.soniq.getQueueStats();
+    const stats = await app.soniq.jobs.stats();
     for (const key of ["total", "queued", "done", "dead_letter"] as const) {
       await expect(page.textContent(`[data-stat=${key}] .value`)).resolves.toBe(String(stats[key]));
     }
@@ -73,8 +73,8 @@ describe("in chromium", { timeout: 60_000 }, () => {
     await page.goto(`${server.url}/dead-letters/${id}`);
     await Promise.all([page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/), page.click("button:has-text('Replay')")]);
     const newId = new URL(page.url()).pathname.split("/").pop() as string;
-    expect((await app.soniq.getJob(newId))?.status).toBe("queued");
-    expect((await app.soniq.deadLetter.get(id))?.resurrectionCount).toBe(1);
+    expect((await app.soniq.jobs.get(newId))?.status).toBe("queued");
+    expect((await app.soniq.deadLetters.get(id))?.resurrectionCount).toBe(1);
     await page.goto(`${server.url}/audit`);
     await expect(
       page.locator("tr[data-audit-action='dead_letter.replay']").first().textContent(),
@@ -89,11 +89,11 @@ describe("in chromium", { timeout: 60_000 }, () => {
     await expect(page.textContent(".confirm p")).resolves.toBe(
       `Would replay ${app.dead.length} dead-letter job(s).`,
     );
-    const before = (await app.soniq.listJobs({ status: "queued", jobName: "billing.charge" })).length;
+    const before = (await app.soniq.jobs.list({ status: "queued", jobName: "billing.charge" })).length;
     await page.click(".confirm button:has-text('Confirm')");
     await page.waitForSelector("#flash.ok");
     await expect(page.textContent("#flash")).resolves.toBe(`Replayed ${app.dead.length} dead-letter job(s).`);
-    expect((await app.soniq.listJobs({ status: "queued", jobName: "billing.charge" })).length).toBe(
+    expect((await app.soniq.jobs.list({ status: "queued", jobName: "billing.charge" })).length).toBe(
       before + app.dead.length,
     );
   });
@@ -114,7 +114,7 @@ describe("in chromium", { timeout: 60_000 }, () => {
       return res.status;
     }, app.dead[1] as string);
     expect(status).toBe(403);
-    expect(await app.soniq.deadLetter.get(app.dead[1] as string)).not.toBeNull();
+    expect(await app.soniq.deadLetters.get(app.dead[1] as string)).not.toBeNull();
   });
 
   it("browser/theme-refresh-keyboard: dark mode toggle, auto-refresh updates and pauses, skip link first", async () => {
@@ -127,8 +127,8 @@ describe("in chromium", { timeout: 60_000 }, () => {
       ).resolves.toBe("skip");
       await page.click("#theme-toggle");
       await expect(page.getAttribute("html", "data-theme")).resolves.toBe("dark");
-      const total = (await app.soniq.getQueueStats()).total;
-      await app.soniq.enqueue("reports.build", {}, { queue: "reports" });
+      const total = (await app.soniq.jobs.stats()).total;
+      await app.soniq.jobs.enqueue("reports.build", {}, { queue: "reports" });
       await page.waitForFunction(
         (t) =>
           (globalThis as unknown as InPage).document.querySelector("[data-stat=total] .value")

@@ -13,7 +13,7 @@ async function deadLetters(count: number, now: () => number): Promise<Soniq> {
   const fail = soniq.job("imports.row", async () => {
     throw new PermanentError("bad row");
   });
-  await soniq.enqueueMany(Array.from({ length: count }, (_, i) => ({ job: fail, args: { i } })));
+  await soniq.jobs.enqueueMany(Array.from({ length: count }, (_, i) => ({ job: fail, args: { i } })));
   await soniq.worker({ concurrency: 50 }).runOnce({ maxJobs: count });
   return soniq;
 }
@@ -41,7 +41,7 @@ describe("bulk over many pages", () => {
     }, async () => {
       const soniq = await deadLetters(2_300, c.clock());
       try {
-        expect((await soniq.getQueueStats()).dead_letter).toBe(2_300);
+        expect((await soniq.jobs.stats()).dead_letter).toBe(2_300);
         const handler = handlerFor(soniq, { apiKeys: KEYS });
         const post = (body: unknown) =>
           call(handler, "/api/dead-letters/purge-where", { method: "POST", key: WRITE_KEY, body });
@@ -55,7 +55,7 @@ describe("bulk over many pages", () => {
           count: 2_300,
           failed: [],
         });
-        expect((await soniq.getQueueStats()).dead_letter).toBe(0);
+        expect((await soniq.jobs.stats()).dead_letter).toBe(0);
       } finally {
         await soniq.close();
       }

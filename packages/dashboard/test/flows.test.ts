@@ -81,7 +81,7 @@ describe("flows API", () => {
     expect(res.status).toBe(200);
     const body = await json<{ replayed: boolean; jobId: string; deadLetterId: string }>(res);
     expect(body.deadLetterId).toBe(flows.deadCharge);
-    expect((await app.soniq.getJob(body.jobId))?.status).toBe("queued");
+    expect((await app.soniq.jobs.get(body.jobId))?.status).toBe("queued");
     const audit = await app.soniq.audit.list({ action: "dead_letter.replay" });
     expect(audit[0]).toMatchObject({ actor: "dashboard:ops", target: flows.deadCharge });
     // The new charge took the step's place: once it is done, the held steps run and the flow succeeds.
@@ -113,7 +113,7 @@ describe("flows API", () => {
     }
     expect(await app.soniq.audit.list({ action: "flow.cancel" })).toEqual([]);
     expect((await app.soniq.flows.get(flows.running))?.state).toBe("running");
-    expect((await app.soniq.deadLetter.get(flows.deadCharge))?.resurrectionCount).toBe(0);
+    expect((await app.soniq.deadLetters.get(flows.deadCharge))?.resurrectionCount).toBe(0);
     expect(bodyShapeFor(`/flows/${flows.held}/cancel`)).toBe(FLOW_BODY);
     expect(bodyShapeFor(`/flows/${flows.held}/steps/charge/replay`)).toBe(FLOW_BODY);
   });

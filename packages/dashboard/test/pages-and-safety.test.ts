@@ -3,7 +3,8 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { memoryBackend } from "@soniq/backend-memory";
-import { isSoniqError, Soniq, shortId } from "@soniq/core";
+import { isSoniqError, Soniq } from "@soniq/core";
+import { shortId } from "@soniq/core/ops";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dashboard, nodeListener, serveDashboard } from "../src/index.js";
 import { call, handlerFor, json, KEYS, login, type Seeded, seededApp, WRITE_KEY } from "./support.js";
@@ -15,7 +16,7 @@ const EVIL = `<script>alert("x")</script><img src=x onerror=alert(1)>`;
 
 beforeAll(async () => {
   app = await seededApp();
-  await app.soniq
+  await app.soniq.jobs
     .enqueue("reports.build", { title: EVIL }, { queue: "reports" })
     .then((r) => (evilId = r.id));
   handler = handlerFor(app.soniq);
@@ -118,7 +119,7 @@ describe("pages", () => {
     traced.job("traced.job", async () => null);
     traced.use({ producer: (_event, send) => send({ traceparent: `00-${traceId}-00f067aa0ba902b7-01` }) });
     try {
-      const { id } = await traced.enqueue("traced.job", {});
+      const { id } = await traced.jobs.enqueue("traced.job", {});
       const plain = await (await call(handlerFor(traced), `/jobs/${id}`)).text();
       expect(plain).toContain(`<code data-testid="job-trace">${traceId}</code>`);
       const linked = handlerFor(traced, { traceUrl: (t) => `https://jaeger.example.com/trace/${t}` });
@@ -225,9 +226,9 @@ describe("safety", () => {
       expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const res = await fetch(`${server.url}/api/stats`);
       expect(res.status).toBe(200);
-      // The sum of soniq.queues.list(): on a small table every count is exact, so it equals getQueueStats().
+      // The sum of soniq.queues.list(): on a small table every count is exact, so it equals jobs.stats().
       expect((await res.json()) as unknown).toEqual({
-        stats: await app.soniq.getQueueStats(),
+        stats: await app.soniq.jobs.stats(),
         estimated: [],
       });
     } finally {
@@ -255,7 +256,7 @@ describe("safety", () => {
         headers: { authorization: `Bearer ${WRITE_KEY}` },
       });
       expect(res.status).toBe(200);
-      expect((await app.soniq.getJob(app.reports[1] as string))?.status).toBe("cancelled");
+      expect((await app.soniq.jobs.get(app.reports[1] as string))?.status).toBe("cancelled");
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

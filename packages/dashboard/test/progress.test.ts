@@ -14,7 +14,7 @@ async function reporting(value: unknown, redact?: string[]) {
   const soniq = new Soniq({ backend: memoryBackend(), ...(redact ? { redact } : {}) });
   open.push(soniq);
   soniq.job("reports.build", async () => "ok");
-  const { id } = await soniq.enqueue("reports.build", {});
+  const { id } = await soniq.jobs.enqueue("reports.build", {});
   const [job] = (await soniq.backend.runs.claim({ queues: null, limit: 1, workerId: null })).jobs;
   await soniq.backend.runs.reportProgress([{ id, attempt: job?.attempts ?? 1, value }]);
   return { soniq, id, handler: handlerFor(soniq) };

@@ -1,5 +1,5 @@
 /** The queue tables say what the CLI says: the same state word and the same limits, read-only or not. */
-import { queueLimitsText } from "@soniq/core";
+import { queueLimitsText } from "@soniq/core/ops";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, handlerFor, type Seeded, seededApp } from "./support.js";
 

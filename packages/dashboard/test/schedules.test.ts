@@ -118,7 +118,7 @@ describe("schedule reads (memory backend)", () => {
       })),
     );
     // the fired jobs are real jobs on the schedule's queue with its args
-    const job = await app.soniq.getJob(app.fired[0] as string);
+    const job = await app.soniq.jobs.get(app.fired[0] as string);
     expect(job).toMatchObject({ jobName: "reports.build", queue: "reports", args: { kind: "hourly" } });
     const limited = await json<Detail>(await call(keyed, "/api/schedules/reports.hourly?limit=1", r));
     expect(limited.history.map((t) => t.tickAt)).toEqual([at(3 * HOUR)]);
@@ -195,7 +195,7 @@ describe("schedule writes (memory backend)", () => {
     expect(res.status).toBe(200);
     const body = await json<{ ok: boolean; action: string; jobId: string }>(res);
     expect(body).toMatchObject({ ok: true, schedule: "reports.nightly", action: "trigger" });
-    const job = await app.soniq.getJob(body.jobId);
+    const job = await app.soniq.jobs.get(body.jobId);
     expect(job).toMatchObject({ jobName: "reports.build", status: "queued", args: { kind: "nightly" } });
     const detail = await json<Detail>(await call(keyed, "/api/schedules/reports.nightly", r));
     expect(detail.history).toEqual([
@@ -261,7 +261,11 @@ describe("schedules on SQLite", () => {
     try {
       await soniq.setup();
       const job = soniq.job("reports.build", async () => ({ ok: true }));
-      soniq.periodic(job, { name: "reports.daily", cron: "30 6 * * *", timezone: "America/New_York" });
+      soniq.schedules.declare(job, {
+        name: "reports.daily",
+        cron: "30 6 * * *",
+        timezone: "America/New_York",
+      });
       const scheduler = soniq.scheduler({ checkIntervalMs: 60_000 });
       await scheduler.check();
       await scheduler.stop();
@@ -279,7 +283,7 @@ describe("schedules on SQLite", () => {
       const triggered = await json<{ jobId: string }>(
         await call(h, "/api/schedules/reports.daily/trigger", w),
       );
-      expect((await soniq.getJob(triggered.jobId))?.jobName).toBe("reports.build");
+      expect((await soniq.jobs.get(triggered.jobId))?.jobName).toBe("reports.build");
       expect((await call(h, "/api/schedules/reports.daily/pause", w)).status).toBe(200);
 
       const detail = await json<Detail>(await call(h, "/api/schedules/reports.daily", r));

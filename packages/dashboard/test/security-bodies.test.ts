@@ -55,7 +55,7 @@ describe("body size", () => {
     } as RequestInit);
     expect(early.status).toBe(413);
     expect(declared.pulled()).toBeLessThanOrEqual(64 * 1024 * 2);
-    expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+    expect((await app.soniq.jobs.stats()).dead_letter).toBe(3);
   });
 });
 

@@ -26,7 +26,7 @@ describe("strict bodies", () => {
     });
     expect(res.status).toBe(400);
     expect((await json<ErrorBody>(res)).error.message).toContain("queue");
-    expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+    expect((await app.soniq.jobs.stats()).dead_letter).toBe(3);
   });
 
   it("security/dry-run-spelling: `dry_run` is an unknown key, not a dry run that replays", async () => {
@@ -36,7 +36,7 @@ describe("strict bodies", () => {
     });
     expect(res.status).toBe(400);
     expect((await json<ErrorBody>(res)).error.message).toContain("dry_run");
-    expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+    expect((await app.soniq.jobs.stats()).dead_letter).toBe(3);
   });
 
   it("security/empty-filter-needs-all: a bulk action over everything must say `all: true`", async () => {
@@ -46,12 +46,12 @@ describe("strict bodies", () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect((await json<ErrorBody>(res)).error.message).toContain("all: true");
     }
-    expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+    expect((await app.soniq.jobs.stats()).dead_letter).toBe(3);
     const dry = await call(h, "/api/dead-letters/purge-where", { ...w, body: { all: true, dryRun: true } });
     expect(await json(dry)).toMatchObject({ dryRun: true, count: 3 });
     const all = await call(h, "/api/dead-letters/purge-where", { ...w, body: { all: true } });
     expect(await json(all)).toMatchObject({ dryRun: false, count: 3 });
-    expect((await app.soniq.getQueueStats()).dead_letter).toBe(0);
+    expect((await app.soniq.jobs.stats()).dead_letter).toBe(0);
   });
 
   it("security/nested-unknown-keys: an unknown key at any level is 400 and changes nothing", async () => {
@@ -67,8 +67,8 @@ describe("strict bodies", () => {
     expect(all.status).toBe(400);
     const cancel = await call(h, `/api/jobs/${app.reports[0]}/cancel`, { ...w, body: { force: true } });
     expect(cancel.status).toBe(400);
-    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
-    expect((await app.soniq.getQueueStats()).dead_letter).toBe(3);
+    expect((await app.soniq.jobs.get(app.reports[0] as string))?.status).toBe("queued");
+    expect((await app.soniq.jobs.stats()).dead_letter).toBe(3);
   });
 });
 
@@ -103,7 +103,7 @@ describe("hosts and origins", () => {
       headers: { ...bearer, origin: "http://localhost:3000" },
     });
     expect(otherApp.status).toBe(403);
-    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
+    expect((await app.soniq.jobs.get(app.reports[0] as string))?.status).toBe("queued");
     const own = await send(loopback, `http://localhost:6161${target}`, {
       method: "POST",
       headers: { ...bearer, origin: "http://localhost:6161" },
@@ -263,7 +263,7 @@ describe("responses and keys", () => {
     const res = await call(h, `/api/jobs/${app.reports[0]}/cancel`, { method: "POST", key: READ_KEY });
     expect(res.status).toBe(403);
     expect((await json<ErrorBody>(res)).error.code).toBe("forbidden");
-    expect((await app.soniq.getJob(app.reports[0] as string))?.status).toBe("queued");
+    expect((await app.soniq.jobs.get(app.reports[0] as string))?.status).toBe("queued");
   });
 });
 
@@ -286,7 +286,7 @@ describe("redact", () => {
       const done = (await login.enqueue({ user: "ann", password: "hunter2" })).id;
       const dead = (await login.enqueue({ user: "bad", password: "hunter3" })).id;
       const retrying = (await login.enqueue({ user: "retry", password: "hunter4" })).id;
-      soniq.periodic(login, {
+      soniq.schedules.declare(login, {
         name: "users.nightly",
         every: "1d",
         args: { user: "cron", password: "hunter5" },
@@ -332,8 +332,8 @@ describe("redact", () => {
       expect(letter.deadLetter.lastError).toContain("login failed with password [redacted]");
       const explained = await json<{ explain: unknown }>(await call(h, `/api/jobs/${retrying}`));
       expect(JSON.stringify(explained.explain)).toContain("flaky for [redacted]");
-      expect((await soniq.getJob(done))?.args).toEqual({ user: "ann", password: "hunter2" });
-      expect((await soniq.deadLetter.get(dead))?.lastError).toContain("hunter3");
+      expect((await soniq.jobs.get(done))?.args).toEqual({ user: "ann", password: "hunter2" });
+      expect((await soniq.deadLetters.get(dead))?.lastError).toContain("hunter3");
     } finally {
       await soniq.close();
     }

@@ -3,7 +3,8 @@
  * jobs, a dashboard handler over it, and `call()` to send requests to the handler without a server.
  */
 import { memoryBackend } from "@soniq/backend-memory";
-import { type Backend, type ManualClock, manualClock, PermanentError, Soniq } from "@soniq/core";
+import { type Backend, PermanentError, Soniq } from "@soniq/core";
+import { type ManualClock, manualClock } from "@soniq/testkit";
 import {
   type DashboardApiKey,
   type DashboardHandler,
@@ -72,8 +73,13 @@ export async function scheduledApp(): Promise<Scheduled> {
   const soniq = new Soniq({ backend: memoryBackend({ now: clock.now }), clock });
   await soniq.setup();
   const report = soniq.job("reports.build", async (args: { kind: string }) => ({ built: args.kind }));
-  soniq.periodic(report, { name: "reports.hourly", every: "1h", args: { kind: "hourly" }, queue: "reports" });
-  soniq.periodic(report, {
+  soniq.schedules.declare(report, {
+    name: "reports.hourly",
+    every: "1h",
+    args: { kind: "hourly" },
+    queue: "reports",
+  });
+  soniq.schedules.declare(report, {
     name: "reports.nightly",
     cron: "0 2 * * *",
     timezone: "Europe/Berlin",

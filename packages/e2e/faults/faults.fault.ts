@@ -46,7 +46,7 @@ async function enqueueAll(soniq: Soniq, queue: string, count: number): Promise<s
       args: { i: i + k },
       options: { queue },
     }));
-    for (const r of await soniq.enqueueMany(items)) ids.push(r.id);
+    for (const r of await soniq.jobs.enqueueMany(items)) ids.push(r.id);
   }
   return ids;
 }
@@ -100,7 +100,7 @@ describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make
       await kill(finisher);
       const runs = readRunLog(log);
       const lost = ids.filter((id) => !runs.starts.has(id)).length;
-      const stats = await soniq.getQueueStats({ queue });
+      const stats = await soniq.jobs.stats({ queue });
       figure({
         scenario: `kill -9 mid-job x${kills}`,
         backend: name,
@@ -133,7 +133,7 @@ describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make
       await eventually(async () => {
         expect(await soniq.backend.leases.tryAcquire("soniq.maintenance", "probe", 1)).toBe(false);
       });
-      const { id } = await soniq.enqueue("fault.work", {}, { queue });
+      const { id } = await soniq.jobs.enqueue("fault.work", {}, { queue });
       await eventually(() => expect(holder.started).toContain(id), 30_000);
       await kill(holder);
       const killedAt = performance.now();
@@ -145,7 +145,7 @@ describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make
         staleAfterMs: 1000,
       });
       await worker.start();
-      await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("done"), 30_000);
+      await eventually(async () => expect((await soniq.jobs.get(id))?.status).toBe("done"), 30_000);
       const recoveryMs = performance.now() - killedAt;
       await worker.stop();
       figure({
@@ -179,7 +179,7 @@ describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make
       const runs = readRunLog(log);
       const lost = ids.filter((id) => !runs.starts.has(id)).length;
       const twice = [...runs.starts.values()].filter((n) => n > 1).length;
-      const stats = await soniq.getQueueStats({ queue });
+      const stats = await soniq.jobs.stats({ queue });
       figure({
         scenario: "4 worker processes",
         backend: name,
@@ -230,7 +230,7 @@ describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make
         await worker.start();
         for (const share of [0.2, 0.5, 0.8]) {
           await eventually(async () => {
-            const s = await soniq.getQueueStats({ queue });
+            const s = await soniq.jobs.stats({ queue });
             expect(s.done + s.dead_letter).toBeGreaterThanOrEqual(total * share);
           }, 120_000);
           const r = await admin.query(
@@ -254,7 +254,7 @@ describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make
         [ids],
       );
       await check.end();
-      const stats = await soniq.getQueueStats({ queue });
+      const stats = await soniq.jobs.stats({ queue });
       figure({
         scenario: `connections terminated x3 (${terminated} sessions) during drain + dead-letter burst; worker errors ${JSON.stringify(felt)}`,
         backend: name,

@@ -163,7 +163,7 @@ async function drain(
           job,
           args: { i: i + k },
         }));
-        for (const r of await soniq.enqueueMany(items)) ids.push(r.id);
+        for (const r of await soniq.jobs.enqueueMany(items)) ids.push(r.id);
       }
     };
     await enqueue(total);
@@ -186,7 +186,7 @@ async function drain(
     });
     await worker.start();
     await eventually(async () => {
-      expect((await soniq.getQueueStats({ queue })).done).toBeGreaterThanOrEqual(total * 0.3);
+      expect((await soniq.jobs.stats({ queue })).done).toBeGreaterThanOrEqual(total * 0.3);
     }, 120_000);
     let tookMs: number;
     if (how === "restart") {
@@ -209,7 +209,7 @@ async function drain(
     }
     await eventually(() => expectSettled(soniq, queue, total), 180_000);
     await worker.stop();
-    const stats = await soniq.getQueueStats({ queue });
+    const stats = await soniq.jobs.stats({ queue });
     const lost = ids.filter((id) => !starts.has(id)).length;
     const scenario = {
       restart: "PostgreSQL restart mid-drain",

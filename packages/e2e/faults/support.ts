@@ -82,7 +82,7 @@ export function readRunLog(log: string): {
 
 /** Every job done or dead-lettered, none queued or processing. */
 export async function expectSettled(soniq: Soniq, queue: string, total: number): Promise<void> {
-  const stats = await soniq.getQueueStats({ queue });
+  const stats = await soniq.jobs.stats({ queue });
   expect(stats.processing).toBe(0);
   expect(stats.queued).toBe(0);
   expect(stats.done + stats.dead_letter).toBe(total);

@@ -86,7 +86,7 @@ it("scale/worker-hosts: 3 hosts x 2 processes drain one queue; a lost host's job
     const queue = uniqueName("hosts");
     for (let i = 0; i < total; i += 1000) {
       const n = Math.min(1000, total - i);
-      await soniq.enqueueMany(
+      await soniq.jobs.enqueueMany(
         Array.from({ length: n }, () => ({ job: "fault.work", args: {}, options: { queue } })),
       );
     }
@@ -103,7 +103,7 @@ it("scale/worker-hosts: 3 hosts x 2 processes drain one queue; a lost host's job
     const hostnames = new Set(workers.filter((w) => w.status !== "stopped").map((w) => w.hostname));
     expect([...hostnames].sort()).toEqual(hosts.map((h) => h.hostname));
 
-    const stats = () => soniq.getQueueStats({ queue });
+    const stats = () => soniq.jobs.stats({ queue });
     // Progress is read from the workers' own start messages (in process, instant): a stats query through the
     // busy pooler can take long enough on a quiet machine that the drain is over before the host is lost.
     const startedCount = () => children.reduce((n, c) => n + c.started.length, 0);
@@ -119,7 +119,7 @@ it("scale/worker-hosts: 3 hosts x 2 processes drain one queue; a lost host's job
     // meanwhile cannot shift the lost host's (still processing) out of the pages.
     const held: Job[] = [];
     for (let after: Job | undefined; ; ) {
-      const page = await soniq.listJobs({ queue, status: "processing", limit: 1000, after });
+      const page = await soniq.jobs.list({ queue, status: "processing", limit: 1000, after });
       held.push(...page.filter((j) => lostIds.has(String(j.workerId))));
       if (page.length < 1000) break;
       after = page[page.length - 1];
@@ -159,7 +159,7 @@ it("scale/worker-hosts: 3 hosts x 2 processes drain one queue; a lost host's job
     expect(rerunElsewhere).toEqual([]);
     expect((await stats()).processing).toBe(0);
     expect(held.length, "the lost host held jobs when it went").toBeGreaterThan(0);
-    for (const job of held) expect((await soniq.getJob(job.id))?.status).toBe("done");
+    for (const job of held) expect((await soniq.jobs.get(job.id))?.status).toBe("done");
   } finally {
     await soniq.close();
   }

@@ -2,8 +2,8 @@
  * A read replica and a failover (issue 24, DESIGN.md section 17), on private clusters only: a primary and a
  * streaming replica of it, started by the test.
  * - scale/replica-reads: `readConnectionString` sends the operator's reads to the replica (held 6 s behind
- *   by recovery_min_apply_delay, so a job just enqueued is listed only later, while getJob on the primary
- *   sees it at once) and `soniq.replication()` shows the lag, as does `soniq status` (SONIQ_READ_DATABASE_URL).
+ *   by recovery_min_apply_delay, so a job just enqueued is listed only later, while jobs.get on the primary
+ *   sees it at once) and `soniq.replication.status()` shows the lag, as does `soniq status` (SONIQ_READ_DATABASE_URL).
  * - scale/failover-{synchronous,asynchronous}: worker processes drain through a private PgBouncer; mid-drain
  *   the primary is stopped (immediate), the replica promoted and PgBouncer re-pointed (RELOAD): the workers
  *   reconnect and finish. Synchronous replication: no job runs again after its done was committed.
@@ -81,7 +81,7 @@ async function pair(o: { synchronous?: boolean; applyDelayMs?: number }) {
 }
 
 describe("scale/replica", () => {
-  it("scale/replica-reads: lists and stats come from the replica, writes and getJob from the primary; the lag shows", async () => {
+  it("scale/replica-reads: lists and stats come from the replica, writes and jobs.get from the primary; the lag shows", async () => {
     const { primary, replica } = await pair({ applyDelayMs: 6000 });
     const soniq = new Soniq({
       backend: postgresBackend(
@@ -92,13 +92,13 @@ describe("scale/replica", () => {
     });
     try {
       const queue = uniqueName("replica");
-      const { id } = await soniq.enqueue("replica.work", {}, { queue });
+      const { id } = await soniq.jobs.enqueue("replica.work", {}, { queue });
       // Written on the primary, read back there at once...
-      expect((await soniq.getJob(id))?.id).toBe(id);
+      expect((await soniq.jobs.get(id))?.id).toBe(id);
       // ...but the replica replays it 6 s later: the list and the stats do not have it yet, and the lag shows.
-      expect((await soniq.listJobs({ queue })).map((j) => j.id)).toEqual([]);
-      expect((await soniq.getQueueStats({ queue })).queued).toBe(0);
-      const behind = await soniq.replication();
+      expect((await soniq.jobs.list({ queue })).map((j) => j.id)).toEqual([]);
+      expect((await soniq.jobs.stats({ queue })).queued).toBe(0);
+      const behind = await soniq.replication.status();
       expect(behind.readReplica).toBe(true);
       expect(behind.lagMs).toBeGreaterThan(0);
       // `soniq status` with SONIQ_READ_DATABASE_URL reads there too and shows the lag.
@@ -106,10 +106,10 @@ describe("scale/replica", () => {
       expect(status.replication.readReplica).toBe(true);
       expect(status.replication.lagMs).toBeGreaterThan(0);
       await eventually(
-        async () => expect((await soniq.listJobs({ queue })).map((j) => j.id)).toEqual([id]),
+        async () => expect((await soniq.jobs.list({ queue })).map((j) => j.id)).toEqual([id]),
         30_000,
       );
-      const caughtUp = await soniq.replication();
+      const caughtUp = await soniq.replication.status();
       figure({
         scenario: "read replica (apply delay 6 s)",
         "lag while behind": `${behind.lagMs} ms`,
@@ -143,7 +143,7 @@ describe("scale/replica", () => {
         const queue = uniqueName("failover");
         for (let i = 0; i < total; i += 500) {
           const n = Math.min(500, total - i);
-          await app.enqueueMany(
+          await app.jobs.enqueueMany(
             Array.from({ length: n }, () => ({ job: "fault.work", args: {}, options: { queue } })),
           );
         }
@@ -152,7 +152,7 @@ describe("scale/replica", () => {
         const env = { FAULT_JOB_MS: "5", FAULT_CONCURRENCY: "10", FAULT_STALE_MS: "60000" };
         for (let k = 0; k < 2; k++) children.push(spawnWorker("postgres", url, queue, log, "work", env));
         await Promise.all(children.map((c) => c.workerId));
-        const done = async () => (await app.getQueueStats({ queue })).done;
+        const done = async () => (await app.jobs.stats({ queue })).done;
         await eventually(async () => expect(await done()).toBeGreaterThanOrEqual(total * 0.4), 120_000);
         const stoppedAt = performance.now();
         const doneBefore = readRunLog(log).starts.size;
@@ -177,7 +177,7 @@ describe("scale/replica", () => {
           lost,
         });
         expect(lost).toBe(0);
-        expect((await app.getQueueStats({ queue })).processing).toBe(0);
+        expect((await app.jobs.stats({ queue })).processing).toBe(0);
         if (synchronous) {
           expect(
             runs.rerunAfterDone,

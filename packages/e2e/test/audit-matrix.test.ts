@@ -51,7 +51,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const ids: string[] = [];
       for (let i = 0; i < n; i++) ids.push((await job.enqueue({ i })).id);
       await soniq.worker({ queues: [queue] }).runOnce();
-      for (const id of ids) expect(await soniq.deadLetter.get(id)).not.toBeNull();
+      for (const id of ids) expect(await soniq.deadLetters.get(id)).not.toBeNull();
       return ids;
     }
 
@@ -63,13 +63,13 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const queue = uniqueName("q");
       const schedule = `audit.${queue}`;
       const [dead] = await deadLetters(soniq, queue, 1);
-      const replayed = await soniq.deadLetter.replay(dead as string, { actor: `${tag}-replay` });
-      expect(await soniq.cancelJob(replayed as string, { actor: `${tag}-cancel` })).toBe(true);
-      expect(await soniq.deadLetter.purge(dead as string, { actor: `${tag}-purge` })).toBe(true);
+      const replayed = await soniq.deadLetters.replay(dead as string, { actor: `${tag}-replay` });
+      expect(await soniq.jobs.cancel(replayed as string, { actor: `${tag}-cancel` })).toBe(true);
+      expect(await soniq.deadLetters.purge(dead as string, { actor: `${tag}-purge` })).toBe(true);
       await soniq.queues.pause(queue, { actor: `${tag}-qpause` });
       await soniq.queues.configure(queue, { concurrency: 2 }, { actor: `${tag}-qconfigure` });
       await soniq.queues.resume(queue, { actor: `${tag}-qresume` });
-      soniq.periodic(schedule, { every: "1h" });
+      soniq.schedules.declare(schedule, { every: "1h" });
       soniq.job(schedule, async () => null, { queue });
       const jobId = await soniq.schedules.trigger(schedule, { actor: `${tag}-trigger` }); // stores it first
       expect(await soniq.schedules.pause(schedule, { actor: `${tag}-spause` })).toBe(true);
@@ -106,7 +106,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const endpoint = await soniq.webhooks.register(input, { actor: `${tag}-wregister` });
       await soniq.webhooks.update(endpoint.id, { maxAttempts: 1 }, { actor: `${tag}-wupdate` });
       soniq.job(`audit.hook_${queue}`, async () => 1, { queue });
-      await soniq.enqueue(`audit.hook_${queue}`, {});
+      await soniq.jobs.enqueue(`audit.hook_${queue}`, {});
       // Not delivered by the run: the delivery is failed through the backend below.
       await soniq.worker({ queues: [queue], deliverWebhooks: false }).runOnce();
       const claimed = (await soniq.backend.webhooks.claimDue({ limit: 1000, leaseMs: 60_000 })).find(
@@ -136,9 +136,9 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const soniq = await app();
       const name = `reports.${uniqueName("hourly")}`;
       soniq.job(name, async () => null);
-      soniq.periodic(name, { cron: "0 * * * *" });
+      soniq.schedules.declare(name, { cron: "0 * * * *" });
       const jobId = await soniq.schedules.trigger(name, { actor: "tina" });
-      expect((await soniq.getJob(jobId))?.status).toBe("queued");
+      expect((await soniq.jobs.get(jobId))?.status).toBe("queued");
       expect(await soniq.schedules.pause(name, { actor: "paul" })).toBe(true);
       expect(await soniq.schedules.resume(name, { actor: "rita" })).toBe(true);
       expect(await soniq.schedules.remove(name)).toBe(true);
@@ -198,8 +198,8 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       await singleTargetActions(soniq, tag);
       const bulk = uniqueName("bulk");
       await deadLetters(soniq, bulk, 2);
-      await soniq.deadLetter.replayWhere({ queue: bulk }, { actor: `${tag}-replay_where` });
-      await soniq.deadLetter.purgeWhere({ queue: bulk }, { actor: `${tag}-purge_where` });
+      await soniq.deadLetters.replayWhere({ queue: bulk }, { actor: `${tag}-replay_where` });
+      await soniq.deadLetters.purgeWhere({ queue: bulk }, { actor: `${tag}-purge_where` });
       // A test ping changes nothing, so its row is written on its own, with the outcome.
       const r = await receiver();
       receivers.push(r);

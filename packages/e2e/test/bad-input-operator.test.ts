@@ -185,11 +185,11 @@ const READS: readonly Case[] = [
 
 /** Every operator write, called with `options` as its last argument (each would write if it got through). */
 const WRITES: readonly [name: string, call: (f: Fixture, options: unknown) => unknown][] = [
-  ["cancelJob", (f, o) => f.soniq.cancelJob(f.jobId, o as never)],
-  ["deadLetter.replay", (f, o) => f.soniq.deadLetter.replay(f.deadId, o as never)],
-  ["deadLetter.purge", (f, o) => f.soniq.deadLetter.purge(f.deadId, o as never)],
-  ["deadLetter.replayWhere", (f, o) => f.soniq.deadLetter.replayWhere({}, o as never)],
-  ["deadLetter.purgeWhere", (f, o) => f.soniq.deadLetter.purgeWhere({}, o as never)],
+  ["jobs.cancel", (f, o) => f.soniq.jobs.cancel(f.jobId, o as never)],
+  ["deadLetters.replay", (f, o) => f.soniq.deadLetters.replay(f.deadId, o as never)],
+  ["deadLetters.purge", (f, o) => f.soniq.deadLetters.purge(f.deadId, o as never)],
+  ["deadLetters.replayWhere", (f, o) => f.soniq.deadLetters.replayWhere({}, o as never)],
+  ["deadLetters.purgeWhere", (f, o) => f.soniq.deadLetters.purgeWhere({}, o as never)],
   ["queues.pause", (f, o) => f.soniq.queues.pause("q.bad", o as never)],
   ["queues.resume", (f, o) => f.soniq.queues.resume("q.bad", o as never)],
   ["queues.configure", (f, o) => f.soniq.queues.configure("q.bad", { concurrency: 2 }, o as never)],

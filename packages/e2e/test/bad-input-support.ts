@@ -48,8 +48,8 @@ export async function codeOf(call: () => unknown): Promise<string> {
 
 /** What a bad call must not change. */
 async function footprint(soniq: Soniq): Promise<unknown> {
-  const stats = await soniq.getQueueStats();
-  const dead = await soniq.deadLetter.list({ limit: 1000 });
+  const stats = await soniq.jobs.stats();
+  const dead = await soniq.deadLetters.list({ limit: 1000 });
   const workers = await soniq.backend.workers.list();
   const queues = await soniq.queues.list();
   const audit = await soniq.audit.list({ limit: 1000 });
@@ -68,7 +68,7 @@ async function fixture(backend: Backend<unknown>): Promise<Fixture> {
   const soniq = new Soniq({ backend });
   await soniq.setup();
   const echo = soniq.job("bad.echo", async (args: unknown) => args);
-  soniq.periodic(echo, { every: "1h", name: "bad.hourly" });
+  soniq.schedules.declare(echo, { every: "1h", name: "bad.hourly" });
   soniq.job(
     "bad.dead",
     async () => {
@@ -76,9 +76,9 @@ async function fixture(backend: Backend<unknown>): Promise<Fixture> {
     },
     { maxAttempts: 1 },
   );
-  const { id: deadId } = await soniq.enqueue("bad.dead", {});
+  const { id: deadId } = await soniq.jobs.enqueue("bad.dead", {});
   await soniq.worker().runOnce();
-  const { id: jobId } = await soniq.enqueue("bad.echo", { n: 1 });
+  const { id: jobId } = await soniq.jobs.enqueue("bad.echo", { n: 1 });
   return { soniq, jobId, deadId, echo };
 }
 

@@ -76,7 +76,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
         expect(messages.some((m) => m.childRan)).toBe(false);
         expect(childRuns).toBe(1);
         expect(parentsSeen).toBe(PARENTS);
-        const job = await soniq.getJob(flow.jobs.child as string);
+        const job = await soniq.jobs.get(flow.jobs.child as string);
         expect(job).toMatchObject({ status: "done", attempts: 1, result: "peer" });
       } finally {
         if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");

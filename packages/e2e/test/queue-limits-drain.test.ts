@@ -34,7 +34,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         const queue = t.queue;
         soniq.job("drain.work", async () => null, { queue });
         await soniq.queues.configure(queue, limit);
-        await soniq.enqueueMany(
+        await soniq.jobs.enqueueMany(
           Array.from({ length: JOBS }, (_, i) => {
             const g = group(i);
             return { job: "drain.work", args: { i }, options: g === undefined ? {} : { group: g } };
@@ -42,7 +42,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         );
         await t.started(soniq.worker({ queues: [queue], concurrency: 10, pollIntervalMs: POLL_MS }));
         await eventually(async () => {
-          expect((await soniq.getQueueStats({ queue })).done).toBe(JOBS);
+          expect((await soniq.jobs.stats({ queue })).done).toBe(JOBS);
         }, BUDGET_MS);
       },
       60_000,
@@ -54,12 +54,14 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const rate = { max: 40, perMs: 250 };
       soniq.job("drain.rated", async (_args, ctx) => ({ claimedAt: ctx.job.updatedAt.getTime() }), { queue });
       await soniq.queues.configure(queue, { rateLimit: rate });
-      await soniq.enqueueMany(Array.from({ length: 200 }, (_, i) => ({ job: "drain.rated", args: { i } })));
+      await soniq.jobs.enqueueMany(
+        Array.from({ length: 200 }, (_, i) => ({ job: "drain.rated", args: { i } })),
+      );
       await t.started(soniq.worker({ queues: [queue], concurrency: 10, pollIntervalMs: POLL_MS }));
       await eventually(async () => {
-        expect((await soniq.getQueueStats({ queue })).done).toBe(200);
+        expect((await soniq.jobs.stats({ queue })).done).toBe(200);
       }, BUDGET_MS);
-      const done = await soniq.listJobs({ queue, status: "done", limit: 1000 });
+      const done = await soniq.jobs.list({ queue, status: "done", limit: 1000 });
       const times = done.map((j) => (j.result as { claimedAt: number }).claimedAt);
       // A millisecond of slack: Postgres claims at microseconds, the results carry milliseconds.
       expect(maxStartsPerWindow(times, rate.perMs - 1), "starts in any 250 ms window").toBeLessThanOrEqual(
@@ -73,8 +75,8 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const release = gate();
       soniq.job("drain.held", () => release.promise, { queue });
       await soniq.queues.configure(queue, { concurrency: 10 });
-      await soniq.enqueueMany(Array.from({ length: 8 }, (_, i) => ({ job: "drain.held", args: { i } })));
-      const processing = async () => (await soniq.getQueueStats({ queue })).processing;
+      await soniq.jobs.enqueueMany(Array.from({ length: 8 }, (_, i) => ({ job: "drain.held", args: { i } })));
+      const processing = async () => (await soniq.jobs.stats({ queue })).processing;
       const first = await t.started(
         soniq.worker({ queues: [queue], concurrency: 2, pollIntervalMs: POLL_MS }),
       );
@@ -86,7 +88,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       await eventually(async () => expect([second.running, await processing()]).toEqual([3, 5]));
       expect(first.running).toBe(2);
       release.open();
-      await eventually(async () => expect((await soniq.getQueueStats({ queue })).done).toBe(8), BUDGET_MS);
+      await eventually(async () => expect((await soniq.jobs.stats({ queue })).done).toBe(8), BUDGET_MS);
     }, 60_000);
   },
 );

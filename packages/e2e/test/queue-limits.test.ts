@@ -60,7 +60,7 @@ describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make
         await soniq.queues.configure(grouped, { groupConcurrency: 1 }, create);
         await soniq.queues.configure(rated, { rateLimit: rate }, create);
         const enqueue = (queue: string, n: number, ms: number, group?: (i: number) => string) =>
-          soniq.enqueueMany(
+          soniq.jobs.enqueueMany(
             Array.from({ length: n }, (_, i) => ({
               job: "limits.work",
               args: { ms },
@@ -80,7 +80,7 @@ describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make
         await enqueue(rated, 16, 1);
 
         const processing = (queue: string): Promise<Job[]> =>
-          soniq.listJobs({ queue, status: "processing", limit: 1000 });
+          soniq.jobs.list({ queue, status: "processing", limit: 1000 });
         let maxConc = 0;
         let maxGroup = 0;
         let pausedTouched = 0;
@@ -92,9 +92,7 @@ describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make
           for (const job of g) perGroup.set(String(job.group), (perGroup.get(String(job.group)) ?? 0) + 1);
           maxGroup = Math.max(maxGroup, ...perGroup.values());
           pausedTouched += p.length;
-          const stats = await Promise.all(
-            [conc, grouped, rated].map((q) => soniq.getQueueStats({ queue: q })),
-          );
+          const stats = await Promise.all([conc, grouped, rated].map((q) => soniq.jobs.stats({ queue: q })));
           if (stats.some((s) => s.done < s.total)) throw new Error("the limited queues are not drained yet");
         }, 60_000);
         expect(maxConc, "processing in the concurrency-3 queue, at most").toBeLessThanOrEqual(3);
@@ -103,13 +101,13 @@ describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make
           2,
         );
         expect(pausedTouched, "no job of the paused queue may ever be processing").toBe(0);
-        expect(await soniq.getQueueStats({ queue: paused })).toMatchObject({
+        expect(await soniq.jobs.stats({ queue: paused })).toMatchObject({
           queued: 10,
           processing: 0,
           done: 0,
         });
 
-        const done = await soniq.listJobs({ queue: rated, status: "done", limit: 1000 });
+        const done = await soniq.jobs.list({ queue: rated, status: "done", limit: 1000 });
         const times = done.map((j) => (j.result as { claimedAt: number }).claimedAt);
         expect(times).toHaveLength(16);
         // A millisecond of slack: Postgres claims at microseconds, the results carry milliseconds.
@@ -148,11 +146,11 @@ describe("queues/resume-wakes-workers on postgres", () => {
         { queue },
       );
       await soniq.queues.pause(queue);
-      const { id } = await soniq.enqueue("limits.woken", {});
+      const { id } = await soniq.jobs.enqueue("limits.woken", {});
       const worker = soniq.worker({ queues: [queue], pollIntervalMs: 60_000 });
       await worker.start();
       // Started (first claim found the queue paused); only a wake-up can bring the job in before a minute.
-      await eventually(async () => expect((await soniq.getJob(id))?.status).toBe("queued"), 2_000);
+      await eventually(async () => expect((await soniq.jobs.get(id))?.status).toBe("queued"), 2_000);
       expect(ran).toEqual([]);
       await soniq.queues.resume(queue);
       await eventually(() => expect(ran).toEqual([id]), 10_000);

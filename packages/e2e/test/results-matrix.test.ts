@@ -36,30 +36,30 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("results on
     await h.started(worker.worker({ queues: [h.queue], pollIntervalMs: 20, heartbeatIntervalMs: 50 }));
 
     const handle = await ok.enqueue({ n: 7 });
-    expect(await waiter.waitFor(handle.id, { timeoutMs: 10_000 })).toEqual({
+    expect(await waiter.jobs.waitFor(handle.id, { timeoutMs: 10_000 })).toEqual({
       status: "done",
       result: { n: 7 },
     });
     expect(await handle.result({ timeoutMs: 1000 })).toEqual({ status: "done", result: { n: 7 } });
 
-    const failed = await waiter.enqueue("results.fail", {});
+    const failed = await waiter.jobs.enqueue("results.fail", {});
     const dead = await failed.result({ timeoutMs: 10_000 });
     expect(dead).toMatchObject({ status: "dead_letter", reason: "permanent_failure" });
     expect(dead.status === "dead_letter" && dead.lastError).toContain("no such account");
 
-    const hanging = await waiter.enqueue("results.hang", {});
+    const hanging = await waiter.jobs.enqueue("results.hang", {});
     expect(await started.promise).toBe(hanging.id);
     const cancelledOutcome = hanging.result({ timeoutMs: 10_000 });
-    expect(await waiter.cancelJob(hanging.id)).toBe(true);
+    expect(await waiter.jobs.cancel(hanging.id)).toBe(true);
     expect(await cancelledOutcome).toEqual({ status: "cancelled" });
 
-    const queued = await waiter.enqueue("results.ok", { n: 1 }, { delayMs: 60_000 });
+    const queued = await waiter.jobs.enqueue("results.ok", { n: 1 }, { delayMs: 60_000 });
     expect(isSoniqError(await rejection(queued.result({ timeoutMs: 100 })), "SONIQ_TIMEOUT")).toBe(true);
     const missing = "0b6e7a3c-1f2d-4c5b-9a8e-7d6c5b4a3f21";
-    expect(isSoniqError(await rejection(waiter.waitFor(missing)), "SONIQ_JOB_NOT_FOUND")).toBe(true);
+    expect(isSoniqError(await rejection(waiter.jobs.waitFor(missing)), "SONIQ_JOB_NOT_FOUND")).toBe(true);
   }, 30_000);
 
-  it("results/progress-visible-to-a-peer: a running job's progress shows in getJob and listJobs of another instance", async () => {
+  it("results/progress-visible-to-a-peer: a running job's progress shows in jobs.get and jobs.list of another instance", async () => {
     const worker = await h.app();
     const reader = await h.app(h.kind.createPeer());
     const release = gate();
@@ -74,17 +74,17 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("results on
       { queue: h.queue },
     );
     await h.started(worker.worker({ queues: [h.queue], pollIntervalMs: 20, heartbeatIntervalMs: 50 }));
-    const { id } = await worker.enqueue("results.progress", {});
+    const { id } = await worker.jobs.enqueue("results.progress", {});
     await eventually(async () => {
-      const job = await reader.getJob(id);
+      const job = await reader.jobs.get(id);
       expect(job?.status).toBe("processing");
       expect(job?.progress).toEqual({ done: 500, total: 500 });
     });
-    const [listed] = await reader.listJobs({ queue: h.queue });
+    const [listed] = await reader.jobs.list({ queue: h.queue });
     expect(listed?.progress).toEqual({ done: 500, total: 500 });
     release.open();
     await eventually(async () => {
-      expect(await reader.getJob(id)).toMatchObject({ status: "done", progress: 1 });
+      expect(await reader.jobs.get(id)).toMatchObject({ status: "done", progress: 1 });
     });
   }, 30_000);
 });

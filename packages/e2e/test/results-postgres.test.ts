@@ -35,7 +35,7 @@ describe("results on postgres", () => {
         },
         { queue },
       );
-      const handles = await waiters.enqueueMany(
+      const handles = await waiters.jobs.enqueueMany(
         Array.from({ length: 200 }, (_, i) => ({ job: "results.wide", args: { i }, options: { queue } })),
       );
       const outcomes = Promise.all(handles.map((handle) => handle.result({ timeoutMs: 30_000 })));

@@ -33,7 +33,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
         await eventually(() => expect(messages.some((m) => m.ready)).toBe(true), 45_000);
         for (const n of [1, 2, 3]) {
           // By name: this process has no handler for the job, as a web server that only produces.
-          const handle = await soniq.enqueue("results.child", { n }, { queue });
+          const handle = await soniq.jobs.enqueue("results.child", { n }, { queue });
           const outcome = await handle.result({ timeoutMs: 10_000 });
           const resolvedAt = Date.now();
           expect(outcome).toEqual({ status: "done", result: { doubled: n * 2 } });

@@ -35,22 +35,22 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const { id } = await job.enqueue({ n: 7 });
       await started(soniq.worker({ queues: [t.queue], pollIntervalMs: 50 }));
       const dead = await eventually(async () => {
-        const row = await soniq.deadLetter.get(id);
+        const row = await soniq.deadLetters.get(id);
         expect(row).toMatchObject({ deadLetterReason: "max_retries_exceeded", attempts: 2 });
         return row;
       });
       expect(dead?.lastError).toContain("Error: service down");
       expect(runs).toBe(2);
-      expect(await soniq.getJob(id)).toBeNull();
-      expect((await soniq.getQueueStats({ queue: t.queue })).dead_letter).toBe(1);
+      expect(await soniq.jobs.get(id)).toBeNull();
+      expect((await soniq.jobs.stats({ queue: t.queue })).dead_letter).toBe(1);
 
       failing = false;
-      const newId = await soniq.deadLetter.replay(id);
+      const newId = await soniq.deadLetters.replay(id);
       expect(newId).not.toBe(id);
-      await eventually(async () => expect((await soniq.getJob(newId as string))?.status).toBe("done"));
-      expect(await soniq.getResult(newId as string)).toEqual({ ok: 7 });
-      expect((await soniq.deadLetter.get(id))?.resurrectionCount).toBe(1);
-      const stats = await soniq.getQueueStats({ queue: t.queue });
+      await eventually(async () => expect((await soniq.jobs.get(newId as string))?.status).toBe("done"));
+      expect((await soniq.jobs.get(newId as string))?.result ?? null).toEqual({ ok: 7 });
+      expect((await soniq.deadLetters.get(id))?.resurrectionCount).toBe(1);
+      const stats = await soniq.jobs.stats({ queue: t.queue });
       expect(stats).toMatchObject({ done: 1, dead_letter: 1, queued: 0, processing: 0 });
     });
 
@@ -73,10 +73,10 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const { id } = await job.enqueue({});
       const worker = await started(soniq.worker({ queues: [t.queue], pollIntervalMs: 50 }));
       await running.promise;
-      expect(await soniq.cancelJob(id)).toBe(true);
+      expect(await soniq.jobs.cancel(id)).toBe(true);
       expect((reason as JobAbortedError).why).toBe("cancelled");
       await worker.stop();
-      expect(await soniq.getJob(id)).toMatchObject({ status: "cancelled", result: null });
+      expect(await soniq.jobs.get(id)).toMatchObject({ status: "cancelled", result: null });
     });
 
     it("runtime/matrix-cancel-from-peer: a cancel through another instance reaches the handler at the next heartbeat", async () => {
@@ -101,7 +101,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       await running.promise;
       expect(await soniqB.backend.jobs.cancel(id)).toBe(true);
       expect(((await aborted.promise) as JobAbortedError).why).toBe("cancelled");
-      expect((await soniqA.getJob(id))?.status).toBe("cancelled");
+      expect((await soniqA.jobs.get(id))?.status).toBe("cancelled");
     });
 
     it("runtime/matrix-declared-stale: a worker whose heartbeat is refused re-registers and keeps working", async () => {
@@ -112,7 +112,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       );
       await expectStaleThenReregistered(soniq, worker);
       const { id } = await job.enqueue({});
-      await eventually(async () => expect(await soniq.getResult(id)).toBe("still working"));
+      await eventually(async () => expect((await soniq.jobs.get(id))?.result ?? null).toBe("still working"));
     });
 
     it("runtime/matrix-timeout: a handler over timeoutMs fails its attempt with 'timed out'", async () => {
@@ -125,7 +125,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const { id } = await job.enqueue({});
       await started(soniq.worker({ queues: [t.queue], pollIntervalMs: 50 }));
       const dead = await eventually(async () => {
-        const row = await soniq.deadLetter.get(id);
+        const row = await soniq.deadLetters.get(id);
         expect(row).not.toBeNull();
         return row;
       });
@@ -152,7 +152,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const stopping = worker.stop();
       release.open();
       await stopping;
-      expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "finished" });
+      expect(await soniq.jobs.get(id)).toMatchObject({ status: "done", result: "finished" });
       const row = (await soniq.backend.workers.list()).find((w) => w.id === worker.id);
       expect(row?.status).toBe("stopped");
     });
@@ -174,7 +174,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       );
       await running.promise;
       await worker.stop();
-      expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 1 });
+      expect(await soniq.jobs.get(id)).toMatchObject({ status: "queued", attempts: 1 });
     });
 
     it("runtime/matrix-mixed-settle-batch: retries, dead letters (one with a NUL in its error), snoozes and results settle together", async () => {
@@ -191,21 +191,21 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         { queue: t.queue, maxAttempts: 2, retry: { delaysMs: [0] } },
       );
       const kinds = ["done", "retry", "dead", "snooze"];
-      const ids = (await soniq.enqueueMany(kinds.map((k) => ({ job, args: { k } })))).map((r) => r.id);
+      const ids = (await soniq.jobs.enqueueMany(kinds.map((k) => ({ job, args: { k } })))).map((r) => r.id);
       await soniq.worker({ queues: [t.queue], concurrency: 4 }).runOnce();
       const [done, retried, dead, snoozed] = ids as [string, string, string, string];
-      expect(await soniq.getJob(done)).toMatchObject({ status: "done", result: "done", attempts: 1 });
-      expect(await soniq.getJob(retried)).toMatchObject({
+      expect(await soniq.jobs.get(done)).toMatchObject({ status: "done", result: "done", attempts: 1 });
+      expect(await soniq.jobs.get(retried)).toMatchObject({
         status: "done",
         attempts: 2,
         lastError: expect.stringContaining("Error: again"),
       });
-      expect(await soniq.getJob(snoozed)).toMatchObject({
+      expect(await soniq.jobs.get(snoozed)).toMatchObject({
         status: "done",
         attempts: 1,
         lastError: "SNOOZE: wait",
       });
-      const row = await soniq.deadLetter.get(dead);
+      const row = await soniq.deadLetters.get(dead);
       expect(row).toMatchObject({ deadLetterReason: "max_retries_exceeded", attempts: 2 });
       expect(row?.lastError).toContain("Error: nul\ufffdinside");
     });
@@ -233,8 +233,8 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       expect((await soniq.backend.workers.recoverStale(60_000)).requeuedJobIds).toContain(id);
       expect(await soniq.worker({ queues: [t.queue] }).runOnce()).toBe(0);
       expect(ran).toBe(0);
-      expect(await soniq.getJob(id)).toBeNull();
-      expect(await soniq.deadLetter.get(id)).toMatchObject({
+      expect(await soniq.jobs.get(id)).toBeNull();
+      expect(await soniq.deadLetters.get(id)).toMatchObject({
         deadLetterReason: "max_retries_exceeded",
         attempts: 2,
       });
@@ -246,12 +246,12 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const workerA = await started(
         soniqA.worker({ queues: [t.queue], pollIntervalMs: 50, shutdownTimeoutMs: 10 }),
       );
-      const { id } = await soniqA.enqueue("matrix.recover", {});
+      const { id } = await soniqA.jobs.enqueue("matrix.recover", {});
       await hung.promise;
       a.kill(); // from here on worker A never reaches storage again: no heartbeat, no claim, no write
       await started(soniqB.worker({ queues: [t.queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 }));
       await eventually(async () => {
-        expect(await soniqB.getJob(id)).toMatchObject({ status: "done", result: "recovered on attempt 2" });
+        expect(await soniqB.jobs.get(id)).toMatchObject({ status: "done", result: "recovered on attempt 2" });
       }, 10_000);
       const rowA = (await soniqB.backend.workers.list()).find((w) => w.id === workerA.id);
       expect(rowA?.status).toBe("stopped");

@@ -54,19 +54,22 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
           const messages: Record<string, string>[] = [];
           child.on("message", (m) => messages.push(m as Record<string, string>));
           await eventually(() => expect(messages.some((m) => m.ready)).toBe(true), 45_000);
-          const { id } = await soniq.enqueue("process.kill_me", {});
+          const { id } = await soniq.jobs.enqueue("process.kill_me", {});
           const started = await eventually(() => {
             const m = messages.find((msg) => msg.started === id);
             expect(m).toBeDefined();
             return m as Record<string, string>;
           }, 10_000);
-          expect(await soniq.getJob(id)).toMatchObject({ status: "processing", workerId: started.workerId });
+          expect(await soniq.jobs.get(id)).toMatchObject({
+            status: "processing",
+            workerId: started.workerId,
+          });
           child.kill("SIGKILL");
 
           const worker = soniq.worker({ queues: [queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 });
           await worker.start();
           await eventually(async () => {
-            expect(await soniq.getJob(id)).toMatchObject({
+            expect(await soniq.jobs.get(id)).toMatchObject({
               status: "done",
               result: `finished by ${worker.id} on attempt 2`,
             });
@@ -97,7 +100,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
         await eventually(() => expect(messages.some((m) => m.ready)).toBe(true), 45_000);
         // The child's maintenance took the lease at start (its TTL follows its staleAfterMs of 120 s).
         expect(await soniq.backend.leases.tryAcquire("soniq.maintenance", "probe", 1)).toBe(false);
-        const { id } = await soniq.enqueue("process.kill_me", {});
+        const { id } = await soniq.jobs.enqueue("process.kill_me", {});
         await eventually(() => expect(messages.some((m) => m.started === id)).toBe(true), 10_000);
         child.kill("SIGKILL");
 
@@ -111,7 +114,7 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
         });
         await peer.start();
         await eventually(async () => {
-          expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "finished on attempt 2" });
+          expect(await soniq.jobs.get(id)).toMatchObject({ status: "done", result: "finished on attempt 2" });
         }, 15_000);
         expect(Date.now() - t0).toBeLessThan(15_000);
       } finally {

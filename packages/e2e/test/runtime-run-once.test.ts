@@ -44,15 +44,15 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
     it("runtime/run-once-dies-mid-job: the job of a runOnce whose process died is recovered by a peer", async () => {
       const pair = await t.dyingPair("once.dies");
       const { soniqB } = pair;
-      const { id } = await pair.soniqA.enqueue("once.dies", {});
+      const { id } = await pair.soniqA.jobs.enqueue("once.dies", {});
       const once = await hungRunOnce(pair);
-      expect(await soniqB.getJob(id)).toMatchObject({ status: "processing", workerId: once.id });
+      expect(await soniqB.jobs.get(id)).toMatchObject({ status: "processing", workerId: once.id });
       expect((await workerRow(soniqB, once.id))?.status).toBe("active");
       pair.a.kill(); // from here on the runOnce process never reaches storage again
 
       await started(soniqB.worker({ queues: [t.queue], pollIntervalMs: 50, heartbeatIntervalMs: 50 }));
       await eventually(async () => {
-        expect(await soniqB.getJob(id)).toMatchObject({ status: "done", result: "recovered on attempt 2" });
+        expect(await soniqB.jobs.get(id)).toMatchObject({ status: "done", result: "recovered on attempt 2" });
       }, 10_000);
       expect((await workerRow(soniqB, once.id))?.status).toBe("stopped");
     }, 30_000);
@@ -60,7 +60,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
     it("runtime/run-once-recovers-stale: with no started worker anywhere, the next runOnce recovers the job of a runOnce that died, once it is stale", async () => {
       const pair = await t.dyingPair("once.stranded", { keeper: false });
       const { soniqB } = pair;
-      const { id } = await pair.soniqA.enqueue("once.stranded", {});
+      const { id } = await pair.soniqA.jobs.enqueue("once.stranded", {});
       const dying = await hungRunOnce(pair);
       pair.a.kill(); // the process (and its storage connection) is gone mid-job; nothing else runs maintenance
 
@@ -69,11 +69,11 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         soniqB.worker({ queues: [t.queue], heartbeatIntervalMs: 50, staleAfterMs }).runOnce();
       // Not stale yet: the job stays with its (dead) owner; running it now could run it twice.
       expect(await next()).toBe(0);
-      expect(await soniqB.getJob(id)).toMatchObject({ status: "processing", workerId: dying.id });
+      expect(await soniqB.jobs.get(id)).toMatchObject({ status: "processing", workerId: dying.id });
       const lastBeat = (await workerRow(soniqB, dying.id))?.lastHeartbeat.getTime() ?? Number.NaN;
       await eventually(() => expect(Date.now() - lastBeat).toBeGreaterThan(staleAfterMs + 100), 10_000);
       expect(await next()).toBe(1);
-      expect(await soniqB.getJob(id)).toMatchObject({ status: "done", result: "recovered on attempt 2" });
+      expect(await soniqB.jobs.get(id)).toMatchObject({ status: "done", result: "recovered on attempt 2" });
       expect((await workerRow(soniqB, dying.id))?.status).toBe("stopped");
     }, 30_000);
 
@@ -84,7 +84,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       once.on("error", ({ during }) => errors.push(during));
       expect(await once.runOnce()).toBe(1);
       expect(errors).toEqual(["stale recovery"]);
-      expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "ran" });
+      expect(await soniq.jobs.get(id)).toMatchObject({ status: "done", result: "ran" });
     }, 30_000);
 
     it("runtime/run-once-write-fails: runOnce still returns its count; the unwritten job is left under a stopped worker, and recovery requeues it", async () => {
@@ -95,14 +95,14 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       );
       const once = worker();
       expect(await once.runOnce()).toBe(1);
-      expect(await soniq.getJob(id)).toMatchObject({ status: "processing", workerId: once.id });
+      expect(await soniq.jobs.get(id)).toMatchObject({ status: "processing", workerId: once.id });
       expect((await workerRow(soniq, once.id))?.status).toBe("stopped");
 
       const recovery = await soniq.backend.workers.recoverStale(3_600_000);
       expect(recovery.requeuedJobIds).toContain(id);
       a.failing.delete("runs.settle");
       expect(await worker().runOnce()).toBe(1);
-      expect(await soniq.getJob(id)).toMatchObject({ status: "done", result: "done on attempt 2" });
+      expect(await soniq.jobs.get(id)).toMatchObject({ status: "done", result: "done on attempt 2" });
     }, 30_000);
 
     it("runtime/run-once-write-heals: a give-back that failed during the run is retried before runOnce returns", async () => {
@@ -119,7 +119,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       });
       expect(await once.runOnce()).toBe(1);
       expect(settleErrors).toBe(2);
-      expect(await soniq.getJob(id)).toMatchObject({ status: "queued", attempts: 1, workerId: null });
+      expect(await soniq.jobs.get(id)).toMatchObject({ status: "queued", attempts: 1, workerId: null });
       expect((await workerRow(soniq, once.id))?.status).toBe("stopped");
     }, 30_000);
   },

@@ -8,7 +8,8 @@ import { join } from "node:path";
 import { memoryBackend } from "@soniq/backend-memory";
 import { postgresBackend } from "@soniq/backend-postgres";
 import { sqliteBackend } from "@soniq/backend-sqlite";
-import { type EnqueueResult, Soniq } from "@soniq/core";
+import { Soniq } from "@soniq/core";
+import type { EnqueueResult } from "@soniq/core/backend";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from "vitest";
@@ -41,9 +42,9 @@ describe("runtime/transactions on sqlite", () => {
       expect(() => place(20, true)).toThrow("payment declined");
       await (pending as Promise<EnqueueResult>).catch(() => {});
       expect(db.prepare("SELECT count(*) AS n FROM orders").get()).toEqual({ n: 1 });
-      expect((await soniq.listJobs()).map((j) => j.id)).toEqual([committed.id]);
+      expect((await soniq.jobs.list()).map((j) => j.id)).toEqual([committed.id]);
       expect(await soniq.worker().runOnce()).toBe(1);
-      expect(await soniq.getResult(committed.id)).toBe(1);
+      expect((await soniq.jobs.get(committed.id))?.result ?? null).toBe(1);
     } finally {
       await soniq.close();
       expect(db.open).toBe(true); // a Database handed to the backend is left open
@@ -82,9 +83,9 @@ describe("runtime/transactions on postgres", () => {
       const committed = await place(10, false);
       await place(20, true);
       expect((await pool.query("SELECT count(*)::int AS n FROM orders")).rows[0]).toEqual({ n: 1 });
-      expect((await soniq.listJobs()).map((j) => j.id)).toEqual([committed?.id]);
+      expect((await soniq.jobs.list()).map((j) => j.id)).toEqual([committed?.id]);
       expect(await soniq.worker().runOnce()).toBe(1);
-      expect(await soniq.getResult(committed?.id as string)).toBe(1);
+      expect((await soniq.jobs.get(committed?.id as string))?.result ?? null).toBe(1);
     } finally {
       await soniq.close();
       await pool.end(); // the backend never ends a pool it was handed
@@ -102,7 +103,7 @@ describe("runtime/transactions typing", () => {
       .toHaveProperty("tx")
       .toEqualTypeOf<undefined>();
     const onSqlite = new Soniq({ backend: sqliteBackend({ filename: ":memory:" }) });
-    expectTypeOf<Parameters<typeof onSqlite.enqueue>[2]>()
+    expectTypeOf<Parameters<typeof onSqlite.jobs.enqueue>[2]>()
       .exclude<undefined>()
       .toHaveProperty("tx")
       .not.toBeUnknown();

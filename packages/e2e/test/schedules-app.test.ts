@@ -1,6 +1,7 @@
 /** The recurring-jobs API of a Soniq instance: declaration checks, job options, workers that schedule. */
 import { memoryBackend } from "@soniq/backend-memory";
-import { isSoniqError, manualClock, Soniq } from "@soniq/core";
+import { isSoniqError, Soniq } from "@soniq/core";
+import { manualClock } from "@soniq/testkit";
 import { describe, expect, it } from "vitest";
 import { memoryKind } from "./runtime-support.js";
 import { ledger, MINUTE, world } from "./schedules-support.js";
@@ -15,34 +16,37 @@ function codeOf(fn: () => unknown): [string | undefined, unknown] {
   throw new Error("expected a SoniqError");
 }
 
-describe("schedules/app: periodic()", () => {
+describe("schedules/app: schedules.declare()", () => {
   it("throws synchronously, naming the field; a second declaration of a name is SONIQ_INVALID_ARGUMENT", () => {
     const soniq = new Soniq({ backend: memoryBackend() });
     const report = soniq.job("reports.nightly", async () => "ok");
-    expect(codeOf(() => soniq.periodic(report, { cron: "61 * * * *" }))).toEqual([
+    expect(codeOf(() => soniq.schedules.declare(report, { cron: "61 * * * *" }))).toEqual([
       "SONIQ_INVALID_OPTIONS",
       "cron",
     ]);
-    expect(codeOf(() => soniq.periodic(report, { cron: "0 2 * * *", timezone: "Nowhere/City" }))).toEqual([
-      "SONIQ_INVALID_OPTIONS",
-      "timezone",
-    ]);
-    expect(codeOf(() => soniq.periodic(report, { every: "often" }))).toEqual([
+    expect(
+      codeOf(() => soniq.schedules.declare(report, { cron: "0 2 * * *", timezone: "Nowhere/City" })),
+    ).toEqual(["SONIQ_INVALID_OPTIONS", "timezone"]);
+    expect(codeOf(() => soniq.schedules.declare(report, { every: "often" }))).toEqual([
       "SONIQ_INVALID_OPTIONS",
       "every",
     ]);
-    expect(codeOf(() => soniq.periodic(report, {}))).toEqual(["SONIQ_INVALID_OPTIONS", "cron"]);
-    expect(codeOf(() => soniq.periodic(report, { cron: "0 2 * * *", every: "1h" }))).toEqual([
+    expect(codeOf(() => soniq.schedules.declare(report, {}))).toEqual(["SONIQ_INVALID_OPTIONS", "cron"]);
+    expect(codeOf(() => soniq.schedules.declare(report, { cron: "0 2 * * *", every: "1h" }))).toEqual([
       "SONIQ_INVALID_OPTIONS",
       "cron",
     ]);
-    expect(soniq.periodic(report, { cron: "0 2 * * *" }).name).toBe("reports.nightly");
-    expect(codeOf(() => soniq.periodic(report, { every: "1h" }))).toEqual([
+    expect(soniq.schedules.declare(report, { cron: "0 2 * * *" }).name).toBe("reports.nightly");
+    expect(codeOf(() => soniq.schedules.declare(report, { every: "1h" }))).toEqual([
       "SONIQ_INVALID_ARGUMENT",
       undefined,
     ]);
-    expect(soniq.periodic(report, { every: "1h", name: "reports.hourly" }).name).toBe("reports.hourly");
-    expect(codeOf(() => soniq.periodic("Not A Name", { every: "1h" }))[0]).toBe("SONIQ_INVALID_TASK_NAME");
+    expect(soniq.schedules.declare(report, { every: "1h", name: "reports.hourly" }).name).toBe(
+      "reports.hourly",
+    );
+    expect(codeOf(() => soniq.schedules.declare("Not A Name", { every: "1h" }))[0]).toBe(
+      "SONIQ_INVALID_TASK_NAME",
+    );
   });
 
   it("a fired job takes the schedule's queue and priority, else the job's own options", async () => {
@@ -53,8 +57,8 @@ describe("schedules/app: periodic()", () => {
       priority: 5,
       maxAttempts: 7,
     });
-    p.periodic(report, { every: "1m" });
-    p.periodic(report, {
+    p.schedules.declare(report, { every: "1m" });
+    p.schedules.declare(report, {
       every: "1m",
       name: "reports.urgent",
       queue: "urgent",
@@ -65,8 +69,8 @@ describe("schedules/app: periodic()", () => {
     await s.start();
     await w.clock.advance(MINUTE);
     await s.stop();
-    const [plain] = await p.listJobs({ queue: "reports" });
-    const [urgent] = await p.listJobs({ queue: "urgent" });
+    const [plain] = await p.jobs.list({ queue: "reports" });
+    const [urgent] = await p.jobs.list({ queue: "urgent" });
     expect(plain).toMatchObject({ jobName: "reports.nightly", priority: 5, maxAttempts: 7, args: {} });
     expect(urgent).toMatchObject({
       jobName: "reports.nightly",
@@ -129,7 +133,7 @@ describe("schedules/app: backends and lifecycle", () => {
       ran.push(args);
       if (ran.length === 2) resolveRan();
     });
-    p.periodic(cleanup, { every: "1m", args: { deep: true } });
+    p.schedules.declare(cleanup, { every: "1m", args: { deep: true } });
     const worker = p.worker({ schedules: { checkIntervalMs: 1000 }, pollIntervalMs: 60_000 });
     await worker.start();
     await w.clock.advance(2 * MINUTE);
@@ -154,7 +158,7 @@ describe("schedules/app: backends and lifecycle", () => {
     const errors: string[] = [];
     const logger = { debug() {}, info() {}, warn() {}, error: (_: unknown, msg: string) => errors.push(msg) };
     const soniq = new Soniq({ backend, clock, logger });
-    soniq.periodic("cleanup.run", { every: "1m" });
+    soniq.schedules.declare("cleanup.run", { every: "1m" });
     const s = soniq.scheduler({ checkIntervalMs: 1000 });
     await s.start();
     expect(errors).toEqual(["scheduler check failed; retrying at the next interval"]);
@@ -168,7 +172,7 @@ describe("schedules/app: backends and lifecycle", () => {
     const p = w.process();
     const s = p.scheduler({ checkIntervalMs: 1000 });
     await s.start();
-    p.periodic("cleanup.run", { every: "1m" });
+    p.schedules.declare("cleanup.run", { every: "1m" });
     await w.clock.advance(1000);
     expect((await p.schedules.get("cleanup.run"))?.nextRunAt).toEqual(new Date(w.clock.now() + MINUTE));
     await w.clock.advance(MINUTE);
@@ -178,7 +182,7 @@ describe("schedules/app: backends and lifecycle", () => {
 
   it("upcoming and history check their count and limit", async () => {
     const soniq = new Soniq({ backend: memoryBackend() });
-    soniq.periodic("cleanup.run", { every: "1m" });
+    soniq.schedules.declare("cleanup.run", { every: "1m" });
     await expect(soniq.schedules.upcoming("cleanup.run", 0)).rejects.toMatchObject({
       code: "SONIQ_INVALID_ARGUMENT",
     });

@@ -31,7 +31,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       it("an interval fires one interval after it was first stored, then every interval, one job per tick", async () => {
         const w = await world(T0);
         const p = w.process();
-        p.periodic("cleanup.run", { every: "15m", args: { deep: false } });
+        p.schedules.declare("cleanup.run", { every: "15m", args: { deep: false } });
         const scheduler = p.scheduler({ checkIntervalMs: MINUTE });
         await scheduler.start();
         await w.clock.advance(HOUR);
@@ -69,14 +69,14 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       it("a restart never postpones an interval: the next fire stays on the first anchor", async () => {
         const w = await world(T0);
         const first = w.process();
-        first.periodic("cleanup.run", { every: "1h" });
+        first.schedules.declare("cleanup.run", { every: "1h" });
         const a = first.scheduler({ checkIntervalMs: MINUTE });
         await a.start();
         await w.clock.advance(30 * MINUTE);
         await a.stop();
         await w.clock.advance(15 * MINUTE);
         const second = w.process(); // a new process declaring the same schedule
-        second.periodic("cleanup.run", { every: "1h" });
+        second.schedules.declare("cleanup.run", { every: "1h" });
         const b = second.scheduler({ checkIntervalMs: MINUTE });
         await b.start();
         expect((await second.schedules.get("cleanup.run"))?.nextRunAt).toEqual(new Date(T0 + HOUR));
@@ -91,7 +91,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       it("a changed declaration re-times the schedule; an unchanged one keeps its next fire", async () => {
         const w = await world(T0);
         const p1 = w.process();
-        p1.periodic("reports.daily", { cron: "0 6 * * *", args: { v: 1 } });
+        p1.schedules.declare("reports.daily", { cron: "0 6 * * *", args: { v: 1 } });
         await p1
           .scheduler()
           .start()
@@ -99,7 +99,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         const before = await p1.schedules.get("reports.daily");
         await w.clock.advance(HOUR);
         const p2 = w.process();
-        p2.periodic("reports.daily", { cron: "0 6 * * *", args: { v: 2 } });
+        p2.schedules.declare("reports.daily", { cron: "0 6 * * *", args: { v: 2 } });
         const s2 = p2.scheduler();
         await s2.start();
         const kept = await p2.schedules.get("reports.daily");
@@ -107,7 +107,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         expect(kept?.args).toEqual({ v: 2 });
         await s2.stop();
         const p3 = w.process();
-        p3.periodic("reports.daily", { cron: "0 7 * * *", timezone: "Europe/Berlin" });
+        p3.schedules.declare("reports.daily", { cron: "0 7 * * *", timezone: "Europe/Berlin" });
         const s3 = p3.scheduler();
         await s3.start();
         await s3.stop();
@@ -121,7 +121,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       async function downtime(catchUp: "none" | "latest" | { withinMs: number }) {
         const w = await world(T0);
         const p = w.process();
-        p.periodic("reports.hourly", { cron: "0 * * * *", catchUp });
+        p.schedules.declare("reports.hourly", { cron: "0 * * * *", catchUp });
         const a = p.scheduler({ checkIntervalMs: MINUTE });
         await a.start();
         await w.clock.advance(HOUR + 5 * MINUTE); // 01:00 fires on time
@@ -165,7 +165,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       it("pause (from another process) is seen at the next check: ticks are skipped; resume does not catch them up", async () => {
         const w = await world(T0);
         const runner = w.process();
-        runner.periodic("reports.hourly", { cron: "0 * * * *" });
+        runner.schedules.declare("reports.hourly", { cron: "0 * * * *" });
         const s = runner.scheduler({ checkIntervalMs: MINUTE });
         await s.start();
         const admin = w.process();
@@ -186,7 +186,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       it("ticks that pass while paused with no scheduler running are skipped at resume, not caught up", async () => {
         const w = await world(T0);
         const p = w.process();
-        p.periodic("reports.hourly", { cron: "0 * * * *" });
+        p.schedules.declare("reports.hourly", { cron: "0 * * * *" });
         const a = p.scheduler({ checkIntervalMs: MINUTE });
         await a.start();
         await a.stop();
@@ -210,7 +210,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       it("trigger fires now without a scheduler, even while paused, and is recorded with tickAt = now", async () => {
         const w = await world(T0 + 10 * MINUTE);
         const p = w.process();
-        p.periodic("reports.hourly", { cron: "0 * * * *", args: { kind: "manual" } });
+        p.schedules.declare("reports.hourly", { cron: "0 * * * *", args: { kind: "manual" } });
         const id = await p.schedules.trigger("reports.hourly"); // not stored yet: trigger stores it
         const job = await w.backend.jobs.get(id);
         expect(job).toMatchObject({ jobName: "reports.hourly", args: { kind: "manual" }, status: "queued" });
@@ -233,7 +233,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       it("remove stops a running scheduler's fires at its next check; a process that declares it stores it again", async () => {
         const w = await world(T0);
         const p = w.process();
-        p.periodic("reports.hourly", { cron: "0 * * * *" });
+        p.schedules.declare("reports.hourly", { cron: "0 * * * *" });
         const s = p.scheduler({ checkIntervalMs: MINUTE });
         await s.start();
         await w.clock.advance(HOUR + MINUTE);
@@ -255,13 +255,13 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       it("upcoming lists the next fire times in the schedule's timezone, DST included", async () => {
         const w = await world(Date.UTC(2026, 2, 27, 12));
         const p = w.process();
-        p.periodic("reports.night", { cron: "30 2 * * *", timezone: "Europe/Berlin" });
+        p.schedules.declare("reports.night", { cron: "30 2 * * *", timezone: "Europe/Berlin" });
         expect((await p.schedules.upcoming("reports.night", 3)).map((d) => d.toISOString())).toEqual([
           "2026-03-28T01:30:00.000Z",
           "2026-03-29T01:00:00.000Z",
           "2026-03-30T00:30:00.000Z",
         ]);
-        p.periodic("cleanup.run", { every: "10m" });
+        p.schedules.declare("cleanup.run", { every: "10m" });
         const s = p.scheduler();
         await s.start();
         await s.stop();
@@ -275,7 +275,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       it("Berlin: the nonexistent 02:30 fires at 03:00 CEST, the repeated one fires once", async () => {
         const w = await world(Date.UTC(2026, 2, 27));
         const p = w.process();
-        p.periodic("reports.night", { cron: "30 2 * * *", timezone: "Europe/Berlin" });
+        p.schedules.declare("reports.night", { cron: "30 2 * * *", timezone: "Europe/Berlin" });
         const s = p.scheduler({ checkIntervalMs: HOUR });
         await s.start();
         await w.clock.advanceTo(Date.UTC(2026, 2, 31));
@@ -288,7 +288,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         ]);
         const fall = await world(Date.UTC(2026, 9, 24));
         const q = fall.process();
-        q.periodic("reports.night", { cron: "30 2 * * *", timezone: "Europe/Berlin" });
+        q.schedules.declare("reports.night", { cron: "30 2 * * *", timezone: "Europe/Berlin" });
         const t = q.scheduler({ checkIntervalMs: HOUR });
         await t.start();
         await fall.clock.advanceTo(Date.UTC(2026, 9, 27));
@@ -303,8 +303,8 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       it("New York: 02:30 on spring-forward day fires at 03:00 EDT; 01:30 on fall-back day fires once", async () => {
         const w = await world(Date.UTC(2026, 2, 7));
         const p = w.process();
-        p.periodic("reports.spring", { cron: "30 2 * * *", timezone: "America/New_York" });
-        p.periodic("reports.fall", { cron: "30 1 * * *", timezone: "America/New_York" });
+        p.schedules.declare("reports.spring", { cron: "30 2 * * *", timezone: "America/New_York" });
+        p.schedules.declare("reports.fall", { cron: "30 1 * * *", timezone: "America/New_York" });
         const s = p.scheduler({ checkIntervalMs: HOUR });
         await s.start();
         await w.clock.advanceTo(Date.UTC(2026, 2, 10));
@@ -316,7 +316,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         await s.stop();
         const fall = await world(Date.UTC(2026, 9, 31));
         const q = fall.process();
-        q.periodic("reports.fall", { cron: "30 1 * * *", timezone: "America/New_York" });
+        q.schedules.declare("reports.fall", { cron: "30 1 * * *", timezone: "America/New_York" });
         const t = q.scheduler({ checkIntervalMs: HOUR });
         await t.start();
         await fall.clock.advanceTo(Date.UTC(2026, 10, 3));
@@ -342,7 +342,7 @@ describe("schedules/leadership", () => {
     const w = await world(T0);
     const procs = [w.process(), w.process(), w.process()];
     const mortals = procs.map((p) => {
-      p.periodic("cleanup.run", { every: "1m" });
+      p.schedules.declare("cleanup.run", { every: "1m" });
       return p.mortalScheduler({ checkIntervalMs: 1000 });
     });
     for (const m of mortals) await m.scheduler.start();

@@ -12,7 +12,7 @@ const [kind, target, interval] = process.argv.slice(2) as [string, string, strin
 const backend =
   kind === "sqlite" ? sqliteBackend({ filename: target }) : postgresBackend({ connectionString: target });
 const soniq = new Soniq({ backend });
-soniq.periodic("proc.tick", { cron: "* * * * * *", catchUp: { withinMs: 60_000 } });
+soniq.schedules.declare("proc.tick", { cron: "* * * * * *", catchUp: { withinMs: 60_000 } });
 const scheduler = soniq.scheduler({ checkIntervalMs: Number(interval) });
 await scheduler.start();
 process.send?.({ ready: process.pid });

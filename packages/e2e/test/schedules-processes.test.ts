@@ -78,7 +78,7 @@ describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make
         expect(new Set(gaps)).toEqual(new Set([1000]));
         expect(ticks.every((t) => t.outcome === "fired" && t.jobId !== null)).toBe(true);
         // None doubled: one job per tick, and every job belongs to a tick.
-        const jobs = await admin.listJobs({ jobName: "proc.tick", limit: 1000 });
+        const jobs = await admin.jobs.list({ jobName: "proc.tick", limit: 1000 });
         expect(jobs.map((j) => j.id).sort()).toEqual(ticks.map((t) => t.jobId).sort());
       } finally {
         for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");

@@ -3,14 +3,8 @@
  * own (its declarations, its schedulers), as separate application processes would be. Schedule times
  * come from the manual clock; SQL backends keep their own clock for leases and row timestamps.
  */
-import {
-  type Backend,
-  type Clock,
-  type ManualClock,
-  manualClock,
-  type SchedulerOptions,
-  Soniq,
-} from "@soniq/core";
+import { type Backend, type Clock, type SchedulerOptions, Soniq } from "@soniq/core";
+import { type ManualClock, manualClock } from "@soniq/testkit";
 import type { BackendKind } from "./runtime-support.js";
 
 export const MINUTE = 60_000;
@@ -21,7 +15,7 @@ export interface World {
   backend: Backend<unknown>;
   process(): Process;
   /** Jobs of `jobName`, oldest first. */
-  jobsOf(jobName: string): ReturnType<Soniq["listJobs"]>;
+  jobsOf(jobName: string): ReturnType<Soniq["jobs"]["list"]>;
   close(): Promise<void>;
 }
 
@@ -62,7 +56,7 @@ export async function world(
     clock,
     backend,
     process,
-    jobsOf: async (jobName) => (await admin.listJobs({ jobName, limit: 1000 })).reverse(),
+    jobsOf: async (jobName) => (await admin.jobs.list({ jobName, limit: 1000 })).reverse(),
     close: async () => {
       await admin.close();
       await kind.teardown();

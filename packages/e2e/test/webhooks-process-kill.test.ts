@@ -43,13 +43,13 @@ describe.each([sqliteKind, postgresKind].map((make) => [make().name, make] as co
         const messages: Record<string, string>[] = [];
         child.on("message", (m) => messages.push(m as Record<string, string>));
         await eventually(() => expect(messages.some((m) => m.ready)).toBe(true), 45_000);
-        const { id } = await soniq.enqueue("hooks.crash", {}, { queue });
+        const { id } = await soniq.jobs.enqueue("hooks.crash", {}, { queue });
         const [pending] = await eventually(async () => {
           const rows = await soniq.webhooks.deliveries({ endpointId: endpoint.id });
           expect(rows.map((d) => [d.status, d.attempts])).toEqual([["pending", 0]]);
           return rows;
         }, 20_000);
-        expect((await soniq.getJob(id))?.status).toBe("done");
+        expect((await soniq.jobs.get(id))?.status).toBe("done");
         child.kill("SIGKILL");
         await new Promise((resolve) => child?.once("exit", resolve));
         expect(r.requests).toHaveLength(0);

@@ -4,7 +4,9 @@
  * that stays down ends `failed` and gets it again on `redeliver`; the secret is never stored or shown in
  * plain text; bad input is refused with typed errors and writes nothing.
  */
-import { manualClock, PermanentError, Soniq, type SoniqOptions, type WebhookEvent } from "@soniq/core";
+
+import { PermanentError, Soniq, type SoniqOptions, type WebhookEvent } from "@soniq/core";
+import { manualClock } from "@soniq/testkit";
 import { describe, expect, it } from "vitest";
 import { ALL_KINDS, eventually, matrixHarness, uniqueName } from "./runtime-support.js";
 import { type Receiver, receiver, SECRET, SECRET_KEY } from "./webhooks-support.js";
@@ -77,15 +79,15 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("webhooks o
     );
     await soniq.queues.configure(backlogged, { lagAlertMs: 1 }, { create: true });
     await h.started(soniq.worker({ queues: [queue], ...FAST }));
-    await soniq.enqueue("hooks.ok", { to: "a" });
-    await soniq.enqueue("hooks.flaky", {});
-    const dead = await soniq.enqueue("hooks.dead", { card: "4242" });
-    await soniq.enqueue("hooks.ok", {}, { queue: backlogged });
-    await eventually(async () => expect(await soniq.deadLetter.get(dead.id)).not.toBeNull(), 10_000);
-    const replayed = await soniq.deadLetter.replay(dead.id);
+    await soniq.jobs.enqueue("hooks.ok", { to: "a" });
+    await soniq.jobs.enqueue("hooks.flaky", {});
+    const dead = await soniq.jobs.enqueue("hooks.dead", { card: "4242" });
+    await soniq.jobs.enqueue("hooks.ok", {}, { queue: backlogged });
+    await eventually(async () => expect(await soniq.deadLetters.get(dead.id)).not.toBeNull(), 10_000);
+    const replayed = await soniq.deadLetters.replay(dead.id);
 
     // schedule.missed: a scheduler runs, stops, and the next one finds the ticks nobody ran.
-    soniq.periodic("hooks.ok", { cron: "0 * * * *", catchUp: "none", name: "hooks.hourly" });
+    soniq.schedules.declare("hooks.ok", { cron: "0 * * * *", catchUp: "none", name: "hooks.hourly" });
     const first = soniq.scheduler({ checkIntervalMs: 60_000 });
     await first.start();
     await first.stop();
@@ -158,7 +160,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("webhooks o
     });
     soniq.job("hooks.ok", async () => 1, { queue: h.queue });
     await h.started(soniq.worker({ queues: [h.queue], ...FAST }));
-    await soniq.enqueue("hooks.ok", {});
+    await soniq.jobs.enqueue("hooks.ok", {});
     const [delivered] = await eventually(async () => {
       const rows = await soniq.webhooks.deliveries({ endpointId: endpoint.id, status: "delivered" });
       expect(rows).toHaveLength(1);
@@ -175,12 +177,12 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("webhooks o
     const soniq = await app();
     const endpoint = await soniq.webhooks.register({ url: r.url, events: ["job.completed"], secret: SECRET });
     soniq.job("hooks.ok", async () => 1, { queue: h.queue });
-    const first = await soniq.enqueue("hooks.ok", {});
+    const first = await soniq.jobs.enqueue("hooks.ok", {});
     expect(await soniq.worker({ queues: [h.queue], deliverWebhooks: false }).runOnce()).toBe(1);
     const pending = await soniq.webhooks.deliveries({ endpointId: endpoint.id });
     expect(pending.map((d) => [d.status, d.attempts])).toEqual([["pending", 0]]);
     expect(r.requests).toEqual([]);
-    const second = await soniq.enqueue("hooks.ok", {});
+    const second = await soniq.jobs.enqueue("hooks.ok", {});
     expect(await soniq.worker({ queues: [h.queue] }).runOnce()).toBe(1);
     // Returned: both deliveries are sent (the earlier one was due too), none left for a started worker.
     const rows = await soniq.webhooks.deliveries({ endpointId: endpoint.id });
@@ -200,7 +202,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("webhooks o
     });
     soniq.job("hooks.ok", async () => 1, { queue: h.queue });
     await h.started(soniq.worker({ queues: [h.queue], ...FAST }));
-    await soniq.enqueue("hooks.ok", {});
+    await soniq.jobs.enqueue("hooks.ok", {});
     const [failed] = await eventually(async () => {
       const rows = await soniq.webhooks.deliveries({ endpointId: endpoint.id, status: "failed" });
       expect(rows).toHaveLength(1);
@@ -241,7 +243,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("webhooks o
     soniq.job("hooks.ok", async () => 1, { queue: h.queue });
     const worker = soniq.worker({ queues: [h.queue], ...FAST });
     await worker.start();
-    await soniq.enqueue("hooks.ok", {});
+    await soniq.jobs.enqueue("hooks.ok", {});
     await eventually(() => expect(r.requests).toHaveLength(1), 10_000);
     const started = performance.now();
     await worker.stop();
@@ -265,7 +267,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("webhooks o
     expect(await soniq.webhooks.test(endpoint.id)).toMatchObject({ ok: false, status: 500 });
     soniq.job("hooks.ok", async () => 1, { queue: h.queue });
     await h.started(soniq.worker({ queues: [h.queue], ...FAST }));
-    await soniq.enqueue("hooks.ok", {});
+    await soniq.jobs.enqueue("hooks.ok", {});
     await eventually(async () => {
       expect(await soniq.webhooks.deliveries({ endpointId: endpoint.id, status: "failed" })).toHaveLength(1);
     }, 10_000);

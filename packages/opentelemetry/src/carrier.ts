@@ -10,7 +10,7 @@ import {
   isSpanContextValid,
   type SpanContext,
 } from "@opentelemetry/api";
-import type { TraceContext } from "@soniq/core";
+import type { TraceContext } from "@soniq/core/plugin";
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 

@@ -25,16 +25,8 @@ import {
   type TracerProvider,
   trace,
 } from "@opentelemetry/api";
-import {
-  type JobContext,
-  type Middleware,
-  type Plugin,
-  type RunOutcome,
-  type SendEvent,
-  SONIQ_VERSION,
-  SoniqError,
-  type TraceContext,
-} from "@soniq/core";
+import { type JobContext, type Middleware, type Plugin, SoniqError } from "@soniq/core";
+import { type RunOutcome, type SendEvent, SONIQ_VERSION, type TraceContext } from "@soniq/core/plugin";
 import { fromCarrier, toCarrier } from "./carrier.js";
 
 export interface OpenTelemetryOptions {

@@ -120,8 +120,8 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
       tracer.startSpan("smtp").end();
       return "sent";
     });
-    const { id } = await inSpan(tracer, "POST /signup", () => soniq.enqueue("emails.send", { to: "a" }));
-    await drain(soniq, async () => (await soniq.getJob(id))?.status === "done");
+    const { id } = await inSpan(tracer, "POST /signup", () => soniq.jobs.enqueue("emails.send", { to: "a" }));
+    await drain(soniq, async () => (await soniq.jobs.get(id))?.status === "done");
     const spans = exporter.getFinishedSpans();
     const request = only(spans, "POST /signup");
     const send = only(spans, "send default");
@@ -150,7 +150,7 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
       "soniq.job.attempt": 1,
       "soniq.job.outcome": "done",
     });
-    const job = await soniq.getJob(id);
+    const job = await soniq.jobs.get(id);
     expect(job?.traceId).toBe(traceId);
     expect(job?.traceContext?.traceparent).toBe(`00-${traceId}-${send.spanContext().spanId}-01`);
   });
@@ -159,9 +159,9 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
     const { soniq, exporter, tracer } = await setup(makeBackend);
     const job = soniq.job("reports.build", async () => null);
     const results = await inSpan(tracer, "batch", () =>
-      soniq.enqueueMany([0, 1, 2].map((n) => ({ job, args: { n } }))),
+      soniq.jobs.enqueueMany([0, 1, 2].map((n) => ({ job, args: { n } }))),
     );
-    await drain(soniq, async () => (await soniq.getQueueStats()).done === 3);
+    await drain(soniq, async () => (await soniq.jobs.stats()).done === 3);
     const spans = exporter.getFinishedSpans();
     const send = only(spans, "send default");
     expect(send.attributes["messaging.batch.message_count"]).toBe(3);
@@ -193,7 +193,7 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
       expect(run.spanContext().traceId).toBe(request.spanContext().traceId);
       expect(run.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
     }
-    expect((await soniq.getJob(flow.jobs.b as string))?.traceId).toBe(request.spanContext().traceId);
+    expect((await soniq.jobs.get(flow.jobs.b as string))?.traceId).toBe(request.spanContext().traceId);
   });
 
   it("otel/retries: each attempt is a process span under the same send; a failed one records the error", async () => {
@@ -208,8 +208,8 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
       },
       { retry: { delaysMs: [0] } },
     );
-    const { id } = await inSpan(tracer, "request", () => soniq.enqueue("flaky.call", {}));
-    await drain(soniq, async () => (await soniq.getJob(id))?.status === "done");
+    const { id } = await inSpan(tracer, "request", () => soniq.jobs.enqueue("flaky.call", {}));
+    await drain(soniq, async () => (await soniq.jobs.get(id))?.status === "done");
     const spans = exporter.getFinishedSpans();
     const send = only(spans, "send default");
     const runs = byName(spans, "process default").sort(
@@ -235,9 +235,9 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
       if (fail) throw new PermanentError("card declined");
       return "captured";
     });
-    const { id } = await inSpan(tracer, "checkout", () => soniq.enqueue("payments.capture", {}));
-    await drain(soniq, async () => (await soniq.deadLetter.get(id)) !== null);
-    const dead = await soniq.deadLetter.get(id);
+    const { id } = await inSpan(tracer, "checkout", () => soniq.jobs.enqueue("payments.capture", {}));
+    await drain(soniq, async () => (await soniq.deadLetters.get(id)) !== null);
+    const dead = await soniq.deadLetters.get(id);
     const firstSend = only(exporter.getFinishedSpans(), "send default");
     expect(dead?.traceId).toBe(firstSend.spanContext().traceId);
     const firstRun = only(exporter.getFinishedSpans(), "process default");
@@ -245,8 +245,8 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
     expect(firstRun.status.code).toBe(SpanStatusCode.ERROR);
     exporter.reset();
     fail = false;
-    const newId = await inSpan(tracer, "operator replay", () => soniq.deadLetter.replay(id));
-    await drain(soniq, async () => (await soniq.getJob(newId as string))?.status === "done");
+    const newId = await inSpan(tracer, "operator replay", () => soniq.deadLetters.replay(id));
+    await drain(soniq, async () => (await soniq.jobs.get(newId as string))?.status === "done");
     const spans = exporter.getFinishedSpans();
     const operator = only(spans, "operator replay");
     const send = only(spans, "send default");
@@ -256,15 +256,15 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
     expect(send.links.map((l) => l.context.spanId)).toEqual([firstSend.spanContext().spanId]);
     expect(send.links[0]?.context.traceId).toBe(firstSend.spanContext().traceId);
     expect(run.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
-    expect((await soniq.getJob(newId as string))?.traceId).toBe(operator.spanContext().traceId);
+    expect((await soniq.jobs.get(newId as string))?.traceId).toBe(operator.spanContext().traceId);
   });
 
   it("otel/schedule-fire-is-a-root: a schedule's fire starts its own trace, even inside a request", async () => {
     const { soniq, exporter, tracer } = await setup(makeBackend);
     const job = soniq.job("digest.send", async () => null);
-    soniq.periodic(job, { every: 3_600_000, name: "digest" });
+    soniq.schedules.declare(job, { every: 3_600_000, name: "digest" });
     const id = await inSpan(tracer, "admin click", () => soniq.schedules.trigger("digest"));
-    await drain(soniq, async () => (await soniq.getJob(id))?.status === "done");
+    await drain(soniq, async () => (await soniq.jobs.get(id))?.status === "done");
     const spans = exporter.getFinishedSpans();
     const send = only(spans, "send default");
     expect(send.attributes["soniq.send.origin"]).toBe("schedule");
@@ -276,8 +276,8 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
   it('otel/link-mode: with parent "link" each run is a new root linking to the send', async () => {
     const { soniq, exporter, tracer } = await setup(makeBackend, { parent: "link" });
     soniq.job("fanout.part", async () => null);
-    const { id } = await inSpan(tracer, "request", () => soniq.enqueue("fanout.part", {}));
-    await drain(soniq, async () => (await soniq.getJob(id))?.status === "done");
+    const { id } = await inSpan(tracer, "request", () => soniq.jobs.enqueue("fanout.part", {}));
+    await drain(soniq, async () => (await soniq.jobs.get(id))?.status === "done");
     const spans = exporter.getFinishedSpans();
     const send = only(spans, "send default");
     const run = only(spans, "process default");
@@ -292,9 +292,9 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
     soniq.job("metered.bad", async () => {
       throw new PermanentError("no");
     });
-    await soniq.enqueue("metered.ok", {});
-    await soniq.enqueue("metered.bad", {});
-    await drain(soniq, async () => (await soniq.getQueueStats()).queued === 0);
+    await soniq.jobs.enqueue("metered.ok", {});
+    await soniq.jobs.enqueue("metered.bad", {});
+    await drain(soniq, async () => (await soniq.jobs.stats()).queued === 0);
     const { resourceMetrics } = await reader.collect();
     const all = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics);
     const find = (name: string) => all.find((m) => m.descriptor.name === name);
@@ -311,9 +311,9 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
   it("otel/off: without the plugin nothing is stored on the job and no span is made", async () => {
     const { soniq, exporter, tracer } = await setup(makeBackend, null);
     soniq.job("plain.job", async () => null);
-    const { id } = await inSpan(tracer, "request", () => soniq.enqueue("plain.job", {}));
-    await drain(soniq, async () => (await soniq.getJob(id))?.status === "done");
-    const job = await soniq.getJob(id);
+    const { id } = await inSpan(tracer, "request", () => soniq.jobs.enqueue("plain.job", {}));
+    await drain(soniq, async () => (await soniq.jobs.get(id))?.status === "done");
+    const job = await soniq.jobs.get(id);
     expect(job?.traceId).toBeNull();
     expect(job?.traceContext).toBeNull();
     expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(["request"]);

@@ -1,6 +1,6 @@
 export { APPLICABILITY_ID, type ExcludedCase } from "./applicability.js";
-export { type ManualClock, manualClock } from "./clock.js";
 export { CONFORMANCE_CASES, type ConformanceCaseId } from "./cases/index.js";
+export { type ManualClock, manualClock } from "./clock.js";
 export { delay, type EventuallyOptions, eventually } from "./eventually.js";
 export { newJob, uniqueQueue } from "./new-job.js";
 export {

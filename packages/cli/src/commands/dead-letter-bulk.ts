@@ -41,7 +41,7 @@ export async function eachPage(
   each: (page: DeadLetterJob[]) => void | Promise<void>,
 ): Promise<void> {
   for (let offset = 0; ; offset += PAGE) {
-    const page = await soniq.deadLetter.list({ ...filter, limit: PAGE, offset });
+    const page = await soniq.deadLetters.list({ ...filter, limit: PAGE, offset });
     await each(page);
     if (page.length < PAGE) return;
   }
@@ -190,7 +190,7 @@ async function byIds(soniq: Soniq, ids: string[]): Promise<DeadLetterJob[]> {
   const rows: DeadLetterJob[] = [];
   const missing: string[] = [];
   for (const id of ids) {
-    const row = await soniq.deadLetter.get(id);
+    const row = await soniq.deadLetters.get(id);
     if (row) rows.push(row);
     else missing.push(id);
   }

@@ -82,7 +82,7 @@ export async function exportRows(
   const sink: Sink = file ?? io.out;
   try {
     const redact = soniq.options.redact;
-    if (format === "jsonl" && !redact.active) return await soniq.deadLetter.export(toFilter(filter), sink);
+    if (format === "jsonl" && !redact.active) return await soniq.deadLetters.export(toFilter(filter), sink);
     // With the app's redact the rows are shown through it, so the CLI pages them itself.
     const line =
       format === "jsonl"

@@ -59,7 +59,7 @@ function listCommand(dl: Command, io: Io): void {
     .action(async (o: FilterFlags & { limit?: number }, command: Command) => {
       const ctx = Context.of(command, io);
       const rows = await ctx.withApp(async (soniq) =>
-        (await soniq.deadLetter.list({ ...toFilter(o), limit: o.limit })).map((r) =>
+        (await soniq.deadLetters.list({ ...toFilter(o), limit: o.limit })).map((r) =>
           soniq.options.redact.row(r),
         ),
       );
@@ -79,7 +79,7 @@ function showCommand(dl: Command, io: Io): void {
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
       const row = await ctx.withApp(async (soniq) => {
-        const found = await soniq.deadLetter.get(id);
+        const found = await soniq.deadLetters.get(id);
         return found && soniq.options.redact.row(found);
       });
       if (!row) throw deadLetterNotFound([id]);
@@ -108,8 +108,8 @@ function replayCommand(dl: Command, io: Io): void {
         runBulk(ctx, soniq, ids, o, {
           verb: "replay",
           check: o.force ? undefined : (names) => checkRegistered(soniq, names),
-          one: async (id) => ({ id, newId: await soniq.deadLetter.replay(id, { actor: ctx.actor }) }),
-          where: (filter, options) => soniq.deadLetter.replayWhere(filter, options),
+          one: async (id) => ({ id, newId: await soniq.deadLetters.replay(id, { actor: ctx.actor }) }),
+          where: (filter, options) => soniq.deadLetters.replayWhere(filter, options),
         }),
       );
       if (!done) return;
@@ -134,8 +134,8 @@ function purgeCommand(dl: Command, io: Io): void {
       const done = await ctx.withApp((soniq) =>
         runBulk(ctx, soniq, ids, o, {
           verb: "purge",
-          one: async (id) => ({ id, purged: await soniq.deadLetter.purge(id, { actor: ctx.actor }) }),
-          where: (filter, options) => soniq.deadLetter.purgeWhere(filter, options),
+          one: async (id) => ({ id, purged: await soniq.deadLetters.purge(id, { actor: ctx.actor }) }),
+          where: (filter, options) => soniq.deadLetters.purgeWhere(filter, options),
         }),
       );
       if (!done) return;

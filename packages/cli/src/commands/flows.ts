@@ -1,5 +1,6 @@
 /** `soniq flows list | show <id> | cancel <id>`: workflows (DESIGN.md section 15). */
-import { FLOW_STATES, type Flow, type FlowState, type FlowSummary, TERMINAL_FLOW_STATES } from "@soniq/core";
+import { FLOW_STATES, type Flow, type FlowState, type FlowSummary } from "@soniq/core";
+import { TERMINAL_FLOW_STATES } from "@soniq/core/ops";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError, usage } from "../errors.js";

@@ -50,7 +50,7 @@ function listCommand(jobs: Command, io: Io): void {
       ) => {
         const ctx = Context.of(command, io);
         const rows = await ctx.withApp(async (soniq) =>
-          (await soniq.listJobs({ status: o.status, queue: o.queue, jobName: o.name, limit: o.limit })).map(
+          (await soniq.jobs.list({ status: o.status, queue: o.queue, jobName: o.name, limit: o.limit })).map(
             (job) => soniq.options.redact.row(job),
           ),
         );
@@ -69,7 +69,7 @@ function showCommand(jobs: Command, io: Io): void {
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
       const job = await ctx.withApp(async (soniq) => {
-        const found = await soniq.getJob(id);
+        const found = await soniq.jobs.get(id);
         return found && soniq.options.redact.row(found);
       });
       if (!job) throw notFound(id);
@@ -111,7 +111,7 @@ function cancelCommand(jobs: Command, io: Io): void {
       const ctx = Context.of(command, io);
       const results = await ctx.withApp(async (soniq) => {
         const out: { id: string; cancelled: boolean }[] = [];
-        for (const id of ids) out.push({ id, cancelled: await soniq.cancelJob(id, { actor: ctx.actor }) });
+        for (const id of ids) out.push({ id, cancelled: await soniq.jobs.cancel(id, { actor: ctx.actor }) });
         return out;
       });
       if (ctx.json) ctx.printer.json(results);
@@ -141,7 +141,9 @@ function explainCommand(jobs: Command, io: Io): void {
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const result = await ctx.withApp(async (soniq) => shownExplanation(soniq, id, await soniq.explain(id)));
+      const result = await ctx.withApp(async (soniq) =>
+        shownExplanation(soniq, id, await soniq.jobs.explain(id)),
+      );
       if (result.verdict === "not_found") {
         throw new CliError(
           "SONIQ_CLI_NOT_FOUND",

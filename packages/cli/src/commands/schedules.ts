@@ -1,6 +1,6 @@
 /**
  * `soniq schedules list | show | upcoming | history | pause | resume | remove | trigger`, on core's
- * `soniq.schedules`. They act on stored schedules: a `soniq.periodic()` declaration is stored when a
+ * `soniq.schedules`. They act on stored schedules: a `soniq.schedules.declare()` declaration is stored when a
  * scheduler (`soniq scheduler`, `soniq worker --schedules`) starts. An unknown name exits 1.
  */
 import type { Schedule, Soniq } from "@soniq/core";

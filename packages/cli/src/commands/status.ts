@@ -1,6 +1,7 @@
 /** `soniq status [--watch]`: one screen with stats, queues and lag, workers, schedules and recent dead letters. */
 import { setTimeout as delay } from "node:timers/promises";
-import { type Soniq, workerCounts } from "@soniq/core";
+import type { Soniq } from "@soniq/core";
+import { workerCounts } from "@soniq/core/ops";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { usage } from "../errors.js";
@@ -13,11 +14,11 @@ const sleep = (ms: number, signal: AbortSignal): Promise<void> =>
 /** The document behind the screen and `status --json`. */
 async function overview(soniq: Soniq) {
   const [stats, queues, workers, schedules, replication] = await Promise.all([
-    soniq.getQueueStats(),
+    soniq.jobs.stats(),
     soniq.queues.list(),
     soniq.workers.list(),
     soniq.schedules.list(),
-    soniq.replication(),
+    soniq.replication.status(),
   ]);
   return { stats, queues, workers, schedules, replication };
 }
@@ -57,7 +58,7 @@ async function screen(ctx: Context, soniq: Soniq, watching = false): Promise<voi
   p.line();
   p.line(p.paint("bold", `Dead letters (${s.dead_letter})`));
   if (s.dead_letter === 0) return p.line("none.");
-  const recent = await soniq.deadLetter.list({ limit: 1000 });
+  const recent = await soniq.deadLetters.list({ limit: 1000 });
   const byReason = new Map<string, number>();
   for (const d of recent) byReason.set(d.deadLetterReason, (byReason.get(d.deadLetterReason) ?? 0) + 1);
   const reasons = [...byReason].map(([reason, n]) => `${reason} ${n}`).join(", ");

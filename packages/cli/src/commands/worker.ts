@@ -130,7 +130,7 @@ function workerCommand(program: Command, io: Io): void {
         signals.detach();
         throw err;
       }
-      const jobs = app.jobNames();
+      const jobs = app.jobs.names();
       log.event(
         "info",
         "started",
@@ -159,7 +159,7 @@ function schedulerCommand(program: Command, io: Io): void {
     .description("run the scheduler of recurring jobs a module declares, until SIGTERM/SIGINT")
     .argument(
       "<module>",
-      "a .js or .ts file exporting a Soniq instance with soniq.periodic(...) declarations",
+      "a .js or .ts file exporting a Soniq instance with soniq.schedules.declare(...) declarations",
     )
     .option(
       "--check-interval <ms>",
@@ -169,7 +169,7 @@ function schedulerCommand(program: Command, io: Io): void {
     .option("--log-format <format>", "text or json", logFormat, "text")
     .addHelpText(
       "after",
-      "\nStores the module's periodic() declarations, then fires due ticks. Several schedulers may run: one leads,\n" +
+      "\nStores the module's schedules.declare() declarations, then fires due ticks. Several schedulers may run: one leads,\n" +
         "the others stand by. SIGTERM or SIGINT stops it (releasing leadership) and exits 0; a second signal exits 1.\n\n" +
         "Examples:\n  soniq scheduler src/schedules.ts\n  soniq scheduler dist/jobs.js --check-interval 1000",
     )

@@ -24,7 +24,7 @@ export const READ_TOOLS: readonly ToolSpec[] = [
     input: z.strictObject({ queue: z.string().min(1).optional().describe("only this queue") }),
     write: false,
     run: (input, { soniq }) =>
-      soniq.getQueueStats(input.queue === undefined ? undefined : { queue: input.queue }),
+      soniq.jobs.stats(input.queue === undefined ? undefined : { queue: input.queue }),
   }),
   tool({
     name: "queues",
@@ -51,7 +51,7 @@ export const READ_TOOLS: readonly ToolSpec[] = [
     write: false,
     run: async (input, { soniq }) =>
       (
-        await soniq.listJobs({
+        await soniq.jobs.list({
           status: input.status,
           queue: input.queue,
           jobName: input.name,
@@ -65,7 +65,7 @@ export const READ_TOOLS: readonly ToolSpec[] = [
     input: z.strictObject({ id: id("the job id") }),
     write: false,
     run: async (input, { soniq }) => {
-      const job = await soniq.getJob(input.id);
+      const job = await soniq.jobs.get(input.id);
       if (!job)
         throw new ToolRefusal(`no job with id ${input.id}. If it was dead-lettered, try dead_letter.`);
       return soniq.options.redact.row(job);
@@ -78,7 +78,7 @@ export const READ_TOOLS: readonly ToolSpec[] = [
       "cause that applies (queue_paused, retry_backoff, no_worker_for_queue, waiting_behind, ...).",
     input: z.strictObject({ id: id("a job or dead-letter id") }),
     write: false,
-    run: async (input, { soniq }) => shownExplanation(soniq, input.id, await soniq.explain(input.id)),
+    run: async (input, { soniq }) => shownExplanation(soniq, input.id, await soniq.jobs.explain(input.id)),
   }),
   tool({
     name: "dead_letters",
@@ -88,7 +88,7 @@ export const READ_TOOLS: readonly ToolSpec[] = [
     write: false,
     run: async (input, { soniq }) =>
       (
-        await soniq.deadLetter.list({
+        await soniq.deadLetters.list({
           queue: input.queue,
           jobName: input.name,
           reason: input.reason,
@@ -104,7 +104,7 @@ export const READ_TOOLS: readonly ToolSpec[] = [
     input: z.strictObject({ id: id("the dead-letter id (the job's id)") }),
     write: false,
     run: async (input, { soniq }) => {
-      const row = await soniq.deadLetter.get(input.id);
+      const row = await soniq.deadLetters.get(input.id);
       if (!row) throw new ToolRefusal(`no dead-letter job with id ${input.id}. List them with dead_letters.`);
       return soniq.options.redact.row(row);
     },

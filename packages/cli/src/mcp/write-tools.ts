@@ -41,7 +41,7 @@ async function namesOf(soniq: Soniq, filter: DeadLetterBulkFilter): Promise<stri
   const names = new Set<string>();
   let after: { movedToDeadLetterAt: Date; id: string } | undefined;
   for (;;) {
-    const page = await soniq.deadLetter.list({ ...filter, limit: 1000, after });
+    const page = await soniq.deadLetters.list({ ...filter, limit: 1000, after });
     for (const row of page) names.add(row.jobName);
     if (page.length < 1000) return [...names];
     after = page[page.length - 1];
@@ -66,10 +66,10 @@ export const WRITE_TOOLS: readonly ToolSpec[] = [
     input: z.strictObject({ id: id("the dead-letter id"), force }),
     write: true,
     run: async (input, { soniq, actor }) => {
-      const row = await soniq.deadLetter.get(input.id);
+      const row = await soniq.deadLetters.get(input.id);
       if (!row) throw new ToolRefusal(`no dead-letter job with id ${input.id}. Nothing was changed.`);
       if (!input.force) await checkRegistered(soniq, [row.jobName], "pass force: true");
-      const newId = await soniq.deadLetter.replay(input.id, { actor: actor() });
+      const newId = await soniq.deadLetters.replay(input.id, { actor: actor() });
       if (newId === null)
         throw new ToolRefusal(`dead-letter job ${input.id} was gone before it could be replayed.`);
       return { id: input.id, newId };
@@ -86,7 +86,7 @@ export const WRITE_TOOLS: readonly ToolSpec[] = [
       const filter = bulkFilter(input);
       if (input.confirm && !input.force)
         await checkRegistered(soniq, await namesOf(soniq, filter), "pass force: true");
-      const result = await soniq.deadLetter.replayWhere(filter, { actor: actor(), dryRun: !input.confirm });
+      const result = await soniq.deadLetters.replayWhere(filter, { actor: actor(), dryRun: !input.confirm });
       return bulkAnswer("replay", result);
     },
   }),
@@ -97,7 +97,7 @@ export const WRITE_TOOLS: readonly ToolSpec[] = [
     write: true,
     destructive: true,
     run: async (input, { soniq, actor }) => {
-      if (!(await soniq.deadLetter.purge(input.id, { actor: actor() })))
+      if (!(await soniq.deadLetters.purge(input.id, { actor: actor() })))
         throw new ToolRefusal(`no dead-letter job with id ${input.id}. Nothing was changed.`);
       return { id: input.id, purged: true };
     },
@@ -113,7 +113,7 @@ export const WRITE_TOOLS: readonly ToolSpec[] = [
     run: async (input, { soniq, actor }) =>
       bulkAnswer(
         "purge",
-        await soniq.deadLetter.purgeWhere(bulkFilter(input), { actor: actor(), dryRun: !input.confirm }),
+        await soniq.deadLetters.purgeWhere(bulkFilter(input), { actor: actor(), dryRun: !input.confirm }),
       ),
   }),
   tool({
@@ -124,7 +124,7 @@ export const WRITE_TOOLS: readonly ToolSpec[] = [
     write: true,
     destructive: true,
     run: async (input, { soniq, actor }) => {
-      if (!(await soniq.cancelJob(input.id, { actor: actor() })))
+      if (!(await soniq.jobs.cancel(input.id, { actor: actor() })))
         throw new ToolRefusal(
           `no queued or running job with id ${input.id} (missing, done or cancelled already). Nothing was changed.`,
         );

@@ -223,10 +223,7 @@ export function deadLetterMatch(filter: unknown, what: string): DeadLetterMatch 
   };
 }
 
-export function statsQuery(
-  filter: { queue?: string } | undefined,
-  what = "jobs.stats(filter)",
-): StatsQuery {
+export function statsQuery(filter: { queue?: string } | undefined, what = "jobs.stats(filter)"): StatsQuery {
   const f = filterObject(filter, what, ["queue"]);
   return { queue: optionalString(f.queue, `${what}.queue`) };
 }

@@ -1,5 +1,5 @@
 /** Small pieces the route files share: the audit actor of a request, and names in paths. */
-import { JOB_NAME_PATTERN } from "@soniq/core";
+import { JOB_NAME_PATTERN } from "@soniq/core/ops";
 import type { Context } from "hono";
 import { actorOf } from "../auth.js";
 import type { Env } from "../context.js";

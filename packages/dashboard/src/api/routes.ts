@@ -97,16 +97,16 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
 function writeRoutes(api: Hono<Env>, soniq: Soniq): void {
   api.post("/jobs/:id/cancel", async (c) => {
     const id = parseId(c.req.param("id"));
-    const job = await soniq.getJob(id);
+    const job = await soniq.jobs.get(id);
     if (!job) throw notFound(`No job with id ${id}.`);
-    const cancelled = await soniq.cancelJob(id, actor(c));
+    const cancelled = await soniq.jobs.cancel(id, actor(c));
     if (!cancelled) {
       throw new DashboardError(
         "conflict",
         `Job ${id} is ${job.status}; only queued or processing jobs can be cancelled.`,
       );
     }
-    const after = await soniq.getJob(id);
+    const after = await soniq.jobs.get(id);
     return c.json({ cancelled: true, job: after && soniq.options.redact.row(after) });
   });
   api.post("/dead-letters/replay-where", async (c) => {
@@ -120,7 +120,7 @@ function writeRoutes(api: Hono<Env>, soniq: Soniq): void {
   api.post("/dead-letters/:id/replay", async (c) => {
     const id = parseId(c.req.param("id"), "dead-letter job");
     await deadLetterDetail(soniq, id);
-    const jobId = await soniq.deadLetter.replay(id, actor(c));
+    const jobId = await soniq.deadLetters.replay(id, actor(c));
     if (jobId === null) throw notFound(`No dead-letter job with id ${id}.`);
     return c.json({ replayed: true, jobId });
   });

@@ -1,10 +1,11 @@
 /**
  * `/api/schedules`: list, one schedule with its next fires and tick ledger, and pause/resume/trigger, over
- * `soniq.schedules`. Only stored schedules are shown (a `periodic()` declaration is stored when a
+ * `soniq.schedules`. Only stored schedules are shown (a `schedules.declare()` declaration is stored when a
  * scheduler starts); an unknown name is a 404.
  */
 
-import type { Redactor, Schedule, ScheduleTick, Soniq } from "@soniq/core";
+import type { Schedule, ScheduleTick, Soniq } from "@soniq/core";
+import type { Redactor } from "@soniq/core/ops";
 import { Hono } from "hono";
 import type { Env } from "../context.js";
 import { notFound } from "../errors.js";

@@ -1,6 +1,6 @@
 /**
  * Dead letters: filtered, searched, paged; and the bulk actions. A bulk action by filter is core's
- * `deadLetter.replayWhere` / `purgeWhere`; one by selected ids, or by a filter with a text search (`q`,
+ * `deadLetters.replayWhere` / `purgeWhere`; one by selected ids, or by a filter with a text search (`q`,
  * which core has no filter for), lists the matching ids in pages of 1000 and acts on them one by one (not
  * one transaction: a failure partway leaves the earlier ones done, and the answer says which failed).
  */
@@ -48,14 +48,14 @@ export async function listDeadLettersPage(
   query: DeadLetterQuery & { limit: number; cursor?: Cursor | undefined },
 ): Promise<Page<DeadLetterJob>> {
   if (query.q && UUID_PATTERN.test(query.q) && !query.cursor) {
-    const row = await soniq.deadLetter.get(query.q);
+    const row = await soniq.deadLetters.get(query.q);
     if (row && matchesFilters(row, query))
       return { items: [row], nextCursor: null, prevCursor: null, scanned: 1, truncated: false };
   }
   const filter = coreFilter(query);
   return keysetPage<DeadLetterJob>({
     fetch: (from, limit) =>
-      soniq.deadLetter.list({
+      soniq.deadLetters.list({
         ...filter,
         limit,
         ...(from
@@ -75,7 +75,7 @@ export async function listDeadLettersPage(
 }
 
 export async function deadLetterDetail(soniq: Soniq, id: string): Promise<DeadLetterJob> {
-  const row = await soniq.deadLetter.get(id);
+  const row = await soniq.deadLetters.get(id);
   if (!row) throw notFound(`No dead-letter job with id ${id}.`);
   return row;
 }
@@ -104,7 +104,7 @@ export interface BulkResult {
  */
 async function matchingIds(soniq: Soniq, req: BulkRequest): Promise<string[]> {
   if (req.ids) {
-    const rows = await Promise.all(req.ids.map((id) => soniq.deadLetter.get(id)));
+    const rows = await Promise.all(req.ids.map((id) => soniq.deadLetters.get(id)));
     return rows
       .filter((r): r is DeadLetterJob => r !== null && matchesFilters(r, req.filter))
       .map((r) => r.id);
@@ -114,7 +114,7 @@ async function matchingIds(soniq: Soniq, req: BulkRequest): Promise<string[]> {
   const ids = new Set<string>();
   let until = filter.until;
   for (;;) {
-    const rows = await soniq.deadLetter.list({ ...filter, ...(until ? { until } : {}), limit: BULK_PAGE });
+    const rows = await soniq.deadLetters.list({ ...filter, ...(until ? { until } : {}), limit: BULK_PAGE });
     for (const row of rows) if (match(row)) ids.add(row.id);
     const last = rows[rows.length - 1];
     if (rows.length < BULK_PAGE || !last) return [...ids];
@@ -138,7 +138,7 @@ async function sameInstant(
 ): Promise<void> {
   for (let offset = 0; ; offset += BULK_PAGE) {
     const window = { ...filter, since: new Date(t), until: new Date(t + 1), limit: BULK_PAGE, offset };
-    const rows = await soniq.deadLetter.list(window);
+    const rows = await soniq.deadLetters.list(window);
     for (const row of rows) if (match(row)) ids.add(row.id);
     if (rows.length < BULK_PAGE) return;
   }
@@ -151,8 +151,8 @@ export async function actOnOne(
   id: string,
   actor: { actor: string },
 ): Promise<boolean> {
-  if (action === "replay") return (await soniq.deadLetter.replay(id, actor)) !== null;
-  return soniq.deadLetter.purge(id, actor);
+  if (action === "replay") return (await soniq.deadLetters.replay(id, actor)) !== null;
+  return soniq.deadLetters.purge(id, actor);
 }
 
 export async function bulkDeadLetters(
@@ -167,8 +167,8 @@ export async function bulkDeadLetters(
     const filter = coreFilter(req.filter);
     const result =
       action === "replay"
-        ? await soniq.deadLetter.replayWhere(filter, options)
-        : await soniq.deadLetter.purgeWhere(filter, options);
+        ? await soniq.deadLetters.replayWhere(filter, options)
+        : await soniq.deadLetters.purgeWhere(filter, options);
     return { action, dryRun: req.dryRun, count: result.count, failed: [], via: "core" };
   }
   const ids = await matchingIds(soniq, req);

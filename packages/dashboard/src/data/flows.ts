@@ -1,7 +1,7 @@
 /**
  * Flows as the pages and the API read and change them, through the app's `soniq.flows` (DESIGN.md
  * section 15). The one write beyond cancel, replaying a held flow's dead-lettered parent, goes
- * through `soniq.deadLetter.replay` (audited there), after checking the step belongs to the flow.
+ * through `soniq.deadLetters.replay` (audited there), after checking the step belongs to the flow.
  */
 import {
   FLOW_STATES,
@@ -10,8 +10,8 @@ import {
   type FlowStep,
   type FlowSummary,
   type Soniq,
-  TERMINAL_FLOW_STATES,
 } from "@soniq/core";
+import { TERMINAL_FLOW_STATES } from "@soniq/core/ops";
 import { badRequest, DashboardError, notFound } from "../errors.js";
 import { UUID_PATTERN } from "./jobs.js";
 
@@ -94,7 +94,7 @@ export async function replayStep(
       "conflict",
       `Step ${ref} is ${step.state}; only a dead-lettered step can be replayed.`,
     );
-  const jobId = await soniq.deadLetter.replay(step.jobId, actor);
+  const jobId = await soniq.deadLetters.replay(step.jobId, actor);
   if (jobId === null) throw notFound(`The dead letter of step ${ref} (${step.jobId}) is gone.`);
   return { jobId, deadLetterId: step.jobId };
 }

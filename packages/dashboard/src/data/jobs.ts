@@ -35,13 +35,13 @@ export function textMatcher(
 
 export async function listJobsPage(soniq: Soniq, query: JobQuery): Promise<Page<Job>> {
   if (query.q && UUID_PATTERN.test(query.q) && !query.cursor) {
-    const job = await soniq.getJob(query.q);
+    const job = await soniq.jobs.get(query.q);
     if (job && matchesFilters(job, query))
       return { items: [job], nextCursor: null, prevCursor: null, scanned: 1, truncated: false };
   }
   return keysetPage<Job>({
     fetch: (from, limit) =>
-      soniq.listJobs({
+      soniq.jobs.list({
         ...(query.status ? { status: query.status } : {}),
         ...(query.queue ? { queue: query.queue } : {}),
         ...(query.name ? { jobName: query.name } : {}),
@@ -63,7 +63,7 @@ export interface JobDetail {
 }
 
 export async function jobDetail(soniq: Soniq, id: string): Promise<JobDetail> {
-  const job = await soniq.getJob(id);
+  const job = await soniq.jobs.get(id);
   if (!job) throw notFound(`No job with id ${id} (a dead-lettered job is at /api/dead-letters/${id}).`);
-  return { job, explain: await soniq.explain(id) };
+  return { job, explain: await soniq.jobs.explain(id) };
 }

@@ -1,5 +1,6 @@
 /** Dead letters: filters, selection (page or all matching), bulk replay/purge, and one row's detail. */
-import { DEAD_LETTER_REASONS, type DeadLetterJob, shortId } from "@soniq/core";
+import { DEAD_LETTER_REASONS, type DeadLetterJob } from "@soniq/core";
+import { shortId } from "@soniq/core/ops";
 import { formatDate, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";
 import { canWrite, type PageFrame, pagerLinks, writeHint } from "./layout.js";

@@ -1,5 +1,6 @@
 /** The flows list (filter by state and name) and one flow's page: its graph, its steps, cancel and replay. */
-import { FLOW_STATES, type Flow, type FlowStep, type FlowSummary, shortId } from "@soniq/core";
+import { FLOW_STATES, type Flow, type FlowStep, type FlowSummary } from "@soniq/core";
+import { shortId } from "@soniq/core/ops";
 import { heldParents, isTerminalFlow, stepHref } from "../data/flows.js";
 import { formatDate, type Html, html } from "../html.js";
 import { flowGraph } from "./flow-graph.js";

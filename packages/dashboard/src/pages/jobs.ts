@@ -1,5 +1,6 @@
 /** The jobs list (filters, search, cursor pages) and one job's detail page. */
-import { JOB_STATUSES, type Job, progressPercent, shortId } from "@soniq/core";
+import { JOB_STATUSES, type Job } from "@soniq/core";
+import { progressPercent, shortId } from "@soniq/core/ops";
 import type { JobDetail, JobQuery } from "../data/jobs.js";
 import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";

@@ -1,12 +1,6 @@
 /** Workers, queues, schedules and the audit log pages. */
-import {
-  type AuditEntry,
-  queueLimitsText,
-  type Schedule,
-  shortId,
-  type WorkerView,
-  workerCounts,
-} from "@soniq/core";
+import type { AuditEntry, Schedule, WorkerView } from "@soniq/core";
+import { queueLimitsText, shortId, workerCounts } from "@soniq/core/ops";
 import type { ScheduleDetail } from "../api/schedules.js";
 import type { QueueRow } from "../data/overview.js";
 import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
@@ -96,7 +90,7 @@ export function schedulesPage(frame: PageFrame, schedules: readonly Schedule[]):
 <td>${statusBadge(s.paused ? "paused" : "active")}</td><td class="small">${formatDate(s.nextRunAt)}</td><td class="small">${formatDate(s.lastRunAt)}</td><td>${jobLink(frame, s.lastJobId)}</td></tr>`,
   );
   return html`<h1>Schedules</h1><table data-testid="schedules"><thead><tr><th scope="col">Name</th><th scope="col">Job</th><th scope="col">When</th><th scope="col">State</th><th scope="col">Next</th><th scope="col">Last fired</th><th scope="col">Last job</th></tr></thead>
-<tbody>${rows.length ? rows : html`<tr><td colspan="7" class="muted">No schedules stored yet (a periodic() declaration is stored when a scheduler starts).</td></tr>`}</tbody></table>`;
+<tbody>${rows.length ? rows : html`<tr><td colspan="7" class="muted">No schedules stored yet (a schedules.declare() declaration is stored when a scheduler starts).</td></tr>`}</tbody></table>`;
 }
 
 export function scheduleDetailPage(frame: PageFrame, d: ScheduleDetail): Html {

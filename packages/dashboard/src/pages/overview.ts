@@ -1,5 +1,5 @@
 /** The overview: the six stats, throughput/failure/dead-letter charts, queues with lag, pause state and limits. */
-import { queueLimitsText, queueStateWord, workerCounts } from "@soniq/core";
+import { queueLimitsText, queueStateWord, workerCounts } from "@soniq/core/ops";
 import {
   listQueues,
   metricsSeries,
@@ -70,7 +70,7 @@ export async function overviewPage(options: ResolvedDashboardOptions, range: Ran
     listQueues(soniq),
     listWorkers(options),
     metricsSeries(soniq, { since: new Date(Date.now() - spanMs), bucketMs }),
-    soniq.replication(),
+    soniq.replication.status(),
   ]);
   const stats = await statsSummary(soniq, queues);
   const ranges = (Object.keys(RANGES) as RangeName[]).map(

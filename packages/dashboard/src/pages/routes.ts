@@ -1,6 +1,6 @@
 /** The HTML pages. Each reads through the same data functions as the JSON API. */
 
-import { shortId } from "@soniq/core";
+import { shortId } from "@soniq/core/ops";
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { deadLetterQuery, jobQuery } from "../api/filters.js";
@@ -87,7 +87,7 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
       const detail = shownDetail(redact, await jobDetail(soniq, id));
       return send(c, `Job ${shortId(id)}`, "/jobs", jobDetailPage(frame(c), detail, state.options.traceUrl));
     } catch (err) {
-      if (err instanceof DashboardError && err.status === 404 && (await soniq.deadLetter.get(id))) {
+      if (err instanceof DashboardError && err.status === 404 && (await soniq.deadLetters.get(id))) {
         return c.redirect(`${basePath}/dead-letters/${id}`, 303);
       }
       throw err;

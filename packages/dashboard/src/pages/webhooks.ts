@@ -2,13 +2,14 @@
  * Webhook pages: endpoints (list and detail with their newest deliveries) and deliveries (filter by status,
  * endpoint and event; one delivery with its payload, last response and a Redeliver button).
  */
+
 import {
-  shortId,
   WEBHOOK_DELIVERY_STATUSES,
   WEBHOOK_EVENTS,
   type WebhookDelivery,
   type WebhookEndpoint,
 } from "@soniq/core";
+import { shortId } from "@soniq/core/ops";
 import type { EndpointDetail } from "../api/webhooks.js";
 import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
 import type { DeliveryListRow } from "../security/views.js";

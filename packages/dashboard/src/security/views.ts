@@ -6,15 +6,8 @@
  * (`/api/jobs/:id`, `/api/dead-letters/:id`, `/api/schedules/:name`) keep every field, redacted.
  * Webhook endpoints never show a secret nor their header values; delivery lists carry no payload.
  */
-import type {
-  DeadLetterJob,
-  Explanation,
-  Job,
-  RedactableRow,
-  Redactor,
-  WebhookDelivery,
-  WebhookEndpoint,
-} from "@soniq/core";
+import type { DeadLetterJob, Explanation, Job, WebhookDelivery, WebhookEndpoint } from "@soniq/core";
+import type { RedactableRow, Redactor } from "@soniq/core/ops";
 
 type Explain = Explanation;
 

@@ -44,7 +44,7 @@ export const enqueueCases = [
         workerId: null,
       };
       for (const [key, value] of Object.entries(want)) {
-        deepEqual(row[key as keyof typeof row], value, `getJob(...).${key}`);
+        deepEqual(row[key as keyof typeof row], value, `jobs.get(...).${key}`);
       }
       equal(row.scheduledAt.getTime(), scheduledAt.getTime(), "scheduledAt as given");
       near(row.createdAt, Date.now(), 60_000, "createdAt");

@@ -37,7 +37,7 @@ export const flowFailureCases = [
         { a: "dead_lettered", b: "held", c: "waiting" },
         "a dead, b held, c waiting",
       );
-      const why = await soniq.explain(started.jobs.b as string);
+      const why = await soniq.jobs.explain(started.jobs.b as string);
       equal(why.status, "held", "explain of the held step's job id");
       const held = why.reasons.find((r) => r.code === "held_by_dead_letter");
       assert.ok(held, `explain names held_by_dead_letter (got ${why.reasons.map((r) => r.code).join(",")})`);
@@ -45,12 +45,12 @@ export const flowFailureCases = [
       equal(held.evidence.deadLetterId, started.jobs.a, "evidence: the dead-letter id");
       equal(held.evidence.reason, "permanent_failure", "evidence: the reason");
       fail = false;
-      const newId = (await soniq.deadLetter.replay(started.jobs.a as string)) as string;
+      const newId = (await soniq.deadLetters.replay(started.jobs.a as string)) as string;
       const flow = await soniq.flows.get(started.id);
       const a = flow?.steps.find((s) => s.ref === "a");
       equal(a?.jobId, newId, "the replayed job takes the step's place");
       deepEqual(a?.jobIds, [started.jobs.a, newId], "the step keeps its job id history");
-      equal((await soniq.getJob(newId))?.flowId, started.id, "the replayed job rejoins the flow");
+      equal((await soniq.jobs.get(newId))?.flowId, started.id, "the replayed job rejoins the flow");
       await drain();
       deepEqual(ran, ["a", "b", "c"], "the held dependents ran after the replay");
       equal(await stateOf(soniq, started.id), "succeeded", "the flow ran on and succeeded");
@@ -74,7 +74,7 @@ export const flowFailureCases = [
         },
       });
       await drain();
-      equal(await soniq.deadLetter.purge(started.jobs.a as string), true, "purged");
+      equal(await soniq.deadLetters.purge(started.jobs.a as string), true, "purged");
       const flow = await soniq.flows.get(started.id);
       deepEqual(
         await stepStates(soniq, started.id),
@@ -149,7 +149,7 @@ export const flowFailureCases = [
           r: { job: "flow.ok", dependsOn: ["a"], onParentFailure: "run" },
         },
       });
-      equal(await soniq.cancelJob(started.jobs.a as string), true, "the root's job cancelled");
+      equal(await soniq.jobs.cancel(started.jobs.a as string), true, "the root's job cancelled");
       await drain();
       const flow = await soniq.flows.get(started.id);
       deepEqual(
@@ -177,7 +177,11 @@ export const flowFailureCases = [
         { a: "cancelled", b: "cancelled" },
         "every step cancelled",
       );
-      equal((await soniq.getJob(started.jobs.a as string))?.status, "cancelled", "the queued job cancelled");
+      equal(
+        (await soniq.jobs.get(started.jobs.a as string))?.status,
+        "cancelled",
+        "the queued job cancelled",
+      );
       equal(await soniq.flows.cancel(started.id), false, "a second cancel finds nothing to do");
       const audit = await soniq.audit.list({ action: "flow.cancel", limit: 1000 });
       const row = audit.find((r) => r.target === started.id && r.outcome === "ok");

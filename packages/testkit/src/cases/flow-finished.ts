@@ -1,6 +1,6 @@
 /**
  * Workflows meet webhooks and `waitFor`: the `flow.finished` outbox (`flows.notifyFinished`: finished,
- * un-notified flows marked with their deliveries in one transaction, each once) and `soniq.waitFor` on the
+ * un-notified flows marked with their deliveries in one transaction, each once) and `soniq.jobs.waitFor` on the
  * job id of a step not released yet. Cases share storage on some backends, so each sweep's builder makes
  * deliveries only for this case's flows and the assertions look only at them.
  */
@@ -147,7 +147,7 @@ export const flowFinishedCases = [
         [started.id],
         "taken once",
       );
-      await soniq.deadLetter.replay(started.jobs.x as string);
+      await soniq.deadLetters.replay(started.jobs.x as string);
       deepEqual(
         (await sweep(ctx, hook.id, mine)).filter((id) => mine.has(id)),
         [],
@@ -165,21 +165,21 @@ export const flowFinishedCases = [
   defineCase({
     id: "flows/wait-for-unreleased-step",
     title:
-      "soniq.waitFor on a waiting step's job id waits for its release and outcome; on a step cancelled before its release it resolves { status: cancelled }",
+      "soniq.jobs.waitFor on a waiting step's job id waits for its release and outcome; on a step cancelled before its release it resolves { status: cancelled }",
     async run(ctx) {
       const { soniq, drain } = app(ctx);
       const started = await soniq.flows.start({
         steps: { a: { job: "flowhook.ok" }, b: { job: "flowhook.ok", dependsOn: ["a"] } },
       });
       const b = started.jobs.b as string;
-      equal(await soniq.getJob(b), null, "b has no job row yet");
+      equal(await soniq.jobs.get(b), null, "b has no job row yet");
       let settled = false;
-      const waited = soniq.waitFor(b, { timeoutMs: 30_000 }).finally(() => {
+      const waited = soniq.jobs.waitFor(b, { timeoutMs: 30_000 }).finally(() => {
         settled = true;
       });
       // One read of the missing row has certainly happened once the wait reads it again; it must still wait.
       await new Promise((r) => setImmediate(r));
-      await soniq.getJob(b);
+      await soniq.jobs.get(b);
       equal(settled, false, "still waiting while b waits on a");
       await drain();
       deepEqual(await waited, { status: "done", result: "ok" }, "b's outcome once released and run");
@@ -190,11 +190,11 @@ export const flowFinishedCases = [
           b: { job: "flowhook.ok", dependsOn: ["a"] },
         },
       });
-      const pending = soniq.waitFor(held.jobs.b as string, { timeoutMs: 30_000 });
+      const pending = soniq.jobs.waitFor(held.jobs.b as string, { timeoutMs: 30_000 });
       equal(await soniq.flows.cancel(held.id), true, "the flow cancelled before b's release");
       deepEqual(await pending, { status: "cancelled" }, "a step cancelled before its release");
       await assert.rejects(
-        soniq.waitFor(ctx.id(), { timeoutMs: 30_000 }),
+        soniq.jobs.waitFor(ctx.id(), { timeoutMs: 30_000 }),
         (err: { code?: string }) => err.code === "SONIQ_JOB_NOT_FOUND",
         "an id of no job and no step still rejects SONIQ_JOB_NOT_FOUND",
       );

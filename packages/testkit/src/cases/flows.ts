@@ -26,12 +26,12 @@ export const flowCases = [
         },
       });
       deepEqual(Object.keys(started.jobs).sort(), ["a", "b", "c"], "a job id per ref");
-      const a = await soniq.getJob(started.jobs.a as string);
+      const a = await soniq.jobs.get(started.jobs.a as string);
       equal(a?.status, "queued", "a root step's job is queued");
       equal(a?.flowId, started.id, "the job carries its flow id");
       equal(a?.stepRef, "a", "the job carries its step ref");
-      equal(await soniq.getJob(started.jobs.c as string), null, "a waiting step has no job row");
-      const stats = await soniq.getQueueStats({ queue });
+      equal(await soniq.jobs.get(started.jobs.c as string), null, "a waiting step has no job row");
+      const stats = await soniq.jobs.stats({ queue });
       deepEqual(
         stats,
         { total: 2, queued: 2, processing: 0, done: 0, dead_letter: 0, cancelled: 0 },
@@ -102,7 +102,7 @@ export const flowCases = [
       );
       equal(args.context.ref, "b", "the args error names the step");
       await invalid(soniq.flows.start({ steps: {} }), "steps", "no steps");
-      equal((await soniq.getQueueStats({ queue })).total, 0, "no job was written");
+      equal((await soniq.jobs.stats({ queue })).total, 0, "no job was written");
       equal(
         (await soniq.flows.list({ limit: 1000 })).filter((f) => f.name === null && f.counts.total === 0)
           .length,
@@ -228,7 +228,7 @@ export const flowCases = [
       const started = await soniq.flows.start({
         steps: { a: { job: "flow.a" }, b: { job: "flow.b", dependsOn: ["a"] } },
       });
-      const why = await soniq.explain(started.jobs.b as string);
+      const why = await soniq.jobs.explain(started.jobs.b as string);
       equal(why.status, "waiting", "a waiting step");
       equal(why.reasons[0]?.code, "waiting_on_parents", "waiting_on_parents");
       deepEqual(why.reasons[0]?.evidence.pending, ["a"], "names the pending parent");
