@@ -11,7 +11,8 @@
  *   npm         a fresh npm project (outside the workspace) that already uses the oldest drizzle-orm, pg and
  *               better-sqlite3 our ranges accept, installs the tarballs without ERESOLVE and without second
  *               copies of them, type-checks (skipLibCheck: driver types must still reach the user) and runs
- *               the README Quickstart on SQLite and on PostgreSQL.
+ *               the README Quickstart on SQLite and on PostgreSQL; with the CLI built, `soniq mcp` first says
+ *               how to install @soniq/mcp, then, with the @soniq/mcp tarball added, answers an MCP handshake.
  *   pnpm        a fresh pnpm project following the README: the install without the build approval fails
  *               and the Quickstart says how to approve it; with `allowBuilds` it runs on SQLite and PostgreSQL.
  * Inside each project, `projectStages` (scripts/pack-check/project.mjs) lists what runs there; the CLI's
@@ -33,7 +34,13 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
-import { assertSingleCopies, nodeEval, runProjectStages, writeSources } from "./pack-check/project.mjs";
+import {
+  assertSingleCopies,
+  mcpHandshake,
+  nodeEval,
+  runProjectStages,
+  writeSources,
+} from "./pack-check/project.mjs";
 import {
   exportConditions,
   exportTargets,
@@ -226,6 +233,22 @@ async function stageNpm() {
   assertSingleCopies(project);
   writeSources(project);
   await runProjectStages(project);
+  if (existsSync(join(ROOT, "packages/cli/dist/bin.js"))) await stageNpmMcp(project, env);
+}
+
+/** The CLI's optional peer @soniq/mcp, installed afterwards as its README says: `soniq mcp` then serves. */
+async function stageNpmMcp(project, env) {
+  const mcp = packed.get("@soniq/mcp");
+  if (!mcp) fail("@soniq/mcp was not packed");
+  const { out } = run("npm", ["install", "--no-audit", "--no-fund", mcp.tarball], { cwd: project, env });
+  if (/ERESOLVE|peer dep/i.test(out)) fail(`npm reported a peer conflict installing @soniq/mcp:\n${out}`);
+  if (existsSync(join(project, "node_modules/@soniq/mcp/node_modules/@soniq/core")))
+    fail("@soniq/mcp installed its own @soniq/core instead of sharing the app's");
+  const started = Date.now();
+  const server = await mcpHandshake(project, env);
+  console.log(
+    `  ok: soniq mcp with @soniq/mcp ${server.version} (${((Date.now() - started) / 1000).toFixed(1)} s)`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -175,11 +175,12 @@ await soniq.close();
 `;
 
 /** Runs `soniq <args>` from the project's node_modules/.bin, as `npx soniq` would. */
-function soniqCli(project, args, env) {
+function soniqCli(project, args, env, { allowFailure = false } = {}) {
   return run(join(project, "node_modules/.bin/soniq"), args, {
     cwd: project,
     env,
     timeoutMs: RUN_TIMEOUT_MS,
+    allowFailure,
   });
 }
 
@@ -253,6 +254,12 @@ function cliStage() {
         }
         rmSync(join(project, "soniq.db"), { force: true });
         await cliRound(project, userEnv());
+        // @soniq/mcp is an optional peer of the CLI, not installed here: `soniq mcp` must say how to get it.
+        const mcp = soniqCli(project, ["mcp"], userEnv(), { allowFailure: true });
+        if (mcp.code !== 1 || !mcp.out.includes("npm install @soniq/mcp"))
+          fail(
+            `without @soniq/mcp, soniq mcp should exit 1 saying "npm install @soniq/mcp" (exit ${mcp.code}):\n${mcp.out}`,
+          );
       },
     ],
     [
@@ -260,6 +267,53 @@ function cliStage() {
       (project) => withDatabase((url) => cliRound(project, userEnv({ SONIQ_DATABASE_URL: url }))),
     ],
   ];
+}
+
+/**
+ * `soniq mcp` with the @soniq/mcp tarball installed beside the CLI: it answers an MCP initialize request on
+ * stdout as server "soniq", and exits 0 once stdin closes.
+ */
+export function mcpHandshake(project, env) {
+  const initialize = {
+    jsonrpc: "2.0",
+    id: 1,
+    method: "initialize",
+    params: {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "pack-check", version: "1.0.0" },
+    },
+  };
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(join(project, "node_modules/.bin/soniq"), ["mcp"], {
+      cwd: project,
+      env,
+      stdio: "pipe",
+    });
+    let out = "";
+    let err = "";
+    const timer = setTimeout(() => child.kill("SIGKILL"), RUN_TIMEOUT_MS);
+    child.stdout.on("data", (chunk) => {
+      out += chunk;
+      if (out.includes("\n")) child.stdin.end();
+    });
+    child.stderr.on("data", (chunk) => {
+      err += chunk;
+    });
+    child.on("exit", (code, signal) => {
+      clearTimeout(timer);
+      let reply;
+      try {
+        reply = JSON.parse(out.split("\n")[0] ?? "");
+      } catch {}
+      if (code !== 0 || reply?.result?.serverInfo?.name !== "soniq")
+        reject(
+          new Error(`soniq mcp did not answer an initialize request (exit ${code ?? signal}):\n${out}${err}`),
+        );
+      else resolvePromise(reply.result.serverInfo);
+    });
+    child.stdin.write(`${JSON.stringify(initialize)}\n`);
+  });
 }
 
 export async function runProjectStages(project) {

@@ -2,11 +2,10 @@
  * memoryBackend(): the whole Backend contract in process, with the semantics of the SQL backends.
  * Each facet is built by the file named after it; this file only wires them to one store.
  */
-import type { Backend, BackendCapabilities } from "@soniq/core/backend";
+import type { BackendCapabilities, CompleteBackend, RunsFacet } from "@soniq/core/backend";
 import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
 import { flowsFacet } from "./flows.js";
-import { withInterruptedMove } from "./internal/interrupted-move.js";
 import { MemoryStore, STORE } from "./internal/store.js";
 import { jobsFacet } from "./jobs.js";
 import { leasesFacet } from "./leases.js";
@@ -21,7 +20,7 @@ import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
 
 /** The memory backend: no transactions (`tx` is rejected), so its transaction type is `never`. */
-export type MemoryBackend = Backend<never>;
+export type MemoryBackend = CompleteBackend<never>;
 
 const CAPABILITIES: BackendCapabilities = Object.freeze({
   notify: false,
@@ -31,15 +30,27 @@ const CAPABILITIES: BackendCapabilities = Object.freeze({
 });
 
 export function memoryBackend(options?: MemoryBackendOptions): MemoryBackend {
+  return buildMemoryBackend(options);
+}
+
+/** Passes the runs facet through before it is installed (the `/testing` entry's fault hook). */
+export type MemoryRunsWrapper = (runs: RunsFacet, store: MemoryStore) => RunsFacet;
+
+/** `memoryBackend()` with its runs facet passed through `wrapRuns`; for `testing.ts`, not exported by index.ts. */
+export function buildMemoryBackend(
+  options?: MemoryBackendOptions,
+  wrapRuns?: MemoryRunsWrapper,
+): MemoryBackend {
   const resolved = resolveOptions(options);
   const store = new MemoryStore(resolved.now);
+  const runs = runsFacet(store);
   let closing: Promise<void> | undefined;
   const backend: MemoryBackend = {
     name: resolved.name,
     capabilities: CAPABILITIES,
     migrations: migrationsFacet(),
     jobs: jobsFacet(store),
-    runs: withInterruptedMove(runsFacet(store), store, resolved.testHooks.interruptDeadLetterMove),
+    runs: wrapRuns === undefined ? runs : wrapRuns(runs, store),
     deadLetters: deadLettersFacet(store),
     workers: workersFacet(store),
     leases: leasesFacet(store),

@@ -10,6 +10,7 @@ import {
 } from "@soniq/core/backend";
 import { writeAudit } from "./internal/audit-rows.js";
 import { runFlow } from "./internal/flow-store.js";
+import { idSet, textSearch } from "./internal/list-filters.js";
 import {
   type DeadLetterRecord,
   encodeTrace,
@@ -90,6 +91,8 @@ function replay(store: MemoryStore, id: string, request: ReplayRequest): string 
 function matching(store: MemoryStore, query: DeadLetterMatch): DeadLetterRecord[] {
   const since = query.since?.getTime() ?? null;
   const until = query.until?.getTime() ?? null;
+  const ids = idSet(query.ids);
+  const search = textSearch(query.q);
   const rows: DeadLetterRecord[] = [];
   for (const row of store.deadLetters.values()) {
     if (query.jobName !== null && row.jobName !== query.jobName) continue;
@@ -97,6 +100,8 @@ function matching(store: MemoryStore, query: DeadLetterMatch): DeadLetterRecord[
     if (query.reason !== null && row.deadLetterReason !== query.reason) continue;
     if (since !== null && row.movedToDeadLetterAt < since) continue;
     if (until !== null && row.movedToDeadLetterAt >= until) continue;
+    if (ids !== null && !ids.has(row.id)) continue;
+    if (search !== null && !search(row)) continue;
     rows.push(row);
   }
   return rows;

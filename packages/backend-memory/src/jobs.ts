@@ -12,6 +12,7 @@ import {
 import { writeAudit } from "./internal/audit-rows.js";
 import { enqueueMany } from "./internal/enqueue.js";
 import { runFlow } from "./internal/flow-store.js";
+import { idSet, textSearch } from "./internal/list-filters.js";
 import { type JobRecord, newestFirst, toJob } from "./internal/rows.js";
 import type { MemoryStore } from "./internal/store.js";
 
@@ -65,11 +66,15 @@ function inOpenFlow(store: MemoryStore, job: JobRecord): boolean {
 
 function list(store: MemoryStore, query: JobListQuery): Job[] {
   const statuses = query.statuses === null ? null : new Set<string>(query.statuses);
+  const ids = idSet(query.ids);
+  const search = textSearch(query.q);
   const rows: JobRecord[] = [];
   for (const job of store.jobs.values()) {
     if (statuses !== null && !statuses.has(job.status)) continue;
     if (query.queue !== null && job.queue !== query.queue) continue;
     if (query.jobName !== null && job.jobName !== query.jobName) continue;
+    if (ids !== null && !ids.has(job.id)) continue;
+    if (search !== null && !search(job)) continue;
     rows.push(job);
   }
   // By id alone (UUIDv7, time-ordered), as the SQL backends read their primary key (core/src/contract/jobs.ts).

@@ -5,20 +5,15 @@ export interface MemoryBackendOptions {
   now?: () => number;
   /** Shown in errors and logs. Default `"memory"`. */
   name?: string;
-  /**
-   * Fault injection for conformance tests; never set it in production.
-   * `interruptDeadLetterMove(jobId)` is consulted before each dead-letter move of `runs.settle`; when it
-   * returns true the move fails between its two steps (dead-letter row inserted, job not yet deleted):
-   * the call rejects with `SONIQ_BACKEND_ERROR` and nothing of it is applied.
-   */
-  testHooks?: { interruptDeadLetterMove?: (jobId: string) => boolean };
 }
 
 export interface ResolvedMemoryBackendOptions {
   readonly now: () => number;
   readonly name: string;
-  readonly testHooks: { readonly interruptDeadLetterMove?: (jobId: string) => boolean };
 }
+
+// Every key of MemoryBackendOptions (the compiler checks none is missing or extra).
+const KEYS = Object.keys({ now: true, name: true } satisfies Record<keyof MemoryBackendOptions, true>);
 
 /** Validate once, report every problem in one error, fill defaults, freeze. */
 export function resolveOptions(options: MemoryBackendOptions = {}): ResolvedMemoryBackendOptions {
@@ -27,14 +22,13 @@ export function resolveOptions(options: MemoryBackendOptions = {}): ResolvedMemo
       context: { problems: ["options must be an object"] },
     });
   }
-  const problems: string[] = [];
+  // A typo (or an option another version had) must not build a backend that silently lacks it.
+  const problems = Object.keys(options)
+    .filter((key) => !KEYS.includes(key))
+    .map((key) => `no option "${key}" (it takes ${KEYS.join(", ")})`);
   if (options.now !== undefined && typeof options.now !== "function") problems.push("now must be a function");
   if (options.name !== undefined && (typeof options.name !== "string" || options.name === "")) {
     problems.push("name must be a non-empty string");
-  }
-  const hook = options.testHooks?.interruptDeadLetterMove;
-  if (hook !== undefined && typeof hook !== "function") {
-    problems.push("testHooks.interruptDeadLetterMove must be a function");
   }
   if (problems.length > 0) {
     throw new SoniqError("SONIQ_INVALID_OPTIONS", `Invalid memoryBackend options: ${problems.join("; ")}.`, {
@@ -44,6 +38,5 @@ export function resolveOptions(options: MemoryBackendOptions = {}): ResolvedMemo
   return Object.freeze({
     now: options.now ?? Date.now,
     name: options.name ?? "memory",
-    testHooks: Object.freeze(hook === undefined ? {} : { interruptDeadLetterMove: hook }),
   });
 }

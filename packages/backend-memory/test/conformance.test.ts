@@ -1,4 +1,5 @@
-import { memoryBackend, memoryInspector } from "@soniq/backend-memory";
+import { memoryInspector } from "@soniq/backend-memory";
+import { memoryBackendWithFaults } from "@soniq/backend-memory/testing";
 import { registerConformanceSuite } from "@soniq/testkit";
 import { vitestRunner } from "@soniq/testkit/vitest";
 
@@ -7,14 +8,12 @@ await registerConformanceSuite({
   runner: vitestRunner(),
   harness: () => {
     let armed = false;
-    const backend = memoryBackend({
-      testHooks: {
-        // One-shot: the next dead-letter move fails between its insert and its delete.
-        interruptDeadLetterMove: () => {
-          const fire = armed;
-          armed = false;
-          return fire;
-        },
+    const backend = memoryBackendWithFaults(undefined, {
+      // One-shot: the next dead-letter move fails between its insert and its delete.
+      interruptDeadLetterMove: () => {
+        const fire = armed;
+        armed = false;
+        return fire;
       },
     });
     return {

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { memoryBackendWithFaults } from "@soniq/backend-memory/testing";
 import type { NewJob, Settlement } from "@soniq/core/backend";
 import { describe, expect, it } from "vitest";
 import { memoryBackend, memoryInspector } from "../src/index.js";
@@ -89,13 +90,11 @@ describe("memoryBackend", () => {
 
   it("undoes a whole settle when the fault hook interrupts one of its dead-letter moves", async () => {
     let armed = true;
-    const backend = memoryBackend({
-      testHooks: {
-        interruptDeadLetterMove: () => {
-          const fire = armed;
-          armed = false;
-          return fire;
-        },
+    const backend = memoryBackendWithFaults(undefined, {
+      interruptDeadLetterMove: () => {
+        const fire = armed;
+        armed = false;
+        return fire;
       },
     });
     await backend.jobs.enqueueMany([job(), job()], {});
@@ -156,6 +155,20 @@ describe("memoryBackend", () => {
     });
     expect(() => memoryBackend({ now: 5 as never, name: "" })).toThrow(
       expect.objectContaining({ code: "SONIQ_INVALID_OPTIONS" }),
+    );
+    // The fault hook lives in the /testing entry only: the main entry refuses it like any unknown option.
+    const withHooks = { testHooks: { interruptDeadLetterMove: () => true } } as never;
+    expect(() => memoryBackend(withHooks)).toThrow(
+      expect.objectContaining({
+        code: "SONIQ_INVALID_OPTIONS",
+        context: { problems: ['no option "testHooks" (it takes now, name)'] },
+      }),
+    );
+    expect(() => memoryBackendWithFaults({}, { interruptDeadLetterMove: true } as never)).toThrow(
+      expect.objectContaining({
+        code: "SONIQ_INVALID_OPTIONS",
+        context: { problems: ["interruptDeadLetterMove must be a function"] },
+      }),
     );
     expect(backend.capabilities).toEqual({
       notify: false,

@@ -3,12 +3,11 @@
  * its own file (migrations.ts, jobs.ts, runs.ts, dead-letters.ts, workers.ts, leases.ts, wake-ups.ts) from
  * the shared context.
  */
-import type { Backend, BackendCapabilities } from "@soniq/core/backend";
+import type { BackendCapabilities, CompleteBackend, RunsFacet } from "@soniq/core/backend";
 import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
 import { flowsFacet } from "./flows.js";
 import { type PgContext, query, StatementNaming } from "./internal/context.js";
-import { withInterruptedMove } from "./internal/interrupted-move.js";
 import { WakeUpChannel } from "./internal/listen-client.js";
 import { resolveConnection } from "./internal/pool.js";
 import { LimitedQueues } from "./internal/queue-limits.js";
@@ -37,11 +36,23 @@ function capabilities(options: PostgresBackendOptions): BackendCapabilities {
 }
 
 /** The Postgres backend's type: a `Backend` whose `tx` is a pg client or a Drizzle db / transaction. */
-export type PostgresBackend = Backend<PgTx>;
+export type PostgresBackend = CompleteBackend<PgTx>;
 
 export function postgresBackend(
   connection: PostgresConnection,
   options: PostgresBackendOptions = {},
+): PostgresBackend {
+  return buildPostgresBackend(connection, options);
+}
+
+/** Passes the runs facet through before it is installed (the `/testing` entry's fault hook). */
+export type PostgresRunsWrapper = (runs: RunsFacet, ctx: PgContext) => RunsFacet;
+
+/** `postgresBackend()` with its runs facet passed through `wrapRuns`; for `testing.ts`, not exported by index.ts. */
+export function buildPostgresBackend(
+  connection: PostgresConnection,
+  options: PostgresBackendOptions = {},
+  wrapRuns?: PostgresRunsWrapper,
 ): PostgresBackend {
   const resolved = resolveConnection(connection, options);
   const ctx: PgContext = {
@@ -58,6 +69,7 @@ export function postgresBackend(
       await query(ctx, "wakeUps.subscribe", { text: "SELECT pg_notify($1, $2)", values: [channel, payload] });
     },
   );
+  const runs = runsFacet(ctx);
   let closing: Promise<void> | undefined;
 
   const close = async (): Promise<void> => {
@@ -80,7 +92,7 @@ export function postgresBackend(
     capabilities: capabilities(options),
     migrations: migrationsFacet(ctx),
     jobs: jobsFacet(ctx),
-    runs: withInterruptedMove(runsFacet(ctx), ctx, { ...options.testHooks }),
+    runs: wrapRuns === undefined ? runs : wrapRuns(runs, ctx),
     deadLetters: deadLettersFacet(ctx),
     workers: workersFacet(ctx),
     leases: leasesFacet(ctx),

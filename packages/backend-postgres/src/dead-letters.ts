@@ -12,7 +12,15 @@ import {
 import { auditCte, auditValues, writeAudit } from "./internal/audit-rows.js";
 import { type PgContext, query, readQuery } from "./internal/context.js";
 import { clientRunner, runFlow } from "./internal/flow-store.js";
-import { type Condition, listQuery, msOf, msParam, whereClauses, whereSql } from "./internal/list-query.js";
+import {
+  type Condition,
+  listQuery,
+  msOf,
+  msParam,
+  searchAndIds,
+  whereClauses,
+  whereSql,
+} from "./internal/list-query.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { DEAD_LETTER_COLUMNS, mapDeadLetterJob, type Row } from "./internal/rows.js";
 import { inTransaction } from "./internal/tx.js";
@@ -38,6 +46,7 @@ function conditions(q: DeadLetterMatch): Condition[] {
     ["dead_letter_reason = ?", q.reason],
     [`${MOVED_AT} >= ${msParam("?")}`, q.since],
     [`${MOVED_AT} < ${msParam("?")}`, q.until],
+    ...searchAndIds(q),
   ];
 }
 

@@ -1,10 +1,4 @@
 export { type PostgresBackend, postgresBackend } from "./backend.js";
 export type { DrizzlePgExecutor, PgTx } from "./internal/tx.js";
 export { migrationsFolder } from "./migrations.js";
-export type {
-  DeadLetterInterrupt,
-  PostgresBackendOptions,
-  PostgresConnection,
-  PostgresListenMode,
-  PostgresTestHooks,
-} from "./options.js";
+export type { PostgresBackendOptions, PostgresConnection, PostgresListenMode } from "./options.js";

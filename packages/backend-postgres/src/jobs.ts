@@ -12,7 +12,7 @@ import { auditCte, auditValues, writeAudit } from "./internal/audit-rows.js";
 import { type PgContext, query, readQuery } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
 import { clientRunner, runFlow } from "./internal/flow-store.js";
-import { listQuery } from "./internal/list-query.js";
+import { listQuery, searchAndIds } from "./internal/list-query.js";
 import { FINISHED_CHANNEL } from "./internal/listen-client.js";
 import { distinctQueues } from "./internal/queue-names.js";
 import { JOB_COLUMNS, mapJob, type Row } from "./internal/rows.js";
@@ -45,6 +45,7 @@ async function list(ctx: PgContext, q: JobListQuery): Promise<Job[]> {
     ["status = ANY(?::text[])", q.statuses === null ? null : [...q.statuses]],
     ["queue = ?", q.queue],
     ["job_name = ?", q.jobName],
+    ...searchAndIds(q),
   ] as const;
   const select = `SELECT ${JOB_COLUMNS} FROM soniq_jobs`;
   // By id alone (UUIDv7, time-ordered): the primary key, read backwards (core/src/contract/jobs.ts `JobsFacet.list`).

@@ -10,25 +10,6 @@ export type PostgresConnection =
     }
   | { pool: pg.Pool };
 
-/**
- * Awaited inside a settle that holds dead_letter items, after the statement ran and before its
- * transaction commits; `session.pid` is the backend pid of the settle's connection, `jobId` the first
- * dead_letter item's id.
- */
-export type DeadLetterInterrupt = (jobId: string, session: { pid: number }) => Promise<void> | void;
-
-/** Test-only hooks (the conformance kit's fault injection). Never set them in production. */
-export interface PostgresTestHooks {
-  /**
-   * Consulted before each `runs.settle` that holds dead_letter items. Return undefined for the normal
-   * path (one statement on the pool). Return a function to run this settle instead inside an explicit
-   * transaction on a dedicated connection, with the function awaited between the statement and COMMIT:
-   * it may `pg_terminate_backend(session.pid)` from another connection, or throw, and the settle must
-   * then reject and leave everything as it was.
-   */
-  interruptDeadLetterMove?: () => DeadLetterInterrupt | undefined;
-}
-
 /** How workers learn about new jobs: LISTEN/NOTIFY, or polling only (README: "Through a pooler"). */
 export type PostgresListenMode = "auto" | "notify" | "poll";
 
@@ -69,9 +50,16 @@ export interface PostgresBackendOptions {
    * again, as at-least-once delivery allows. Enqueues stay synchronous either way.
    */
   asyncOutcomes?: boolean;
-  /** Fault injection for conformance tests (see `PostgresTestHooks`). Never set it in production. */
-  testHooks?: PostgresTestHooks;
 }
+
+// Every key of PostgresBackendOptions (the compiler checks none is missing or extra).
+const OPTION_KEYS = Object.keys({
+  preparedStatements: true,
+  listen: true,
+  listenConnectionString: true,
+  readConnectionString: true,
+  asyncOutcomes: true,
+} satisfies Record<keyof PostgresBackendOptions, true>);
 
 function connectionProblems(connection: unknown): string[] {
   if (typeof connection !== "object" || connection === null) {
@@ -96,7 +84,10 @@ function connectionProblems(connection: unknown): string[] {
 function optionsProblems(options: unknown): string[] {
   if (options === undefined) return [];
   if (typeof options !== "object" || options === null) return ["options must be an object"];
-  const problems: string[] = [];
+  // A typo (or an option another version had) must not open a backend that silently lacks it.
+  const problems = Object.keys(options)
+    .filter((key) => !OPTION_KEYS.includes(key))
+    .map((key) => `no option "${key}" (it takes ${OPTION_KEYS.join(", ")})`);
   const asyncOutcomes = (options as { asyncOutcomes?: unknown }).asyncOutcomes;
   if (asyncOutcomes !== undefined && typeof asyncOutcomes !== "boolean") {
     problems.push("asyncOutcomes must be a boolean");
@@ -119,13 +110,6 @@ function optionsProblems(options: unknown): string[] {
   }
   if (o.listen === "poll" && o.listenConnectionString !== undefined) {
     problems.push('listenConnectionString has no use with listen: "poll"');
-  }
-  const hooks = (options as { testHooks?: unknown }).testHooks;
-  if (hooks === undefined) return problems;
-  if (typeof hooks !== "object" || hooks === null) return [...problems, "testHooks must be an object"];
-  const interrupt = (hooks as { interruptDeadLetterMove?: unknown }).interruptDeadLetterMove;
-  if (interrupt !== undefined && typeof interrupt !== "function") {
-    problems.push("testHooks.interruptDeadLetterMove must be a function");
   }
   return problems;
 }

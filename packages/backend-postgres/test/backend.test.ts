@@ -5,6 +5,7 @@
  * statement.
  */
 import { randomUUID } from "node:crypto";
+import { postgresBackendWithFaults } from "@soniq/backend-postgres/testing";
 import { isSoniqError } from "@soniq/core/backend";
 import { uniqueQueue } from "@soniq/testkit";
 import pg from "pg";
@@ -293,7 +294,10 @@ describe("errors", () => {
   it("rejects bad options with SONIQ_INVALID_OPTIONS", () => {
     expect(() => postgresBackend({ connectionString: "" })).toThrow(/connectionString/);
     expect(() => postgresBackend({} as { connectionString: string })).toThrow(/connectionString/);
-    const bad = { testHooks: { interruptDeadLetterMove: 1 } } as unknown as PostgresBackendOptions;
+    // testHooks: the fault hook lives in the /testing entry only, so the main entry refuses it.
+    const bad = {
+      testHooks: { interruptDeadLetterMove: () => undefined },
+    } as unknown as PostgresBackendOptions;
     const err = (() => {
       try {
         postgresBackend({ connectionString: db.url }, bad);
@@ -302,6 +306,21 @@ describe("errors", () => {
       }
     })();
     expect(isSoniqError(err, "SONIQ_INVALID_OPTIONS")).toBe(true);
+    expect(err).toMatchObject({
+      context: {
+        problems: [
+          'no option "testHooks" (it takes preparedStatements, listen, listenConnectionString, ' +
+            "readConnectionString, asyncOutcomes)",
+        ],
+      },
+    });
+    const faults = { interruptDeadLetterMove: 1 } as never;
+    expect(() => postgresBackendWithFaults({ connectionString: db.url }, {}, faults)).toThrow(
+      expect.objectContaining({
+        code: "SONIQ_INVALID_OPTIONS",
+        context: { problems: ["interruptDeadLetterMove must be a function"] },
+      }),
+    );
   });
 });
 

@@ -4,11 +4,12 @@
  * share storage within a run). The databases are created at the top level, before registration, because
  * the kit opens one harness to decide which cases apply before it registers them.
  */
+import { type DeadLetterInterrupt, postgresBackendWithFaults } from "@soniq/backend-postgres/testing";
 import { registerConformanceSuite } from "@soniq/testkit";
 import { vitestRunner } from "@soniq/testkit/vitest";
 import pg from "pg";
 import { afterAll } from "vitest";
-import { type DeadLetterInterrupt, postgresBackend } from "../src/index.js";
+import { postgresBackend } from "../src/index.js";
 import { postgresInspector } from "./inspector.js";
 import { createMigratedDatabase, type TestDatabase } from "./pgdb.js";
 
@@ -58,17 +59,14 @@ for (const asyncOutcomes of MODES) {
         await admin.query("SELECT pg_terminate_backend($1)", [pid]);
       };
       let armed = false;
-      const backend = postgresBackend(
+      const backend = postgresBackendWithFaults(
         { connectionString: db.url },
+        { asyncOutcomes, preparedStatements: asyncOutcomes },
         {
-          asyncOutcomes,
-          preparedStatements: asyncOutcomes,
-          testHooks: {
-            interruptDeadLetterMove: () => {
-              if (!armed) return undefined;
-              armed = false;
-              return killConnection;
-            },
+          interruptDeadLetterMove: () => {
+            if (!armed) return undefined;
+            armed = false;
+            return killConnection;
           },
         },
       );

@@ -4,11 +4,12 @@
  * hook rolling a whole settle back; and the claim returning jobs already past their max_attempts.
  */
 import { randomUUID } from "node:crypto";
+import { type DeadLetterInterrupt, postgresBackendWithFaults } from "@soniq/backend-postgres/testing";
 import type { Job, Settlement } from "@soniq/core/backend";
 import { uniqueQueue } from "@soniq/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DeadLetterInterrupt, type PostgresBackend, postgresBackend } from "../src/index.js";
+import { type PostgresBackend, postgresBackend } from "../src/index.js";
 import { postgresInspector } from "./inspector.js";
 import { createMigratedDatabase, newJob, type TestDatabase } from "./pgdb.js";
 
@@ -237,9 +238,10 @@ describe("settle", () => {
 
 describe("settle under the fault hook", () => {
   function faultyBackend(interrupt: () => DeadLetterInterrupt | undefined): PostgresBackend {
-    return postgresBackend(
+    return postgresBackendWithFaults(
       { connectionString: db.url },
-      { testHooks: { interruptDeadLetterMove: interrupt } },
+      {},
+      { interruptDeadLetterMove: interrupt },
     );
   }
 

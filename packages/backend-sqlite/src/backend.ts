@@ -4,13 +4,12 @@
  * open transaction) and handed back as a promise. Each facet lives in its own file; this one wires them.
  * Core's guard (which `Soniq` and the testkit apply) validates and normalises the inputs.
  */
-import type { Backend, BackendCapabilities } from "@soniq/core/backend";
+import type { BackendCapabilities, CompleteBackend, RunsFacet } from "@soniq/core/backend";
 import { auditFacet } from "./audit.js";
 import { deadLettersFacet } from "./dead-letters.js";
 import { flowsFacet } from "./flows.js";
 import { configureConnection, openDatabase } from "./internal/connection.js";
 import { runSync, type SqliteContext, type SqliteDatabase, StatementCache } from "./internal/context.js";
-import { withInterruptedMove } from "./internal/interrupted-move.js";
 import { Notifier } from "./internal/notifier.js";
 import type { SqliteTx } from "./internal/tx.js";
 import { jobsFacet } from "./jobs.js";
@@ -26,7 +25,7 @@ import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
 
 /** The SQLite backend: `enqueue({ tx })` takes a better-sqlite3 Database or a Drizzle handle on it. */
-export type SqliteBackend = Backend<SqliteTx>;
+export type SqliteBackend = CompleteBackend<SqliteTx>;
 
 const CAPABILITIES: BackendCapabilities = Object.freeze({
   // Wake-ups reach subscribers of this backend object only; other processes poll.
@@ -42,6 +41,18 @@ export function sqliteBackend(
   target: SqliteBackendTarget,
   options: SqliteBackendOptions = {},
 ): SqliteBackend {
+  return buildSqliteBackend(target, options);
+}
+
+/** Passes the runs facet through before it is installed (the `/testing` entry's fault hook). */
+export type SqliteRunsWrapper = (runs: RunsFacet, ctx: SqliteContext) => RunsFacet;
+
+/** `sqliteBackend()` with its runs facet passed through `wrapRuns`; for `testing.ts`, not exported by index.ts. */
+export function buildSqliteBackend(
+  target: SqliteBackendTarget,
+  options: SqliteBackendOptions = {},
+  wrapRuns?: SqliteRunsWrapper,
+): SqliteBackend {
   const resolved = resolveOptions(target, options);
   const owned = resolved.filename !== null;
   const db: SqliteDatabase = resolved.database ?? openDatabase(resolved.filename ?? ":memory:", resolved);
@@ -56,13 +67,14 @@ export function sqliteBackend(
     notify: (queue) => notifier.notify(queue),
     finished: (ids) => notifier.finished(ids),
   };
+  const runs = runsFacet(ctx);
   let closed: Promise<void> | undefined;
   return {
     name: "sqlite",
     capabilities: CAPABILITIES,
     migrations: migrationsFacet(db),
     jobs: jobsFacet(ctx),
-    runs: withInterruptedMove(runsFacet(ctx), ctx, resolved.testHooks.interruptDeadLetterMove),
+    runs: wrapRuns === undefined ? runs : wrapRuns(runs, ctx),
     deadLetters: deadLettersFacet(ctx),
     workers: workersFacet(ctx),
     leases: leasesFacet(ctx),

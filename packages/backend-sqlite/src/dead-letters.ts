@@ -16,7 +16,7 @@ import { writeAudit } from "./internal/audit-rows.js";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { runFlow } from "./internal/flow-store.js";
 import { type DeadLetterRecord, toDeadLetterJob } from "./internal/rows.js";
-import { DEAD_LETTER_COLUMNS, msOrNull, NOW, pageSql } from "./internal/sql.js";
+import { DEAD_LETTER_COLUMNS, msOrNull, NOW, pageSql, searchAndIds } from "./internal/sql.js";
 import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function deadLettersFacet(ctx: SqliteContext): DeadLettersFacet {
@@ -57,6 +57,7 @@ function matching(query: DeadLetterMatch, params: Record<string, unknown>): stri
   if (query.reason !== null) add("dead_letter_reason = @reason", "reason", query.reason);
   if (query.since !== null) add("moved_to_dead_letter_at >= @since", "since", query.since.getTime());
   if (query.until !== null) add("moved_to_dead_letter_at < @until", "until", query.until.getTime());
+  where.push(...searchAndIds(query, params));
   return where;
 }
 

@@ -17,7 +17,7 @@ import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { enqueue, enqueueMany } from "./internal/enqueue.js";
 import { runFlow } from "./internal/flow-store.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
-import { JOB_COLUMNS, jsonList, NOW, pageSql } from "./internal/sql.js";
+import { JOB_COLUMNS, jsonList, NOW, pageSql, searchAndIds } from "./internal/sql.js";
 import { resolveTxDatabase, type SqliteTx } from "./internal/tx.js";
 
 export function jobsFacet(ctx: SqliteContext): JobsFacet<SqliteTx> {
@@ -68,6 +68,7 @@ function list(ctx: SqliteContext, query: JobListQuery): Job[] {
     where.push("job_name = @jobName");
     params.jobName = query.jobName;
   }
+  where.push(...searchAndIds(query, params));
   // By id alone (UUIDv7, time-ordered): the primary key (core/src/contract/jobs.ts `JobsFacet.list`).
   const sql = `SELECT ${JOB_COLUMNS} FROM soniq_jobs ${pageSql(null, query, where, params)}`;
   return (ctx.statement(sql).all(params) as JobRecord[]).map(toJob);

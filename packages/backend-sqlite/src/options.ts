@@ -8,17 +8,6 @@ export type SqliteBackendTarget =
   /** An open better-sqlite3 Database; the backend never closes it. */
   | { database: SqliteDatabase };
 
-/** Fault injection for the conformance kit. Never set it in production. */
-export interface SqliteTestHooks {
-  /**
-   * Consulted in `runs.settle` for each dead-letter move, after the insert into soniq_dead_letter_jobs
-   * and before the delete from soniq_jobs. Returning true fails the move there: the settle call's
-   * transaction rolls back and the call rejects, nothing changed. Given, it adds a SQL function and a
-   * temporary trigger (`soniq_interrupt_dead_letter_move`) to the backend's connection.
-   */
-  interruptDeadLetterMove?: (jobId: string) => boolean;
-}
-
 export interface SqliteBackendOptions {
   /** How long a statement waits for another connection's write lock, in ms. Default 5000. */
   busyTimeoutMs?: number;
@@ -27,8 +16,6 @@ export interface SqliteBackendOptions {
    * `{ database }`. Default true. A Database the backend opens is always configured.
    */
   configureDatabase?: boolean;
-  /** Fault injection for conformance tests (see `SqliteTestHooks`). Never set it in production. */
-  testHooks?: SqliteTestHooks;
 }
 
 export interface ResolvedOptions {
@@ -36,7 +23,6 @@ export interface ResolvedOptions {
   database: SqliteDatabase | null;
   busyTimeoutMs: number;
   configureDatabase: boolean;
-  testHooks: SqliteTestHooks;
 }
 
 function isDatabase(value: unknown): value is SqliteDatabase {
@@ -60,22 +46,20 @@ function targetProblems(t: { filename?: unknown; database?: unknown }): string[]
   return problems;
 }
 
+// Every key of SqliteBackendOptions (the compiler checks none is missing or extra).
+const KEYS = Object.keys({ busyTimeoutMs: true, configureDatabase: true } satisfies Record<
+  keyof SqliteBackendOptions,
+  true
+>);
+
 function optionProblems(options: SqliteBackendOptions): string[] {
-  const problems: string[] = [];
+  // A typo (or an option another version had) must not open a backend that silently lacks it.
+  const problems = Object.keys(options)
+    .filter((key) => !KEYS.includes(key))
+    .map((key) => `no option "${key}" (it takes ${KEYS.join(", ")})`);
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
     problems.push("busyTimeoutMs must be an integer >= 0");
-  }
-  const hooks = (options as { testHooks?: unknown }).testHooks;
-  if (hooks !== undefined) {
-    if (typeof hooks !== "object" || hooks === null) {
-      problems.push("testHooks must be an object");
-    } else {
-      const interrupt = (hooks as { interruptDeadLetterMove?: unknown }).interruptDeadLetterMove;
-      if (interrupt !== undefined && typeof interrupt !== "function") {
-        problems.push("testHooks.interruptDeadLetterMove must be a function");
-      }
-    }
   }
   return problems;
 }
@@ -93,6 +77,5 @@ export function resolveOptions(target: SqliteBackendTarget, options: SqliteBacke
     database: t.database !== undefined ? (t.database as SqliteDatabase) : null,
     busyTimeoutMs: options.busyTimeoutMs ?? 5000,
     configureDatabase: options.configureDatabase ?? true,
-    testHooks: Object.freeze({ ...options.testHooks }),
   });
 }

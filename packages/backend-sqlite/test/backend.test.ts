@@ -1,4 +1,5 @@
 /** SQLite-specific behaviour the conformance kit does not see: ownership, pragmas, error translation, claims. */
+import { sqliteBackendWithFaults } from "@soniq/backend-sqlite/testing";
 import { isSoniqError } from "@soniq/core/backend";
 import { eventually, newJob } from "@soniq/testkit";
 import Database from "better-sqlite3";
@@ -67,15 +68,28 @@ describe("sqlite/connection", () => {
   });
 
   it("rejects bad options with every problem listed", () => {
-    const bad = { busyTimeoutMs: -1, testHooks: { interruptDeadLetterMove: true } } as never;
+    // testHooks: the fault hook lives in the /testing entry only, so the main entry refuses it.
+    const bad = { busyTimeoutMs: -1, testHooks: { interruptDeadLetterMove: () => true } } as never;
     expect(() => sqliteBackend({} as never, bad)).toThrow(
       expect.objectContaining({
         code: "SONIQ_INVALID_OPTIONS",
         context: {
           problems: [
             "pass exactly one of { filename } or { database }",
+            'no option "testHooks" (it takes busyTimeoutMs, configureDatabase)',
             "busyTimeoutMs must be an integer >= 0",
-            "testHooks.interruptDeadLetterMove must be a function",
+          ],
+        },
+      }),
+    );
+    const faults = { interruptDeadLetterMove: true, dropConnection: () => true } as never;
+    expect(() => sqliteBackendWithFaults({ filename: tmp.file() }, {}, faults)).toThrow(
+      expect.objectContaining({
+        code: "SONIQ_INVALID_OPTIONS",
+        context: {
+          problems: [
+            'no fault "dropConnection" (it takes interruptDeadLetterMove)',
+            "interruptDeadLetterMove must be a function",
           ],
         },
       }),

@@ -1,4 +1,5 @@
 import { sqliteBackend } from "@soniq/backend-sqlite";
+import { sqliteBackendWithFaults } from "@soniq/backend-sqlite/testing";
 import { registerConformanceSuite } from "@soniq/testkit";
 import { vitestRunner } from "@soniq/testkit/vitest";
 import { afterAll } from "vitest";
@@ -14,17 +15,16 @@ await registerConformanceSuite({
   harness: ({ caseId }) => {
     const file = tmp.file(caseId.replaceAll("/", "_"));
     let faultArmed = false;
-    const backend = sqliteBackend(
+    const backend = sqliteBackendWithFaults(
       { filename: file },
+      {},
       {
         // One-shot: the next dead-letter move fails between its insert and its delete (the settle
         // transaction rolls back).
-        testHooks: {
-          interruptDeadLetterMove: () => {
-            const fire = faultArmed;
-            faultArmed = false;
-            return fire;
-          },
+        interruptDeadLetterMove: () => {
+          const fire = faultArmed;
+          faultArmed = false;
+          return fire;
         },
       },
     );

@@ -3,12 +3,13 @@
  * by (id, attempt), one boolean per item in input order. Also what the claim hands back now that core,
  * not the backend, dead-letters jobs claimed past their attempts.
  */
+import { sqliteBackendWithFaults } from "@soniq/backend-sqlite/testing";
 import type { Job, RequeueSettlement, Settlement } from "@soniq/core/backend";
 import { newJob } from "@soniq/testkit";
 import Database from "better-sqlite3";
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { SqliteBackend } from "../src/index.js";
-import { migrated, tempDir, worker } from "./helpers.js";
+import { tempDir, worker } from "./helpers.js";
 
 const tmp = tempDir();
 afterAll(() => tmp.remove());
@@ -19,7 +20,12 @@ let interrupt: (id: string) => boolean;
 beforeEach(async () => {
   file = tmp.file();
   interrupt = () => false;
-  backend = await migrated(file, { testHooks: { interruptDeadLetterMove: (id) => interrupt(id) } });
+  backend = sqliteBackendWithFaults(
+    { filename: file },
+    {},
+    { interruptDeadLetterMove: (id) => interrupt(id) },
+  );
+  await backend.migrations.apply();
   await backend.workers.register(worker("w"));
 });
 afterEach(() => backend.close());

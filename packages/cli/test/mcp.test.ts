@@ -3,7 +3,9 @@
 import { join } from "node:path";
 import type { AuditEntry, DeadLetterJob, Explanation, Flow, FlowSummary, Job, QueueInfo } from "@soniq/core";
 import { afterAll, describe, expect, it } from "vitest";
-import { soniqCli, sqliteDb } from "./cli.js";
+import { loadMcp } from "../src/commands/mcp.js";
+import { CliError, describeError } from "../src/errors.js";
+import { BIN, soniqCli, sqliteDb } from "./cli.js";
 import { type Agent, closeClients, connectAgent } from "./mcp-client.js";
 import { BACKENDS, STAT_KEYS, useSeededDatabase } from "./seed.js";
 
@@ -241,5 +243,38 @@ describe("soniq mcp without a database", () => {
     } finally {
       await db.drop();
     }
+  });
+});
+
+describe("soniq mcp without @soniq/mcp", () => {
+  const missing = (specifier: string) =>
+    Object.assign(new Error(`Cannot find package '${specifier}' imported from ${BIN}`), {
+      code: "ERR_MODULE_NOT_FOUND",
+    });
+
+  it("mcp/not-installed: a missing package is SONIQ_CLI_MISSING_PACKAGE saying how to install it", async () => {
+    const err = await loadMcp(() => Promise.reject(missing("@soniq/mcp"))).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CliError);
+    expect(err).toMatchObject({ code: "SONIQ_CLI_MISSING_PACKAGE", exitCode: 1 });
+    expect(describeError(err).line).toBe(
+      "[SONIQ_CLI_MISSING_PACKAGE] soniq mcp needs @soniq/mcp. Install it in your project (npm install @soniq/mcp).",
+    );
+  });
+
+  it("mcp/broken-or-old-package: one that cannot load says to reinstall; one without startMcpServer to upgrade", async () => {
+    const broken = await loadMcp(() => Promise.reject(missing("@modelcontextprotocol/sdk"))).catch(
+      (e: unknown) => e,
+    );
+    expect(broken).toMatchObject({ code: "SONIQ_CLI_MISSING_PACKAGE" });
+    expect((broken as Error).message).toMatch(
+      /@soniq\/mcp is installed but could not be loaded .*npm install @soniq\/mcp/,
+    );
+    const old = await loadMcp(async () => ({ createMcpServer() {} })).catch((e: unknown) => e);
+    expect(old).toMatchObject({ code: "SONIQ_CLI_UNSUPPORTED" });
+    expect((old as Error).message).toContain("Upgrade @soniq/mcp");
+  });
+
+  it("mcp/installed: the workspace's @soniq/mcp loads", async () => {
+    expect(typeof (await loadMcp())).toBe("function");
   });
 });

@@ -5,7 +5,7 @@
  * Apps import `@soniq/core`.
  */
 
-export { guardBackend, unwrapBackend } from "./app/guard.js";
+export { declaredCapabilities, guardBackend, unwrapBackend } from "./app/guard.js";
 export {
   isSoniqError,
   SONIQ_ERROR_CODES,
@@ -13,7 +13,7 @@ export {
   type SoniqErrorCode,
   type SoniqErrorOptions,
 } from "./common/errors.js";
-export { newJobId } from "./common/ids.js";
+export { isJobId, newJobId } from "./common/ids.js";
 export {
   type AuditAction,
   type AuditEntry,
@@ -64,14 +64,19 @@ export {
   type AuditFacet,
   type AuditListQuery,
   type AuditRecord,
+  BACKEND_CAPABILITIES,
   BACKEND_FACETS,
   type Backend,
   type BackendCapabilities,
+  type BackendCapability,
   type BackendFacetName,
   type BackendTx,
+  type CapabilityFacetName,
   type ClaimCap,
   type ClaimRequest,
   type ClaimResult,
+  CORE_FACETS,
+  type CompleteBackend,
   type DeadLetterListQuery,
   type DeadLetterMatch,
   type DeadLetterSettlement,
@@ -87,6 +92,7 @@ export {
   type FlowSettlement,
   type FlowStepMatch,
   type FlowsFacet,
+  type GuardedBackend,
   type JobListQuery,
   type JobRef,
   type JobsFacet,

@@ -17,11 +17,39 @@ describe("guard/completeness", () => {
     const err = caught(() => guardBackend(broken));
     expect(isSoniqError(err, "SONIQ_INVALID_OPTIONS")).toBe(true);
     expect((err as { context: { missing: string[] } }).context.missing).toEqual([
+      // runs.reportProgress is the `progress` capability: left out, it is not declared, not missing.
       "runs.settle",
-      "runs.reportProgress",
       "wakeUps.subscribe",
       "wakeUps.subscribeFinished",
     ]);
+  });
+
+  it("refuses a settle without workerId and a tryAcquire without takeOver, which TypeScript lets a port drop", () => {
+    const { backend } = stubBackend();
+    const dropping = {
+      ...backend,
+      runs: { ...backend.runs, settle: async (items: readonly unknown[]) => items.map(() => true) },
+      leases: {
+        ...backend.leases,
+        tryAcquire: async (_name: string, _holder: string, _ttlMs: number) => true,
+      },
+    } as unknown as Backend;
+    const err = caught(() => guardBackend(dropping));
+    expect(isSoniqError(err, "SONIQ_INVALID_OPTIONS")).toBe(true);
+    expect((err as { context: { dropped: string[] } }).context.dropped).toEqual([
+      "runs.settle declares 1 of its 2 parameters (drops workerId)",
+      "leases.tryAcquire declares 3 of its 4 parameters (drops takeOver)",
+    ]);
+    // A forwarding wrapper declares no parameter and passes them all on.
+    const forwarding = {
+      ...backend,
+      runs: {
+        ...backend.runs,
+        settle: (...args: unknown[]) =>
+          (backend.runs.settle as (...a: unknown[]) => Promise<boolean[]>)(...args),
+      },
+    } as unknown as Backend;
+    expect(() => guardBackend(forwarding)).not.toThrow();
   });
 
   it("keeps the facets, freezes the capabilities, and unwraps to the backend it guards", () => {

@@ -36,15 +36,7 @@ const GROUND_FILES = [
 /** The loops: the worker and the scheduler. The worker folder's services (options, liveness, the list) are below. */
 const RUNNER_FILES = ["schedules/scheduler.ts", "schedules/worker.ts"];
 const WORKER_SERVICES = ["worker/options.ts", "worker/liveness.ts", "worker/service.ts"];
-const ENTRIES = [
-  "index.ts",
-  "plugin.ts",
-  "ops.ts",
-  "backend.ts",
-  "observability/prometheus.ts",
-  "schema/pg.ts",
-  "schema/sqlite.ts",
-];
+const ENTRIES = ["index.ts", "plugin.ts", "ops.ts", "backend.ts", "schema/pg.ts", "schema/sqlite.ts"];
 
 function floorOf(file: string): Floor {
   if (ENTRIES.includes(file)) return "entries";

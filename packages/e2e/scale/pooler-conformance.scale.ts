@@ -5,6 +5,7 @@
  * (`listenConnectionString`), as the README tells users behind such a pooler.
  */
 import { postgresBackend } from "@soniq/backend-postgres";
+import { postgresBackendWithFaults } from "@soniq/backend-postgres/testing";
 import { registerConformanceSuite } from "@soniq/testkit";
 import { vitestRunner } from "@soniq/testkit/vitest";
 import pg from "pg";
@@ -47,21 +48,18 @@ await registerConformanceSuite({
   runner: vitestRunner(),
   harness: () => {
     let armed = false;
-    const backend = postgresBackend(
+    const backend = postgresBackendWithFaults(
       { connectionString: url },
+      // Wake-ups on the direct connection: LISTEN does not survive a transaction-mode pooler (README).
+      { preparedStatements: false, listenConnectionString: direct },
       {
-        preparedStatements: false,
-        // Wake-ups on the direct connection: LISTEN does not survive a transaction-mode pooler (README).
-        listenConnectionString: direct,
-        testHooks: {
-          interruptDeadLetterMove: () => {
-            if (!armed) return undefined;
-            armed = false;
-            // The settle's server connection (its pid, as the server sees it) is terminated mid-move.
-            return async (_jobId, { pid }) => {
-              await inspectorOn.query("SELECT pg_terminate_backend($1)", [pid]);
-            };
-          },
+        interruptDeadLetterMove: () => {
+          if (!armed) return undefined;
+          armed = false;
+          // The settle's server connection (its pid, as the server sees it) is terminated mid-move.
+          return async (_jobId, { pid }) => {
+            await inspectorOn.query("SELECT pg_terminate_backend($1)", [pid]);
+          };
         },
       },
     );

@@ -5,6 +5,7 @@
  * row goes with its change (it is written even when `audit.record`, the stand-alone write, is broken).
  */
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry, type Backend, Soniq } from "@soniq/core";
+import type { CompleteBackend } from "@soniq/core/backend";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ALL_KINDS, uniqueName } from "./runtime-support.js";
 import { type Receiver, receiver, SECRET, SECRET_KEY } from "./webhooks-support.js";
@@ -177,7 +178,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
     });
 
     it("audit/row-commits-with-the-action: with audit.record failing, every single-target action still succeeds and writes its row", async () => {
-      const base = kind.create();
+      const base = kind.create() as CompleteBackend<unknown>;
       const broken: Backend<unknown> = {
         ...base,
         audit: {

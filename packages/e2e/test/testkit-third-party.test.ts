@@ -101,6 +101,8 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "audit/actions-record-with-their-change",
       "dlq/concurrent-moves-keep-stats-consistent",
       "dlq/conflict-leaves-source-intact",
+      "dlq/filter-ids-and-bulk-match",
+      "dlq/filter-q",
       "dlq/keyset-pages-and-count",
       "dlq/list-filters-and-order",
       "dlq/move-is-atomic",
@@ -108,7 +110,9 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "dlq/replay-mints-fresh-job",
       "dlq/replay-twice-gives-two-jobs",
       "flows/cancel-and-run-policies",
+      "flows/cancel-flow-with-held-steps",
       "flows/hold-replay-resumes",
+      "flows/list-filters-by-state",
       "flows/notify-finished-after-reopen",
       "flows/purge-cancels-held",
       "settle/concurrent-settles-apply-each-once",
@@ -150,7 +154,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
 
   it("catches a backend whose settle ignores the worker it is called for", async () => {
     const outcomes = await certify(
-      broken((inner) => ({ runs: { settle: async (items) => inner.runs.settle(items) } })),
+      broken((inner) => ({ runs: { settle: async (items, _workerId) => inner.runs.settle(items) } })),
     );
     expect(failed(outcomes)).toEqual(["fencing/late-outcome-of-a-lost-claim"]);
     expect(messageOf(outcomes, "fencing/late-outcome-of-a-lost-claim")).toContain(
@@ -161,7 +165,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
   it("catches a backend whose progress write ignores the worker it is called for", async () => {
     const outcomes = await certify(
       broken((inner) => ({
-        runs: { reportProgress: async (updates) => inner.runs.reportProgress(updates) },
+        runs: { reportProgress: async (updates) => (await inner.runs.reportProgress?.(updates)) ?? 0 },
       })),
     );
     expect(failed(outcomes)).toEqual(["progress/late-value-of-a-lost-claim"]);
@@ -176,6 +180,8 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
     );
     // The keyset case pages within one queue too, so it catches this as well.
     expect(failed(outcomes)).toEqual([
+      "jobs/filter-ids",
+      "jobs/filter-q",
       "jobs/keyset-pages",
       "jobs/list-filters-and-pagination",
       "trace/stored-and-carried",
@@ -189,7 +195,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
     const outcomes = await certify(
       broken((inner) => ({ jobs: { list: (query) => inner.jobs.list({ ...query, position: null }) } })),
     );
-    expect(failed(outcomes)).toEqual(["jobs/keyset-pages"]);
+    expect(failed(outcomes)).toEqual(["jobs/filter-ids", "jobs/filter-q", "jobs/keyset-pages"]);
     expect(messageOf(outcomes, "jobs/keyset-pages")).toContain(
       "jobs.list: pages of 4 with after never reached the end: after must continue after the row it names",
     );
@@ -236,7 +242,11 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
         deadLetters: { list: (query) => inner.deadLetters.list({ ...query, queue: null }) },
       })),
     );
-    expect(failed(outcomes)).toEqual(["dlq/keyset-pages-and-count", "dlq/list-filters-and-order"]);
+    expect(failed(outcomes)).toEqual([
+      "dlq/filter-q",
+      "dlq/keyset-pages-and-count",
+      "dlq/list-filters-and-order",
+    ]);
     expect(messageOf(outcomes, "dlq/list-filters-and-order")).toContain(
       "list({ queue }) must return that queue's rows only, newest first",
     );

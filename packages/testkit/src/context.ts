@@ -1,6 +1,6 @@
 /** Builds what a case body receives: the guarded backend, the inspector, unique names, defers. */
 import { randomUUID } from "node:crypto";
-import type { Backend } from "@soniq/core/backend";
+import type { CompleteBackend, GuardedBackend } from "@soniq/core/backend";
 import { guardBackend, unwrapBackend } from "@soniq/core/backend";
 import { newJob, uniqueQueue } from "./new-job.js";
 import type { BackendHarness, BackendInspector, CaseContext } from "./types.js";
@@ -14,7 +14,7 @@ const INSPECTOR_METHODS = [
 
 export function createCaseContext(
   caseId: string,
-  backend: Backend<unknown>,
+  backend: GuardedBackend<unknown>,
   harness: BackendHarness,
   deferred: (() => unknown)[],
 ): CaseContext {
@@ -23,7 +23,7 @@ export function createCaseContext(
   const defaultQueue = queue();
   return {
     backend,
-    rawBackend: unwrapBackend(harness.backend),
+    rawBackend: unwrapBackend(harness.backend) as CompleteBackend<unknown>,
     inspector: requiredInspector(harness.inspector),
     harness,
     queue,

@@ -21,3 +21,4 @@ export type {
   RunnerTestContext,
   TestRunner,
 } from "./types.js";
+export { withoutCapabilities } from "./without-capabilities.js";

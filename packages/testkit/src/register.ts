@@ -6,13 +6,14 @@
  * backend, runs the harness cleanup, then checks for leaked handles.
  */
 
-import type { Backend } from "@soniq/core/backend";
+import type { BackendCapability, GuardedBackend } from "@soniq/core/backend";
 import { guardBackend, SoniqError } from "@soniq/core/backend";
 import {
   APPLICABILITY_ID,
   applicabilityTitle,
   type ExcludedCase,
   probeApplicability,
+  uncertifiedCapabilities,
   unmetRequirements,
 } from "./applicability.js";
 import { CONFORMANCE_CASES, type ConformanceCaseId } from "./cases/index.js";
@@ -46,6 +47,8 @@ export interface ConformancePlan {
   excluded: ExcludedCase[];
   /** Cases the options' `skip` names: registered, reported as skipped with the reason. */
   skipped: ExcludedCase[];
+  /** The capabilities the backend does not declare, whose cases were therefore not run: not certified. */
+  uncertified: BackendCapability[];
 }
 
 export const LEAK_CHECK_ID = "suite/no-leaks";
@@ -55,9 +58,10 @@ export async function registerConformanceSuite(options: ConformanceOptions): Pro
   const skips: Readonly<Record<string, string>> = options.skip ?? {};
   const timeoutMs = options.timeoutMs ?? 30_000;
   const leakCheck = options.leakCheck ?? true;
-  const excluded = await probeApplicability(harness, CONFORMANCE_CASES);
+  const { excluded, declared } = await probeApplicability(harness, CONFORMANCE_CASES);
   const excludedIds = new Set(excluded.map((e) => e.id));
-  const plan: ConformancePlan = { registered: [], excluded, skipped: [] };
+  const uncertified = uncertifiedCapabilities(CONFORMANCE_CASES, declared);
+  const plan: ConformancePlan = { registered: [], excluded, skipped: [], uncertified };
   const leaks: string[] = [];
   runner.describe(options.name ?? "backend conformance", () => {
     for (const c of CONFORMANCE_CASES) {
@@ -79,7 +83,7 @@ export async function registerConformanceSuite(options: ConformanceOptions): Pro
     }
     plan.registered.push(APPLICABILITY_ID);
     runner.test(
-      applicabilityTitle(CONFORMANCE_CASES.length, excluded),
+      applicabilityTitle(CONFORMANCE_CASES.length, excluded, uncertified),
       () => checkApplicability(harness, excluded),
       timeoutMs,
     );
@@ -106,7 +110,7 @@ export async function registerConformanceSuite(options: ConformanceOptions): Pro
 
 /** The probe must be reproducible: a fresh harness leaves out exactly the same cases. */
 async function checkApplicability(harness: HarnessFactory, excluded: readonly ExcludedCase[]): Promise<void> {
-  const again = await probeApplicability(harness, CONFORMANCE_CASES);
+  const { excluded: again } = await probeApplicability(harness, CONFORMANCE_CASES);
   const show = (list: readonly ExcludedCase[]) =>
     list.map((e) => `${e.id} (${e.reason})`).join("; ") || "none";
   if (show(again) !== show(excluded)) {
@@ -126,9 +130,9 @@ async function runCase(c: ConformanceCase, factory: HarnessFactory, leaks: strin
     await tracker?.finish(0);
     throw err;
   }
-  let backend: Backend<unknown> | undefined;
+  let backend: GuardedBackend<unknown> | undefined;
   try {
-    const unmet = unmetRequirements(c.requires, harness);
+    const unmet = unmetRequirements(c, harness);
     if (unmet !== null) {
       throw new Error(
         `The harness for ${c.id} does not provide what the probe's harness did: it ${unmet}. ` +

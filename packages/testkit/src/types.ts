@@ -2,7 +2,16 @@
  * The testkit's public types: how a test runner is plugged in, what a backend author's harness
  * provides, and what a conformance case sees.
  */
-import type { Backend, BackendCapabilities, DeadLetterJob, Job, NewJob } from "@soniq/core/backend";
+import type {
+  Backend,
+  BackendCapabilities,
+  BackendCapability,
+  CompleteBackend,
+  DeadLetterJob,
+  GuardedBackend,
+  Job,
+  NewJob,
+} from "@soniq/core/backend";
 
 /** What a test body may do besides passing or throwing. */
 export interface RunnerTestContext {
@@ -50,9 +59,10 @@ export interface BackendHarness {
   inspector?: BackendInspector;
   /**
    * Arm a one-shot fault: the next dead-letter move of `runs.settle` must fail between its two steps
-   * (dead-letter row inserted, job row not yet deleted), the way the backend's
-   * `testHooks.interruptDeadLetterMove` does it (Postgres: kill the connection; SQLite: roll the
-   * transaction back; memory: throw and restore). The kit checks the call rejects and nothing of it applied.
+   * (dead-letter row inserted, job row not yet deleted), the way the `interruptDeadLetterMove` fault of this
+   * repository's backends does it (their `/testing` entries, e.g. `postgresBackendWithFaults`; Postgres: kill
+   * the connection; SQLite: roll the transaction back; memory: throw and restore). The kit checks the call
+   * rejects and nothing of it applied.
    */
   injectDeadLetterFault?: () => void | Promise<void>;
   /**
@@ -80,6 +90,12 @@ export type HarnessFactory = (info: HarnessInfo) => BackendHarness | Promise<Bac
 export interface CaseRequirements {
   /** Capability values the case is written for (e.g. `{ transactionalEnqueue: false }`). */
   capabilities?: Partial<BackendCapabilities>;
+  /**
+   * The declared capabilities the case exercises (`flows`, `webhooks`, `schedules`, `queues`, `audit`, `metrics`,
+   * `progress`). Cases of a capability the backend does not declare are not registered, and are listed as not
+   * certified. The kit also fills this in from the case's area (`flows/...` needs `flows`; see `register.ts`).
+   */
+  declares?: readonly BackendCapability[];
   inspector?: readonly (keyof BackendInspector)[];
   deadLetterFault?: boolean;
   /** The case opens a second instance on the same storage (`harness.openPeer`). */
@@ -88,10 +104,16 @@ export interface CaseRequirements {
 
 /** What a case body receives. */
 export interface CaseContext {
-  /** The guarded backend under test, migrated. */
-  backend: Backend<unknown>;
-  /** The same backend without the guard (`unwrapBackend(harness.backend)`): calls reach it directly. */
-  rawBackend: Backend<unknown>;
+  /**
+   * The guarded backend under test, migrated. A capability facet the backend does not declare is there too, and
+   * rejects with `SONIQ_UNSUPPORTED` (cases that use one declare it in `requires.declares`).
+   */
+  backend: GuardedBackend<unknown>;
+  /**
+   * The same backend without the guard (`unwrapBackend(harness.backend)`): calls reach it directly. Typed as
+   * complete: a case reaches a capability facet only when it requires that capability.
+   */
+  rawBackend: CompleteBackend<unknown>;
   /** The harness's inspector; a method the harness lacks rejects (cases declare what they need). */
   inspector: Required<BackendInspector>;
   harness: BackendHarness;
@@ -104,7 +126,7 @@ export interface CaseContext {
   /** Run `fn` after the case, before the backend closes (e.g. unsubscribe). */
   defer(fn: () => unknown): void;
   /** A second guarded, migrated instance on the same storage; closed after the case. Needs `requires.peer`. */
-  openPeer(): Promise<Backend<unknown>>;
+  openPeer(): Promise<GuardedBackend<unknown>>;
 }
 
 export interface ConformanceCase<Id extends string = string> {

@@ -15,7 +15,7 @@ export function duplicateJobId(index: number, id: string): SoniqError {
   });
 }
 
-/** The injected fault of `testHooks.interruptDeadLetterMove`: the settle failed half way and was undone. */
+/** The injected fault of `memoryBackendWithFaults()` (`interruptDeadLetterMove`): the settle failed half way and was undone. */
 export function deadLetterMoveInterrupted(id: string): SoniqError {
   return new SoniqError(
     "SONIQ_BACKEND_ERROR",

@@ -1,9 +1,10 @@
 /**
- * The fault hook `testHooks.interruptDeadLetterMove`, installed by backend.ts around the runs facet only when
- * the option is given, so the hot `runs.settle` carries no test branch. Before a settle, the hook is asked
- * about each dead_letter item that would move (its job processing under the item's attempt, the first item
- * for its id, no dead-letter row with its id yet); when it says so, the move fails between its two steps as a
- * dropped connection would: the call rejects and nothing of it is applied. Otherwise the facet settles.
+ * The fault hook `interruptDeadLetterMove`, installed around the runs facet only by `memoryBackendWithFaults()`
+ * (testing.ts, the `/testing` entry), so the production entry and the hot `runs.settle` carry no test branch.
+ * Before a settle, the hook is asked about each dead_letter item that would move (its job processing under
+ * the item's attempt, the first item for its id, no dead-letter row with its id yet); when it says so, the
+ * move fails between its two steps as a dropped connection would: the call rejects and nothing of it is
+ * applied. Otherwise the facet settles.
  */
 import type { RunsFacet } from "@soniq/core/backend";
 import { deadLetterMoveInterrupted } from "./errors.js";
@@ -12,9 +13,8 @@ import type { MemoryStore } from "./store.js";
 export function withInterruptedMove(
   runs: RunsFacet,
   store: MemoryStore,
-  interrupt: ((jobId: string) => boolean) | undefined,
+  interrupt: (jobId: string) => boolean,
 ): RunsFacet {
-  if (interrupt === undefined) return runs;
   return {
     claim: runs.claim,
     reportProgress: runs.reportProgress,

@@ -1,8 +1,23 @@
 /** The paged, filtered SELECT behind `jobs.list` and `deadLetters.list` (queries arrive normalised by core). */
 import type { ListPosition } from "@soniq/core/backend";
 
-/** One condition of a list filter: SQL with one `?` standing for its value. */
+/** One condition of a list filter: SQL whose every `?` stands for its one value. */
 export type Condition = readonly [clause: string, value: unknown];
+
+/**
+ * The text search (`q`) and id set (`ids`) of a list filter. `strpos` takes every character literally (no
+ * LIKE wildcards to escape); an empty id array matches no row.
+ */
+export function searchAndIds(q: { q: string | null; ids: readonly string[] | null }): Condition[] {
+  return [
+    ["id = ANY(?::uuid[])", q.ids === null ? null : [...q.ids]],
+    [
+      "(strpos(id::text, lower(?::text)) > 0 OR strpos(lower(job_name), lower(?::text)) > 0" +
+        " OR strpos(lower(last_error), lower(?::text)) > 0)",
+      q.q,
+    ],
+  ];
+}
 
 /**
  * A timestamptz column to the millisecond, as the dead-letter list index holds it (core/src/schema/pg.ts
@@ -20,7 +35,7 @@ export function whereClauses(conditions: readonly Condition[], values: unknown[]
   for (const [clause, value] of conditions) {
     if (value === null) continue;
     values.push(value);
-    where.push(clause.replace("?", `$${values.length}`));
+    where.push(clause.replaceAll("?", `$${values.length}`));
   }
   return where;
 }

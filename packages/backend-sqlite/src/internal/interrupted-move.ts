@@ -1,10 +1,11 @@
 /**
- * The fault hook `testHooks.interruptDeadLetterMove`, installed by backend.ts around the runs facet only when
- * the option is given, so the hot `runs.settle` carries no test branch. It puts the hook where a dead-letter
- * move has its two steps: a temporary trigger (this connection only) after each insert into
- * `soniq_dead_letter_jobs` asks the hook, through a SQL function, whether to fail there; when it says so the
- * trigger aborts the statement between the move's insert and its delete, the settle's transaction rolls back,
- * and the call rejects with nothing changed, as a dropped connection would leave it.
+ * The fault hook `interruptDeadLetterMove`, installed around the runs facet only by `sqliteBackendWithFaults()`
+ * (testing.ts, the `/testing` entry), so the production entry and the hot `runs.settle` carry no test branch.
+ * It puts the hook where a dead-letter move has its two steps: a temporary trigger (this connection only)
+ * after each insert into `soniq_dead_letter_jobs` asks the hook, through a SQL function, whether to fail
+ * there; when it says so the trigger aborts the statement between the move's insert and its delete, the
+ * settle's transaction rolls back, and the call rejects with nothing changed, as a dropped connection would
+ * leave it.
  */
 import { type RunsFacet, SoniqError } from "@soniq/core/backend";
 import type { SqliteContext } from "./context.js";
@@ -17,9 +18,8 @@ const TRIGGER = `CREATE TEMP TRIGGER IF NOT EXISTS ${ASK} AFTER INSERT ON main.s
 export function withInterruptedMove(
   runs: RunsFacet,
   ctx: SqliteContext,
-  interrupt: ((jobId: string) => boolean) | undefined,
+  interrupt: (jobId: string) => boolean,
 ): RunsFacet {
-  if (interrupt === undefined) return runs;
   let interrupted: string | null = null;
   ctx.db.function(ASK, { deterministic: false }, (id: unknown) => {
     if (!interrupt(String(id))) return 0;
@@ -46,7 +46,7 @@ function interruptedError(id: string, cause: unknown): SoniqError {
   return new SoniqError(
     "SONIQ_BACKEND_ERROR",
     `runs.settle: the dead-letter move of ${id} was interrupted between its insert and its delete ` +
-      "(testHooks.interruptDeadLetterMove); the transaction rolled back, nothing changed.",
+      "(sqliteBackendWithFaults: interruptDeadLetterMove); the transaction rolled back, nothing changed.",
     { context: { id }, cause },
   );
 }

@@ -92,6 +92,30 @@ export function pageSql(
     ORDER BY ${at === null ? "" : `${at} ${dir}, `}id ${dir} LIMIT @limit OFFSET @offset`;
 }
 
+/**
+ * The text search (`q`) and id set (`ids`) of a list filter as conditions, their values added to `params`
+ * (`@q`, `@ids`). `instr` takes every character literally (no LIKE wildcards); `lower` folds ASCII, as
+ * the contract allows. An empty id set is `json_each('[]')`: no row.
+ */
+export function searchAndIds(
+  query: { q: string | null; ids: readonly string[] | null },
+  params: Record<string, unknown>,
+): string[] {
+  const where: string[] = [];
+  if (query.ids !== null) {
+    where.push("id IN (SELECT value FROM json_each(@ids))");
+    params.ids = jsonList(query.ids);
+  }
+  if (query.q !== null) {
+    where.push(
+      "(instr(lower(id), lower(@q)) > 0 OR instr(lower(job_name), lower(@q)) > 0" +
+        " OR instr(lower(last_error), lower(@q)) > 0)",
+    );
+    params.q = query.q;
+  }
+  return where;
+}
+
 /** Binds a list of strings as one parameter: `col IN (SELECT value FROM json_each(?))`. */
 export function jsonList(values: readonly string[]): string {
   return JSON.stringify(values);

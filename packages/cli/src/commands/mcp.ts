@@ -2,14 +2,22 @@
  * `soniq mcp [--allow-writes]`: an MCP server on stdin/stdout for agents (Claude Desktop, IDE agents, ...).
  * One Soniq instance serves the session; it ends when the client closes stdin (or on SIGINT/SIGTERM), and
  * the instance is closed. stdout carries the protocol only: console output (the app module's included) goes
- * to stderr while it runs. The MCP SDK (and the zod and ajv it brings) is loaded only when this command runs:
- * imported up front it was about a fifth of every other command's start-up (`soniq --help`: 0.62 s).
+ * to stderr while it runs. The server is the @soniq/mcp package (an optional peer dependency: it brings the
+ * MCP SDK, zod and ajv), loaded only when this command runs, from the application's project first; without
+ * it the command exits 1 saying how to install it.
  */
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Soniq } from "@soniq/core";
 import type { Command } from "commander";
 import { Context } from "../context.js";
+import { CliError } from "../errors.js";
 import type { Io } from "../output.js";
 
 const TOOLS_HELP = `
+Needs @soniq/mcp in your project (npm install @soniq/mcp).
+
 Read tools (always): stats, queues, jobs, job, explain, dead_letters, dead_letter, schedules,
 schedule_history, flows, flow, audit. Write tools (only with --allow-writes): replay, replay_where, purge,
 purge_where, cancel_job, cancel_flow, pause_queue, resume_queue. Without --allow-writes the write tools are
@@ -24,6 +32,56 @@ Examples:
   soniq mcp --database-url postgres://localhost/app
   soniq mcp --module ./src/soniq.ts --allow-writes`;
 
+export const MCP_PACKAGE = "@soniq/mcp";
+
+/** What this command uses of @soniq/mcp (its `startMcpServer`). */
+export type StartMcpServer = (
+  soniq: Soniq,
+  options: { allowWrites: boolean },
+) => Promise<{ readonly closed: Promise<void>; close(): Promise<void> }>;
+
+/** Imports a module by specifier: `import()` itself, or a stand-in in tests. */
+export type Importer = (specifier: string) => Promise<unknown>;
+
+/** The package as the application sees it (its own node_modules first), else beside the CLI. */
+function locate(): string {
+  try {
+    return pathToFileURL(createRequire(join(process.cwd(), "package.json")).resolve(MCP_PACKAGE)).href;
+  } catch {
+    return MCP_PACKAGE;
+  }
+}
+
+/** `@soniq/mcp` itself was not found (rather than something it imports). */
+function notInstalled(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  return (
+    (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") &&
+    new RegExp(`(Cannot find (package|module) ['"]${MCP_PACKAGE}['"/])`).test(String(message))
+  );
+}
+
+/** Loads @soniq/mcp's `startMcpServer`; a missing or unusable package is a CliError saying what to do. */
+export async function loadMcp(load: Importer = (specifier) => import(specifier)): Promise<StartMcpServer> {
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await load(locate())) as Record<string, unknown>;
+  } catch (err) {
+    const message = notInstalled(err)
+      ? `soniq mcp needs ${MCP_PACKAGE}. Install it in your project (npm install ${MCP_PACKAGE}).`
+      : `${MCP_PACKAGE} is installed but could not be loaded (${err instanceof Error ? err.message : String(err)}). ` +
+        `Reinstall it (npm install ${MCP_PACKAGE}).`;
+    throw new CliError("SONIQ_CLI_MISSING_PACKAGE", message, { cause: err });
+  }
+  if (typeof mod.startMcpServer !== "function") {
+    throw new CliError(
+      "SONIQ_CLI_UNSUPPORTED",
+      `this ${MCP_PACKAGE} exports no startMcpServer(). Upgrade ${MCP_PACKAGE}.`,
+    );
+  }
+  return mod.startMcpServer as StartMcpServer;
+}
+
 /** Console output would corrupt the protocol on stdout: it goes to stderr for the session. */
 function consoleToStderr(): () => void {
   const saved = { log: console.log, info: console.info, debug: console.debug };
@@ -34,7 +92,9 @@ function consoleToStderr(): () => void {
 export function registerMcp(program: Command, io: Io): void {
   program
     .command("mcp")
-    .description("serve the MCP tools for agents on stdio (read-only unless --allow-writes)")
+    .description(
+      "serve the MCP tools for agents on stdio (needs @soniq/mcp; read-only unless --allow-writes)",
+    )
     .option(
       "--allow-writes",
       "offer the write tools: replay, purge, cancel a job or flow, pause, resume (audited as mcp:<client>)",
@@ -42,26 +102,17 @@ export function registerMcp(program: Command, io: Io): void {
     .addHelpText("after", TOOLS_HELP)
     .action(async (o: { allowWrites?: boolean }, command: Command) => {
       const ctx = Context.of(command, io);
-      const [{ StdioServerTransport }, { createMcpServer, refuseWrites }] = await Promise.all([
-        import("@modelcontextprotocol/sdk/server/stdio.js"),
-        import("../mcp/server.js"),
-      ]);
+      const startMcpServer = await loadMcp();
       const restoreConsole = consoleToStderr();
       try {
         await ctx.withApp(async (soniq) => {
-          const server = createMcpServer(soniq, { allowWrites: o.allowWrites === true });
-          const transport = new StdioServerTransport();
-          const closed = new Promise<void>((resolve) => {
-            server.server.onclose = resolve;
-          });
+          const server = await startMcpServer(soniq, { allowWrites: o.allowWrites === true });
           const stop = () => void server.close();
           process.stdin.once("end", stop);
           process.once("SIGINT", stop);
           process.once("SIGTERM", stop);
           try {
-            await server.connect(transport);
-            if (o.allowWrites !== true) refuseWrites(transport);
-            await closed;
+            await server.closed;
           } finally {
             process.stdin.off("end", stop);
             process.off("SIGINT", stop);

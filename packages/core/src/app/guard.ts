@@ -1,7 +1,11 @@
 /**
  * Core's wrapper around any backend, so third-party backends get the lifecycle guarantees and the
  * id normalisation for free:
- * - every facet method of `BACKEND_FACETS` must exist (one `SONIQ_INVALID_OPTIONS` error lists what is missing).
+ * - every method of the core facets must exist, and of every capability facet the backend declares, and a method
+ *   whose last parameter changes what it does must declare it (`runs.settle`'s `workerId`, `leases.tryAcquire`'s
+ *   `takeOver`): one `SONIQ_INVALID_OPTIONS` error lists what is missing or dropped. A capability it does not
+ *   declare becomes a facet whose methods reject with `SONIQ_UNSUPPORTED` naming it, and `supports(capability)`
+ *   tells which are declared.
  * - after `close()` starts, every call rejects with `SONIQ_CLOSED`; `close()` is memoised.
  * - `migrations.apply()` runs once at a time; a successful run is remembered (later calls resolve with
  *   its report and `appliedNow: []`, since they applied nothing), a failed one may be retried.
@@ -13,9 +17,13 @@
 import { SoniqError } from "../common/errors.js";
 import { isJobId } from "../common/ids.js";
 import {
+  BACKEND_CAPABILITIES,
   BACKEND_FACETS,
   type Backend,
+  type BackendCapability,
   type BackendFacetName,
+  CORE_FACETS,
+  type GuardedBackend,
   type MigrationReport,
 } from "../contract/index.js";
 
@@ -49,10 +57,30 @@ const BY_ID: { [F in BackendFacetName]?: { [method: string]: null | false | Read
   },
 };
 
-function missingMethods(backend: Backend<unknown>): string[] {
+const CORE = new Set<string>(CORE_FACETS);
+
+/** The capabilities a backend declares: the optional facets it has, and `runs.reportProgress`. */
+export function declaredCapabilities(backend: Backend<unknown>): Set<BackendCapability> {
+  const b = backend as unknown as Record<string, Record<string, unknown> | undefined>;
+  const declared = new Set<BackendCapability>();
+  if ((backend as unknown as Record<symbol, unknown>)[GUARDED]) {
+    const guarded = backend as unknown as GuardedBackend<unknown>;
+    for (const capability of BACKEND_CAPABILITIES) if (guarded.supports(capability)) declared.add(capability);
+    return declared;
+  }
+  for (const capability of BACKEND_CAPABILITIES) {
+    const present =
+      capability === "progress" ? typeof b.runs?.reportProgress === "function" : b[capability] !== undefined;
+    if (present) declared.add(capability);
+  }
+  return declared;
+}
+
+function missingMethods(backend: Backend<unknown>, declared: ReadonlySet<BackendCapability>): string[] {
   const missing: string[] = [];
   const b = backend as unknown as Record<string, Record<string, unknown> | undefined>;
   for (const [facet, methods] of Object.entries(BACKEND_FACETS)) {
+    if (!CORE.has(facet) && !declared.has(facet as BackendCapability)) continue;
     const f = b[facet];
     for (const m of methods) {
       if (typeof f !== "object" || f === null || typeof f[m] !== "function") missing.push(`${facet}.${m}`);
@@ -62,15 +90,86 @@ function missingMethods(backend: Backend<unknown>): string[] {
   return missing;
 }
 
-export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
-  if ((backend as unknown as Record<symbol, unknown>)[GUARDED]) return backend;
+/**
+ * Methods whose optional last parameter changes what they do, with the parameter count their implementation must
+ * declare. TypeScript lets an implementation declare fewer parameters than the contract's method (`settle(items)`
+ * satisfies `settle(items, workerId?)`, required or not), so a port that drops one compiles and silently loses it
+ * (here: the worker fence, the stale-holder takeover); the guard checks `Function.length` instead. A function
+ * declaring no parameter passes (a forwarding `(...args) =>` wrapper, or a stub that ignores them all), and so does
+ * one giving the parameter a default value, which `length` does not count: declare it without one.
+ */
+const ARITY: { [F in BackendFacetName]?: { [method: string]: { length: number; dropped: string } } } = {
+  runs: { settle: { length: 2, dropped: "workerId" } },
+  leases: { tryAcquire: { length: 4, dropped: "takeOver" } },
+};
+
+function droppedParameters(backend: Backend<unknown>): string[] {
+  const dropped: string[] = [];
+  const b = backend as unknown as Record<string, Record<string, unknown> | undefined>;
+  for (const [facet, methods] of Object.entries(ARITY)) {
+    for (const [method, { length, dropped: parameter }] of Object.entries(methods)) {
+      const fn = b[facet]?.[method];
+      if (typeof fn !== "function" || fn.length === 0 || fn.length >= length) continue;
+      dropped.push(
+        `${facet}.${method} declares ${fn.length} of its ${length} parameters (drops ${parameter})`,
+      );
+    }
+  }
+  return dropped;
+}
+
+/** The error a call to a capability the backend does not declare rejects with. */
+export function unsupported(backendName: string, capability: BackendCapability, what: string): SoniqError {
+  return new SoniqError(
+    "SONIQ_UNSUPPORTED",
+    `The backend "${backendName}" does not support ${capability} (${what}): it does not declare the "${capability}" capability.`,
+    { context: { backend: backendName, capability, method: what } },
+  );
+}
+
+/**
+ * `service` with every method replaced by one that rejects with `SONIQ_UNSUPPORTED` naming `capability`: the
+ * app's noun for a capability its backend does not declare (`soniq.flows` on a backend without flows).
+ */
+export function refusingService<T extends object>(
+  service: T,
+  backendName: string,
+  capability: BackendCapability,
+): T {
+  const refusing: Record<string, unknown> = {};
+  const noun = capability;
+  for (
+    let proto = Object.getPrototypeOf(service);
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
+    for (const method of Object.getOwnPropertyNames(proto)) {
+      if (method === "constructor" || method in refusing) continue;
+      if (typeof Object.getOwnPropertyDescriptor(proto, method)?.value !== "function") continue;
+      refusing[method] = () => Promise.reject(unsupported(backendName, capability, `${noun}.${method}`));
+    }
+  }
+  return Object.freeze(refusing) as T;
+}
+
+export function guardBackend<TTx>(backend: Backend<TTx>): GuardedBackend<TTx> {
+  if ((backend as unknown as Record<symbol, unknown>)[GUARDED])
+    return backend as unknown as GuardedBackend<TTx>;
   const name = (backend as { name?: unknown } | null)?.name;
-  const missing = missingMethods(backend as Backend<unknown>);
-  if (missing.length > 0) {
+  const declared = declaredCapabilities(backend as Backend<unknown>);
+  const missing = missingMethods(backend as Backend<unknown>, declared);
+  const dropped = droppedParameters(backend as Backend<unknown>);
+  if (missing.length > 0 || dropped.length > 0) {
+    const problems = [
+      ...(missing.length > 0 ? [`is missing methods: ${missing.join(", ")}`] : []),
+      ...(dropped.length > 0 ? [`has methods that drop a parameter: ${dropped.join("; ")}`] : []),
+    ];
     throw new SoniqError(
       "SONIQ_INVALID_OPTIONS",
-      `The backend "${String(name)}" is missing methods: ${missing.join(", ")}.`,
-      { context: { backend: name, missing } },
+      `The backend "${String(name)}" ${problems.join(", and ")}.`,
+      {
+        context: { backend: name, missing, dropped },
+      },
     );
   }
 
@@ -90,8 +189,19 @@ export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
     readonly string[],
   ][]) {
     const facet = backend[facetName] as unknown as Facet;
-    const byId = BY_ID[facetName] ?? {};
     const wrapped: Facet = {};
+    if (!CORE.has(facetName) && !declared.has(facetName as BackendCapability)) {
+      for (const method of methods) {
+        const label = `${facetName}.${method}`;
+        wrapped[method] = () =>
+          Promise.reject(
+            closing ? closedError(label) : unsupported(backend.name, facetName as BackendCapability, label),
+          );
+      }
+      guarded[facetName] = Object.freeze(wrapped);
+      continue;
+    }
+    const byId = BY_ID[facetName] ?? {};
     for (const method of methods) {
       const fn = facet[method] as AnyFn;
       const label = `${facetName}.${method}`;
@@ -109,6 +219,19 @@ export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
     }
     guarded[facetName] = Object.freeze(wrapped);
   }
+
+  const runs = guarded.runs as Facet;
+  const reportProgress = backend.runs.reportProgress;
+  guarded.runs = Object.freeze({
+    ...runs,
+    reportProgress: (...args: unknown[]) => {
+      if (closing) return Promise.reject(closedError("runs.reportProgress"));
+      if (!reportProgress)
+        return Promise.reject(unsupported(backend.name, "progress", "runs.reportProgress"));
+      return (reportProgress as AnyFn).apply(backend.runs, args);
+    },
+  });
+  guarded.supports = (capability: BackendCapability) => declared.has(capability);
 
   let migrating: Promise<MigrationReport> | undefined;
   let migrated: MigrationReport | undefined;
@@ -140,7 +263,7 @@ export function guardBackend<TTx>(backend: Backend<TTx>): Backend<TTx> {
     return closing;
   };
   guarded.unwrap = () => backend;
-  return guarded as unknown as Backend<TTx>;
+  return guarded as unknown as GuardedBackend<TTx>;
 }
 
 /** The backend a guard wraps (for backend-specific escape hatches and tests). */

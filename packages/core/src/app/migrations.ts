@@ -1,11 +1,11 @@
 /** `soniq.migrations`: what an operator asks about the schema before and after `soniq.setup()`. */
-import type { Backend, MigrationStatus } from "../contract/index.js";
+import type { GuardedBackend, MigrationStatus } from "../contract/index.js";
 import { noArguments } from "../jobs/queries.js";
 
 export class MigrationService {
-  readonly #backend: Backend<unknown>;
+  readonly #backend: GuardedBackend<unknown>;
 
-  constructor(backend: Backend<unknown>) {
+  constructor(backend: GuardedBackend<unknown>) {
     this.#backend = backend;
   }
 

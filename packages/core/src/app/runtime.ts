@@ -1,7 +1,7 @@
 /** What a Soniq instance shares with its workers. Internal: one per instance, never global. */
 
 import type { Logger } from "../common/logger.js";
-import type { Backend } from "../contract/index.js";
+import type { GuardedBackend } from "../contract/index.js";
 import type { RegisteredJob } from "../jobs/definition.js";
 import {
   type JobEndEvent,
@@ -24,7 +24,7 @@ export interface LocalWorker {
 }
 
 export interface Runtime {
-  readonly backend: Backend<unknown>;
+  readonly backend: GuardedBackend<unknown>;
   readonly options: ResolvedSoniqOptions;
   readonly logger: Logger;
   readonly registry: ReadonlyMap<string, RegisteredJob>;

@@ -9,7 +9,13 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { SoniqError } from "../common/errors.js";
 import { safeLogger } from "../common/logger.js";
 import { assertJobName } from "../common/names.js";
-import type { Backend, BackendTx, MigrationReport } from "../contract/index.js";
+import type {
+  Backend,
+  BackendTx,
+  CapabilityFacetName,
+  GuardedBackend,
+  MigrationReport,
+} from "../contract/index.js";
 import { DeadLetterService } from "../dead-letters/service.js";
 import { FlowService } from "../flows/service.js";
 import type { Handler, JobDefinition, JobResult, RegisteredJob } from "../jobs/definition.js";
@@ -31,7 +37,7 @@ import { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_STALE_AFTER_MS } from "../worker
 import { resolveWorkerOptions, type WorkerOptions } from "../worker/options.js";
 import { WorkerService } from "../worker/service.js";
 import { Worker } from "../worker/worker.js";
-import { guardBackend } from "./guard.js";
+import { guardBackend, refusingService, unsupported } from "./guard.js";
 import { MigrationService } from "./migrations.js";
 import {
   type EnqueueOptions,
@@ -47,8 +53,12 @@ import { type Runtime, SafeMetrics } from "./runtime.js";
 export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements AsyncDisposable {
   /** The resolved, frozen options (defaults filled). */
   readonly options: ResolvedSoniqOptions;
-  /** The guarded backend. Applications use the nouns below; this is for backend tests and tools. */
-  readonly backend: B;
+  /**
+   * The guarded backend (every facet present; a capability the backend does not declare rejects with
+   * `SONIQ_UNSUPPORTED`, and `supports()` tells which it declares). Applications use the nouns below; this is
+   * for backend tests and tools.
+   */
+  readonly backend: GuardedBackend<BackendTx<B>>;
   /** Jobs: enqueue, enqueueMany, get, list, stats, cancel, waitFor, explain. */
   readonly jobs: JobService<BackendTx<B>>;
   /** Dead letters: list, get, replay, replayWhere, purge, purgeWhere, export. */
@@ -78,11 +88,12 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
 
   constructor(options: SoniqOptions<B>) {
     this.options = resolveSoniqOptions(options as SoniqOptions<Backend<unknown>>);
-    this.backend = guardBackend(options.backend as Backend<unknown>) as B;
+    const backend = guardBackend(options.backend as Backend<unknown>);
+    this.backend = backend as unknown as GuardedBackend<BackendTx<B>>;
     const logger = safeLogger(this.options.logger);
     const registry = new Map<string, RegisteredJob>();
     this.#rt = {
-      backend: this.backend,
+      backend: backend,
       options: this.options,
       logger,
       registry,
@@ -92,35 +103,46 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
       producers: [],
       workers: new Set(),
       metrics: new SafeMetrics(this.options.metrics, logger),
-      webhooks: new WebhookDispatch(this.backend, this.options.webhooks.refreshMs, logger),
+      webhooks: new WebhookDispatch(backend, this.options.webhooks.refreshMs, logger),
       secrets: secretBox(this.options.webhooks.secretKey),
     };
-    this.#results = new ResultWaiters(this.backend, logger);
-    const explainer = new Explainer(this.backend, DEFAULT_STALE_AFTER_MS, DEFAULT_HEARTBEAT_INTERVAL_MS);
+    this.#results = new ResultWaiters(backend, logger);
+    const explainer = new Explainer(backend, DEFAULT_STALE_AFTER_MS, DEFAULT_HEARTBEAT_INTERVAL_MS);
     this.jobs = new JobService(this.#rt, this.#results, explainer);
     this.deadLetters = new DeadLetterService(this.#rt);
     this.schedules = new ScheduleService(this.#rt);
-    this.queues = new QueueService(this.backend, () => [
-      this.options.defaultQueue,
-      ...[...registry.values()].map((job) => job.options.queue),
-    ]);
-    // A cancelled flow's unreleased steps have no job row to notify on: re-read the waited ids at once.
-    this.flows = new FlowService(this.#rt, () => this.#results.recheck());
-    this.workers = new WorkerService(this.backend, () => this.options.clock.now());
-    this.migrations = new MigrationService(this.backend);
-    this.audit = new AuditService(this.backend);
-    this.metrics = new MetricsService(this.backend);
-    this.webhooks = new WebhookService(
-      this.backend,
-      this.options.webhooks,
-      this.#rt.secrets,
-      this.#rt.webhooks,
+    // A noun whose capability the backend does not declare refuses every call with SONIQ_UNSUPPORTED (before
+    // it reads its arguments); `schedules` stays, so `schedules.declare()` works and `setup()` refuses.
+    const noun = <T extends object>(capability: CapabilityFacetName, service: T): T =>
+      backend.supports(capability) ? service : refusingService(service, backend.name, capability);
+    this.queues = noun(
+      "queues",
+      new QueueService(backend, () => [
+        this.options.defaultQueue,
+        ...[...registry.values()].map((job) => job.options.queue),
+      ]),
     );
-    this.replication = new ReplicationService(this.backend);
+    // A cancelled flow's unreleased steps have no job row to notify on: re-read the waited ids at once.
+    this.flows = noun("flows", new FlowService(this.#rt, () => this.#results.recheck()));
+    this.workers = new WorkerService(backend, () => this.options.clock.now());
+    this.migrations = new MigrationService(backend);
+    this.audit = noun("audit", new AuditService(backend));
+    this.metrics = noun("metrics", new MetricsService(backend));
+    this.webhooks = noun(
+      "webhooks",
+      new WebhookService(backend, this.options.webhooks, this.#rt.secrets, this.#rt.webhooks),
+    );
+    this.replication = new ReplicationService(backend);
   }
 
-  /** Creates or upgrades the schema (idempotent). */
-  setup(): Promise<MigrationReport> {
+  /**
+   * Creates or upgrades the schema (idempotent). Refuses with `SONIQ_UNSUPPORTED` (capability `schedules`) when
+   * schedules are declared and the backend keeps no schedules.
+   */
+  async setup(): Promise<MigrationReport> {
+    if (this.#rt.declarations.size > 0 && !this.#rt.backend.supports("schedules")) {
+      throw unsupported(this.#rt.backend.name, "schedules", "schedules.declare");
+    }
     return this.backend.migrations.apply();
   }
 

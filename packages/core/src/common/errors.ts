@@ -42,6 +42,11 @@ export const SONIQ_ERROR_CODES = [
   "SONIQ_JOB_NOT_FOUND",
   /** A webhook URL resolves to a loopback, private or reserved address (allow with `allowPrivateNetworks`). */
   "SONIQ_WEBHOOK_TARGET_REFUSED",
+  /**
+   * The app asked for a feature its backend does not declare (`context.capability`: `flows`, `webhooks`,
+   * `schedules`, `queues`, `audit`, `metrics` or `progress`); nothing was written.
+   */
+  "SONIQ_UNSUPPORTED",
 ] as const;
 
 export type SoniqErrorCode = (typeof SONIQ_ERROR_CODES)[number];

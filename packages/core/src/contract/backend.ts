@@ -52,6 +52,14 @@ export interface BackendCapabilities {
   readonly multiProcess: boolean;
 }
 
+/**
+ * A backend: the core facets every backend implements (migrations, jobs, runs, dead letters, workers, leases,
+ * wake-ups), and the capabilities it declares by implementing their facet (flows, webhooks, the schedules'
+ * ledger, queue controls, the audit log, metrics series) or method (`runs.reportProgress`: progress). A third
+ * party starts with the core facets, certifies them with `@soniq/testkit`, and grows into the rest: the app
+ * refuses a feature the backend lacks with `SONIQ_UNSUPPORTED` naming the capability, and the testkit
+ * certifies a capability's cases only when it is declared.
+ */
 export interface Backend<TTx = never> {
   readonly name: string;
   readonly capabilities: BackendCapabilities;
@@ -62,12 +70,18 @@ export interface Backend<TTx = never> {
   readonly workers: WorkersFacet;
   readonly leases: LeasesFacet;
   readonly wakeUps: WakeUpsFacet;
-  readonly schedules: SchedulesFacet;
-  readonly queues: QueuesFacet;
-  readonly audit: AuditFacet;
-  readonly metrics: MetricsFacet;
-  readonly flows: FlowsFacet<TTx>;
-  readonly webhooks: WebhooksFacet;
+  /** Capability `schedules`: stored schedules and their tick ledger. */
+  readonly schedules?: SchedulesFacet;
+  /** Capability `queues`: pause, resume, concurrency and rate limits. */
+  readonly queues?: QueuesFacet;
+  /** Capability `audit`: the operator actions' log. */
+  readonly audit?: AuditFacet;
+  /** Capability `metrics`: persisted metrics series. */
+  readonly metrics?: MetricsFacet;
+  /** Capability `flows`: workflows of dependent steps. */
+  readonly flows?: FlowsFacet<TTx>;
+  /** Capability `webhooks`: endpoints and the delivery outbox. */
+  readonly webhooks?: WebhooksFacet;
   /** Optional: where the operator's reads go and the replica's lag (core's replication.ts). */
   readonly replicationStatus?: ReplicationStatusMethod;
   /** Release what the backend owns (never a pool or database handed to it). */
@@ -78,17 +92,68 @@ export interface Backend<TTx = never> {
 export type BackendTx<B> = B extends Backend<infer T> ? T : never;
 
 /*
- * The one fault hook has one name on every backend: `testHooks.interruptDeadLetterMove` in the backend's
- * options, consulted before a dead-letter move; when it says so, the move fails between its two steps
+ * The one fault hook has one name on every backend: `interruptDeadLetterMove`, given to the builder of each
+ * backend's `/testing` entry (`memoryBackendWithFaults`, `sqliteBackendWithFaults`, `postgresBackendWithFaults`;
+ * never in a production entry), consulted before a dead-letter move; when it says so, the move fails between its two steps
  * (dead-letter row inserted, job row not yet deleted), as a dropped connection would, so the call rejects
  * and nothing changed. Its argument and return value are the backend's own (Postgres kills a connection).
  */
 
-/** The facets and their methods, so the guard (and the testkit) can check a backend is complete. */
+/** The facets every backend implements. */
+export const CORE_FACETS = [
+  "migrations",
+  "jobs",
+  "runs",
+  "deadLetters",
+  "workers",
+  "leases",
+  "wakeUps",
+] as const;
+
+/** The capabilities a backend declares: each optional facet by its name, and `progress` (`runs.reportProgress`). */
+export const BACKEND_CAPABILITIES = [
+  "flows",
+  "webhooks",
+  "schedules",
+  "queues",
+  "audit",
+  "metrics",
+  "progress",
+] as const;
+export type BackendCapability = (typeof BACKEND_CAPABILITIES)[number];
+
+/** A facet that is a capability. */
+export type CapabilityFacetName = Exclude<BackendCapability, "progress">;
+
+/** A backend that implements every capability facet (the three backends here do, and `runs.reportProgress`). */
+export type CompleteBackend<TTx = never> = Omit<Backend<TTx>, CapabilityFacetName> & {
+  readonly schedules: SchedulesFacet;
+  readonly queues: QueuesFacet;
+  readonly audit: AuditFacet;
+  readonly metrics: MetricsFacet;
+  readonly flows: FlowsFacet<TTx>;
+  readonly webhooks: WebhooksFacet;
+};
+
+/**
+ * What core works with: a guarded backend (`guardBackend`), every facet present. A capability the backend does
+ * not declare is a facet whose methods reject with `SONIQ_UNSUPPORTED`; `supports()` says which are declared,
+ * so background work (metrics, webhook delivery, flow release) skips what is not there.
+ */
+export type GuardedBackend<TTx = never> = Omit<CompleteBackend<TTx>, "runs"> & {
+  readonly runs: RunsFacet & Required<Pick<RunsFacet, "reportProgress">>;
+  /** Whether the backend declares this capability. */
+  supports(capability: BackendCapability): boolean;
+};
+
+/**
+ * The facets and their methods, so the guard (and the testkit) can check a backend is complete: every core facet,
+ * and every facet it declares (a declared facet has all its methods).
+ */
 export const BACKEND_FACETS = {
   migrations: ["apply", "status"],
   jobs: ["enqueue", "enqueueMany", "get", "list", "stats", "cancel", "deleteExpired"],
-  runs: ["claim", "settle", "reportProgress"],
+  runs: ["claim", "settle"],
   deadLetters: ["list", "count", "get", "replay", "purge"],
   workers: [
     "register",
@@ -125,7 +190,7 @@ export const BACKEND_FACETS = {
   [F in Exclude<
     keyof Backend,
     "name" | "capabilities" | "close" | "replicationStatus"
-  >]: readonly (keyof Backend[F])[];
+  >]-?: readonly (keyof NonNullable<Backend[F]>)[];
 };
 
 export type BackendFacetName = keyof typeof BACKEND_FACETS;

@@ -14,6 +14,10 @@ export interface DeadLetterMatch {
   since: Date | null;
   /** Moved before this instant. */
   until: Date | null;
+  /** Text search over id, job name and last error, as `JobListQuery.q`. */
+  q: string | null;
+  /** Only rows with these ids, as `JobListQuery.ids` (empty = no row matches). */
+  ids: readonly string[] | null;
 }
 
 /** A page of the dead letters matching the filter. */

@@ -2,11 +2,17 @@
 
 export type { AuditFacet, AuditListQuery, AuditRecord } from "./audit.js";
 export {
+  BACKEND_CAPABILITIES,
   BACKEND_FACETS,
   type Backend,
   type BackendCapabilities,
+  type BackendCapability,
   type BackendFacetName,
   type BackendTx,
+  type CapabilityFacetName,
+  CORE_FACETS,
+  type CompleteBackend,
+  type GuardedBackend,
 } from "./backend.js";
 export type {
   DeadLetterListQuery,

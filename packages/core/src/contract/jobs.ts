@@ -75,6 +75,13 @@ export interface JobListQuery {
   statuses: readonly JobStatus[] | null;
   queue: string | null;
   jobName: string | null;
+  /**
+   * Text search, non-empty: rows whose id, job name or last error contains it, ignoring case (lower-case
+   * both sides; SQLite's `lower` folds ASCII only). Every character is literal: no `%` or `_` wildcards.
+   */
+  q: string | null;
+  /** Only rows with these ids: lower-case UUIDs, distinct, at most 1000; empty = no row matches. */
+  ids: readonly string[] | null;
   /** 1..1000. */
   limit: number;
   /** >= 0; 0 whenever `position` is set. */

@@ -146,6 +146,7 @@ export interface RunsFacet {
    * own), the row must also carry that worker's claim, as for `settle`: a run whose claim was lost keeps
    * reporting, and its values must not land on the job's next claim, which carries the same attempt. Returns
    * how many rows were written. Core calls it with the heartbeat, never once per `ctx.progress()` call.
+   * Optional: the `progress` capability (without it `ctx.progress()` throws `SONIQ_UNSUPPORTED`).
    */
-  reportProgress(updates: readonly ProgressUpdate[], workerId?: string): Promise<number>;
+  reportProgress?(updates: readonly ProgressUpdate[], workerId?: string): Promise<number>;
 }

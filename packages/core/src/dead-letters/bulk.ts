@@ -10,9 +10,9 @@
 
 import { fail } from "../app/options.js";
 import type { DeadLetterJob } from "../common/types.js";
-import type { Backend, DeadLetterListQuery } from "../contract/index.js";
+import type { DeadLetterListQuery, GuardedBackend } from "../contract/index.js";
 import { after, type DeadLetterFilter, deadLetterListQuery, invalid } from "../jobs/queries.js";
-import { type ActorOptions, actorOf, auditRecord } from "../observability/audit.js";
+import { type ActorOptions, actorOf, auditRecord, recordAudit } from "../observability/audit.js";
 
 export const BULK_CHUNK = 500;
 
@@ -81,7 +81,7 @@ function progressOf(options: unknown, what: string): Progress | null {
 
 /** Counts the matches, then returns the per-row tick that reports to `onProgress`. */
 async function progressTicker(
-  backend: Backend<unknown>,
+  backend: GuardedBackend<unknown>,
   query: DeadLetterListQuery,
   onProgress: Progress,
 ): Promise<() => void> {
@@ -103,7 +103,7 @@ async function progressTicker(
  * each continuing after the previous page's last row (acting may delete rows; the position still holds).
  */
 async function walk(
-  backend: Backend<unknown>,
+  backend: GuardedBackend<unknown>,
   query: DeadLetterListQuery,
   act: BulkAct,
   tick?: () => void,
@@ -126,7 +126,7 @@ async function walk(
 }
 
 export async function bulk(
-  backend: Backend<unknown>,
+  backend: GuardedBackend<unknown>,
   kind: "replay_where" | "purge_where",
   filter: unknown,
   options: unknown,
@@ -145,7 +145,8 @@ export async function bulk(
   }
   const params = { ...(filter as Record<string, unknown> | undefined), dryRun };
   const counts = done.refused > 0 ? done : { count: done.count };
-  await backend.audit.record(
+  await recordAudit(
+    backend,
     auditRecord(`dead_letter.${kind}`, actor, null, params, dryRun ? "dry_run" : "ok", counts),
   );
   return { ...counts, dryRun };

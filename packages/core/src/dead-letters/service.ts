@@ -20,7 +20,7 @@ import {
   invalid,
   MAX_PAGE_SIZE,
 } from "../jobs/queries.js";
-import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
+import { type ActorOptions, actorOf, audited, auditRecord, recordAudit } from "../observability/audit.js";
 import { produce } from "../observability/tracing.js";
 import { resurrectedData } from "../webhooks/payloads.js";
 import { type BulkOptions, type BulkResult, bulk, type DeadLetterBulkFilter } from "./bulk.js";
@@ -109,7 +109,7 @@ export class DeadLetterService {
     const record = auditRecord("dead_letter.replay", actor, String(id), params, "ok", { newId: replayId });
     const row = await this.rt.backend.deadLetters.get(id);
     if (!row) {
-      await this.rt.backend.audit.record({ ...record, outcome: "not_found", details: null });
+      await recordAudit(this.rt.backend, { ...record, outcome: "not_found", details: null });
       return null;
     }
     const request = await this.#prepare(row, { queue, priority, scheduledAt }, replayId);

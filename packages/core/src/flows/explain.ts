@@ -3,7 +3,7 @@
  * on its pending parents (`waiting_on_parents`), `held` by a parent's dead letter (`held_by_dead_letter`,
  * with the parent's ref, dead-letter id and reason), or `cancelled` before it ran (with the step's reason).
  */
-import type { Backend } from "../contract/index.js";
+import type { GuardedBackend } from "../contract/index.js";
 
 interface StepExplanation {
   status: "waiting" | "held" | "cancelled";
@@ -15,7 +15,11 @@ interface StepExplanation {
   }[];
 }
 
-export async function explainStep(backend: Backend<unknown>, id: string): Promise<StepExplanation | null> {
+export async function explainStep(
+  backend: GuardedBackend<unknown>,
+  id: string,
+): Promise<StepExplanation | null> {
+  if (!backend.supports("flows")) return null;
   const match = await backend.flows.stepOfJob(id);
   if (match === null || match.step.jobId !== id) return null;
   const { step, flowId } = match;

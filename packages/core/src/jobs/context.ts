@@ -38,9 +38,12 @@ export class RunContext implements JobContext {
     private readonly baseLogger: Logger,
     readonly flow: FlowContext | null = null,
     private readonly progressBuffer: ProgressBuffer | null = null,
+    /** Set when the backend does not declare the `progress` capability: what `progress()` throws. */
+    private readonly progressUnsupported: (() => Error) | null = null,
   ) {}
 
   progress(value: unknown): void {
+    if (this.progressUnsupported) throw this.progressUnsupported();
     const stored = checkProgress(value);
     this.progressBuffer?.set(this.job.id, this.job.attempts, stored);
   }

@@ -5,7 +5,7 @@
  */
 
 import type { Job, JobStatus } from "../common/types.js";
-import type { Backend } from "../contract/index.js";
+import type { GuardedBackend } from "../contract/index.js";
 import { explainStep } from "../flows/explain.js";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, suspectAfterMs } from "../worker/liveness.js";
 import { listWorkerViews, type WorkerView } from "../worker/service.js";
@@ -80,7 +80,7 @@ function seconds(ms: number): string {
 
 export class Explainer {
   constructor(
-    private readonly backend: Backend<unknown>,
+    private readonly backend: GuardedBackend<unknown>,
     private readonly staleAfterMs: number,
     private readonly heartbeatIntervalMs: number = DEFAULT_HEARTBEAT_INTERVAL_MS,
   ) {}
@@ -216,6 +216,8 @@ export class Explainer {
   }
 
   async #controls(job: Job): Promise<ExplainReason[]> {
+    // Without the queues capability there are no pauses or limits to explain.
+    if (!this.backend.supports("queues")) return [];
     const s = await this.backend.queues.get(job.queue);
     const out: ExplainReason[] = [];
     if (s.paused)
@@ -230,6 +232,8 @@ export class Explainer {
       statuses: ["processing"],
       queue: job.queue,
       jobName: null,
+      q: null,
+      ids: null,
       limit: MAX_PAGE_SIZE,
       offset: 0,
       position: null,
@@ -310,6 +314,8 @@ export class Explainer {
       statuses: ["queued"],
       queue: job.queue,
       jobName: null,
+      q: null,
+      ids: null,
       limit: MAX_PAGE_SIZE,
       offset: 0,
       position: null,

@@ -46,6 +46,10 @@ export interface ListJobsFilter {
   status?: JobStatus | readonly JobStatus[];
   queue?: string;
   jobName?: string;
+  /** Text search: jobs whose id, job name or last error contains this text, ignoring case (`%`, `_` are literal). */
+  q?: string;
+  /** Only the jobs with these ids (at most 1000 UUIDs; an empty list matches nothing). */
+  ids?: readonly string[];
   /** Default 100, at most 1000 (larger values are capped). */
   limit?: number;
   /** Rows to skip (kept for compatibility; deep offsets cost what OFFSET costs). Not with `after`/`before`. */
@@ -64,6 +68,10 @@ export interface DeadLetterFilter {
   since?: Date;
   /** Moved before this instant. */
   until?: Date;
+  /** Text search: rows whose id, job name or last error contains this text, ignoring case (`%`, `_` are literal). */
+  q?: string;
+  /** Only the rows with these ids (at most 1000 UUIDs; an empty list matches nothing). */
+  ids?: readonly string[];
   /** Default 100, at most 1000 (larger values are capped). */
   limit?: number;
   /** Rows to skip (kept for compatibility). Not with `after`/`before`. */
@@ -120,6 +128,21 @@ export function optionalDate(value: unknown, what: string): Date | null {
   return value;
 }
 
+/** The most ids an `ids` filter takes (one page: a list answers them all at once). */
+export const MAX_FILTER_IDS = MAX_PAGE_SIZE;
+
+/** An `ids` filter: at most `MAX_FILTER_IDS` UUIDs, lower-cased and deduplicated; `[]` stays (it matches nothing). */
+export function optionalIds(value: unknown, what: string): string[] | null {
+  if (value === undefined) return null;
+  if (!Array.isArray(value)) throw invalid(what, "expected an array of ids (UUIDs)", value);
+  if (value.length > MAX_FILTER_IDS) {
+    throw invalid(what, `expected at most ${MAX_FILTER_IDS} ids; page through larger sets`, value.length);
+  }
+  const bad = value.findIndex((id) => !isJobId(id));
+  if (bad >= 0) throw invalid(what, `expected every id to be a UUID (item ${bad} is not)`, value[bad]);
+  return [...new Set((value as string[]).map((id) => id.toLowerCase()))];
+}
+
 /** `after` / `before` as a backend position (`atKey` names the row's instant), or null. */
 function position(filter: Record<string, unknown>, what: string, atKey: string): ListPosition | null {
   const { after, before } = filter;
@@ -173,8 +196,18 @@ function page(filter: Record<string, unknown>, what: string): { limit: number; o
   return { limit: Math.min(limit, MAX_PAGE_SIZE), offset };
 }
 
-const JOB_FILTER_KEYS = ["status", "queue", "jobName", "limit", "offset", "after", "before"] as const;
-const DEAD_LETTER_MATCH_KEYS = ["jobName", "queue", "reason", "since", "until"] as const;
+const JOB_FILTER_KEYS = [
+  "status",
+  "queue",
+  "jobName",
+  "q",
+  "ids",
+  "limit",
+  "offset",
+  "after",
+  "before",
+] as const;
+const DEAD_LETTER_MATCH_KEYS = ["jobName", "queue", "reason", "since", "until", "q", "ids"] as const;
 const DEAD_LETTER_FILTER_KEYS = [...DEAD_LETTER_MATCH_KEYS, "limit", "offset", "after", "before"] as const;
 
 export function jobListQuery(filter: ListJobsFilter | undefined, what = "jobs.list(filter)"): JobListQuery {
@@ -194,6 +227,8 @@ export function jobListQuery(filter: ListJobsFilter | undefined, what = "jobs.li
     statuses,
     queue: optionalString(f.queue, `${what}.queue`),
     jobName: optionalString(f.jobName, `${what}.jobName`),
+    q: optionalString(f.q, `${what}.q`),
+    ids: optionalIds(f.ids, `${what}.ids`),
     ...page(f, what),
     position: position(f, what, "createdAt"),
   };
@@ -220,6 +255,8 @@ export function deadLetterMatch(filter: unknown, what: string): DeadLetterMatch 
     reason: optionalString(f.reason, `${what}.reason`),
     since: optionalDate(f.since, `${what}.since`),
     until: optionalDate(f.until, `${what}.until`),
+    q: optionalString(f.q, `${what}.q`),
+    ids: optionalIds(f.ids, `${what}.ids`),
   };
 }
 

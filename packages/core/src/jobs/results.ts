@@ -25,7 +25,7 @@
 import { SoniqError } from "../common/errors.js";
 import type { Logger } from "../common/logger.js";
 import type { DeadLetterReason } from "../common/types.js";
-import type { Backend, EnqueueResult } from "../contract/index.js";
+import type { EnqueueResult, GuardedBackend } from "../contract/index.js";
 
 /** A job's terminal outcome. `result` is what the handler returned (as stored: JSON). */
 export type JobOutcome<TResult = unknown> =
@@ -92,7 +92,7 @@ export class ResultWaiters {
   #closed = false;
 
   constructor(
-    private readonly backend: Backend<unknown>,
+    private readonly backend: GuardedBackend<unknown>,
     private readonly logger: Logger,
   ) {}
 
@@ -294,7 +294,7 @@ export class ResultWaiters {
    * with `resultTtlMs` 0, a purged dead letter).
    */
   async #readStep(id: string, again: boolean): Promise<Read> {
-    const match = await this.backend.flows.stepOfJob(id);
+    const match = this.backend.supports("flows") ? await this.backend.flows.stepOfJob(id) : null;
     if (match === null || match.step.jobId !== id) return "missing";
     switch (match.step.state) {
       case "waiting":

@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { storableText } from "../common/json.js";
 import { optionsObject } from "../common/option-table.js";
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry } from "../common/types.js";
-import type { AuditListQuery, AuditRecord, Backend } from "../contract/index.js";
+import type { AuditListQuery, AuditRecord, GuardedBackend } from "../contract/index.js";
 import { filterObject, invalid, optionalDate, optionalString } from "../jobs/queries.js";
 
 /** The actor when the caller names none. */
@@ -60,19 +60,30 @@ export function auditRecord(
 }
 
 /**
+ * Writes an audit row core writes on its own (a miss, a bulk operation's one row), when the backend keeps an
+ * audit log (the `audit` capability); without one the action is not audited, and `audit.list` says so.
+ */
+export async function recordAudit(
+  backend: Pick<GuardedBackend<unknown>, "audit" | "supports">,
+  record: AuditRecord,
+): Promise<void> {
+  if (backend.supports("audit")) await backend.audit.record(record);
+}
+
+/**
  * Runs an action whose facet method writes `record` with its change, and only then; when the action found
  * nothing to change, the row is written here with outcome `missed(result)`, "not_found" unless said
  * otherwise (there is nothing to commit it with).
  */
 export async function audited<T>(
-  backend: Pick<Backend<unknown>, "audit">,
+  backend: Pick<GuardedBackend<unknown>, "audit" | "supports">,
   record: AuditRecord,
   action: (record: AuditRecord) => Promise<T>,
   applied: (result: T) => boolean,
   missed: (result: T) => string = () => "not_found",
 ): Promise<T> {
   const result = await action(record);
-  if (!applied(result)) await backend.audit.record({ ...record, outcome: missed(result) });
+  if (!applied(result)) await recordAudit(backend, { ...record, outcome: missed(result) });
   return result;
 }
 
@@ -102,9 +113,9 @@ export function auditListQuery(
 
 /** `soniq.audit`: read the log. */
 export class AuditService {
-  readonly #backend: Backend<unknown>;
+  readonly #backend: GuardedBackend<unknown>;
 
-  constructor(backend: Backend<unknown>) {
+  constructor(backend: GuardedBackend<unknown>) {
     this.#backend = backend;
   }
 

@@ -1,5 +1,5 @@
 /** `soniq.metrics.series({ since, bucketMs, queue })`: the persisted per-minute counters, re-bucketed. */
-import type { Backend, MetricsRow } from "../contract/index.js";
+import type { GuardedBackend, MetricsRow } from "../contract/index.js";
 import { filterObject, invalid, optionalDate, optionalString } from "../jobs/queries.js";
 
 /** How long maintenance keeps `soniq_metrics` rows. */
@@ -27,7 +27,7 @@ export function addMetricCounts(into: MetricsPoint, from: MetricsPoint): void {
 }
 
 export class MetricsService {
-  constructor(private readonly backend: Backend<unknown>) {}
+  constructor(private readonly backend: GuardedBackend<unknown>) {}
 
   /** Buckets with activity, oldest first. */
   async series(filter?: MetricsSeriesFilter): Promise<MetricsPoint[]> {

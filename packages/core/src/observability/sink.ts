@@ -1,6 +1,6 @@
 /**
  * Metrics: the worker reports job starts and ends to a `MetricsSink`. The default sink does nothing;
- * `@soniq/core/prometheus` ships one on prom-client. A sink that throws (or rejects) is logged and
+ * `@soniq/prometheus` ships one on prom-client. A sink that throws (or rejects) is logged and
  * ignored: metrics never break the worker loop.
  */
 import type { DeadLetterReason } from "../schema/constants.js";

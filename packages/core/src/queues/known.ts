@@ -8,7 +8,7 @@
  */
 
 import { SoniqError } from "../common/errors.js";
-import type { Backend } from "../contract/index.js";
+import type { GuardedBackend } from "../contract/index.js";
 import { invalid } from "../jobs/queries.js";
 
 /** `create` from a queue control's options: absent is false; anything but a boolean is refused. */
@@ -20,9 +20,9 @@ export function createFlag(options: unknown, what: string): boolean {
 }
 
 /** Every queue name the storage knows: with jobs, dead letters or settings, or named by a worker row. */
-async function storedQueueNames(backend: Backend<unknown>): Promise<Set<string>> {
+async function storedQueueNames(backend: GuardedBackend<unknown>): Promise<Set<string>> {
   const [queues, workers] = await Promise.all([
-    backend.queues.list({ exactCountsUpTo: 1 }),
+    backend.supports("queues") ? backend.queues.list({ exactCountsUpTo: 1 }) : [],
     backend.workers.list(),
   ]);
   const names = new Set(queues.map((q) => q.name));
@@ -35,7 +35,7 @@ async function storedQueueNames(backend: Backend<unknown>): Promise<Set<string>>
  * `SONIQ_UNKNOWN_QUEUE`, before anything is written.
  */
 export async function assertKnownQueue(
-  backend: Backend<unknown>,
+  backend: GuardedBackend<unknown>,
   queue: string,
   declared: () => Iterable<string>,
   create: boolean,

@@ -8,7 +8,7 @@ import { SoniqError } from "../common/errors.js";
 import { checkQueue } from "../common/option-table.js";
 import type { EstimableCount, QueueInfo, QueueSettings, QueueStats, RateLimit } from "../common/types.js";
 import { ESTIMABLE_COUNTS } from "../common/types.js";
-import type { Backend, QueueConfigPatch } from "../contract/index.js";
+import type { GuardedBackend, QueueConfigPatch } from "../contract/index.js";
 import { invalid, noArguments } from "../jobs/queries.js";
 import { type ActorOptions, actorOf, auditRecord } from "../observability/audit.js";
 import { assertKnownQueue, createFlag } from "./known.js";
@@ -101,11 +101,11 @@ export interface QueueControlOptions extends ActorOptions {
 }
 
 export class QueueService {
-  readonly #backend: Backend<unknown>;
+  readonly #backend: GuardedBackend<unknown>;
   readonly #declared: () => Iterable<string>;
 
   /** `declared`: the queue names this app declares (its job definitions' queues, its default queue). */
-  constructor(backend: Backend<unknown>, declared: () => Iterable<string> = () => []) {
+  constructor(backend: GuardedBackend<unknown>, declared: () => Iterable<string> = () => []) {
     this.#backend = backend;
     this.#declared = declared;
   }

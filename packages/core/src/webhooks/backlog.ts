@@ -5,20 +5,20 @@
  * may fire a backlog that is still going on once more (deliveries are at-least-once anyway). Nothing is read
  * while no endpoint receives `queue.backlog`.
  */
-import type { Backend } from "../contract/index.js";
+import type { GuardedBackend } from "../contract/index.js";
 import type { WebhookDispatch } from "./dispatch.js";
 
 export class BacklogWatch {
   readonly #alerting = new Set<string>();
 
   constructor(
-    private readonly backend: Backend<unknown>,
+    private readonly backend: GuardedBackend<unknown>,
     private readonly webhooks: WebhookDispatch,
   ) {}
 
   /** Fires `queue.backlog` for every queue that crossed its threshold since the last check; returns how many. */
   async check(): Promise<number> {
-    if (!this.webhooks.wants("queue.backlog")) {
+    if (!this.webhooks.wants("queue.backlog") || !this.backend.supports("queues")) {
       this.#alerting.clear();
       return 0;
     }

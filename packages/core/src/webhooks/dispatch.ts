@@ -9,7 +9,7 @@
 import { newJobId } from "../common/ids.js";
 import type { Logger } from "../common/logger.js";
 import type { WebhookDeliveryEvent, WebhookEvent } from "../common/types.js";
-import type { Backend, NewWebhookDelivery, StoredWebhookEndpoint } from "../contract/index.js";
+import type { GuardedBackend, NewWebhookDelivery, StoredWebhookEndpoint } from "../contract/index.js";
 import { WEBHOOK_METADATA } from "./payloads.js";
 
 const NONE: readonly NewWebhookDelivery[] = Object.freeze([]);
@@ -21,7 +21,7 @@ export class WebhookDispatch {
   readonly #listeners = new Set<() => void>();
 
   constructor(
-    private readonly backend: Backend<unknown>,
+    private readonly backend: GuardedBackend<unknown>,
     private readonly refreshMs: number,
     private readonly logger: Logger,
   ) {}
@@ -29,6 +29,8 @@ export class WebhookDispatch {
   /** Re-reads the endpoint list when it is older than `refreshMs` (always with `force`). Never rejects. */
   refresh(force = false): Promise<void> {
     if (!force && performance.now() - this.#loadedAt < this.refreshMs) return Promise.resolve();
+    // A backend without the webhooks capability has no endpoints: no event is delivered anywhere.
+    if (!this.backend.supports("webhooks")) return Promise.resolve();
     this.#loading ??= this.backend.webhooks
       .listEndpoints()
       .then(

@@ -9,7 +9,7 @@
  */
 
 import type { FlowSummary } from "../common/types.js";
-import type { Backend } from "../contract/index.js";
+import type { GuardedBackend } from "../contract/index.js";
 import type { WebhookDispatch } from "./dispatch.js";
 
 /** Flows marked per transaction. */
@@ -31,9 +31,10 @@ export function flowFinishedData(flow: FlowSummary): Record<string, unknown> {
 
 /** Writes `flow.finished` for the flows finished since the last sweep; returns the deliveries written. */
 export async function sweepFinishedFlows(
-  backend: Backend<unknown>,
+  backend: GuardedBackend<unknown>,
   webhooks: WebhookDispatch,
 ): Promise<number> {
+  if (!backend.supports("flows")) return 0;
   await webhooks.refresh();
   let written = 0;
   for (let batch = 0; batch < MAX_BATCHES; batch++) {

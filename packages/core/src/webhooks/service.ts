@@ -14,13 +14,13 @@ import {
   type WebhookEvent,
 } from "../common/types.js";
 import type {
-  Backend,
+  GuardedBackend,
   StoredWebhookEndpoint,
   WebhookDeliveryQuery,
   WebhookEndpointPatch,
 } from "../contract/index.js";
 import { filterObject, invalid, optionalString } from "../jobs/queries.js";
-import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
+import { type ActorOptions, actorOf, audited, auditRecord, recordAudit } from "../observability/audit.js";
 import type { WebhookDispatch } from "./dispatch.js";
 import {
   DEFAULT_WEBHOOK_MAX_ATTEMPTS,
@@ -94,7 +94,7 @@ function rejecting<T>(fn: () => Promise<T>): Promise<T> {
 
 export class WebhookService {
   constructor(
-    private readonly backend: Backend<unknown>,
+    private readonly backend: GuardedBackend<unknown>,
     private readonly options: ResolvedWebhookOptions,
     private readonly secrets: SecretBox,
     private readonly dispatch: WebhookDispatch,
@@ -229,7 +229,7 @@ export class WebhookService {
     const endpoint = await this.backend.webhooks.getEndpoint(id);
     const record = auditRecord("webhook.test", actor, String(id), null);
     if (endpoint === null) {
-      await this.backend.audit.record({ ...record, outcome: "not_found" });
+      await recordAudit(this.backend, { ...record, outcome: "not_found" });
       return null;
     }
     const started = performance.now();
@@ -250,7 +250,7 @@ export class WebhookService {
       error: outcome.error,
       durationMs: Math.round(performance.now() - started),
     };
-    await this.backend.audit.record({
+    await recordAudit(this.backend, {
       ...record,
       outcome: outcome.ok ? "ok" : "failed",
       details: { status: outcome.status, error: outcome.error },

@@ -58,6 +58,10 @@ export class MetricsRecorder {
   async #write(): Promise<void> {
     if (this.#rows.size === 0) return;
     const rows = [...this.#rows.values()];
+    if (!this.rt.backend.supports("metrics")) {
+      this.#rows = new Map();
+      return;
+    }
     this.#rows = new Map();
     this.#last = undefined;
     try {

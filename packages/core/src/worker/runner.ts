@@ -14,6 +14,7 @@
  * | threw / timed out, no attempts left   | dead letter, `max_retries_exceeded`       |
  */
 
+import { unsupported } from "../app/guard.js";
 import { runChain } from "../app/plugins.js";
 import { callHook, type Runtime } from "../app/runtime.js";
 import { JobAbortedError } from "../common/errors.js";
@@ -118,7 +119,10 @@ export class Running {
     progress: ProgressBuffer | null = null,
   ) {
     this.flow = job.flowId === null ? null : flowContextOf(rt, job);
-    this.ctx = new RunContext(job, workerId, this, rt.logger, this.flow, progress);
+    const unsupportedProgress = rt.backend.supports("progress")
+      ? null
+      : () => unsupported(rt.backend.name, "progress", "ctx.progress");
+    this.ctx = new RunContext(job, workerId, this, rt.logger, this.flow, progress, unsupportedProgress);
   }
 
   get signal(): AbortSignal {

@@ -8,7 +8,7 @@
  */
 
 import type { WorkerInfo } from "../common/types.js";
-import type { Backend } from "../contract/index.js";
+import type { GuardedBackend } from "../contract/index.js";
 import { filterObject, invalid } from "../jobs/queries.js";
 import { DEFAULT_STALE_AFTER_MS } from "./liveness.js";
 
@@ -40,7 +40,7 @@ const ORDER: Record<WorkerLiveness, number> = { live: 0, stale: 1, stopped: 2 };
 
 /** Every worker with its state and job names: live first, then stale, then stopped; newest heartbeat first. */
 export async function listWorkerViews(
-  backend: Backend<unknown>,
+  backend: GuardedBackend<unknown>,
   now: number,
   staleAfterMs: number,
 ): Promise<WorkerView[]> {
@@ -63,10 +63,10 @@ export async function listWorkerViews(
 
 /** `soniq.workers`: the registered workers as operators see them. */
 export class WorkerService {
-  readonly #backend: Backend<unknown>;
+  readonly #backend: GuardedBackend<unknown>;
   readonly #now: () => number;
 
-  constructor(backend: Backend<unknown>, now: () => number) {
+  constructor(backend: GuardedBackend<unknown>, now: () => number) {
     this.#backend = backend;
     this.#now = now;
   }

@@ -289,8 +289,10 @@ export class WorkerUpkeep {
       await this.#recover();
       const deleted = await rt.backend.jobs.deleteExpired();
       if (deleted > 0) rt.logger.debug({ deleted }, "deleted expired done jobs");
-      await rt.backend.metrics.prune(METRICS_RETENTION_MS);
-      const pruned = await rt.backend.webhooks.prune(rt.options.webhooks.retentionMs);
+      if (rt.backend.supports("metrics")) await rt.backend.metrics.prune(METRICS_RETENTION_MS);
+      const pruned = rt.backend.supports("webhooks")
+        ? await rt.backend.webhooks.prune(rt.options.webhooks.retentionMs)
+        : 0;
       if (pruned > 0) rt.logger.debug({ pruned }, "deleted finished webhook deliveries past their retention");
       // Always swept (not only with deliverWebhooks): the outbox rows are written here, any process sends them.
       await sweepFinishedFlows(rt.backend, rt.webhooks);

@@ -47,6 +47,7 @@ export const claimLimitCases = [
     id: "claim/one-order-across-limited-and-open-queues",
     title:
       "a claim across limited and unlimited queues takes the first `limit` claimable jobs in priority order, a limited queue giving at most its free slots",
+    requires: { declares: ["queues"] },
     async run(ctx) {
       const open = ctx.queue("open");
       const conc = ctx.queue("conc");
@@ -100,6 +101,7 @@ export const claimLimitCases = [
     id: "claim/limited-max-goes-in-claim-order",
     title:
       "limitedMax is spent on limited queues' jobs in claim order across queues (not queue by queue), and the rest comes back capped",
+    requires: { declares: ["queues"] },
     async run(ctx) {
       // Names chosen so the queue holding the earliest job sorts last by name.
       const a = ctx.queue("a_limited");

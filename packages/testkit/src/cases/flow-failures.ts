@@ -188,4 +188,46 @@ export const flowFailureCases = [
       equal(row?.actor, "kit", "audited with the actor");
     },
   }),
+  defineCase({
+    id: "flows/cancel-flow-with-held-steps",
+    title:
+      "flows.cancel of a held flow cancels its held steps and the steps waiting below them (flow_cancelled); the flow ends cancelled with nothing held or open",
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      soniq.job("flow.fail", async () => {
+        throw new PermanentError("no");
+      });
+      soniq.job("flow.ok", async () => null);
+      const started = await soniq.flows.start({
+        steps: {
+          a: { job: "flow.fail" },
+          b: { job: "flow.ok", dependsOn: ["a"] },
+          c: { job: "flow.ok", dependsOn: ["a"] },
+          d: { job: "flow.ok", dependsOn: ["b", "c"] },
+        },
+      });
+      await drain();
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "dead_lettered", b: "held", c: "held", d: "waiting" },
+        "setup: a dead-lettered holds b and c; d waits on them",
+      );
+      equal(await stateOf(soniq, started.id), "held", "setup: the flow is held");
+      equal(await soniq.flows.cancel(started.id), true, "flows.cancel of a held flow must cancel it");
+      const flow = await soniq.flows.get(started.id);
+      deepEqual(
+        Object.fromEntries((flow?.steps ?? []).map((s) => [s.ref, [s.state, s.reason]])),
+        {
+          a: ["dead_lettered", null],
+          b: ["cancelled", "flow_cancelled"],
+          c: ["cancelled", "flow_cancelled"],
+          d: ["cancelled", "flow_cancelled"],
+        },
+        "every held and waiting step must end cancelled (flow_cancelled); the dead-lettered one stays",
+      );
+      equal(flow?.state, "cancelled", "the flow is cancelled");
+      deepEqual(flow?.counts, { total: 4, open: 0, done: 0, failed: 4, held: 0 }, "nothing held or open");
+      equal(await soniq.flows.cancel(started.id), false, "a second cancel finds nothing to do");
+    },
+  }),
 ] as const;

@@ -5,8 +5,10 @@
  * drains with `worker.runOnce()`, which also runs the steps a settle released.
  */
 import assert from "node:assert/strict";
+import { PermanentError } from "@soniq/core";
+import type { FlowState } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
-import { app, invalid, stateOf, stepStates } from "./flow-support.js";
+import { type App, app, invalid, stateOf, stepStates } from "./flow-support.js";
 import { deepEqual, equal } from "./helpers.js";
 
 export const flowCases = [
@@ -109,6 +111,52 @@ export const flowCases = [
         0,
         "no empty flow row",
       );
+    },
+  }),
+  defineCase({
+    id: "flows/list-filters-by-state",
+    title:
+      "flows.list({ state }) returns only flows in that state (running, held, succeeded, failed, cancelled), alone and with name, while flows in every other state exist",
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      soniq.job("flow.ok", async () => null);
+      soniq.job("flow.fail", async () => {
+        throw new PermanentError("no");
+      });
+      const name = `kit.list.${ctx.id().replaceAll("-", "_")}`;
+      const start = (steps: Parameters<App["flows"]["start"]>[0]["steps"]) =>
+        soniq.flows.start({ name, steps });
+      const mine = {
+        succeeded: (await start({ a: { job: "flow.ok" } })).id,
+        failed: (await start({ a: { job: "flow.fail" } })).id,
+        held: (await start({ a: { job: "flow.fail" }, b: { job: "flow.ok", dependsOn: ["a"] } })).id,
+        cancelled: (await start({ a: { job: "flow.ok", options: { queue: ctx.queue("idle") } } })).id,
+        running: (await start({ a: { job: "flow.ok", options: { queue: ctx.queue("idle") } } })).id,
+      } as const;
+      await drain();
+      equal(await soniq.flows.cancel(mine.cancelled), true, "setup: the flow cancelled");
+      for (const [state, id] of Object.entries(mine)) {
+        equal(await stateOf(soniq, id), state, `setup: the ${state} flow is ${state}`);
+      }
+      const ours = new Set<string>(Object.values(mine));
+      for (const [state, id] of Object.entries(mine) as [FlowState, string][]) {
+        const listed = await soniq.flows.list({ state, limit: 1000 });
+        deepEqual(
+          [...new Set(listed.map((f) => f.state))].filter((s) => s !== state),
+          [],
+          `flows.list({ state: "${state}" }) must return ${state} flows only`,
+        );
+        deepEqual(
+          listed.filter((f) => ours.has(f.id)).map((f) => f.id),
+          [id],
+          `flows.list({ state: "${state}" }) must find this case's ${state} flow and none of its others`,
+        );
+        deepEqual(
+          (await soniq.flows.list({ state, name })).map((f) => f.id),
+          [id],
+          `flows.list({ state: "${state}", name }) must return the one flow with that name in that state`,
+        );
+      }
     },
   }),
   defineCase({

@@ -4,8 +4,10 @@ import { claimLimitCases } from "./claim-limits.js";
 import { deadLetterCases } from "./dead-letter.js";
 import { dedupCases } from "./dedup.js";
 import { enqueueCases } from "./enqueue.js";
+import { filterCases } from "./filters.js";
 import { flowFailureCases } from "./flow-failures.js";
 import { flowFinishedCases } from "./flow-finished.js";
+import { flowReleaseCases } from "./flow-release.js";
 import { flowCases } from "./flows.js";
 import { jobsCases } from "./jobs.js";
 import { leaseTakeoverCases } from "./lease-takeover.js";
@@ -37,6 +39,7 @@ export const CONFORMANCE_CASES = [
   ...statsCases,
   ...jobsCases,
   ...pagingCases,
+  ...filterCases,
   ...workerCases,
   ...leaseCases,
   ...leaseTakeoverCases,
@@ -49,6 +52,7 @@ export const CONFORMANCE_CASES = [
   ...claimLimitCases,
   ...auditCases,
   ...flowCases,
+  ...flowReleaseCases,
   ...flowFailureCases,
   ...flowFinishedCases,
   ...traceCases,

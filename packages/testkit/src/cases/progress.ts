@@ -43,6 +43,8 @@ export const progressCases = [
         statuses: ["processing"],
         queue: b.queue,
         jobName: null,
+        q: null,
+        ids: null,
         limit: 10,
         offset: 0,
         position: null,

@@ -1,4 +1,4 @@
-import type { Backend, ScheduleDeclaration, TickRecord } from "@soniq/core/backend";
+import type { GuardedBackend, ScheduleDeclaration, TickRecord } from "@soniq/core/backend";
 import { defineCase } from "../define-case.js";
 import type { CaseContext } from "../types.js";
 import { deepEqual, equal } from "./helpers.js";
@@ -51,12 +51,12 @@ export async function declared(
 }
 
 /** Record one tick from several recorders at once; exactly one must write it. */
-async function raceOneTick(ctx: CaseContext, recorders: readonly Backend<unknown>[]): Promise<void> {
+async function raceOneTick(ctx: CaseContext, recorders: readonly GuardedBackend<unknown>[]): Promise<void> {
   const d = await declared(ctx);
   const tickAt = T("2026-01-01T00:01:00Z");
   const ticks = recorders.map(() => fired(ctx, d, tickAt));
   const results = await Promise.all(
-    ticks.map((t, i) => (recorders[i] as Backend<unknown>).schedules.recordTick(t)),
+    ticks.map((t, i) => (recorders[i] as GuardedBackend<unknown>).schedules.recordTick(t)),
   );
   equal(
     results.filter((r) => r.status === "recorded").length,

@@ -292,6 +292,120 @@ export const webhookCases = [
     },
   }),
   defineCase({
+    id: "webhooks/concurrent-claims-never-share",
+    title:
+      "concurrent claimDue calls never return the same delivery: 4 claimers racing over 40 due deliveries take each exactly once, with attempts 1",
+    async run(ctx) {
+      const e = await endpoint(ctx);
+      const rows = Array.from({ length: 40 }, () => delivery(ctx, e.id));
+      await ctx.backend.webhooks.enqueue(rows);
+      const taken: WebhookDelivery[] = [];
+      // Rounds of 4 concurrent claims of 7 each, until a round takes nothing (other cases' due rows go too).
+      for (let round = 0; round < 100; round++) {
+        const claims = await Promise.all(
+          [1, 2, 3, 4].map(() => ctx.backend.webhooks.claimDue({ limit: 7, leaseMs: 60_000 })),
+        );
+        if (claims.every((c) => c.length === 0)) break;
+        for (const c of claims) taken.push(...c.filter((d) => d.endpointId === e.id));
+      }
+      const counts = new Map<string, number>();
+      for (const d of taken) counts.set(d.id, (counts.get(d.id) ?? 0) + 1);
+      deepEqual(
+        [...counts].filter(([, n]) => n > 1),
+        [],
+        "no delivery may be returned by two claimDue calls (each listed with how many claims took it)",
+      );
+      deepEqual(
+        sorted(taken.map((d) => d.id)),
+        sorted(rows.map((d) => d.id)),
+        "the concurrent claims together take every due delivery",
+      );
+      deepEqual([...new Set(taken.map((d) => d.attempts))], [1], "each delivery is claimed once: attempts 1");
+    },
+  }),
+  defineCase({
+    id: "webhooks/list-deliveries-filters",
+    title:
+      "listDeliveries filters by event, status and endpoint, alone and together, while other events, statuses and endpoints hold matching rows",
+    async run(ctx) {
+      const e = await endpoint(ctx);
+      const other = await endpoint(ctx);
+      const completed = [delivery(ctx, e.id, "job.completed"), delivery(ctx, e.id, "job.completed")];
+      const failed = delivery(ctx, e.id, "job.failed");
+      const dead = delivery(ctx, e.id, "job.dead_letter");
+      const elsewhere = delivery(ctx, other.id, "job.completed");
+      await ctx.backend.webhooks.enqueue([...completed, failed, dead, elsewhere]);
+      await claimMine(ctx, e.id);
+      const attempt = { attempt: 1, delayMs: 0, lastError: null, responseStatus: 204, responseBody: "" };
+      equal(
+        await ctx.backend.webhooks.recordAttempt({
+          ...attempt,
+          id: (completed[0] as NewWebhookDelivery).id,
+          status: "delivered",
+        }),
+        true,
+        "setup: one job.completed delivery delivered",
+      );
+      const list = async (
+        endpointId: string | null,
+        event: string | null,
+        status: WebhookDelivery["status"] | null = null,
+      ) =>
+        sorted(
+          (await ctx.backend.webhooks.listDeliveries({ endpointId, status, event, limit: 1000 })).map(
+            (d) => d.id,
+          ),
+        );
+      deepEqual(
+        await list(e.id, "job.completed"),
+        sorted(completed.map((d) => d.id)),
+        'listDeliveries({ endpointId, event: "job.completed" }) must return that endpoint\'s job.completed deliveries only',
+      );
+      deepEqual(
+        await list(e.id, "job.failed"),
+        [failed.id],
+        'listDeliveries({ endpointId, event: "job.failed" }) must return the one job.failed delivery',
+      );
+      deepEqual(
+        await list(e.id, "job.completed", "pending"),
+        [(completed[1] as NewWebhookDelivery).id],
+        "event and status together: the pending job.completed delivery only",
+      );
+      deepEqual(
+        await list(e.id, "job.retried"),
+        [],
+        "an event with no delivery at this endpoint lists nothing",
+      );
+      const anyEndpoint = await ctx.backend.webhooks.listDeliveries({
+        endpointId: null,
+        status: null,
+        event: "job.dead_letter",
+        limit: 1000,
+      });
+      deepEqual(
+        [...new Set(anyEndpoint.map((d) => d.event))],
+        ["job.dead_letter"],
+        'listDeliveries({ event: "job.dead_letter" }) over every endpoint must return job.dead_letter deliveries only',
+      );
+      deepEqual(
+        sorted(
+          (
+            await ctx.backend.webhooks.listDeliveries({
+              endpointId: null,
+              status: null,
+              event: "job.completed",
+              limit: 1000,
+            })
+          )
+            .filter((d) => d.endpointId === e.id || d.endpointId === other.id)
+            .map((d) => d.id),
+        ),
+        sorted([...completed, elsewhere].map((d) => d.id)),
+        "the event filter alone spans endpoints: both endpoints' job.completed deliveries",
+      );
+    },
+  }),
+  defineCase({
     id: "webhooks/prune-finished-deliveries",
     title:
       "webhooks.prune deletes the delivered and failed deliveries last written before its cutoff and returns how many; pending ones stay, whatever their age",

@@ -1,5 +1,6 @@
 /**
- * The MCP server behind `soniq mcp`: the read tools always, the write tools only with `--allow-writes`.
+ * The MCP server behind `soniq mcp`: the read tools always, the write tools only with `allowWrites`
+ * (`soniq mcp --allow-writes`).
  * Without it the write tools are not listed, and a call to one (an agent that guessed the name) is answered
  * with a tool error saying how to enable writes; nothing is changed. A tool's input is checked against its
  * schema before it runs (the SDK answers a bad field with a tool error naming it); a `SoniqError` or a
@@ -7,17 +8,31 @@
  */
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type CallToolResult, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Soniq } from "@soniq/core";
-import { CLI_VERSION } from "../version.js";
 import { READ_TOOLS } from "./read-tools.js";
 import type { Session, ToolSpec } from "./tool.js";
+import { MCP_VERSION } from "./version.js";
 import { WRITE_TOOLS } from "./write-tools.js";
 
 export interface McpOptions {
-  /** Offer the write tools (replay, purge, cancel a job or a flow, pause, resume). */
-  allowWrites: boolean;
+  /** Offer the write tools (replay, purge, cancel a job or a flow, pause, resume). Default false. */
+  allowWrites?: boolean;
+}
+
+export interface StartMcpServerOptions extends McpOptions {
+  /** Where the client is. Default: a stdio transport on this process's stdin and stdout. */
+  transport?: Transport;
+}
+
+/** A server connected to its client: `closed` settles when the session ends (either side closed it). */
+export interface RunningMcpServer {
+  readonly server: McpServer;
+  readonly closed: Promise<void>;
+  /** Ends the session (idempotent); `soniq` stays open: its owner closes it. */
+  close(): Promise<void>;
 }
 
 const MAX_ACTOR = 200;
@@ -32,10 +47,11 @@ export function actorFor(clientName: string | undefined): string {
 }
 
 function instructions(options: McpOptions): string {
-  const writes = options.allowWrites
-    ? "Writes are enabled: replay, purge, cancel_job, cancel_flow, pause_queue, resume_queue act at once and are audited " +
-      "as mcp:<client>; replay_where and purge_where are dry runs that count unless called with confirm: true."
-    : "This server is read-only: start it with soniq mcp --allow-writes to replay, purge, cancel, pause or resume.";
+  const writes =
+    options.allowWrites === true
+      ? "Writes are enabled: replay, purge, cancel_job, cancel_flow, pause_queue, resume_queue act at once and are audited " +
+        "as mcp:<client>; replay_where and purge_where are dry runs that count unless called with confirm: true."
+      : "This server is read-only: start it with soniq mcp --allow-writes to replay, purge, cancel, pause or resume.";
   return (
     "Soniq background jobs: inspect queues, jobs, dead letters, schedules and the audit log. " +
     `Use explain to learn why a job is not running. ${writes}`
@@ -74,14 +90,14 @@ function register(server: McpServer, spec: ToolSpec, session: Session): void {
 }
 
 /** A server for one client on `soniq` (the caller owns the instance and closes it). */
-export function createMcpServer(soniq: Soniq, options: McpOptions): McpServer {
+export function createMcpServer(soniq: Soniq, options: McpOptions = {}): McpServer {
   const server = new McpServer(
-    { name: "soniq", version: CLI_VERSION },
+    { name: "soniq", version: MCP_VERSION },
     { capabilities: { tools: {} }, instructions: instructions(options) },
   );
   const session: Session = { soniq, actor: () => actorFor(server.server.getClientVersion()?.name) };
   for (const spec of READ_TOOLS) register(server, spec, session);
-  if (options.allowWrites) for (const spec of WRITE_TOOLS) register(server, spec, session);
+  if (options.allowWrites === true) for (const spec of WRITE_TOOLS) register(server, spec, session);
   return server;
 }
 
@@ -106,5 +122,32 @@ export function refuseWrites(transport: Transport): void {
       }
     }
     deliver?.(message, extra);
+  };
+}
+
+/**
+ * Serves the tools on `soniq` to one client: creates the server, connects it to `options.transport` (default
+ * stdio) and, read-only, answers calls of the write tools with a refusal. Installs no signal handlers and
+ * does not close `soniq`: the caller (`soniq mcp`) owns both.
+ */
+export async function startMcpServer(
+  soniq: Soniq,
+  options: StartMcpServerOptions = {},
+): Promise<RunningMcpServer> {
+  const server = createMcpServer(soniq, options);
+  const transport = options.transport ?? new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    server.server.onclose = resolve;
+  });
+  await server.connect(transport);
+  if (options.allowWrites !== true) refuseWrites(transport);
+  let closing: Promise<void> | undefined;
+  return {
+    server,
+    closed,
+    close: () => {
+      closing ??= server.close();
+      return closing;
+    },
   };
 }

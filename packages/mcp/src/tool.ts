@@ -6,7 +6,6 @@
  */
 import type { Soniq } from "@soniq/core";
 import * as z from "zod";
-import { pastInstant } from "../parse.js";
 
 /** One client connection: the app instance and who is acting. */
 export interface Session {
@@ -32,6 +31,16 @@ export const tool = <S extends z.ZodObject>(spec: ToolSpec<S>): ToolSpec => spec
 /** A refusal or a miss the agent should read: the call ends as an MCP tool error with this message. */
 export class ToolRefusal extends Error {
   override name = "ToolRefusal";
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** An ISO date, or a duration meaning "that long ago" (the CLI's `--since` reads the same); null when neither. */
+function pastInstant(value: string, now: number): Date | null {
+  const ago = /^(\d+)\s*(ms|s|m|h|d)$/.exec(value.trim());
+  if (ago) return new Date(now - Number(ago[1]) * (UNITS[ago[2] as string] as number));
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? null : date;
 }
 
 /** An ISO date or a duration ago ("30m", "2h", "7d"); anything else is an input error naming the field. */

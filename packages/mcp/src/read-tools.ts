@@ -4,7 +4,7 @@
  */
 import { AUDIT_ACTIONS, FLOW_STATES, JOB_STATUSES } from "@soniq/core";
 import * as z from "zod";
-import { shownExplanation, shownSchedule } from "../redaction.js";
+import { shownExplanation, shownSchedule } from "./redaction.js";
 import { id, limit, ToolRefusal, type ToolSpec, tool, when } from "./tool.js";
 
 /** The filters of `dead_letters`, shared by `replay_where` and `purge_where`. */

@@ -1,6 +1,6 @@
 /**
- * `@soniq/core/prometheus`: a `MetricsSink` on prom-client (an optional peer dependency: install it to
- * use this entry point; the main entry never imports it).
+ * `@soniq/prometheus`: a `MetricsSink` (from `@soniq/core/plugin`) on prom-client, a peer dependency the
+ * application installs, so the metrics land in the registry its `/metrics` endpoint already serves.
  *
  * Metrics (prefix default `soniq`):
  * - `<p>_jobs_started_total{queue,job_name}` counter
@@ -11,8 +11,9 @@
  * - `<p>_events_total{event}` counter (shutdown_nack, worker_stale, write_failed)
  * Metrics already registered under the same names are reused, so several instances can share a registry.
  */
+
+import type { ClaimEvent, JobEndEvent, JobStartEvent, MetricsSink } from "@soniq/core/plugin";
 import { Counter, register as defaultRegistry, Gauge, Histogram, type Registry } from "prom-client";
-import type { ClaimEvent, JobEndEvent, JobStartEvent, MetricsSink } from "./sink.js";
 
 export interface PrometheusSinkOptions {
   /** Where metrics are registered. Default: prom-client's default registry. */

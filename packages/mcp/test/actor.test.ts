@@ -1,6 +1,6 @@
 /** The audit actor of `soniq mcp`'s writes: `mcp:<client name>`, always storable as an audit actor. */
 import { describe, expect, it } from "vitest";
-import { actorFor } from "../src/mcp/server.js";
+import { actorFor } from "../src/server.js";
 
 describe("soniq mcp audit actor", () => {
   it("mcp/actor-from-client-name: the handshake's name, made storable", () => {

@@ -1,6 +1,6 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { prometheusSink } from "../src/observability/prometheus.js";
+import { prometheusSink } from "../src/index.js";
 
 describe("metrics/prometheus", () => {
   it("counts starts and ends by status, observes durations, tracks in-progress", async () => {

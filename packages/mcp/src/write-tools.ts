@@ -6,7 +6,6 @@
  */
 import type { BulkResult, DeadLetterBulkFilter, Soniq } from "@soniq/core";
 import * as z from "zod";
-import { checkRegistered } from "../commands/dead-letter-bulk.js";
 import { deadLetterFilter } from "./read-tools.js";
 import { id, ToolRefusal, type ToolSpec, tool } from "./tool.js";
 
@@ -48,6 +47,22 @@ async function namesOf(soniq: Soniq, filter: DeadLetterBulkFilter): Promise<stri
   }
 }
 
+/**
+ * Replay only names some worker registered (the MCP server defines no handlers, so core cannot check for it);
+ * `force: true` skips this check. The CLI's replay applies the same rule (there `--force` skips it).
+ */
+async function checkRegistered(soniq: Soniq, names: string[]): Promise<void> {
+  if (names.length === 0) return;
+  const known = new Set((await soniq.workers.list()).flatMap((w) => w.jobNames));
+  const unknown = [...new Set(names)].filter((name) => !known.has(name)).sort();
+  if (unknown.length > 0) {
+    throw new ToolRefusal(
+      `no worker has registered ${unknown.join(", ")} (the task registry), so a replayed job would wait until one does. ` +
+        "Start a worker that defines it, or pass force: true. Nothing was changed.",
+    );
+  }
+}
+
 /** What a bulk call answers: the count, and on a dry run how to go on. */
 function bulkAnswer(verb: "replay" | "purge", result: BulkResult) {
   if (!result.dryRun) return result;
@@ -68,7 +83,7 @@ export const WRITE_TOOLS: readonly ToolSpec[] = [
     run: async (input, { soniq, actor }) => {
       const row = await soniq.deadLetters.get(input.id);
       if (!row) throw new ToolRefusal(`no dead-letter job with id ${input.id}. Nothing was changed.`);
-      if (!input.force) await checkRegistered(soniq, [row.jobName], "pass force: true");
+      if (!input.force) await checkRegistered(soniq, [row.jobName]);
       const newId = await soniq.deadLetters.replay(input.id, { actor: actor() });
       if (newId === null)
         throw new ToolRefusal(`dead-letter job ${input.id} was gone before it could be replayed.`);
@@ -84,8 +99,7 @@ export const WRITE_TOOLS: readonly ToolSpec[] = [
     write: true,
     run: async (input, { soniq, actor }) => {
       const filter = bulkFilter(input);
-      if (input.confirm && !input.force)
-        await checkRegistered(soniq, await namesOf(soniq, filter), "pass force: true");
+      if (input.confirm && !input.force) await checkRegistered(soniq, await namesOf(soniq, filter));
       const result = await soniq.deadLetters.replayWhere(filter, { actor: actor(), dryRun: !input.confirm });
       return bulkAnswer("replay", result);
     },

@@ -1,0 +1,103 @@
+/**
+ * `startMcpServer` in process: the SDK's client over an in-memory transport pair, on a memory backend. The
+ * tools' answers on PostgreSQL and SQLite, through the `soniq mcp` binary, are the CLI's tests (mcp.test.ts).
+ */
+import { readFileSync } from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { memoryBackend } from "@soniq/backend-memory";
+import { type Backend, type Job, Soniq } from "@soniq/core";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  MCP_VERSION,
+  type RunningMcpServer,
+  type StartMcpServerOptions,
+  startMcpServer,
+} from "../src/index.js";
+
+const READS = 12;
+const WRITES = 8;
+
+interface Session {
+  soniq: Soniq;
+  client: Client;
+  server: RunningMcpServer;
+}
+
+const open: Session[] = [];
+
+async function session(options: StartMcpServerOptions = {}, clientName = "test-agent"): Promise<Session> {
+  const soniq = new Soniq({ backend: memoryBackend() as Backend<unknown>, allowUnknownJobNames: true });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const server = await startMcpServer(soniq, { ...options, transport: serverSide });
+  const client = new Client({ name: clientName, version: "1.0.0" });
+  await client.connect(clientSide);
+  const s = { soniq, client, server };
+  open.push(s);
+  return s;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+  const result = await client.callTool({ name, arguments: args });
+  const text = (result.content as { text?: string }[]).map((c) => c.text ?? "").join("");
+  return { isError: result.isError === true, text };
+}
+
+afterEach(async () => {
+  for (const s of open.splice(0)) {
+    await s.client.close();
+    await s.server.close();
+    await s.soniq.close();
+  }
+});
+
+describe("startMcpServer", () => {
+  it("mcp/start-read-only: the read tools only; a write is refused and changes nothing", async () => {
+    const { client, soniq } = await session();
+    const { tools } = await client.listTools();
+    expect(tools).toHaveLength(READS);
+    expect(tools.every((t) => t.annotations?.readOnlyHint === true)).toBe(true);
+    expect(client.getInstructions()).toContain("read-only");
+    const refused = await call(client, "pause_queue", { queue: "default" });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toContain("--allow-writes");
+    expect((await soniq.queues.get("default")).paused).toBe(false);
+  });
+
+  it("mcp/start-allow-writes: the write tools too, each write audited as mcp:<client name>", async () => {
+    const { client, soniq } = await session({ allowWrites: true }, "claude-desktop");
+    expect((await client.listTools()).tools).toHaveLength(READS + WRITES);
+    const { id } = await soniq.jobs.enqueue("demo.ok", { n: 1 });
+    const cancelled = await call(client, "cancel_job", { id });
+    expect(cancelled.isError, cancelled.text).toBe(false);
+    expect(JSON.parse(cancelled.text)).toEqual({ id, cancelled: true });
+    expect((await soniq.jobs.get(id))?.status).toBe("cancelled");
+    const [row] = await soniq.audit.list({ action: "job.cancel", limit: 1 });
+    expect(row).toMatchObject({ actor: "mcp:claude-desktop", outcome: "ok" });
+  });
+
+  it("mcp/start-reads: jobs and job answer the app's rows; a miss is a tool error", async () => {
+    const { client, soniq } = await session();
+    const { id } = await soniq.jobs.enqueue("demo.ok", { n: 1 }, { queue: "emails" });
+    const jobs = JSON.parse((await call(client, "jobs", { queue: "emails" })).text) as Job[];
+    expect(jobs.map((j) => j.id)).toEqual([id]);
+    expect(JSON.parse((await call(client, "job", { id })).text)).toMatchObject({ id, args: { n: 1 } });
+    const missing = await call(client, "job", { id: "no-such-id" });
+    expect(missing).toMatchObject({ isError: true, text: expect.stringContaining("no-such-id") });
+  });
+
+  it("mcp/start-close: close() ends the session once and leaves the Soniq instance open", async () => {
+    const { client, server, soniq } = await session();
+    expect(client.getServerVersion()).toEqual({ name: "soniq", version: MCP_VERSION });
+    await Promise.all([server.close(), server.close()]);
+    await server.closed;
+    expect(await soniq.jobs.list()).toEqual([]);
+  });
+
+  it("mcp/version: MCP_VERSION is the package's version", () => {
+    const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+      version: string;
+    };
+    expect(MCP_VERSION).toBe(pkg.version);
+  });
+});
