@@ -3,7 +3,7 @@
  * backend tests; never for production. The main entry carries no test seam: this one builds a normal
  * backend and wraps its runs facet (internal/interrupted-move.ts).
  */
-import { SoniqError } from "@soniq/core/backend";
+import { checkFaultHooks } from "@soniq/core/backend";
 import { buildMemoryBackend, type MemoryBackend } from "./backend.js";
 import { withInterruptedMove } from "./internal/interrupted-move.js";
 import type { MemoryBackendOptions } from "./options.js";
@@ -23,22 +23,7 @@ export function memoryBackendWithFaults(
   options: MemoryBackendOptions | undefined,
   faults: MemoryFaultHooks,
 ): MemoryBackend {
-  const problems = faultProblems(faults);
-  if (problems.length > 0) {
-    const message = `Invalid memoryBackendWithFaults faults: ${problems.join("; ")}.`;
-    throw new SoniqError("SONIQ_INVALID_OPTIONS", message, { context: { problems } });
-  }
+  checkFaultHooks(faults, "memoryBackendWithFaults");
   const interrupt = faults.interruptDeadLetterMove;
   return buildMemoryBackend(options, (runs, store) => withInterruptedMove(runs, store, interrupt));
-}
-
-function faultProblems(faults: unknown): string[] {
-  if (typeof faults !== "object" || faults === null) return ["faults must be an object"];
-  const problems = Object.keys(faults)
-    .filter((key) => key !== "interruptDeadLetterMove")
-    .map((key) => `no fault "${key}" (it takes interruptDeadLetterMove)`);
-  if (typeof (faults as { interruptDeadLetterMove?: unknown }).interruptDeadLetterMove !== "function") {
-    problems.push("interruptDeadLetterMove must be a function");
-  }
-  return problems;
 }

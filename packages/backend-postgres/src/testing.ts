@@ -3,7 +3,7 @@
  * backend tests; never for production. The main entry carries no test seam: this one builds a normal
  * backend and wraps its runs facet (internal/interrupted-move.ts).
  */
-import { SoniqError } from "@soniq/core/backend";
+import { checkFaultHooks } from "@soniq/core/backend";
 import { buildPostgresBackend, type PostgresBackend } from "./backend.js";
 import { type DeadLetterInterrupt, withInterruptedMove } from "./internal/interrupted-move.js";
 import type { PostgresBackendOptions, PostgresConnection } from "./options.js";
@@ -28,22 +28,7 @@ export function postgresBackendWithFaults(
   options: PostgresBackendOptions | undefined,
   faults: PostgresFaultHooks,
 ): PostgresBackend {
-  const problems = faultProblems(faults);
-  if (problems.length > 0) {
-    const message = `Invalid postgresBackendWithFaults faults: ${problems.join("; ")}.`;
-    throw new SoniqError("SONIQ_INVALID_OPTIONS", message, { context: { problems } });
-  }
+  checkFaultHooks(faults, "postgresBackendWithFaults");
   const interrupt = faults.interruptDeadLetterMove;
   return buildPostgresBackend(connection, options, (runs, ctx) => withInterruptedMove(runs, ctx, interrupt));
-}
-
-function faultProblems(faults: unknown): string[] {
-  if (typeof faults !== "object" || faults === null) return ["faults must be an object"];
-  const problems = Object.keys(faults)
-    .filter((key) => key !== "interruptDeadLetterMove")
-    .map((key) => `no fault "${key}" (it takes interruptDeadLetterMove)`);
-  if (typeof (faults as { interruptDeadLetterMove?: unknown }).interruptDeadLetterMove !== "function") {
-    problems.push("interruptDeadLetterMove must be a function");
-  }
-  return problems;
 }

@@ -3,7 +3,7 @@
  * backend tests; never for production. The main entry carries no test seam: this one builds a normal
  * backend and wraps its runs facet (internal/interrupted-move.ts).
  */
-import { SoniqError } from "@soniq/core/backend";
+import { checkFaultHooks } from "@soniq/core/backend";
 import { buildSqliteBackend, type SqliteBackend } from "./backend.js";
 import { withInterruptedMove } from "./internal/interrupted-move.js";
 import type { SqliteBackendOptions, SqliteBackendTarget } from "./options.js";
@@ -25,22 +25,7 @@ export function sqliteBackendWithFaults(
   options: SqliteBackendOptions | undefined,
   faults: SqliteFaultHooks,
 ): SqliteBackend {
-  const problems = faultProblems(faults);
-  if (problems.length > 0) {
-    const message = `Invalid sqliteBackendWithFaults faults: ${problems.join("; ")}.`;
-    throw new SoniqError("SONIQ_INVALID_OPTIONS", message, { context: { problems } });
-  }
+  checkFaultHooks(faults, "sqliteBackendWithFaults");
   const interrupt = faults.interruptDeadLetterMove;
   return buildSqliteBackend(target, options, (runs, ctx) => withInterruptedMove(runs, ctx, interrupt));
-}
-
-function faultProblems(faults: unknown): string[] {
-  if (typeof faults !== "object" || faults === null) return ["faults must be an object"];
-  const problems = Object.keys(faults)
-    .filter((key) => key !== "interruptDeadLetterMove")
-    .map((key) => `no fault "${key}" (it takes interruptDeadLetterMove)`);
-  if (typeof (faults as { interruptDeadLetterMove?: unknown }).interruptDeadLetterMove !== "function") {
-    problems.push("interruptDeadLetterMove must be a function");
-  }
-  return problems;
 }

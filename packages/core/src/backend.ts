@@ -5,6 +5,7 @@
  * Apps import `@soniq/core`.
  */
 
+export { checkFaultHooks } from "./app/faults.js";
 export { declaredCapabilities, guardBackend, unwrapBackend } from "./app/guard.js";
 export {
   isSoniqError,

@@ -298,6 +298,7 @@ const PINNED: Record<"index" | "plugin" | "ops" | "backend", string[]> = {
     "WorkersFacet",
     "auditRecord",
     "cancelFlow",
+    "checkFaultHooks",
     "chooseClaim",
     "claimQueues",
     "deadLetterListQuery",
