@@ -12,7 +12,7 @@
  *   GET  /health
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { isSoniqError, type Soniq, type SoniqErrorCode } from "@soniq/core";
+import { isJobId, isSoniqError, type Soniq, type SoniqErrorCode } from "@soniq/core";
 import type { Fulfilment } from "./fulfilment.js";
 import type { AppJobs } from "./jobs.js";
 import type { NewOrder, OrderStore } from "./orders.js";
@@ -35,7 +35,6 @@ class HttpError extends Error {
 
 /** Soniq errors caused by what the request asked for (e.g. replaying a job this app does not define). */
 const CLIENT_ERRORS = new Set<SoniqErrorCode>(["SONIQ_UNKNOWN_TASK_NAME", "SONIQ_DEAD_LETTER_CONFLICT"]);
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_BODY = 64 * 1024;
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
@@ -78,7 +77,7 @@ function parseNewOrder(body: Record<string, unknown>): NewOrder {
 }
 
 function idParam(value: string | undefined, what: string): string {
-  if (!value || !UUID.test(value)) throw new HttpError(404, `no such ${what}`);
+  if (!value || !isJobId(value)) throw new HttpError(404, `no such ${what}`);
   return value;
 }
 

@@ -5,6 +5,7 @@
  * (internal/webhook-rows.ts). A claim takes due rows with FOR UPDATE SKIP LOCKED and moves them out of
  * reach for a lease, so two workers never attempt the same delivery at once.
  */
+
 import type {
   AuditRecord,
   DeliveryAttemptResult,
@@ -13,6 +14,7 @@ import type {
   WebhookEndpointPatch,
   WebhooksFacet,
 } from "@soniq/core/backend";
+import { isJobId } from "@soniq/core/backend";
 import { auditCte, auditValues } from "./internal/audit-rows.js";
 import { type PgContext, query, readQuery } from "./internal/context.js";
 import {
@@ -76,8 +78,7 @@ const PRUNE = `DELETE FROM soniq_webhook_deliveries
     AND updated_at < now() - $1::float8 * interval '1 millisecond' AND status <> 'pending'`;
 
 /** An id that cannot name a row (not a UUID) reads as not found instead of failing the cast. */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const isUuid = (id: string) => UUID.test(id);
+const isUuid = (id: string) => isJobId(id);
 
 export function webhooksFacet(ctx: PgContext): WebhooksFacet {
   return {

@@ -10,13 +10,13 @@
  * With a `match` predicate (text search) rows are scanned in chunks of 1000, at most `scanCap` per
  * request; the cursor then marks where the scan stopped.
  */
+import { isJobId } from "@soniq/core";
 import { badRequest } from "./errors.js";
 
 const CHUNK = 1000;
 /** The instants core takes (years 1 to 9999). */
 const MIN_T = Date.parse("0001-01-01T00:00:00.000Z");
 const MAX_T = Date.parse("9999-12-31T23:59:59.999Z");
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type Direction = "older" | "newer";
 
@@ -54,7 +54,7 @@ export function decodeCursor(raw: string | undefined): Cursor | undefined {
     c.t < MIN_T ||
     c.t > MAX_T ||
     typeof c.i !== "string" ||
-    !UUID.test(c.i)
+    !isJobId(c.i)
   ) {
     throw invalid;
   }

@@ -1,5 +1,5 @@
 /** `soniq flows list | show <id> | cancel <id>`: workflows (DESIGN.md section 15). */
-import { FLOW_STATES, type Flow, type FlowState, type FlowSummary } from "@soniq/core";
+import { FLOW_STATES, type Flow, type FlowState, type FlowSummary, isJobId } from "@soniq/core";
 import { TERMINAL_FLOW_STATES } from "@soniq/core/ops";
 import type { Command } from "commander";
 import { Context } from "../context.js";
@@ -14,7 +14,6 @@ const notFound = (id: string) =>
 
 const TERMINAL: readonly string[] = TERMINAL_FLOW_STATES;
 /** Core mints flow ids as UUIDs: anything else names no flow (and is never sent to a uuid column). */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function flowState(value: string): FlowState {
   if (!(FLOW_STATES as readonly string[]).includes(value))
@@ -110,7 +109,7 @@ function showCommand(flows: Command, io: Io): void {
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const flow = UUID.test(id) ? await ctx.withApp((soniq) => soniq.flows.get(id)) : null;
+      const flow = isJobId(id) ? await ctx.withApp((soniq) => soniq.flows.get(id)) : null;
       if (!flow) throw notFound(id);
       if (ctx.json) return ctx.printer.json(flow);
       const p = ctx.printer;
@@ -148,7 +147,7 @@ function cancelCommand(flows: Command, io: Io): void {
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      if (!UUID.test(id)) throw notFound(id);
+      if (!isJobId(id)) throw notFound(id);
       const result = await ctx.withApp(async (soniq) => {
         const before = await soniq.flows.get(id);
         if (!before) throw notFound(id);

@@ -4,11 +4,13 @@
  * which core has no filter for), lists the matching ids in pages of 1000 and acts on them one by one (not
  * one transaction: a failure partway leaves the earlier ones done, and the answer says which failed).
  */
+
 import type { DeadLetterFilter, DeadLetterJob, Soniq } from "@soniq/core";
+import { isJobId } from "@soniq/core";
 import { actorOf, type Principal } from "../auth.js";
 import { badRequest, notFound } from "../errors.js";
 import { type Cursor, keysetPage, type Page } from "../paging.js";
-import { textMatcher, UUID_PATTERN } from "./jobs.js";
+import { textMatcher } from "./jobs.js";
 
 export const BULK_PAGE = 1000;
 export const MAX_IDS = 1000;
@@ -47,7 +49,7 @@ export async function listDeadLettersPage(
   soniq: Soniq,
   query: DeadLetterQuery & { limit: number; cursor?: Cursor | undefined },
 ): Promise<Page<DeadLetterJob>> {
-  if (query.q && UUID_PATTERN.test(query.q) && !query.cursor) {
+  if (query.q && isJobId(query.q) && !query.cursor) {
     const row = await soniq.deadLetters.get(query.q);
     if (row && matchesFilters(row, query))
       return { items: [row], nextCursor: null, prevCursor: null, scanned: 1, truncated: false };

@@ -9,11 +9,11 @@ import {
   type FlowState,
   type FlowStep,
   type FlowSummary,
+  isJobId,
   type Soniq,
 } from "@soniq/core";
 import { TERMINAL_FLOW_STATES } from "@soniq/core/ops";
 import { badRequest, DashboardError, notFound } from "../errors.js";
-import { UUID_PATTERN } from "./jobs.js";
 
 export interface FlowQuery {
   state?: FlowState | undefined;
@@ -23,7 +23,7 @@ export interface FlowQuery {
 
 /** A flow id from a path: core mints UUIDs, so anything else names no flow (never a query the column refuses). */
 export function flowId(raw: string | undefined): string {
-  if (raw === undefined || !UUID_PATTERN.test(raw)) throw notFound("No flow with this id.");
+  if (raw === undefined || !isJobId(raw)) throw notFound("No flow with this id.");
   return raw;
 }
 

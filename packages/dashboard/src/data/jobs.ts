@@ -1,5 +1,7 @@
 /** Jobs as the pages and the API read them: filtered, searched, paged; one job with its explain verdict. */
+
 import type { Explanation, Job, JobStatus, Soniq } from "@soniq/core";
+import { isJobId } from "@soniq/core";
 import { notFound } from "../errors.js";
 import { type Cursor, keysetPage, type Page } from "../paging.js";
 
@@ -12,8 +14,6 @@ export interface JobQuery {
   limit: number;
   cursor?: Cursor | undefined;
 }
-
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function matchesFilters(job: Job, query: JobQuery): boolean {
   return (
@@ -34,7 +34,7 @@ export function textMatcher(
 }
 
 export async function listJobsPage(soniq: Soniq, query: JobQuery): Promise<Page<Job>> {
-  if (query.q && UUID_PATTERN.test(query.q) && !query.cursor) {
+  if (query.q && isJobId(query.q) && !query.cursor) {
     const job = await soniq.jobs.get(query.q);
     if (job && matchesFilters(job, query))
       return { items: [job], nextCursor: null, prevCursor: null, scanned: 1, truncated: false };
