@@ -82,14 +82,18 @@ describe("schedules/app: schedules.declare()", () => {
 });
 
 describe("schedules/app: backends and lifecycle", () => {
-  it("a backend without the schedules facet is refused when the instance is made, naming the methods", () => {
+  it("a backend without the schedules facet (the capability not declared) is refused at setup() once a schedule is declared", async () => {
     const { schedules: _none, ...withoutSchedules } = memoryBackend();
-    expect(() => new Soniq({ backend: withoutSchedules as never })).toThrow(
-      expect.objectContaining({
-        code: "SONIQ_INVALID_OPTIONS",
-        context: expect.objectContaining({ missing: expect.arrayContaining(["schedules.recordTick"]) }),
-      }),
+    const soniq = new Soniq({ backend: withoutSchedules as never });
+    soniq.schedules.declare(
+      soniq.job("reports.none", async () => null),
+      { every: "1h" },
     );
+    await expect(soniq.setup()).rejects.toMatchObject({
+      code: "SONIQ_UNSUPPORTED",
+      context: expect.objectContaining({ capability: "schedules" }),
+    });
+    await soniq.close();
   });
 
   it("scheduler options are checked; a scheduler starts once", async () => {
