@@ -35,6 +35,12 @@ const worker = soniq.worker({
   staleAfterMs: Number(process.env.FAULT_STALE_MS ?? 1000),
 });
 worker.on("job:done", ({ job }) => note(`done ${job.id}`));
-worker.on("error", () => {});
+// An error line (`error <during> <ms since start> <message>`) explains a figure the suite did not expect.
+const t0 = Date.now();
+worker.on("error", ({ error, during }) =>
+  note(
+    `error ${during} ${Date.now() - t0} ${String((error as Error)?.message ?? error).replace(/\s+/g, " ")}`,
+  ),
+);
 await worker.start();
 process.send?.({ ready: worker.id });

@@ -180,8 +180,14 @@ describe.each([sqliteKind, postgresKind, pooledPostgresKind].map((make) => [make
       const lost = ids.filter((id) => !runs.starts.has(id)).length;
       const twice = [...runs.starts.values()].filter((n) => n > 1).length;
       const stats = await soniq.jobs.stats({ queue });
+      if (twice > 0 || lost > 0) {
+        const pooler = kind.log?.().split("\n").slice(-40).join("\n") ?? "";
+        console.log(
+          `${name} four-processes: worker errors\n${runs.errors.slice(0, 20).join("\n")}\n${pooler}`,
+        );
+      }
       figure({
-        scenario: "4 worker processes",
+        scenario: `4 worker processes${runs.errors.length ? `; worker errors ${JSON.stringify(runs.errorsBy)}` : ""}`,
         backend: name,
         size: `${total} jobs`,
         lost,

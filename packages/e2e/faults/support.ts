@@ -57,11 +57,16 @@ export function readRunLog(log: string): {
   starts: Map<string, number>;
   doneTwice: string[];
   rerunAfterDone: string[];
+  /** The workers' error lines (`error <during> <ms> <message>`), counted by `during` in `errorsBy`. */
+  errors: string[];
+  errorsBy: Record<string, number>;
 } {
   const starts = new Map<string, number>();
   const done = new Map<string, number>();
   const doneTwice: string[] = [];
   const rerunAfterDone: string[] = [];
+  const errors: string[] = [];
+  const errorsBy: Record<string, number> = {};
   let text = "";
   try {
     text = readFileSync(log, "utf8");
@@ -72,12 +77,15 @@ export function readRunLog(log: string): {
     if (what === "start") {
       starts.set(id, (starts.get(id) ?? 0) + 1);
       if (done.has(id)) rerunAfterDone.push(id);
+    } else if (what === "error") {
+      errors.push(line);
+      errorsBy[id] = (errorsBy[id] ?? 0) + 1;
     } else if (what === "done") {
       if (done.has(id)) doneTwice.push(id);
       done.set(id, 1);
     }
   }
-  return { starts, doneTwice, rerunAfterDone };
+  return { starts, doneTwice, rerunAfterDone, errors, errorsBy };
 }
 
 /** Every job done or dead-lettered, none queued or processing. */

@@ -183,6 +183,7 @@ export function pooledPostgresKind(): BackendKind {
     create: () => postgresBackend({ connectionString: target() }),
     createPeer: () => postgresBackend({ connectionString: target() }),
     target,
+    log: () => bouncer?.log() ?? "",
     async teardown() {
       await bouncer?.stop();
       await direct.teardown();

@@ -48,6 +48,8 @@ export interface BackendKind {
   /** The SQLite file or Postgres URL of the last `create()`, for a child process (not for memory). */
   target(): string;
   teardown(): Promise<void>;
+  /** What the kind's own processes logged (the private PgBouncer's log), printed when a fault figure is off. */
+  log?(): string;
 }
 
 export function memoryKind(): BackendKind {
