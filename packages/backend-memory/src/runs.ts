@@ -3,8 +3,8 @@
  *
  * claim takes due queued jobs in (priority, scheduled_at, created_at) order across the requested queues'
  * lanes and marks them processing with attempts + 1 and the worker id. It returns every job it took,
- * including one past its max_attempts (core dead-letters those). A claim covering a limited queue takes
- * what core's `chooseClaim` picks (internal/queue-limits.ts).
+ * including one past its max_attempts (core dead-letters those). A claim covering a limited queue runs
+ * core's limited-claim program over the store in internal/queue-limits.ts.
  *
  * settle writes a batch of outcomes in one synchronous step, so nothing else runs in between. It plans
  * every item first (fence, dead-letter conflict, JSON encoding) without changing anything, then applies the
@@ -23,7 +23,7 @@ import type {
   RunsFacet,
   Settlement,
 } from "@soniq/core/backend";
-import { claimQueues, finishStep } from "@soniq/core/backend";
+import { claimQueues, settleFlows } from "@soniq/core/backend";
 import { runFlow } from "./internal/flow-store.js";
 import { type Lane, type LaneEntry, readyLess } from "./internal/lanes.js";
 import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
@@ -143,6 +143,8 @@ function settle(store: MemoryStore, items: readonly Settlement[], workerId: stri
     apply(store, step, now, woken);
     writeDeliveries(store, step.item.deliveries);
   }
+  // The flow steps this call ended (done, dead-lettered): their flows move on together, as on every backend.
+  runFlow(store, settleFlows(items, applied, new Date(now)));
   for (const queue of woken) store.wake(queue);
   store.finished(steps.filter((step) => step.kind !== "requeue").map((step) => step.job.id));
   return applied;
@@ -185,10 +187,6 @@ function apply(store: MemoryStore, step: Step, now: number, woken: Set<string>):
         const patch = { resultJson: step.resultJson, expiresAt: now + step.item.resultTtlMs };
         store.transition(job, "done", patch, now);
       }
-      const flow = step.item.flow;
-      if (flow !== undefined) {
-        runFlow(store, finishStep(flow.flowId, flow.stepRef, job.id, "done", flow.add, new Date(now)));
-      }
       return;
     }
     case "requeue": {
@@ -201,10 +199,6 @@ function apply(store: MemoryStore, step: Step, now: number, woken: Set<string>):
     case "dead_letter": {
       store.addDeadLetter(deadLetterRow(store, job, step.item, step.tagsJson, now));
       store.removeJob(job);
-      const flow = step.item.flow;
-      if (flow !== undefined) {
-        runFlow(store, finishStep(flow.flowId, flow.stepRef, job.id, "dead_lettered", [], new Date(now)));
-      }
       return;
     }
   }

@@ -1,20 +1,20 @@
 /**
- * The schedules facet: recurring-job declarations and their tick ledger, in process. `recordTick` is one
- * synchronous step (ledger row, job insert, schedule advance), the memory equivalent of the SQL
- * backends' transaction, so concurrent recorders of one tick leave one row and one job. An operator
- * action's audit row is appended in the same step as its change.
+ * The schedules facet: recurring-job declarations and their tick ledger, in process. `recordTick` runs
+ * core's tick program (`recordTickSync`) over the store below in one synchronous step (ledger row, job
+ * insert, schedule advance), the memory equivalent of the SQL backends' transaction, so concurrent recorders
+ * of one tick leave one row and one job. An operator action's audit row is appended in the same step as its
+ * change.
  */
 import {
   type CatchUpPolicy,
-  resolveTick,
+  type EnqueueResult,
+  recordTickSync,
   type Schedule,
   type ScheduleDeclaration,
   type SchedulesFacet,
   type ScheduleTick,
   type TickOutcome,
-  type TickRecord,
-  type TickRecordResult,
-  triggerAudit,
+  type TickStore,
 } from "@soniq/core/backend";
 import { writeAudit } from "./internal/audit-rows.js";
 import { enqueueMany } from "./internal/enqueue.js";
@@ -46,20 +46,7 @@ export function schedulesFacet(store: MemoryStore): SchedulesFacet {
       if (removed && audit) writeAudit(store, audit);
       return removed;
     },
-    recordTick: async (tick, audit) => {
-      const record = schedules.get(tick.scheduleName);
-      if (record === undefined) return { status: "no_schedule" };
-      let ledger = ledgers.get(record.name);
-      if (ledger === undefined) {
-        ledger = new Map();
-        ledgers.set(record.name, ledger);
-      }
-      const result = recordTick(store, record, ledger, tick);
-      if (result.status === "recorded") writeDeliveries(store, tick.deliveries);
-      const row = triggerAudit(audit, result);
-      if (row !== null) writeAudit(store, row);
-      return result;
-    },
+    recordTick: async (tick, audit) => recordTickSync(tickStore(store, schedules, ledgers), tick, audit),
     history: async (name, { limit }) => {
       const rows = [...(ledgers.get(name)?.values() ?? [])].sort((a, b) => b.tickAt - a.tickAt);
       return rows.slice(0, limit).map(toTick);
@@ -100,32 +87,50 @@ function upsert(schedules: Map<string, ScheduleRecord>, d: ScheduleDeclaration, 
   }
 }
 
-function recordTick(
+/** The tick program's store over the facet's maps; a synchronous step needs no lock. */
+function tickStore(
   store: MemoryStore,
-  record: ScheduleRecord,
-  ledger: Map<number, TickRecordRow>,
-  tick: TickRecord,
-): TickRecordResult {
-  const tickAt = tick.tickAt.getTime();
-  const existing = ledger.get(tickAt);
-  if (existing !== undefined) return { status: "duplicate", tick: toTick(existing) };
-  const planned = resolveTick(tick, record.paused);
-  let outcome: TickOutcome = planned.outcome;
-  const reason = planned.reason;
-  let jobId: string | null = null;
-  if (planned.job !== null) {
-    const [result] = enqueueMany(store, [planned.job], undefined);
-    jobId = result?.id ?? null;
-    if (result?.deduplicated) outcome = "deduplicated";
-    record.lastRunAt = tickAt;
-    record.lastJobId = jobId;
-    record.runCount++;
-  }
-  const row: TickRecordRow = { tickAt, outcome, jobId, reason, recordedAt: store.now() };
-  ledger.set(tickAt, row);
-  const next = tick.nextRunAt?.getTime() ?? null;
-  if (next !== null && (record.nextRunAt === null || next > record.nextRunAt)) record.nextRunAt = next;
-  return { status: "recorded", tick: toTick(row) };
+  schedules: Map<string, ScheduleRecord>,
+  ledgers: Map<string, Map<number, TickRecordRow>>,
+): TickStore {
+  return {
+    read: (name, tickAt) => {
+      const record = schedules.get(name);
+      if (record === undefined) return null;
+      const row = ledgers.get(name)?.get(tickAt.getTime());
+      return {
+        schedule: {
+          paused: record.paused,
+          nextRunAt: dateOrNull(record.nextRunAt),
+          lastRunAt: dateOrNull(record.lastRunAt),
+          lastJobId: record.lastJobId,
+          runCount: record.runCount,
+        },
+        tick: row === undefined ? null : toTick(row),
+      };
+    },
+    // One job in, one result out.
+    enqueue: (job) => enqueueMany(store, [job], undefined)[0] as EnqueueResult,
+    record: ({ scheduleName, tick, schedule }) => {
+      const record = schedules.get(scheduleName) as ScheduleRecord;
+      let ledger = ledgers.get(scheduleName);
+      if (ledger === undefined) {
+        ledger = new Map();
+        ledgers.set(scheduleName, ledger);
+      }
+      const row: TickRecordRow = { ...tick, tickAt: tick.tickAt.getTime(), recordedAt: store.now() };
+      ledger.set(row.tickAt, row);
+      record.nextRunAt = schedule.nextRunAt?.getTime() ?? null;
+      record.lastRunAt = schedule.lastRunAt?.getTime() ?? null;
+      record.lastJobId = schedule.lastJobId;
+      record.runCount = schedule.runCount;
+      return toTick(row);
+    },
+    effects: ({ audit, deliveries }) => {
+      writeDeliveries(store, deliveries);
+      if (audit !== null) writeAudit(store, audit);
+    },
+  };
 }
 
 const dateOrNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));

@@ -1,16 +1,24 @@
-/** The deadLetters facet: reading, replaying and purging dead-letter rows (the operator's side of the table). */
+/**
+ * The deadLetters facet: reading, replaying and purging dead-letter rows (the operator's side of the table).
+ *
+ * A replay or purge is one statement composed from CTE fragments (internal/effects.ts): the main write, then
+ * the effects riding on it (the audit row, the `job.resurrected` deliveries), written only when the main write
+ * changed a row. A flow step's dead letter is left alone by that statement, which says so (`step`): it is
+ * replayed or purged in a transaction that runs core's flow program first (the step rejoins its flow, or its
+ * dependents are cancelled), then the same fragments. A miss costs the one statement.
+ */
 import {
   type AuditRecord,
   type DeadLetterJob,
   type DeadLetterListQuery,
   type DeadLetterMatch,
   type DeadLettersFacet,
-  purgeStep,
   type ReplayRequest,
   replayStep as rejoinStep,
+  purgeStep as removeStep,
 } from "@soniq/core/backend";
-import { auditCte, auditValues, writeAudit } from "./internal/audit-rows.js";
 import { type PgContext, query, readQuery } from "./internal/context.js";
+import { compose, effectCtes, type Fragment, noEffects, type WriteEffects } from "./internal/effects.js";
 import { clientRunner, runFlow } from "./internal/flow-store.js";
 import {
   type Condition,
@@ -24,7 +32,6 @@ import {
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { DEAD_LETTER_COLUMNS, mapDeadLetterJob, type Row } from "./internal/rows.js";
 import { inTransaction } from "./internal/tx.js";
-import { deliveriesParam, outboxCte, writeDeliveries } from "./internal/webhook-rows.js";
 
 export function deadLettersFacet(ctx: PgContext): DeadLettersFacet {
   return {
@@ -76,69 +83,46 @@ async function get(ctx: PgContext, id: string): Promise<DeadLetterJob | null> {
   return row ? mapDeadLetterJob(row) : null;
 }
 
-// One statement: the count bump and the new job commit together, and the NOTIFY goes out on commit.
-const REPLAY = `WITH bumped AS (
-  UPDATE soniq_dead_letter_jobs
-  SET resurrection_count = resurrection_count + 1, last_resurrection_at = now()
-  WHERE id = $1 AND flow_id IS NULL
-  RETURNING job_name, args, queue, priority, max_attempts),
-inserted AS (
-  INSERT INTO soniq_jobs (id, job_name, args, queue, priority, max_attempts, scheduled_at, trace_id, trace_context)
-  SELECT $2, job_name, args, COALESCE($3::text, queue), COALESCE($4::int, priority), max_attempts,
-         COALESCE($5::timestamptz, now()), $6, $7::jsonb
-  FROM bumped
-  RETURNING id, queue)
-SELECT id, pg_notify('${NEW_JOB_CHANNEL}', queue) FROM inserted`;
-const REPLAY_AUDITED = REPLAY.replace(
-  "\nSELECT id, pg_notify",
-  `,\n${auditCte("inserted", 8)}\nSELECT id, pg_notify`,
-);
+const BUMPED = `UPDATE soniq_dead_letter_jobs
+  SET resurrection_count = resurrection_count + 1, last_resurrection_at = now()`;
 
-const STEP_OF = "SELECT flow_id, step_ref FROM soniq_dead_letter_jobs WHERE id = $1 AND flow_id IS NOT NULL";
-
-// A step's replay: the new job takes the step's place (flow-engine.ts decides), in the replay's transaction.
-const REPLAY_STEP = `WITH bumped AS (
-  UPDATE soniq_dead_letter_jobs
-  SET resurrection_count = resurrection_count + 1, last_resurrection_at = now()
-  WHERE id = $1
-  RETURNING job_name, args, queue, priority, max_attempts, flow_id, step_ref),
+/**
+ * The main write of a replay: `bumped` (the dead letter's count) and `inserted` (the new job). `step` null
+ * replays a dead letter outside flows only; otherwise the row may be a step's, and the new job takes the
+ * step's place in its flow when `step.rejoin` (core's flow program said so, in this transaction).
+ */
+function replayed(id: string, request: ReplayRequest, step: { rejoin: boolean } | null): Fragment {
+  return (bind) => {
+    const row = bind.param(id);
+    const flowColumns = step === null ? "" : ", flow_id, step_ref";
+    const rejoin = step === null ? "" : bind.param(step.rejoin);
+    const stepValues =
+      step === null ? "" : `, CASE WHEN ${rejoin} THEN flow_id END, CASE WHEN ${rejoin} THEN step_ref END`;
+    return `bumped AS (${BUMPED}
+  WHERE id = ${row}${step === null ? " AND flow_id IS NULL" : ""}
+  RETURNING job_name, args, queue, priority, max_attempts${flowColumns}),
 inserted AS (
-  INSERT INTO soniq_jobs (id, job_name, args, queue, priority, max_attempts, scheduled_at, flow_id, step_ref,
+  INSERT INTO soniq_jobs (id, job_name, args, queue, priority, max_attempts, scheduled_at${flowColumns},
     trace_id, trace_context)
-  SELECT $2, job_name, args, COALESCE($3::text, queue), COALESCE($4::int, priority), max_attempts,
-         COALESCE($5::timestamptz, now()), CASE WHEN $6 THEN flow_id END, CASE WHEN $6 THEN step_ref END,
-         $7, $8::jsonb
+  SELECT ${bind.param(request.newId)}, job_name, args, COALESCE(${bind.param(request.queue)}::text, queue),
+    COALESCE(${bind.param(request.priority)}::int, priority), max_attempts,
+    COALESCE(${bind.param(request.scheduledAt)}::timestamptz, now())${stepValues},
+    ${bind.param(request.traceId)}, ${bind.param(traceJson(request))}::jsonb
   FROM bumped
-  RETURNING id, queue)
-SELECT id, pg_notify('${NEW_JOB_CHANNEL}', queue) FROM inserted`;
-
-async function replayStep(
-  ctx: PgContext,
-  id: string,
-  request: ReplayRequest,
-  audit: AuditRecord | undefined,
-): Promise<string | null> {
-  return inTransaction(ctx, "deadLetters.replay", async (client) => {
-    const step = (await client.query<Row>(`${STEP_OF} FOR UPDATE`, [id])).rows[0];
-    if (step === undefined) return null;
-    const program = rejoinStep(String(step.flow_id), String(step.step_ref), id, request.newId, new Date());
-    const rejoin = await runFlow(clientRunner(client), program);
-    const values = [
-      id,
-      request.newId,
-      request.queue,
-      request.priority,
-      request.scheduledAt,
-      rejoin,
-      request.traceId,
-      request.traceContext === null ? null : JSON.stringify(request.traceContext),
-    ];
-    const inserted = (await client.query<{ id: string }>(REPLAY_STEP, values)).rows[0]?.id ?? null;
-    if (inserted !== null && audit) await writeAudit(client, audit);
-    if (inserted !== null) await writeDeliveries(client, request.deliveries);
-    return inserted;
-  });
+  RETURNING id, queue),
+notified AS (SELECT id, pg_notify('${NEW_JOB_CHANNEL}', queue) FROM inserted)`;
+  };
 }
+
+const traceJson = (request: ReplayRequest) =>
+  request.traceContext === null ? null : JSON.stringify(request.traceContext);
+
+/** The final SELECT: the new job's id (its NOTIFY goes out on commit) and whether `id` is a step's dead letter. */
+const replayAnswer =
+  (id: string): Fragment =>
+  (bind) =>
+    `SELECT (SELECT id FROM notified) AS id,
+  EXISTS (SELECT 1 FROM soniq_dead_letter_jobs WHERE id = ${bind.param(id)} AND flow_id IS NOT NULL) AS step`;
 
 async function replay(
   ctx: PgContext,
@@ -146,74 +130,82 @@ async function replay(
   request: ReplayRequest,
   audit: AuditRecord | undefined,
 ): Promise<string | null> {
-  const values = [
-    id,
-    request.newId,
-    request.queue,
-    request.priority,
-    request.scheduledAt,
-    request.traceId,
-    request.traceContext === null ? null : JSON.stringify(request.traceContext),
-  ];
-  if (request.deliveries !== undefined && request.deliveries.length > 0) {
-    // The `job.resurrected` deliveries commit with the replay (one statement, when it inserted the job).
-    const base = audit ? REPLAY_AUDITED : REPLAY;
-    const param = values.length + 1 + (audit ? auditValues(audit).length : 0);
-    const text = base.replace(
-      "\nSELECT id, pg_notify",
-      `,\n${outboxCte(`$${param}`, "EXISTS (SELECT 1 FROM inserted)")}\nSELECT id, pg_notify`,
-    );
-    const all = [...values, ...(audit ? auditValues(audit) : []), deliveriesParam(request.deliveries)];
-    const res = await query<{ id: string }>(ctx, "deadLetters.replay", { text, values: all });
-    return res.rows[0]?.id ?? null;
-  }
-  const res = await query<{ id: string }>(
+  const effects: WriteEffects = { audit, deliveries: request.deliveries };
+  const statement = compose(
+    [replayed(id, request, null), ...effectCtes(effects, "inserted")],
+    replayAnswer(id),
+  );
+  const res = await query<{ id: string | null; step: boolean }>(
     ctx,
     "deadLetters.replay",
-    audit
-      ? { text: REPLAY_AUDITED, values: [...values, ...auditValues(audit)] }
-      : { name: "soniq_dlq_replay", text: REPLAY, values },
+    noEffects(effects) ? { name: "soniq_dlq_replay", ...statement } : statement,
   );
-  // Nothing replayed: missing, or a flow step's dead letter, replayed inside its flow's transaction.
-  return res.rows[0]?.id ?? replayStep(ctx, id, request, audit);
+  const answer = res.rows[0];
+  if (answer?.id) return answer.id;
+  return answer?.step ? replayStep(ctx, id, request, effects) : null;
 }
 
-const PURGE_AUDITED = `WITH purged AS (DELETE FROM soniq_dead_letter_jobs WHERE id = $1 AND flow_id IS NULL RETURNING id),
-  ${auditCte("purged", 2)}
-SELECT id FROM purged`;
+const STEP_OF =
+  "SELECT flow_id, step_ref FROM soniq_dead_letter_jobs WHERE id = $1 AND flow_id IS NOT NULL FOR UPDATE";
 
-async function purgeOfStep(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
-  return inTransaction(ctx, "deadLetters.purge", async (client) => {
-    const res = await client.query<Row>(
-      "DELETE FROM soniq_dead_letter_jobs WHERE id = $1 AND flow_id IS NOT NULL RETURNING flow_id, step_ref",
-      [id],
+/** A step's replay: the new job takes the step's place (core's flow program decides), in one transaction. */
+async function replayStep(
+  ctx: PgContext,
+  id: string,
+  request: ReplayRequest,
+  effects: WriteEffects,
+): Promise<string | null> {
+  return inTransaction(ctx, "deadLetters.replay", async (client) => {
+    const step = (await client.query<Row>(STEP_OF, [id])).rows[0];
+    if (step === undefined) return null;
+    const program = rejoinStep(String(step.flow_id), String(step.step_ref), id, request.newId, new Date());
+    const rejoin = await runFlow(clientRunner(client), program);
+    const { text, values } = compose(
+      [replayed(id, request, { rejoin }), ...effectCtes(effects, "inserted")],
+      () => "SELECT id FROM notified",
     );
-    const row = res.rows[0];
-    if (row === undefined) return false;
-    await runFlow(clientRunner(client), purgeStep(String(row.flow_id), String(row.step_ref), id, new Date()));
-    if (audit) await writeAudit(client, audit);
-    return true;
+    return (await client.query<{ id: string }>(text, values)).rows[0]?.id ?? null;
   });
 }
+
+/** The main write of a purge: `purged`, the deleted row (a step's with `step`, else one outside flows). */
+const purged =
+  (id: string, step: boolean): Fragment =>
+  (bind) =>
+    `purged AS (DELETE FROM soniq_dead_letter_jobs WHERE id = ${bind.param(id)}
+  AND flow_id IS ${step ? "NOT NULL" : "NULL"} RETURNING flow_id, step_ref)`;
 
 async function purge(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
-  // A dead letter outside flows is purged by one statement; a step's (the statement purged nothing) cancels
-  // the dependents it held, in one transaction.
-  return (await purgePlain(ctx, id, audit)) || purgeOfStep(ctx, id, audit);
+  // A dead letter outside flows is purged by one statement; a step's (the statement says so) cancels the
+  // dependents it held, in one transaction.
+  const effects: WriteEffects = { audit };
+  const statement = compose(
+    [purged(id, false), ...effectCtes(effects, "purged")],
+    (bind) => `SELECT EXISTS (SELECT 1 FROM purged) AS purged,
+  EXISTS (SELECT 1 FROM soniq_dead_letter_jobs WHERE id = ${bind.param(id)} AND flow_id IS NOT NULL) AS step`,
+  );
+  const res = await query<{ purged: boolean; step: boolean }>(
+    ctx,
+    "deadLetters.purge",
+    noEffects(effects) ? { name: "soniq_dlq_purge", ...statement } : statement,
+  );
+  const answer = res.rows[0];
+  if (answer?.purged) return true;
+  return answer?.step === true && purgeStep(ctx, id, effects);
 }
 
-async function purgePlain(ctx: PgContext, id: string, audit: AuditRecord | undefined): Promise<boolean> {
-  if (audit) {
-    const res = await query(ctx, "deadLetters.purge", {
-      text: PURGE_AUDITED,
-      values: [id, ...auditValues(audit)],
-    });
-    return res.rows.length === 1;
-  }
-  const res = await query(ctx, "deadLetters.purge", {
-    name: "soniq_dlq_purge",
-    text: "DELETE FROM soniq_dead_letter_jobs WHERE id = $1 AND flow_id IS NULL",
-    values: [id],
+async function purgeStep(ctx: PgContext, id: string, effects: WriteEffects): Promise<boolean> {
+  return inTransaction(ctx, "deadLetters.purge", async (client) => {
+    const { text, values } = compose(
+      [purged(id, true), ...effectCtes(effects, "purged")],
+      () => "SELECT flow_id, step_ref FROM purged",
+    );
+    const row = (await client.query<Row>(text, values)).rows[0];
+    if (row === undefined) return false;
+    await runFlow(
+      clientRunner(client),
+      removeStep(String(row.flow_id), String(row.step_ref), id, new Date()),
+    );
+    return true;
   });
-  return res.rowCount === 1;
 }

@@ -5,7 +5,7 @@
  * skipping rows other claimers hold (FOR UPDATE SKIP LOCKED), marks them processing, bumps attempts and
  * stamps the worker. It returns every row it took, including one whose attempts now exceed max_attempts
  * (core dead-letters those through settle), so a short result means nothing more is due. A claim that covers
- * a limited queue takes the limited path instead (internal/queue-limits.ts): core's `chooseClaim` decides
+ * a limited queue takes the limited path instead (internal/queue-limits.ts): core's limited-claim program decides
  * what it takes, in the same order, and whether a limit held due jobs back (`capped`).
  *
  * `id = ANY(ARRAY(subquery))` rather than `id IN (subquery)`: with table statistics the planner turned the
@@ -39,13 +39,12 @@ import {
   type ClaimRequest,
   type ClaimResult,
   claimQueues,
-  finishSteps,
   type Job,
   type ProgressUpdate,
   type RunsFacet,
   type Settlement,
   SoniqError,
-  settledSteps,
+  settleFlows,
 } from "@soniq/core/backend";
 import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./internal/claim-rows.js";
 import { ASYNC_COMMIT, type PgContext, query } from "./internal/context.js";
@@ -222,9 +221,9 @@ async function settle(ctx: PgContext, items: readonly Settlement[], workerId?: s
 }
 
 /**
- * A batch holding flow steps' outcomes: the same statement, then each applied step's flow program (its
- * done, added steps, releases), in one transaction, so a crash never loses or doubles a release. Flows are
- * taken in id order (two batches lock shared flow rows in the same order), each flow's steps by one program
+ * A batch holding flow steps' outcomes: the same statement, then core's `settleFlows` program (each applied
+ * step's done, added steps, releases), in one transaction, so a crash never loses or doubles a release. Flows
+ * are taken in id order (two batches lock shared flow rows in the same order), each flow's steps together
  * (a handful of statements per flow, whatever the batch holds). A queued-key conflict of a
  * requeue item runs the whole transaction again with the keys cleared, as the plain path does.
  */
@@ -236,10 +235,7 @@ async function settleWithFlows(ctx: PgContext, items: readonly Settlement[], enc
         const text = settleSql(encoded.parts, ctx.asyncOutcomes, forms[i] ?? CLEAR_KEYS, encoded.outbox);
         const res = await client.query<unknown[]>({ text, values: encoded.values, rowMode: "array" });
         const applied = settledFlags(items, encoded, res.rows);
-        const run = clientRunner(client);
-        for (const { flowId, steps } of settledSteps(items, applied)) {
-          await runFlow(run, finishSteps(flowId, steps, new Date()));
-        }
+        await runFlow(clientRunner(client), settleFlows(items, applied, new Date()));
         return applied;
       });
     } catch (err) {

@@ -2,32 +2,26 @@
  * The schedules facet: recurring-job declarations (soniq_recurring_jobs, `id` = the schedule's name) and
  * the tick ledger (soniq_schedule_ticks, primary key (schedule_name, tick_at)).
  *
- * `recordTick` is one transaction on one pooled connection: it locks the schedule row (FOR UPDATE), so
- * concurrent recorders of a schedule take turns and the second finds the first one's ledger row and
- * changes nothing; then it enqueues the job (the same statement as `jobs.enqueue`, inside the
- * transaction; its NOTIFY is delivered on commit), inserts the ledger row and advances the schedule.
- * An operator action's audit row commits with its change: in setPaused's and remove's one statement, in
- * recordTick's transaction for a manual trigger.
+ * `recordTick` runs core's tick program (`recordTickAsync`) over the store below, in one transaction on one
+ * pooled connection: the store's read locks the schedule row (FOR UPDATE), so concurrent recorders of a
+ * schedule take turns and the second finds the first one's ledger row; the job is enqueued by the statement
+ * of `jobs.enqueue`, inside the transaction (its NOTIFY is delivered on commit); the ledger row and the
+ * schedule's new fields are one statement. An operator action's audit row commits with its change: in
+ * setPaused's and remove's one statement, in recordTick's transaction for a manual trigger.
  */
-import type {
-  AuditRecord,
-  ScheduleDeclaration,
-  SchedulesFacet,
-  TickRecord,
-  TickRecordResult,
-} from "@soniq/core/backend";
+import type { AsyncTickStore, AuditRecord, ScheduleDeclaration, SchedulesFacet } from "@soniq/core/backend";
 import {
+  recordTickAsync,
   recurringStatus,
-  resolveTick,
   SCHEDULE_COLUMNS,
   TICK_COLUMNS,
   toStoredTiming,
-  triggerAudit,
 } from "@soniq/core/backend";
 import type pg from "pg";
-import { auditCte, auditValues, writeAudit } from "./internal/audit-rows.js";
+import { writeAudit } from "./internal/audit-rows.js";
 import { type PgContext, query } from "./internal/context.js";
-import { enqueueMany } from "./internal/enqueue.js";
+import { compose, effectCtes, type Fragment } from "./internal/effects.js";
+import { enqueue } from "./internal/enqueue.js";
 import { type ScheduleRecord, type TickRow, toSchedule, toTick } from "./internal/schedule-rows.js";
 import { inTransaction } from "./internal/tx.js";
 import { writeDeliveries } from "./internal/webhook-rows.js";
@@ -51,16 +45,12 @@ export function schedulesFacet(ctx: PgContext): SchedulesFacet {
       return row === undefined ? null : toSchedule(row);
     },
     setPaused: (name, paused, audit) =>
-      changed(ctx, "schedules.setPaused", SET_PAUSED, [name, recurringStatus(paused)], audit),
-    remove: (name, audit) => changed(ctx, "schedules.remove", REMOVE, [name], audit),
+      changed(ctx, "schedules.setPaused", setPaused(name, recurringStatus(paused)), audit),
+    remove: (name, audit) => changed(ctx, "schedules.remove", removed(name), audit),
     recordTick: (tick, audit) =>
-      inTransaction(ctx, "schedules.recordTick", async (client) => {
-        const result = await recordTick(ctx, client, tick);
-        if (result.status === "recorded") await writeDeliveries(client, tick.deliveries);
-        const row = triggerAudit(audit, result);
-        if (row !== null) await writeAudit(client, row);
-        return result;
-      }),
+      inTransaction(ctx, "schedules.recordTick", (client) =>
+        recordTickAsync(tickStore(ctx, client), tick, audit),
+      ),
     history: async (name, { limit }) => {
       const res = await query<TickRow & pg.QueryResultRow>(ctx, "schedules.history", {
         text: HISTORY,
@@ -89,22 +79,29 @@ const UPSERT = `INSERT INTO soniq_recurring_jobs AS r (id, job_name, schedule_ty
     timezone = EXCLUDED.timezone, updated_at = now()`;
 const LIST = `SELECT ${SCHEDULE_COLUMNS} FROM soniq_recurring_jobs ORDER BY id`;
 const GET = `SELECT ${SCHEDULE_COLUMNS} FROM soniq_recurring_jobs WHERE id = $1`;
-const SET_PAUSED = `WITH changed AS (UPDATE soniq_recurring_jobs SET status = $2, updated_at = now()
-    WHERE id = $1 RETURNING id)`;
-const REMOVE = `WITH ticks AS (DELETE FROM soniq_schedule_ticks WHERE schedule_name = $1),
-  changed AS (DELETE FROM soniq_recurring_jobs WHERE id = $1 RETURNING id)`;
-const LOCK = "SELECT status FROM soniq_recurring_jobs WHERE id = $1 FOR UPDATE";
+const setPaused =
+  (name: string, status: string): Fragment =>
+  (bind) =>
+    `changed AS (UPDATE soniq_recurring_jobs SET status = ${bind.param(status)}, updated_at = now()
+    WHERE id = ${bind.param(name)} RETURNING id)`;
+const removed =
+  (name: string): Fragment =>
+  (bind) => {
+    const id = bind.param(name);
+    return `ticks AS (DELETE FROM soniq_schedule_ticks WHERE schedule_name = ${id}),
+  changed AS (DELETE FROM soniq_recurring_jobs WHERE id = ${id} RETURNING id)`;
+  };
+// The tick's row is read by a statement of its own, after the lock: a statement that waited for the lock
+// still reads from the snapshot it started with, which misses the row the lock's holder just committed.
+const LOCK = `SELECT status, next_run_at, last_run_at, last_job_id, run_count FROM soniq_recurring_jobs
+  WHERE id = $1 FOR UPDATE`;
 const FIND_TICK = `SELECT ${TICK_COLUMNS} FROM soniq_schedule_ticks WHERE schedule_name = $1 AND tick_at = $2`;
-const INSERT_TICK = `INSERT INTO soniq_schedule_ticks (schedule_name, tick_at, outcome, job_id, reason)
+// The ledger row and the schedule's new fields (decided by core's program under the lock): one statement.
+const RECORD = `WITH advanced AS (UPDATE soniq_recurring_jobs SET next_run_at = $6, last_run_at = $7,
+    last_job_id = $8, run_count = $9, updated_at = now()
+  WHERE id = $1)
+INSERT INTO soniq_schedule_ticks (schedule_name, tick_at, outcome, job_id, reason)
   VALUES ($1, $2, $3, $4, $5) RETURNING ${TICK_COLUMNS}`;
-const ADVANCE = `UPDATE soniq_recurring_jobs SET
-    next_run_at = CASE WHEN $2::timestamptz IS NOT NULL AND (next_run_at IS NULL OR $2 > next_run_at)
-      THEN $2 ELSE next_run_at END,
-    last_run_at = CASE WHEN $3::uuid IS NOT NULL THEN $4 ELSE last_run_at END,
-    last_job_id = COALESCE($3, last_job_id),
-    run_count = run_count + CASE WHEN $3::uuid IS NOT NULL THEN 1 ELSE 0 END,
-    updated_at = now()
-  WHERE id = $1`;
 const HISTORY = `SELECT ${TICK_COLUMNS} FROM soniq_schedule_ticks WHERE schedule_name = $1
   ORDER BY tick_at DESC LIMIT $2`;
 
@@ -131,47 +128,59 @@ function upsertPayload(declarations: readonly ScheduleDeclaration[]): string {
 }
 
 /**
- * Runs `cte` (ending in a `changed` CTE returning the rows it changed) and, with `audit`, writes the audit
- * row in the same statement only when a row changed. True when one did.
+ * Runs `main` (a `changed` CTE returning the rows it changed) with the audit row riding on it: one statement,
+ * the row written only when a row changed. True when one did.
  */
 async function changed(
   ctx: PgContext,
   operation: string,
-  cte: string,
-  values: unknown[],
+  main: Fragment,
   audit: AuditRecord | undefined,
 ): Promise<boolean> {
-  const text = audit
-    ? `${cte},\n  ${auditCte("changed", values.length + 1)}\nSELECT id FROM changed`
-    : `${cte}\nSELECT id FROM changed`;
-  const res = await query(ctx, operation, {
-    text,
-    values: audit ? [...values, ...auditValues(audit)] : values,
-  });
-  return res.rows.length > 0;
+  const statement = compose([main, ...effectCtes({ audit }, "changed")], () => "SELECT id FROM changed");
+  return (await query(ctx, operation, statement)).rows.length > 0;
 }
 
-async function recordTick(
-  ctx: PgContext,
-  client: pg.PoolClient,
-  tick: TickRecord,
-): Promise<TickRecordResult> {
-  const name = tick.scheduleName;
-  const locked = await client.query<{ status: string }>(LOCK, [name]);
-  const schedule = locked.rows[0];
-  if (schedule === undefined) return { status: "no_schedule" };
-  const existing = (await client.query<TickRow>(FIND_TICK, [name, tick.tickAt])).rows[0];
-  if (existing !== undefined) return { status: "duplicate", tick: toTick(existing) };
-  const planned = resolveTick(tick, schedule.status === "paused");
-  let outcome: string = planned.outcome;
-  let jobId: string | null = null;
-  if (planned.job !== null) {
-    const [result] = await enqueueMany(ctx, [planned.job], { tx: client });
-    jobId = result?.id ?? null;
-    if (result?.deduplicated) outcome = "deduplicated";
-  }
-  const reason = planned.reason;
-  const row = (await client.query<TickRow>(INSERT_TICK, [name, tick.tickAt, outcome, jobId, reason])).rows[0];
-  await client.query(ADVANCE, [name, tick.nextRunAt, jobId, tick.tickAt]);
-  return { status: "recorded", tick: toTick(row as TickRow) };
+type HeadRow = Pick<ScheduleRecord, "status" | "next_run_at" | "last_run_at" | "last_job_id"> & {
+  run_count: number;
+};
+
+/** The tick program's store on `client`, inside the transaction `recordTick` opened. */
+function tickStore(ctx: PgContext, client: pg.PoolClient): AsyncTickStore {
+  return {
+    read: async (name, tickAt) => {
+      const row = (await client.query<HeadRow>(LOCK, [name])).rows[0];
+      if (row === undefined) return null;
+      const tick = (await client.query<TickRow>(FIND_TICK, [name, tickAt])).rows[0];
+      return {
+        schedule: {
+          paused: row.status === "paused",
+          nextRunAt: row.next_run_at,
+          lastRunAt: row.last_run_at,
+          lastJobId: row.last_job_id,
+          runCount: row.run_count,
+        },
+        tick: tick === undefined ? null : toTick(tick),
+      };
+    },
+    enqueue: (job) => enqueue(ctx, job, { tx: client }),
+    record: async ({ scheduleName, tick, schedule }) => {
+      const values = [
+        scheduleName,
+        tick.tickAt,
+        tick.outcome,
+        tick.jobId,
+        tick.reason,
+        schedule.nextRunAt,
+        schedule.lastRunAt,
+        schedule.lastJobId,
+        schedule.runCount,
+      ];
+      return toTick((await client.query<TickRow>(RECORD, values)).rows[0] as TickRow);
+    },
+    effects: async ({ audit, deliveries }) => {
+      await writeDeliveries(client, deliveries);
+      if (audit !== null) await writeAudit(client, audit);
+    },
+  };
 }

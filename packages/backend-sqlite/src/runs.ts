@@ -21,11 +21,11 @@ import {
   claimQueues,
   type DeadLetterSettlement,
   type DoneSettlement,
-  finishStep,
   type ProgressUpdate,
   type RequeueSettlement,
   type RunsFacet,
   type Settlement,
+  settleFlows,
 } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { runFlow } from "./internal/flow-store.js";
@@ -210,14 +210,7 @@ function doneStep(ctx: SqliteContext, item: DoneSettlement, workerId: string | n
   const fence: Fence = { id: item.id, attempt: item.attempt, workerId };
   if (item.resultTtlMs === 0) return () => ctx.statement(DONE_DELETE).run(fence).changes > 0;
   const params = { ...fence, result: jsonOrNull(item.result, "result"), ttl: item.resultTtlMs };
-  const flow = item.flow;
-  if (flow === undefined) return () => ctx.statement(DONE).run(params).changes > 0;
-  // A flow step's job: the step's done, its added steps and its dependents' releases commit with it.
-  return () => {
-    if (ctx.statement(DONE).run(params).changes === 0) return false;
-    runFlow(ctx, finishStep(flow.flowId, flow.stepRef, item.id, "done", flow.add, new Date()));
-    return true;
-  };
+  return () => ctx.statement(DONE).run(params).changes > 0;
 }
 
 /** `wake` collects the queues of jobs requeued due now, to notify after the commit. */
@@ -244,10 +237,6 @@ function deadLetterStep(ctx: SqliteContext, item: DeadLetterSettlement, workerId
     if (ctx.statement(HAS_DEAD_LETTER_ROW).get(id) !== undefined) return false;
     if (ctx.statement(MOVE_INSERT).run(params).changes === 0) return false;
     ctx.statement(MOVE_DELETE).run(id);
-    const flow = item.flow;
-    if (flow !== undefined) {
-      runFlow(ctx, finishStep(flow.flowId, flow.stepRef, id, "dead_lettered", [], new Date()));
-    }
     return true;
   };
 }
@@ -260,14 +249,17 @@ function settle(ctx: SqliteContext, items: readonly Settlement[], workerId: stri
     if (item.kind === "requeue") return requeueStep(ctx, item, workerId, wake);
     return deadLetterStep(ctx, item, workerId);
   });
-  // An applied item's webhook deliveries are inserted in the same transaction (an outbox).
-  const applied = immediate(ctx, () =>
-    steps.map((step, i) => {
+  // An applied item's webhook deliveries are inserted in the same transaction (an outbox), and so are the
+  // flow steps it ended: their done, added steps and dependents' releases (core's settleFlows).
+  const applied = immediate(ctx, () => {
+    const flags = steps.map((step, i) => {
       const done = step();
       if (done) writeDeliveries(ctx, items[i]?.deliveries);
       return done;
-    }),
-  );
+    });
+    runFlow(ctx, settleFlows(items, flags, new Date()));
+    return flags;
+  });
   for (const queue of wake) ctx.notify(queue);
   ctx.finished(items.filter((item, i) => applied[i] && item.kind !== "requeue").map((item) => item.id));
   return applied;

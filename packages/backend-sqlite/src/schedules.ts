@@ -1,19 +1,18 @@
 /**
  * The schedules facet: recurring-job declarations (soniq_recurring_jobs, `id` = the schedule's name) and
- * the tick ledger (soniq_schedule_ticks, primary key (schedule_name, tick_at)). `recordTick` is one
- * IMMEDIATE transaction: the ledger row, the job insert and the schedule's advance commit together, and
- * the write lock taken first means a second recorder of the same tick (another process) finds the row
- * and changes nothing. An operator action's audit row is written in the IMMEDIATE transaction of its change.
+ * the tick ledger (soniq_schedule_ticks, primary key (schedule_name, tick_at)). `recordTick` runs core's
+ * tick program (`recordTickSync`) over the store below in one IMMEDIATE transaction: the ledger row, the job
+ * insert and the schedule's advance commit together, and the write lock taken first means a second recorder
+ * of the same tick (another process) finds the row and changes nothing. An operator action's audit row is
+ * written in the IMMEDIATE transaction of its change.
  */
 import {
+  recordTickSync,
   recurringStatus,
-  resolveTick,
   SCHEDULE_COLUMNS,
   type SchedulesFacet,
   TICK_COLUMNS,
-  type TickRecord,
-  type TickRecordResult,
-  triggerAudit,
+  type TickStore,
 } from "@soniq/core/backend";
 import { writeAudit } from "./internal/audit-rows.js";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
@@ -63,13 +62,7 @@ export function schedulesFacet(ctx: SqliteContext): SchedulesFacet {
       ),
     recordTick: (tick, audit) =>
       runSync("schedules.recordTick", () =>
-        immediate(ctx, () => {
-          const result = recordTick(ctx, tick);
-          if (result.status === "recorded") writeDeliveries(ctx, tick.deliveries);
-          const row = triggerAudit(audit, result);
-          if (row !== null) writeAudit(ctx, row);
-          return result;
-        }),
+        immediate(ctx, () => recordTickSync(tickStore(ctx), tick, audit)),
       ),
     history: (name, { limit }) =>
       runSync("schedules.history", () => (ctx.statement(HISTORY).all(name, limit) as TickRow[]).map(toTick)),
@@ -92,38 +85,58 @@ const GET = `SELECT ${SCHEDULE_COLUMNS} FROM soniq_recurring_jobs WHERE id = ?`;
 const SET_PAUSED = `UPDATE soniq_recurring_jobs SET status = @status, updated_at = ${NOW} WHERE id = @name`;
 const DELETE_TICKS = "DELETE FROM soniq_schedule_ticks WHERE schedule_name = ?";
 const DELETE = "DELETE FROM soniq_recurring_jobs WHERE id = ?";
-const STATUS = "SELECT status FROM soniq_recurring_jobs WHERE id = ?";
-const FIND_TICK = `SELECT ${TICK_COLUMNS} FROM soniq_schedule_ticks WHERE schedule_name = ? AND tick_at = ?`;
+// The IMMEDIATE transaction holds the write lock: the read needs no lock of its own.
+const READ = `SELECT r.status, r.next_run_at, r.last_run_at, r.last_job_id, r.run_count,
+    t.tick_at, t.outcome, t.job_id, t.reason, t.recorded_at
+  FROM soniq_recurring_jobs r LEFT JOIN soniq_schedule_ticks t ON t.schedule_name = r.id AND t.tick_at = @tickAt
+  WHERE r.id = @name`;
 const INSERT_TICK = `INSERT INTO soniq_schedule_ticks (schedule_name, tick_at, outcome, job_id, reason, recorded_at)
   VALUES (@name, @tickAt, @outcome, @jobId, @reason, ${NOW}) RETURNING ${TICK_COLUMNS}`;
-const ADVANCE = `UPDATE soniq_recurring_jobs SET
-    next_run_at = CASE WHEN @next IS NOT NULL AND (next_run_at IS NULL OR @next > next_run_at)
-      THEN @next ELSE next_run_at END,
-    last_run_at = CASE WHEN @jobId IS NOT NULL THEN @tickAt ELSE last_run_at END,
-    last_job_id = COALESCE(@jobId, last_job_id),
-    run_count = run_count + (@jobId IS NOT NULL),
-    updated_at = ${NOW}
+const ADVANCE = `UPDATE soniq_recurring_jobs SET next_run_at = @nextRunAt, last_run_at = @lastRunAt,
+    last_job_id = @lastJobId, run_count = @runCount, updated_at = ${NOW}
   WHERE id = @name`;
 const HISTORY = `SELECT ${TICK_COLUMNS} FROM soniq_schedule_ticks WHERE schedule_name = ?
   ORDER BY tick_at DESC LIMIT ?`;
 
-function recordTick(ctx: SqliteContext, tick: TickRecord): TickRecordResult {
-  const name = tick.scheduleName;
-  const tickAt = tick.tickAt.getTime();
-  const schedule = ctx.statement(STATUS).get(name) as { status: string } | undefined;
-  if (schedule === undefined) return { status: "no_schedule" };
-  const existing = ctx.statement(FIND_TICK).get(name, tickAt) as TickRow | undefined;
-  if (existing !== undefined) return { status: "duplicate", tick: toTick(existing) };
-  const planned = resolveTick(tick, schedule.status === "paused");
-  let outcome: string = planned.outcome;
-  let jobId: string | null = null;
-  if (planned.job !== null) {
-    const result = enqueue(ctx, ctx.db, planned.job);
-    jobId = result.id;
-    if (result.deduplicated) outcome = "deduplicated";
-  }
-  const reason = planned.reason;
-  const row = ctx.statement(INSERT_TICK).get({ name, tickAt, outcome, jobId, reason }) as TickRow;
-  ctx.statement(ADVANCE).run({ name, tickAt, jobId, next: tick.nextRunAt?.getTime() ?? null });
-  return { status: "recorded", tick: toTick(row) };
+type LedgerRow = Pick<ScheduleRecord, "status" | "next_run_at" | "last_run_at" | "last_job_id"> & {
+  run_count: number;
+} & { [K in keyof TickRow]: TickRow[K] | null };
+
+const dateOrNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
+const msOrNull = (date: Date | null): number | null => date?.getTime() ?? null;
+
+/** The tick program's store on the backend's connection, inside the IMMEDIATE transaction. */
+function tickStore(ctx: SqliteContext): TickStore {
+  return {
+    read: (name, tickAt) => {
+      const row = ctx.statement(READ).get({ name, tickAt: tickAt.getTime() }) as LedgerRow | undefined;
+      if (row === undefined) return null;
+      return {
+        schedule: {
+          paused: row.status === "paused",
+          nextRunAt: dateOrNull(row.next_run_at),
+          lastRunAt: dateOrNull(row.last_run_at),
+          lastJobId: row.last_job_id,
+          runCount: row.run_count,
+        },
+        tick: row.tick_at === null ? null : toTick(row as TickRow),
+      };
+    },
+    enqueue: (job) => enqueue(ctx, ctx.db, job),
+    record: ({ scheduleName: name, tick, schedule }) => {
+      const row = ctx.statement(INSERT_TICK).get({ name, ...tick, tickAt: tick.tickAt.getTime() }) as TickRow;
+      ctx.statement(ADVANCE).run({
+        name,
+        nextRunAt: msOrNull(schedule.nextRunAt),
+        lastRunAt: msOrNull(schedule.lastRunAt),
+        lastJobId: schedule.lastJobId,
+        runCount: schedule.runCount,
+      });
+      return toTick(row);
+    },
+    effects: ({ audit, deliveries }) => {
+      writeDeliveries(ctx, deliveries);
+      if (audit !== null) writeAudit(ctx, audit);
+    },
+  };
 }

@@ -143,12 +143,11 @@ export {
   type FlowProgram,
   type FlowStore,
   finishStep,
-  finishSteps,
   purgeStep,
   replayStep,
   runFlowAsync,
   runFlowSync,
-  settledSteps,
+  settleFlows,
   startFlow,
 } from "./flows/engine.js";
 export {
@@ -172,25 +171,34 @@ export { auditRecord } from "./observability/audit.js";
 export type { ReplicationStatus, ReplicationStatusMethod } from "./observability/replication.js";
 export {
   type ClaimCandidate,
-  type ClaimChoice,
   type ClaimQueues,
-  chooseClaim,
   claimQueues,
   isLimited,
-  type LimitedQueueRead,
-  limitedBudget,
   type QueueControls,
   type QueueUsage,
-  queueSlots,
 } from "./queues/claim-rules.js";
+export {
+  type AsyncLimitedClaimStore,
+  type LimitedClaimStore,
+  runLimitedClaimAsync,
+  runLimitedClaimSync,
+} from "./queues/limited-claim.js";
 export { EXACT_COUNTS_UP_TO, queueInfo } from "./queues/service.js";
+export {
+  type AsyncTickStore,
+  type LedgerHead,
+  type LedgerRead,
+  recordTickAsync,
+  recordTickSync,
+  type TickEffects,
+  type TickStore,
+  type TickWrite,
+} from "./schedules/ledger.js";
 export {
   fromStoredTiming,
   recurringStatus,
-  resolveTick,
   SCHEDULE_COLUMNS,
   type StoredTiming,
   TICK_COLUMNS,
   toStoredTiming,
-  triggerAudit,
 } from "./schedules/stored.js";

@@ -1,3 +1,4 @@
+import { describe, expect, it } from "vitest";
 import {
   type ClaimCandidate,
   chooseClaim,
@@ -6,8 +7,7 @@ import {
   type QueueControls,
   type QueueUsage,
   queueSlots,
-} from "@soniq/core/backend";
-import { describe, expect, it } from "vitest";
+} from "../src/queues/claim-rules.js";
 
 const job = (id: string, priority: number, scheduledAt = 0, createdAt = 0): ClaimCandidate => ({
   id,

@@ -1,16 +1,23 @@
 /**
- * The claim's queue controls in memory: the storage steps of a claim that covers a limited queue. What to
- * take is decided by core (`claimQueues`, `queueSlots`, `chooseClaim` in `@soniq/core/backend`); this file
- * reads and writes. The claim is one synchronous step, so nothing else runs between the reads and the
- * writes.
+ * The claim's queue controls in memory: the storage of a claim that covers a limited queue. Core's limited
+ * claim (`runLimitedClaimSync` in `@soniq/core/backend`) decides what to take; this file's store reads and
+ * writes. The claim is one synchronous step, so nothing else runs between the reads and the writes, and the
+ * store locks nothing.
  *
- * For each limited queue the claim reads its usage (the rate window's starts pruned first) and its first
+ * For each limited queue the store reads its usage (the rate window's starts pruned first) and its first
  * claimable jobs, each group topped up to its cap in claim order (jobs without a group are not capped); for
  * the open queues their first due jobs (a k-way merge over their lanes). Every entry it looked at is put
- * back; core chooses; the chosen jobs are marked processing and the starts of rate-limited queues recorded.
+ * back; it marks the chosen jobs processing and records the starts of rate-limited queues.
  */
-import type { ClaimCap, ClaimRequest, Job, LimitedQueueRead, QueueControls } from "@soniq/core/backend";
-import { chooseClaim, isLimited, limitedBudget, queueSlots } from "@soniq/core/backend";
+import type {
+  ClaimCandidate,
+  ClaimCap,
+  ClaimRequest,
+  Job,
+  LimitedClaimStore,
+  QueueControls,
+} from "@soniq/core/backend";
+import { isLimited, runLimitedClaimSync } from "@soniq/core/backend";
 import { type Lane, type LaneEntry, readyLess } from "./lanes.js";
 import { type JobRecord, toJob } from "./rows.js";
 import type { MemoryStore } from "./store.js";
@@ -22,11 +29,7 @@ export function controlledQueues(store: MemoryStore): Map<string, QueueControls>
   return out;
 }
 
-interface Candidate {
-  id: string;
-  priority: number;
-  scheduledAt: number;
-  createdAt: number;
+interface Candidate extends ClaimCandidate {
   job: JobRecord;
 }
 
@@ -46,45 +49,17 @@ function startsOf(store: MemoryStore, queue: string, perMs: number, now: number)
   return starts;
 }
 
-function readLimited(
-  store: MemoryStore,
-  queue: string,
-  limits: QueueControls,
-  request: ClaimRequest,
-  now: number,
-): LimitedQueueRead<Candidate> {
-  const rate = limits.rateLimit;
-  const starts = rate === null ? [] : startsOf(store, queue, rate.perMs, now);
-  const processing = store.counts.get(queue)?.processing ?? 0;
-  const usage = {
-    processing,
-    startsInWindow: starts.length,
-    windowOpensInMs:
-      rate === null || starts.length === 0 ? null : Math.max(1, (starts[0] as number) + rate.perMs - now),
-    due: 0,
-  };
-  const ask = Math.min(limitedBudget(request), queueSlots(limits, { ...usage, due: 0 }));
-  const lane = store.lanes.get(queue);
-  const candidates: Candidate[] = [];
+/** Hands the lane's due entries to `visit` in claim order while `more()` holds, then puts them all back. */
+function scan(lane: Lane | undefined, now: number, more: () => boolean, visit: (e: LaneEntry) => void): void {
   const seen: LaneEntry[] = [];
-  const inGroup = new Map<string, number>();
-  // Due jobs are counted until one past the candidates: enough for core to see whether any was left.
-  while (lane !== undefined && candidates.length < ask) {
+  while (lane !== undefined && more()) {
     const top = lane.peek(now);
     if (top === undefined) break;
     lane.pop();
     seen.push(top);
-    const group = top.job.group;
-    if (limits.groupConcurrency !== null && group !== null) {
-      const held = store.groupProcessing(queue, group) + (inGroup.get(group) ?? 0);
-      if (held >= limits.groupConcurrency) continue;
-      inGroup.set(group, (inGroup.get(group) ?? 0) + 1);
-    }
-    candidates.push(candidate(top));
+    visit(top);
   }
-  usage.due = seen.length + (lane?.peek(now) === undefined ? 0 : 1);
   for (const entry of seen) lane?.add(entry.job, now);
-  return { queue, limits, usage, candidates };
 }
 
 /** The first `limit` due jobs across the open lanes, in claim order; their entries are put back. */
@@ -106,6 +81,70 @@ function readOpen(lanes: readonly Lane[], limit: number, now: number): Candidate
   return out;
 }
 
+/** The limited claim's store over the claim's synchronous step. */
+function claimStore(
+  store: MemoryStore,
+  workerId: string | null,
+  stored: ReadonlyMap<string, QueueControls>,
+  open: readonly Lane[],
+  now: number,
+): LimitedClaimStore<Candidate, Job> {
+  return {
+    // Nothing else runs during the claim's step.
+    lockQueues: () => stored,
+    usage(queue, controls, dueUpTo) {
+      const rate = controls.rateLimit;
+      const starts = rate === null ? [] : startsOf(store, queue, rate.perMs, now);
+      let due = 0;
+      scan(
+        store.lanes.get(queue),
+        now,
+        () => due < dueUpTo,
+        () => due++,
+      );
+      return {
+        processing: store.counts.get(queue)?.processing ?? 0,
+        startsInWindow: starts.length,
+        windowOpensInMs:
+          rate === null || starts.length === 0 ? null : Math.max(1, (starts[0] as number) + rate.perMs - now),
+        due,
+      };
+    },
+    pick(queue, controls, ask) {
+      const candidates: Candidate[] = [];
+      const inGroup = new Map<string, number>();
+      const cap = controls.groupConcurrency;
+      scan(
+        store.lanes.get(queue),
+        now,
+        () => candidates.length < ask,
+        (entry) => {
+          const group = entry.job.group;
+          if (cap !== null && group !== null) {
+            const held = store.groupProcessing(queue, group) + (inGroup.get(group) ?? 0);
+            if (held >= cap) return;
+            inGroup.set(group, (inGroup.get(group) ?? 0) + 1);
+          }
+          candidates.push(candidate(entry));
+        },
+      );
+      return candidates;
+    },
+    pickOpen: (limit) => readOpen(open, limit, now),
+    take(chosen, starts) {
+      for (const c of chosen) {
+        store.transition(c.job, "processing", { attempts: c.job.attempts + 1, workerId }, now);
+      }
+      for (const [queue, jobs] of starts) {
+        const times = store.queueStarts.get(queue) ?? [];
+        times.push(...jobs.map(() => now));
+        store.queueStarts.set(queue, times);
+      }
+      return chosen.map((c) => toJob(c.job));
+    },
+  };
+}
+
 /** A claim covering `limited` queues and the `open` lanes: the jobs in claim order and the `capped` answer. */
 export function claimWithLimits(
   store: MemoryStore,
@@ -115,15 +154,8 @@ export function claimWithLimits(
   limited: readonly string[],
   now: number,
 ): { jobs: Job[]; capped: ClaimCap | null } {
-  const reads = limited.map((q) => readLimited(store, q, controls.get(q) as QueueControls, request, now));
-  const choice = chooseClaim(request, readOpen(open, request.limit, now), reads);
-  for (const c of choice.chosen) {
-    store.transition(c.job, "processing", { attempts: c.job.attempts + 1, workerId: request.workerId }, now);
-  }
-  for (const read of reads) {
-    if (read.limits.rateLimit === null) continue;
-    const taken = choice.fromLimited.get(read.queue) ?? [];
-    if (taken.length > 0) store.queueStarts.get(read.queue)?.push(...taken.map(() => now));
-  }
-  return { jobs: choice.chosen.map((c) => toJob(c.job)), capped: choice.capped };
+  return runLimitedClaimSync(claimStore(store, request.workerId, controls, open, now), {
+    ...request,
+    limited,
+  });
 }

@@ -1,23 +1,30 @@
 /**
- * The claim's queue controls on Postgres: the storage steps of a claim that covers a limited queue. What to
- * take is decided by core (`claimQueues`, `queueSlots`, `chooseClaim` in `@soniq/core/backend`); this file
+ * The claim's queue controls on Postgres: the storage of a claim that covers a limited queue. Core's limited
+ * claim (`runLimitedClaimAsync` in `@soniq/core/backend`) decides what to take; this file's store locks,
  * reads and writes.
  *
  * Paused and limited queues are left out of the usual claim statement by uncorrelated reads of
  * `soniq_queues` (a tiny table), evaluated once per statement (runs.ts). A claim that covers limited queues
- * runs as one transaction: it locks those queues' `soniq_queues` rows FOR UPDATE (by name, so two claims
- * never wait on each other in a cycle), so limited claims of one queue serialise across every process; under
- * the lock it reads each queue's usage (what is processing, what started in the rate window,
+ * runs as one transaction: the store locks those queues' `soniq_queues` rows FOR UPDATE (by name, so two
+ * claims never wait on each other in a cycle), so limited claims of one queue serialise across every process;
+ * under the lock it reads each queue's usage (what is processing, what started in the rate window,
  * `soniq_queue_starts`, pruned past it, and how many jobs are due) and its first claimable jobs (each group
- * topped up to its cap), reads the open queues' first due jobs (FOR UPDATE SKIP LOCKED), lets core choose,
- * then marks the chosen jobs processing and records the starts of rate-limited queues in one statement.
+ * topped up to its cap), reads the open queues' first due jobs (FOR UPDATE SKIP LOCKED), and takes what core
+ * chose: marks the jobs processing and records the starts of rate-limited queues in one statement.
  * Read committed: each statement after the lock sees every claim committed before it.
  *
  * Which queues are limited is cached for `LIMITS_TTL_MS` per backend: a queue limited just now waits that
  * long for its first limited claim (the usual claim already leaves it alone), never longer.
  */
-import type { ClaimResult, LimitedQueueRead, QueueControls } from "@soniq/core/backend";
-import { chooseClaim, limitedBudget, queueSlots } from "@soniq/core/backend";
+import type {
+  AsyncLimitedClaimStore,
+  ClaimCandidate,
+  ClaimResult,
+  Job,
+  QueueControls,
+  QueueUsage,
+} from "@soniq/core/backend";
+import { runLimitedClaimAsync } from "@soniq/core/backend";
 import type pg from "pg";
 import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./claim-rows.js";
 import { type PgContext, query } from "./context.js";
@@ -139,13 +146,6 @@ const TAKE = `WITH picked AS (
     SELECT queue, ${CLOCK}, id FROM picked WHERE queue = ANY($3::text[]) ON CONFLICT DO NOTHING)
   SELECT * FROM picked`;
 
-interface Candidate {
-  id: string;
-  priority: number;
-  scheduledAt: number;
-  createdAt: number;
-}
-
 interface KeyRow {
   id: string;
   priority: number;
@@ -153,46 +153,70 @@ interface KeyRow {
   c: number;
 }
 
-const candidate = (r: KeyRow): Candidate => ({
+const candidate = (r: KeyRow): ClaimCandidate => ({
   id: r.id,
   priority: r.priority,
   scheduledAt: r.s,
   createdAt: r.c,
 });
 
-async function readLimited(
-  client: pg.PoolClient,
-  row: SettingsRow,
-  budget: number,
-): Promise<LimitedQueueRead<Candidate>> {
-  const limits = controlsOf(row);
-  const rate = limits.rateLimit;
-  const values: unknown[] = [row.name, budget + 1];
-  if (rate !== null) values.push(rate.perMs);
-  const u = (await client.query(usageSql(limits.concurrency !== null, rate !== null), values)).rows[0];
-  const usage = {
-    processing: Number(u?.processing ?? 0),
-    startsInWindow: Number(u?.starts ?? 0),
-    windowOpensInMs: u?.opens === null || u?.opens === undefined ? null : Number(u.opens),
-    due: Number(u?.due ?? 0),
-  };
-  const ask = Math.min(budget, queueSlots(limits, usage), usage.due);
-  if (ask <= 0) return { queue: row.name, limits, usage, candidates: [] };
-  const grouped = limits.groupConcurrency !== null;
-  const pick = grouped
-    ? client.query<KeyRow>(PICK_GROUPED, [row.name, ask, limits.groupConcurrency])
-    : client.query<KeyRow>(PICK_PLAIN, [row.name, ask]);
-  return { queue: row.name, limits, usage, candidates: (await pick).rows.map(candidate) };
+interface UsageRow {
+  processing: number;
+  starts: number;
+  opens: number | null;
+  due: number;
 }
 
-function pickOpen(
+/** The limited claim's store over the claim's transaction (`open`: null for every queue without controls). */
+function claimStore(
   client: pg.PoolClient,
+  workerId: string | null,
   open: readonly string[] | null,
   limited: readonly string[],
-  limit: number,
-) {
-  if (open === null) return client.query<KeyRow>(PICK_OPEN(""), [limit, limited]);
-  return client.query<KeyRow>(PICK_OPEN(" AND queue = ANY($3::text[])"), [limit, limited, open]);
+): AsyncLimitedClaimStore<ClaimCandidate, Job> {
+  return {
+    async lockQueues(names) {
+      const rows = (await client.query<SettingsRow>(LOCK, [names])).rows;
+      return new Map(rows.map((r) => [r.name, controlsOf(r)]));
+    },
+    async usage(queue, controls, dueUpTo): Promise<QueueUsage> {
+      const rate = controls.rateLimit;
+      const values: unknown[] = [queue, dueUpTo];
+      if (rate !== null) values.push(rate.perMs);
+      const sql = usageSql(controls.concurrency !== null, rate !== null);
+      const u = (await client.query<UsageRow>(sql, values)).rows[0];
+      return {
+        processing: Number(u?.processing ?? 0),
+        startsInWindow: Number(u?.starts ?? 0),
+        windowOpensInMs: u?.opens === null || u?.opens === undefined ? null : Number(u.opens),
+        due: Number(u?.due ?? 0),
+      };
+    },
+    async pick(queue, controls, ask) {
+      const pick =
+        controls.groupConcurrency !== null
+          ? client.query<KeyRow>(PICK_GROUPED, [queue, ask, controls.groupConcurrency])
+          : client.query<KeyRow>(PICK_PLAIN, [queue, ask]);
+      return (await pick).rows.map(candidate);
+    },
+    async pickOpen(limit) {
+      if (open !== null && open.length === 0) return [];
+      const pick =
+        open === null
+          ? client.query<KeyRow>(PICK_OPEN(""), [limit, limited])
+          : client.query<KeyRow>(PICK_OPEN(" AND queue = ANY($3::text[])"), [limit, limited, open]);
+      return (await pick).rows.map(candidate);
+    },
+    async take(chosen, starts) {
+      const taken = await client.query<unknown[]>({
+        text: TAKE,
+        values: [chosen.map((c) => c.id), workerId, [...starts.keys()]],
+        rowMode: "array",
+        types: CLAIM_TYPES,
+      });
+      return taken.rows.map((r) => mapClaimedRow(r, workerId));
+    },
+  };
 }
 
 /**
@@ -205,28 +229,11 @@ export function claimWithLimits(
   open: readonly string[] | null,
   limited: readonly string[],
 ): Promise<ClaimResult> {
-  return inTransaction(ctx, "runs.claim", async (client) => {
-    const rows = (await client.query<SettingsRow>(LOCK, [limited])).rows.filter((r) => !r.paused);
-    const budget = limitedBudget(request);
-    const reads: LimitedQueueRead<Candidate>[] = [];
-    for (const row of rows) reads.push(await readLimited(client, row, budget));
-    const hasOpen = open === null || open.length > 0;
-    const openRows = hasOpen ? (await pickOpen(client, open, limited, request.limit)).rows : [];
-    const choice = chooseClaim(request, openRows.map(candidate), reads);
-    if (choice.chosen.length === 0) return { jobs: [], capped: choice.capped };
-    const rated = reads.filter((r) => r.limits.rateLimit !== null).map((r) => r.queue);
-    const ids = choice.chosen.map((c) => c.id);
-    const taken = await client.query<unknown[]>({
-      text: TAKE,
-      values: [ids, request.workerId, rated],
-      rowMode: "array",
-      types: CLAIM_TYPES,
-    });
-    const byId = new Map(taken.rows.map((r) => [String(r[0]), r]));
-    const jobs = ids.flatMap((id) => {
-      const r = byId.get(id);
-      return r === undefined ? [] : [mapClaimedRow(r, request.workerId)];
-    });
-    return { jobs, capped: choice.capped };
-  });
+  return inTransaction(ctx, "runs.claim", (client) =>
+    runLimitedClaimAsync(claimStore(client, request.workerId, open, limited), {
+      limit: request.limit,
+      limitedMax: request.limitedMax,
+      limited,
+    }),
+  );
 }

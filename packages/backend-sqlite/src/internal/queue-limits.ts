@@ -1,18 +1,24 @@
 /**
- * The claim's queue controls on SQLite: the storage steps of a claim that covers a limited queue. What to
- * take is decided by core (`claimQueues`, `queueSlots`, `chooseClaim` in `@soniq/core/backend`); this file
- * reads and writes. The claim runs under `BEGIN IMMEDIATE`, so every claimer in every process is
- * serialised: reading what is processing (and what started in the rate window) and then taking jobs cannot
- * race.
+ * The claim's queue controls on SQLite: the storage of a claim that covers a limited queue. Core's limited
+ * claim (`runLimitedClaimSync` in `@soniq/core/backend`) decides what to take; this file's store reads and
+ * writes. The claim runs under `BEGIN IMMEDIATE`, so every claimer in every process is serialised: the store
+ * locks nothing more, and reading what is processing (and what started in the rate window) and then taking
+ * jobs cannot race.
  *
  * `controlledQueues` reads the few `soniq_queues` rows that pause or limit a queue (a tiny table; with no
- * such row the claim takes its usual path unchanged). For each limited queue the claim reads its usage
+ * such row the claim takes its usual path unchanged). For each limited queue the store reads its usage
  * (starts pruned past the window first) and its first claimable jobs, each group topped up to its cap in
- * claim order (jobs without a group are not capped); for the open queues their first due jobs; core
- * chooses; the chosen jobs are marked processing and the starts of rate-limited queues recorded.
+ * claim order (jobs without a group are not capped); for the open queues their first due jobs; it marks the
+ * chosen jobs processing and records the starts of rate-limited queues.
  */
-import type { ClaimRequest, LimitedQueueRead, QueueControls } from "@soniq/core/backend";
-import { type ClaimCap, chooseClaim, limitedBudget, queueSlots } from "@soniq/core/backend";
+import type {
+  ClaimCandidate,
+  ClaimCap,
+  ClaimRequest,
+  LimitedClaimStore,
+  QueueControls,
+} from "@soniq/core/backend";
+import { runLimitedClaimSync } from "@soniq/core/backend";
 import type { SqliteContext } from "./context.js";
 import type { QueueRecord } from "./queue-rows.js";
 import { QUEUE_COLUMNS } from "./queue-rows.js";
@@ -71,41 +77,54 @@ const TAKE = `UPDATE soniq_jobs
   WHERE id IN (SELECT value FROM json_each(@ids)) AND status = 'queued'
   RETURNING ${JOB_COLUMNS}`;
 
-interface Candidate {
-  id: string;
-  priority: number;
-  scheduledAt: number;
-  createdAt: number;
-}
-
-function readLimited(
+/** The limited claim's store over the claim's IMMEDIATE transaction. */
+function claimStore<T extends { id: string }>(
   ctx: SqliteContext,
-  queue: string,
-  limits: QueueControls,
-  request: ClaimRequest,
-): LimitedQueueRead<Candidate> {
-  let processing = 0;
-  if (limits.concurrency !== null) processing = (ctx.statement(PROCESSING).get(queue) as { n: number }).n;
-  let startsInWindow = 0;
-  let windowOpensInMs: number | null = null;
-  const rate = limits.rateLimit;
-  if (rate !== null) {
-    ctx.statement(PRUNE_STARTS).run({ queue, perMs: rate.perMs });
-    const s = ctx.statement(STARTS).get({ queue, perMs: rate.perMs }) as { n: number; opens: number | null };
-    startsInWindow = s.n;
-    windowOpensInMs = s.n > 0 ? s.opens : null;
-  }
-  const budget = limitedBudget(request);
-  const due = (ctx.statement(DUE).get({ queue, limit: budget + 1 }) as { n: number }).n;
-  const usage = { processing, startsInWindow, windowOpensInMs, due };
-  const ask = Math.min(budget, queueSlots(limits, usage), due);
-  if (ask <= 0) return { queue, limits, usage, candidates: [] };
-  const candidates = (
-    limits.groupConcurrency === null
-      ? ctx.statement(PICK_PLAIN).all({ queue, ask })
-      : ctx.statement(PICK_GROUPED).all({ queue, ask, groupCap: limits.groupConcurrency })
-  ) as Candidate[];
-  return { queue, limits, usage, candidates };
+  workerId: string | null,
+  stored: ReadonlyMap<string, QueueControls>,
+  open: readonly string[],
+): LimitedClaimStore<ClaimCandidate, T> {
+  return {
+    // The claim's IMMEDIATE transaction already runs alone, on the controls it read.
+    lockQueues: () => stored,
+    usage(queue, controls, dueUpTo) {
+      let processing = 0;
+      if (controls.concurrency !== null)
+        processing = (ctx.statement(PROCESSING).get(queue) as { n: number }).n;
+      let startsInWindow = 0;
+      let windowOpensInMs: number | null = null;
+      const rate = controls.rateLimit;
+      if (rate !== null) {
+        ctx.statement(PRUNE_STARTS).run({ queue, perMs: rate.perMs });
+        const s = ctx.statement(STARTS).get({ queue, perMs: rate.perMs }) as {
+          n: number;
+          opens: number | null;
+        };
+        startsInWindow = s.n;
+        windowOpensInMs = s.n > 0 ? s.opens : null;
+      }
+      const due = (ctx.statement(DUE).get({ queue, limit: dueUpTo }) as { n: number }).n;
+      return { processing, startsInWindow, windowOpensInMs, due };
+    },
+    pick(queue, controls, ask) {
+      return (
+        controls.groupConcurrency === null
+          ? ctx.statement(PICK_PLAIN).all({ queue, ask })
+          : ctx.statement(PICK_GROUPED).all({ queue, ask, groupCap: controls.groupConcurrency })
+      ) as ClaimCandidate[];
+    },
+    pickOpen(limit) {
+      if (open.length === 0) return [];
+      return ctx.statement(PICK_OPEN).all({ queues: jsonList(open), limit }) as ClaimCandidate[];
+    },
+    take(chosen, starts) {
+      const ids = jsonList(chosen.map((c) => c.id));
+      const taken = ctx.statement(TAKE).all({ ids, workerId }) as T[];
+      for (const [queue, jobs] of starts)
+        for (const job of jobs) ctx.statement(RECORD_START).run(queue, job.id);
+      return taken;
+    },
+  };
 }
 
 /**
@@ -119,20 +138,7 @@ export function claimWithLimits<T extends { id: string }>(
   open: readonly string[],
   limited: readonly string[],
 ): { rows: T[]; capped: ClaimCap | null } {
-  const reads = limited.map((q) => readLimited(ctx, q, controls.get(q) as QueueControls, request));
-  const openRows =
-    open.length > 0
-      ? (ctx.statement(PICK_OPEN).all({ queues: jsonList(open), limit: request.limit }) as Candidate[])
-      : [];
-  const choice = chooseClaim(request, openRows, reads);
-  if (choice.chosen.length === 0) return { rows: [], capped: choice.capped };
-  const ids = choice.chosen.map((c) => c.id);
-  const taken = ctx.statement(TAKE).all({ ids: jsonList(ids), workerId: request.workerId }) as T[];
-  for (const read of reads) {
-    if (read.limits.rateLimit === null) continue;
-    for (const job of choice.fromLimited.get(read.queue) ?? [])
-      ctx.statement(RECORD_START).run(read.queue, job.id);
-  }
-  const byId = new Map(taken.map((row) => [row.id, row]));
-  return { rows: ids.flatMap((id) => byId.get(id) ?? []), capped: choice.capped };
+  const store = claimStore<T>(ctx, request.workerId, controls, open);
+  const { jobs, capped } = runLimitedClaimSync(store, { ...request, limited });
+  return { rows: jobs, capped };
 }

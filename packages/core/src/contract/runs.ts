@@ -121,12 +121,12 @@ export interface RunsFacet {
    * including one whose attempts now exceed `max_attempts` (core dead-letters those). A result shorter than
    * `limit` means nothing more is due, unless `capped` says a limit held due jobs back.
    *
-   * A claim covering a limited queue follows core's rule (`claim-rules.ts`, exported from
-   * `@soniq/core/backend`): the backend splits the queues with `claimQueues`, reads each limited queue's
-   * `QueueUsage` and first claimable jobs (under the queue's lock where other processes claim), reads the
-   * open queues' first due jobs, and takes what `chooseClaim` picks, with its `capped` answer. The limits are
-   * enforced by that read-and-write, race-free across processes; which jobs, in which order, and `capped`
-   * are core's.
+   * A claim covering a limited queue follows core's rule (exported from `@soniq/core/backend`): the backend
+   * splits the queues with `claimQueues` and runs core's limited claim (`runLimitedClaimSync` or
+   * `runLimitedClaimAsync`) over a `LimitedClaimStore` of its own, which locks the limited queues (where
+   * other processes claim), reads their usage and first claimable jobs and the open queues' first due jobs,
+   * and takes what core chose. The limits are enforced by that read-and-write, race-free across processes;
+   * which jobs, in which order, and `capped` are core's.
    */
   claim(request: ClaimRequest): Promise<ClaimResult>;
   /**

@@ -83,8 +83,9 @@ export interface SchedulesFacet {
    * In one transaction: insert the ledger row (unique per (schedule, tick)); for a fired tick, enqueue the
    * job (a deduplicated enqueue records `deduplicated` with the existing job's id); move `next_run_at`
    * forward to `nextRunAt`; for a fired tick set `last_run_at` = tickAt, `last_job_id`, `run_count` + 1.
-   * With `audit` (a manual trigger), the same transaction writes `triggerAudit(audit, result)` when that
-   * is not null: when the tick returned, recorded or duplicate, names a job.
+   * With `audit` (a manual trigger), the same transaction writes it, the job's id added to its details, when
+   * the tick returned (recorded or duplicate) names a job. A backend runs core's program for all of this
+   * (`recordTickSync` / `recordTickAsync` over its `TickStore`) and implements only the store.
    */
   recordTick(tick: TickRecord, audit?: AuditRecord): Promise<TickRecordResult>;
   /** The ledger, newest tick first. `limit` is 1..1000. */

@@ -10,6 +10,7 @@
  * rest of the flow; only `cancelFlow` reads every step.
  */
 
+import { type AsyncStore, type Program, runAsync, runSync } from "../common/program.js";
 import type { FlowStepReason } from "../common/types.js";
 import type { NewFlow, NewFlowStep } from "../contract/flows.js";
 import type { NewJob } from "../contract/jobs.js";
@@ -69,26 +70,14 @@ function* call<K extends keyof FlowStore>(
   return (yield { op, args } as Call) as ReturnType<FlowStore[K]>;
 }
 
-type AnyMethod = (...args: unknown[]) => unknown;
-
 /** Runs a program over a synchronous store (inside the caller's synchronous transaction). */
 export function runFlowSync<T>(program: FlowProgram<T>, store: FlowStore): T {
-  let next = program.next();
-  while (!next.done) {
-    const { op, args } = next.value;
-    next = program.next((store[op] as AnyMethod).apply(store, args));
-  }
-  return next.value;
+  return runSync(program as unknown as Program<FlowStore, T>, store);
 }
 
 /** Runs a program over an asynchronous store (inside the caller's transaction). */
-export async function runFlowAsync<T>(program: FlowProgram<T>, store: AsyncFlowStore): Promise<T> {
-  let next = program.next();
-  while (!next.done) {
-    const { op, args } = next.value;
-    next = program.next(await (store[op] as AnyMethod).apply(store, args));
-  }
-  return next.value;
+export function runFlowAsync<T>(program: FlowProgram<T>, store: AsyncFlowStore): Promise<T> {
+  return runAsync(program as unknown as Program<FlowStore, T>, store as unknown as AsyncStore<FlowStore>);
 }
 
 /** The rows one program changed, written once at its end. */
@@ -330,6 +319,19 @@ export function settledSteps(
     byFlow.set(item.flow.flowId, list);
   });
   return [...byFlow.keys()].sort().map((flowId) => ({ flowId, steps: byFlow.get(flowId) ?? [] }));
+}
+
+/**
+ * The flow side of a settle call as one program: every applied `done` and `dead_letter` item of a flow step,
+ * each flow's steps finished together (`finishSteps`), flows in id order. Every backend runs it once per
+ * settle call, inside the settle's transaction, after the call's own writes.
+ */
+export function* settleFlows(
+  items: readonly Settlement[],
+  applied: readonly boolean[],
+  now: Date,
+): FlowProgram<void> {
+  for (const { flowId, steps } of settledSteps(items, applied)) yield* finishSteps(flowId, steps, now);
 }
 
 /**

@@ -10,16 +10,10 @@
  * created_at order, skipping a limited queue's job once the `limitedMax` budget is spent. A claim shorter
  * than `limit` is `capped` when a limited queue it covers still has due jobs it did not take.
  *
- * A backend stores and fetches; these functions decide. Inside its claim (one transaction, under each
- * limited queue's lock where other processes claim too) a backend:
- *  1. splits the requested queues with `claimQueues` (its stored controls in, open and limited out);
- *  2. for each limited queue reads its `QueueUsage` and its first claimable jobs in claim order, each group
- *     topped up to `groupConcurrency`, up to min(`limitedBudget`, `queueSlots`) of them (the race-free
- *     enforcement: dialect code);
- *  3. reads up to `limit` candidates of the open queues in claim order;
- *  4. calls `chooseClaim`, marks the chosen jobs processing, records a start for each job of a
- *     rate-limited queue, and returns the jobs in the chosen order with the `capped` answer.
- * A backend with no limited queue in the claim skips all this and claims the open queues in one statement.
+ * A backend stores and fetches; core decides. A backend splits the requested queues with `claimQueues` (its
+ * stored controls in, open and limited out); with no limited queue covered it claims the open ones in one
+ * statement, else it runs the limited claim (`limited-claim.ts`) over its store, which applies the rest of
+ * these rules: the `limitedBudget`, each limited queue's `queueSlots`, and `chooseClaim`.
  */
 
 import type { RateLimit } from "../common/types.js";
@@ -80,8 +74,9 @@ export interface QueueUsage {
   /** When the window's oldest start leaves it, in ms from now (at least 1); null when it holds none. */
   windowOpensInMs: number | null;
   /**
-   * Due queued jobs in the queue. A backend may stop counting past `limitedBudget(request) + 1`: the claim
-   * takes at most the budget from the queue, and only "more than it took" matters.
+   * Due queued jobs in the queue. A store may stop counting past `limitedBudget(request) + 1` (the `dueUpTo`
+   * the limited claim asks for): the claim takes at most the budget from the queue, and only "more than it
+   * took" matters.
    */
   due: number;
 }

@@ -14,9 +14,9 @@ import type { JobDefinition } from "../jobs/definition.js";
 import { noArguments } from "../jobs/queries.js";
 import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
 import { type DeclaredSchedule, declareSchedule, type ScheduleSpec } from "./declare.js";
+import { triggeredJobId } from "./ledger.js";
 import { planTicks, timingOf } from "./plan.js";
 import { checkDeclaredJob, jobFor, recordPlanned, recordTick, toStored } from "./runtime.js";
-import { triggeredJobId } from "./stored.js";
 import { upcomingTicks } from "./ticks.js";
 
 /** How many ticks `resume()` records as skipped in one go (a long pause is finished by the scheduler). */
