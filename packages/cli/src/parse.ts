@@ -1,5 +1,6 @@
 /** Flag parsers: a bad value is a usage error (exit 2) that names the flag. */
 import { JOB_STATUSES, type JobStatus } from "@soniq/core";
+import { parseDuration, parsePastInstant } from "@soniq/core/ops";
 import { usage } from "./errors.js";
 
 export function positiveInt(flag: string): (value: string) => number {
@@ -27,26 +28,17 @@ export function list(value: string): string[] {
     .filter(Boolean);
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** Milliseconds from "500ms", "30s", "15m", "2h", "7d", "1m". */
+/** Milliseconds from "500ms", "30s", "15m", "2h", "7d", "1m" (core's `parseDuration`). */
 export function durationMs(flag: string, value: string): number {
-  const m = /^(\d+)\s*(ms|s|m|h|d)$/.exec(value.trim());
-  if (!m) throw usage(`${flag} takes a duration like 30s, 15m, 2h or 7d (got "${value}").`);
-  return Number(m[1]) * (UNITS[m[2] as string] as number);
+  const ms = parseDuration(value);
+  if (ms === null) throw usage(`${flag} takes a duration like 30s, 15m, 2h or 7d (got "${value}").`);
+  return ms;
 }
 
-/** An ISO date, or a duration meaning "that long ago"; null when it is neither. */
-export function pastInstant(value: string, now: number): Date | null {
-  if (/^\d+\s*(ms|s|m|h|d)$/.test(value.trim())) return new Date(now - durationMs("--since", value));
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? null : date;
-}
-
-/** `--since`: an ISO date, or a duration meaning "that long ago". */
+/** `--since`: an ISO date, or a duration meaning "that long ago" (core's `parsePastInstant`). */
 export function since(now: number): (value: string) => Date {
   return (value) => {
-    const date = pastInstant(value, now);
+    const date = parsePastInstant(value, now);
     if (!date) {
       throw usage(`--since takes an ISO date (2026-12-01T09:00Z) or a duration (2h, 7d); got "${value}".`);
     }

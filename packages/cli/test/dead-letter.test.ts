@@ -50,26 +50,49 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     expect((await cli("dead-letter", "list", "--since", "yesterday-ish")).code).toBe(2);
   });
 
-  it("dead-letter/replay: by id, only registered names unless --force, unknown id exits 1", async () => {
+  it("dead-letter/replay: by ids, one replay_where call and audit row; only registered names unless --force; unknown ids exit 1", async () => {
     const [fail] = await s.app.deadLetters.list({ jobName: "test.fail", limit: 1 });
-    const r = await cli("dead-letter", "replay", fail?.id as string, "--json");
+    const failId = fail?.id as string;
+    const queuedBefore = (await s.app.jobs.list({ jobName: "test.fail", status: "queued" })).length;
+    const dry = await cli("dead-letter", "replay", failId, "--dry-run", "--json");
+    expect(json(dry)).toEqual({ count: 1, dryRun: true });
+    const r = await cli("dead-letter", "replay", failId.toUpperCase(), "--json");
     expect(r.code, r.stderr).toBe(0);
-    const replayed = json<{ id: string; newId: string }[]>(r);
-    expect(replayed).toHaveLength(1);
-    const newId = replayed[0]?.newId as string;
-    expect((await s.app.jobs.get(newId))?.status).toBe("queued");
-    expect((await s.app.deadLetters.get(fail?.id as string))?.resurrectionCount).toBe(1);
+    expect(json(r)).toEqual({ count: 1, dryRun: false });
+    expect(await s.app.jobs.list({ jobName: "test.fail", status: "queued" })).toHaveLength(queuedBefore + 1);
+    expect((await s.app.deadLetters.get(failId))?.resurrectionCount).toBe(1);
+    const audit = await auditOf(s.app, "dead_letter.replay_where");
+    expect(audit).toEqual([expect.objectContaining({ actor: ACTOR, outcome: "ok", details: { count: 1 } })]);
+    expect(audit[0]?.params).toMatchObject({ ids: [failId], dryRun: false });
+    expect(await auditOf(s.app, "dead_letter.replay")).toEqual([]);
 
     const [orphan] = await s.app.deadLetters.list({ jobName: "test.orphan" });
-    const refused = await cli("dead-letter", "replay", orphan?.id as string);
+    const orphanId = orphan?.id as string;
+    const refused = await cli("dead-letter", "replay", orphanId, failId);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/\[SONIQ_CLI_REFUSED\] no worker has registered test\.orphan.*--force/);
-    expect((await s.app.deadLetters.get(orphan?.id as string))?.resurrectionCount).toBe(0);
-    const forced = await cli("dead-letter", "replay", orphan?.id as string, "--force");
+    expect((await s.app.deadLetters.get(orphanId))?.resurrectionCount).toBe(0);
+    const unknown = "00000000-0000-4000-8000-000000000000";
+    const missing = await cli("dead-letter", "replay", orphanId, unknown, "nope", "--force");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(
+      /\[SONIQ_CLI_NOT_FOUND\] no dead-letter job with id 0{8}-0000-4000-8000-0{12}, nope\./,
+    );
+    expect((await s.app.deadLetters.get(orphanId))?.resurrectionCount).toBe(0);
+    const forced = await cli("dead-letter", "replay", orphanId, "--force");
     expect(forced.code).toBe(0);
-    expect(forced.stdout).toMatch(/^replayed \S+ as \S+/);
+    expect(forced.stdout.trim()).toBe("replayed 1 dead-letter job(s)");
+    expect((await s.app.deadLetters.get(orphanId))?.resurrectionCount).toBe(1);
 
-    expect((await cli("dead-letter", "replay", "00000000-0000-4000-8000-000000000000")).code).toBe(1);
+    const tooMany = Array.from(
+      { length: 1001 },
+      (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, "0")}`,
+    );
+    const over = await cli("dead-letter", "purge", ...tooMany);
+    expect(over.code).toBe(2);
+    expect(over.stderr).toMatch(
+      /\[SONIQ_CLI_USAGE\] pass at most 1000 dead-letter ids at a time \(got 1001\)/,
+    );
     expect((await cli("dead-letter", "replay")).code).toBe(2);
     expect((await cli("dead-letter", "replay", "--name", "test.fail")).code).toBe(2);
   });
@@ -98,10 +121,11 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
   });
 
   it("dead-letter/replay-all: refused for unregistered names, then one replay_where audit row with the count", async () => {
+    const whereBefore = await auditOf(s.app, "dead_letter.replay_where"); // the by-ids replays above
     const refused = await cli("dead-letter", "replay", "--all", "--queue", "orphans", "--yes");
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/\[SONIQ_CLI_REFUSED\] no worker has registered test\.orphan.*--force/);
-    expect(await auditOf(s.app, "dead_letter.replay_where")).toEqual([]);
+    expect(await auditOf(s.app, "dead_letter.replay_where")).toEqual(whereBefore);
 
     const queuedBefore = (await s.app.jobs.list({ jobName: "test.fail", status: "queued" })).length;
     const perIdBefore = await auditOf(s.app, "dead_letter.replay");
@@ -112,6 +136,7 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     const rows = await auditOf(s.app, "dead_letter.replay_where");
     expect(rows).toEqual([
       expect.objectContaining({ actor: ACTOR, outcome: "ok", target: null, details: { count: 3 } }),
+      ...whereBefore,
     ]);
     expect(rows[0]?.params).toMatchObject({ jobName: "test.fail", dryRun: false });
     // Replaying keeps the rows; no per-id audit rows for a bulk replay.

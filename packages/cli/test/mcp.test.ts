@@ -145,6 +145,24 @@ describe.each(BACKENDS)("soniq mcp on %s", (_kind, makeDb) => {
     expect(await s.app.deadLetters.list()).toHaveLength(4);
   });
 
+  it("mcp/filters-q-ids: core's text search and id set, on the reads and the bulk writes' filter", async () => {
+    const a = await agent("--allow-writes");
+    const ok = (await a.call("jobs", { q: "TEST.OK" })).json<Job[]>();
+    expect(ok.map((j) => j.jobName)).toEqual(["test.ok", "test.ok", "test.ok"]);
+    const orphan = (await a.call("dead_letters", { q: "orphan" })).json<DeadLetterJob[]>();
+    expect(orphan.map((d) => d.jobName)).toEqual(["test.orphan"]);
+    const fails = await s.app.deadLetters.list({ jobName: "test.fail" });
+    const picked = [fails[0]?.id, orphan[0]?.id];
+    const byIds = (await a.call("dead_letters", { ids: picked })).json<DeadLetterJob[]>();
+    expect(byIds.map((d) => d.id).sort()).toEqual([...picked].sort());
+    expect((await a.call("jobs", { ids: [ok[0]?.id] })).json<Job[]>().map((j) => j.id)).toEqual([ok[0]?.id]);
+    expect((await a.call("purge_where", { ids: picked })).json()).toMatchObject({ count: 2, dryRun: true });
+    const notIds = await a.call("dead_letters", { ids: ["nope"] });
+    expect(notIds.isError).toBe(true);
+    expect(notIds.text).toMatch(/ids/);
+    expect(await s.app.deadLetters.list()).toHaveLength(4);
+  });
+
   it("mcp/replay-audited: a confirmed replay_where and a forced replay, each audited as mcp:<client>", async () => {
     const a = await connectAgent(["--allow-writes", "--database-url", s.db.url], {
       cwd: s.db.dir,

@@ -5,10 +5,8 @@
  * stays in the cursor for dead letters and for cursors issued before). "Next" continues after the last row shown (older rows), "previous"
  * before the first (newer rows); each page reads about `limit` rows at any depth, and rows arriving or
  * expiring between two pages neither repeat nor skip any. A "previous" page that reaches the top of the
- * list is the first page (full, without a previous link).
- *
- * With a `match` predicate (text search) rows are scanned in chunks of 1000, at most `scanCap` per
- * request; the cursor then marks where the scan stopped.
+ * list is the first page (full, without a previous link). Filters, text search (`q`) included, are core's:
+ * a page is the filtered list's rows.
  */
 import { isJobId } from "@soniq/core";
 import { badRequest } from "./errors.js";
@@ -74,8 +72,6 @@ export interface PageRequest<T> {
   key(row: T): { t: number; id: string };
   limit: number;
   cursor?: Cursor | undefined;
-  match?: ((row: T) => boolean) | undefined;
-  scanCap?: number;
 }
 
 export interface Page<T> {
@@ -84,89 +80,55 @@ export interface Page<T> {
   nextCursor: string | null;
   /** The page before this one (newer rows), or null on the first page. */
   prevCursor: string | null;
-  /** Rows read to build this page (more than `items` when searching). */
-  scanned: number;
-  /** True when a search stopped at its scan cap before filling the page. */
-  truncated: boolean;
 }
 
-interface Scan<T> {
-  /** Matches in scan order (away from the start), at most limit + 1. */
-  found: T[];
-  /** The last row scanned, where a capped search continues. */
-  last: T | null;
-  scanned: number;
-  /** The list ended before the page filled. */
-  exhausted: boolean;
-}
-
-/** Scan from `start` in `direction` (rows nearest the start first) until limit + 1 matches, the cap or the end. */
-async function scan<T>(req: PageRequest<T>, direction: Direction, start: ListFrom | null): Promise<Scan<T>> {
-  const { limit, match } = req;
-  const scanCap = req.scanCap ?? 10_000;
-  const out: Scan<T> = { found: [], last: null, scanned: 0, exhausted: false };
+/**
+ * Up to `want` rows from `start` in `direction`, nearest the start first, in reads of at most `CHUNK` rows
+ * (core's largest page; a page of 1000 reads one row more to know whether another page follows).
+ */
+async function read<T>(req: PageRequest<T>, direction: Direction, start: ListFrom | null, want: number) {
+  const out: T[] = [];
   let from = start;
-  while (out.found.length <= limit && !(match && out.scanned >= scanCap)) {
-    const want = match ? CHUNK : Math.min(CHUNK, limit + 1 - out.found.length);
-    const rows = await req.fetch(from, want);
-    // Core answers newest first; a scan towards newer rows takes them nearest (oldest) first.
-    const ordered = direction === "newer" ? [...rows].reverse() : rows;
-    let k = 0;
-    for (; k < ordered.length && out.found.length <= limit && !(match && out.scanned >= scanCap); k++) {
-      const row = ordered[k] as T;
-      out.scanned++;
-      out.last = row;
-      if (!match || match(row)) out.found.push(row);
-    }
-    if (rows.length < want && k === ordered.length) {
-      out.exhausted = true;
-      break;
-    }
-    const key = req.key(out.last as T);
+  while (out.length < want) {
+    const ask = Math.min(CHUNK, want - out.length);
+    const rows = await req.fetch(from, ask);
+    // Core answers newest first; reading towards newer rows takes them nearest (oldest) first.
+    out.push(...(direction === "newer" ? [...rows].reverse() : rows));
+    const last = out[out.length - 1];
+    if (rows.length < ask || last === undefined) break;
+    const key = req.key(last);
     from = { direction, at: new Date(key.t), id: key.id };
   }
   return out;
 }
 
-function cursorAt<T>(req: PageRequest<T>, d: Direction, row: T | null | undefined): string | null {
-  if (row === null || row === undefined) return null;
+function cursorAt<T>(req: PageRequest<T>, d: Direction, row: T | undefined): string | null {
+  if (row === undefined) return null;
   const key = req.key(row);
   return encodeCursor({ d, t: key.t, i: key.id });
 }
 
 export async function keysetPage<T>(req: PageRequest<T>): Promise<Page<T>> {
-  const { cursor, limit, match } = req;
+  const { cursor, limit } = req;
   const start = cursor ? { direction: cursor.d, at: new Date(cursor.t), id: cursor.i } : null;
   if (cursor?.d === "newer") {
-    const s = await scan(req, "newer", start);
-    const more = s.found.length > limit;
-    const capped = !more && !s.exhausted && match !== undefined;
+    const rows = await read(req, "newer", start, limit + 1);
     // Nothing further up: this is the top of the list, so show the first page as it is.
-    if (!more && !capped) return keysetPage({ ...req, cursor: undefined });
-    const items = s.found.slice(0, limit).reverse();
+    if (rows.length <= limit) return keysetPage({ ...req, cursor: undefined });
+    const items = rows.slice(0, limit).reverse();
     return {
       items,
-      nextCursor: cursorAt(req, "older", items[items.length - 1] ?? s.last),
-      prevCursor: more ? cursorAt(req, "newer", items[0]) : cursorAt(req, "newer", s.last),
-      scanned: s.scanned,
-      truncated: capped,
+      nextCursor: cursorAt(req, "older", items[items.length - 1]),
+      prevCursor: cursorAt(req, "newer", items[0]),
     };
   }
-  const s = await scan(req, "older", start);
-  const more = s.found.length > limit;
-  const capped = !more && !s.exhausted && match !== undefined;
-  const items = s.found.slice(0, limit);
+  const rows = await read(req, "older", start, limit + 1);
+  const items = rows.slice(0, limit);
   let prevCursor: string | null = null;
   if (cursor) prevCursor = cursorAt(req, "newer", items[0]) ?? encodeCursor({ ...cursor, d: "newer" });
   return {
     items,
-    nextCursor: more
-      ? cursorAt(req, "older", items[items.length - 1])
-      : capped
-        ? cursorAt(req, "older", s.last)
-        : null,
+    nextCursor: rows.length > limit ? cursorAt(req, "older", items[items.length - 1]) : null,
     prevCursor,
-    scanned: s.scanned,
-    truncated: capped,
   };
 }

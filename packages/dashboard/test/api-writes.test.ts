@@ -1,4 +1,6 @@
 /** Writes and refusals: read-only without keys, bearer and session keys, scopes, CSRF, bulk actions. */
+import { memoryBackend } from "@soniq/backend-memory";
+import { PermanentError, Soniq } from "@soniq/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   call,
@@ -197,22 +199,77 @@ describe("write routes", () => {
       ...w,
       body: { filter: { name: "billing.charge" } },
     });
-    expect(await json(run)).toMatchObject({ dryRun: false, count: 3, failed: [] });
+    expect(await json(run)).toEqual({ action: "replay", dryRun: false, count: 3, refused: 0 });
     expect((await app.soniq.jobs.list({ status: "queued", jobName: "billing.charge" })).length).toBe(4);
   });
 
-  it("write/purge-where: by filter and by selected ids", async () => {
+  it("write/purge-where: by selected ids and by text, each one core call with one purge_where audit row", async () => {
+    const gone = "00000000-0000-7000-8000-000000000000";
+    const dry = await call(keyed, "/api/dead-letters/purge-where", {
+      ...w,
+      body: { ids: [app.dead[0], gone], dryRun: true },
+    });
+    expect(await json(dry)).toEqual({ action: "purge", dryRun: true, count: 1, refused: 0, notFound: 1 });
     const byIds = await call(keyed, "/api/dead-letters/purge-where", {
       ...w,
-      body: { ids: [app.dead[0]], dryRun: false },
+      body: { ids: [app.dead[0], gone.toUpperCase(), gone], dryRun: false },
     });
-    expect(await json(byIds)).toMatchObject({ count: 1 });
+    // The id no dead letter has is not acted on: counted as not found, not a failure.
+    expect(await json(byIds)).toEqual({ action: "purge", dryRun: false, count: 1, refused: 0, notFound: 1 });
     const byText = await call(keyed, "/api/dead-letters/purge-where", {
       ...w,
       body: { filter: { q: "declined for -2" } },
     });
-    expect(await json(byText)).toMatchObject({ count: 1 });
+    expect(await json(byText)).toEqual({ action: "purge", dryRun: false, count: 1, refused: 0 });
     expect((await app.soniq.deadLetters.list()).map((d) => d.id)).toEqual([app.dead[2]]);
+    const audit = await app.soniq.audit.list({ action: "dead_letter.purge_where" });
+    expect(audit.map((a) => [a.outcome, a.details, a.actor])).toEqual([
+      ["ok", { count: 1 }, "dashboard:ops"],
+      ["ok", { count: 1 }, "dashboard:ops"],
+      ["dry_run", { count: 1 }, "dashboard:ops"],
+    ]);
+    expect(audit[1]?.params).toMatchObject({ ids: [app.dead[0], gone] });
+    expect(await app.soniq.audit.list({ action: "dead_letter.purge" })).toEqual([]);
+  });
+
+  it("write/replay-where-refused: a selected row enqueue refuses stays and is counted as refused, not failed", async () => {
+    const soniq = new Soniq({ backend: memoryBackend() });
+    try {
+      await soniq.setup();
+      // A schema that starts refusing args it took before: their replays fail enqueue's check.
+      let refuse = false;
+      const schema = {
+        "~standard": {
+          version: 1 as const,
+          vendor: "test",
+          validate: (value: unknown) =>
+            refuse && (value as { i: number }).i === 1
+              ? { issues: [{ message: "i must not be 1" }] }
+              : { value },
+        },
+      };
+      const fail = soniq.job(
+        "strict.job",
+        async () => {
+          throw new PermanentError("no");
+        },
+        { schema },
+      );
+      const ids = [(await fail.enqueue({ i: 1 })).id, (await fail.enqueue({ i: 2 })).id];
+      await soniq.worker().runOnce({ maxJobs: 2 });
+      refuse = true;
+      const res = await call(handlerFor(soniq, { apiKeys: KEYS }), "/api/dead-letters/replay-where", {
+        ...w,
+        body: { ids },
+      });
+      expect(await json(res)).toEqual({ action: "replay", dryRun: false, count: 1, refused: 1, notFound: 0 });
+      expect((await soniq.deadLetters.get(ids[0] as string))?.resurrectionCount).toBe(0);
+      expect((await soniq.deadLetters.get(ids[1] as string))?.resurrectionCount).toBe(1);
+      const [audit] = await soniq.audit.list({ action: "dead_letter.replay_where" });
+      expect(audit?.details).toEqual({ count: 1, refused: 1 });
+    } finally {
+      await soniq.close();
+    }
   });
 
   it("write/bad-bodies: malformed bodies are 400 and change nothing", async () => {

@@ -93,9 +93,13 @@ describe.each(targets)("on $name", (target) => {
     }
   });
 
-  it("backend/search-and-filters: error text and reason filters", async () => {
+  it("backend/search-and-filters: error text (core's q: any case, % literal) and reason filters", async () => {
     const jobs = await json<{ jobs: { id: string }[] }>(await get("/api/jobs?q=gateway"));
     expect(jobs.jobs.map((j) => j.id)).toEqual(app.retrying);
+    const upper = await json<{ jobs: { id: string }[] }>(await get("/api/jobs?q=GATEWAY%20TIME"));
+    expect(upper.jobs.map((j) => j.id)).toEqual(app.retrying);
+    const percent = await json<{ jobs: unknown[]; nextCursor: unknown }>(await get("/api/jobs?q=%25"));
+    expect(percent).toMatchObject({ jobs: [], nextCursor: null });
     const dead = await json<{ deadLetters: { id: string }[] }>(
       await get("/api/dead-letters?reason=permanent_failure&q=declined"),
     );
@@ -107,15 +111,18 @@ describe.each(targets)("on $name", (target) => {
       await post("/api/dead-letters/replay-where", { filter: { reason: "permanent_failure" }, dryRun: true }),
     );
     expect(dry.count).toBe(3);
-    const run = await json<{ count: number; failed: unknown[] }>(
+    const run = await json<{ count: number; refused: number }>(
       await post("/api/dead-letters/replay-where", { filter: { reason: "permanent_failure" } }),
     );
-    expect(run).toMatchObject({ count: 3, failed: [] });
+    expect(run).toEqual({ action: "replay", dryRun: false, count: 3, refused: 0 });
     expect((await app.soniq.jobs.list({ jobName: "billing.charge", status: "queued" })).length).toBe(4);
+    const unknown = "0193c6e2-ffff-7000-8000-000000000000";
     const purged = await json<{ count: number }>(
-      await post("/api/dead-letters/purge-where", { ids: app.dead.slice(0, 2) }),
+      await post("/api/dead-letters/purge-where", { ids: [...app.dead.slice(0, 2), unknown] }),
     );
-    expect(purged.count).toBe(2);
+    expect(purged).toEqual({ action: "purge", dryRun: false, count: 2, refused: 0, notFound: 1 });
+    expect(await app.soniq.audit.list({ action: "dead_letter.purge_where" })).toHaveLength(1);
+    expect((await post("/api/dead-letters/purge-where", { ids: ["not-a-uuid"] })).status).toBe(400);
     expect((await app.soniq.jobs.stats()).dead_letter).toBe(1);
   });
 

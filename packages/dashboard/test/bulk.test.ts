@@ -1,6 +1,7 @@
 /**
  * Bulk actions over more than one page of dead letters: every match counted and acted on exactly
- * once, also when many rows share one millisecond (a frozen clock on the memory backend).
+ * once, also when many rows share one millisecond (a frozen clock on the memory backend); a selection of
+ * 1000 ids (core's most) is one call with one audit row.
  */
 import { memoryBackend } from "@soniq/backend-memory";
 import { PermanentError, Soniq } from "@soniq/core";
@@ -36,7 +37,7 @@ describe("bulk over many pages", () => {
     },
   ];
   for (const c of cases) {
-    it(`${c.name}: the dry run counts every match once and purge removes exactly those`, {
+    it(`${c.name}: the dry run counts every match once; purge by 1000 ids, then by filter, removes exactly those`, {
       timeout: 30_000,
     }, async () => {
       const soniq = await deadLetters(2_300, c.clock());
@@ -51,9 +52,22 @@ describe("bulk over many pages", () => {
         expect(await json(await post({ filter: { q: "bad row" }, dryRun: true }))).toMatchObject({
           count: 2_300,
         });
-        expect(await json(await post({ filter: { name: "imports.row" } }))).toMatchObject({
-          count: 2_300,
-          failed: [],
+        const selected = (await soniq.deadLetters.list({ limit: 1000, offset: 700 })).map((d) => d.id);
+        const extra = "0193c6e2-ffff-7000-8000-000000000000";
+        expect((await post({ ids: [...selected, extra] })).status).toBe(400); // 1001 ids: core's limit
+        expect(await json(await post({ ids: selected }))).toEqual({
+          action: "purge",
+          dryRun: false,
+          count: 1000,
+          refused: 0,
+          notFound: 0,
+        });
+        expect(await soniq.audit.list({ action: "dead_letter.purge_where" })).toHaveLength(3); // 2 dry runs
+        expect(await json(await post({ filter: { name: "imports.row" } }))).toEqual({
+          action: "purge",
+          dryRun: false,
+          count: 1_300,
+          refused: 0,
         });
         expect((await soniq.jobs.stats()).dead_letter).toBe(0);
       } finally {

@@ -3,9 +3,23 @@
  * as JSON, through the app's `redact` (args, results, progress and error texts).
  */
 import { AUDIT_ACTIONS, FLOW_STATES, JOB_STATUSES } from "@soniq/core";
+import { MAX_FILTER_IDS, shownExplanation, shownSchedule } from "@soniq/core/ops";
 import * as z from "zod";
-import { shownExplanation, shownSchedule } from "./redaction.js";
 import { id, limit, ToolRefusal, type ToolSpec, tool, when } from "./tool.js";
+
+/** Core's text search (`q`): rows whose id, job name or last error contain it, ignoring case. */
+const q = z
+  .string()
+  .min(1)
+  .optional()
+  .describe("only rows whose id, job name or last error contain this text (any case)");
+
+/** Core's id set (`ids`): at most `MAX_FILTER_IDS` ids. */
+const ids = z
+  .array(z.string())
+  .max(MAX_FILTER_IDS)
+  .optional()
+  .describe(`only rows with these ids (at most ${MAX_FILTER_IDS})`);
 
 /** The filters of `dead_letters`, shared by `replay_where` and `purge_where`. */
 export const deadLetterFilter = {
@@ -14,6 +28,8 @@ export const deadLetterFilter = {
   reason: z.string().min(1).optional().describe("only this dead-letter reason (e.g. max_retries_exceeded)"),
   since: when.optional().describe("moved to the dead letters at or after (ISO date or 2h, 7d ago)"),
   until: when.optional().describe("moved to the dead letters before (ISO date or 2h, 7d ago)"),
+  q,
+  ids,
 };
 
 export const READ_TOOLS: readonly ToolSpec[] = [
@@ -38,7 +54,7 @@ export const READ_TOOLS: readonly ToolSpec[] = [
   tool({
     name: "jobs",
     description:
-      "Jobs, newest first, filtered by status, queue and job name (dead letters: see dead_letters).",
+      "Jobs, newest first, filtered by status, queue, job name, text (q) and ids (dead letters: see dead_letters).",
     input: z.strictObject({
       status: z
         .union([z.enum(JOB_STATUSES), z.array(z.enum(JOB_STATUSES)).min(1)])
@@ -46,6 +62,8 @@ export const READ_TOOLS: readonly ToolSpec[] = [
         .describe(`one status or a list: ${JOB_STATUSES.join(", ")}`),
       queue: z.string().min(1).optional().describe("only this queue"),
       name: z.string().min(1).optional().describe("only this job name"),
+      q,
+      ids,
       limit: limit(50),
     }),
     write: false,
@@ -55,6 +73,8 @@ export const READ_TOOLS: readonly ToolSpec[] = [
           status: input.status,
           queue: input.queue,
           jobName: input.name,
+          q: input.q,
+          ids: input.ids,
           limit: input.limit,
         })
       ).map((job) => soniq.options.redact.row(job)),
@@ -78,12 +98,20 @@ export const READ_TOOLS: readonly ToolSpec[] = [
       "cause that applies (queue_paused, retry_backoff, no_worker_for_queue, waiting_behind, ...).",
     input: z.strictObject({ id: id("a job or dead-letter id") }),
     write: false,
-    run: async (input, { soniq }) => shownExplanation(soniq, input.id, await soniq.jobs.explain(input.id)),
+    run: async (input, { soniq }) => {
+      const explanation = await soniq.jobs.explain(input.id);
+      const redact = soniq.options.redact;
+      // Explain's evidence quotes the last error: redacted as that of the row explained.
+      const row = redact.active
+        ? ((await soniq.jobs.get(input.id)) ?? (await soniq.deadLetters.get(input.id)))
+        : null;
+      return shownExplanation(redact, explanation, row);
+    },
   }),
   tool({
     name: "dead_letters",
     description:
-      "Dead-lettered jobs, newest first, filtered by queue, job name, reason and when they were moved.",
+      "Dead-lettered jobs, newest first, filtered by queue, job name, reason, when they were moved, text (q) and ids.",
     input: z.strictObject({ ...deadLetterFilter, limit: limit(50) }),
     write: false,
     run: async (input, { soniq }) =>
@@ -94,6 +122,8 @@ export const READ_TOOLS: readonly ToolSpec[] = [
           reason: input.reason,
           since: input.since,
           until: input.until,
+          q: input.q,
+          ids: input.ids,
           limit: input.limit,
         })
       ).map((row) => soniq.options.redact.row(row)),
@@ -114,7 +144,8 @@ export const READ_TOOLS: readonly ToolSpec[] = [
     description: "Recurring schedules: name, job, cron or interval, next and last run, paused.",
     input: z.strictObject({}),
     write: false,
-    run: async (_input, { soniq }) => (await soniq.schedules.list()).map((s) => shownSchedule(soniq, s)),
+    run: async (_input, { soniq }) =>
+      (await soniq.schedules.list()).map((s) => shownSchedule(soniq.options.redact, s)),
   }),
   tool({
     name: "schedule_history",

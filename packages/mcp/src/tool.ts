@@ -5,6 +5,7 @@
  * app's `redact`.
  */
 import type { Soniq } from "@soniq/core";
+import { parsePastInstant } from "@soniq/core/ops";
 import * as z from "zod";
 
 /** One client connection: the app instance and who is acting. */
@@ -33,22 +34,15 @@ export class ToolRefusal extends Error {
   override name = "ToolRefusal";
 }
 
-const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** An ISO date, or a duration meaning "that long ago" (the CLI's `--since` reads the same); null when neither. */
-function pastInstant(value: string, now: number): Date | null {
-  const ago = /^(\d+)\s*(ms|s|m|h|d)$/.exec(value.trim());
-  if (ago) return new Date(now - Number(ago[1]) * (UNITS[ago[2] as string] as number));
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? null : date;
-}
-
-/** An ISO date or a duration ago ("30m", "2h", "7d"); anything else is an input error naming the field. */
+/**
+ * An ISO date or a duration ago ("30m", "2h", "7d"), read as the CLI's `--since` reads it (core's
+ * `parsePastInstant`); anything else is an input error naming the field.
+ */
 export const when = z
   .string()
   .describe("an ISO date (2026-12-01T09:00:00Z) or a duration ago (30m, 2h, 7d)")
   .transform((value, ctx) => {
-    const date = pastInstant(value, Date.now());
+    const date = parsePastInstant(value, Date.now());
     if (date) return date;
     ctx.addIssue({ code: "custom", message: `expected an ISO date or a duration like 2h (got "${value}")` });
     return z.NEVER;

@@ -5,6 +5,7 @@
  * first call answers how many rows would be touched, the agent calls again to act.
  */
 import type { BulkResult, DeadLetterBulkFilter, Soniq } from "@soniq/core";
+import { replayRefusal } from "@soniq/core/ops";
 import * as z from "zod";
 import { deadLetterFilter } from "./read-tools.js";
 import { id, ToolRefusal, type ToolSpec, tool } from "./tool.js";
@@ -25,6 +26,8 @@ interface FilterInput {
   reason?: string;
   since?: Date;
   until?: Date;
+  q?: string;
+  ids?: string[];
 }
 
 const bulkFilter = (f: FilterInput): DeadLetterBulkFilter => ({
@@ -33,6 +36,8 @@ const bulkFilter = (f: FilterInput): DeadLetterBulkFilter => ({
   reason: f.reason,
   since: f.since,
   until: f.until,
+  q: f.q,
+  ids: f.ids,
 });
 
 /** The job names of every dead letter matching `filter`, a page at a time. */
@@ -48,19 +53,12 @@ async function namesOf(soniq: Soniq, filter: DeadLetterBulkFilter): Promise<stri
 }
 
 /**
- * Replay only names some worker registered (the MCP server defines no handlers, so core cannot check for it);
- * `force: true` skips this check. The CLI's replay applies the same rule (there `--force` skips it).
+ * Replay only names some worker registered (core's `replayRefusal`: the MCP server defines no handlers);
+ * `force: true` skips this check, as `--force` does for the CLI's replay.
  */
 async function checkRegistered(soniq: Soniq, names: string[]): Promise<void> {
-  if (names.length === 0) return;
-  const known = new Set((await soniq.workers.list()).flatMap((w) => w.jobNames));
-  const unknown = [...new Set(names)].filter((name) => !known.has(name)).sort();
-  if (unknown.length > 0) {
-    throw new ToolRefusal(
-      `no worker has registered ${unknown.join(", ")} (the task registry), so a replayed job would wait until one does. ` +
-        "Start a worker that defines it, or pass force: true. Nothing was changed.",
-    );
-  }
+  const refusal = await replayRefusal(soniq.workers, names, "pass force: true");
+  if (refusal) throw new ToolRefusal(refusal);
 }
 
 /** What a bulk call answers: the count, and on a dry run how to go on. */

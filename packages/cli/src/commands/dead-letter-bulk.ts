@@ -1,11 +1,15 @@
 /**
- * Replay and purge: by ids, one core call per id (unknown ids exit 1 before anything changes); or `--all`,
- * every row matching the filters, through core's `replayWhere` / `purgeWhere` (pages of ids, never the whole
- * set in memory, one `*_where` audit row with the count). The `--all` window is fixed when the command starts
- * (`until` no later than now), so the count a dry run prints or the prompt asks about is the set acted on
- * (less any row someone else removes meanwhile).
+ * Replay and purge, both through core's `replayWhere` / `purgeWhere`, so either way the action is one
+ * `*_where` audit row with the count:
+ * - by ids: the rows are read first with one `deadLetters.list({ ids })` (an unknown id exits 1 before
+ *   anything changes), then acted on with the filter `{ ids }`. At most `MAX_FILTER_IDS` (1000) ids a call.
+ * - `--all`: every row matching the filters (core walks them in pages, never the whole set in memory). The
+ *   window is fixed when the command starts (`until` no later than now), so the count a dry run prints or the
+ *   prompt asks about is the set acted on (less any row someone else removes meanwhile).
  */
 import type { BulkResult, DeadLetterBulkFilter, DeadLetterJob, Soniq } from "@soniq/core";
+import { isJobId } from "@soniq/core";
+import { MAX_FILTER_IDS, replayRefusal } from "@soniq/core/ops";
 import type { Context } from "../context.js";
 import { CliError, usage } from "../errors.js";
 import { Progress } from "../output.js";
@@ -47,13 +51,18 @@ export async function eachPage(
   }
 }
 
-/** Ids and `--all` are exclusive, filters need `--all`: usage errors (exit 2). */
+/** Ids and `--all` are exclusive, filters need `--all`, at most `MAX_FILTER_IDS` ids: usage errors (exit 2). */
 function checkSelection(ids: string[], o: BulkFlags): void {
   const filtered = [o.queue, o.name, o.reason, o.since, o.until].some((v) => v !== undefined);
   if (o.all && ids.length > 0) throw usage("pass ids or --all with filters, not both.");
   if (!o.all && ids.length === 0) throw usage("pass one or more dead-letter ids, or --all (with filters).");
   if (!o.all && filtered)
     throw usage("--queue, --name, --reason, --since and --until select rows with --all.");
+  if (ids.length > MAX_FILTER_IDS) {
+    throw usage(
+      `pass at most ${MAX_FILTER_IDS} dead-letter ids at a time (got ${ids.length}); split the list, or select the rows with --all and filters.`,
+    );
+  }
 }
 
 /** The `--all` filter, its window closed at `now`: rows moved to the dead letters later are left alone. */
@@ -85,24 +94,12 @@ function dryRun(ctx: Context, o: BulkFlags, action: string, count: number): bool
 }
 
 /**
- * Replay only names some worker registered (the CLI defines no handlers, so core cannot check for it);
- * `--force` skips this check.
+ * Replay only names some worker registered (core's `replayRefusal`: the CLI defines no handlers, so core
+ * cannot check for it); `--force` skips this check.
  */
-export async function checkRegistered(
-  soniq: Soniq,
-  names: string[],
-  override = "pass --force",
-): Promise<void> {
-  if (names.length === 0) return;
-  const known = new Set((await soniq.workers.list()).flatMap((w) => w.jobNames));
-  const unknown = [...new Set(names)].filter((name) => !known.has(name)).sort();
-  if (unknown.length > 0) {
-    throw new CliError(
-      "SONIQ_CLI_REFUSED",
-      `no worker has registered ${unknown.join(", ")} (the task registry), so a replayed job would wait until one does. ` +
-        `Start a worker that defines it, or ${override}. Nothing was changed.`,
-    );
-  }
+export async function checkRegistered(soniq: Soniq, names: string[]): Promise<void> {
+  const refusal = await replayRefusal(soniq.workers, names, "pass --force");
+  if (refusal) throw new CliError("SONIQ_CLI_REFUSED", refusal);
 }
 
 export const deadLetterNotFound = (ids: string[]): CliError =>
@@ -111,68 +108,48 @@ export const deadLetterNotFound = (ids: string[]): CliError =>
     `no dead-letter job with id ${ids.join(", ")}. List them with soniq dead-letter list.`,
   );
 
-export interface BulkSpec<R> {
+export interface BulkSpec {
   verb: "replay" | "purge";
   /** Refuses before anything changes, given the job names of the rows (none: no check). */
   check?: (names: string[]) => Promise<void>;
-  /** One id (the ids path). */
-  one: (id: string) => Promise<R>;
-  /** Every match of `filter` (the `--all` path): core's bulk call. */
+  /** Core's bulk call over `filter` (the ids, or the `--all` filters). */
   where: (
     filter: DeadLetterBulkFilter,
     options: { actor: string; onProgress?: (done: number, total: number) => void },
   ) => Promise<BulkResult>;
 }
 
-/** What a bulk action did: one result per id, or core's count for `--all`. Null after a dry run. */
-export type BulkDone<R> = { ids: R[] } | { all: BulkResult } | null;
-
 /**
  * The order of every bulk action: the selection's usage errors, unknown ids (exit 1), `--dry-run` stops,
- * the action's own check, the confirmation for `--all`, then the work with a progress bar.
+ * the action's own check, the confirmation for `--all`, then core's bulk call with a progress bar. Answers
+ * core's result, or null after a dry run.
  */
-export async function runBulk<R>(
+export async function runBulk(
   ctx: Context,
   soniq: Soniq,
   ids: string[],
   o: BulkFlags,
-  spec: BulkSpec<R>,
-): Promise<BulkDone<R>> {
+  spec: BulkSpec,
+): Promise<BulkResult | null> {
   checkSelection(ids, o);
-  return o.all ? runWhere(ctx, soniq, o, spec) : runIds(ctx, await byIds(soniq, ids), o, spec);
-}
-
-async function runIds<R>(
-  ctx: Context,
-  rows: DeadLetterJob[],
-  o: BulkFlags,
-  spec: BulkSpec<R>,
-): Promise<BulkDone<R>> {
-  if (dryRun(ctx, o, spec.verb, rows.length)) return null;
-  await spec.check?.(rows.map((r) => r.jobName));
-  const progress = new Progress(ctx.io, rows.length, progressLabel(spec.verb));
-  const out: R[] = [];
-  for (const row of rows) {
-    out.push(await spec.one(row.id));
-    progress.tick();
+  if (!o.all) {
+    const rows = await byIds(soniq, ids);
+    if (dryRun(ctx, o, spec.verb, rows.length)) return null;
+    await spec.check?.(rows.map((r) => r.jobName));
+    return act(ctx, spec, { ids: rows.map((r) => r.id) });
   }
-  progress.end();
-  return { ids: out };
-}
-
-async function runWhere<R>(
-  ctx: Context,
-  soniq: Soniq,
-  o: BulkFlags,
-  spec: BulkSpec<R>,
-): Promise<BulkDone<R>> {
   const filter = windowOf(o, ctx.io.now());
   // The count is read only where it is shown (dry run, prompt, refusal) and the names only for a check.
   const seen = o.dryRun || !o.yes || spec.check ? await survey(soniq, filter) : null;
   if (seen && dryRun(ctx, o, spec.verb, seen.count)) return null;
   if (seen) await spec.check?.(seen.names);
   await ctx.confirm(`${spec.verb} ${seen?.count ?? 0} dead-letter job(s)`, o.yes);
-  const progress = new Progress(ctx.io, 0, progressLabel(spec.verb));
+  return act(ctx, spec, filter);
+}
+
+/** Core's bulk call, with a progress bar where one is drawn. */
+async function act(ctx: Context, spec: BulkSpec, filter: DeadLetterBulkFilter): Promise<BulkResult> {
+  const progress = new Progress(ctx.io, 0, spec.verb === "replay" ? "replaying" : "purging");
   // Core counts the matches once more for a progress total: only worth it where the bar is drawn.
   const onProgress = (done: number, total: number) => progress.set(done, total);
   const result = await spec.where(
@@ -180,20 +157,18 @@ async function runWhere<R>(
     progress.drawn ? { actor: ctx.actor, onProgress } : { actor: ctx.actor },
   );
   progress.end();
-  return { all: result };
+  return result;
 }
 
-const progressLabel = (verb: "replay" | "purge") => (verb === "replay" ? "replaying" : "purging");
-
-/** The dead letters with these ids, in order; any unknown id exits 1 before anything changes. */
+/**
+ * The dead letters with these ids, read in one `deadLetters.list({ ids })`; any id that names none (or is
+ * not an id at all) exits 1 before anything changes.
+ */
 async function byIds(soniq: Soniq, ids: string[]): Promise<DeadLetterJob[]> {
-  const rows: DeadLetterJob[] = [];
-  const missing: string[] = [];
-  for (const id of ids) {
-    const row = await soniq.deadLetters.get(id);
-    if (row) rows.push(row);
-    else missing.push(id);
-  }
+  const wanted = ids.filter(isJobId);
+  const rows = wanted.length > 0 ? await soniq.deadLetters.list({ ids: wanted, limit: MAX_FILTER_IDS }) : [];
+  const found = new Set(rows.map((r) => r.id.toLowerCase()));
+  const missing = [...new Set(ids)].filter((id) => !found.has(id.toLowerCase()));
   if (missing.length > 0) throw deadLetterNotFound(missing);
   return rows;
 }

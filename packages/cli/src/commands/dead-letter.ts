@@ -97,8 +97,9 @@ function replayCommand(dl: Command, io: Io): void {
     .addHelpText(
       "after",
       "\nReplays only job names some worker registered (see soniq status); --force replays anyway.\n" +
-        "An unknown id exits 1. JSON (--json): an array of { id, newId }; with --all { count, dryRun }\n" +
-        "(one audit row dead_letter.replay_where with the count), with --dry-run { count, dryRun: true }.\n\n" +
+        "By ids (at most 1000) or --all, it is one replayWhere call with one audit row dead_letter.replay_where;\n" +
+        "an unknown id exits 1 before anything changes. JSON (--json): { count, dryRun } (and refused: N when\n" +
+        "enqueue refused rows, which stay), with --dry-run { count, dryRun: true }.\n\n" +
         "Examples:\n  soniq dead-letter replay 0193c6e2-...\n  soniq dead-letter replay --all --name orders.email_receipt --dry-run\n" +
         "  soniq dead-letter replay --all --reason max_retries_exceeded --since 2h --yes",
     )
@@ -108,14 +109,10 @@ function replayCommand(dl: Command, io: Io): void {
         runBulk(ctx, soniq, ids, o, {
           verb: "replay",
           check: o.force ? undefined : (names) => checkRegistered(soniq, names),
-          one: async (id) => ({ id, newId: await soniq.deadLetters.replay(id, { actor: ctx.actor }) }),
           where: (filter, options) => soniq.deadLetters.replayWhere(filter, options),
         }),
       );
-      if (!done) return;
-      if ("all" in done) return bulkDone(ctx, "replayed", done.all);
-      if (ctx.json) return ctx.printer.json(done.ids);
-      for (const r of done.ids) ctx.printer.line(`replayed ${r.id} as ${r.newId}`);
+      if (done) bulkDone(ctx, "replayed", done);
     });
 }
 
@@ -124,8 +121,9 @@ function purgeCommand(dl: Command, io: Io): void {
     .argument("[id...]", "dead-letter ids")
     .addHelpText(
       "after",
-      "\nAn unknown id exits 1. JSON (--json): an array of { id, purged }; with --all { count, dryRun }\n" +
-        "(one audit row dead_letter.purge_where with the count), with --dry-run { count, dryRun: true }.\n\n" +
+      "\nBy ids (at most 1000) or --all, it is one purgeWhere call with one audit row dead_letter.purge_where;\n" +
+        "an unknown id exits 1 before anything changes. JSON (--json): { count, dryRun },\n" +
+        "with --dry-run { count, dryRun: true }.\n\n" +
         "Examples:\n  soniq dead-letter purge 0193c6e2-...\n  soniq dead-letter purge --all --until 30d --dry-run\n" +
         "  soniq dead-letter purge --all --queue emails --yes",
     )
@@ -134,21 +132,23 @@ function purgeCommand(dl: Command, io: Io): void {
       const done = await ctx.withApp((soniq) =>
         runBulk(ctx, soniq, ids, o, {
           verb: "purge",
-          one: async (id) => ({ id, purged: await soniq.deadLetters.purge(id, { actor: ctx.actor }) }),
           where: (filter, options) => soniq.deadLetters.purgeWhere(filter, options),
         }),
       );
-      if (!done) return;
-      if ("all" in done) return bulkDone(ctx, "purged", done.all);
-      if (ctx.json) return ctx.printer.json(done.ids);
-      for (const r of done.ids) ctx.printer.line(`purged ${r.id}`);
+      if (done) bulkDone(ctx, "purged", done);
     });
 }
 
-/** The result of `--all`: core's `{ count, dryRun }` as JSON, else one line with the count. */
+/** Core's result (`{ count, refused?, dryRun }`) as JSON, else one line with the count. */
 function bulkDone(ctx: Context, verb: "replayed" | "purged", result: BulkResult): void {
-  if (ctx.json) ctx.printer.json(result);
-  else ctx.printer.line(`${verb} ${result.count} dead-letter job(s)`);
+  if (ctx.json) {
+    ctx.printer.json(result);
+    return;
+  }
+  const refused = result.refused
+    ? `; ${result.refused} left in place (enqueue refused them: see their args and the job's schema)`
+    : "";
+  ctx.printer.line(`${verb} ${result.count} dead-letter job(s)${refused}`);
 }
 
 function exportCommand(dl: Command, io: Io): void {

@@ -1,11 +1,11 @@
 /** `soniq jobs list | show <id> | cancel <id> | explain <id>`. */
 import type { JobStatus } from "@soniq/core";
+import { shownExplanation } from "@soniq/core/ops";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError } from "../errors.js";
 import type { Io } from "../output.js";
 import { positiveInt, statuses } from "../parse.js";
-import { shownExplanation } from "../redaction.js";
 import { jobsTable, progressText, record, stamp } from "../views.js";
 
 const notFound = (id: string) =>
@@ -141,9 +141,13 @@ function explainCommand(jobs: Command, io: Io): void {
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const result = await ctx.withApp(async (soniq) =>
-        shownExplanation(soniq, id, await soniq.jobs.explain(id)),
-      );
+      const result = await ctx.withApp(async (soniq) => {
+        const explanation = await soniq.jobs.explain(id);
+        const redact = soniq.options.redact;
+        // Explain's evidence quotes the last error: redacted as that of the row explained.
+        const row = redact.active ? ((await soniq.jobs.get(id)) ?? (await soniq.deadLetters.get(id))) : null;
+        return shownExplanation(redact, explanation, row);
+      });
       if (result.verdict === "not_found") {
         throw new CliError(
           "SONIQ_CLI_NOT_FOUND",

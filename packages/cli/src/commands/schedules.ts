@@ -4,12 +4,12 @@
  * scheduler (`soniq scheduler`, `soniq worker --schedules`) starts. An unknown name exits 1.
  */
 import type { Schedule, Soniq } from "@soniq/core";
+import { shownSchedule } from "@soniq/core/ops";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError } from "../errors.js";
 import type { Io } from "../output.js";
 import { positiveInt } from "../parse.js";
-import { shownSchedule } from "../redaction.js";
 import { record, schedulesTable, stamp, when } from "../views.js";
 
 const SHAPE =
@@ -80,7 +80,7 @@ function listCommand(schedules: Command, io: Io): void {
     .action(async (_o, command: Command) => {
       const ctx = Context.of(command, io);
       const rows = await ctx.withApp(async (soniq) =>
-        (await soniq.schedules.list()).map((row) => shownSchedule(soniq, row)),
+        (await soniq.schedules.list()).map((row) => shownSchedule(soniq.options.redact, row)),
       );
       if (ctx.json) return ctx.printer.json(rows.map(scheduleRow));
       schedulesTable(ctx.printer, rows);
@@ -98,7 +98,9 @@ function showCommand(schedules: Command, io: Io): void {
     )
     .action(async (name: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const row = await ctx.withApp(async (soniq) => shownSchedule(soniq, await mustGet(soniq, name)));
+      const row = await ctx.withApp(async (soniq) =>
+        shownSchedule(soniq.options.redact, await mustGet(soniq, name)),
+      );
       if (ctx.json) return ctx.printer.json(scheduleRow(row));
       const p = ctx.printer;
       const catchUp = typeof row.catchUp === "object" ? `within ${row.catchUp.withinMs} ms` : row.catchUp;

@@ -11,12 +11,12 @@ import {
   type WebhookOptions,
   type WebhookRegistration,
 } from "@soniq/core";
+import { shownDelivery } from "@soniq/core/ops";
 import { type Command, Option } from "commander";
 import { type AppOptions, Context } from "../context.js";
 import { CliError, usage } from "../errors.js";
 import type { Io } from "../output.js";
 import { durationMs, list, positiveInt } from "../parse.js";
-import { shownDelivery } from "../redaction.js";
 import { deliveriesTable, endpointsTable, shownEndpoint } from "../webhook-views.js";
 
 /** The environment variable the CLI reads the secrets' encryption key from. */
@@ -234,7 +234,7 @@ function deliveriesCommand(webhooks: Command, io: Io): void {
             ...(o.event === undefined ? {} : { event: o.event }),
             ...(o.limit === undefined ? {} : { limit: o.limit }),
           })
-        ).map((d) => shownDelivery(soniq, d)),
+        ).map((d) => shownDelivery(soniq.options.redact, d)),
       );
       if (ctx.json) return ctx.printer.json(rows);
       deliveriesTable(ctx.printer, rows);

@@ -7,7 +7,6 @@ import type { AuditAction, AuditListFilter, Soniq } from "@soniq/core";
 import { Hono } from "hono";
 import type { AppState, Env } from "../context.js";
 import {
-  actOnOne,
   bulkDeadLetters,
   deadLetterDetail,
   listDeadLettersPage,
@@ -48,8 +47,6 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
       jobs: page.items.map((job) => jobListRow(redact, job)),
       nextCursor: page.nextCursor,
       prevCursor: page.prevCursor,
-      scanned: page.scanned,
-      truncated: page.truncated,
     });
   });
   api.get("/jobs/:id", async (c) =>
@@ -66,8 +63,6 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
       deadLetters: page.items.map((row) => deadLetterListRow(redact, row)),
       nextCursor: page.nextCursor,
       prevCursor: page.prevCursor,
-      scanned: page.scanned,
-      truncated: page.truncated,
     });
   });
   api.get("/dead-letters/:id", async (c) =>
@@ -126,7 +121,7 @@ function writeRoutes(api: Hono<Env>, soniq: Soniq): void {
   });
   api.post("/dead-letters/:id/purge", async (c) => {
     const id = parseId(c.req.param("id"), "dead-letter job");
-    if (!(await actOnOne(soniq, "purge", id, actor(c)))) throw notFound(`No dead-letter job with id ${id}.`);
+    if (!(await soniq.deadLetters.purge(id, actor(c)))) throw notFound(`No dead-letter job with id ${id}.`);
     return c.json({ purged: true });
   });
 }

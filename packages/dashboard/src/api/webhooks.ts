@@ -11,11 +11,12 @@ import {
   type WebhookDeliveryStatus,
   type WebhookEndpoint,
 } from "@soniq/core";
+import { shownDelivery } from "@soniq/core/ops";
 import { Hono } from "hono";
 import type { Env } from "../context.js";
 import { badRequest, DashboardError, notFound } from "../errors.js";
 import { parseId, parseLimit, parseText } from "../query.js";
-import { deliveryListRow, shownDelivery, shownEndpoint } from "../security/views.js";
+import { deliveryListRow, shownEndpoint } from "../security/views.js";
 import { actor } from "./helpers.js";
 
 export interface EndpointDetail {

@@ -127,8 +127,11 @@ export const CLIENT_JS = String.raw`(function () {
         yes.disabled = true; body.dryRun = false;
         post(base, body).then(function (res) {
           box.remove();
-          var failed = res.failed && res.failed.length ? "; " + res.failed.length + " failed: " + res.failed[0].error : "";
-          flash((action === "replay" ? "Replayed " : "Purged ") + res.count + " dead-letter job(s)" + failed + ".", failed ? "warn" : "ok");
+          var notes = [];
+          if (res.refused) notes.push(res.refused + " refused by enqueue (left in place)");
+          if (res.notFound) notes.push(res.notFound + " no longer dead letters");
+          var note = notes.length ? "; " + notes.join(", ") : "";
+          flash((action === "replay" ? "Replayed " : "Purged ") + res.count + " dead-letter job(s)" + note + ".", note ? "warn" : "ok");
           $all("input[data-select]:checked").forEach(function (i) { i.checked = false; });
           var all = $("#select-all-matching"); if (all) all.checked = false;
           refreshNow();

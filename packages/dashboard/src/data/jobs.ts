@@ -1,7 +1,9 @@
-/** Jobs as the pages and the API read them: filtered, searched, paged; one job with its explain verdict. */
+/**
+ * Jobs as the pages and the API read them: filtered and searched by core (`jobs.list` with `q`: the id, name
+ * or last error contains the text), paged by cursor; one job with its explain verdict.
+ */
 
 import type { Explanation, Job, JobStatus, Soniq } from "@soniq/core";
-import { isJobId } from "@soniq/core";
 import { notFound } from "../errors.js";
 import { type Cursor, keysetPage, type Page } from "../paging.js";
 
@@ -9,42 +11,20 @@ export interface JobQuery {
   status?: JobStatus[] | undefined;
   queue?: string | undefined;
   name?: string | undefined;
-  /** Search: an exact id, or text in the id, name or last error. */
+  /** Search (core's `q`): text in the id, name or last error, any case. */
   q?: string | undefined;
   limit: number;
   cursor?: Cursor | undefined;
 }
 
-function matchesFilters(job: Job, query: JobQuery): boolean {
-  return (
-    (!query.status || query.status.includes(job.status)) &&
-    (!query.queue || job.queue === query.queue) &&
-    (!query.name || job.jobName === query.name)
-  );
-}
-
-export function textMatcher(
-  q: string,
-): (row: { id: string; jobName: string; lastError: string | null }) => boolean {
-  const needle = q.toLowerCase();
-  return (row) =>
-    row.id.toLowerCase().includes(needle) ||
-    row.jobName.toLowerCase().includes(needle) ||
-    (row.lastError?.toLowerCase().includes(needle) ?? false);
-}
-
 export async function listJobsPage(soniq: Soniq, query: JobQuery): Promise<Page<Job>> {
-  if (query.q && isJobId(query.q) && !query.cursor) {
-    const job = await soniq.jobs.get(query.q);
-    if (job && matchesFilters(job, query))
-      return { items: [job], nextCursor: null, prevCursor: null, scanned: 1, truncated: false };
-  }
   return keysetPage<Job>({
     fetch: (from, limit) =>
       soniq.jobs.list({
         ...(query.status ? { status: query.status } : {}),
         ...(query.queue ? { queue: query.queue } : {}),
         ...(query.name ? { jobName: query.name } : {}),
+        ...(query.q ? { q: query.q } : {}),
         limit,
         ...(from
           ? { [from.direction === "older" ? "after" : "before"]: { createdAt: from.at, id: from.id } }
@@ -53,7 +33,6 @@ export async function listJobsPage(soniq: Soniq, query: JobQuery): Promise<Page<
     key: (job) => ({ t: job.createdAt.getTime(), id: job.id }),
     limit: query.limit,
     cursor: query.cursor,
-    match: query.q ? textMatcher(query.q) : undefined,
   });
 }
 

@@ -38,10 +38,7 @@ export function jobsPage(
 <td>${j.jobName}</td><td>${statusBadge(j.status)}</td><td>${j.queue}</td><td class="num">${j.attempts}/${j.maxAttempts}</td>
 <td class="small">${formatDate(j.createdAt)}</td><td class="small">${formatDate(j.updatedAt)}</td><td class="err small" title="${firstLine(j.lastError)}">${firstLine(j.lastError)}</td></tr>`,
   );
-  const searchNote = query.q
-    ? html`<p class="muted small">Search scanned ${page.scanned} job(s)${page.truncated ? " and stopped at its cap; continue with the next page" : ""} (the search reads the listed jobs page by page).</p>`
-    : "";
-  return html`<h1>Jobs</h1>${form}${searchNote}
+  return html`<h1>Jobs</h1>${form}
 <table data-testid="jobs"><thead><tr><th scope="col">Id</th><th scope="col">Name</th><th scope="col">Status</th><th scope="col">Queue</th><th class="num" scope="col">Attempts</th><th scope="col">Created</th><th scope="col">Updated</th><th scope="col">Last error</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="8" class="muted">No jobs match.</td></tr>`}</tbody></table>
 ${pagerLinks(base, "/jobs", params, page)}`;

@@ -4,12 +4,19 @@
  * List responses carry a row without its args, result or error stack (the redacted last error's first
  * line stays, so a list still says why): a thousand 50 kB jobs are a small answer. The detail routes
  * (`/api/jobs/:id`, `/api/dead-letters/:id`, `/api/schedules/:name`) keep every field, redacted.
- * Webhook endpoints never show a secret nor their header values; delivery lists carry no payload.
+ * Webhook endpoints never show a secret nor their header values; delivery lists carry no payload. What a
+ * detail quotes of a job (a schedule's args, explain's evidence, a delivery's payload) reads as the CLI and
+ * the MCP server show it: core's `shownSchedule`, `shownExplanation`, `shownDelivery` (`@soniq/core/ops`).
  */
-import type { DeadLetterJob, Explanation, Job, WebhookDelivery, WebhookEndpoint } from "@soniq/core";
-import type { RedactableRow, Redactor } from "@soniq/core/ops";
-
-type Explain = Explanation;
+import type {
+  DeadLetterJob,
+  Explanation,
+  Job,
+  Schedule,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from "@soniq/core";
+import { type RedactableRow, type Redactor, shownExplanation, shownSchedule } from "@soniq/core/ops";
 
 export function firstLine(text: string | null | undefined): string | null {
   if (text === null || text === undefined) return null;
@@ -35,41 +42,15 @@ export function scheduleListRow<T extends { args?: unknown }>(schedule: T): Omit
   return rest;
 }
 
-/** A schedule's detail: its args redacted as the args of the job it fires. */
-export function shownSchedule<T>(redact: Redactor, schedule: T): T {
-  if (typeof schedule !== "object" || schedule === null || !Object.hasOwn(schedule, "args")) return schedule;
-  const s = schedule as T & { jobName?: unknown; args?: unknown };
-  const jobName = typeof s.jobName === "string" ? s.jobName : "";
-  return { ...s, args: redact.value("args", s.args, jobName) };
-}
-
-/** Explain's evidence quotes the job's last error: redacted like the job's own. */
-export function shownExplain(
+/** A job with its explain verdict, as the detail route and page show it (the evidence's last error as the job's). */
+export function shownDetail<D extends { job: Job; explain: Explanation | null }>(
   redact: Redactor,
-  explain: Explain | null,
-  row: { jobName: string; args?: unknown; result?: unknown },
-): Explain | null {
-  if (explain === null || !redact.active) return explain;
-  return {
-    ...explain,
-    reasons: explain.reasons.map((r) => {
-      const evidence = r.evidence as Record<string, unknown> | null | undefined;
-      if (typeof evidence !== "object" || evidence === null || typeof evidence.lastError !== "string")
-        return r;
-      return {
-        ...r,
-        evidence: { ...evidence, lastError: redact.error(evidence.lastError, row.jobName, row) },
-      };
-    }),
-  };
-}
-
-/** A job with its explain verdict, as the detail route and page show it. */
-export function shownDetail<D extends { job: Job; explain: Explain | null }>(redact: Redactor, detail: D): D {
+  detail: D,
+): D {
   return {
     ...detail,
     job: redact.row(detail.job),
-    explain: shownExplain(redact, detail.explain, detail.job),
+    explain: detail.explain && shownExplanation(redact, detail.explain, detail.job),
   };
 }
 
@@ -78,8 +59,8 @@ export function shownPage<T extends RedactableRow, P extends { items: T[] }>(red
   return { ...page, items: page.items.map((row) => redact.row(row)) };
 }
 
-/** A schedule detail (`{ schedule, upcoming, history }`) with the schedule's args redacted. */
-export function shownScheduleDetail<D extends { schedule: unknown }>(redact: Redactor, detail: D): D {
+/** A schedule detail (`{ schedule, upcoming, history }`) with the schedule's args redacted as the job's. */
+export function shownScheduleDetail<D extends { schedule: Schedule }>(redact: Redactor, detail: D): D {
   return { ...detail, schedule: shownSchedule(redact, detail.schedule) };
 }
 
@@ -100,19 +81,4 @@ export type DeliveryListRow = Omit<WebhookDelivery, "payload" | "responseBody">;
 export function deliveryListRow(delivery: WebhookDelivery): DeliveryListRow {
   const { payload: _payload, responseBody: _body, ...rest } = delivery;
   return { ...rest, lastError: firstLine(rest.lastError) };
-}
-
-/**
- * A delivery's detail. Its payload was redacted when it was written; the job values it quotes (args,
- * result, error) go through this app's `redact` again, so what the dashboard shows follows its own rule.
- */
-export function shownDelivery(redact: Redactor, delivery: WebhookDelivery): WebhookDelivery {
-  const data = delivery.payload.data;
-  if (!redact.active || typeof data.jobName !== "string") return delivery;
-  const jobName = data.jobName;
-  const shown: Record<string, unknown> = { ...data };
-  if ("args" in data) shown.args = redact.value("args", data.args, jobName);
-  if ("result" in data) shown.result = redact.value("result", data.result, jobName);
-  if (typeof data.error === "string") shown.error = redact.error(data.error, jobName);
-  return { ...delivery, payload: { ...delivery.payload, data: shown } };
 }
