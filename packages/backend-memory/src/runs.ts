@@ -144,7 +144,8 @@ function settle(store: MemoryStore, items: readonly Settlement[], workerId: stri
     writeDeliveries(store, step.item.deliveries);
   }
   // The flow steps this call ended (done, dead-lettered): their flows move on together, as on every backend.
-  runFlow(store, settleFlows(items, applied, new Date(now)));
+  const flows = settleFlows(items, applied, () => new Date(now));
+  if (flows !== null) runFlow(store, flows);
   for (const queue of woken) store.wake(queue);
   store.finished(steps.filter((step) => step.kind !== "requeue").map((step) => step.job.id));
   return applied;

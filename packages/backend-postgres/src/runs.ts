@@ -235,7 +235,8 @@ async function settleWithFlows(ctx: PgContext, items: readonly Settlement[], enc
         const text = settleSql(encoded.parts, ctx.asyncOutcomes, forms[i] ?? CLEAR_KEYS, encoded.outbox);
         const res = await client.query<unknown[]>({ text, values: encoded.values, rowMode: "array" });
         const applied = settledFlags(items, encoded, res.rows);
-        await runFlow(clientRunner(client), settleFlows(items, applied, new Date()));
+        const flows = settleFlows(items, applied, () => new Date());
+        if (flows !== null) await runFlow(clientRunner(client), flows);
         return applied;
       });
     } catch (err) {

@@ -257,7 +257,8 @@ function settle(ctx: SqliteContext, items: readonly Settlement[], workerId: stri
       if (done) writeDeliveries(ctx, items[i]?.deliveries);
       return done;
     });
-    runFlow(ctx, settleFlows(items, flags, new Date()));
+    const flows = settleFlows(items, flags, () => new Date());
+    if (flows !== null) runFlow(ctx, flows);
     return flags;
   });
   for (const queue of wake) ctx.notify(queue);

@@ -12,6 +12,16 @@ export class Heap<T> {
     return this.items[0];
   }
 
+  /** How many items satisfy `pred`, counting up to `upTo` at most (in storage order: no pops). */
+  count(pred: (item: T) => boolean, upTo: number): number {
+    let n = 0;
+    for (const item of this.items) {
+      if (n >= upTo) break;
+      if (pred(item)) n++;
+    }
+    return n;
+  }
+
   push(item: T): void {
     const items = this.items;
     items.push(item);

@@ -92,6 +92,12 @@ export class Lane {
     }
   }
 
+  /** How many due jobs the lane holds, counted up to `upTo` (without popping: the order does not matter). */
+  countDue(now: number, upTo: number): number {
+    this.promote(now);
+    return this.ready.count((e) => isLive(e) && e.scheduledAt <= now, upTo);
+  }
+
   /** Remove the entry `peek` returned. */
   pop(): void {
     this.ready.pop();

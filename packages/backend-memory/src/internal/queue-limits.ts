@@ -4,7 +4,8 @@
  * writes. The claim is one synchronous step, so nothing else runs between the reads and the writes, and the
  * store locks nothing.
  *
- * For each limited queue the store reads its usage (the rate window's starts pruned first) and its first
+ * For each limited queue the store reads its usage (the rate window's starts pruned first; its due jobs counted
+ * in the lane's ready heap without popping, `Lane.countDue`, so a claim with no free slot walks nothing) and its first
  * claimable jobs, each group topped up to its cap in claim order (jobs without a group are not capped); for
  * the open queues their first due jobs (a k-way merge over their lanes). Every entry it looked at is put
  * back; it marks the chosen jobs processing and records the starts of rate-limited queues.
@@ -95,19 +96,12 @@ function claimStore(
     usage(queue, controls, dueUpTo) {
       const rate = controls.rateLimit;
       const starts = rate === null ? [] : startsOf(store, queue, rate.perMs, now);
-      let due = 0;
-      scan(
-        store.lanes.get(queue),
-        now,
-        () => due < dueUpTo,
-        () => due++,
-      );
       return {
         processing: store.counts.get(queue)?.processing ?? 0,
         startsInWindow: starts.length,
         windowOpensInMs:
           rate === null || starts.length === 0 ? null : Math.max(1, (starts[0] as number) + rate.perMs - now),
-        due,
+        due: store.lanes.get(queue)?.countDue(now, dueUpTo) ?? 0,
       };
     },
     pick(queue, controls, ask) {

@@ -309,6 +309,7 @@ export function settledSteps(
   items: readonly Settlement[],
   applied: readonly boolean[],
 ): { flowId: string; steps: FinishedStep[] }[] {
+  if (!items.some((item) => item.kind !== "requeue" && item.flow !== undefined)) return [];
   const byFlow = new Map<string, FinishedStep[]>();
   items.forEach((item, i) => {
     if (!applied[i] || item.kind === "requeue" || item.flow === undefined) return;
@@ -324,14 +325,20 @@ export function settledSteps(
 /**
  * The flow side of a settle call as one program: every applied `done` and `dead_letter` item of a flow step,
  * each flow's steps finished together (`finishSteps`), flows in id order. Every backend runs it once per
- * settle call, inside the settle's transaction, after the call's own writes.
+ * settle call, inside the settle's transaction, after the call's own writes; null when the call ended no flow
+ * step (the usual batch: nothing to run).
  */
-export function* settleFlows(
+export function settleFlows(
   items: readonly Settlement[],
   applied: readonly boolean[],
-  now: Date,
-): FlowProgram<void> {
-  for (const { flowId, steps } of settledSteps(items, applied)) yield* finishSteps(flowId, steps, now);
+  now: () => Date,
+): FlowProgram<void> | null {
+  const flows = settledSteps(items, applied);
+  if (flows.length === 0) return null;
+  const at = now();
+  return (function* () {
+    for (const { flowId, steps } of flows) yield* finishSteps(flowId, steps, at);
+  })();
 }
 
 /**

@@ -87,26 +87,30 @@ type Store = LimitedClaimStore;
 type Call = { [K in keyof Store]: { op: K; args: Parameters<Store[K]> } }[keyof Store];
 type ClaimProgram = Generator<Call, { jobs: { id: string }[]; capped: ClaimCap | null }, unknown>;
 
-function* call<K extends keyof Store>(
-  op: K,
-  ...args: Parameters<Store[K]>
-): Generator<Call, ReturnType<Store[K]>, unknown> {
-  return (yield { op, args } as Call) as ReturnType<Store[K]>;
+/**
+ * A store call to yield (`(yield call(...)) as Answer<K>`): yielded directly rather than through a delegated
+ * generator, since a claim is a hot path and each delegation would allocate one more generator.
+ */
+function call<K extends keyof Store>(op: K, ...args: Parameters<Store[K]>): Call {
+  return { op, args } as Call;
 }
 
+type Answer<K extends keyof Store> = ReturnType<Store[K]>;
+
 function* limitedClaim(request: LimitedClaimRequest): ClaimProgram {
-  const locked = yield* call("lockQueues", request.limited);
+  const locked = (yield call("lockQueues", request.limited)) as Answer<"lockQueues">;
   const budget = limitedBudget(request);
   const reads: LimitedQueueRead[] = [];
-  for (const queue of [...request.limited].sort()) {
+  const names = request.limited.length > 1 ? [...request.limited].sort() : request.limited;
+  for (const queue of names) {
     const controls = locked.get(queue);
     if (controls === undefined || controls.paused) continue;
-    const usage = yield* call("usage", queue, controls, budget + 1);
+    const usage = (yield call("usage", queue, controls, budget + 1)) as Answer<"usage">;
     const ask = Math.min(budget, queueSlots(controls, usage), usage.due);
-    const candidates = ask > 0 ? yield* call("pick", queue, controls, ask) : [];
+    const candidates = ask > 0 ? ((yield call("pick", queue, controls, ask)) as Answer<"pick">) : [];
     reads.push({ queue, limits: controls, usage, candidates });
   }
-  const open = yield* call("pickOpen", request.limit);
+  const open = (yield call("pickOpen", request.limit)) as Answer<"pickOpen">;
   const choice = chooseClaim(request, open, reads);
   if (choice.chosen.length === 0) return { jobs: [], capped: choice.capped };
   const starts = new Map<string, ClaimCandidate[]>();
@@ -114,10 +118,14 @@ function* limitedClaim(request: LimitedClaimRequest): ClaimProgram {
     const taken = choice.fromLimited.get(read.queue) ?? [];
     if (read.limits.rateLimit !== null && taken.length > 0) starts.set(read.queue, taken);
   }
-  const taken = new Map((yield* call("take", choice.chosen, starts)).map((job) => [job.id, job]));
-  // A chosen job another claim took meanwhile is left out; the rest keep the claim order.
-  const jobs = choice.chosen.flatMap((c) => taken.get(c.id) ?? []);
-  return { jobs, capped: choice.capped };
+  const taken = (yield call("take", choice.chosen, starts)) as Answer<"take">;
+  // Usually every chosen job, in claim order. Otherwise a chosen job another claim took meanwhile is left
+  // out, and the rest keep the claim order.
+  if (taken.length === choice.chosen.length && taken.every((job, i) => job.id === choice.chosen[i]?.id)) {
+    return { jobs: taken, capped: choice.capped };
+  }
+  const byId = new Map(taken.map((job) => [job.id, job]));
+  return { jobs: choice.chosen.flatMap((c) => byId.get(c.id) ?? []), capped: choice.capped };
 }
 
 /**
