@@ -5,7 +5,9 @@
  * the effects riding on it (the audit row, the `job.resurrected` deliveries), written only when the main write
  * changed a row. A flow step's dead letter is left alone by that statement, which says so (`step`): it is
  * replayed or purged in a transaction that runs core's flow program first (the step rejoins its flow, or its
- * dependents are cancelled), then the same fragments. A miss costs the one statement.
+ * dependents are cancelled), then the same fragments. A miss costs the one statement. A replay whose request
+ * says the row is a step's (`request.step`: core read the row) takes the step's transaction at once, and one
+ * that says it is not never looks for a step, so a replay takes one path, never the plain one and then the other.
  */
 import {
   type AuditRecord,
@@ -131,6 +133,8 @@ async function replay(
   audit: AuditRecord | undefined,
 ): Promise<string | null> {
   const effects: WriteEffects = { audit, deliveries: request.deliveries };
+  // A step's dead letter (core read the row) goes straight to the step's path: no plain attempt first.
+  if (request.step === true) return replayStep(ctx, id, request, effects);
   const statement = compose(
     [replayed(id, request, null), ...effectCtes(effects, "inserted")],
     replayAnswer(id),
@@ -142,7 +146,7 @@ async function replay(
   );
   const answer = res.rows[0];
   if (answer?.id) return answer.id;
-  return answer?.step ? replayStep(ctx, id, request, effects) : null;
+  return answer?.step && request.step === undefined ? replayStep(ctx, id, request, effects) : null;
 }
 
 const STEP_OF =

@@ -42,6 +42,12 @@ export interface ReplayRequest {
   traceContext: TraceContext | null;
   /** Webhook deliveries of `job.resurrected`, written in the replay's transaction when it applies. */
   deliveries?: readonly NewWebhookDelivery[];
+  /**
+   * Whether the row is a flow step's dead letter, as core read it (a row's flow never changes): `true` lets a
+   * backend take the step's path at once (the new job rejoins the flow), `false` the plain one. Absent: not
+   * known, the backend finds out itself.
+   */
+  step?: boolean;
 }
 
 export interface DeadLettersFacet {

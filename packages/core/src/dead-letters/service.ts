@@ -213,6 +213,7 @@ export class DeadLetterService {
       scheduledAt: job.scheduledAt,
       traceId: row.traceId,
       traceContext: row.traceContext,
+      step: row.flowId !== null,
     };
     const deliveries = this.rt.webhooks.rows("job.resurrected", () =>
       resurrectedData(row, newId, this.rt.options.redact),
