@@ -31,6 +31,8 @@ export function flowsFacet(store: MemoryStore): FlowsFacet<never> {
       const cancelled = runFlow(store, cancelFlow(id, new Date(store.now())));
       if (cancelled === null) return { cancelled: false, cancelledJobIds: [] };
       if (audit) writeAudit(store, audit);
+      // The cancelled jobs finished: waiters hear them, as after jobs.cancel.
+      store.finished(cancelled);
       return { cancelled: true, cancelledJobIds: cancelled };
     },
     stepOfJob: async (jobId) => {

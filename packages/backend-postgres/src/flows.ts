@@ -31,6 +31,7 @@ import {
   toStoredFlow,
   toStoredStep,
 } from "./internal/flow-store.js";
+import { FINISHED_CHANNEL, FINISHED_IDS_PER_NOTIFY } from "./internal/listen-client.js";
 import type { Row } from "./internal/rows.js";
 import { inTransaction, type PgTx, txRunner } from "./internal/tx.js";
 import { writeDeliveries } from "./internal/webhook-rows.js";
@@ -94,6 +95,8 @@ async function cancel(ctx: PgContext, id: string, audit: AuditRecord | undefined
         const cancelled = await runFlow(clientRunner(client), cancelFlow(id, new Date()));
         if (cancelled === null) return { cancelled: false, cancelledJobIds: [] };
         if (audit) await writeAudit(client, audit);
+        // The cancelled jobs finished: waiters hear them on the finished channel at commit, as after jobs.cancel.
+        await client.query(FINISHED_NOTIFY, [cancelled]);
         return { cancelled: true, cancelledJobIds: cancelled };
       });
     } catch (err) {
@@ -101,6 +104,11 @@ async function cancel(ctx: PgContext, id: string, audit: AuditRecord | undefined
     }
   }
 }
+
+// The ids in NOTIFYs of at most FINISHED_IDS_PER_NOTIFY (a payload under Postgres's 8000 bytes), as a settle sends.
+const FINISHED_NOTIFY = `SELECT pg_notify('${FINISHED_CHANNEL}', string_agg(id, ',')) FROM (
+    SELECT id, (row_number() OVER ()) / ${FINISHED_IDS_PER_NOTIFY} AS chunk FROM unnest($1::text[]) AS id) c
+  GROUP BY chunk`;
 
 const LOCK_OPEN_JOBS = `SELECT j.id FROM soniq_jobs j
   WHERE j.id IN (SELECT job_id FROM soniq_flow_steps WHERE flow_id = $1 AND state = 'queued')

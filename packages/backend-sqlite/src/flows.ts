@@ -43,14 +43,17 @@ export function flowsFacet(ctx: SqliteContext): FlowsFacet<SqliteTx> {
     get: (id) => runSync("flows.get", () => get(ctx, id)),
     list: (query) => runSync("flows.list", () => list(ctx, query)),
     cancel: (id, audit) =>
-      runSync("flows.cancel", () =>
-        immediate(ctx, () => {
+      runSync("flows.cancel", () => {
+        const result = immediate(ctx, () => {
           const cancelled = runFlow(ctx, cancelFlow(id, new Date()));
           if (cancelled === null) return { cancelled: false, cancelledJobIds: [] };
           if (audit) writeAudit(ctx, audit);
           return { cancelled: true, cancelledJobIds: cancelled };
-        }),
-      ),
+        });
+        // The cancelled jobs finished (committed): waiters hear them, as after jobs.cancel.
+        ctx.finished(result.cancelledJobIds);
+        return result;
+      }),
     stepOfJob: (jobId) => runSync("flows.stepOfJob", () => stepOfJob(ctx, jobId)),
     parents: (flowId, ref) => runSync("flows.parents", () => parents(ctx, flowId, ref)),
     notifyFinished: (limit, deliveries) =>

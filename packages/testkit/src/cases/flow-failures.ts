@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { PermanentError } from "@soniq/core";
 import { defineCase } from "../define-case.js";
+import { eventually } from "../eventually.js";
 import { app, stateOf, stepStates } from "./flow-support.js";
 import { deepEqual, equal } from "./helpers.js";
 
@@ -186,6 +187,33 @@ export const flowFailureCases = [
       const audit = await soniq.audit.list({ action: "flow.cancel", limit: 1000 });
       const row = audit.find((r) => r.target === started.id && r.outcome === "ok");
       equal(row?.actor, "kit", "audited with the actor");
+    },
+  }),
+  defineCase({
+    id: "flows/cancel-announces-finished",
+    title:
+      "flows.cancel announces the jobs it cancelled to subscribeFinished, as jobs.cancel does (a waitFor on one hears it)",
+    async run(ctx) {
+      const { soniq } = app(ctx);
+      soniq.job("flow.ok", async () => null);
+      const heard = new Set<string>();
+      const unsubscribe = await ctx.backend.wakeUps.subscribeFinished((ids) => {
+        for (const id of ids) heard.add(id);
+      });
+      ctx.defer(unsubscribe);
+      const started = await soniq.flows.start({
+        steps: { a: { job: "flow.ok" }, b: { job: "flow.ok" }, c: { job: "flow.ok", dependsOn: ["a", "b"] } },
+      });
+      const queued = [started.jobs.a, started.jobs.b] as string[];
+      equal(await soniq.flows.cancel(started.id), true, "setup: the flow is cancelled");
+      await eventually(
+        () =>
+          assert.ok(
+            queued.every((id) => heard.has(id)),
+            `flows.cancel cancelled the queued jobs ${queued.join(", ")}; subscribeFinished heard ${[...heard].join(", ") || "nothing"}`,
+          ),
+        { timeoutMs: 5000 },
+      );
     },
   }),
   defineCase({
