@@ -69,6 +69,8 @@ const signed = (request: Receiver["requests"][number], secret: string): boolean 
     payload: request.body,
     signature: String(request.headers["x-webhook-signature"]),
     timestamp: String(request.headers["x-webhook-timestamp"]),
+    deliveryId: String(request.headers["x-webhook-delivery"]),
+    event: String(request.headers["x-webhook-event"]),
     secret,
   });
 

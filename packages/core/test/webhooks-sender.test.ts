@@ -2,6 +2,7 @@
  * One delivery attempt. A webhook's host is vetted by the connection that sends the delivery, not only by a
  * check before it: a name that resolves to a public address for the check and to a private one for the
  * connection (DNS rebinding) never reaches the private address. An attempt ends at the endpoint's timeoutMs.
+ * The request's signature covers its delivery id and event headers.
  */
 import type { LookupAddress } from "node:dns";
 import { createServer } from "node:http";
@@ -10,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { StoredWebhookEndpoint } from "../src/contract/index.js";
 import { secretBox } from "../src/webhooks/secrets.js";
 import { sendWebhook } from "../src/webhooks/sender.js";
+import { verifyWebhookSignature } from "../src/webhooks/signature.js";
 import { publicOnlyLookup, type Resolver } from "../src/webhooks/targets.js";
 
 const PUBLIC: LookupAddress = { address: "93.184.216.34", family: 4 };
@@ -138,5 +140,41 @@ describe("webhooks/rebinding", () => {
     expect(sent).toMatchObject({ ok: true, status: 200 });
     // The 60 s limit of the answered attempt is cleared with it, not left to run out.
     expect(timers()).toBeLessThanOrEqual(before);
+  });
+});
+
+describe("webhooks/sender-signature", () => {
+  it("webhooks/sender-signs-delivery-and-event: the request's v2 signature covers its delivery id and event headers", async () => {
+    const received: { headers: Record<string, string | string[] | undefined>; body: string }[] = [];
+    const port = await listening((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        received.push({ headers: req.headers, body: Buffer.concat(chunks).toString("utf8") });
+        res.end("ok");
+      });
+    });
+    const { box, endpoint, delivery } = attemptOf(`http://127.0.0.1:${port}/hook`);
+    expect(await sendWebhook(endpoint, delivery, { secrets: box, allowPrivateNetworks: true })).toMatchObject(
+      {
+        ok: true,
+      },
+    );
+    const [request] = received;
+    const h = request?.headers ?? {};
+    expect(h["x-webhook-delivery"]).toBe(delivery.id);
+    expect(h["x-webhook-event"]).toBe("job.completed");
+    expect(h["x-webhook-signature"]).toMatch(/^v2=[0-9a-f]{64}$/);
+    const check = {
+      payload: request?.body ?? "",
+      signature: String(h["x-webhook-signature"]),
+      timestamp: String(h["x-webhook-timestamp"]),
+      deliveryId: String(h["x-webhook-delivery"]),
+      event: String(h["x-webhook-event"]),
+      secret: "whsec_unit_0123456789",
+    };
+    expect(verifyWebhookSignature(check)).toBe(true);
+    expect(verifyWebhookSignature({ ...check, deliveryId: crypto.randomUUID() })).toBe(false);
+    expect(verifyWebhookSignature({ ...check, event: "job.failed" })).toBe(false);
   });
 });

@@ -237,6 +237,8 @@ describe.each(targets)("webhooks on $name", (target) => {
           payload: request.body,
           signature: String(request.headers["x-webhook-signature"]),
           timestamp: String(request.headers["x-webhook-timestamp"]),
+          deliveryId: String(request.headers["x-webhook-delivery"]),
+          event: String(request.headers["x-webhook-event"]),
           secret: ENDPOINT_SECRET,
         }),
       ).toBe(true);

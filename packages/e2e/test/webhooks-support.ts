@@ -21,8 +21,8 @@ export interface Receiver {
   requests: Received[];
   /** The statuses to answer with, in order; the last repeats. */
   answer(...statuses: number[]): void;
-  /** Requests whose signature verifies with `secret`. */
-  signedWith(secret: string): Received[];
+  /** Requests whose signature verifies with `secret` (or any of several, as a receiver rotating its secret). */
+  signedWith(secret: string | readonly string[]): Received[];
   close(): Promise<void>;
 }
 
@@ -67,6 +67,8 @@ export async function receiver(statuses: number[] = [200]): Promise<Receiver> {
           payload: r.body,
           signature: r.headers["x-webhook-signature"] as string,
           timestamp: r.headers["x-webhook-timestamp"] as string,
+          deliveryId: r.headers["x-webhook-delivery"] as string,
+          event: r.headers["x-webhook-event"] as string,
           secret,
         }),
       );

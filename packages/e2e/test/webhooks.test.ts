@@ -5,7 +5,14 @@
  * plain text; bad input is refused with typed errors and writes nothing.
  */
 
-import { PermanentError, Soniq, type SoniqOptions, type WebhookEvent } from "@soniq/core";
+import { randomUUID } from "node:crypto";
+import {
+  PermanentError,
+  Soniq,
+  type SoniqOptions,
+  verifyWebhookSignature,
+  type WebhookEvent,
+} from "@soniq/core";
 import { manualClock } from "@soniq/testkit";
 import { describe, expect, it } from "vitest";
 import { ALL_KINDS, eventually, matrixHarness, uniqueName } from "./runtime-support.js";
@@ -109,6 +116,23 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("webhooks o
     expect(r.requests.map((q) => q.deliveryId).sort()).toEqual(stored.map((d) => d.id).sort());
     expect(r.signedWith(SECRET)).toHaveLength(r.requests.length);
     expect(r.signedWith("another-secret-entirely")).toHaveLength(0);
+    // The delivery id and the event are signed: a captured request re-sent as another delivery, or as
+    // another event, does not verify.
+    for (const q of r.requests) {
+      const check = {
+        payload: q.body,
+        signature: q.headers["x-webhook-signature"] as string,
+        timestamp: q.headers["x-webhook-timestamp"] as string,
+        deliveryId: q.deliveryId,
+        event: q.event,
+        secret: SECRET,
+      };
+      expect(verifyWebhookSignature(check)).toBe(true);
+      expect(verifyWebhookSignature({ ...check, deliveryId: randomUUID() })).toBe(false);
+      expect(
+        verifyWebhookSignature({ ...check, event: q.event === "job.failed" ? "job.retried" : "job.failed" }),
+      ).toBe(false);
+    }
     for (const q of r.requests) {
       expect(Object.keys(q.payload).sort()).toEqual(["data", "event", "metadata", "timestamp"]);
       expect(q.payload.event).toBe(q.event);
@@ -288,6 +312,8 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))("webhooks o
     // The rotated secret signs: the receiver's requests verify with it, not with the first.
     expect(r.signedWith(`${SECRET}-rotated`)).toHaveLength(r.requests.length);
     expect(r.signedWith(SECRET)).toHaveLength(0);
+    // A receiver in the middle of the rotation holds both secrets and accepts the requests.
+    expect(r.signedWith([SECRET, `${SECRET}-rotated`])).toHaveLength(r.requests.length);
   }, 20_000);
 
   it("webhooks/bad-input-typed-errors: a bad URL, an unknown event, a private target and a missing secretKey are refused; nothing is written", async () => {

@@ -108,7 +108,12 @@ export async function sendWebhook(
           "x-webhook-event": delivery.event,
           "x-webhook-delivery": delivery.id,
           "x-webhook-timestamp": timestamp,
-          "x-webhook-signature": signWebhook(secret, timestamp, body),
+          "x-webhook-signature": signWebhook(secret, {
+            timestamp,
+            deliveryId: delivery.id,
+            event: delivery.event,
+            body,
+          }),
         },
       },
       body,
