@@ -58,6 +58,54 @@ export const flowFailureCases = [
     },
   }),
   defineCase({
+    id: "flows/replayed-parent-counts-once",
+    title:
+      "a fan-in step waits for every parent: a dead-lettered parent replayed and done counts once, so the child still waits for an open one",
+    async run(ctx) {
+      const { soniq, drain } = app(ctx);
+      let failA = true;
+      soniq.job("flow.a", async () => {
+        if (failA) throw new PermanentError("not yet");
+        return "a";
+      });
+      soniq.job("flow.ok", async () => null);
+      // c runs on a queue the drain never reads: it stays open while a is replayed and done.
+      const parked = ctx.queue("parked");
+      const started = await soniq.flows.start({
+        steps: {
+          a: { job: "flow.a" },
+          b: { job: "flow.ok" },
+          c: { job: "flow.ok", options: { queue: parked } },
+          d: { job: "flow.ok", dependsOn: ["a", "b", "c"] },
+        },
+      });
+      await drain();
+      deepEqual(
+        await stepStates(soniq, started.id),
+        { a: "dead_lettered", b: "done", c: "queued", d: "held" },
+        "setup: a dead-lettered holds d; b done; c open on its own queue",
+      );
+      failA = false;
+      assert.ok(await soniq.deadLetters.replay(started.jobs.a as string), "setup: a replayed");
+      await drain();
+      const states = await stepStates(soniq, started.id);
+      deepEqual(
+        { a: states.a, b: states.b, c: states.c },
+        { a: "done", b: "done", c: "queued" },
+        "a's replay ran and is done, b done, c still open",
+      );
+      assert.ok(
+        states.d === "waiting" || states.d === "held",
+        `a's replay done and b done count once each, so d still waits for c; a parent counted twice releases d early (d is ${states.d})`,
+      );
+      equal(
+        (await soniq.jobs.get(started.jobs.d as string))?.status ?? null,
+        null,
+        "d's job is not written (not queued, not run) while c is open",
+      );
+    },
+  }),
+  defineCase({
     id: "flows/purge-cancels-held",
     title:
       "purging a held parent's dead letter cancels the held dependents (parent_purged) and the flow ends failed",
