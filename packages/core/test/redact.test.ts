@@ -1,5 +1,6 @@
 /** `redact`: what operators see of args, results, progress and errors; the handler and the store keep the truth. */
 import { describe, expect, it } from "vitest";
+import { PermanentError } from "../src/index.js";
 import { createRedactor, REDACTED, REDACTION_FAILED } from "../src/observability/redact.js";
 import { memoryApps } from "./memory.js";
 
@@ -120,5 +121,28 @@ describe("redact/option", () => {
       user: "ann",
       password: REDACTED,
     });
+  });
+});
+
+describe("redact/export", () => {
+  it("redact/dead-letter-export: deadLetters.export writes rows through redact, as every operator view shows them", async () => {
+    const soniq = app({ redact: ["password"] });
+    const login = soniq.job("users.login", async (args: { user: string; password: string }) => {
+      throw new PermanentError(`login failed for ${args.user} with password ${args.password}`);
+    });
+    await login.enqueue({ user: "ann", password: "hunter2-secret" });
+    await soniq.worker().runOnce();
+    const text = await soniq.deadLetters.export();
+    const rows = text
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(rows).toHaveLength(1);
+    expect(rows[0].args).toEqual({ user: "ann", password: REDACTED });
+    expect(text).not.toContain("hunter2-secret");
+    const lines: string[] = [];
+    const sink = { write: (line: string) => (lines.push(line), true), once: () => sink };
+    expect(await soniq.deadLetters.export(undefined, sink)).toBe(1);
+    expect(lines.join("")).not.toContain("hunter2-secret");
   });
 });

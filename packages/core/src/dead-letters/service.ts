@@ -230,7 +230,8 @@ export class DeadLetterService {
   }
 
   /**
-   * Every matching row as JSON lines (one object per line, dates as ISO strings), newest first.
+   * Every matching row as JSON lines (one object per line, dates as ISO strings), newest first, through the
+   * app's `redact` (args, result, progress and last error as operators see them).
    * Without `limit` in the filter, all matching rows are exported (paged internally).
    * With a destination, writes the lines to it (respecting back-pressure) and returns the row count;
    * without one, returns the text.
@@ -266,7 +267,8 @@ export class DeadLetterService {
       if (limit <= 0) break;
       const rows = await this.rt.backend.deadLetters.list({ ...page, limit });
       for (const row of rows) {
-        const line = `${JSON.stringify(row)}\n`;
+        // Shown through `redact`, as every operator view shows a row (the store keeps the truth).
+        const line = `${JSON.stringify(this.rt.options.redact.row(row))}\n`;
         if (!destination) chunks.push(line);
         else if (!destination.write(line)) await new Promise<void>((r) => destination.once("drain", r));
       }
