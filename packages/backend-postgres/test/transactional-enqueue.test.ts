@@ -124,6 +124,28 @@ describe("transactional enqueue with a pg client", () => {
     expect(await jobExists(job.id)).toBe(false);
   });
 
+  it("knows a never-connected client of another copy of pg by its shape (instanceof fails across copies)", async () => {
+    // What a second copy of pg in node_modules hands over: a Client of another class, the same fields.
+    class OtherCopyClient {
+      readonly connectionParameters = { host: "127.0.0.1" };
+      _connected = false;
+      _ending = false;
+      connect(): Promise<void> {
+        return Promise.resolve();
+      }
+      query(): Promise<never> {
+        return new Promise(() => {}); // pg queues it until connect(): forever, for a client nobody connects
+      }
+    }
+    const job = newJob({ queue: "tx_other_copy" });
+    const err = await backend.jobs
+      .enqueue(job, { tx: new OtherCopyClient() as unknown as pg.Client })
+      .catch((e: unknown) => e);
+    expect(isSoniqError(err, "SONIQ_TRANSACTION_UNSUPPORTED")).toBe(true);
+    expect(String((err as Error).message)).toMatch(/not connected/);
+    expect(await jobExists(job.id)).toBe(false);
+  });
+
   it("refuses something that is not a database handle", async () => {
     const err = await backend.jobs.enqueue(newJob(), { tx: {} as pg.PoolClient }).catch((e) => e);
     expect(isSoniqError(err, "SONIQ_TRANSACTION_UNSUPPORTED")).toBe(true);

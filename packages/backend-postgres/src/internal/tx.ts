@@ -54,10 +54,24 @@ function unsupported(reason: string): SoniqError {
  * node-postgres queues a query on a client that is not connected yet until it connects, which for a client
  * nobody connects is forever; an ended one rejects with an untyped error. A transaction's client is
  * connected by definition, so anything else is refused at once. The state lives in pg's (stable since
- * 8.0) `_connected` / `_ending` fields; a client-like handle without them is taken as it is.
+ * 8.0) `_connected` / `_ending` fields; a client-like handle without them is taken as it is. A client is known
+ * by its shape, not by `instanceof pg.Client`: the application's pg is often another copy than this package's
+ * (pg is a plain dependency), and a Client of that copy fails `instanceof` but hangs all the same.
  */
+function isPgClient(x: unknown): boolean {
+  if (x instanceof pg.Client) return true;
+  if (typeof x !== "object" || x === null) return false;
+  const c = x as { query?: unknown; connect?: unknown };
+  return (
+    typeof c.query === "function" &&
+    typeof c.connect === "function" &&
+    "connectionParameters" in x &&
+    "_connected" in x
+  );
+}
+
 function notQueryable(client: unknown): string | null {
-  if (!(client instanceof pg.Client)) return null;
+  if (!isPgClient(client)) return null;
   const state = client as unknown as { _connected?: unknown; _ending?: unknown };
   if (state._ending === true) return "is a pg client that was ended (closed)";
   if (state._connected === false)
