@@ -146,3 +146,16 @@ describe("redact/export", () => {
     expect(lines.join("")).not.toContain("hunter2-secret");
   });
 });
+
+describe("redact/depth", () => {
+  it("redact/fails-closed-deep: a subtree deeper than the walk is hidden whole, not shown unredacted", () => {
+    const redact = createRedactor(["**.password"]);
+    let deep: Record<string, unknown> = { password: "hunter2-deep", note: "x" };
+    for (let i = 0; i < 70; i++) deep = { next: deep };
+    const shown = JSON.stringify(redact.row({ jobName: "a", args: deep }).args);
+    expect(shown).not.toContain("hunter2-deep");
+    expect(shown).toContain(REDACTED);
+    // Shallow values are still shown as they are.
+    expect(redact.row({ jobName: "a", args: { a: { b: 1 } } }).args).toEqual({ a: { b: 1 } });
+  });
+});

@@ -132,7 +132,9 @@ function pathRedactor(paths: readonly string[]): Redactor {
       collect(value, secrets, 0);
       return REDACTED;
     }
-    if (typeof value !== "object" || value === null || path.length >= MAX_DEPTH) return value;
+    if (typeof value !== "object" || value === null) return value;
+    // Deeper than the walk goes, nothing could be checked: the subtree is hidden whole (fail closed).
+    if (path.length >= MAX_DEPTH && !(value instanceof Date)) return REDACTED;
     if (Array.isArray(value)) return value.map((v, i) => walk(v, [...path, String(i)], secrets));
     if (value instanceof Date) return value;
     const out: Record<string, unknown> = {};
