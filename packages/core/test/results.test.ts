@@ -1,6 +1,6 @@
 /** `soniq.jobs.waitFor()` and `handle.result()` on the memory backend (the SQL backends: e2e results-*.test.ts). */
-import { describe, expect, expectTypeOf, it } from "vitest";
-import type { FinishedListener } from "../src/contract/index.js";
+import { describe, expect, expectTypeOf, it, vi } from "vitest";
+import type { FinishedListener, JobListQuery } from "../src/contract/index.js";
 import { isSoniqError, type JobOutcome, PermanentError } from "../src/index.js";
 import { memoryApps, memoryBackend, overriding } from "./memory.js";
 import { gate, rejection } from "./support.js";
@@ -124,12 +124,20 @@ describe("results/wait-for", () => {
         }
         return base.jobs.get(id);
       },
+      list: async (query: JobListQuery) => {
+        const rows = await base.jobs.list(query);
+        if (!rows.some((row) => row.id === hideOnce)) return rows;
+        hideOnce = "";
+        return rows.filter((row) => row.id !== jobsA);
+      },
     });
+    let jobsA = "";
     const soniq = app({}, backend);
     soniq.job("results.step", async () => "stepped");
     const { jobs } = await soniq.flows.start({ steps: { a: { job: "results.step" } } });
     await soniq.worker().runOnce();
-    hideOnce = jobs.a as string;
+    jobsA = jobs.a as string;
+    hideOnce = jobsA;
     expect(await soniq.jobs.waitFor(jobs.a as string, { timeoutMs: 5000 })).toEqual({
       status: "done",
       result: "stepped",
@@ -159,6 +167,36 @@ describe("results/wait-for", () => {
     await soniq.close();
     expect(isSoniqError(await rejection(waiting), "SONIQ_CLOSED")).toBe(true);
     expect(isSoniqError(await rejection(soniq.jobs.waitFor(id)), "SONIQ_CLOSED")).toBe(true);
+  });
+
+  it("results/first-reads-batched: 200 waiters arriving together make a few reads by id, not 200", async () => {
+    const base = memoryBackend();
+    let gets = 0;
+    const lists: number[] = [];
+    const counted = overriding(base, "jobs", {
+      get: async (id: string) => {
+        gets++;
+        return base.jobs.get(id);
+      },
+      list: async (query: JobListQuery) => {
+        lists.push(query.ids?.length ?? 0);
+        return base.jobs.list(query);
+      },
+    });
+    const soniq = app({}, counted);
+    soniq.job("results.many", async (args: { i: number }) => args.i);
+    const handles = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => soniq.jobs.enqueue("results.many", { i })),
+    );
+    const outcomes = Promise.all(handles.map((h) => h.result({ timeoutMs: 10_000 })));
+    // Every waiter's first read has answered "pending" once two lists of 100 ids ran.
+    await vi.waitFor(() => expect(lists.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(200));
+    expect(gets).toBe(0);
+    expect(lists).toEqual([100, 100]);
+    await soniq.worker({ concurrency: 50 }).runOnce();
+    expect((await outcomes).map((o) => (o.status === "done" ? o.result : null))).toEqual(
+      Array.from({ length: 200 }, (_, i) => i),
+    );
   });
 
   it("results/one-subscription: 200 waiters share one finished-job subscription, dropped after the last", async () => {

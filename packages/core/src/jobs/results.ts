@@ -23,9 +23,11 @@
  */
 
 import { SoniqError } from "../common/errors.js";
+import { isJobId } from "../common/ids.js";
 import type { Logger } from "../common/logger.js";
-import type { DeadLetterReason } from "../common/types.js";
+import type { DeadLetterJob, DeadLetterReason, Job } from "../common/types.js";
 import type { EnqueueResult, GuardedBackend } from "../contract/index.js";
+import { deadLetterListQuery, jobListQuery } from "./queries.js";
 
 /** A job's terminal outcome. `result` is what the handler returned (as stored: JSON). */
 export type JobOutcome<TResult = unknown> =
@@ -50,8 +52,10 @@ export interface EnqueueHandle<TResult = unknown> extends EnqueueResult {
 export const SAFETY_POLL_MS = 5000;
 /** Without such notifications: how often the shared loop re-reads the waited ids. */
 export const FALLBACK_POLL_MS = 250;
-/** Reads in flight at once during a poll (the pool serves the rest of the app meanwhile). */
+/** Reads in flight at once for ids read one by one (the pool serves the rest of the app meanwhile). */
 const READS_AT_ONCE = 8;
+/** Ids read by one `jobs.list({ ids })` (and one `deadLetters.list({ ids })` for those not in it). */
+const IDS_PER_READ = 100;
 
 interface Waiter {
   resolve(outcome: JobOutcome): void;
@@ -59,6 +63,20 @@ interface Waiter {
 }
 
 type Read = JobOutcome | "pending" | "missing";
+
+function jobRead(job: Job): Read {
+  if (job.status === "done") return { status: "done", result: job.result ?? null };
+  if (job.status === "cancelled") return { status: "cancelled" };
+  return "pending";
+}
+
+function deadRead(dead: DeadLetterJob): Read {
+  return {
+    status: "dead_letter",
+    reason: dead.deadLetterReason as DeadLetterReason,
+    lastError: dead.lastError,
+  };
+}
 
 function waitOptions(options: unknown): WaitForOptions {
   if (options === undefined) return {};
@@ -90,6 +108,8 @@ export class ResultWaiters {
   #subscribed = false;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  /** Ids whose first read is due: read together on the next turn (200 waiters are a few reads, not 200). */
+  readonly #firstReads = new Set<string>();
 
   constructor(
     private readonly backend: GuardedBackend<unknown>,
@@ -147,7 +167,7 @@ export class ResultWaiters {
       }
       this.#add(key, waiter);
       // Listening first, then the first read: a job finishing in between is seen by one or the other.
-      void this.#subscribe().then(() => this.#check([key]));
+      void this.#subscribe().then(() => this.#readFirst(key));
     });
   }
 
@@ -239,11 +259,66 @@ export class ResultWaiters {
     if (waited.length > 0) void this.#check(waited);
   }
 
-  /** Reads each id (a few at a time) and ends its waiters when it finished or is missing. */
-  async #check(ids: readonly string[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += READS_AT_ONCE) {
-      await Promise.all(ids.slice(i, i + READS_AT_ONCE).map((id) => this.#checkOne(id)));
+  /** Queues `id`'s first read; the ids queued in the same turn are read together. */
+  #readFirst(id: string): void {
+    if (this.#firstReads.size === 0) {
+      setImmediate(() => {
+        const ids = [...this.#firstReads];
+        this.#firstReads.clear();
+        void this.#check(ids);
+      });
     }
+    this.#firstReads.add(id);
+  }
+
+  /**
+   * Reads the ids and ends the waiters of each that finished or is missing: job ids in batches (one
+   * `jobs.list({ ids })` and one `deadLetters.list({ ids })` for a hundred), anything else one by one.
+   */
+  async #check(ids: readonly string[]): Promise<void> {
+    const waited = ids.filter((id) => this.#waiting.has(id));
+    const batched = waited.filter((id) => isJobId(id));
+    for (let i = 0; i < batched.length; i += IDS_PER_READ) {
+      const chunk = batched.slice(i, i + IDS_PER_READ);
+      let reads: Map<string, Read>;
+      try {
+        reads = await this.#readMany(chunk);
+      } catch (err) {
+        // A failed read is retried by the next poll; the waiters' own timeouts still apply.
+        this.logger.warn(
+          { err, jobIds: chunk },
+          "waitFor: reading the jobs failed; retrying at the next poll",
+        );
+        continue;
+      }
+      for (const [id, read] of reads) this.#end(id, read);
+    }
+    const single = waited.filter((id) => !isJobId(id));
+    for (let i = 0; i < single.length; i += READS_AT_ONCE) {
+      await Promise.all(single.slice(i, i + READS_AT_ONCE).map((id) => this.#checkOne(id)));
+    }
+  }
+
+  /** The ids' states: their job rows, then the dead letters of the ids not found, then flow steps one by one. */
+  async #readMany(ids: readonly string[]): Promise<Map<string, Read>> {
+    const reads = new Map<string, Read>();
+    const jobs = await this.backend.jobs.list(jobListQuery({ ids, limit: ids.length }));
+    for (const job of jobs) reads.set(job.id, jobRead(job));
+    // Not in soniq_jobs: moved to the dead-letter table (the move is atomic, so it is there now), or absent.
+    const rest = ids.filter((id) => !reads.has(id));
+    if (rest.length > 0) {
+      const dead = await this.backend.deadLetters.list(
+        deadLetterListQuery({ ids: rest, limit: rest.length }),
+      );
+      for (const row of dead) reads.set(row.id, deadRead(row));
+    }
+    const absent = ids.filter((id) => !reads.has(id));
+    for (let i = 0; i < absent.length; i += READS_AT_ONCE) {
+      const chunk = absent.slice(i, i + READS_AT_ONCE);
+      const steps = await Promise.all(chunk.map((id) => this.#readStep(id, false)));
+      chunk.forEach((id, k) => reads.set(id, steps[k] ?? "missing"));
+    }
+    return reads;
   }
 
   async #checkOne(id: string): Promise<void> {
@@ -256,7 +331,12 @@ export class ResultWaiters {
       this.logger.warn({ err, jobId: id }, "waitFor: reading the job failed; retrying at the next poll");
       return;
     }
-    if (read === "pending") return;
+    this.#end(id, read);
+  }
+
+  /** Ends the waiters of `id` when `read` is an outcome or says the job is missing. */
+  #end(id: string, read: Read): void {
+    if (read === "pending" || !this.#waiting.has(id)) return;
     const waiters = [...(this.#waiting.get(id) ?? [])];
     if (read === "missing") {
       const err = new SoniqError(
@@ -272,17 +352,10 @@ export class ResultWaiters {
 
   async #read(id: string, again = false): Promise<Read> {
     const job = await this.backend.jobs.get(id);
-    if (job?.status === "done") return { status: "done", result: job.result ?? null };
-    if (job?.status === "cancelled") return { status: "cancelled" };
-    if (job) return "pending";
+    if (job) return jobRead(job);
     // Not in soniq_jobs: moved to the dead-letter table (the move is atomic, so it is there now), or absent.
     const dead = await this.backend.deadLetters.get(id);
-    if (!dead) return this.#readStep(id, again);
-    return {
-      status: "dead_letter",
-      reason: dead.deadLetterReason as DeadLetterReason,
-      lastError: dead.lastError,
-    };
+    return dead ? deadRead(dead) : this.#readStep(id, again);
   }
 
   /**
