@@ -24,6 +24,18 @@ describe("soniq with the app's redact", () => {
       { user: "bad", password: "hunter3" },
       { queue: "secrets" },
     );
+    // A flow step held by a dead-lettered parent: explain quotes the parent's error (issue 43).
+    const flow = await local.flows.start({
+      steps: {
+        a: { job: "secret.login", args: { user: "bad", password: "hunter4" }, options: { queue: "secrets" } },
+        b: {
+          job: "secret.login",
+          args: { user: "ann", password: "hunter5" },
+          options: { queue: "secrets" },
+          dependsOn: ["a"],
+        },
+      },
+    });
     const worker = start(["worker", REDACTED_APP, "--queues", "secrets", "--schedules"], {
       cwd: s.db.dir,
       env: { SONIQ_DATABASE_URL: s.db.url },
@@ -32,6 +44,12 @@ describe("soniq with the app's redact", () => {
       await eventually(async () => expect(await local.deadLetters.get(bad.id)).not.toBeNull(), {
         timeoutMs: 20_000,
       });
+      await eventually(
+        async () => expect(await local.deadLetters.get(flow.jobs.a as string)).not.toBeNull(),
+        {
+          timeoutMs: 20_000,
+        },
+      );
       await eventually(async () => expect((await local.jobs.get(ok.id))?.status).toBe("done"), {
         timeoutMs: 20_000,
       });
@@ -56,6 +74,7 @@ describe("soniq with the app's redact", () => {
       withModule("dead-letter", "export", "--queue", "secrets", "--format", "csv"),
       withModule("schedules", "show", "secret.nightly", "--json"),
       withModule("schedules", "list", "--json"),
+      withModule("jobs", "explain", flow.jobs.b as string, "--json"),
     ]);
     for (const r of outputs) {
       expect(r.code, r.stderr).toBe(0);
@@ -63,6 +82,8 @@ describe("soniq with the app's redact", () => {
     }
     expect(outputs[1]?.stdout).toContain('"password": "[redacted]"');
     expect(outputs[4]?.stdout).toContain("login refused for password [redacted]");
+    expect(outputs[10]?.stdout).toContain("held_by_dead_letter");
+    expect(outputs[10]?.stdout).toContain("login refused for password [redacted]");
     // Without the module the CLI has no redact: the store kept the real values.
     const plain = await s.cli("jobs", "show", ok.id, "--json");
     expect(plain.stdout).toContain("hunter2");

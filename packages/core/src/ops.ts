@@ -3,7 +3,8 @@
  * operator builds): the version, the name pattern and the ended flow states they check against, the most ids
  * a list filter takes, how ids, durations, queue states, progress and worker counts read, how a typed duration
  * or `since` reads, the liveness words and thresholds behind `workers.list()`, the check of a replay against
- * the task registry, and the redaction a surface applies to what it shows. Applications import `@soniq/core`.
+ * the task registry, the redaction a surface applies to what it shows, and what its search matches while
+ * redacting. Applications import `@soniq/core`.
  */
 export type { ResolvedSoniqOptions } from "./app/options.js";
 export { JOB_NAME_PATTERN } from "./common/names.js";
@@ -13,8 +14,16 @@ export type { LineSink } from "./dead-letters/service.js";
 export { MAX_FILTER_IDS } from "./jobs/queries.js";
 export type { RedactableRow, Redactor } from "./observability/redact.js";
 export { parseDuration, parsePastInstant } from "./ops/instants.js";
-export { shownDelivery, shownExplanation, shownSchedule } from "./ops/redaction.js";
+export {
+  type ExplainSource,
+  type QuotedRow,
+  shownDelivery,
+  shownExplanation,
+  shownExplanationOf,
+  shownSchedule,
+} from "./ops/redaction.js";
 export { replayRefusal } from "./ops/registered.js";
+export { type SearchableFilter, searchFilter, searchWords } from "./ops/search.js";
 export { SHORT_ID_LENGTH, shortId } from "./ops/short-id.js";
 export {
   durationWords,

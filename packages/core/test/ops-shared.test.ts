@@ -1,15 +1,20 @@
 /** What the operator surfaces share from `@soniq/core/ops`: typed durations and instants, the replay check, redaction. */
 import { describe, expect, it } from "vitest";
-import type { Explanation, WebhookDelivery } from "../src/index.js";
+import { type Explanation, PermanentError, type WebhookDelivery } from "../src/index.js";
 import { createRedactor, REDACTED } from "../src/observability/redact.js";
 import {
   parseDuration,
   parsePastInstant,
   replayRefusal,
+  searchFilter,
   shownDelivery,
   shownExplanation,
+  shownExplanationOf,
   shownSchedule,
 } from "../src/ops.js";
+import { memoryApps } from "./memory.js";
+
+const app = memoryApps();
 
 describe("ops/instants", () => {
   it("ops/parse-duration: ms, s, m, h, d (spaces allowed); anything else is null", () => {
@@ -84,8 +89,63 @@ describe("ops/redaction", () => {
     const shown = shownExplanation(redact, explanation, row);
     expect(shown.reasons[0]?.evidence).toEqual({ lastError: `denied for ${REDACTED}`, attempt: 2 });
     expect(shown.reasons[1]).toBe(explanation.reasons[1]);
-    expect(shownExplanation(redact, explanation, null)).toBe(explanation);
     expect(shownExplanation(none, explanation, row)).toBe(explanation);
+  });
+
+  it("ops/shown-explanation-fails-closed: evidence with no row it came from shows no error text", () => {
+    const explanation: Explanation = {
+      status: "held",
+      verdict: "held",
+      reasons: [
+        {
+          code: "held_by_dead_letter",
+          message: "held",
+          evidence: {
+            deadLetterId: "0193c6e2-0000-7000-8000-000000000001",
+            lastError: "denied for p4ssw0rd",
+          },
+        },
+        { code: "retry_backoff", message: "retrying", evidence: { lastError: "denied for p4ssw0rd" } },
+      ],
+    };
+    const shown = shownExplanation(redact, explanation, null);
+    expect(JSON.stringify(shown)).not.toContain("p4ssw0rd");
+    expect(shown.reasons.map((r) => r.evidence.lastError)).toEqual([REDACTED, REDACTED]);
+    // The held step's parent, given: its last error is scrubbed of that row's secrets.
+    const parent = {
+      id: "0193c6e2-0000-7000-8000-000000000001",
+      jobName: "auth.login",
+      args: { password: "p4ssw0rd" },
+      lastError: "denied for p4ssw0rd",
+    };
+    const held = shownExplanation(redact, explanation, null, [parent]);
+    expect(held.reasons[0]?.evidence.lastError).toBe(`denied for ${REDACTED}`);
+  });
+
+  it("ops/shown-explanation-of: a flow step held by a dead-lettered parent quotes no secret of the parent", async () => {
+    const soniq = app({ redact: ["password"] });
+    soniq.job("auth.login", async (args: { password: string }) => {
+      throw new PermanentError(`login failed for ${args.password}`);
+    });
+    soniq.job("auth.after", async () => 1);
+    const flow = await soniq.flows.start({
+      steps: {
+        a: { job: "auth.login", args: { password: "hunter2-secret" } },
+        b: { job: "auth.after", dependsOn: ["a"] },
+      },
+    });
+    await soniq.worker().runOnce();
+    const raw = await soniq.jobs.explain(flow.jobs.b as string);
+    expect(raw.verdict).toBe("held");
+    expect(JSON.stringify(raw)).toContain("hunter2-secret");
+    const shown = await shownExplanationOf(soniq, flow.jobs.b as string);
+    expect(shown.verdict).toBe("held");
+    expect(JSON.stringify(shown)).not.toContain("hunter2");
+    expect(shown.reasons[0]?.evidence.lastError).toContain(`login failed for ${REDACTED}`);
+    // The dead letter explained itself: redacted against its own row.
+    const dead = await shownExplanationOf(soniq, flow.jobs.a as string);
+    expect(dead.verdict).toBe("dead_lettered");
+    expect(JSON.stringify(dead)).not.toContain("hunter2");
   });
 
   it("ops/shown-delivery: the job values a payload quotes go through redact; other payloads as they are", () => {
@@ -114,5 +174,39 @@ describe("ops/redaction", () => {
     expect(shownDelivery(none, delivery)).toBe(delivery);
     const other = { ...delivery, payload: { ...delivery.payload, data: { queue: "default" } } };
     expect(shownDelivery(redact, other)).toBe(other);
+  });
+});
+
+describe("ops/search", () => {
+  const id = "0193C6E2-0000-7000-8000-000000000001";
+
+  it("ops/search-filter: core's text search without redaction; an id or an exact job name while redacting", () => {
+    expect(searchFilter({ queue: "q1" }, undefined, true)).toEqual({ queue: "q1" });
+    expect(searchFilter({ queue: "q1" }, "hunter2", false)).toEqual({ queue: "q1", q: "hunter2" });
+    expect(searchFilter({ queue: "q1" }, "hunter2", true)).toEqual({ queue: "q1", jobName: "hunter2" });
+    expect(searchFilter({}, id, true)).toEqual({ ids: [id.toLowerCase()] });
+    expect(searchFilter({ jobName: "a.job" }, "a.job", true)).toEqual({ jobName: "a.job" });
+    // What cannot match alongside the filter's own name or ids matches nothing.
+    expect(searchFilter({ jobName: "a.job" }, "b.job", true)).toEqual({ jobName: "a.job", ids: [] });
+    expect(searchFilter({ ids: ["0193c6e2-0000-7000-8000-000000000002"] }, id, true)).toEqual({ ids: [] });
+    expect(searchFilter({ jobName: undefined }, "a.job", true)).toEqual({ jobName: "a.job" });
+  });
+
+  it("ops/search-oracle: a prefix of a redacted secret finds no row while redacting; the id still does", async () => {
+    for (const redacting of [false, true]) {
+      const soniq = app(redacting ? { redact: ["password"] } : {});
+      soniq.job("auth.login", async (args: { password: string }) => {
+        throw new PermanentError(`password ${args.password}`);
+      });
+      const { id: jobId } = await soniq.jobs.enqueue("auth.login", { password: "hunter2-secret" });
+      await soniq.worker().runOnce();
+      const r = soniq.options.redact.active;
+      const found = await soniq.deadLetters.list(searchFilter({}, "password hunter2-s", r));
+      expect(found.length, `redacting: ${redacting}`).toBe(redacting ? 0 : 1);
+      const count = await soniq.deadLetters.purgeWhere(searchFilter({}, "hunter2-s", r), { dryRun: true });
+      expect(count.count).toBe(redacting ? 0 : 1);
+      expect((await soniq.deadLetters.list(searchFilter({}, jobId, r))).map((d) => d.id)).toEqual([jobId]);
+      expect(await soniq.deadLetters.list(searchFilter({}, "auth.login", r))).toHaveLength(1);
+    }
   });
 });

@@ -4,7 +4,7 @@
  * rate limit, `next` inside basePath, lean list responses and the default key scope.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { dashboard } from "../src/index.js";
+import { type DashboardHandler, dashboard } from "../src/index.js";
 import { type ErrorBody, KEYS, keyedOn, send } from "./security-support.js";
 import { call, json, READ_KEY, type Seeded, seededApp, WRITE_KEY } from "./support.js";
 
@@ -336,6 +336,68 @@ describe("redact", () => {
       expect((await soniq.deadLetters.get(dead))?.lastError).toContain("hunter3");
     } finally {
       await soniq.close();
+    }
+  });
+});
+
+describe("redact search", () => {
+  // Issue 43: core's text search matches the raw last error, so while a rule redacts it a search could
+  // recover the secret one character at a time. While redacting, `q` matches an id or a job name exactly.
+  async function loginApp(redact: boolean) {
+    const { memoryBackend } = await import("@soniq/backend-memory");
+    const { PermanentError, Soniq } = await import("@soniq/core");
+    const soniq = new Soniq({ backend: memoryBackend(), ...(redact ? { redact: ["password"] } : {}) });
+    await soniq.setup();
+    const login = soniq.job("users.login", async (args: { password: string }) => {
+      throw new PermanentError(`password ${args.password}`);
+    });
+    const retry = soniq.job(
+      "users.retry",
+      async (args: { password: string }) => {
+        throw new Error(`password ${args.password}`);
+      },
+      { retry: { delaysMs: [3_600_000] } },
+    );
+    const dead = (await login.enqueue({ password: "hunter2-secret" })).id;
+    const queued = (await retry.enqueue({ password: "hunter2-secret" })).id;
+    await soniq.worker().runOnce();
+    return { soniq, dead, queued, h: keyedOn({ soniq } as Seeded) };
+  }
+
+  const count = async (res: Response, key: "jobs" | "deadLetters") =>
+    (await json<Record<string, unknown[]>>(res))[key]?.length;
+  const dryRun = (h: DashboardHandler, q: string) =>
+    call(h, "/api/dead-letters/purge-where", {
+      method: "POST",
+      key: WRITE_KEY,
+      body: { filter: { q }, dryRun: true },
+    }).then((r) => json<{ count: number }>(r));
+
+  it("security/redact-search-oracle: a prefix of a redacted secret finds no row (lists, pages, dry runs); the id and the name do", async () => {
+    for (const redacting of [false, true]) {
+      const { soniq, dead, queued, h } = await loginApp(redacting);
+      try {
+        const hits = redacting ? 0 : 1;
+        const q = encodeURIComponent("password hunter2-s");
+        const r = READ_KEY;
+        expect(await count(await call(h, `/api/jobs?q=${q}`, { key: r }), "jobs"), `${redacting}`).toBe(hits);
+        expect(await count(await call(h, `/api/dead-letters?q=${q}`, { key: r }), "deadLetters")).toBe(hits);
+        expect((await dryRun(h, "hunter2-s")).count).toBe(hits);
+        const jobsPage = await (await call(h, `/jobs?q=${q}`, { key: r })).text();
+        expect(jobsPage.includes(`data-job-id="${queued}"`)).toBe(!redacting);
+        const deadPage = await (await call(h, `/dead-letters?q=${q}`, { key: r })).text();
+        expect(deadPage.includes(`data-dead-letter-id="${dead}"`)).toBe(!redacting);
+        if (redacting) expect(deadPage).toContain("exact job name");
+        // An id, or a job name, still finds its row.
+        expect(await count(await call(h, `/api/jobs?q=${queued}`, { key: r }), "jobs")).toBe(1);
+        expect(await count(await call(h, `/api/dead-letters?q=${dead}`, { key: r }), "deadLetters")).toBe(1);
+        expect(await count(await call(h, "/api/dead-letters?q=users.login", { key: r }), "deadLetters")).toBe(
+          1,
+        );
+        expect((await dryRun(h, dead)).count).toBe(1);
+      } finally {
+        await soniq.close();
+      }
     }
   });
 });

@@ -3,16 +3,22 @@
  * as JSON, through the app's `redact` (args, results, progress and error texts).
  */
 import { AUDIT_ACTIONS, FLOW_STATES, JOB_STATUSES } from "@soniq/core";
-import { MAX_FILTER_IDS, shownExplanation, shownSchedule } from "@soniq/core/ops";
+import { MAX_FILTER_IDS, searchFilter, shownExplanationOf, shownSchedule } from "@soniq/core/ops";
 import * as z from "zod";
 import { id, limit, ToolRefusal, type ToolSpec, tool, when } from "./tool.js";
 
-/** Core's text search (`q`): rows whose id, job name or last error contain it, ignoring case. */
+/**
+ * Core's text search (`q`): rows whose id, job name or last error contain it, ignoring case. While the app's
+ * `redact` is active, an id or a job name exactly (core's `searchFilter`): the raw last error is never searched.
+ */
 const q = z
   .string()
   .min(1)
   .optional()
-  .describe("only rows whose id, job name or last error contain this text (any case)");
+  .describe(
+    "only rows whose id, job name or last error contain this text (any case); while redact is active, " +
+      "only the row with this id or the rows of this exact job name",
+  );
 
 /** Core's id set (`ids`): at most `MAX_FILTER_IDS` ids. */
 const ids = z
@@ -69,14 +75,19 @@ export const READ_TOOLS: readonly ToolSpec[] = [
     write: false,
     run: async (input, { soniq }) =>
       (
-        await soniq.jobs.list({
-          status: input.status,
-          queue: input.queue,
-          jobName: input.name,
-          q: input.q,
-          ids: input.ids,
-          limit: input.limit,
-        })
+        await soniq.jobs.list(
+          searchFilter(
+            {
+              status: input.status,
+              queue: input.queue,
+              jobName: input.name,
+              ids: input.ids,
+              limit: input.limit,
+            },
+            input.q,
+            soniq.options.redact.active,
+          ),
+        )
       ).map((job) => soniq.options.redact.row(job)),
   }),
   tool({
@@ -98,15 +109,8 @@ export const READ_TOOLS: readonly ToolSpec[] = [
       "cause that applies (queue_paused, retry_backoff, no_worker_for_queue, waiting_behind, ...).",
     input: z.strictObject({ id: id("a job or dead-letter id") }),
     write: false,
-    run: async (input, { soniq }) => {
-      const explanation = await soniq.jobs.explain(input.id);
-      const redact = soniq.options.redact;
-      // Explain's evidence quotes the last error: redacted as that of the row explained.
-      const row = redact.active
-        ? ((await soniq.jobs.get(input.id)) ?? (await soniq.deadLetters.get(input.id)))
-        : null;
-      return shownExplanation(redact, explanation, row);
-    },
+    // Explain's evidence quotes last errors (a held step's: its parent's): each redacted as its own row's.
+    run: (input, { soniq }) => shownExplanationOf(soniq, input.id),
   }),
   tool({
     name: "dead_letters",
@@ -116,16 +120,21 @@ export const READ_TOOLS: readonly ToolSpec[] = [
     write: false,
     run: async (input, { soniq }) =>
       (
-        await soniq.deadLetters.list({
-          queue: input.queue,
-          jobName: input.name,
-          reason: input.reason,
-          since: input.since,
-          until: input.until,
-          q: input.q,
-          ids: input.ids,
-          limit: input.limit,
-        })
+        await soniq.deadLetters.list(
+          searchFilter(
+            {
+              queue: input.queue,
+              jobName: input.name,
+              reason: input.reason,
+              since: input.since,
+              until: input.until,
+              ids: input.ids,
+              limit: input.limit,
+            },
+            input.q,
+            soniq.options.redact.active,
+          ),
+        )
       ).map((row) => soniq.options.redact.row(row)),
   }),
   tool({

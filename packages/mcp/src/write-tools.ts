@@ -5,7 +5,7 @@
  * first call answers how many rows would be touched, the agent calls again to act.
  */
 import type { BulkResult, DeadLetterBulkFilter, Soniq } from "@soniq/core";
-import { replayRefusal } from "@soniq/core/ops";
+import { replayRefusal, searchFilter } from "@soniq/core/ops";
 import * as z from "zod";
 import { deadLetterFilter } from "./read-tools.js";
 import { id, ToolRefusal, type ToolSpec, tool } from "./tool.js";
@@ -30,15 +30,13 @@ interface FilterInput {
   ids?: string[];
 }
 
-const bulkFilter = (f: FilterInput): DeadLetterBulkFilter => ({
-  queue: f.queue,
-  jobName: f.name,
-  reason: f.reason,
-  since: f.since,
-  until: f.until,
-  q: f.q,
-  ids: f.ids,
-});
+/** Core's filter for `f`, its search as the app's `redact` allows (`dead_letters` searches the same way). */
+const bulkFilter = (soniq: Soniq, f: FilterInput): DeadLetterBulkFilter =>
+  searchFilter(
+    { queue: f.queue, jobName: f.name, reason: f.reason, since: f.since, until: f.until, ids: f.ids },
+    f.q,
+    soniq.options.redact.active,
+  );
 
 /** The job names of every dead letter matching `filter`, a page at a time. */
 async function namesOf(soniq: Soniq, filter: DeadLetterBulkFilter): Promise<string[]> {
@@ -96,7 +94,7 @@ export const WRITE_TOOLS: readonly ToolSpec[] = [
     input: z.strictObject({ ...deadLetterFilter, confirm, force }),
     write: true,
     run: async (input, { soniq, actor }) => {
-      const filter = bulkFilter(input);
+      const filter = bulkFilter(soniq, input);
       if (input.confirm && !input.force) await checkRegistered(soniq, await namesOf(soniq, filter));
       const result = await soniq.deadLetters.replayWhere(filter, { actor: actor(), dryRun: !input.confirm });
       return bulkAnswer("replay", result);
@@ -125,7 +123,10 @@ export const WRITE_TOOLS: readonly ToolSpec[] = [
     run: async (input, { soniq, actor }) =>
       bulkAnswer(
         "purge",
-        await soniq.deadLetters.purgeWhere(bulkFilter(input), { actor: actor(), dryRun: !input.confirm }),
+        await soniq.deadLetters.purgeWhere(bulkFilter(soniq, input), {
+          actor: actor(),
+          dryRun: !input.confirm,
+        }),
       ),
   }),
   tool({

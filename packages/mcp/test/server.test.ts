@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { memoryBackend } from "@soniq/backend-memory";
-import { type Backend, type Job, Soniq } from "@soniq/core";
+import { type Backend, type Job, PermanentError, Soniq, type SoniqOptions } from "@soniq/core";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   MCP_VERSION,
@@ -26,8 +26,16 @@ interface Session {
 
 const open: Session[] = [];
 
-async function session(options: StartMcpServerOptions = {}, clientName = "test-agent"): Promise<Session> {
-  const soniq = new Soniq({ backend: memoryBackend() as Backend<unknown>, allowUnknownJobNames: true });
+async function session(
+  options: StartMcpServerOptions = {},
+  clientName = "test-agent",
+  app: Partial<SoniqOptions> = {},
+): Promise<Session> {
+  const soniq = new Soniq({
+    backend: memoryBackend() as Backend<unknown>,
+    allowUnknownJobNames: true,
+    ...app,
+  });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const server = await startMcpServer(soniq, { ...options, transport: serverSide });
   const client = new Client({ name: clientName, version: "1.0.0" });
@@ -99,5 +107,69 @@ describe("startMcpServer", () => {
       version: string;
     };
     expect(MCP_VERSION).toBe(pkg.version);
+  });
+});
+
+describe("redaction", () => {
+  /** A dead letter whose last error quotes a password `redact` hides, and a flow step it holds. */
+  async function leaky(redacting: boolean) {
+    const s = await session({ allowWrites: true }, "test-agent", redacting ? { redact: ["password"] } : {});
+    s.soniq.job("auth.login", async (args: { password: string }) => {
+      throw new PermanentError(`password ${args.password}`);
+    });
+    s.soniq.job("auth.after", async () => 1);
+    const flow = await s.soniq.flows.start({
+      steps: {
+        a: { job: "auth.login", args: { password: "hunter2-secret" } },
+        b: { job: "auth.after", dependsOn: ["a"] },
+      },
+    });
+    await s.soniq.worker().runOnce();
+    return { ...s, dead: flow.jobs.a as string, held: flow.jobs.b as string };
+  }
+
+  it("mcp/redact-search-oracle: while redacting, q matches an id or a job name, never the last error", async () => {
+    for (const redacting of [false, true]) {
+      const { client, dead } = await leaky(redacting);
+      const hits = redacting ? 0 : 1;
+      const rows = async (tool: string, args: Record<string, unknown>) =>
+        (JSON.parse((await call(client, tool, args)).text) as unknown[]).length;
+      expect(await rows("dead_letters", { q: "password hunter2-s" }), `${redacting}`).toBe(hits);
+      const count = async (tool: string, q: string) =>
+        (JSON.parse((await call(client, tool, { q })).text) as { count: number }).count;
+      expect(await count("purge_where", "hunter2-s")).toBe(hits);
+      expect(await count("replay_where", "hunter2-s")).toBe(hits);
+      expect(await rows("dead_letters", { q: dead })).toBe(1);
+      expect(await rows("dead_letters", { q: "auth.login" })).toBe(1);
+      expect(await count("purge_where", dead)).toBe(1);
+    }
+  });
+
+  it("mcp/redact-jobs-search: the jobs tool searches the same way", async () => {
+    const { client, soniq } = await session({}, "test-agent", { redact: ["password"] });
+    soniq.job(
+      "auth.retry",
+      async (args: { password: string }) => {
+        throw new Error(`password ${args.password}`);
+      },
+      { retry: { delaysMs: [3_600_000] } },
+    );
+    const { id } = await soniq.jobs.enqueue("auth.retry", { password: "hunter2-secret" });
+    await soniq.worker().runOnce();
+    expect((await soniq.jobs.list({ q: "hunter2-s" })).map((j) => j.id)).toEqual([id]);
+    const rows = async (q: string) =>
+      (JSON.parse((await call(client, "jobs", { q })).text) as unknown[]).length;
+    expect(await rows("hunter2-s")).toBe(0);
+    expect(await rows(id)).toBe(1);
+    expect(await rows("auth.retry")).toBe(1);
+  });
+
+  it("mcp/redact-held-step-explain: a step held by a dead-lettered parent quotes no secret of it", async () => {
+    const { client, held, dead } = await leaky(true);
+    const shown = await call(client, "explain", { id: held });
+    expect(shown.text).toContain("held_by_dead_letter");
+    expect(shown.text).not.toContain("hunter2");
+    expect(shown.text).toContain("password [redacted]");
+    expect((await call(client, "explain", { id: dead })).text).not.toContain("hunter2");
   });
 });

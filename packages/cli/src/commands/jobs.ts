@@ -1,6 +1,6 @@
 /** `soniq jobs list | show <id> | cancel <id> | explain <id>`. */
 import type { JobStatus } from "@soniq/core";
-import { shownExplanation } from "@soniq/core/ops";
+import { shownExplanationOf } from "@soniq/core/ops";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError } from "../errors.js";
@@ -141,13 +141,8 @@ function explainCommand(jobs: Command, io: Io): void {
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const result = await ctx.withApp(async (soniq) => {
-        const explanation = await soniq.jobs.explain(id);
-        const redact = soniq.options.redact;
-        // Explain's evidence quotes the last error: redacted as that of the row explained.
-        const row = redact.active ? ((await soniq.jobs.get(id)) ?? (await soniq.deadLetters.get(id))) : null;
-        return shownExplanation(redact, explanation, row);
-      });
+      // Explain's evidence quotes last errors (a held step's: its parent's): each redacted as its own row's.
+      const result = await ctx.withApp((soniq) => shownExplanationOf(soniq, id));
       if (result.verdict === "not_found") {
         throw new CliError(
           "SONIQ_CLI_NOT_FOUND",

@@ -4,9 +4,9 @@
  * and what a webhook delivery's payload quotes of a job. The CLI, the dashboard and the MCP server show these
  * the same way.
  */
-import type { Schedule } from "../common/types.js";
+import type { DeadLetterJob, Job, Schedule } from "../common/types.js";
 import type { Explanation } from "../jobs/explain.js";
-import type { RedactableRow, Redactor } from "../observability/redact.js";
+import { REDACTED, type RedactableRow, type Redactor } from "../observability/redact.js";
 import type { WebhookDelivery } from "../webhooks/types.js";
 
 /** A schedule with its args shown as the args of the job it fires. */
@@ -17,24 +17,64 @@ export function shownSchedule<T extends Pick<Schedule, "jobName" | "args">>(
   return { ...schedule, args: redact.value("args", schedule.args, schedule.jobName) };
 }
 
+/** A row whose error text evidence may quote: the job or dead letter explained, or one its evidence names. */
+export type QuotedRow = RedactableRow & { readonly id: string };
+
 /**
- * An explanation with the last error its evidence quotes redacted like that of `row`, the job or dead letter
- * explained (whose redacted values are scrubbed from the text too). Unchanged without a row or a `redact`.
+ * An explanation with every last error its evidence quotes redacted against the row it came from: `row`, the
+ * job or dead letter explained, or for a held flow step the parent's dead letter its evidence names
+ * (`deadLetterId`, found in `quoted`); that row's redacted values are scrubbed from the text too. Fails closed:
+ * a quoted error whose row is not at hand shows "[redacted]". Unchanged without a `redact`.
  */
 export function shownExplanation(
   redact: Redactor,
   explanation: Explanation,
   row: RedactableRow | null,
+  quoted: readonly QuotedRow[] = [],
 ): Explanation {
-  if (!redact.active || row === null) return explanation;
+  if (!redact.active) return explanation;
   return {
     ...explanation,
     reasons: explanation.reasons.map((r) => {
       const text = r.evidence.lastError;
-      if (typeof text !== "string") return r;
-      return { ...r, evidence: { ...r.evidence, lastError: redact.error(text, row.jobName, row) } };
+      if (text === null || text === undefined) return r;
+      const from = typeof r.evidence.deadLetterId === "string" ? r.evidence.deadLetterId : null;
+      const source = from === null ? row : (quoted.find((q) => q.id === from) ?? null);
+      const shown =
+        source !== null && typeof text === "string" ? redact.error(text, source.jobName, source) : REDACTED;
+      return { ...r, evidence: { ...r.evidence, lastError: shown } };
     }),
   };
+}
+
+/** What `shownExplanationOf` reads: an app's jobs, dead letters and `redact` (a `Soniq` is one). */
+export interface ExplainSource {
+  readonly jobs: {
+    explain(id: string): Promise<Explanation>;
+    get(id: string): Promise<Job | null>;
+  };
+  readonly deadLetters: { get(id: string): Promise<DeadLetterJob | null> };
+  readonly options: { readonly redact: Redactor };
+}
+
+/**
+ * `soniq.jobs.explain(id)` as an operator may see it: its evidence redacted against the rows it quotes (the
+ * job or dead letter explained, a held flow step's dead-lettered parents), read only while a `redact` is active.
+ */
+export async function shownExplanationOf(soniq: ExplainSource, id: string): Promise<Explanation> {
+  const explanation = await soniq.jobs.explain(id);
+  const redact = soniq.options.redact;
+  if (!redact.active) return explanation;
+  const row = (await soniq.jobs.get(id)) ?? (await soniq.deadLetters.get(id));
+  const named = new Set<string>();
+  for (const r of explanation.reasons)
+    if (typeof r.evidence.deadLetterId === "string") named.add(r.evidence.deadLetterId);
+  const quoted: QuotedRow[] = [];
+  for (const deadLetterId of named) {
+    const dead = await soniq.deadLetters.get(deadLetterId);
+    if (dead !== null) quoted.push(dead);
+  }
+  return shownExplanation(redact, explanation, row, quoted);
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * Dead letters: filtered and searched by core (`deadLetters.list` with `q`: the id, name or last error
- * contains the text), paged by cursor; and the bulk actions. A bulk replay or purge is one call of core's
+ * contains the text; while a `redact` is active, an id or a job name exactly: core's `searchFilter`, so a
+ * search, a list or a bulk dry-run count never tells what a redacted error holds), paged by cursor; and the bulk actions. A bulk replay or purge is one call of core's
  * `deadLetters.replayWhere` / `purgeWhere`, so one `dead_letter.*_where` audit row with the count: by a filter
  * (text search included), or by the selected ids (core's `ids` filter, at most 1000). Core answers how many it
  * acted on and how many replays enqueue refused (those rows stay); a selected id that names no dead letter
@@ -8,6 +9,7 @@
  */
 
 import type { DeadLetterBulkFilter, DeadLetterJob, Soniq } from "@soniq/core";
+import { searchFilter } from "@soniq/core/ops";
 import { actorOf, type Principal } from "../auth.js";
 import { badRequest, notFound } from "../errors.js";
 import { type Cursor, keysetPage, type Page } from "../paging.js";
@@ -21,22 +23,24 @@ export interface DeadLetterQuery {
   q?: string | undefined;
 }
 
-function coreFilter(query: DeadLetterQuery): DeadLetterBulkFilter {
-  return {
+/** Core's filter for `query` (and the selected `ids`), its search as `soniq`'s `redact` allows. */
+function coreFilter(soniq: Soniq, query: DeadLetterQuery, ids?: readonly string[]): DeadLetterBulkFilter {
+  const filter: DeadLetterBulkFilter = {
     ...(query.queue ? { queue: query.queue } : {}),
     ...(query.name ? { jobName: query.name } : {}),
     ...(query.reason ? { reason: query.reason } : {}),
     ...(query.since ? { since: query.since } : {}),
     ...(query.until ? { until: query.until } : {}),
-    ...(query.q ? { q: query.q } : {}),
+    ...(ids ? { ids } : {}),
   };
+  return searchFilter(filter, query.q, soniq.options.redact.active);
 }
 
 export async function listDeadLettersPage(
   soniq: Soniq,
   query: DeadLetterQuery & { limit: number; cursor?: Cursor | undefined },
 ): Promise<Page<DeadLetterJob>> {
-  const filter = coreFilter(query);
+  const filter = coreFilter(soniq, query);
   return keysetPage<DeadLetterJob>({
     fetch: (from, limit) =>
       soniq.deadLetters.list({
@@ -87,7 +91,7 @@ export async function bulkDeadLetters(
   req: BulkRequest,
 ): Promise<BulkResult> {
   const options = { ...actorOf(principal), dryRun: req.dryRun };
-  const filter = { ...coreFilter(req.filter), ...(req.ids ? { ids: req.ids } : {}) };
+  const filter = coreFilter(soniq, req.filter, req.ids);
   const result =
     action === "replay"
       ? await soniq.deadLetters.replayWhere(filter, options)

@@ -1,9 +1,11 @@
 /**
  * Jobs as the pages and the API read them: filtered and searched by core (`jobs.list` with `q`: the id, name
- * or last error contains the text), paged by cursor; one job with its explain verdict.
+ * or last error contains the text; while a `redact` is active, an id or a job name exactly: core's
+ * `searchFilter`), paged by cursor; one job with its explain verdict.
  */
 
 import type { Explanation, Job, JobStatus, Soniq } from "@soniq/core";
+import { searchFilter } from "@soniq/core/ops";
 import { notFound } from "../errors.js";
 import { type Cursor, keysetPage, type Page } from "../paging.js";
 
@@ -11,20 +13,26 @@ export interface JobQuery {
   status?: JobStatus[] | undefined;
   queue?: string | undefined;
   name?: string | undefined;
-  /** Search (core's `q`): text in the id, name or last error, any case. */
+  /** Search (core's `q`): text in the id, name or last error, any case; an id or a job name while redacting. */
   q?: string | undefined;
   limit: number;
   cursor?: Cursor | undefined;
 }
 
 export async function listJobsPage(soniq: Soniq, query: JobQuery): Promise<Page<Job>> {
+  const filter = searchFilter(
+    {
+      ...(query.status ? { status: query.status } : {}),
+      ...(query.queue ? { queue: query.queue } : {}),
+      ...(query.name ? { jobName: query.name } : {}),
+    },
+    query.q,
+    soniq.options.redact.active,
+  );
   return keysetPage<Job>({
     fetch: (from, limit) =>
       soniq.jobs.list({
-        ...(query.status ? { status: query.status } : {}),
-        ...(query.queue ? { queue: query.queue } : {}),
-        ...(query.name ? { jobName: query.name } : {}),
-        ...(query.q ? { q: query.q } : {}),
+        ...filter,
         limit,
         ...(from
           ? { [from.direction === "older" ? "after" : "before"]: { createdAt: from.at, id: from.id } }

@@ -3,13 +3,14 @@ import { DEAD_LETTER_REASONS, type DeadLetterJob } from "@soniq/core";
 import { shortId } from "@soniq/core/ops";
 import { formatDate, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";
-import { canWrite, type PageFrame, pagerLinks, writeHint } from "./layout.js";
+import { canWrite, type PageFrame, pagerLinks, searchField, writeHint } from "./layout.js";
 
 function firstLine(text: string | null): string {
   return text ? (text.split("\n")[0] ?? "").slice(0, 200) : "";
 }
 
-function filterForm(base: string, p: Record<string, string | undefined>): Html {
+function filterForm(frame: PageFrame, p: Record<string, string | undefined>): Html {
+  const base = frame.base;
   return html`<form class="filters" method="get" action="${base}/dead-letters" role="search">
 <label>Queue<input name="queue" value="${p.queue ?? ""}" size="12"></label>
 <label>Job name<input name="name" value="${p.name ?? ""}" size="22"></label>
@@ -18,7 +19,7 @@ function filterForm(base: string, p: Record<string, string | undefined>): Html {
   )}</select></label>
 <label>Since<input name="since" value="${p.since ?? ""}" placeholder="24h or 2026-12-01" size="14"></label>
 <label>Until<input name="until" value="${p.until ?? ""}" size="14"></label>
-<label>Search id, name, error<input type="search" name="q" value="${p.q ?? ""}" size="20"></label>
+${searchField(frame, p.q, 20)}
 <label>Per page<input name="limit" value="${p.limit ?? ""}" placeholder="50" size="4" inputmode="numeric"></label>
 <button type="submit">Filter</button> <a href="${base}/dead-letters">Clear</a></form>`;
 }
@@ -31,7 +32,7 @@ export function deadLettersPage(
 ): Html {
   const base = frame.base;
   if (error || !page) {
-    return html`<h1>Dead letters</h1>${filterForm(base, p)}<div class="banner bad" role="alert">${error}</div>`;
+    return html`<h1>Dead letters</h1>${filterForm(frame, p)}<div class="banner bad" role="alert">${error}</div>`;
   }
   const filter: Record<string, string> = {};
   for (const k of ["queue", "name", "reason", "since", "until", "q"]) if (p[k]) filter[k] = p[k] as string;
@@ -48,7 +49,7 @@ export function deadLettersPage(
     ? html`<div class="actions"><label><input type="checkbox" id="select-all-matching"> Select all matching the filter (every page)</label>
 <button type="button" data-bulk="replay">Replay selected…</button><button type="button" class="danger" data-bulk="purge">Purge selected…</button></div>`
     : writeHint(frame);
-  return html`<h1>Dead letters</h1>${filterForm(base, p)}
+  return html`<h1>Dead letters</h1>${filterForm(frame, p)}
 <form id="dl-bulk" data-filter="${JSON.stringify(filter)}">${bulk}
 <table data-testid="dead-letters"><thead><tr>${write ? html`<th scope="col"><input type="checkbox" id="select-page" aria-label="Select this page"></th>` : ""}<th scope="col">Id</th><th scope="col">Name</th><th scope="col">Queue</th><th scope="col">Reason</th><th class="num" scope="col">Attempts</th><th class="num" scope="col">Replays</th><th scope="col">Moved</th><th scope="col">Last error</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="9" class="muted">No dead letters match.</td></tr>`}</tbody></table></form>

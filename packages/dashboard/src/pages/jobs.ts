@@ -4,7 +4,7 @@ import { progressPercent, shortId } from "@soniq/core/ops";
 import type { JobDetail, JobQuery } from "../data/jobs.js";
 import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";
-import { canWrite, type PageFrame, pagerLinks, statusBadge, writeHint } from "./layout.js";
+import { canWrite, type PageFrame, pagerLinks, searchField, statusBadge, writeHint } from "./layout.js";
 
 function firstLine(text: string | null): string {
   return text ? (text.split("\n")[0] ?? "").slice(0, 200) : "";
@@ -25,7 +25,7 @@ export function jobsPage(
   )}</select></label>
 <label>Queue<input name="queue" value="${params.queue ?? ""}" placeholder="default" size="12"></label>
 <label>Job name<input name="name" value="${params.name ?? ""}" placeholder="emails.send_welcome" size="22"></label>
-<label>Search id, name, error<input type="search" name="q" value="${params.q ?? ""}" size="24"></label>
+${searchField(frame, params.q, 24)}
 <label>Per page<input name="limit" value="${params.limit ?? ""}" placeholder="50" size="4" inputmode="numeric"></label>
 <button type="submit">Filter</button> <a href="${base}/jobs">Clear</a></form>`;
   if (error || !page || !query) {

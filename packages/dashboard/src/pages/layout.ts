@@ -1,4 +1,5 @@
 /** The page shell: navigation, theme and auto-refresh controls, the read-only or key banner. */
+import { searchWords } from "@soniq/core/ops";
 import type { Principal } from "../auth.js";
 import { type Html, html } from "../html.js";
 
@@ -19,6 +20,14 @@ export interface PageFrame {
   principal: Principal;
   keysConfigured: boolean;
   refreshMs: number;
+  /** Whether the app's `redact` is active: the search then matches an id or a job name exactly. */
+  redacting: boolean;
+}
+
+/** The search box of the jobs and dead-letter lists, labelled with what it matches. */
+export function searchField(frame: PageFrame, value: string | undefined, size: number): Html {
+  const label = frame.redacting ? "Search id or exact job name" : "Search id, name, error";
+  return html`<label title="${searchWords(frame.redacting)}">${label}<input type="search" name="q" value="${value ?? ""}" size="${String(size)}"></label>`;
 }
 
 export interface PageContent {

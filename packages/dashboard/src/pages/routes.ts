@@ -46,6 +46,7 @@ function pageKit(state: AppState): PageKit {
     principal: c.get("principal"),
     keysConfigured: state.auth.enabled,
     refreshMs: refreshIntervalMs,
+    redacting: state.options.soniq.options.redact.active,
   });
   return {
     frame,
