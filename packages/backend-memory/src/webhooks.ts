@@ -48,11 +48,25 @@ export function webhooksFacet(store: MemoryStore): WebhooksFacet {
       const row = store.webhookDeliveries.get(id);
       return row === undefined ? null : deliveryOf(row);
     },
-    claimDue: async ({ limit, leaseMs }) => {
+    claimDue: async ({ limit, leaseMs, perEndpoint = Number.POSITIVE_INFINITY, exceptEndpoints = [] }) => {
       const now = store.now();
+      const except = new Set(exceptEndpoints);
+      const taken = new Map<string, number>();
       const due = [...store.webhookDeliveries.values()]
-        .filter((d) => d.status === "pending" && d.nextAttemptAt !== null && d.nextAttemptAt <= now)
+        .filter(
+          (d) =>
+            d.status === "pending" &&
+            d.nextAttemptAt !== null &&
+            d.nextAttemptAt <= now &&
+            !except.has(d.endpointId) &&
+            store.webhookEndpoints.get(d.endpointId)?.active === true,
+        )
         .sort((a, b) => (a.nextAttemptAt as number) - (b.nextAttemptAt as number))
+        .filter((d) => {
+          const n = taken.get(d.endpointId) ?? 0;
+          taken.set(d.endpointId, n + 1);
+          return n < perEndpoint;
+        })
         .slice(0, limit);
       for (const d of due) {
         d.attempts++;

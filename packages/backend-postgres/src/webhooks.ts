@@ -52,13 +52,18 @@ const LIST_DELIVERIES = `SELECT ${DELIVERY_COLUMNS} FROM soniq_webhook_deliverie
   WHERE ($1::uuid IS NULL OR endpoint_id = $1::uuid) AND ($2::text IS NULL OR status = $2)
     AND ($3::text IS NULL OR event = $3)
   ORDER BY created_at DESC, id DESC LIMIT $4`;
+// Per active endpoint (not skipped), its oldest due rows up to the cap, locked; then the oldest of those.
 const CLAIM = `UPDATE soniq_webhook_deliveries
   SET attempts = attempts + 1, next_retry_at = now() + $2::float8 * interval '1 millisecond', updated_at = now()
   WHERE id = ANY(ARRAY(
-    SELECT id FROM soniq_webhook_deliveries
-    WHERE status = 'pending' AND next_retry_at <= now()
-    ORDER BY next_retry_at LIMIT $1
-    FOR UPDATE SKIP LOCKED))
+    SELECT d.id FROM soniq_webhook_endpoints e
+    CROSS JOIN LATERAL (
+      SELECT id, next_retry_at FROM soniq_webhook_deliveries
+      WHERE endpoint_id = e.id AND status = 'pending' AND next_retry_at <= now()
+      ORDER BY next_retry_at LIMIT $3
+      FOR UPDATE SKIP LOCKED) d
+    WHERE e.active AND NOT (e.id = ANY($4::uuid[]))
+    ORDER BY d.next_retry_at LIMIT $1))
   RETURNING ${DELIVERY_COLUMNS}`;
 const RECORD = `UPDATE soniq_webhook_deliveries SET status = $3,
     next_retry_at = CASE WHEN $3 = 'pending' THEN now() + $4::float8 * interval '1 millisecond' END,
@@ -123,8 +128,11 @@ export function webhooksFacet(ctx: PgContext): WebhooksFacet {
       const res = await query(ctx, "webhooks.getDelivery", { text: GET_DELIVERY, values: [id] });
       return res.rows[0] === undefined ? null : toDelivery(res.rows[0]);
     },
-    claimDue: async ({ limit, leaseMs }) => {
-      const res = await query(ctx, "webhooks.claimDue", { text: CLAIM, values: [limit, leaseMs] });
+    claimDue: async ({ limit, leaseMs, perEndpoint, exceptEndpoints = [] }) => {
+      const res = await query(ctx, "webhooks.claimDue", {
+        text: CLAIM,
+        values: [limit, leaseMs, perEndpoint ?? limit, exceptEndpoints.filter(isUuid)],
+      });
       return res.rows.map(toDelivery).sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
     },
     recordAttempt: (result) => record(ctx, result),

@@ -46,8 +46,13 @@ const LIST_DELIVERIES = `SELECT ${DELIVERY_COLUMNS} FROM soniq_webhook_deliverie
   ORDER BY created_at DESC, id DESC LIMIT @limit`;
 const CLAIM = `UPDATE soniq_webhook_deliveries
   SET attempts = attempts + 1, next_retry_at = ${NOW} + @leaseMs, updated_at = ${NOW}
-  WHERE id IN (SELECT id FROM soniq_webhook_deliveries
-    WHERE status = 'pending' AND next_retry_at <= ${NOW} ORDER BY next_retry_at, id LIMIT @limit)
+  WHERE id IN (SELECT id FROM (
+      SELECT d.id, d.next_retry_at,
+        row_number() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_retry_at, d.id) AS nth
+      FROM soniq_webhook_deliveries d JOIN soniq_webhook_endpoints e ON e.id = d.endpoint_id AND e.active = 1
+      WHERE d.status = 'pending' AND d.next_retry_at <= ${NOW}
+        AND d.endpoint_id NOT IN (SELECT value FROM json_each(@except)))
+    WHERE nth <= @perEndpoint ORDER BY next_retry_at, id LIMIT @limit)
   RETURNING ${DELIVERY_COLUMNS}`;
 const RECORD = `UPDATE soniq_webhook_deliveries SET status = @status,
     next_retry_at = CASE WHEN @status = 'pending' THEN ${NOW} + @delayMs ELSE NULL END,
@@ -99,10 +104,17 @@ export function webhooksFacet(ctx: SqliteContext): WebhooksFacet {
         const row = ctx.statement(GET_DELIVERY).get(id) as DeliveryRecord | undefined;
         return row === undefined ? null : toDelivery(row);
       }),
-    claimDue: ({ limit, leaseMs }) =>
+    claimDue: ({ limit, leaseMs, perEndpoint, exceptEndpoints = [] }) =>
       runSync("webhooks.claimDue", () =>
         immediate(ctx, () =>
-          (ctx.statement(CLAIM).all({ limit, leaseMs }) as DeliveryRecord[])
+          (
+            ctx.statement(CLAIM).all({
+              limit,
+              leaseMs,
+              perEndpoint: perEndpoint ?? limit,
+              except: JSON.stringify(exceptEndpoints),
+            }) as DeliveryRecord[]
+          )
             .map(toDelivery)
             .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime()),
         ),

@@ -65,6 +65,13 @@ export interface DeliveryClaimRequest {
    * process that dies mid-attempt leaves them due again after that (at-least-once).
    */
   leaseMs: number;
+  /**
+   * Most deliveries of any one endpoint to take (>= 1; each endpoint's oldest due first), so one endpoint's
+   * backlog never fills a claim. Absent: no cap per endpoint.
+   */
+  perEndpoint?: number;
+  /** Endpoints whose deliveries are left where they are (busy or resting in the claimer). Absent: none. */
+  exceptEndpoints?: readonly string[];
 }
 
 /** What one attempt came to, fenced by `attempt` (the delivery's `attempts` as the claim returned it). */
@@ -99,8 +106,10 @@ export interface WebhooksFacet {
   listDeliveries(query: WebhookDeliveryQuery): Promise<WebhookDelivery[]>;
   getDelivery(id: string): Promise<WebhookDelivery | null>;
   /**
-   * Take up to `limit` due pending deliveries (next_attempt_at <= now), oldest due first, skipping rows other
-   * claimers hold: attempts + 1, next_attempt_at = now + leaseMs. Returns them as updated.
+   * Take up to `limit` due pending deliveries (next_attempt_at <= now) of active endpoints, oldest due first,
+   * at most `perEndpoint` of any one endpoint and none of `exceptEndpoints`, skipping rows other claimers hold:
+   * attempts + 1, next_attempt_at = now + leaseMs. Returns them as updated. An inactive endpoint's pending
+   * deliveries are parked: never claimed while it is inactive, due again (unchanged) once it is active.
    */
   claimDue(request: DeliveryClaimRequest): Promise<WebhookDelivery[]>;
   /**

@@ -1,9 +1,10 @@
 /**
  * One attempt of one delivery: POST the stored payload, signed, with a time limit, and say what came of it.
- * Redirects are not followed (a 3xx is a failure: following one could lead to a private address). The
- * answer's body is read up to 4 kB and kept for operators. Sent with node:http(s) rather than fetch so the
- * connection resolves the host through `publicOnlyLookup` (targets.ts): it connects only to addresses it
- * vetted itself.
+ * The time limit (the endpoint's `timeoutMs`) and the caller's signal cover the whole attempt, the check of
+ * the target's addresses included. Redirects are not followed (a 3xx is a failure: following one could lead
+ * to a private address). The answer's body is read up to 4 kB and kept for operators. Sent with node:http(s)
+ * rather than fetch so the connection resolves the host through `publicOnlyLookup` (targets.ts): it connects
+ * only to addresses it vetted itself.
  */
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
@@ -74,31 +75,48 @@ function message(err: unknown): string {
   return storableText(String(err));
 }
 
+/**
+ * `work`, or a rejection as soon as `signal` aborts (a DNS look-up cannot be cancelled: the attempt stops
+ * waiting for it instead).
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    signal.addEventListener("abort", stop, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", stop));
+  });
+}
+
 /** Sends `payload` (the stored body) to the endpoint, signed; never throws. */
 export async function sendWebhook(
   endpoint: StoredWebhookEndpoint,
   delivery: Pick<WebhookDelivery, "id" | "event" | "payload">,
   ctx: SendContext,
 ): Promise<AttemptOutcome> {
-  // The attempt's time limit, cleared when it ends: no timer outlives the attempt.
+  // The attempt's time limit, from its start (the DNS check included), cleared when it ends: no timer
+  // outlives the attempt.
   const timeout = new AbortController();
-  let timer: NodeJS.Timeout | undefined;
+  const timer = setTimeout(
+    () => timeout.abort(new DOMException("the attempt timed out", "TimeoutError")),
+    endpoint.timeoutMs,
+  );
+  const signal = ctx.signal === undefined ? timeout.signal : AbortSignal.any([timeout.signal, ctx.signal]);
   try {
     const url = new URL(endpoint.url);
     const resolve = ctx.resolve ?? systemResolver;
-    await assertPublicTarget(url, ctx.allowPrivateNetworks, "webhook delivery", resolve);
+    await untilAborted(
+      assertPublicTarget(url, ctx.allowPrivateNetworks, "webhook delivery", resolve),
+      signal,
+    );
     const body = JSON.stringify(delivery.payload);
     const timestamp = String(Math.floor(Date.now() / 1000));
     const secret = ctx.secrets.open(endpoint.secretCipher, endpoint.id);
-    timer = setTimeout(
-      () => timeout.abort(new DOMException("the attempt timed out", "TimeoutError")),
-      endpoint.timeoutMs,
-    );
     const { status, text } = await post(
       url,
       {
         method: "POST",
-        signal: ctx.signal === undefined ? timeout.signal : AbortSignal.any([timeout.signal, ctx.signal]),
+        signal,
         ...(ctx.allowPrivateNetworks ? {} : { lookup: publicOnlyLookup(resolve, "webhook delivery") }),
         headers: {
           ...endpoint.headers,

@@ -5,6 +5,7 @@
  * write is audited (`webhook.register`, `.update`, `.remove`, `.test`, `.redeliver`) in the same transaction.
  */
 
+import { SoniqError } from "../common/errors.js";
 import { newJobId } from "../common/ids.js";
 import {
   WEBHOOK_DELIVERY_STATUSES,
@@ -204,10 +205,20 @@ export class WebhookService {
 
   /**
    * Sends a delivered or failed delivery again (same id, due now, a fresh `maxAttempts` budget). False when
-   * there is no such delivery or it is still pending. Audited `webhook.redeliver`.
+   * there is no such delivery or it is still pending. Audited `webhook.redeliver`. A delivery of an inactive
+   * endpoint is refused with `SONIQ_INVALID_STATE` (it would only be parked): activate the endpoint first.
    */
   async redeliver(id: string, options?: ActorOptions): Promise<boolean> {
     const actor = actorOf(options, "webhooks.redeliver(options)");
+    const delivery = await this.backend.webhooks.getDelivery(id);
+    const endpoint = delivery === null ? null : await this.backend.webhooks.getEndpoint(delivery.endpointId);
+    if (endpoint !== null && !endpoint.active) {
+      throw new SoniqError(
+        "SONIQ_INVALID_STATE",
+        `webhooks.redeliver: the endpoint ${endpoint.id} of delivery ${id} is inactive, so the delivery would not be sent; activate it first with webhooks.update("${endpoint.id}", { active: true }).`,
+        { context: { deliveryId: id, endpointId: endpoint.id } },
+      );
+    }
     const record = auditRecord("webhook.redeliver", actor, String(id), null);
     const done = await audited(
       this.backend,

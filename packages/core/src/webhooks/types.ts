@@ -43,7 +43,10 @@ export interface WebhookEndpoint {
   /** Extra request headers (merged under the `X-Webhook-*` ones, which always win). */
   headers: Record<string, string>;
   description: string | null;
-  /** An inactive endpoint gets no new deliveries (pending ones are still attempted). */
+  /**
+   * An inactive endpoint gets no new deliveries; its pending ones are parked (not attempted) until it is
+   * active again, and `redeliver` refuses its deliveries.
+   */
   active: boolean;
   maxAttempts: number;
   timeoutMs: number;

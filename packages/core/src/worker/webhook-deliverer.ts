@@ -1,26 +1,47 @@
 /**
  * A worker's webhook duty: keep the instance's endpoint list fresh (so the events its jobs make find their
- * endpoints) and, unless `deliverWebhooks` is false, send due deliveries. Each pass claims due deliveries in
- * batches (a claimed delivery stays out of other claims for the longest endpoint timeout plus 30 s, so a
- * process that dies mid-attempt leaves it due again: at-least-once), POSTs them, and stores each attempt's
- * outcome fenced by its attempt number. Passes run every `pollIntervalMs` (jittered) and at once when this
- * process wrote deliveries. Nothing is claimed while no endpoint exists. `stop()` aborts attempts in flight
- * (each counts as a failed attempt and is retried by its endpoint's delays), so a stop never waits for a
- * slow receiver. `runOnce` has no passes of its own: it runs one (`deliverNow`) after its jobs.
+ * endpoints) and, unless `deliverWebhooks` is false, send due deliveries. A pass claims due deliveries (a
+ * claimed delivery stays out of other claims for the longest endpoint timeout plus 30 s, so a process that
+ * dies mid-attempt leaves it due again: at-least-once), starts their attempts and returns without waiting for
+ * them: each attempt stores its outcome fenced by its attempt number and, when it ends, makes room for the
+ * next pass. So endpoints proceed independently: at most `MAX_IN_FLIGHT` attempts run at once, at most
+ * `PER_ENDPOINT` of any one endpoint (an endpoint with attempts in flight is left out of claims), and a slow or
+ * black-holed receiver holds only its own. An endpoint whose last `BREAKER_THRESHOLD` attempts failed rests
+ * for `BREAKER_COOL_DOWN_MS` (its deliveries stay pending, unclaimed, no attempt spent; breaker.ts). An
+ * inactive endpoint's deliveries are never claimed (parked). Passes run every `pollIntervalMs` (jittered), at
+ * once when this process wrote deliveries and when an attempt ends. Nothing is claimed while no endpoint
+ * exists. `stop()` aborts attempts in flight, their DNS checks included (each counts as a failed attempt and
+ * is retried by its endpoint's delays), so a stop never waits for a slow receiver or resolver. `runOnce` has
+ * no passes of its own: it runs them (`deliverNow`) after its jobs until nothing due is left.
  */
 import type { Runtime } from "../app/runtime.js";
 import type { WebhookDelivery } from "../common/types.js";
+import { EndpointBreaker } from "../webhooks/breaker.js";
 import { attemptResult, sendWebhook } from "../webhooks/sender.js";
 
-const BATCH = 10;
+/** Attempts in flight at once in one worker, across endpoints. */
+const MAX_IN_FLIGHT = 10;
+/** Attempts in flight at once in one worker for one endpoint. */
+const PER_ENDPOINT = 2;
+/** Consecutive failed attempts that rest an endpoint, and for how long. */
+const BREAKER_THRESHOLD = 5;
+const BREAKER_COOL_DOWN_MS = 60_000;
 const LEASE_MARGIN_MS = 30_000;
 
 export class WebhookDeliverer {
   #timer: NodeJS.Timeout | undefined;
-  #pass: Promise<void> | null = null;
+  #pass: Promise<unknown> | null = null;
   #again = false;
   #stopped = false;
+  #started = false;
   #off: (() => void) | null = null;
+  /** Attempts in flight, and how many of each endpoint. */
+  readonly #attempts = new Set<Promise<void>>();
+  readonly #busy = new Map<string, number>();
+  readonly #breaker = new EndpointBreaker({
+    threshold: BREAKER_THRESHOLD,
+    coolDownMs: BREAKER_COOL_DOWN_MS,
+  });
   /** Aborts attempts in flight when the worker stops (they count as failed attempts and retry). */
   readonly #abort = new AbortController();
 
@@ -31,14 +52,22 @@ export class WebhookDeliverer {
   ) {}
 
   start(): void {
+    this.#started = true;
     if (this.deliver) this.#off = this.rt.webhooks.onWritten(() => this.#kick());
     this.#kick();
   }
 
-  /** One pass now, awaited (`runOnce`): sends what is due, including the deliveries this process just wrote. */
+  /**
+   * Passes now, awaited with their attempts (`runOnce`): sends what is due, including the deliveries this
+   * process just wrote, until a pass finds nothing more to start.
+   */
   async deliverNow(): Promise<void> {
     await this.#pass;
-    if (!this.#stopped) await this.#run();
+    while (!this.#stopped) {
+      const started = await this.#run();
+      if (started === 0 && this.#attempts.size === 0) return;
+      await Promise.all(this.#attempts);
+    }
   }
 
   async stop(): Promise<void> {
@@ -47,10 +76,11 @@ export class WebhookDeliverer {
     this.#off?.();
     this.#abort.abort();
     await this.#pass;
+    await Promise.all(this.#attempts);
   }
 
   #kick(): void {
-    if (this.#stopped) return;
+    if (this.#stopped || !this.#started) return;
     if (this.#pass !== null) {
       this.#again = true;
       return;
@@ -70,20 +100,51 @@ export class WebhookDeliverer {
     });
   }
 
-  async #run(): Promise<void> {
+  /** Claims what is due and may start now, starts those attempts, and returns how many it started. */
+  async #run(): Promise<number> {
     const { rt } = this;
     await rt.webhooks.refresh();
-    if (!this.deliver || !rt.webhooks.hasEndpoints) return;
+    if (!this.deliver || !rt.webhooks.hasEndpoints) return 0;
+    let started = 0;
     try {
-      for (;;) {
-        const leaseMs = rt.webhooks.longestTimeoutMs + LEASE_MARGIN_MS;
-        const batch = await rt.backend.webhooks.claimDue({ limit: BATCH, leaseMs });
-        await Promise.all(batch.map((d) => this.#attempt(d)));
-        if (batch.length < BATCH || this.#stopped) return;
+      while (!this.#stopped) {
+        const room = MAX_IN_FLIGHT - this.#attempts.size;
+        if (room <= 0) break;
+        const batch = await rt.backend.webhooks.claimDue({
+          limit: room,
+          leaseMs: rt.webhooks.longestTimeoutMs + LEASE_MARGIN_MS,
+          perEndpoint: PER_ENDPOINT,
+          exceptEndpoints: [...this.#busy.keys(), ...this.#breaker.resting()],
+        });
+        if (batch.length === 0) break;
+        for (const delivery of batch) this.#launch(delivery);
+        started += batch.length;
       }
     } catch (err) {
       rt.logger.warn({ err }, "webhook delivery pass failed; retrying at the next poll");
     }
+    return started;
+  }
+
+  /** Starts one attempt, counted in flight until it has stored its outcome; its end wakes a pass. */
+  #launch(delivery: WebhookDelivery): void {
+    const { endpointId } = delivery;
+    this.#busy.set(endpointId, (this.#busy.get(endpointId) ?? 0) + 1);
+    const attempt: Promise<void> = this.#attempt(delivery)
+      .catch((err: unknown) =>
+        this.rt.logger.warn(
+          { err, deliveryId: delivery.id, endpointId },
+          "webhook attempt could not be stored; the delivery is due again when its claim lapses",
+        ),
+      )
+      .finally(() => {
+        this.#attempts.delete(attempt);
+        const left = (this.#busy.get(endpointId) ?? 1) - 1;
+        if (left > 0) this.#busy.set(endpointId, left);
+        else this.#busy.delete(endpointId);
+        this.#kick();
+      });
+    this.#attempts.add(attempt);
   }
 
   async #attempt(delivery: WebhookDelivery): Promise<void> {
@@ -100,6 +161,15 @@ export class WebhookDeliverer {
             allowPrivateNetworks: rt.options.webhooks.allowPrivateNetworks,
             signal: this.#abort.signal,
           });
+    if (endpoint !== undefined && !this.#abort.signal.aborted) {
+      if (outcome.ok) this.#breaker.succeeded(endpoint.id);
+      else if (this.#breaker.failed(endpoint.id)) {
+        rt.logger.warn(
+          { endpointId: endpoint.id, coolDownMs: BREAKER_COOL_DOWN_MS },
+          "webhook endpoint keeps failing; its deliveries wait for the cool-down",
+        );
+      }
+    }
     const result = attemptResult(endpoint, delivery, outcome);
     const stored = await rt.backend.webhooks.recordAttempt(result);
     const log = { deliveryId: delivery.id, event: delivery.event, endpointId: delivery.endpointId };

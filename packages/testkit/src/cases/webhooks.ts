@@ -292,6 +292,57 @@ export const webhookCases = [
     },
   }),
   defineCase({
+    id: "webhooks/claim-fair-per-endpoint",
+    title:
+      "claimDue takes at most perEndpoint deliveries of each endpoint, oldest due first, skips the endpoints it is told to skip and never takes an inactive endpoint's deliveries (parked until it is active again)",
+    async run(ctx) {
+      const busy = await endpoint(ctx);
+      const quiet = await endpoint(ctx);
+      const skipped = await endpoint(ctx);
+      const parked = await endpoint(ctx, { active: false });
+      const busyRows = Array.from({ length: 10 }, () => delivery(ctx, busy.id));
+      await ctx.backend.webhooks.enqueue(busyRows);
+      await ctx.backend.webhooks.enqueue([delivery(ctx, quiet.id)]);
+      await ctx.backend.webhooks.enqueue([delivery(ctx, skipped.id), delivery(ctx, parked.id)]);
+      const mine = new Set([busy.id, quiet.id, skipped.id, parked.id]);
+      const claim = async () =>
+        (
+          await ctx.backend.webhooks.claimDue({
+            limit: 1000,
+            leaseMs: 60_000,
+            perEndpoint: 2,
+            exceptEndpoints: [skipped.id],
+          })
+        ).filter((d) => mine.has(d.endpointId));
+      const first = await claim();
+      deepEqual(
+        sorted(first.map((d) => d.endpointId)),
+        sorted([busy.id, busy.id, quiet.id]),
+        "one claim takes two of the busy endpoint's ten and the quiet endpoint's one; none of the skipped or inactive endpoint's",
+      );
+      const second = await claim();
+      deepEqual(
+        second.map((d) => d.endpointId),
+        [busy.id, busy.id],
+        "the next claim takes the busy endpoint's next two",
+      );
+      const limited = await ctx.backend.webhooks.claimDue({
+        limit: 1,
+        leaseMs: 60_000,
+        perEndpoint: 2,
+        exceptEndpoints: [],
+      });
+      equal(limited.length, 1, "limit still bounds the whole claim");
+      const reactivate = auditRecord("webhook.update", "kit", parked.id, null);
+      await ctx.backend.webhooks.updateEndpoint(parked.id, { active: true }, reactivate);
+      equal(
+        (await claimMine(ctx, parked.id)).length,
+        1,
+        "an inactive endpoint's pending delivery is claimed once the endpoint is active again",
+      );
+    },
+  }),
+  defineCase({
     id: "webhooks/concurrent-claims-never-share",
     title:
       "concurrent claimDue calls never return the same delivery: 4 claimers racing over 40 due deliveries take each exactly once, with attempts 1",
