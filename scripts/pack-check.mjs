@@ -12,7 +12,8 @@
  *               better-sqlite3 our ranges accept, installs the tarballs without ERESOLVE and without second
  *               copies of them, type-checks (skipLibCheck: driver types must still reach the user) and runs
  *               the README Quickstart on SQLite and on PostgreSQL; with the CLI built, `soniq mcp` first says
- *               how to install @soniq/mcp, then, with the @soniq/mcp tarball added, answers an MCP handshake.
+ *               how to install @soniq/mcp, then, with the @soniq/mcp tarball added, answers an MCP handshake
+ *               with SONIQ_REDACT set (it refuses to serve without a redaction rule).
  *   pnpm        a fresh pnpm project following the README: the install without the build approval fails
  *               and the Quickstart says how to approve it; with `allowBuilds` it runs on SQLite and PostgreSQL.
  * Inside each project, `projectStages` (scripts/pack-check/project.mjs) lists what runs there; the CLI's

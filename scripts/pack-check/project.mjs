@@ -254,8 +254,9 @@ function cliStage() {
         }
         rmSync(join(project, "soniq.db"), { force: true });
         await cliRound(project, userEnv());
-        // @soniq/mcp is an optional peer of the CLI, not installed here: `soniq mcp` must say how to get it.
-        const mcp = soniqCli(project, ["mcp"], userEnv(), { allowFailure: true });
+        // @soniq/mcp is an optional peer of the CLI, not installed here: `soniq mcp` must say how to get it
+        // (--no-redact: without a redaction rule it would refuse before looking for the package).
+        const mcp = soniqCli(project, ["mcp", "--no-redact"], userEnv(), { allowFailure: true });
         if (mcp.code !== 1 || !mcp.out.includes("npm install @soniq/mcp"))
           fail(
             `without @soniq/mcp, soniq mcp should exit 1 saying "npm install @soniq/mcp" (exit ${mcp.code}):\n${mcp.out}`,
@@ -270,8 +271,9 @@ function cliStage() {
 }
 
 /**
- * `soniq mcp` with the @soniq/mcp tarball installed beside the CLI: it answers an MCP initialize request on
- * stdout as server "soniq", and exits 0 once stdin closes.
+ * `soniq mcp` with the @soniq/mcp tarball installed beside the CLI, configured as the README's client config
+ * (SONIQ_REDACT in its env): it names the redaction rule on stderr, answers an MCP initialize request on stdout
+ * as server "soniq", and exits 0 once stdin closes.
  */
 export function mcpHandshake(project, env) {
   const initialize = {
@@ -287,7 +289,7 @@ export function mcpHandshake(project, env) {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(join(project, "node_modules/.bin/soniq"), ["mcp"], {
       cwd: project,
-      env,
+      env: { ...env, SONIQ_REDACT: "password,**.token" },
       stdio: "pipe",
     });
     let out = "";
@@ -306,7 +308,11 @@ export function mcpHandshake(project, env) {
       try {
         reply = JSON.parse(out.split("\n")[0] ?? "");
       } catch {}
-      if (code !== 0 || reply?.result?.serverInfo?.name !== "soniq")
+      if (
+        code !== 0 ||
+        reply?.result?.serverInfo?.name !== "soniq" ||
+        !err.includes("redacting paths: password, **.token")
+      )
         reject(
           new Error(`soniq mcp did not answer an initialize request (exit ${code ?? signal}):\n${out}${err}`),
         );

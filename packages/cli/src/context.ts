@@ -1,8 +1,8 @@
 /**
- * What every command receives: the global flags (`--database-url`, `--json`, `--module`, accepted before or
- * after the subcommand), a printer, the audit actor, and `withApp`, which opens a Soniq instance for the
- * command and always closes it: the app's own (from `--module` or SONIQ_MODULE, so its backend, `redact` and
- * job definitions apply), else one on the chosen database.
+ * What every command receives: the global flags (`--database-url`, `--json`, `--module`, `--redact`, accepted
+ * before or after the subcommand), a printer, the audit actor, and `withApp`, which opens a Soniq instance for
+ * the command and always closes it: the app's own (from `--module` or SONIQ_MODULE, so its backend, `redact`
+ * and job definitions apply), else one on the chosen database, redacting the `--redact` / SONIQ_REDACT paths.
  */
 import { hostname, userInfo } from "node:os";
 import { createInterface } from "node:readline/promises";
@@ -18,10 +18,13 @@ import {
 import { CliError, usage } from "./errors.js";
 import { loadApp } from "./module-loader.js";
 import { type Io, Printer } from "./output.js";
+import { chooseRedact, type RedactRequest, redactBesideModule } from "./redaction.js";
 
 export interface Globals {
   databaseUrl?: string;
   module?: string;
+  /** `--redact <paths>` a string, `--no-redact` false. */
+  redact?: string | boolean;
   json?: boolean;
   color?: boolean;
 }
@@ -40,6 +43,8 @@ export class Context {
   readonly database: DatabaseChoice;
   /** The app module given with `--module` (or SONIQ_MODULE), if any. */
   readonly module: string | undefined;
+  /** `--redact` / SONIQ_REDACT paths (checked here: a bad one is a usage error), `--no-redact`, or neither. */
+  readonly redact: RedactRequest;
   /** Set once a command resolved its database, so errors can name it. */
   target: DatabaseTarget | null = null;
 
@@ -52,6 +57,7 @@ export class Context {
     this.json = globals.json === true;
     this.database = chooseDatabase(globals.databaseUrl, io.env);
     this.module = globals.module ?? (io.env.SONIQ_MODULE || undefined);
+    this.redact = chooseRedact(globals.redact, io.env);
   }
 
   static of(command: Command, io: Io): Context {
@@ -90,12 +96,17 @@ export class Context {
   async #ownApp(options: AppOptions): Promise<Soniq> {
     const backend = await openBackend(this.resolveTarget(), options.mustExist ?? true, this.io.env);
     const webhooks = options.webhooks && { webhooks: options.webhooks };
-    return new Soniq({ backend, allowUnknownJobNames: true, producerId: this.actor, ...webhooks });
+    const redact = this.redact.kind === "paths" && { redact: this.redact.paths };
+    return new Soniq({ backend, allowUnknownJobNames: true, producerId: this.actor, ...webhooks, ...redact });
   }
 
-  /** The app's own instance; a `--database-url` of another kind next to it is a mistake, not a choice. */
+  /**
+   * The app's own instance; a `--database-url` of another kind next to it is a mistake, not a choice, and so
+   * are `--redact` paths (the app's `redact` applies, or it has none to add them to).
+   */
   async #moduleApp(specifier: string): Promise<Soniq> {
     const app = await loadApp(specifier);
+    await this.checkModuleRedact(app, specifier);
     if (this.database.source === "flag" && parseDatabaseUrl(this.database.url).kind !== app.backend.name) {
       await app.close().catch(() => {});
       throw usage(
@@ -104,6 +115,14 @@ export class Context {
       );
     }
     return app;
+  }
+
+  /** Refuses `--redact` / SONIQ_REDACT paths beside an app module (closing the app): a usage error. */
+  async checkModuleRedact(app: Soniq, specifier: string): Promise<void> {
+    const mistake = redactBesideModule(this.redact, app, specifier);
+    if (!mistake) return;
+    await app.close().catch(() => {});
+    throw mistake;
   }
 
   /**

@@ -20,7 +20,10 @@ export const CLI_ERROR_CODES = [
   "SONIQ_CLI_MISSING_PACKAGE",
   /** An installed package lacks what the command needs (a @soniq/dashboard without serveDashboard()). */
   "SONIQ_CLI_UNSUPPORTED",
-  /** A destructive or risky action was refused (no `--yes`, no `--force`, or the user said no). */
+  /**
+   * A destructive or risky action was refused (no `--yes`, no `--force`, the user said no, or `soniq mcp`
+   * without a redaction rule or `--no-redact`).
+   */
   "SONIQ_CLI_REFUSED",
   /** The module given to `worker`/`scheduler` could not be loaded or exports no Soniq instance. */
   "SONIQ_CLI_MODULE",

@@ -36,6 +36,15 @@ export function createProgram(io: Io = processIo()): Command {
       "--module <file>",
       "your app's module exporting its Soniq instance (default: SONIQ_MODULE): its backend and redact apply",
     )
+    .option(
+      "--redact <paths>",
+      "field paths to show as [redacted], comma-separated, e.g. password,**.token (default: SONIQ_REDACT); " +
+        "for the CLI's own instance (a --module app keeps its own redact)",
+    )
+    .option(
+      "--no-redact",
+      "raw values on purpose: soniq mcp refuses to serve without a redaction rule unless given",
+    )
     .option("--json", "machine-readable output (read commands print one JSON document)")
     .option("--no-color", "no colour (also: NO_COLOR=1, or when stdout is not a terminal)")
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
@@ -48,6 +57,8 @@ export function createProgram(io: Io = processIo()): Command {
     .addHelpText(
       "after",
       "\nExit codes: 0 ok, 1 failure (also: an unknown id, a refused action), 2 usage.\n\n" +
+        "Redaction: --module applies your app's redact; without one, --redact / SONIQ_REDACT paths apply. soniq mcp\n" +
+        "and soniq dashboard print the rule in force on stderr at start.\n\n" +
         "Examples:\n  soniq setup\n  soniq worker ./src/jobs.ts --concurrency 20\n  soniq status --watch\n" +
         "  soniq dead-letter replay --all --name emails.send_welcome --dry-run",
     );

@@ -74,6 +74,8 @@ describe("soniq basics", () => {
       expect(r.code, COMMANDS[i]?.join(" ")).toBe(0);
       expect(r.stdout, COMMANDS[i]?.join(" ")).toContain("Examples:");
       expect(r.stdout, COMMANDS[i]?.join(" ")).toContain("--database-url");
+      expect(r.stdout, COMMANDS[i]?.join(" ")).toContain("--redact <paths>");
+      expect(r.stdout, COMMANDS[i]?.join(" ")).toContain("--no-redact");
     }
   });
 

@@ -39,7 +39,8 @@ export interface Running {
 export const baseEnv = (extra: Record<string, string | undefined>): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // An inherited NODE_PATH (package managers and runners may set one) would resolve packages a user's shell would not.
-  for (const name of ["SONIQ_DATABASE_URL", "NO_COLOR", "FORCE_COLOR", "NODE_PATH"]) delete env[name];
+  for (const name of ["SONIQ_DATABASE_URL", "SONIQ_REDACT", "NO_COLOR", "FORCE_COLOR", "NODE_PATH"])
+    delete env[name];
   for (const [name, value] of Object.entries(extra)) if (value !== undefined) env[name] = value;
   return env;
 };

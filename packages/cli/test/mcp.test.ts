@@ -36,8 +36,9 @@ const WRITES = [
 
 describe.each(BACKENDS)("soniq mcp on %s", (_kind, makeDb) => {
   const s = useSeededDatabase(makeDb);
+  // Raw values on purpose: these tests read the seeded args back (redaction has its own tests in mcp-redact).
   const agent = (...flags: string[]): Promise<Agent> =>
-    connectAgent([...flags, "--database-url", s.db.url], { cwd: s.db.dir });
+    connectAgent([...flags, "--no-redact", "--database-url", s.db.url], { cwd: s.db.dir });
 
   afterAll(closeClients);
 
@@ -164,7 +165,7 @@ describe.each(BACKENDS)("soniq mcp on %s", (_kind, makeDb) => {
   });
 
   it("mcp/replay-audited: a confirmed replay_where and a forced replay, each audited as mcp:<client>", async () => {
-    const a = await connectAgent(["--allow-writes", "--database-url", s.db.url], {
+    const a = await connectAgent(["--allow-writes", "--no-redact", "--database-url", s.db.url], {
       cwd: s.db.dir,
       clientName: "claude-desktop",
     });
@@ -252,9 +253,12 @@ describe("soniq mcp without a database", () => {
   it("mcp/no-database: exits 1 with one error line on stderr and nothing on stdout (the protocol channel)", async () => {
     const db = sqliteDb();
     try {
-      const r = await soniqCli(["mcp", "--database-url", `sqlite:${join(db.dir, "missing.db")}`], {
-        cwd: db.dir,
-      });
+      const r = await soniqCli(
+        ["mcp", "--no-redact", "--database-url", `sqlite:${join(db.dir, "missing.db")}`],
+        {
+          cwd: db.dir,
+        },
+      );
       expect(r.code).toBe(1);
       expect(r.stdout).toBe("");
       expect(r.stderr.trim()).toMatch(/^error \[SONIQ_CLI_DATABASE_MISSING\]/);

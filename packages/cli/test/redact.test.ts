@@ -2,7 +2,7 @@
 import { fileURLToPath } from "node:url";
 import { eventually } from "@soniq/testkit";
 import { describe, expect, it } from "vitest";
-import { type Result, sqliteDb, start } from "./cli.js";
+import { type Result, soniqCli, sqliteDb, start } from "./cli.js";
 import { useSeededDatabase } from "./seed.js";
 
 const REDACTED_APP = fileURLToPath(new URL("./fixtures/redacted.ts", import.meta.url));
@@ -88,5 +88,26 @@ describe("soniq with the app's redact", () => {
     const plain = await s.cli("jobs", "show", ok.id, "--json");
     expect(plain.stdout).toContain("hunter2");
     expect((await s.cli("dead-letter", "export", "--queue", "secrets")).stdout).toContain("hunter3");
+  });
+
+  it("redact/cli-paths: --redact or SONIQ_REDACT gives the CLI's own instance field paths, without a module", async () => {
+    const { id } = await s.app.jobs.enqueue("secret.login", {
+      user: "ann",
+      password: "hunter8",
+      session: { token: "tok_live_secret" },
+    });
+    const viaFlag = await s.cli("jobs", "show", id, "--json", "--redact", "password,**.token");
+    expect(viaFlag.code, viaFlag.stderr).toBe(0);
+    expect(viaFlag.stdout).not.toMatch(SECRET);
+    expect(JSON.parse(viaFlag.stdout)).toMatchObject({
+      args: { user: "ann", password: "[redacted]", session: { token: "[redacted]" } },
+    });
+    const viaEnv = await soniqCli(["jobs", "list", "--json", "--database-url", s.db.url], {
+      cwd: s.db.dir,
+      env: { SONIQ_REDACT: "password, **.token" },
+    });
+    expect(viaEnv.code, viaEnv.stderr).toBe(0);
+    expect(viaEnv.stdout).toContain('"password": "[redacted]"');
+    expect(viaEnv.stdout).not.toMatch(SECRET);
   });
 });

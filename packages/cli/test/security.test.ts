@@ -79,6 +79,50 @@ describe("soniq dashboard", () => {
     }
   });
 
+  it("security/dashboard-redaction: the rule in force is named at start; off loopback without one, a warning", async () => {
+    assertBuilt();
+    const dir = mkdtempSync(join(tmpdir(), "soniq-cli-sec-"));
+    const dashboardPackage = fileURLToPath(new URL("../../dashboard", import.meta.url));
+    mkdirSync(join(dir, "node_modules", "@soniq"), { recursive: true });
+    symlinkSync(dashboardPackage, join(dir, "node_modules", "@soniq", "dashboard"));
+    writeFileSync(join(dir, "package.json"), "{}");
+    const db = `sqlite:${join(dir, "soniq.db")}`;
+    expect((await soniqCli(["setup", "--database-url", db], { cwd: dir })).code).toBe(0);
+    const serve = async (args: string[], env: Record<string, string> = {}) => {
+      const served = start(["dashboard", "--port", "0", ...args, "--database-url", db], { cwd: dir, env });
+      try {
+        await eventually(
+          () => {
+            if (!/soniq dashboard on http/.test(served.stdout()))
+              throw new Error(`not listening yet: ${served.stderr()}`);
+          },
+          { timeoutMs: 20_000 },
+        );
+        return served.stderr();
+      } finally {
+        served.child.kill("SIGTERM");
+        await served.exited;
+      }
+    };
+    try {
+      const open = await serve(["--host", "0.0.0.0", "--insecure-open"]);
+      expect(open).toMatch(/^warning: .*0\.0\.0\.0.*raw args, results and errors/m);
+      for (const remedy of ["--redact", "SONIQ_REDACT", "--module", "--no-redact"])
+        expect(open, remedy).toContain(remedy);
+      const redacted = await serve(["--host", "0.0.0.0", "--insecure-open"], { SONIQ_REDACT: "password" });
+      expect(redacted).toContain("redacting paths: password");
+      expect(redacted).not.toContain("warning");
+      const loopback = await serve([]);
+      expect(loopback).toContain("no redaction");
+      expect(loopback).not.toContain("warning");
+      const raw = await serve(["--host", "0.0.0.0", "--insecure-open", "--no-redact"]);
+      expect(raw).toContain("no redaction (--no-redact)");
+      expect(raw).not.toContain("warning");
+    } finally {
+      expectNoRunningChildren();
+    }
+  });
+
   it("security/dashboard-keys: label:scope:key entries from SONIQ_DASHBOARD_KEYS or a file", () => {
     expect(parseKeys(`ops:write:${KEY}, viewer:read:${KEY}x`, "env")).toEqual([
       { label: "ops", scope: "write", key: KEY },

@@ -155,6 +155,7 @@ const PINNED: Record<"index" | "plugin" | "ops" | "backend", string[]> = {
     "progressPercent",
     "queueLimitsText",
     "queueStateWord",
+    "redactOptionProblems",
     "replayRefusal",
     "searchFilter",
     "searchWords",

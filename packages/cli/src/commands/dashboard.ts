@@ -2,7 +2,9 @@
  * `soniq dashboard [--host] [--port]`: @soniq/dashboard's own `serveDashboard()` on the CLI's Soniq instance,
  * until SIGINT or SIGTERM. The package is loaded only here, from the application's project first, so the CLI
  * needs it for nothing else. Keys come from SONIQ_DASHBOARD_KEYS or --keys-file (../dashboard/keys.ts); off
- * loopback it refuses to start without one unless --insecure-open.
+ * loopback it refuses to start without one unless --insecure-open. The redaction rule in force (the module's
+ * `redact`, --redact / SONIQ_REDACT paths, or none) is printed on stderr at start; off loopback without one
+ * (and without --no-redact) a warning says how to set one.
  */
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -13,6 +15,7 @@ import { Context } from "../context.js";
 import { assertSafeExposure, type DashboardKey, KEYS_ENV, loadKeys } from "../dashboard/keys.js";
 import { CliError, usage } from "../errors.js";
 import type { Io } from "../output.js";
+import { dashboardRedactionWarning, redactionLine } from "../redaction.js";
 
 type Serve = (options: {
   soniq: Soniq;
@@ -89,7 +92,9 @@ export function registerDashboard(program: Command, io: Io): void {
       `\nKeys: ${KEYS_ENV}="ops:write:<key>,viewer:read:<key>" (keys of 16+ characters), or --keys-file with one\n` +
         "label:scope:key per line. Without keys the dashboard is read-only and open, so off loopback (--host\n" +
         "0.0.0.0) it refuses to start unless keys are set or --insecure-open is passed. Only the loopback names\n" +
-        "and --allowed-host names are answered (DNS rebinding).\n\nExamples:\n  soniq dashboard\n" +
+        "and --allowed-host names are answered (DNS rebinding).\n\nRedaction: the rule in force (--module's redact, or\n" +
+        "--redact / SONIQ_REDACT paths) is printed on stderr at start; off loopback without one it warns (--no-redact\n" +
+        "says raw values are meant).\n\nExamples:\n  soniq dashboard\n" +
         `  ${KEYS_ENV}=ops:write:$OPS_KEY soniq dashboard --host 0.0.0.0 --allowed-host ops.internal\n` +
         "  soniq dashboard --port 8080 --database-url postgres://...",
     )
@@ -99,6 +104,11 @@ export function registerDashboard(program: Command, io: Io): void {
       assertSafeExposure(o.host, apiKeys, o.insecureOpen === true);
       const serve = await loadServe();
       await ctx.withApp(async (soniq) => {
+        io.err.write(
+          `${redactionLine(ctx.redact, soniq, ctx.module !== undefined, "the dashboard shows")}\n`,
+        );
+        const warning = dashboardRedactionWarning(o.host, ctx.redact, soniq);
+        if (warning) io.err.write(`${warning}\n`);
         const server = await serve({
           soniq,
           host: o.host,

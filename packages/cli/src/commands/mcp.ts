@@ -5,6 +5,10 @@
  * to stderr while it runs. The server is the @soniq/mcp package (an optional peer dependency: it brings the
  * MCP SDK, zod and ajv), loaded only when this command runs, from the application's project first; without
  * it the command exits 1 saying how to install it.
+ *
+ * An agent sends what it reads to its model provider, so the command refuses to serve without a redaction rule
+ * (the module's `redact`, or --redact / SONIQ_REDACT paths) unless --no-redact asks for raw values; the rule in
+ * force is printed on stderr at start.
  */
 import { createRequire } from "node:module";
 import { join } from "node:path";
@@ -14,6 +18,7 @@ import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError } from "../errors.js";
 import type { Io } from "../output.js";
+import { REDACT_REMEDIES, redacting, redactionLine } from "../redaction.js";
 
 const TOOLS_HELP = `
 Needs @soniq/mcp in your project (npm install @soniq/mcp).
@@ -22,14 +27,19 @@ Read tools (always): stats, queues, jobs, job, explain, dead_letters, dead_lette
 schedule_history, flows, flow, audit. Write tools (only with --allow-writes): replay, replay_where, purge,
 purge_where, cancel_job, cancel_flow, pause_queue, resume_queue. Without --allow-writes the write tools are
 not listed and a call to one is refused. replay_where and purge_where are dry runs (a count) unless called with confirm: true.
-Every write is audited with actor mcp:<client name>; the app's redact (--module) applies to every answer.
+Every write is audited with actor mcp:<client name>.
+
+Redaction: the agent sends what it reads to its model provider, so a rule is required: the app's redact
+(--module), or field paths (--redact / SONIQ_REDACT=password,**.token); --no-redact serves raw values. The rule
+in force is printed on stderr at start (stdout is the protocol).
 
 Client config (e.g. Claude Desktop's claude_desktop_config.json):
   { "mcpServers": { "soniq": { "command": "npx",
-      "args": ["soniq", "mcp", "--database-url", "postgres://localhost/app"] } } }
+      "args": ["soniq", "mcp", "--database-url", "postgres://localhost/app"],
+      "env": { "SONIQ_REDACT": "password,**.token" } } } }
 
 Examples:
-  soniq mcp --database-url postgres://localhost/app
+  SONIQ_REDACT=password,**.token soniq mcp --database-url postgres://localhost/app
   soniq mcp --module ./src/soniq.ts --allow-writes`;
 
 export const MCP_PACKAGE = "@soniq/mcp";
@@ -82,6 +92,18 @@ export async function loadMcp(load: Importer = (specifier) => import(specifier))
   return mod.startMcpServer as StartMcpServer;
 }
 
+/** Refused: an agent would read (and send to its model provider) raw values. `module` when it sets no redact. */
+function refusal(module: string | undefined): CliError {
+  const why = "agents send what they read (job args, results and errors) to their model provider";
+  return new CliError(
+    "SONIQ_CLI_REFUSED",
+    module
+      ? `refusing to serve MCP without redaction: ${module} sets no redact, and ${why}. Set redact in its ` +
+          "new Soniq({ redact: [...] }), or pass --no-redact to serve raw values."
+      : `refusing to serve MCP without redaction: ${why}; ${REDACT_REMEDIES} to serve raw values.`,
+  );
+}
+
 /** Console output would corrupt the protocol on stdout: it goes to stderr for the session. */
 function consoleToStderr(): () => void {
   const saved = { log: console.log, info: console.info, debug: console.debug };
@@ -102,10 +124,14 @@ export function registerMcp(program: Command, io: Io): void {
     .addHelpText("after", TOOLS_HELP)
     .action(async (o: { allowWrites?: boolean }, command: Command) => {
       const ctx = Context.of(command, io);
+      // Decided before anything loads or opens; an app module's own redact is known once it is loaded.
+      if (!ctx.module && ctx.redact.kind === "unset") throw refusal(undefined);
       const startMcpServer = await loadMcp();
       const restoreConsole = consoleToStderr();
       try {
         await ctx.withApp(async (soniq) => {
+          if (ctx.module && !redacting(soniq) && ctx.redact.kind !== "raw") throw refusal(ctx.module);
+          io.err.write(`${redactionLine(ctx.redact, soniq, ctx.module !== undefined, "agents read")}\n`);
           const server = await startMcpServer(soniq, { allowWrites: o.allowWrites === true });
           const stop = () => void server.close();
           process.stdin.once("end", stop);

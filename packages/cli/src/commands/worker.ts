@@ -114,6 +114,7 @@ function workerCommand(program: Command, io: Io): void {
       const ctx = Context.of(command, io);
       const log = new WorkerLog(ctx.printer, o.logFormat);
       const app = await loadApp(specifier);
+      await ctx.checkModuleRedact(app, specifier);
       checkDatabase(ctx, app, specifier, log);
       // A flag not given is undefined, which core reads as its default.
       const worker = app.worker({
@@ -178,6 +179,7 @@ function schedulerCommand(program: Command, io: Io): void {
         const ctx = Context.of(command, io);
         const log = new WorkerLog(ctx.printer, o.logFormat);
         const app = await loadApp(specifier);
+        await ctx.checkModuleRedact(app, specifier);
         checkDatabase(ctx, app, specifier, log);
         const scheduler = app.scheduler(
           o.checkInterval === undefined ? {} : { checkIntervalMs: o.checkInterval },
