@@ -13,6 +13,7 @@ export { SONIQ_VERSION } from "./common/version.js";
 export type { LineSink } from "./dead-letters/service.js";
 export { MAX_FILTER_IDS } from "./jobs/queries.js";
 export { type RedactableRow, type Redactor, redactOptionProblems } from "./observability/redact.js";
+export { type BulkGuardSource, matchesEveryDeadLetter } from "./ops/bulk-guard.js";
 export { parseDuration, parsePastInstant } from "./ops/instants.js";
 export {
   type ExplainSource,

@@ -131,6 +131,7 @@ const PINNED: Record<"index" | "plugin" | "ops" | "backend", string[]> = {
     "traceIdOf",
   ],
   ops: [
+    "BulkGuardSource",
     "DEFAULT_HEARTBEAT_INTERVAL_MS",
     "DEFAULT_STALE_AFTER_MS",
     "EXACT_COUNTS_UP_TO",
@@ -150,6 +151,7 @@ const PINNED: Record<"index" | "plugin" | "ops" | "backend", string[]> = {
     "WORKER_LIVENESS",
     "WorkerLiveness",
     "durationWords",
+    "matchesEveryDeadLetter",
     "parseDuration",
     "parsePastInstant",
     "progressPercent",

@@ -112,7 +112,8 @@ describe.each(targets)("on $name", (target) => {
     );
     expect(dry.count).toBe(3);
     const run = await json<{ count: number; refused: number }>(
-      await post("/api/dead-letters/replay-where", { filter: { reason: "permanent_failure" } }),
+      // Every dead letter here failed permanently: the filter narrows nothing, so the run says all: true.
+      await post("/api/dead-letters/replay-where", { filter: { reason: "permanent_failure" }, all: true }),
     );
     expect(run).toEqual({ action: "replay", dryRun: false, count: 3, refused: 0 });
     expect((await app.soniq.jobs.list({ jobName: "billing.charge", status: "queued" })).length).toBe(4);

@@ -63,7 +63,9 @@ describe("bulk over many pages", () => {
           notFound: 0,
         });
         expect(await soniq.audit.list({ action: "dead_letter.purge_where" })).toHaveLength(3); // 2 dry runs
-        expect(await json(await post({ filter: { name: "imports.row" } }))).toEqual({
+        // The name matches every dead letter left: that is "all", which must be said.
+        expect((await post({ filter: { name: "imports.row" } })).status).toBe(400);
+        expect(await json(await post({ filter: { name: "imports.row" }, all: true }))).toEqual({
           action: "purge",
           dryRun: false,
           count: 1_300,
@@ -75,4 +77,31 @@ describe("bulk over many pages", () => {
       }
     });
   }
+});
+
+describe("bulk/everything-guard", () => {
+  it("bulk/everything-needs-all: a filter that narrows nothing (since 0, a far until, a name every row has) acts only with all: true", async () => {
+    const soniq = await deadLetters(3, () => Date.now());
+    try {
+      const handler = handlerFor(soniq, { apiKeys: KEYS });
+      for (const path of ["/api/dead-letters/replay-where", "/api/dead-letters/purge-where"]) {
+        const post = (body: unknown) => call(handler, path, { method: "POST", key: WRITE_KEY, body });
+        for (const filter of [{ since: "0" }, { until: "2999-01-01T00:00:00Z" }, { name: "imports.row" }]) {
+          const res = await post({ filter });
+          expect(res.status, `${path} ${JSON.stringify(filter)}`).toBe(400);
+          expect(JSON.stringify(await json(res))).toContain("all: true");
+        }
+        // A dry run only counts: it is answered.
+        expect(await json(await post({ filter: { since: "0" }, dryRun: true }))).toMatchObject({ count: 3 });
+      }
+      expect((await soniq.jobs.stats()).dead_letter).toBe(3);
+      expect((await soniq.jobs.stats()).queued).toBe(0);
+      const purge = (body: unknown) =>
+        call(handler, "/api/dead-letters/purge-where", { method: "POST", key: WRITE_KEY, body });
+      expect(await json(await purge({ filter: { since: "0" }, all: true }))).toMatchObject({ count: 3 });
+      expect((await soniq.jobs.stats()).dead_letter).toBe(0);
+    } finally {
+      await soniq.close();
+    }
+  });
 });

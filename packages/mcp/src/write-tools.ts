@@ -5,7 +5,7 @@
  * first call answers how many rows would be touched, the agent calls again to act.
  */
 import type { BulkResult, DeadLetterBulkFilter, Soniq } from "@soniq/core";
-import { replayRefusal, searchFilter } from "@soniq/core/ops";
+import { matchesEveryDeadLetter, replayRefusal, searchFilter } from "@soniq/core/ops";
 import * as z from "zod";
 import { deadLetterFilter } from "./read-tools.js";
 import { id, ToolRefusal, type ToolSpec, tool } from "./tool.js";
@@ -19,6 +19,27 @@ const confirm = z
   .boolean()
   .default(false)
   .describe("false (default): a dry run that only counts; true: do it");
+
+const all = z
+  .boolean()
+  .default(false)
+  .describe("true: act even when the filter matches every dead letter there is (needed then, with confirm)");
+
+/**
+ * A confirmed bulk call whose filter narrows nothing (no filter, `since` at the epoch, a name every row has)
+ * acts on every dead letter: that must be said with `all: true` (core's `matchesEveryDeadLetter` counts it).
+ */
+async function checkNarrows(
+  soniq: Soniq,
+  verb: "replay" | "purge",
+  filter: DeadLetterBulkFilter,
+  input: { confirm: boolean; all: boolean },
+): Promise<void> {
+  if (!input.confirm || input.all || !(await matchesEveryDeadLetter(soniq, filter))) return;
+  throw new ToolRefusal(
+    `this filter matches every dead letter: call ${verb}_where again with all: true (and confirm: true) to ${verb} all of them, or narrow the filter. Nothing was changed.`,
+  );
+}
 
 interface FilterInput {
   queue?: string;
@@ -89,12 +110,14 @@ export const WRITE_TOOLS: readonly ToolSpec[] = [
   tool({
     name: "replay_where",
     description:
-      "Replays every dead letter matching the filter (no filter: all of them). A dry run that only counts " +
-      "unless confirm is true; then answers { count, dryRun: false } and writes one audit row dead_letter.replay_where.",
-    input: z.strictObject({ ...deadLetterFilter, confirm, force }),
+      "Replays every dead letter matching the filter. A dry run that only counts unless confirm is true; then " +
+      "answers { count, dryRun: false } and writes one audit row dead_letter.replay_where. A filter that matches " +
+      "every dead letter (or none given) also needs all: true.",
+    input: z.strictObject({ ...deadLetterFilter, confirm, all, force }),
     write: true,
     run: async (input, { soniq, actor }) => {
       const filter = bulkFilter(soniq, input);
+      await checkNarrows(soniq, "replay", filter, input);
       if (input.confirm && !input.force) await checkRegistered(soniq, await namesOf(soniq, filter));
       const result = await soniq.deadLetters.replayWhere(filter, { actor: actor(), dryRun: !input.confirm });
       return bulkAnswer("replay", result);
@@ -115,19 +138,20 @@ export const WRITE_TOOLS: readonly ToolSpec[] = [
   tool({
     name: "purge_where",
     description:
-      "Deletes every dead letter matching the filter for good (no filter: all of them). A dry run that only " +
-      "counts unless confirm is true; then answers { count, dryRun: false } and writes one audit row dead_letter.purge_where.",
-    input: z.strictObject({ ...deadLetterFilter, confirm }),
+      "Deletes every dead letter matching the filter for good. A dry run that only counts unless confirm is " +
+      "true; then answers { count, dryRun: false } and writes one audit row dead_letter.purge_where. A filter " +
+      "that matches every dead letter (or none given) also needs all: true.",
+    input: z.strictObject({ ...deadLetterFilter, confirm, all }),
     write: true,
     destructive: true,
-    run: async (input, { soniq, actor }) =>
-      bulkAnswer(
+    run: async (input, { soniq, actor }) => {
+      const filter = bulkFilter(soniq, input);
+      await checkNarrows(soniq, "purge", filter, input);
+      return bulkAnswer(
         "purge",
-        await soniq.deadLetters.purgeWhere(bulkFilter(soniq, input), {
-          actor: actor(),
-          dryRun: !input.confirm,
-        }),
-      ),
+        await soniq.deadLetters.purgeWhere(filter, { actor: actor(), dryRun: !input.confirm }),
+      );
+    },
   }),
   tool({
     name: "cancel_job",

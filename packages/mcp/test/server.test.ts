@@ -173,3 +173,32 @@ describe("redaction", () => {
     expect((await call(client, "explain", { id: dead })).text).not.toContain("hunter2");
   });
 });
+
+describe("bulk guard", () => {
+  it("mcp/bulk-everything-needs-all: a confirmed replay_where or purge_where that narrows nothing needs all: true", async () => {
+    const { client, soniq } = await session({ allowWrites: true });
+    soniq.job("imports.row", async () => {
+      throw new PermanentError("bad row");
+    });
+    for (let i = 0; i < 3; i++) await soniq.jobs.enqueue("imports.row", { i });
+    await soniq.worker().runOnce();
+    for (const args of [{}, { since: "1970-01-01T00:00:00Z" }, { name: "imports.row" }]) {
+      for (const tool of ["replay_where", "purge_where"]) {
+        const refused = await call(client, tool, { ...args, confirm: true });
+        expect(refused.isError, `${tool} ${JSON.stringify(args)}`).toBe(true);
+        expect(refused.text).toContain("all: true");
+      }
+    }
+    expect((await soniq.jobs.stats()).dead_letter).toBe(3);
+    // A dry run is answered; with all: true the confirmed call acts.
+    expect(JSON.parse((await call(client, "purge_where", { name: "imports.row" })).text).count).toBe(3);
+    const done = await call(client, "purge_where", { name: "imports.row", confirm: true, all: true });
+    expect(JSON.parse(done.text)).toMatchObject({ count: 3, dryRun: false });
+    expect((await soniq.jobs.stats()).dead_letter).toBe(0);
+  });
+
+  it("mcp/untrusted-output: the server tells agents that answers are data, not instructions", async () => {
+    const { client } = await session();
+    expect(client.getInstructions()).toMatch(/data, not instructions/);
+  });
+});

@@ -9,7 +9,7 @@
  */
 
 import type { DeadLetterBulkFilter, DeadLetterJob, Soniq } from "@soniq/core";
-import { searchFilter } from "@soniq/core/ops";
+import { matchesEveryDeadLetter, searchFilter } from "@soniq/core/ops";
 import { actorOf, type Principal } from "../auth.js";
 import { badRequest, notFound } from "../errors.js";
 import { type Cursor, keysetPage, type Page } from "../paging.js";
@@ -71,6 +71,8 @@ export interface BulkRequest {
   filter: DeadLetterQuery;
   ids?: string[] | undefined;
   dryRun: boolean;
+  /** The caller said it means every dead letter the filter matches, even when that is all of them. */
+  all: boolean;
 }
 
 export interface BulkResult {
@@ -92,6 +94,12 @@ export async function bulkDeadLetters(
 ): Promise<BulkResult> {
   const options = { ...actorOf(principal), dryRun: req.dryRun };
   const filter = coreFilter(soniq, req.filter, req.ids);
+  // A filter that narrows nothing (`since: 0`, a far `until`, a name every row has) is "all": it must be said.
+  if (!req.ids && !req.all && !req.dryRun && (await matchesEveryDeadLetter(soniq, filter))) {
+    throw badRequest(
+      `This filter matches every dead letter: send all: true to ${action} all of them (or narrow the filter).`,
+    );
+  }
   const result =
     action === "replay"
       ? await soniq.deadLetters.replayWhere(filter, options)
@@ -132,5 +140,5 @@ export function parseBulkBody(
       "This filter matches every dead letter: send the filter under `filter`, or `all: true` to act on all of them.",
     );
   }
-  return { filter, ids, dryRun: body.dryRun === true };
+  return { filter, ids, dryRun: body.dryRun === true, all: body.all === true };
 }
