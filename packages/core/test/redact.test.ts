@@ -159,3 +159,19 @@ describe("redact/depth", () => {
     expect(redact.row({ jobName: "a", args: { a: { b: 1 } } }).args).toEqual({ a: { b: 1 } });
   });
 });
+
+describe("redact/args-hash", () => {
+  it("redact/args-hash-hidden: a redacting view hides argsHash (a hash of the raw args a short secret falls to)", async () => {
+    const soniq = app({ redact: ["code"] });
+    const verify = soniq.job("otp.verify", async () => null, { unique: true });
+    const { id } = await verify.enqueue({ code: "123456" });
+    const stored = await soniq.jobs.get(id);
+    expect(stored?.argsHash).toMatch(/\w{8,}/);
+    const shown = soniq.options.redact.row(stored as NonNullable<typeof stored>);
+    expect(shown.args).toEqual({ code: REDACTED });
+    expect(shown.argsHash).toBe(REDACTED);
+    expect(createRedactor(undefined).row(stored as NonNullable<typeof stored>).argsHash).toBe(
+      stored?.argsHash,
+    );
+  });
+});

@@ -108,6 +108,7 @@ function functionRedactor(fn: RedactFunction): Redactor {
         if (has(row, field)) out[field] = call(row[field], field, row.jobName);
       }
       if (has(row, "lastError")) out.lastError = error(row.lastError ?? null, row.jobName);
+      hideArgsHash(row, out);
       return out as T;
     },
   });
@@ -166,9 +167,19 @@ function pathRedactor(paths: readonly string[]): Redactor {
         if (has(row, field)) out[field] = walk(row[field], [], secrets);
       }
       if (has(row, "lastError")) out.lastError = scrub(row.lastError ?? null, secrets);
+      hideArgsHash(row, out);
       return out as T;
     },
   });
+}
+
+/**
+ * A job's `argsHash` is a hash of its raw args: beside redacted args a short secret falls to guessing (a
+ * six-digit code to a million hashes), so a redacting view hides it too.
+ */
+function hideArgsHash(row: object, out: Record<string, unknown>): void {
+  const hash = (row as { argsHash?: unknown }).argsHash;
+  if (typeof hash === "string") out.argsHash = REDACTED;
 }
 
 /** Every string (4+ characters) inside a removed value, to scrub from error texts. */
