@@ -141,7 +141,13 @@ describe("redact/export", () => {
     expect(rows[0].args).toEqual({ user: "ann", password: REDACTED });
     expect(text).not.toContain("hunter2-secret");
     const lines: string[] = [];
-    const sink = { write: (line: string) => (lines.push(line), true), once: () => sink };
+    const sink = {
+      write: (line: string) => {
+        lines.push(line);
+        return true;
+      },
+      once: () => sink,
+    };
     expect(await soniq.deadLetters.export(undefined, sink)).toBe(1);
     expect(lines.join("")).not.toContain("hunter2-secret");
   });

@@ -316,7 +316,7 @@ export class ResultWaiters {
     for (let i = 0; i < absent.length; i += READS_AT_ONCE) {
       const chunk = absent.slice(i, i + READS_AT_ONCE);
       const steps = await Promise.all(chunk.map((id) => this.#readStep(id, false)));
-      chunk.forEach((id, k) => reads.set(id, steps[k] ?? "missing"));
+      for (const [k, id] of chunk.entries()) reads.set(id, steps[k] ?? "missing");
     }
     return reads;
   }
