@@ -189,4 +189,27 @@ describe("webhooks/targets", () => {
   ])("webhooks/private-address %s -> %s", (address, expected) => {
     expect(isPrivateAddress(address)).toBe(expected);
   });
+
+  // Issue 43: an IPv6 address that carries an IPv4 one is judged by the IPv4 it carries.
+  it.each([
+    ["64:ff9b::7f00:1", true], // NAT64 of 127.0.0.1
+    ["64:ff9b::127.0.0.1", true],
+    ["64:ff9b::a9fe:a9fe", true], // NAT64 of 169.254.169.254
+    ["64:ff9b::808:808", false], // NAT64 of 8.8.8.8
+    ["64:ff9b:1::808:808", true], // local-use NAT64 (RFC 8215): a private deployment
+    ["2002:7f00:1::1", true], // 6to4 of 127.0.0.1
+    ["2002:a00:1::1", true], // 6to4 of 10.0.0.1
+    ["2002:0808:0808::1", false], // 6to4 of 8.8.8.8
+    ["::127.0.0.1", true], // IPv4-compatible (deprecated): ::/96 is refused whole
+    ["::7f00:1", true],
+    ["::8.8.8.8", true],
+    ["::ffff:127.0.0.1", true],
+    ["::ffff:7f00:1", true], // the form URL parsing gives ::ffff:127.0.0.1
+    ["::ffff:808:808", false],
+    ["fec0::1", true], // site-local (deprecated)
+    ["feff::1", true],
+    ["fe80::1%eth0", true],
+  ])("webhooks/private-address-embedded-ipv4 %s -> %s", (address, expected) => {
+    expect(isPrivateAddress(address)).toBe(expected);
+  });
 });

@@ -16,11 +16,15 @@ import { type DashboardOptions, resolveOptions } from "./options.js";
 import { errorPage, loginPage } from "./pages/operations.js";
 import { pageRoutes } from "./pages/routes.js";
 import { readForm, readJsonBody } from "./security/body.js";
-import { assertAllowedHost, isSecure, whereOf } from "./security/hosts.js";
+import { assertAllowedHost, clientOf, isSecure, socketAddressOf, whereOf } from "./security/hosts.js";
 import { safeNext } from "./security/next.js";
 
-/** A standard fetch handler: mount it in node:http (serveDashboard), Express, Fastify, Hono, ... */
-export type DashboardHandler = (request: Request) => Promise<Response>;
+/**
+ * A standard fetch handler: mount it in node:http (serveDashboard), Express, Fastify, Hono, ... The optional
+ * second argument is what a node:http adapter passes (`{ incoming }`, as `nodeListener` and
+ * @hono/node-server do): the login limit counts failures per connection address from it.
+ */
+export type DashboardHandler = (request: Request, bindings?: unknown) => Promise<Response>;
 
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
@@ -44,7 +48,8 @@ function authRoutes(state: AppState, app: Hono<Env>): void {
     const form = await readForm(c.req.raw);
     const next = safeNext(base, form.next);
     const key = typeof form.key === "string" ? form.key : "";
-    const login = state.auth.enabled ? state.auth.login(key) : null;
+    const client = clientOf(c.req.raw, state.options.hosts, socketAddressOf(c.env));
+    const login = state.auth.enabled ? state.auth.login(key, client) : null;
     if (!login) {
       const message = state.auth.enabled
         ? "That key is not valid."
@@ -133,5 +138,5 @@ function buildApp(state: AppState): Hono<Env> {
 export function dashboard(options: DashboardOptions): DashboardHandler {
   const resolved = resolveOptions(options);
   const app = buildApp({ options: resolved, auth: new Auth(resolved) });
-  return async (request: Request) => app.fetch(request);
+  return async (request: Request, bindings?: unknown) => app.fetch(request, bindings);
 }

@@ -74,12 +74,15 @@ export class Auth {
     return this.options.keys.length > 0;
   }
 
-  /** A new session for the key, or null for a wrong key; 429 while failed logins are over the limit. */
-  login(candidate: string): { id: string; session: Session } | null {
-    this.#limit.check();
+  /**
+   * A new session for the key, or null for a wrong key; 429 while failed logins from `client` (its
+   * address, security/hosts.ts `clientOf`), or from all clients, are over the limit.
+   */
+  login(candidate: string, client: string): { id: string; session: Session } | null {
+    this.#limit.check(client);
     const key = findKey(this.options.keys, candidate);
     if (!key) {
-      this.#limit.failed();
+      this.#limit.failed(client);
       return null;
     }
     this.#prune(key);

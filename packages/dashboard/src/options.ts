@@ -39,7 +39,8 @@ export interface DashboardOptions {
   allowedHosts?: readonly string[];
   /**
    * Behind a reverse proxy: take the scheme and host from `X-Forwarded-Proto` / `X-Forwarded-Host` (the
-   * host must still be allowed). Only when every request comes through a proxy that sets them. Default false.
+   * host must still be allowed), and the login limit's client address from the last `X-Forwarded-For` entry.
+   * Only when every request comes through a proxy that sets them. Default false.
    */
   trustProxy?: boolean;
   /**

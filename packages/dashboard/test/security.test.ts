@@ -3,8 +3,10 @@
  * security-bodies.test.ts), the Host allow-list and the Origin check against it, TLS behind a proxy, sessions per key, the login
  * rate limit, `next` inside basePath, lean list responses and the default key scope.
  */
+import { request } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type DashboardHandler, dashboard } from "../src/index.js";
+import { type DashboardHandler, dashboard, serveDashboard } from "../src/index.js";
+import { LOGIN_FAILURES_PER_MINUTE_ALL_CLIENTS, LoginLimit } from "../src/security/login-limit.js";
 import { type ErrorBody, KEYS, keyedOn, send } from "./security-support.js";
 import { call, json, READ_KEY, type Seeded, seededApp, WRITE_KEY } from "./support.js";
 
@@ -15,6 +17,27 @@ beforeEach(async () => {
 afterEach(() => app.soniq.close());
 
 const keyed = (extra: Record<string, unknown> = {}) => keyedOn(app, extra);
+
+/** The status of a login form posted to `base` over a connection from `localAddress`. */
+function postLogin(base: string, key: string, localAddress: string): Promise<number> {
+  const body = new URLSearchParams({ key, next: "/" }).toString();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      `${base}/login`,
+      {
+        method: "POST",
+        localAddress,
+        headers: { "content-type": "application/x-www-form-urlencoded", "content-length": body.length },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
 
 describe("strict bodies", () => {
   const w = { method: "POST", key: WRITE_KEY };
@@ -182,6 +205,62 @@ describe("sessions and login", () => {
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
     expect((await call(h, "/api/stats", { key: WRITE_KEY })).status).toBe(200);
+  });
+
+  it("security/login-limit-per-client: one address's failed logins do not lock out another's", async () => {
+    // Real sockets: the limiter keys on the address the connection comes from (Linux answers all of 127/8).
+    const server = await serveDashboard({ soniq: app.soniq, apiKeys: KEYS, port: 0 });
+    try {
+      const from = (localAddress: string, key: string) => postLogin(server.url, key, localAddress);
+      for (let i = 0; i < 10; i++) expect(await from("127.0.0.2", "wrong-key-0123456789abcdef")).toBe(401);
+      expect(await from("127.0.0.2", WRITE_KEY)).toBe(429);
+      expect(await from("127.0.0.3", WRITE_KEY)).toBe(303);
+      expect(await from("127.0.0.3", "wrong-key-0123456789abcdef")).toBe(401);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("security/login-limit-forwarded-for: under trustProxy the client is the proxy's X-Forwarded-For entry", async () => {
+    const h = keyed({ trustProxy: true });
+    const as = (client: string, key: string) =>
+      call(h, "/login", { ...form(key), headers: { ...form(key).headers, "x-forwarded-for": client } });
+    for (let i = 0; i < 10; i++)
+      expect((await as("203.0.113.7", "wrong-key-0123456789abcdef")).status).toBe(401);
+    expect((await as("203.0.113.7", WRITE_KEY)).status).toBe(429);
+    // What a client writes in front of the proxy's own entry does not make it someone else.
+    expect((await as("198.51.100.1, 203.0.113.7", WRITE_KEY)).status).toBe(429);
+    expect((await as("203.0.113.8", WRITE_KEY)).status).toBe(303);
+  });
+
+  it("security/login-limit-global-ceiling: failures from many addresses still reach a ceiling that answers 429", async () => {
+    const h = keyed({ trustProxy: true });
+    const as = (client: string, key: string) =>
+      call(h, "/login", { ...form(key), headers: { ...form(key).headers, "x-forwarded-for": client } });
+    let failures = 0;
+    for (let c = 0; failures < LOGIN_FAILURES_PER_MINUTE_ALL_CLIENTS; c++) {
+      for (let i = 0; i < 5 && failures < LOGIN_FAILURES_PER_MINUTE_ALL_CLIENTS; i++, failures++)
+        expect((await as(`203.0.113.${c}`, "wrong-key-0123456789abcdef")).status).toBe(401);
+    }
+    const limited = await as("198.51.100.200", WRITE_KEY);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0);
+  });
+
+  it("security/login-limit-bounded: the per-client buckets are bounded; the oldest is forgotten first", () => {
+    let now = 1_000_000;
+    const limit = new LoginLimit({ perClient: 2, allClients: 100, clients: 2, now: () => now });
+    limit.failed("a");
+    limit.failed("a");
+    expect(() => limit.check("a")).toThrow(/Too many failed logins/);
+    expect(() => limit.check("b")).not.toThrow();
+    limit.failed("b");
+    limit.failed("c"); // a third client: "a", the least recently failing, is dropped
+    expect(limit.clientsTracked).toBe(2);
+    expect(() => limit.check("a")).not.toThrow();
+    now += 60_000;
+    limit.failed("b");
+    expect(() => limit.check("b")).not.toThrow();
   });
 
   it("security/next-inside-base-path: `next` cannot leave basePath", async () => {

@@ -1,11 +1,14 @@
 /**
  * Where a webhook may be sent. A URL must be http(s) without credentials; unless `allowPrivateNetworks`,
  * every address its host resolves to must be public: loopback, private (RFC 1918, unique-local), link-local
- * (cloud metadata lives there), carrier-grade NAT, multicast, unspecified and reserved ranges are refused, as
- * are IPv4-mapped IPv6 forms of them. Checked at registration, again before every attempt (a name may
- * resolve elsewhere later), and once more by the attempt's own connection (`publicOnlyLookup`): the addresses
- * it connects to are the ones it vetted, so a name that answers a public address to the check and a private
- * one to the connection (DNS rebinding) is refused too.
+ * (cloud metadata lives there), site-local, carrier-grade NAT, multicast, unspecified and reserved ranges are
+ * refused. An IPv6 address that carries an IPv4 one is judged by that IPv4 address: IPv4-mapped
+ * (`::ffff:0:0/96`), NAT64 (`64:ff9b::/96`, the last 32 bits) and 6to4 (`2002::/16`, bits 16-48); the
+ * deprecated IPv4-compatible block `::/96` and the local-use NAT64 prefix `64:ff9b:1::/48` are refused whole.
+ * Checked at registration, again before every attempt (a name may resolve elsewhere later), and once more by
+ * the attempt's own connection (`publicOnlyLookup`): the addresses it connects to are the ones it vetted, so a
+ * name that answers a public address to the check and a private one to the connection (DNS rebinding) is
+ * refused too.
  */
 import type { LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
@@ -29,15 +32,44 @@ for (const [net, prefix] of [
   BLOCKED.addSubnet(net, prefix, "ipv4");
 }
 for (const [net, prefix] of [
-  ["::", 128],
-  ["::1", 128],
+  ["::", 96],
   ["fc00::", 7],
   ["fe80::", 10],
+  ["fec0::", 10],
   ["ff00::", 8],
-  ["64:ff9b::", 96],
+  ["64:ff9b:1::", 48],
   ["2001:db8::", 32],
 ] as const) {
   BLOCKED.addSubnet(net, prefix, "ipv6");
+}
+
+/** The eight 16-bit groups of a valid IPv6 literal (a trailing dotted IPv4 part and a zone id allowed). */
+function ipv6Groups(address: string): number[] {
+  let text = address.replace(/%.*$/, "");
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted !== null) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = "", tail] = text.split("::");
+  const parse = (part: string) => (part === "" ? [] : part.split(":").map((g) => Number.parseInt(g, 16)));
+  const front = parse(head);
+  const back = tail === undefined ? [] : parse(tail);
+  return [...front, ...new Array<number>(8 - front.length - back.length).fill(0), ...back];
+}
+
+function ipv4Of(high: number, low: number): string {
+  return `${high >>> 8}.${high & 0xff}.${low >>> 8}.${low & 0xff}`;
+}
+
+/** The IPv4 address an IPv6 one carries (IPv4-mapped, NAT64 well-known prefix, 6to4), else null. */
+function embeddedIpv4(g: number[]): string | null {
+  const low = ipv4Of(g[6] as number, g[7] as number);
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && g[5] === 0xffff) return low; // ::ffff:a.b.c.d
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return low; // 64:ff9b::a.b.c.d
+  if (g[0] === 0x2002) return ipv4Of(g[1] as number, g[2] as number); // 2002:AABB:CCDD::/48
+  return null;
 }
 
 /** True when `address` (an IP literal) is loopback, private, link-local or otherwise not public. */
@@ -45,9 +77,10 @@ export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return BLOCKED.check(address, "ipv4");
   if (family !== 6) return true;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1] !== undefined) return BLOCKED.check(mapped[1], "ipv4");
-  return BLOCKED.check(address, "ipv6");
+  const bare = address.replace(/%.*$/, "");
+  if (BLOCKED.check(bare, "ipv6")) return true;
+  const embedded = embeddedIpv4(ipv6Groups(bare));
+  return embedded !== null && BLOCKED.check(embedded, "ipv4");
 }
 
 function malformed(message: string, url: string): SoniqError {

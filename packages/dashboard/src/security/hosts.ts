@@ -8,7 +8,10 @@
  *   (which a rebinding page chooses), so `Host` and `Origin` both `evil.example` cannot pass.
  * - Behind a TLS proxy: `publicOrigin` says where users reach the dashboard; `trustProxy` takes the
  *   scheme and host from `X-Forwarded-Proto` / `X-Forwarded-Host`. Either makes the cookie `Secure`.
+ *   It also takes the client's address (for the login limit) from the last `X-Forwarded-For` entry, the
+ *   one the proxy itself appended: what a client writes in front of it is ignored.
  */
+import { isIP } from "node:net";
 import { DashboardError } from "../errors.js";
 
 export interface HostPolicy {
@@ -58,6 +61,25 @@ export function whereOf(req: Request, policy: HostPolicy): Where {
     hostname: parsed.hostname.toLowerCase(),
     port: portOf(parsed),
   };
+}
+
+/** The connection's address from the bindings node:http adapters pass (`{ incoming }`), else null. */
+export function socketAddressOf(bindings: unknown): string | null {
+  const address = (bindings as { incoming?: { socket?: { remoteAddress?: unknown } } } | undefined)?.incoming
+    ?.socket?.remoteAddress;
+  return typeof address === "string" && address !== "" ? address : null;
+}
+
+/**
+ * Who is asking, for the login limit: the proxy's `X-Forwarded-For` entry under `trustProxy`, else the
+ * connection's address, else "unknown" (a handler given no bindings counts every client as one).
+ */
+export function clientOf(req: Request, policy: HostPolicy, socketAddress: string | null): string {
+  if (policy.trustProxy) {
+    const forwarded = req.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
+    if (forwarded && isIP(forwarded) !== 0) return forwarded;
+  }
+  return socketAddress ?? "unknown";
 }
 
 function hostAllowed(policy: HostPolicy, hostname: string, port: string): boolean {
