@@ -27,26 +27,33 @@ export function chooseDatabase(flag: string | undefined, env: NodeJS.ProcessEnv)
   return { url: DEFAULT_DATABASE_URL, source: "default" };
 }
 
-/** Hides the password of a Postgres URL, for messages. */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = "***";
-    return parsed.toString();
-  } catch {
-    return url;
-  }
+/** `password=` and `sslpassword=` (any case), in a URL's query or a libpq `key=value` string, up to the next separator. */
+const PASSWORD_PARAM = /(^|[?&\s])(\w*password\s*=\s*)('(?:[^'\\]|\\.)*'?|[^&\s]*)/gi;
+/** A URL's userinfo: between `://` and the last `@` (a password may hold `@`, `#`, `/` or `?` unencoded). */
+const USERINFO = /^([a-z][\w+.-]*:\/\/)(.*)@/is;
+
+/**
+ * A connection string as messages show it, the password hidden wherever it is: in the userinfo (`user:***`),
+ * in a `password=` / `sslpassword=` parameter, in a libpq `key=value` string, or in a URL WHATWG cannot
+ * parse. Conservative: it works on the text, never on a parse that could place a password elsewhere.
+ */
+export function redactConnectionString(url: string): string {
+  const userinfo = url.replace(USERINFO, (whole, scheme: string, info: string) => {
+    const colon = info.indexOf(":");
+    return colon < 0 ? whole : `${scheme}${info.slice(0, colon)}:***@`;
+  });
+  return userinfo.replace(PASSWORD_PARAM, (_m, before: string, key: string) => `${before}${key}***`);
 }
 
 export function parseDatabaseUrl(url: string): DatabaseTarget {
-  if (/^postgres(ql)?:\/\//.test(url)) return { kind: "postgres", url, display: redact(url) };
+  if (/^postgres(ql)?:\/\//.test(url)) return { kind: "postgres", url, display: redactConnectionString(url) };
   if (url.startsWith("sqlite:")) {
     const filename = url.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "");
     if (filename === "") throw usage(`"${url}" names no file. Use sqlite:<path>, e.g. sqlite:./soniq.db.`);
     return { kind: "sqlite", filename, display: `sqlite:${filename}` };
   }
   throw usage(
-    `unsupported database URL "${redact(url)}". Use postgres://user@host:5432/db or sqlite:<path> (default ${DEFAULT_DATABASE_URL}).`,
+    `unsupported database URL "${redactConnectionString(url)}". Use postgres://user@host:5432/db or sqlite:<path> (default ${DEFAULT_DATABASE_URL}).`,
   );
 }
 

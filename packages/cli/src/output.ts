@@ -1,8 +1,10 @@
 /**
  * Output for people and for scripts. People get aligned tables, relative times and colour (only on a TTY,
  * never with NO_COLOR); scripts get `--json`: one JSON document on stdout, dates as ISO strings.
+ * Stored text (last errors, names, args) may carry control characters: every human line goes through
+ * `terminalSafe` (only the Printer's own colour codes pass), and JSON escapes DEL and C1 as well (issue 43).
  */
-import { styleText } from "node:util";
+import { inspect, styleText } from "node:util";
 import { shortId as coreShortId, durationWords } from "@soniq/core/ops";
 
 export interface Io {
@@ -20,6 +22,36 @@ export const processIo = (): Io => ({
 });
 
 type Style = "bold" | "dim" | "red" | "green" | "yellow" | "cyan";
+const STYLES: readonly Style[] = ["bold", "dim", "red", "green", "yellow", "cyan"];
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters made visible
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters made visible
+const LINE_CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
+
+/**
+ * `text` safe to write to a terminal: C0 controls (but newline and tab, unless `newlines` is false), DEL and
+ * C1 controls become visible `\u{1b}` escapes, so stored text cannot move the cursor, set the title or hide text.
+ */
+export function terminalSafe(text: string, options: { newlines?: boolean } = {}): string {
+  const pattern = options.newlines === false ? LINE_CONTROLS : CONTROLS;
+  return text.replace(pattern, (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16)}}`);
+}
+
+/** JSON text with DEL and C1 escaped too (JSON.stringify escapes only C0); they occur only inside strings. */
+export function jsonText(value: unknown, indent?: number): string {
+  return String(JSON.stringify(value, null, indent)).replace(
+    /[\u007f-\u009f]/g,
+    (c) => `\\u${(c.codePointAt(0) ?? 0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+/** The SGR sequences `paint` writes (open and close of each style): the only escapes a human line keeps. */
+const OWN_SGR = new RegExp(
+  `(${[
+    ...new Set(STYLES.flatMap((style) => (inspect.colors[style] ?? []).map((code) => `\\u001b\\[${code}m`))),
+  ].join("|")})`,
+);
 
 export class Printer {
   readonly color: boolean;
@@ -34,12 +66,23 @@ export class Printer {
     return this.color ? styleText(style, text, { validateStream: false }) : text;
   }
 
+  /** Writes a line for people: control characters escaped, the Printer's own colour codes kept. */
   line(text = ""): void {
-    this.io.out.write(`${text}\n`);
+    this.io.out.write(`${this.#safe(text)}\n`);
   }
 
-  json(value: unknown): void {
-    this.io.out.write(`${JSON.stringify(value, null, 2)}\n`);
+  /** `text` with control characters escaped, but the colour codes `paint` wrote (idempotent). */
+  #safe(text: string): string {
+    if (!this.color) return terminalSafe(text);
+    return text
+      .split(OWN_SGR)
+      .map((part, i) => (i % 2 === 1 ? part : terminalSafe(part)))
+      .join("");
+  }
+
+  /** One JSON document (`compact`: on one line, for JSON lines). */
+  json(value: unknown, compact = false): void {
+    this.io.out.write(`${jsonText(value, compact ? undefined : 2)}\n`);
   }
 
   /** Status words coloured by what they mean. */
@@ -55,6 +98,8 @@ export class Printer {
 
   /** An aligned table; `rows` are already formatted strings (colour codes do not count toward width). */
   table(headers: string[], rows: string[][]): void {
+    // Escaped before measuring, so a cell with control characters keeps its column aligned.
+    rows = rows.map((r) => r.map((c) => this.#safe(c)));
     const width = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => visible(r[i] ?? "").length)));
     const pad = (cells: string[]) =>
       cells

@@ -17,9 +17,14 @@ import { registerStatus } from "./commands/status.js";
 import { registerWebhooks } from "./commands/webhooks.js";
 import { registerWorker } from "./commands/worker.js";
 import { registerWorkers } from "./commands/workers.js";
-import { chooseDatabase, DEFAULT_DATABASE_URL, parseDatabaseUrl } from "./database.js";
+import {
+  chooseDatabase,
+  DEFAULT_DATABASE_URL,
+  parseDatabaseUrl,
+  redactConnectionString,
+} from "./database.js";
 import { describeError } from "./errors.js";
-import { type Io, processIo } from "./output.js";
+import { type Io, processIo, terminalSafe } from "./output.js";
 import { CLI_VERSION } from "./version.js";
 
 export function createProgram(io: Io = processIo()): Command {
@@ -78,15 +83,27 @@ export function createProgram(io: Io = processIo()): Command {
   return program;
 }
 
-/** The database named in an error line, if the command got that far. */
-function targetOf(argv: string[], io: Io): string {
+/** The database named in an error line, if the command got that far: the URL given, and how it is shown. */
+function targetOf(argv: string[], io: Io): { url: string; display: string } {
   const i = argv.indexOf("--database-url");
   const inline = argv.find((a) => a.startsWith("--database-url="))?.slice("--database-url=".length);
+  const { url } = chooseDatabase(i >= 0 ? argv[i + 1] : inline, io.env);
   try {
-    return parseDatabaseUrl(chooseDatabase(i >= 0 ? argv[i + 1] : inline, io.env).url).display;
+    return { url, display: parseDatabaseUrl(url).display };
   } catch {
-    return "the database";
+    return { url, display: redactConnectionString(url) };
   }
+}
+
+/**
+ * The error line as printed: the database URL and SONIQ_READ_DATABASE_URL never verbatim (a driver's message
+ * may quote one), no control characters (a stored error's text may carry them), on one line.
+ */
+function errorLine(line: string, target: { url: string; display: string }, io: Io): string {
+  const read = io.env.SONIQ_READ_DATABASE_URL;
+  let named = target.url !== "" ? line.split(target.url).join(target.display) : line;
+  if (read) named = named.split(read).join(redactConnectionString(read));
+  return terminalSafe(named, { newlines: false });
 }
 
 /** Runs the CLI on `argv` (without node and the script) and returns the exit code. */
@@ -100,8 +117,9 @@ export async function run(argv: string[], io: Io = processIo()): Promise<number>
       if (err.code === "commander.helpDisplayed" || err.code === "commander.version") return 0;
       return 2;
     }
-    const { line, exitCode } = describeError(err, targetOf(argv, io));
-    io.err.write(`error ${line}\n`);
+    const target = targetOf(argv, io);
+    const { line, exitCode } = describeError(err, target?.display);
+    io.err.write(`error ${errorLine(line, target, io)}\n`);
     return exitCode;
   }
 }

@@ -29,7 +29,7 @@ export class WorkerLog {
   ): void {
     const now = new Date();
     if (this.format === "json") {
-      this.printer.io.out.write(`${JSON.stringify({ time: now.toISOString(), level, event, ...fields })}\n`);
+      this.printer.json({ time: now.toISOString(), level, event, ...fields }, true);
       return;
     }
     const p = this.printer;

@@ -28,8 +28,7 @@ async function screen(ctx: Context, soniq: Soniq, watching = false): Promise<voi
   const view = await overview(soniq);
   if (ctx.json) {
     // --watch --json prints one compact document per line (JSON lines), so a reader can split them.
-    if (watching) p.io.out.write(`${JSON.stringify(view)}\n`);
-    else p.json(view);
+    p.json(view, watching);
     return;
   }
   const s = view.stats;

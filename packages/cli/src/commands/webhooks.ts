@@ -102,11 +102,15 @@ function listCommand(webhooks: Command, io: Io): void {
     });
 }
 
-/** `--header "Name: value"`, repeatable. */
+/**
+ * `--header "Name: value"` (or `Name=value`), repeatable: split at the first `:` or `=`. A malformed one is
+ * refused without echoing it (the value is often a token).
+ */
 function collectHeader(value: string, previous: Record<string, string> = {}): Record<string, string> {
-  const at = value.indexOf(":");
+  const at = value.search(/[:=]/);
   const name = at > 0 ? value.slice(0, at).trim() : "";
-  if (!name) throw usage(`--header takes "Name: value" (got "${value}").`);
+  if (!name || /\s/.test(name))
+    throw usage(`--header takes "Name: value" or Name=value (the value is not shown here).`);
   return { ...previous, [name]: value.slice(at + 1).trim() };
 }
 
@@ -142,7 +146,11 @@ function addCommand(webhooks: Command, io: Io): void {
       "--secret <value>",
       "the signing secret itself (visible to other local users; prefer --secret-env)",
     )
-    .option("--header <name:value>", "an extra request header (repeatable)", collectHeader)
+    .option(
+      "--header <name:value>",
+      'an extra request header, "Name: value" or Name=value (repeatable; the value is never printed)',
+      collectHeader,
+    )
     .option(
       "--max-attempts <n>",
       "attempts per delivery, the first included (default 5)",
@@ -176,8 +184,10 @@ function addCommand(webhooks: Command, io: Io): void {
         webhookApp(ctx, o, true),
       );
       if (ctx.json) return ctx.printer.json(shownEndpoint(endpoint));
+      const headers = Object.entries(shownEndpoint(endpoint).headers).map(([name, v]) => `${name}: ${v}`);
       ctx.printer.line(
-        `added webhook endpoint ${endpoint.id} -> ${endpoint.url} (${endpoint.events.join(", ")})`,
+        `added webhook endpoint ${endpoint.id} -> ${endpoint.url} (${endpoint.events.join(", ")})` +
+          (headers.length > 0 ? `, headers ${headers.join(", ")}` : ""),
       );
     });
 }
