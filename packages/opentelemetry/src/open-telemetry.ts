@@ -9,10 +9,14 @@
  *   (`parent: "link"`); the handler runs inside it, so its own spans nest under it. The outcome is set when
  *   core decides it, so a timeout, a cancellation or a shutdown ends the span too.
  * - Metrics through the meter: processed runs by outcome, run duration, queue lag.
+ * - Errors: with the app's `redact` given (`redact: soniq.options.redact`) and active, an error text goes on a
+ *   span only through it (scrubbed against the run's job row) and never a stack; a failed write's text, whose
+ *   row is not at hand, is withheld (its error name stays). Without it, the error as thrown, stack included.
  */
 import {
   type Attributes,
   context,
+  type Exception,
   type Link,
   type MeterProvider,
   metrics,
@@ -25,7 +29,15 @@ import {
   type TracerProvider,
   trace,
 } from "@opentelemetry/api";
-import { type JobContext, type Middleware, type Plugin, SoniqError } from "@soniq/core";
+import {
+  type Job,
+  type JobContext,
+  type Middleware,
+  type Plugin,
+  REDACTED,
+  type Soniq,
+  SoniqError,
+} from "@soniq/core";
 import { type RunOutcome, type SendEvent, SONIQ_VERSION, type TraceContext } from "@soniq/core/plugin";
 import { fromCarrier, toCarrier } from "./carrier.js";
 
@@ -39,20 +51,30 @@ export interface OpenTelemetryOptions {
    * new trace per run with a link to it (for long-lived or fan-out jobs whose runs would swamp the request's).
    */
   parent?: "child" | "link";
+  /**
+   * The app's `redact`, as resolved: `soniq.options.redact`. While it is active, error texts on spans go through
+   * it and stacks are left out. Default: none (errors are recorded as thrown, stacks included).
+   */
+  redact?: Redactor;
 }
 
-const KEYS = ["tracerProvider", "meterProvider", "parent"];
+/** The resolved `redact` option of a Soniq instance (`soniq.options.redact`). */
+type Redactor = Soniq["options"]["redact"];
+
+const KEYS = ["tracerProvider", "meterProvider", "parent", "redact"];
 const NAME = "@soniq/opentelemetry";
 
-function resolve(options: OpenTelemetryOptions): Required<OpenTelemetryOptions> {
+function resolve(options: OpenTelemetryOptions): Required<Omit<OpenTelemetryOptions, "redact">> & {
+  redact: Redactor | null;
+} {
   const problems: string[] = [];
   if (typeof options !== "object" || options === null || Array.isArray(options)) {
-    problems.push("options must be an object { tracerProvider, meterProvider, parent }");
+    problems.push("options must be an object { tracerProvider, meterProvider, parent, redact }");
   } else {
     for (const key of Object.keys(options)) {
       if (!KEYS.includes(key)) problems.push(`unknown option "${key}" (it takes ${KEYS.join(", ")})`);
     }
-    const { tracerProvider, meterProvider, parent } = options;
+    const { tracerProvider, meterProvider, parent, redact } = options;
     if (tracerProvider !== undefined && typeof tracerProvider?.getTracer !== "function") {
       problems.push("tracerProvider must be an OpenTelemetry TracerProvider (with getTracer)");
     }
@@ -61,6 +83,12 @@ function resolve(options: OpenTelemetryOptions): Required<OpenTelemetryOptions> 
     }
     if (parent !== undefined && parent !== "child" && parent !== "link") {
       problems.push(`parent must be "child" or "link", got ${JSON.stringify(parent)}`);
+    }
+    if (
+      redact !== undefined &&
+      (typeof redact?.error !== "function" || typeof (redact as { active?: unknown }).active !== "boolean")
+    ) {
+      problems.push("redact must be the app's resolved redact: soniq.options.redact");
     }
   }
   if (problems.length > 0) {
@@ -72,7 +100,34 @@ function resolve(options: OpenTelemetryOptions): Required<OpenTelemetryOptions> 
     tracerProvider: options.tracerProvider ?? trace.getTracerProvider(),
     meterProvider: options.meterProvider ?? metrics.getMeterProvider(),
     parent: options.parent ?? "child",
+    redact: options.redact?.active ? options.redact : null,
   };
+}
+
+interface Recorded {
+  /** For `span.recordException`. */
+  readonly exception: Exception;
+  /** For the span's error status. */
+  readonly message: string;
+}
+
+/**
+ * What a span records of a thrown error: without `redact`, the error as thrown (stack included); with it, the
+ * error's name and its message through `redact` scrubbed against the job row, never a stack. With no row at hand
+ * (`job` undefined: a failed write), the message is withheld.
+ */
+function recorded(err: unknown, redact: Redactor | null, jobName: string, job?: Job): Recorded {
+  if (!redact) {
+    return err instanceof Error
+      ? { exception: err, message: err.message }
+      : { exception: String(err), message: String(err) };
+  }
+  const text = err instanceof Error ? err.message : String(err);
+  const message = job ? redact.error(text, jobName, job) : null;
+  if (!(err instanceof Error)) return { exception: message ?? REDACTED, message: message ?? REDACTED };
+  return message === null
+    ? { exception: { name: err.name }, message: err.name }
+    : { exception: { name: err.name, message }, message };
 }
 
 /** The attributes every span of a job carries (OpenTelemetry messaging conventions, plus soniq.*). */
@@ -112,9 +167,9 @@ interface Run {
   readonly shape: RunShape;
 }
 
-/** A Soniq plugin: `soniq.use(openTelemetry({ tracerProvider, meterProvider, parent }))`. */
+/** A Soniq plugin: `soniq.use(openTelemetry({ tracerProvider, meterProvider, parent, redact }))`. */
 export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
-  const { tracerProvider, meterProvider, parent } = resolve(options);
+  const { tracerProvider, meterProvider, parent, redact } = resolve(options);
   const tracer: Tracer = tracerProvider.getTracer(NAME, SONIQ_VERSION);
   const meter = meterProvider.getMeter(NAME, SONIQ_VERSION);
   const processed = meter.createCounter("soniq.jobs.processed", {
@@ -203,18 +258,17 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
       return send(toCarrier(span.spanContext())).then(
         () => span.end(),
         (err: unknown) => {
-          span.recordException(err instanceof Error ? err : String(err));
-          span.setStatus({
-            code: SpanStatusCode.ERROR,
-            message: err instanceof Error ? err.message : String(err),
-          });
+          // With redact, the write's error is withheld but for its name: the jobs' args are not at hand to scrub.
+          const { exception, message } = recorded(err, redact, first.jobName);
+          span.recordException(exception);
+          span.setStatus({ code: SpanStatusCode.ERROR, message });
           span.end();
         },
       );
     },
     onError(ctx, err) {
       const run = runs.get(ctx);
-      if (run) run.span.recordException(err instanceof Error ? err : String(err));
+      if (run) run.span.recordException(recorded(err, redact, ctx.jobName, ctx.job).exception);
     },
     onOutcome(ctx, outcome: RunOutcome) {
       // A run the handler never reached (no handler here, args failing the schema) still gets its span.
@@ -224,7 +278,9 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
         span.setAttribute("soniq.job.outcome", outcome.outcome);
         if (outcome.deadLetterReason) span.setAttribute("soniq.dead_letter.reason", outcome.deadLetterReason);
         if (outcome.outcome === "retry" || outcome.outcome === "dead_letter") {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: firstLine(outcome.error) });
+          // The stored text's first line (`Name: message`), after redact saw the whole text (stack included).
+          const text = redact ? redact.error(outcome.error, ctx.jobName, ctx.job) : outcome.error;
+          span.setStatus({ code: SpanStatusCode.ERROR, message: firstLine(text) });
         }
       }
       span.end();

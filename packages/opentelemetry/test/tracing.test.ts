@@ -17,7 +17,7 @@ import {
 } from "@opentelemetry/sdk-trace";
 import { memoryBackend } from "@soniq/backend-memory";
 import { sqliteBackend } from "@soniq/backend-sqlite";
-import { type Backend, PermanentError, Soniq } from "@soniq/core";
+import { type Backend, PermanentError, REDACTED, type RedactOption, Soniq } from "@soniq/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { type OpenTelemetryOptions, openTelemetry } from "../src/index.js";
 
@@ -71,18 +71,23 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((s) => s.close()));
 });
 
+/** `options` null: no plugin; a function: the plugin's options from the instance (`soniq.options.redact`). */
 async function setup(
   makeBackend: () => Backend<unknown>,
-  options: Partial<OpenTelemetryOptions> | null = {},
+  options: Partial<OpenTelemetryOptions> | ((soniq: Soniq) => Partial<OpenTelemetryOptions>) | null = {},
+  redact?: RedactOption,
 ) {
   const exporter = new InMemorySpanExporter();
   const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
   const reader = new TestReader();
   const meterProvider = new MeterProvider({ readers: [reader] });
-  const soniq = new Soniq({ backend: makeBackend() });
+  const soniq = new Soniq({ backend: makeBackend(), ...(redact ? { redact } : {}) });
   open.push(soniq);
   await soniq.setup();
-  if (options !== null) soniq.use(openTelemetry({ tracerProvider, meterProvider, ...options }));
+  if (options !== null) {
+    const resolved = typeof options === "function" ? options(soniq) : options;
+    soniq.use(openTelemetry({ tracerProvider, meterProvider, ...resolved }));
+  }
   return { soniq, exporter, tracer: tracerProvider.getTracer("test"), reader } satisfies Setup;
 }
 
@@ -228,6 +233,42 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
     expect(succeeded.status.code).not.toBe(SpanStatusCode.ERROR);
   });
 
+  it("otel/redact: with the app's redact, no span shows a redacted arg's value in an error text, and no stack", async () => {
+    const { soniq, exporter } = await setup(makeBackend, (s) => ({ redact: s.options.redact }), ["password"]);
+    soniq.job(
+      "auth.login",
+      async (args: { password: string }) => {
+        throw new Error(`login refused for password ${args.password}`);
+      },
+      { maxAttempts: 2, retry: { delaysMs: [0] } },
+    );
+    const { id } = await soniq.jobs.enqueue("auth.login", { user: "ann", password: "hunter2-secret" });
+    await drain(soniq, async () => (await soniq.deadLetters.get(id)) !== null);
+    const runs = byName(exporter.getFinishedSpans(), "process default");
+    expect(runs.map((s) => s.attributes["soniq.job.outcome"]).sort()).toEqual(["dead_letter", "retry"]);
+    for (const span of exporter.getFinishedSpans()) {
+      const shown = JSON.stringify({
+        attributes: span.attributes,
+        events: span.events.map((e) => [e.name, e.attributes]),
+        status: span.status,
+        links: span.links.map((l) => l.attributes),
+      });
+      expect(shown).not.toContain("hunter2-secret");
+      expect(shown).not.toContain("exception.stacktrace");
+    }
+    for (const run of runs) {
+      expect(run.status).toEqual({
+        code: SpanStatusCode.ERROR,
+        message: `Error: login refused for password ${REDACTED}`,
+      });
+      const exception = run.events.find((e) => e.name === "exception");
+      expect(exception?.attributes).toEqual({
+        "exception.type": "Error",
+        "exception.message": `login refused for password ${REDACTED}`,
+      });
+    }
+  });
+
   it("otel/replay-links: the dead letter keeps the trace; a replay's send links to it and its run continues the replay", async () => {
     const { soniq, exporter, tracer } = await setup(makeBackend);
     let fail = true;
@@ -325,5 +366,27 @@ describe("opentelemetry options", () => {
     expect(() => openTelemetry({ parent: "sibling" as never, tracer: 1 } as never)).toThrow(
       expect.objectContaining({ code: "SONIQ_INVALID_OPTIONS" }),
     );
+    expect(() => openTelemetry({ redact: ["password"] as never })).toThrow(
+      expect.objectContaining({ code: "SONIQ_INVALID_OPTIONS" }),
+    );
+  });
+
+  it("otel/redact-send: with redact, a failed write's send span keeps the error's name, not its text or stack", async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+    const soniq = new Soniq({ backend: memoryBackend(), redact: ["password"] });
+    const plugin = openTelemetry({ tracerProvider, redact: soniq.options.redact });
+    const event = {
+      origin: "enqueue" as const,
+      jobs: [{ id: "j1", jobName: "auth.login", queue: "default" }],
+      links: [],
+    };
+    await plugin.producer?.(event, () => Promise.reject(new TypeError("duplicate value hunter2-secret")));
+    const send = only(exporter.getFinishedSpans(), "send default");
+    const shown = JSON.stringify([send.attributes, send.events.map((e) => e.attributes), send.status]);
+    expect(shown).not.toContain("hunter2-secret");
+    expect(shown).not.toContain("exception.stacktrace");
+    expect(send.status).toEqual({ code: SpanStatusCode.ERROR, message: "TypeError" });
+    expect(send.events.map((e) => e.attributes)).toEqual([{ "exception.type": "TypeError" }]);
   });
 });
