@@ -24,6 +24,7 @@ import { settleFenceCases } from "./settle-fence.js";
 import { statsCases } from "./stats.js";
 import { subscribeCases } from "./subscribe.js";
 import { traceCases } from "./trace.js";
+import { webhookAttemptCases } from "./webhook-attempts.js";
 import { webhookCases } from "./webhooks.js";
 import { workerCases } from "./workers.js";
 
@@ -57,6 +58,7 @@ export const CONFORMANCE_CASES = [
   ...flowFinishedCases,
   ...traceCases,
   ...webhookCases,
+  ...webhookAttemptCases,
 ] as const;
 
 export type ConformanceCaseId = (typeof CONFORMANCE_CASES)[number]["id"];
