@@ -115,6 +115,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "flows/list-filters-by-state",
       "flows/notify-finished-after-reopen",
       "flows/purge-cancels-held",
+      "flows/replayed-parent-counts-once",
       "settle/concurrent-settles-apply-each-once",
       "settle/mixed-batch-results-in-input-order",
       "stats/dead-letter-counts-across-tables",
