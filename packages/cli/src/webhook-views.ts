@@ -3,15 +3,17 @@
  * CLI prints one (they often carry a token); the secret never leaves core.
  */
 import type { WebhookDelivery, WebhookEndpoint } from "@soniq/core";
+import { shownUrl } from "@soniq/core/ops";
 import { duration, firstLine, type Printer, shortId } from "./output.js";
 
 /** What the CLI prints of an endpoint's header values. */
 export const HIDDEN = "[hidden]";
 
-/** The endpoint with each extra header's value replaced by "[hidden]". */
+/** The endpoint with its URL's tokens (core's `shownUrl`) and each extra header's value hidden. */
 export function shownEndpoint(endpoint: WebhookEndpoint): WebhookEndpoint {
   return {
     ...endpoint,
+    url: shownUrl(endpoint.url),
     headers: Object.fromEntries(Object.keys(endpoint.headers).map((name) => [name, HIDDEN])),
   };
 }
@@ -25,7 +27,7 @@ export function endpointsTable(p: Printer, endpoints: WebhookEndpoint[]): void {
     ["ID", "URL", "EVENTS", "STATE", "ATTEMPTS", "TIMEOUT", "HEADERS", "CREATED"],
     endpoints.map((e) => [
       e.id,
-      e.url,
+      shownUrl(e.url),
       e.events.join(","),
       p.status(e.active ? "active" : "inactive"),
       String(e.maxAttempts),

@@ -22,6 +22,7 @@ export {
   shownExplanation,
   shownExplanationOf,
   shownSchedule,
+  shownUrl,
 } from "./ops/redaction.js";
 export { replayRefusal } from "./ops/registered.js";
 export { type SearchableFilter, searchFilter, searchWords } from "./ops/search.js";

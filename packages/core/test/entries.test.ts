@@ -166,6 +166,7 @@ const PINNED: Record<"index" | "plugin" | "ops" | "backend", string[]> = {
     "shownExplanation",
     "shownExplanationOf",
     "shownSchedule",
+    "shownUrl",
     "suspectAfterMs",
     "workerCounts",
   ],

@@ -11,7 +11,7 @@ import {
   type WebhookOptions,
   type WebhookRegistration,
 } from "@soniq/core";
-import { shownDelivery } from "@soniq/core/ops";
+import { shownDelivery, shownUrl } from "@soniq/core/ops";
 import { type Command, Option } from "commander";
 import { type AppOptions, Context } from "../context.js";
 import { CliError, usage } from "../errors.js";
@@ -186,7 +186,7 @@ function addCommand(webhooks: Command, io: Io): void {
       if (ctx.json) return ctx.printer.json(shownEndpoint(endpoint));
       const headers = Object.entries(shownEndpoint(endpoint).headers).map(([name, v]) => `${name}: ${v}`);
       ctx.printer.line(
-        `added webhook endpoint ${endpoint.id} -> ${endpoint.url} (${endpoint.events.join(", ")})` +
+        `added webhook endpoint ${endpoint.id} -> ${shownUrl(endpoint.url)} (${endpoint.events.join(", ")})` +
           (headers.length > 0 ? `, headers ${headers.join(", ")}` : ""),
       );
     });

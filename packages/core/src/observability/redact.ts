@@ -6,10 +6,15 @@
  * Two forms:
  * - field paths, e.g. `["password", "card.number", "**.token", "headers.*"]`: dotted keys from the top of
  *   args, result and progress; `*` matches any one key or array index, `**` any depth (zero or more keys).
- *   A matched value becomes "[redacted]". Error texts have every string value a path removed (4+
- *   characters) from the same row's args or result replaced by "[redacted]" too.
+ *   Keys match whatever their case (`"**.password"` hides `Password` and `PASSWORD` too): a secret shown
+ *   because of its key's case is worse than a same-named harmless value hidden. A matched value becomes
+ *   "[redacted]". Error texts have every string value a path removed (4+ characters) from the same row's
+ *   args or result replaced by "[redacted]" too.
  * - a function `(value, { field, jobName }) => shown`, called for `field` "args", "result", "progress"
  *   and "error" (the error text; a non-string answer is shown as JSON).
+ * Either way a row's `dedupKey` that quotes a value redact hid (one of 4+ characters that its args, result or
+ * progress held and the shown ones do not) shows as "[redacted]", and such values are scrubbed from the
+ * strings inside a dead letter's `tags`. `group` and the other fields are shown as stored.
  * A redact function that throws shows "[redaction failed]": it fails closed, never showing the raw value.
  */
 
@@ -35,13 +40,17 @@ export interface RedactableRow {
   readonly result?: unknown;
   readonly progress?: unknown;
   readonly lastError?: string | null;
+  /** A job's dedup key: "[redacted]" when it quotes a hidden value. */
+  readonly dedupKey?: string | null;
+  /** A dead letter's tags: hidden values scrubbed from the strings inside. */
+  readonly tags?: Record<string, unknown> | null;
 }
 
 /** The resolved `redact` option. */
 export interface Redactor {
   /** False when no `redact` was given (every method returns its input). */
   readonly active: boolean;
-  /** A copy of `row` with args, result, progress and lastError as operators may see them. */
+  /** A copy of `row` with args, result, progress, lastError, dedupKey and tags as operators may see them. */
   row<T extends RedactableRow>(row: T): T;
   /** One value of `field` of a job named `jobName`. */
   value(field: Exclude<RedactField, "error">, value: unknown, jobName: string): unknown;
@@ -104,11 +113,18 @@ function functionRedactor(fn: RedactFunction): Redactor {
     error,
     row<T extends RedactableRow>(row: T): T {
       const out = { ...row } as Record<string, unknown>;
+      const raw = new Set<string>();
+      const shown = new Set<string>();
       for (const field of ["args", "result", "progress"] as const) {
-        if (has(row, field)) out[field] = call(row[field], field, row.jobName);
+        if (!has(row, field)) continue;
+        out[field] = call(row[field], field, row.jobName);
+        collect(row[field], raw, 0);
+        collect(out[field], shown, 0);
       }
       if (has(row, "lastError")) out.lastError = error(row.lastError ?? null, row.jobName);
       hideArgsHash(row, out);
+      // What the function hid: the values the row held that the shown fields no longer do.
+      hideQuoted(row, out, new Set([...raw].filter((v) => !shown.has(v))));
       return out as T;
     },
   });
@@ -123,11 +139,12 @@ function matches(pattern: readonly string[], path: readonly string[], p = 0, k =
     return false;
   }
   if (k === path.length) return false;
-  return (segment === "*" || segment === path[k]) && matches(pattern, path, p + 1, k + 1);
+  return (segment === "*" || segment === path[k]?.toLowerCase()) && matches(pattern, path, p + 1, k + 1);
 }
 
 function pathRedactor(paths: readonly string[]): Redactor {
-  const patterns = paths.map((p) => p.split("."));
+  // Keys match whatever their case: each segment is compared lowercased (`*` and `**` are unchanged).
+  const patterns = paths.map((p) => p.split(".").map((s) => s.toLowerCase()));
   const walk = (value: unknown, path: string[], secrets: Set<string>): unknown => {
     if (path.length > 0 && patterns.some((pattern) => matches(pattern, path))) {
       collect(value, secrets, 0);
@@ -140,13 +157,6 @@ function pathRedactor(paths: readonly string[]): Redactor {
     if (value instanceof Date) return value;
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value)) out[key] = walk(v, [...path, key], secrets);
-    return out;
-  };
-  const scrub = (text: string | null, secrets: Set<string>): string | null => {
-    if (text === null) return null;
-    let out = text;
-    for (const secret of [...secrets].sort((a, b) => b.length - a.length))
-      out = out.split(secret).join(REDACTED);
     return out;
   };
   const secretsOf = (row: RedactableRow): Set<string> => {
@@ -168,6 +178,7 @@ function pathRedactor(paths: readonly string[]): Redactor {
       }
       if (has(row, "lastError")) out.lastError = scrub(row.lastError ?? null, secrets);
       hideArgsHash(row, out);
+      hideQuoted(row, out, secrets);
       return out as T;
     },
   });
@@ -180,6 +191,37 @@ function pathRedactor(paths: readonly string[]): Redactor {
 function hideArgsHash(row: object, out: Record<string, unknown>): void {
   const hash = (row as { argsHash?: unknown }).argsHash;
   if (typeof hash === "string") out.argsHash = REDACTED;
+}
+
+/** `text` with every one of `secrets` in it replaced by "[redacted]" (the longest first). */
+function scrub(text: string | null, secrets: ReadonlySet<string>): string | null {
+  if (text === null) return null;
+  let out = text;
+  for (const secret of [...secrets].sort((a, b) => b.length - a.length))
+    out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+/** Strings and numbers inside `value` with `secrets` scrubbed (deeper than the walk goes: hidden whole). */
+function scrubDeep(value: unknown, secrets: ReadonlySet<string>, depth: number): unknown {
+  if (typeof value === "string") return scrub(value, secrets);
+  if (typeof value === "number" || typeof value === "bigint")
+    return secrets.has(String(value)) ? REDACTED : value;
+  if (typeof value !== "object" || value === null || value instanceof Date) return value;
+  if (depth >= MAX_DEPTH) return REDACTED;
+  if (Array.isArray(value)) return value.map((v) => scrubDeep(v, secrets, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, scrubDeep(v, secrets, depth + 1)]));
+}
+
+/**
+ * A `dedupKey` or dead-letter `tags` often quote the args (`invite:ann@example.com`): a dedup key holding a
+ * hidden value is hidden whole (a part of it left would still narrow the guess), tags have those values scrubbed.
+ */
+function hideQuoted(row: RedactableRow, out: Record<string, unknown>, secrets: ReadonlySet<string>): void {
+  if (secrets.size === 0) return;
+  const key = row.dedupKey;
+  if (typeof key === "string" && [...secrets].some((secret) => key.includes(secret))) out.dedupKey = REDACTED;
+  if (typeof row.tags === "object" && row.tags !== null) out.tags = scrubDeep(row.tags, secrets, 0);
 }
 
 /** Every string (4+ characters) inside a removed value, to scrub from error texts. */

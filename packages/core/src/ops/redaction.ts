@@ -77,6 +77,43 @@ export async function shownExplanationOf(soniq: ExplainSource, id: string): Prom
   return shownExplanation(redact, explanation, row, quoted);
 }
 
+/** A path segment that reads as a token: 20+ characters of the kinds tokens are made of (base64url, hex, ...). */
+const TOKEN_LIKE = /^[A-Za-z0-9_\-.~%+=]{20,}$/;
+
+/**
+ * A webhook endpoint URL as an operator is shown it (endpoint views, the audit log's params): every query value,
+ * every path segment that reads as a token (20+ characters of `[A-Za-z0-9_-.~%+=]`), any credentials and the
+ * fragment become "[redacted]"; scheme, host, port, the other path segments and the query's keys stay. A URL
+ * that does not parse is "[redacted]" whole. The stored URL is unchanged and deliveries go to it.
+ */
+export function shownUrl(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return REDACTED;
+  }
+  const credentials = parsed.username !== "" || parsed.password !== "" ? `${REDACTED}@` : "";
+  const path = parsed.pathname
+    .split("/")
+    .map((segment) => (TOKEN_LIKE.test(segment) ? REDACTED : segment))
+    .join("/");
+  const query =
+    parsed.search === ""
+      ? ""
+      : `?${parsed.search
+          .slice(1)
+          .split("&")
+          .map((part) => {
+            const eq = part.indexOf("=");
+            if (eq >= 0) return `${part.slice(0, eq)}=${REDACTED}`;
+            return TOKEN_LIKE.test(part) ? REDACTED : part;
+          })
+          .join("&")}`;
+  const fragment = parsed.hash === "" ? "" : `#${REDACTED}`;
+  return `${parsed.protocol}//${credentials}${parsed.host}${path}${query}${fragment}`;
+}
+
 /**
  * A delivery with the job values its payload quotes (`args`, `result`, `error`) shown through `redact`. The
  * payload was redacted by the app that stored it; the reading app's rule applies on top.

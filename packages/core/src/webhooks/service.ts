@@ -2,7 +2,8 @@
  * `soniq.webhooks`: register, list, read, change and remove endpoints, read deliveries, redeliver one, and
  * test an endpoint. Every input is checked before anything is written; the target's addresses are checked
  * by resolving its host; the secret is encrypted before it reaches the backend and never comes back. Every
- * write is audited (`webhook.register`, `.update`, `.remove`, `.test`, `.redeliver`) in the same transaction.
+ * write is audited (`webhook.register`, `.update`, `.remove`, `.test`, `.redeliver`) in the same transaction;
+ * an audited URL is `shownUrl`'s (its query values and token-like path segments hidden).
  */
 
 import { SoniqError } from "../common/errors.js";
@@ -22,6 +23,7 @@ import type {
 } from "../contract/index.js";
 import { filterObject, invalid, optionalString } from "../jobs/queries.js";
 import { type ActorOptions, actorOf, audited, auditRecord, recordAudit } from "../observability/audit.js";
+import { shownUrl } from "../ops/redaction.js";
 import type { WebhookDispatch } from "./dispatch.js";
 import {
   DEFAULT_WEBHOOK_MAX_ATTEMPTS,
@@ -130,7 +132,7 @@ export class WebhookService {
       createdAt: now,
       updatedAt: now,
     };
-    const params = { url: stored.url, events: stored.events, active: stored.active };
+    const params = { url: shownUrl(stored.url), events: stored.events, active: stored.active };
     await this.backend.webhooks.createEndpoint(stored, auditRecord("webhook.register", actor, id, params));
     await this.dispatch.refresh(true);
     const created = await this.backend.webhooks.getEndpoint(id);
@@ -169,6 +171,7 @@ export class WebhookService {
       ...(secret === undefined ? {} : { secret: "[rotated]" }),
     };
     delete params.headers;
+    if (rest.url !== undefined) params.url = shownUrl(rest.url);
     const record = auditRecord("webhook.update", actor, String(id), params);
     const updated = await audited(
       this.backend,

@@ -4,7 +4,8 @@
  * List responses carry a row without its args, result or error stack (the redacted last error's first
  * line stays, so a list still says why): a thousand 50 kB jobs are a small answer. The detail routes
  * (`/api/jobs/:id`, `/api/dead-letters/:id`, `/api/schedules/:name`) keep every field, redacted.
- * Webhook endpoints never show a secret nor their header values; delivery lists carry no payload. What a
+ * Webhook endpoints never show a secret nor their header values, nor their URL's query values or token-like
+ * path segments; delivery lists carry no payload. What a
  * detail quotes of a job (a schedule's args, explain's evidence, a delivery's payload) reads as the CLI and
  * the MCP server show it: core's `shownSchedule`, `shownExplanation`, `shownDelivery` (`@soniq/core/ops`).
  */
@@ -16,7 +17,13 @@ import type {
   WebhookDelivery,
   WebhookEndpoint,
 } from "@soniq/core";
-import { type RedactableRow, type Redactor, shownExplanation, shownSchedule } from "@soniq/core/ops";
+import {
+  type RedactableRow,
+  type Redactor,
+  shownExplanation,
+  shownSchedule,
+  shownUrl,
+} from "@soniq/core/ops";
 
 export function firstLine(text: string | null | undefined): string | null {
   if (text === null || text === undefined) return null;
@@ -67,10 +74,14 @@ export function shownScheduleDetail<D extends { schedule: Schedule }>(redact: Re
 /** What the dashboard shows of an endpoint's extra header values (they often carry a token). */
 export const HIDDEN_HEADER = "[hidden]";
 
-/** An endpoint with its header values hidden (the secret never leaves core: only `hasSecret`). */
+/**
+ * An endpoint with its header values hidden and its URL as core's `shownUrl` shows it (query values and
+ * token-like path segments hidden); the secret never leaves core: only `hasSecret`.
+ */
 export function shownEndpoint(endpoint: WebhookEndpoint): WebhookEndpoint {
   return {
     ...endpoint,
+    url: shownUrl(endpoint.url),
     headers: Object.fromEntries(Object.keys(endpoint.headers).map((name) => [name, HIDDEN_HEADER])),
   };
 }
