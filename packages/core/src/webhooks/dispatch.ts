@@ -52,6 +52,11 @@ export class WebhookDispatch {
     return this.#endpoints.length > 0;
   }
 
+  /** Every endpoint (active or not), as last read. */
+  get endpoints(): readonly StoredWebhookEndpoint[] {
+    return this.#endpoints;
+  }
+
   /** The cached endpoint with this id. */
   endpoint(id: string): StoredWebhookEndpoint | undefined {
     return this.#endpoints.find((e) => e.id === id);

@@ -26,7 +26,10 @@ export interface WebhookRegistration {
   maxAttempts?: number;
   /** Per-attempt time limit (100..120000 ms). Default 10000. */
   timeoutMs?: number;
-  /** Delay between attempts. Default exponential from 10 s, capped at 10 min, full jitter. */
+  /**
+   * Delay between attempts. Default exponential from 10 s, capped at 10 min, full jitter. No delay may exceed
+   * 24 h (`MAX_WEBHOOK_RETRY_DELAY_MS`): every entry of `delaysMs`, and `delayMs` and `maxDelayMs`.
+   */
   retry?: WebhookRetry;
 }
 
@@ -40,6 +43,8 @@ export const DEFAULT_WEBHOOK_RETRY: WebhookRetry = Object.freeze({
   jitter: true,
 });
 export const DEFAULT_WEBHOOK_MAX_ATTEMPTS = 5;
+/** The longest an endpoint may wait between two attempts (24 h), so a delivery's retries end in days, not years. */
+export const MAX_WEBHOOK_RETRY_DELAY_MS = 86_400_000;
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 
 const KEYS = [
@@ -120,9 +125,18 @@ function retry(value: unknown, what: string): WebhookRetry {
   const problems = retryPolicyProblems(value, `${what}.retry`);
   if (problems.length > 0) throw bad(what, "retry", problems.join("; "));
   const r = value as Record<string, unknown>;
-  if ("delaysMs" in r) return { delaysMs: [...(r.delaysMs as number[])] };
+  const tooLong = (delays: unknown[]) => {
+    if (delays.some((d) => (d as number) > MAX_WEBHOOK_RETRY_DELAY_MS)) {
+      throw bad(what, "retry", `no delay may exceed ${MAX_WEBHOOK_RETRY_DELAY_MS} ms (24 h)`);
+    }
+  };
+  if ("delaysMs" in r) {
+    tooLong(r.delaysMs as number[]);
+    return { delaysMs: [...(r.delaysMs as number[])] };
+  }
   const extra = Object.keys(r).find((k) => !["backoff", "delayMs", "maxDelayMs", "jitter"].includes(k));
   if (extra !== undefined) throw bad(what, "retry", `unknown key "${extra}"`);
+  tooLong([r.delayMs, r.maxDelayMs]);
   return { ...(r as WebhookRetry) };
 }
 

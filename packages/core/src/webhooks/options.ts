@@ -3,7 +3,9 @@
 export interface WebhookOptions {
   /**
    * The key endpoint secrets are encrypted with (AES-256-GCM; at least 16 characters). Required to register
-   * an endpoint and to deliver; the CLI and the example read it from `SONIQ_SECRET_KEY`.
+   * an endpoint and to deliver; the CLI and the example read it from `SONIQ_SECRET_KEY`. A worker without it
+   * (or with another key) logs an error once per endpoint and leaves that endpoint's deliveries pending, no
+   * attempt spent, for a worker that has it.
    */
   secretKey?: string;
   /** Allow targets on loopback, private and link-local addresses (tests, a private network). Default false. */

@@ -13,6 +13,7 @@ import type { Job, WebhookDelivery } from "../common/types.js";
 import { SONIQ_VERSION } from "../common/version.js";
 import type { DeliveryAttemptResult, StoredWebhookEndpoint } from "../contract/index.js";
 import { computeRetryDelay } from "../jobs/retry-policy.js";
+import { MAX_WEBHOOK_RETRY_DELAY_MS } from "./input.js";
 import type { SecretBox } from "./secrets.js";
 import { signWebhook } from "./signature.js";
 import { assertPublicTarget, publicOnlyLookup, type Resolver, systemResolver } from "./targets.js";
@@ -152,8 +153,9 @@ export async function sendWebhook(
 }
 
 /**
- * The stored result of attempt `delivery.attempts`: delivered, retried after the endpoint's `retry` delay,
- * or failed when it was the last of `maxAttempts`.
+ * The stored result of attempt `delivery.attempts`: delivered, retried after the endpoint's `retry` delay
+ * (at most `MAX_WEBHOOK_RETRY_DELAY_MS`, also for an endpoint stored before that ceiling), or failed when it
+ * was the last of `maxAttempts`.
  */
 export function attemptResult(
   endpoint: StoredWebhookEndpoint | undefined,
@@ -177,5 +179,6 @@ export function attemptResult(
     error: outcome.error,
     job: null as unknown as Job,
   });
-  return { ...base, status: "pending", delayMs: Math.max(0, Math.round(delay ?? 0)) };
+  const delayMs = Math.min(MAX_WEBHOOK_RETRY_DELAY_MS, Math.max(0, Math.round(delay ?? 0)));
+  return { ...base, status: "pending", delayMs };
 }

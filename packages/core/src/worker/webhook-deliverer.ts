@@ -8,7 +8,10 @@
  * `PER_ENDPOINT` of any one endpoint (an endpoint with attempts in flight is left out of claims), and a slow or
  * black-holed receiver holds only its own. An endpoint whose last `BREAKER_THRESHOLD` attempts failed rests
  * for `BREAKER_COOL_DOWN_MS` (its deliveries stay pending, unclaimed, no attempt spent; breaker.ts). An
- * inactive endpoint's deliveries are never claimed (parked). Passes run every `pollIntervalMs` (jittered), at
+ * inactive endpoint's deliveries are never claimed (parked). An endpoint whose sealed secret this worker
+ * cannot open (no `webhooks.secretKey`, or another key than the one that sealed it) is left out of claims the
+ * same way, said once as an error: its deliveries stay pending, no attempt spent, for a worker that holds the
+ * key (`#sealed`). Passes run every `pollIntervalMs` (jittered), at
  * once when this process wrote deliveries and when an attempt ends. Nothing is claimed while no endpoint
  * exists. `stop()` aborts attempts in flight, their DNS checks included (each counts as a failed attempt and
  * is retried by its endpoint's delays), so a stop never waits for a slow receiver or resolver. `runOnce` has
@@ -16,6 +19,7 @@
  */
 import type { Runtime } from "../app/runtime.js";
 import type { WebhookDelivery } from "../common/types.js";
+import type { StoredWebhookEndpoint } from "../contract/index.js";
 import { EndpointBreaker } from "../webhooks/breaker.js";
 import { attemptResult, sendWebhook } from "../webhooks/sender.js";
 
@@ -42,6 +46,8 @@ export class WebhookDeliverer {
     threshold: BREAKER_THRESHOLD,
     coolDownMs: BREAKER_COOL_DOWN_MS,
   });
+  /** Whether this worker's key opens each endpoint's secret, by the ciphertext it tried (a new secret is tried again). */
+  #opens = new Map<string, { cipher: string; opens: boolean }>();
   /** Aborts attempts in flight when the worker stops (they count as failed attempts and retry). */
   readonly #abort = new AbortController();
 
@@ -114,7 +120,7 @@ export class WebhookDeliverer {
           limit: room,
           leaseMs: rt.webhooks.longestTimeoutMs + LEASE_MARGIN_MS,
           perEndpoint: PER_ENDPOINT,
-          exceptEndpoints: [...this.#busy.keys(), ...this.#breaker.resting()],
+          exceptEndpoints: [...this.#busy.keys(), ...this.#breaker.resting(), ...this.#sealed()],
         });
         if (batch.length === 0) break;
         for (const delivery of batch) this.#launch(delivery);
@@ -124,6 +130,41 @@ export class WebhookDeliverer {
       rt.logger.warn({ err }, "webhook delivery pass failed; retrying at the next poll");
     }
     return started;
+  }
+
+  /** The active endpoints whose secret this worker cannot open (their deliveries are left out of claims). */
+  #sealed(): string[] {
+    const known = this.#opens;
+    this.#opens = new Map();
+    const sealed: string[] = [];
+    for (const endpoint of this.rt.webhooks.endpoints) {
+      if (!endpoint.active) continue;
+      if (!this.#canOpen(endpoint, known.get(endpoint.id))) sealed.push(endpoint.id);
+    }
+    return sealed;
+  }
+
+  /**
+   * Whether this worker's key opens the endpoint's secret, remembered per ciphertext (`known`: the last check),
+   * so the error is said once per endpoint and secret, not once per pass.
+   */
+  #canOpen(endpoint: StoredWebhookEndpoint, known = this.#opens.get(endpoint.id)): boolean {
+    if (known?.cipher === endpoint.secretCipher) {
+      this.#opens.set(endpoint.id, known);
+      return known.opens;
+    }
+    let opens = true;
+    try {
+      this.rt.secrets.open(endpoint.secretCipher, endpoint.id);
+    } catch (err) {
+      opens = false;
+      this.rt.logger.error(
+        { err, endpointId: endpoint.id },
+        "this worker cannot open the webhook endpoint's secret (set webhooks.secretKey to the key it was registered with); its deliveries stay pending for a worker that has it",
+      );
+    }
+    this.#opens.set(endpoint.id, { cipher: endpoint.secretCipher, opens });
+    return opens;
   }
 
   /** Starts one attempt, counted in flight until it has stored its outcome; its end wakes a pass. */
@@ -153,6 +194,20 @@ export class WebhookDeliverer {
       rt.webhooks.endpoint(delivery.endpointId) ??
       (await rt.backend.webhooks.getEndpoint(delivery.endpointId)) ??
       undefined;
+    if (endpoint !== undefined && !this.#canOpen(endpoint)) {
+      // Claimed before this worker knew the endpoint (its list is up to `refreshMs` old): the claim took an
+      // attempt, but a missing key is not the receiver's failure, so the delivery stays pending (never
+      // `failed` for it) and is due again at once; with the list re-read, this worker leaves it out of claims.
+      const result = attemptResult(endpoint, delivery, {
+        ok: false,
+        status: null,
+        body: null,
+        error: "not sent: this worker's webhooks.secretKey does not open the endpoint's secret",
+      });
+      await rt.backend.webhooks.recordAttempt({ ...result, status: "pending", delayMs: 0 });
+      await rt.webhooks.refresh(true);
+      return;
+    }
     const outcome =
       endpoint === undefined
         ? { ok: false, status: null, body: null, error: "the endpoint was removed" }
