@@ -4,55 +4,21 @@
  * public is refused before any request on every attempt, not only the first (an IP literal is never looked up
  * by the connection, so the check before the attempt is all that stands between it and the request).
  */
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import type { NewWebhookDelivery } from "../src/contract/index.js";
-import type { Soniq } from "../src/index.js";
+import { describe, expect, it } from "vitest";
 import { memoryApps, memoryBackend } from "./memory.js";
+import { oneDelivery, receivers } from "./webhook-support.js";
 
 const app = memoryApps();
+const receiver500 = receivers();
 const KEY = "unit-test-key-0123456789";
 const SECRET = { secret: "whsec_unit_0123456789" };
-
-const servers: ReturnType<typeof createServer>[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
-});
-
-/** A local receiver that answers every request with 500 and counts them. */
-async function failingReceiver(): Promise<{ url: string; requests: () => number }> {
-  let requests = 0;
-  const server = createServer((_req, res) => {
-    requests++;
-    res.statusCode = 500;
-    res.end("down");
-  });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hook`, requests: () => requests };
-}
-
-/** One delivery of `maxAttempts` for the endpoint, written straight to the outbox. */
-async function oneDelivery(soniq: Soniq, endpointId: string, maxAttempts: number): Promise<string> {
-  const row: NewWebhookDelivery = {
-    id: crypto.randomUUID(),
-    endpointId,
-    event: "job.completed",
-    payload: { event: "job.completed", timestamp: new Date().toISOString(), data: {}, metadata: {} },
-    maxAttempts,
-  };
-  await soniq.backend.webhooks.enqueue([row]);
-  return row.id;
-}
 
 /** Retries at once, so one `runOnce` makes every attempt the delivery has. */
 const AT_ONCE = { backoff: "fixed", delayMs: 0, maxDelayMs: 0, jitter: false } as const;
 
 describe("webhooks/attempts", () => {
   it("webhooks/failed-after-max-attempts: a delivery with maxAttempts 3 whose receiver keeps failing is sent 3 times and is failed only after the third", async () => {
-    const receiver = await failingReceiver();
+    const receiver = await receiver500(500);
     const soniq = app({ webhooks: { secretKey: KEY, allowPrivateNetworks: true } });
     await soniq.setup();
     const e = await soniq.webhooks.register({
@@ -76,7 +42,7 @@ describe("webhooks/attempts", () => {
   });
 
   it("webhooks/failed-after-max-attempts-one: maxAttempts 1 is one attempt, then failed; maxAttempts 2 is two", async () => {
-    const receiver = await failingReceiver();
+    const receiver = await receiver500(500);
     const soniq = app({ webhooks: { secretKey: KEY, allowPrivateNetworks: true } });
     await soniq.setup();
     const e = await soniq.webhooks.register({
@@ -97,7 +63,7 @@ describe("webhooks/attempts", () => {
   });
 
   it("webhooks/private-target-refused-every-attempt: an endpoint at a loopback address gets no request on any of its attempts from a worker that does not allow private networks", async () => {
-    const receiver = await failingReceiver();
+    const receiver = await receiver500(500);
     const backend = memoryBackend();
     // Registered by an instance that allows private networks; delivered by one that does not.
     const admin = app({ webhooks: { secretKey: KEY, allowPrivateNetworks: true } }, backend);

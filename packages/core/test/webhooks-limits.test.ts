@@ -3,56 +3,17 @@
  * with nothing written; and a worker that cannot open an endpoint's sealed secret (no `webhooks.secretKey`, or
  * another one) leaves its deliveries pending, no attempt spent, for a worker that holds the key.
  */
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import type { NewWebhookDelivery } from "../src/contract/index.js";
-import { isSoniqError, type Soniq } from "../src/index.js";
+import { describe, expect, it } from "vitest";
+import { isSoniqError } from "../src/index.js";
 import { memoryApps, memoryBackend } from "./memory.js";
+import { rejection } from "./support.js";
+import { oneDelivery, receivers } from "./webhook-support.js";
 
 const app = memoryApps();
+const receiver = receivers();
 const KEY = "unit-test-key-0123456789";
 const SECRET = "whsec_unit_0123456789";
 const DAY = 24 * 3_600_000;
-
-const servers: ReturnType<typeof createServer>[] = [];
-afterEach(async () => {
-  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
-});
-
-/** A local receiver that answers 200 and counts requests. */
-async function receiver(): Promise<{ url: string; requests: () => number }> {
-  let requests = 0;
-  const server = createServer((_req, res) => {
-    requests++;
-    res.end("ok");
-  });
-  servers.push(server);
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/hook`, requests: () => requests };
-}
-
-async function oneDelivery(soniq: Soniq, endpointId: string, maxAttempts = 3): Promise<string> {
-  const row: NewWebhookDelivery = {
-    id: crypto.randomUUID(),
-    endpointId,
-    event: "job.completed",
-    payload: { event: "job.completed", timestamp: new Date().toISOString(), data: {}, metadata: {} },
-    maxAttempts,
-  };
-  await soniq.backend.webhooks.enqueue([row]);
-  return row.id;
-}
-
-async function refusal(work: Promise<unknown>): Promise<unknown> {
-  try {
-    await work;
-  } catch (err) {
-    return err;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe("webhooks/limits", () => {
   it("webhooks/retry-ceiling: a retry delay over 24 h is refused at register and update, naming the field, and nothing is written", async () => {
@@ -64,7 +25,7 @@ describe("webhooks/limits", () => {
       { backoff: "fixed" as const, delayMs: DAY + 1 },
       { backoff: "exponential" as const, delayMs: 1000, maxDelayMs: 365 * DAY },
     ]) {
-      const err = await refusal(soniq.webhooks.register({ ...base, retry }));
+      const err = await rejection(soniq.webhooks.register({ ...base, retry }));
       expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
       expect((err as { context: { field: unknown } }).context.field).toBe("retry");
       expect((err as Error).message).toContain("86400000");
@@ -72,7 +33,7 @@ describe("webhooks/limits", () => {
     expect(await soniq.webhooks.list()).toEqual([]);
 
     const e = await soniq.webhooks.register({ ...base, retry: { delaysMs: [1000, DAY] } });
-    const err = await refusal(soniq.webhooks.update(e.id, { retry: { delaysMs: [400 * DAY] } }));
+    const err = await rejection(soniq.webhooks.update(e.id, { retry: { delaysMs: [400 * DAY] } }));
     expect(isSoniqError(err, "SONIQ_INVALID_ARGUMENT")).toBe(true);
     expect((await soniq.webhooks.get(e.id))?.retry).toEqual({ delaysMs: [1000, DAY] });
     // An uncapped exponential policy is capped by the ceiling, not refused (its max delay defaults to it).
@@ -80,7 +41,7 @@ describe("webhooks/limits", () => {
   });
 
   it("webhooks/no-key-leaves-pending: a worker without the key (or with another) spends no attempt; a worker with it delivers", async () => {
-    const target = await receiver();
+    const target = await receiver(200);
     const backend = memoryBackend();
     const admin = app({ webhooks: { secretKey: KEY, allowPrivateNetworks: true } }, backend);
     await admin.setup();
@@ -121,7 +82,7 @@ describe("webhooks/limits", () => {
   });
 
   it("webhooks/no-key-unknown-endpoint: a delivery claimed before the keyless worker knew its endpoint is never burned to failed", async () => {
-    const target = await receiver();
+    const target = await receiver(200);
     const backend = memoryBackend();
     const admin = app({ webhooks: { secretKey: KEY, allowPrivateNetworks: true } }, backend);
     await admin.setup();

@@ -2,8 +2,14 @@
  * The read tools of `soniq mcp`: what `soniq status`, `jobs`, `dead-letter`, `schedules` and `audit` show,
  * as JSON, through the app's `redact` (args, results, progress and error texts).
  */
-import { AUDIT_ACTIONS, FLOW_STATES, JOB_STATUSES } from "@soniq/core";
-import { MAX_FILTER_IDS, searchFilter, shownExplanationOf, shownSchedule } from "@soniq/core/ops";
+import { AUDIT_ACTIONS, type DeadLetterBulkFilter, FLOW_STATES, JOB_STATUSES, type Soniq } from "@soniq/core";
+import {
+  MAX_FILTER_IDS,
+  type SearchableFilter,
+  searchFilter,
+  shownExplanationOf,
+  shownSchedule,
+} from "@soniq/core/ops";
 import * as z from "zod";
 import { id, limit, ToolRefusal, type ToolSpec, tool, when } from "./tool.js";
 
@@ -37,6 +43,29 @@ export const deadLetterFilter = {
   q,
   ids,
 };
+
+/** What `deadLetterFilter`'s input selects, as core's dead-letter filter fields (without the search). */
+export interface DeadLetterFilterInput {
+  queue?: string | undefined;
+  name?: string | undefined;
+  reason?: string | undefined;
+  since?: Date | undefined;
+  until?: Date | undefined;
+  ids?: string[] | undefined;
+}
+
+export function deadLetterFields(f: DeadLetterFilterInput): DeadLetterBulkFilter {
+  return { queue: f.queue, jobName: f.name, reason: f.reason, since: f.since, until: f.until, ids: f.ids };
+}
+
+/** `filter` with the tool's search `q` as the app's `redact` allows it (core's `searchFilter`). */
+export function searched<F extends object>(
+  soniq: Soniq,
+  filter: F & SearchableFilter,
+  q: string | undefined,
+): F & SearchableFilter {
+  return searchFilter(filter, q, soniq.options.redact.active);
+}
 
 export const READ_TOOLS: readonly ToolSpec[] = [
   tool({
@@ -76,7 +105,8 @@ export const READ_TOOLS: readonly ToolSpec[] = [
     run: async (input, { soniq }) =>
       (
         await soniq.jobs.list(
-          searchFilter(
+          searched(
+            soniq,
             {
               status: input.status,
               queue: input.queue,
@@ -85,7 +115,6 @@ export const READ_TOOLS: readonly ToolSpec[] = [
               limit: input.limit,
             },
             input.q,
-            soniq.options.redact.active,
           ),
         )
       ).map((job) => soniq.options.redact.row(job)),
@@ -121,19 +150,7 @@ export const READ_TOOLS: readonly ToolSpec[] = [
     run: async (input, { soniq }) =>
       (
         await soniq.deadLetters.list(
-          searchFilter(
-            {
-              queue: input.queue,
-              jobName: input.name,
-              reason: input.reason,
-              since: input.since,
-              until: input.until,
-              ids: input.ids,
-              limit: input.limit,
-            },
-            input.q,
-            soniq.options.redact.active,
-          ),
+          searched(soniq, { ...deadLetterFields(input), limit: input.limit }, input.q),
         )
       ).map((row) => soniq.options.redact.row(row)),
   }),

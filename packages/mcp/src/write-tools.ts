@@ -5,9 +5,9 @@
  * first call answers how many rows would be touched, the agent calls again to act.
  */
 import type { BulkResult, DeadLetterBulkFilter, Soniq } from "@soniq/core";
-import { matchesEveryDeadLetter, replayRefusal, searchFilter } from "@soniq/core/ops";
+import { matchesEveryDeadLetter, replayRefusal } from "@soniq/core/ops";
 import * as z from "zod";
-import { deadLetterFilter } from "./read-tools.js";
+import { type DeadLetterFilterInput, deadLetterFields, deadLetterFilter, searched } from "./read-tools.js";
 import { id, ToolRefusal, type ToolSpec, tool } from "./tool.js";
 
 const force = z
@@ -41,23 +41,11 @@ async function checkNarrows(
   );
 }
 
-interface FilterInput {
-  queue?: string;
-  name?: string;
-  reason?: string;
-  since?: Date;
-  until?: Date;
-  q?: string;
-  ids?: string[];
-}
-
-/** Core's filter for `f`, its search as the app's `redact` allows (`dead_letters` searches the same way). */
-const bulkFilter = (soniq: Soniq, f: FilterInput): DeadLetterBulkFilter =>
-  searchFilter(
-    { queue: f.queue, jobName: f.name, reason: f.reason, since: f.since, until: f.until, ids: f.ids },
-    f.q,
-    soniq.options.redact.active,
-  );
+/** Core's filter for the tool's input, its search as the app's `redact` allows (`dead_letters` searches the same way). */
+const bulkFilter = (
+  soniq: Soniq,
+  f: DeadLetterFilterInput & { q?: string | undefined },
+): DeadLetterBulkFilter => searched(soniq, deadLetterFields(f), f.q);
 
 /** The job names of every dead letter matching `filter`, a page at a time. */
 async function namesOf(soniq: Soniq, filter: DeadLetterBulkFilter): Promise<string[]> {
