@@ -44,9 +44,16 @@ export const SONIQ_ERROR_CODES = [
   "SONIQ_WEBHOOK_TARGET_REFUSED",
   /**
    * The app asked for a feature its backend does not declare (`context.capability`: `flows`, `webhooks`,
-   * `schedules`, `queues`, `audit`, `metrics` or `progress`); nothing was written.
+   * `schedules`, `queues`, `audit`, `metrics`, `progress` or `steps`); nothing was written.
    */
   "SONIQ_UNSUPPORTED",
+  /**
+   * A durable step's write found the run no longer holds the job (cancelled, recovered as stale, or claimed
+   * again): nothing was stored (`ctx.step`, `ctx.sleep`, `ctx.waitForSignal`, `ctx.complete`).
+   */
+  "SONIQ_LEASE_LOST",
+  /** `jobs.signal` named a job that is `done` or `cancelled`; nothing was stored. */
+  "SONIQ_JOB_FINISHED",
 ] as const;
 
 export type SoniqErrorCode = (typeof SONIQ_ERROR_CODES)[number];

@@ -82,6 +82,33 @@ export interface Job {
 export type TraceContext = Record<string, string>;
 
 /** A dead letter: a `soniq_dead_letter_jobs` row. Both dialects' Drizzle rows equal this type. */
+/** A checkpoint's kind: a `ctx.step`, a `ctx.sleep` / `sleepUntil`, or a `ctx.waitForSignal`. */
+export type StepKind = "step" | "sleep" | "signal";
+/**
+ * A checkpoint's state: `done` (a step's value, a sleep over, a signal's payload), `failed` (a step that threw:
+ * its last error), `waiting` (a sleep or a signal wait not over yet) or `timed_out` (a signal wait's deadline
+ * passed).
+ */
+export type StepState = "done" | "failed" | "waiting" | "timed_out";
+
+/** One checkpoint of a job (`soniq.jobs.steps(id)`, DESIGN.md section 19). */
+export interface JobStep {
+  /** The occurrence name: `charge`, then `charge#2` for the second call in one run. */
+  name: string;
+  kind: StepKind;
+  state: StepState;
+  /** A step's value, a signal's payload; null otherwise. */
+  value: unknown;
+  /** A failed step's last error. */
+  error: string | null;
+  /** The run (attempt) that wrote the checkpoint; 0 for a value an operator resolved at replay. */
+  attempt: number;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  /** A sleep's wake time or a signal wait's deadline. */
+  wakeAt: Date | null;
+}
+
 export interface DeadLetterJob {
   id: string;
   jobName: string;

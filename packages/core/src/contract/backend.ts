@@ -37,6 +37,7 @@ import type { QueuesFacet } from "./queues.js";
 import type { ReplicationStatusMethod } from "./replication.js";
 import type { RunsFacet } from "./runs.js";
 import type { SchedulesFacet } from "./schedules.js";
+import type { StepsFacet } from "./steps.js";
 import type { WakeUpsFacet } from "./wake-ups.js";
 import type { WebhooksFacet } from "./webhooks.js";
 import type { WorkersFacet } from "./workers.js";
@@ -82,6 +83,8 @@ export interface Backend<TTx = never> {
   readonly flows?: FlowsFacet<TTx>;
   /** Capability `webhooks`: endpoints and the delivery outbox. */
   readonly webhooks?: WebhooksFacet;
+  /** Capability `steps`: durable steps inside a job (checkpoints, sleeps, signals). */
+  readonly steps?: StepsFacet<TTx>;
   /** Optional: where the operator's reads go and the replica's lag (core's replication.ts). */
   readonly replicationStatus?: ReplicationStatusMethod;
   /** Release what the backend owns (never a pool or database handed to it). */
@@ -119,6 +122,7 @@ export const BACKEND_CAPABILITIES = [
   "audit",
   "metrics",
   "progress",
+  "steps",
 ] as const;
 export type BackendCapability = (typeof BACKEND_CAPABILITIES)[number];
 
@@ -133,6 +137,7 @@ export type CompleteBackend<TTx = never> = Omit<Backend<TTx>, CapabilityFacetNam
   readonly metrics: MetricsFacet;
   readonly flows: FlowsFacet<TTx>;
   readonly webhooks: WebhooksFacet;
+  readonly steps: StepsFacet<TTx>;
 };
 
 /**
@@ -186,6 +191,7 @@ export const BACKEND_FACETS = {
     "redeliver",
     "prune",
   ],
+  steps: ["list", "save", "saveInTransaction", "completeInTransaction", "wait", "signal"],
 } as const satisfies {
   [F in Exclude<
     keyof Backend,

@@ -3,6 +3,7 @@
 import type { DeadLetterJob, TraceContext } from "../common/types.js";
 import type { AuditRecord } from "./audit.js";
 import type { ListPosition } from "./jobs.js";
+import type { ReplaySteps } from "./steps.js";
 import type { NewWebhookDelivery } from "./webhooks.js";
 
 /** A normalised dead-letter filter: every key present, `null` = no filter on it. */
@@ -48,6 +49,12 @@ export interface ReplayRequest {
    * known, the backend finds out itself.
    */
   step?: boolean;
+  /**
+   * The checkpoints the new job starts with (capability `steps`): the dead letter's `done` ones moved when
+   * `keep`, and `resolve`'s recorded `done`. Absent: keep, resolve nothing. Unconsumed signals always move to
+   * the new job. A backend without the capability ignores it.
+   */
+  steps?: ReplaySteps;
 }
 
 export interface DeadLettersFacet {

@@ -56,6 +56,16 @@ export type {
   Settlement,
 } from "./runs.js";
 export type { ScheduleDeclaration, SchedulesFacet, TickRecord, TickRecordResult } from "./schedules.js";
+export type {
+  ReplaySteps,
+  SignalRequest,
+  SignalResult,
+  StepRef,
+  StepsFacet,
+  StepWrite,
+  WaitRequest,
+  WaitResult,
+} from "./steps.js";
 export type { FinishedListener, WakeUpListener, WakeUpsFacet } from "./wake-ups.js";
 export type {
   DeliveryAttemptResult,

@@ -57,6 +57,10 @@ export const FLOW_STEP_STATES = [
 ] as const;
 export type FlowStepState = (typeof FLOW_STEP_STATES)[number];
 
+/** A durable checkpoint's kinds and states (`soniq_job_steps`, DESIGN.md section 19). */
+export const JOB_STEP_KINDS = ["step", "sleep", "signal"] as const;
+export const JOB_STEP_STATES = ["done", "failed", "waiting", "timed_out"] as const;
+
 /** What a step does when a parent is dead-lettered (or cancelled): see DESIGN.md section 15. */
 export const PARENT_FAILURE_POLICIES = ["hold", "cancel", "run"] as const;
 export type ParentFailurePolicy = (typeof PARENT_FAILURE_POLICIES)[number];

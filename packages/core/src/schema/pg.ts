@@ -31,6 +31,7 @@ import {
   WORKER_STATUSES,
 } from "./constants.js";
 import { msOf, tstz } from "./pg-columns.js";
+import { soniqJobSignals, soniqJobSteps } from "./pg-steps.js";
 import { soniqWebhookDeliveries, soniqWebhookEndpoints } from "./pg-webhooks.js";
 
 export const soniqWorkers = pgTable(
@@ -350,7 +351,7 @@ export const soniqFlowSteps = pgTable(
   ],
 );
 
-export { soniqWebhookDeliveries, soniqWebhookEndpoints };
+export { soniqJobSignals, soniqJobSteps, soniqWebhookDeliveries, soniqWebhookEndpoints };
 
 export const pgSchema = {
   soniqJobs,
@@ -368,4 +369,6 @@ export const pgSchema = {
   soniqFlowSteps,
   soniqWebhookEndpoints,
   soniqWebhookDeliveries,
+  soniqJobSteps,
+  soniqJobSignals,
 };

@@ -30,6 +30,7 @@ import {
   WORKER_STATUSES,
 } from "./constants.js";
 import { json, ms, nowMs } from "./sqlite-columns.js";
+import { soniqJobSignals, soniqJobSteps } from "./sqlite-steps.js";
 import { soniqWebhookDeliveries, soniqWebhookEndpoints } from "./sqlite-webhooks.js";
 
 export const soniqWorkers = sqliteTable(
@@ -341,7 +342,7 @@ export const soniqFlowSteps = sqliteTable(
   ],
 );
 
-export { soniqWebhookDeliveries, soniqWebhookEndpoints };
+export { soniqJobSignals, soniqJobSteps, soniqWebhookDeliveries, soniqWebhookEndpoints };
 
 export const sqliteSchema = {
   soniqJobs,
@@ -359,4 +360,6 @@ export const sqliteSchema = {
   soniqFlowSteps,
   soniqWebhookEndpoints,
   soniqWebhookDeliveries,
+  soniqJobSteps,
+  soniqJobSignals,
 };
