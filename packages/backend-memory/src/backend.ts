@@ -15,6 +15,7 @@ import { type MemoryBackendOptions, resolveOptions } from "./options.js";
 import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
+import { stepsFacet } from "./steps.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
@@ -61,6 +62,7 @@ export function buildMemoryBackend(
     metrics: metricsFacet(store),
     flows: flowsFacet(store),
     webhooks: webhooksFacet(store),
+    steps: stepsFacet(store, runs.settle),
     close: () => {
       // Nothing to release but the listeners; the data stays readable through the test inspector.
       closing ??= Promise.resolve().then(() => store.listeners.clear());

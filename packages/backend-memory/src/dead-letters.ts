@@ -1,4 +1,7 @@
-/** The deadLetters facet: list, read, replay (mint a fresh queued job; the row stays and counts it), purge. */
+/**
+ * The deadLetters facet: list, read, replay (mint a fresh queued job; the row stays and counts it; its checkpoints
+ * and unconsumed signals move as `request.steps` says), purge (the row, its checkpoints and its signals).
+ */
 import {
   type DeadLetterJob,
   type DeadLetterListQuery,
@@ -18,6 +21,12 @@ import {
   queuedRecord,
   toDeadLetterJob,
 } from "./internal/rows.js";
+import {
+  deleteSteps,
+  type EncodedReplaySteps,
+  encodeReplaySteps,
+  moveForReplay,
+} from "./internal/step-rows.js";
 import type { MemoryStore } from "./internal/store.js";
 import { writeDeliveries } from "./internal/webhook-rows.js";
 
@@ -30,7 +39,9 @@ export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
       return row === undefined ? null : toDeadLetterJob(row);
     },
     replay: async (id, request, audit) => {
-      const newId = replay(store, id, request);
+      // Encoded before anything is written: a value that cannot be stored leaves the store as it was.
+      const steps = encodeReplaySteps(request.steps);
+      const newId = replay(store, id, request, steps);
       if (newId !== null) writeDeliveries(store, request.deliveries);
       if (newId !== null && audit) writeAudit(store, audit);
       return newId;
@@ -39,6 +50,7 @@ export function deadLettersFacet(store: MemoryStore): DeadLettersFacet {
       const row = store.deadLetters.get(id);
       if (row === undefined) return false;
       store.removeDeadLetter(row);
+      deleteSteps(store, row.id);
       if (row.flowId !== null && row.stepRef !== null) {
         runFlow(store, purgeStep(row.flowId, row.stepRef, row.id, new Date(store.now())));
       }
@@ -52,7 +64,12 @@ function list(store: MemoryStore, query: DeadLetterListQuery): DeadLetterJob[] {
   return newestFirst(matching(store, query), (row) => row.movedToDeadLetterAt, query).map(toDeadLetterJob);
 }
 
-function replay(store: MemoryStore, id: string, request: ReplayRequest): string | null {
+function replay(
+  store: MemoryStore,
+  id: string,
+  request: ReplayRequest,
+  steps: EncodedReplaySteps,
+): string | null {
   const row = store.deadLetters.get(id);
   if (row === undefined) return null;
   const now = store.now();
@@ -82,6 +99,7 @@ function replay(store: MemoryStore, id: string, request: ReplayRequest): string 
     stepRef: rejoined ? row.stepRef : null,
   };
   store.insertJob(queuedRecord(fields, now), now);
+  moveForReplay(store, id, request.newId, steps, now);
   row.resurrectionCount++;
   row.lastResurrectionAt = now;
   store.wake(queue);

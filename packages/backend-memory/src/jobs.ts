@@ -14,6 +14,7 @@ import { enqueueMany } from "./internal/enqueue.js";
 import { runFlow } from "./internal/flow-store.js";
 import { idSet, textSearch } from "./internal/list-filters.js";
 import { type JobRecord, newestFirst, toJob } from "./internal/rows.js";
+import { deleteSteps } from "./internal/step-rows.js";
 import type { MemoryStore } from "./internal/store.js";
 
 export function jobsFacet(store: MemoryStore): JobsFacet<never> {
@@ -45,6 +46,7 @@ export function jobsFacet(store: MemoryStore): JobsFacet<never> {
         if (inOpenFlow(store, job)) kept.push(job);
         else {
           store.removeJob(job);
+          deleteSteps(store, job.id);
           deleted++;
         }
       }

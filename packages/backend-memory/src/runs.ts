@@ -28,6 +28,7 @@ import { runFlow } from "./internal/flow-store.js";
 import { type Lane, type LaneEntry, readyLess } from "./internal/lanes.js";
 import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
 import { deadLetterRow, encodeJson, type JobRecord, toJob } from "./internal/rows.js";
+import { deleteSteps } from "./internal/step-rows.js";
 import type { MemoryStore } from "./internal/store.js";
 import { writeDeliveries } from "./internal/webhook-rows.js";
 
@@ -183,8 +184,10 @@ function apply(store: MemoryStore, step: Step, now: number, woken: Set<string>):
   const { job } = step;
   switch (step.kind) {
     case "done": {
-      if (step.item.resultTtlMs === 0) store.removeJob(job);
-      else {
+      if (step.item.resultTtlMs === 0) {
+        store.removeJob(job);
+        deleteSteps(store, job.id);
+      } else {
         const patch = { resultJson: step.resultJson, expiresAt: now + step.item.resultTtlMs };
         store.transition(job, "done", patch, now);
       }

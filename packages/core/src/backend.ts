@@ -36,8 +36,6 @@ export {
   type Job,
   type JobStatus,
   type JobStep,
-  type StepKind,
-  type StepState,
   PARENT_FAILURE_POLICIES,
   type ParentFailurePolicy,
   type ParentOutcome,
@@ -47,6 +45,8 @@ export {
   type RateLimit,
   type Schedule,
   type ScheduleTick,
+  type StepKind,
+  type StepState,
   TERMINAL_JOB_STATUSES,
   TICK_OUTCOMES,
   type TickOutcome,
@@ -129,10 +129,10 @@ export {
   type SignalRequest,
   type SignalResult,
   type StaleRecovery,
+  type StatsQuery,
   type StepRef,
   type StepsFacet,
   type StepWrite,
-  type StatsQuery,
   type StoredWebhookEndpoint,
   type TaskNameRow,
   type TickRecord,
@@ -206,6 +206,14 @@ export {
   type TickWrite,
 } from "./schedules/ledger.js";
 export {
+  fromStoredTiming,
+  recurringStatus,
+  SCHEDULE_COLUMNS,
+  type StoredTiming,
+  TICK_COLUMNS,
+  toStoredTiming,
+} from "./schedules/stored.js";
+export {
   occurrenceBase,
   runSignalAsync,
   runSignalSync,
@@ -214,11 +222,3 @@ export {
   type SignalStore,
   type WaitStore,
 } from "./steps/programs.js";
-export {
-  fromStoredTiming,
-  recurringStatus,
-  SCHEDULE_COLUMNS,
-  type StoredTiming,
-  TICK_COLUMNS,
-  toStoredTiming,
-} from "./schedules/stored.js";

@@ -43,6 +43,7 @@ export {
   JOB_STATUSES,
   type Job,
   type JobStatus,
+  type JobStep,
   type JsonValue,
   type QueueInfo,
   type QueueSettings,
@@ -70,6 +71,7 @@ export { PermanentError, snooze } from "./jobs/outcomes.js";
 export type { DeadLetterFilter, ListJobsFilter } from "./jobs/queries.js";
 export type { EnqueueHandle, JobOutcome, WaitForOptions } from "./jobs/results.js";
 export type { RetryContext, RetryPolicy } from "./jobs/retry-policy.js";
+export type { SignalOptions, SignalSent } from "./jobs/service.js";
 export type { ActorOptions, AuditListFilter } from "./observability/audit.js";
 export { REDACTED, type RedactOption } from "./observability/redact.js";
 export type { ReplicationStatus } from "./observability/replication.js";

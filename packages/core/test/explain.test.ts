@@ -192,7 +192,32 @@ describe("explain", () => {
     expect(cancelled.reasons[0]?.evidence).toMatchObject({ ref: "c", reason: "parent_purged" });
   });
 
-  it("explain/every-code-covered: the cases above produced each of the 17 codes", () => {
+  it("explain/durable-waits: a job suspended by ctx.sleep is sleeping (step, wake time); one suspended by ctx.waitForSignal is waiting_for_signal (signal, deadline)", async () => {
+    const soniq = app();
+    soniq.job("t.nap", async (_: unknown, ctx) => {
+      await ctx.sleep("nap", 3_600_000);
+    });
+    soniq.job("t.ask", async (_: unknown, ctx) => {
+      await ctx.waitForSignal("approval", { timeoutMs: 86_400_000 });
+    });
+    const nap = await soniq.jobs.enqueue("t.nap", {});
+    const ask = await soniq.jobs.enqueue("t.ask", {});
+    await soniq.worker().runOnce();
+    const sleeping = record(await soniq.jobs.explain(nap.id));
+    expect(sleeping.status).toBe("queued");
+    expect(sleeping.reasons[0]).toMatchObject({ code: "sleeping", evidence: { step: "nap" } });
+    expect(codes(sleeping)).not.toContain("retry_backoff");
+    const waiting = record(await soniq.jobs.explain(ask.id));
+    expect(waiting.reasons[0]).toMatchObject({
+      code: "waiting_for_signal",
+      evidence: { step: "approval", signal: "approval" },
+    });
+    expect((waiting.reasons[0]?.evidence.deadline as Date | undefined)?.getTime()).toBeGreaterThan(
+      Date.now() + 86_000_000,
+    );
+  });
+
+  it("explain/every-code-covered: the cases above produced each of the 19 codes", () => {
     expect([...seen].sort()).toEqual([...EXPLAIN_CODES].sort());
   });
 });

@@ -31,6 +31,7 @@ const GROUND_FILES = [
   "observability/tracing.ts",
   "app/plugins.ts",
   "schema/constants.ts",
+  "steps/types.ts",
   "webhooks/types.ts",
 ];
 /** The loops: the worker and the scheduler. The worker folder's services (options, liveness, the list) are below. */

@@ -25,6 +25,7 @@ import {
 import { Heap } from "./heap.js";
 import { Lane } from "./lanes.js";
 import type { DeadLetterRecord, JobPatch, JobRecord, WorkerRecord } from "./rows.js";
+import type { JobStepsRecord, SignalBox } from "./step-rows.js";
 import type { DeliveryRecord } from "./webhook-rows.js";
 
 export interface StatusCounts {
@@ -110,6 +111,12 @@ export class MemoryStore {
   readonly flowsNotified = new Map<string, number>();
   /** The unique index on `soniq_flow_steps.job_id`: current job id -> (flow id, ref). */
   readonly stepsByJob = new Map<string, { flowId: string; ref: string }>();
+  /**
+   * `soniq_job_steps` by job id (a dead letter keeps its job's id), then occurrence name in `seq` order, and
+   * `soniq_job_signals` by job id in insertion order with the unique (job id, key) index (internal/step-rows.ts).
+   */
+  readonly jobSteps = new Map<string, JobStepsRecord>();
+  readonly jobSignals = new Map<string, SignalBox>();
   /** `soniq_metrics` by (minute, queue, job name). */
   readonly metrics = new Map<string, MetricsRow>();
   private readonly expiring = new Heap<ExpiryEntry>((a, b) => a.expiresAt < b.expiresAt);

@@ -48,6 +48,7 @@ const BY_ID: { [F in BackendFacetName]?: { [method: string]: null | false | Read
     cancel: Object.freeze({ cancelled: false, cancelledJobIds: Object.freeze([]) }),
     parents: Object.freeze({}),
   },
+  steps: { list: Object.freeze([]) },
   webhooks: {
     getEndpoint: null,
     updateEndpoint: null,

@@ -140,6 +140,18 @@ const SONIQ_OPTIONS = {
     defaultDoc: "`86400000` (24 h)",
     doc: "longer snoozes are capped (with a warning)",
   }),
+  maxSteps: option<number>()({
+    check: intIn(1, 1_000_000),
+    default: () => 1_000,
+    defaultDoc: "`1000`",
+    doc: "most checkpoints one job holds (`ctx.step`, sleeps and signal waits); beyond, the call throws `SONIQ_INVALID_ARGUMENT`",
+  }),
+  maxStepValueBytes: option<number>()({
+    check: intIn(1, 64 * 1024 * 1024),
+    default: () => 262_144,
+    defaultDoc: "`262144` (256 KiB)",
+    doc: "largest value a `ctx.step` stores (as JSON); beyond, the step throws `SONIQ_INVALID_ARGUMENT` and stores nothing",
+  }),
   producerId: option<string | null>()({
     check: (problems, v) => {
       if (v !== undefined && v !== null && typeof v !== "string") {

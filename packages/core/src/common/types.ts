@@ -206,6 +206,7 @@ export interface QueueInfo {
 /** The operator actions the audit log records. */
 export const AUDIT_ACTIONS = [
   "job.cancel",
+  "job.signal",
   "dead_letter.replay",
   "dead_letter.purge",
   "dead_letter.replay_where",

@@ -5,12 +5,15 @@
  * allows unknown names, so a replayed job does not land where no worker can run it.
  */
 
+import { unsupported } from "../app/guard.js";
 import { enqueueOptionProblems, fail } from "../app/options.js";
 import type { Runtime } from "../app/runtime.js";
 import { isSoniqError, SoniqError } from "../common/errors.js";
 import { newJobId } from "../common/ids.js";
+import { checkJson } from "../common/json.js";
+import { JOB_NAME_PATTERN } from "../common/names.js";
 import type { DeadLetterJob } from "../common/types.js";
-import type { ReplayRequest as BackendReplayRequest } from "../contract/index.js";
+import type { ReplayRequest as BackendReplayRequest, ReplaySteps } from "../contract/index.js";
 import { prepareJob, targetOf } from "../jobs/definition.js";
 import {
   after,
@@ -21,7 +24,9 @@ import {
   MAX_PAGE_SIZE,
 } from "../jobs/queries.js";
 import { type ActorOptions, actorOf, audited, auditRecord, recordAudit } from "../observability/audit.js";
+import type { Redactor } from "../observability/redact.js";
 import { produce } from "../observability/tracing.js";
+import { OCCURRENCE_SEPARATOR } from "../steps/programs.js";
 import { resurrectedData } from "../webhooks/payloads.js";
 import { type BulkOptions, type BulkResult, bulk, type DeadLetterBulkFilter } from "./bulk.js";
 
@@ -31,10 +36,22 @@ export interface ReplayOptions extends ActorOptions {
   /** When the new job becomes due (or `delayMs`; not both). Default: now. */
   runAt?: Date;
   delayMs?: number;
+  /**
+   * The dead letter's durable steps (DESIGN.md section 19): `"keep"` (default) moves its done checkpoints to the
+   * new job, which resumes at the step that failed; `"discard"` starts clean. Unconsumed signals move either way.
+   */
+  steps?: "keep" | "discard";
+  /**
+   * Steps recorded done on the new job with these values (a failed step resolved by hand): `{ name: value }`,
+   * the occurrence name as `jobs.steps` shows it. Audited with the values through `redact`.
+   */
+  resolve?: Record<string, unknown>;
 }
 
 /** What a replay can change; `dedupKey`, `unique` and `tx` mean nothing for a replay and are refused. */
 const REPLAY_KEYS = ["queue", "priority", "runAt", "delayMs"];
+/** A replay's step options (checked apart: they are not enqueue options). */
+const STEP_KEYS = ["steps", "resolve"];
 
 /** What a replay's options change in the new job (null: the dead letter's own, or now). */
 interface Overrides {
@@ -46,6 +63,7 @@ interface Overrides {
 /** A replay's checked options: who, and what the new job gets. */
 interface ReplayRequest extends Overrides {
   actor: string;
+  steps: ReplaySteps;
 }
 
 /**
@@ -53,7 +71,7 @@ interface ReplayRequest extends Overrides {
  * of REPLAY_KEYS and `actor` only, each valid as for enqueue (`SONIQ_INVALID_OPTIONS` otherwise).
  */
 function replayRequest(options: unknown, what: string, extraKeys: readonly string[] = []): ReplayRequest {
-  const keys = [...REPLAY_KEYS, "actor", ...extraKeys];
+  const keys = [...REPLAY_KEYS, ...STEP_KEYS, "actor", ...extraKeys];
   const given = options === undefined ? {} : options;
   if (typeof given !== "object" || given === null || Array.isArray(given)) {
     throw new SoniqError(
@@ -67,16 +85,66 @@ function replayRequest(options: unknown, what: string, extraKeys: readonly strin
     if (REPLAY_KEYS.includes(key)) overrides[key] = value;
     else if (!keys.includes(key)) refused.push(key);
   }
+  const stepProblems: string[] = [];
+  const steps = replaySteps(given as Record<string, unknown>, what, stepProblems);
   const problems = [
     ...refused.map((k) => `${k} is not a ${what} option (${what} takes ${keys.join(", ")})`),
     ...(refused.length > 0 ? [] : enqueueOptionProblems(overrides)),
+    ...stepProblems,
   ];
   if (problems.length > 0) fail(`${what} options`, problems);
-  const actor = actorOf(given, `deadLetters.${what}(options)`, [...REPLAY_KEYS, ...extraKeys]);
+  const actor = actorOf(given, `deadLetters.${what}(options)`, [...REPLAY_KEYS, ...STEP_KEYS, ...extraKeys]);
   const { queue, priority, runAt, delayMs } = overrides as Omit<ReplayOptions, "actor">;
   let scheduledAt = runAt ?? null;
   if (delayMs !== undefined && delayMs > 0) scheduledAt = new Date(Date.now() + delayMs);
-  return { actor, queue: queue ?? null, priority: priority ?? null, scheduledAt };
+  return { actor, queue: queue ?? null, priority: priority ?? null, scheduledAt, steps };
+}
+
+/** `steps` and `resolve`, checked: a mode of the two, an object of step names (`name` or `name#n`) to JSON. */
+function replaySteps(given: Record<string, unknown>, what: string, problems: string[]): ReplaySteps {
+  const mode = given.steps;
+  if (mode !== undefined && mode !== "keep" && mode !== "discard") {
+    problems.push(`steps must be "keep" or "discard" (${what})`);
+  }
+  const resolve: { name: string; value: unknown }[] = [];
+  const given_ = given.resolve;
+  if (given_ !== undefined) {
+    if (typeof given_ !== "object" || given_ === null || Array.isArray(given_)) {
+      problems.push("resolve must be an object { stepName: value }");
+    } else {
+      for (const [name, value] of Object.entries(given_)) {
+        const [base, n, extra] = name.split(OCCURRENCE_SEPARATOR);
+        if (
+          base === undefined ||
+          !JOB_NAME_PATTERN.test(base) ||
+          extra !== undefined ||
+          (n !== undefined && !/^[1-9][0-9]*$/.test(n))
+        ) {
+          problems.push(`resolve.${name}: not a step name (a name like "charge_card", or "charge_card#2")`);
+          continue;
+        }
+        const json = checkJson(value === undefined ? null : value);
+        if (!json.ok) problems.push(`resolve.${name}: ${json.problem.problem} at ${json.problem.path}`);
+        else resolve.push({ name, value: json.value });
+      }
+    }
+  }
+  return { keep: mode !== "discard", resolve };
+}
+
+/** The audit params of a replay's step options: the mode, and the resolved values through `redact`. */
+function stepParams(steps: ReplaySteps, jobName: string, redact: Redactor): Record<string, unknown> {
+  if (steps.keep && steps.resolve.length === 0) return {};
+  return {
+    steps: steps.keep ? "keep" : "discard",
+    ...(steps.resolve.length > 0
+      ? {
+          resolve: Object.fromEntries(
+            steps.resolve.map(({ name, value }) => [name, redact.value("result", value, jobName)]),
+          ),
+        }
+      : {}),
+  };
 }
 
 /** What `export` writes to: a node Writable, or anything with the same `write`/`once("drain")`. */
@@ -103,16 +171,21 @@ export class DeadLetterService {
 
   /** Returns the new job's id, or null when there is no dead-letter row with this id. */
   async replay(id: string, options?: ReplayOptions): Promise<string | null> {
-    const { actor, queue, priority, scheduledAt } = replayRequest(options, "replay");
+    const { actor, queue, priority, scheduledAt, steps } = replayRequest(options, "replay");
     const replayId = newJobId();
-    const params = { queue, priority, runAt: scheduledAt?.toISOString() ?? null };
-    const record = auditRecord("dead_letter.replay", actor, String(id), params, "ok", { newId: replayId });
     const row = await this.rt.backend.deadLetters.get(id);
+    const params = {
+      queue,
+      priority,
+      runAt: scheduledAt?.toISOString() ?? null,
+      ...stepParams(steps, row?.jobName ?? "", this.rt.options.redact),
+    };
+    const record = auditRecord("dead_letter.replay", actor, String(id), params, "ok", { newId: replayId });
     if (!row) {
       await recordAudit(this.rt.backend, { ...record, outcome: "not_found", details: null });
       return null;
     }
-    const request = await this.#prepare(row, { queue, priority, scheduledAt }, replayId);
+    const request = await this.#prepare(row, { queue, priority, scheduledAt }, replayId, steps);
     const newId = await audited(
       this.rt.backend,
       record,
@@ -143,7 +216,7 @@ export class DeadLetterService {
     filter: DeadLetterBulkFilter,
     options?: BulkOptions & Omit<ReplayOptions, "actor">,
   ): Promise<BulkResult> {
-    const { actor, queue, priority, scheduledAt } = replayRequest(options, "replayWhere", [
+    const { actor, queue, priority, scheduledAt, steps } = replayRequest(options, "replayWhere", [
       "dryRun",
       "onProgress",
     ]);
@@ -151,7 +224,7 @@ export class DeadLetterService {
     return bulk(this.rt.backend, "replay_where", filter, bulkOptions, async (row) => {
       let request: BackendReplayRequest;
       try {
-        request = await this.#prepare(row, { queue, priority, scheduledAt }, newJobId());
+        request = await this.#prepare(row, { queue, priority, scheduledAt }, newJobId(), steps);
       } catch (err) {
         if (isSoniqError(err)) return "refused";
         throw err;
@@ -186,7 +259,12 @@ export class DeadLetterService {
    * instance allows unknown names), its args must pass the job's schema, the overrides are checked; it keeps
    * the dead letter's queue, priority and max attempts unless overridden. Throws the enqueue's SoniqError.
    */
-  async #prepare(row: DeadLetterJob, overrides: Overrides, newId: string): Promise<BackendReplayRequest> {
+  async #prepare(
+    row: DeadLetterJob,
+    overrides: Overrides,
+    newId: string,
+    steps: ReplaySteps,
+  ): Promise<BackendReplayRequest> {
     if (!this.rt.registry.has(row.jobName) && !this.rt.options.allowUnknownJobNames) {
       throw new SoniqError(
         "SONIQ_UNKNOWN_TASK_NAME",
@@ -215,6 +293,22 @@ export class DeadLetterService {
       traceContext: row.traceContext,
       step: row.flowId !== null,
     };
+    if (!steps.keep || steps.resolve.length > 0) {
+      for (const { name, value } of steps.resolve) {
+        const bytes = Buffer.byteLength(JSON.stringify(value), "utf8");
+        if (bytes > this.rt.options.maxStepValueBytes) {
+          throw new SoniqError(
+            "SONIQ_INVALID_ARGUMENT",
+            `resolve.${name}: the value is ${bytes} bytes as JSON, more than \`maxStepValueBytes\` (${this.rt.options.maxStepValueBytes}).`,
+            { context: { field: `resolve.${name}`, bytes } },
+          );
+        }
+      }
+      if (!this.rt.backend.supports("steps")) {
+        throw unsupported(this.rt.backend.name, "steps", "deadLetters.replay(id, { steps, resolve })");
+      }
+      request.steps = steps;
+    }
     const deliveries = this.rt.webhooks.rows("job.resurrected", () =>
       resurrectedData(row, newId, this.rt.options.redact),
     );

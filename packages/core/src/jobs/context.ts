@@ -1,5 +1,6 @@
 import { type Logger, safeLogger } from "../common/logger.js";
 import type { FlowContext, Job } from "../common/types.js";
+import type { Completed, StepOptions, WaitForSignalOptions } from "../steps/types.js";
 import { checkProgress, type ProgressBuffer } from "./progress.js";
 
 /** What a handler (and middleware) gets besides its args. */
@@ -26,7 +27,50 @@ export interface JobContext {
    * latest value is written with the worker's next heartbeat and read back as `Job.progress`.
    */
   progress(value: unknown): void;
+  /**
+   * A durable step (capability `steps`, DESIGN.md section 19): runs `fn` once per job, across retries and
+   * replays, and returns its value as stored (a JSON copy, at most `maxStepValueBytes`). A name used again in one
+   * run is the next occurrence (`charge`, `charge#2`). A step that throws stores its last error and the error
+   * propagates (the job's retry policy applies). `SONIQ_LEASE_LOST` when the run no longer holds the job.
+   */
+  step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /**
+   * The same with options: `{ transaction: true }` runs `fn(tx)` inside a transaction of the backend's connection
+   * and commits the checkpoint in it, so the application's writes exist exactly when the step is recorded.
+   */
+  step<T, TTx = unknown>(name: string, options: StepOptions, fn: (tx: TTx) => T | Promise<T>): Promise<T>;
+  /**
+   * Sleeps `ms` durably: the wake time is a checkpoint. Under 1 s the run waits; longer, the job goes back to the
+   * queue due at the wake time (no attempt spent, no worker slot held) and the handler runs again from the top.
+   */
+  sleep(name: string, ms: number): Promise<void>;
+  /** As `sleep`, until an instant. */
+  sleepUntil(name: string, until: Date): Promise<void>;
+  /**
+   * Waits for `soniq.jobs.signal(jobId, name, payload)` (a signal sent earlier is buffered and consumed oldest
+   * first); resolves with its payload, or null after `timeoutMs` (required, at most 365 days). The job does not
+   * hold a worker while it waits.
+   */
+  waitForSignal<T = unknown>(name: string, options: WaitForSignalOptions): Promise<T | null>;
+  /**
+   * Completes the job inside a transaction: `fn(tx)`'s writes, the job's `done` and its result commit together
+   * (fenced). Return what it returns from the handler: `return ctx.complete({ transaction: true }, (tx) => ...)`.
+   */
+  complete<T, TTx = unknown>(
+    options: { transaction: true },
+    fn: (tx: TTx) => T | Promise<T>,
+  ): Promise<Completed>;
 }
+
+/** What the context delegates its step methods to (the runner's `RunSteps`). */
+export type StepCalls = Pick<JobContext, "sleep" | "sleepUntil" | "waitForSignal"> & {
+  step<T>(
+    name: string,
+    a: StepOptions | (() => T | Promise<T>),
+    b?: (tx: never) => T | Promise<T>,
+  ): Promise<T>;
+  complete<T>(options: { transaction: true }, fn: (tx: never) => T | Promise<T>): Promise<Completed>;
+};
 
 export class RunContext implements JobContext {
   #logger: Logger | undefined;
@@ -40,7 +84,38 @@ export class RunContext implements JobContext {
     private readonly progressBuffer: ProgressBuffer | null = null,
     /** Set when the backend does not declare the `progress` capability: what `progress()` throws. */
     private readonly progressUnsupported: (() => Error) | null = null,
+    /** The run's durable steps, built on first use by the runner (a job without steps builds nothing). */
+    private readonly steps: (() => StepCalls) | null = null,
   ) {}
+
+  #steps(): StepCalls {
+    if (this.steps === null) throw new Error("durable steps need a running job");
+    return this.steps();
+  }
+
+  step<T>(
+    name: string,
+    a: StepOptions | (() => T | Promise<T>),
+    b?: (tx: never) => T | Promise<T>,
+  ): Promise<T> {
+    return this.#steps().step<T>(name, a, b);
+  }
+
+  sleep(name: string, ms: number): Promise<void> {
+    return this.#steps().sleep(name, ms);
+  }
+
+  sleepUntil(name: string, until: Date): Promise<void> {
+    return this.#steps().sleepUntil(name, until);
+  }
+
+  waitForSignal<T = unknown>(name: string, options: WaitForSignalOptions): Promise<T | null> {
+    return this.#steps().waitForSignal<T>(name, options);
+  }
+
+  complete<T>(options: { transaction: true }, fn: (tx: never) => T | Promise<T>): Promise<Completed> {
+    return this.#steps().complete(options, fn);
+  }
 
   progress(value: unknown): void {
     if (this.progressUnsupported) throw this.progressUnsupported();

@@ -4,9 +4,10 @@
  * reasons (scheduled, backoff, staleness) use this process's clock.
  */
 
-import type { Job, JobStatus } from "../common/types.js";
+import type { Job, JobStatus, JobStep } from "../common/types.js";
 import type { GuardedBackend } from "../contract/index.js";
 import { explainStep } from "../flows/explain.js";
+import { occurrenceBase } from "../steps/programs.js";
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, suspectAfterMs } from "../worker/liveness.js";
 import { listWorkerViews, type WorkerView } from "../worker/service.js";
 import { MAX_PAGE_SIZE } from "./queries.js";
@@ -29,6 +30,8 @@ export const EXPLAIN_CODES = [
   "waiting_behind",
   "waiting_on_parents",
   "held_by_dead_letter",
+  "sleeping",
+  "waiting_for_signal",
 ] as const;
 
 export type ExplainCode = (typeof EXPLAIN_CODES)[number];
@@ -188,7 +191,21 @@ export class Explainer {
   async #queued(job: Job, workers: WorkerView[], now: number): Promise<Explanation> {
     const reasons: ExplainReason[] = [];
     const due = job.scheduledAt.getTime() <= now;
-    if (!due && job.attempts > 0) {
+    const waiting = due ? undefined : await this.#waitingStep(job);
+    if (waiting !== undefined) {
+      reasons.push(
+        waiting.kind === "sleep"
+          ? reason("sleeping", `Sleeping at step "${waiting.name}" until ${job.scheduledAt.toISOString()}.`, {
+              step: waiting.name,
+              wakeAt: waiting.wakeAt,
+            })
+          : reason(
+              "waiting_for_signal",
+              `Waiting for the signal "${occurrenceBase(waiting.name)}" (step "${waiting.name}") until ${waiting.wakeAt?.toISOString()}; send it with soniq.jobs.signal().`,
+              { step: waiting.name, signal: occurrenceBase(waiting.name), deadline: waiting.wakeAt },
+            ),
+      );
+    } else if (!due && job.attempts > 0) {
       reasons.push(
         reason(
           "retry_backoff",
@@ -213,6 +230,13 @@ export class Explainer {
     if (due) reasons.push(...(await this.#ahead(job, now)));
     const verdict = reasons.some((r) => BLOCKING.includes(r.code)) ? "blocked" : due ? "ready" : "scheduled";
     return { status: "queued", verdict, reasons };
+  }
+
+  /** The sleep or signal wait a queued job is suspended at (its latest `waiting` checkpoint), if any. */
+  async #waitingStep(job: Job): Promise<JobStep | undefined> {
+    if (!this.backend.supports("steps")) return undefined;
+    const steps = await this.backend.steps.list(job.id);
+    return steps.filter((s) => s.state === "waiting" && s.kind !== "step").at(-1);
   }
 
   async #controls(job: Job): Promise<ExplainReason[]> {

@@ -3,13 +3,19 @@
  * one's outcome and ask why one is (not) running. Job definitions (`soniq.job(...)`) enqueue through here too,
  * so there is one enqueue path.
  */
+
+import { unsupported } from "../app/guard.js";
 import type { EnqueueOptions, ResolvedSoniqOptions } from "../app/options.js";
 import type { Runtime } from "../app/runtime.js";
 import { SoniqError } from "../common/errors.js";
-import type { Job, QueueStats } from "../common/types.js";
-import type { NewJob } from "../contract/index.js";
-import { type ActorOptions, actorOf, audited, auditRecord } from "../observability/audit.js";
+import { isJobId, newJobId } from "../common/ids.js";
+import { checkJson } from "../common/json.js";
+import { JOB_NAME_PATTERN } from "../common/names.js";
+import type { Job, JobStep, QueueStats } from "../common/types.js";
+import type { NewJob, SignalRequest } from "../contract/index.js";
+import { type ActorOptions, actorOf, audited, auditRecord, recordAudit } from "../observability/audit.js";
 import { produce } from "../observability/tracing.js";
+import { MAX_SIGNAL_PAYLOAD_BYTES } from "../steps/run.js";
 import { prepareJob, resolveTarget, sendEvent, txOptions } from "./definition.js";
 import { assertManyOptions, type EnqueueManyItem, prepareManyItem } from "./enqueue-many.js";
 import type { Explainer, Explanation } from "./explain.js";
@@ -146,8 +152,135 @@ export class JobService<TTx = unknown> {
     return this.#explainer.explain(id);
   }
 
+  /**
+   * Sends a signal to a job (DESIGN.md section 19): stored in its mailbox (buffered: a signal sent before the job
+   * waits is kept) and, when the job waits on that name, the job is made due now and a worker woken, in one
+   * transaction; audited `job.signal`. `key` makes a resend a no-op (`duplicate`). A dead letter's signal is
+   * stored and carried by its replay. Rejects with `SONIQ_JOB_NOT_FOUND` for an unknown id, `SONIQ_JOB_FINISHED`
+   * for a done or cancelled job, `SONIQ_INVALID_ARGUMENT` for a payload that is not JSON or over 64 KiB.
+   */
+  async signal(id: string, name: string, payload?: unknown, options?: SignalOptions): Promise<SignalSent> {
+    const { backend } = this.#rt;
+    const request = signalRequest(id, name, payload, options);
+    const actor = actorOf(options, "jobs.signal(options)", ["key"]);
+    if (!backend.supports("steps")) throw unsupported(backend.name, "steps", "jobs.signal");
+    const params = { name: request.name, key: request.key, bytes: request.bytes };
+    const record = auditRecord("job.signal", actor, String(id), params);
+    const result = !isJobId(id)
+      ? await recordAudit(backend, { ...record, outcome: "not_found" }).then(() => ({
+          outcome: "not_found" as const,
+        }))
+      : await audited(
+          backend,
+          record,
+          (r) => backend.steps.signal(request.request, r),
+          (r) => r.outcome === "stored",
+          (r) => r.outcome,
+        );
+    switch (result.outcome) {
+      case "not_found":
+        throw new SoniqError(
+          "SONIQ_JOB_NOT_FOUND",
+          `jobs.signal: no job or dead letter has the id ${String(id)}.`,
+          {
+            context: { id },
+          },
+        );
+      case "finished":
+        throw new SoniqError(
+          "SONIQ_JOB_FINISHED",
+          `jobs.signal: job ${String(id)} is ${result.status}; the signal "${request.name}" was not stored.`,
+          { context: { id, status: result.status, name: request.name } },
+        );
+      case "duplicate":
+        return { status: "duplicate", woke: false, deadLetter: false };
+      case "stored":
+        if (result.woke) for (const worker of this.#rt.workers) worker.nudge();
+        return { status: "stored", woke: result.woke, deadLetter: result.deadLetter };
+    }
+  }
+
+  /**
+   * A job's (or dead letter's) durable-step checkpoints in the order they were first written: `[{ name, kind,
+   * state, value, error, attempt, startedAt, finishedAt, wakeAt }]`; empty for an unknown id.
+   */
+  steps(id: string): Promise<JobStep[]> {
+    const { backend } = this.#rt;
+    if (!isJobId(id)) return Promise.resolve([]);
+    if (!backend.supports("steps")) return Promise.reject(unsupported(backend.name, "steps", "jobs.steps"));
+    return backend.steps.list(id.toLowerCase());
+  }
+
   /** The names of the jobs defined on this instance, in definition order. */
   names(): string[] {
     return [...this.#rt.registry.keys()];
   }
+}
+
+/** `jobs.signal`'s options. */
+export interface SignalOptions extends ActorOptions {
+  /** A resend with the same key to the same job is a no-op (`status: "duplicate"`). At most 512 characters. */
+  key?: string;
+}
+
+/** What `jobs.signal` did. */
+export interface SignalSent {
+  /** `stored`: a new signal; `duplicate`: its key was seen, nothing changed. */
+  status: "stored" | "duplicate";
+  /** The job waited on that name and was made due now. */
+  woke: boolean;
+  /** The id is a dead letter's: the signal waits for its replay. */
+  deadLetter: boolean;
+}
+
+/** The signal, checked (name, key, payload) before anything is written. */
+function signalRequest(
+  id: string,
+  name: unknown,
+  payload: unknown,
+  options: SignalOptions | undefined,
+): { request: SignalRequest; name: string; key: string | null; bytes: number } {
+  if (typeof name !== "string" || !JOB_NAME_PATTERN.test(name) || name.length > 200) {
+    throw new SoniqError(
+      "SONIQ_INVALID_ARGUMENT",
+      `jobs.signal(id, name): the name must match ${JOB_NAME_PATTERN} (at most 200 characters).`,
+      { context: { field: "name" } },
+    );
+  }
+  const key = (options as { key?: unknown } | undefined)?.key;
+  if (
+    key !== undefined &&
+    (typeof key !== "string" || key.length === 0 || key.length > 512 || key.includes("\0"))
+  ) {
+    throw new SoniqError(
+      "SONIQ_INVALID_ARGUMENT",
+      "jobs.signal(options.key): a non-empty string of at most 512 characters, without a NUL.",
+      { context: { field: "key" } },
+    );
+  }
+  const json = checkJson(payload === undefined ? null : payload);
+  if (!json.ok) {
+    throw new SoniqError(
+      "SONIQ_INVALID_ARGUMENT",
+      `jobs.signal(payload): ${json.problem.problem} at ${json.problem.path}; nothing was stored.`,
+      { context: { field: "payload", path: json.problem.path } },
+    );
+  }
+  const text = JSON.stringify(json.value);
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > MAX_SIGNAL_PAYLOAD_BYTES) {
+    throw new SoniqError(
+      "SONIQ_INVALID_ARGUMENT",
+      `jobs.signal(payload): ${bytes} bytes as JSON, more than ${MAX_SIGNAL_PAYLOAD_BYTES} (64 KiB); nothing was stored.`,
+      { context: { field: "payload", bytes, limit: MAX_SIGNAL_PAYLOAD_BYTES } },
+    );
+  }
+  const request: SignalRequest = {
+    jobId: isJobId(id) ? id.toLowerCase() : String(id),
+    name,
+    payload: JSON.parse(text) as unknown,
+    key: key ?? null,
+    id: newJobId(),
+  };
+  return { request, name, key: key ?? null, bytes };
 }

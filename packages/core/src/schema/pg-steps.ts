@@ -1,6 +1,16 @@
 /** The durable-step tables of the PostgreSQL schema (re-exported by pg.ts; DESIGN.md section 19). */
 import { sql } from "drizzle-orm";
-import { check, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex, uuid } from "drizzle-orm/pg-core";
+import {
+  check,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  uniqueIndex,
+  uuid,
+} from "drizzle-orm/pg-core";
 import { JOB_STEP_KINDS, JOB_STEP_STATES, sqlList } from "./constants.js";
 import { tstz } from "./pg-columns.js";
 

@@ -95,7 +95,13 @@ export function* waitProgram(
     wakeAt,
   });
   if (request.kind === "signal") {
-    const taken = yield* call<WaitStore, "takeSignal">("takeSignal", ref.id, request.signal, request.name, now);
+    const taken = yield* call<WaitStore, "takeSignal">(
+      "takeSignal",
+      ref.id,
+      request.signal,
+      request.name,
+      now,
+    );
     if (taken !== null) {
       yield* call<WaitStore, "writeStep">(
         "writeStep",
@@ -124,14 +130,20 @@ export function* waitProgram(
   return { state: "waiting", wakeAt, remainingMs, suspended: true };
 }
 
-export function* signalProgram(request: SignalRequest, audit?: AuditRecord): Program<SignalStore, SignalResult> {
+export function* signalProgram(
+  request: SignalRequest,
+  audit?: AuditRecord,
+): Program<SignalStore, SignalResult> {
   const target = yield* call<SignalStore, "lockTarget">("lockTarget", request.jobId);
   if (target === null) return { outcome: "not_found" };
   if (target === "done" || target === "cancelled") return { outcome: "finished", status: target };
   const stored = yield* call<SignalStore, "insertSignal">("insertSignal", request);
   if (!stored) return { outcome: "duplicate" };
   let woke = false;
-  if (target === "queued" && (yield* call<SignalStore, "waitingFor">("waitingFor", request.jobId, request.name))) {
+  if (
+    target === "queued" &&
+    (yield* call<SignalStore, "waitingFor">("waitingFor", request.jobId, request.name))
+  ) {
     yield* call<SignalStore, "wake">("wake", request.jobId);
     woke = true;
   }
@@ -140,7 +152,12 @@ export function* signalProgram(request: SignalRequest, audit?: AuditRecord): Pro
 }
 
 /** `steps.wait` over a synchronous store (SQLite and memory, inside their transaction). */
-export function runWaitSync(store: WaitStore, ref: StepRef, request: WaitRequest, inProcessMs: number): WaitResult {
+export function runWaitSync(
+  store: WaitStore,
+  ref: StepRef,
+  request: WaitRequest,
+  inProcessMs: number,
+): WaitResult {
   return runSync(waitProgram(ref, request, inProcessMs), store);
 }
 

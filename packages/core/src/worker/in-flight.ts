@@ -134,6 +134,11 @@ function runOutcome(run: Running, outcome: Outcome): RunOutcome {
       return { outcome: "dead_letter", durationMs, error: outcome.error, deadLetterReason: outcome.reason };
     case "abandoned":
       return { outcome: outcome.why, durationMs, error: null, deadLetterReason: null };
+    // A suspended run gave its job back to the queue without spending an attempt, as a snooze does.
+    case "suspended":
+      return { outcome: "snooze", durationMs, error: null, deadLetterReason: null };
+    case "completed":
+      return { outcome: "done", durationMs, error: null, deadLetterReason: null };
     default:
       return { outcome: outcome.kind, durationMs, error: null, deadLetterReason: null };
   }

@@ -39,7 +39,7 @@ import { completedEvents, deadLetterEvents, retryEvents, withDeliveries } from "
  * write's give-back, and a claim of a job this worker still held, given back once the held run settled.
  */
 type Written =
-  | Exclude<Outcome, { kind: "abandoned" }>
+  | Exclude<Outcome, { kind: "abandoned" | "suspended" | "completed" }>
   | { kind: "release" }
   | { kind: "give_back" }
   | { kind: "reclaim" };
@@ -207,6 +207,23 @@ export class OutcomeWriter {
         this.rt.logger.warn({ jobId: job.id, reason: "shutdown_timeout" }, "shutdown_nack");
         this.rt.metrics.event("shutdown_nack", { jobId: job.id, reason: "shutdown_timeout" });
         this.#batcher.add(nackSettlement(job), run);
+        return;
+      case "suspended":
+        // The wait's own transaction put the job back to queued: nothing more to write.
+        this.#metrics(run, "snoozed");
+        this.events.emit("job:snoozed", {
+          job,
+          delayMs: Math.max(0, outcome.wakeAt.getTime() - this.rt.options.clock.now()),
+        });
+        this.#reported(job.id, true);
+        return;
+      case "completed":
+        // ctx.complete committed the done, the result and the flow and webhook effects with the handler's writes.
+        this.#metrics(run, "done");
+        this.rt.webhooks.notify();
+        if (this.events.hasListeners("job:done"))
+          this.events.emit("job:done", { job, result: outcome.result, durationMs: run.durationMs });
+        this.#reported(job.id, true);
         return;
       case "abandoned":
         this.#metrics(run, "cancelled");

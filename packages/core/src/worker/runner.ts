@@ -27,12 +27,19 @@ import { isPermanentError, isSnooze } from "../jobs/outcomes.js";
 import type { ProgressBuffer } from "../jobs/progress.js";
 import { computeRetryDelay, DEFAULT_RETRY } from "../jobs/retry-policy.js";
 import type { DeadLetterReason } from "../schema/constants.js";
+import { RunSteps } from "../steps/run.js";
+import { doneSettlement } from "./settlements.js";
+import { completedEvents, withDeliveries } from "./webhook-events.js";
 
 export type Outcome =
   | { kind: "done"; result: unknown }
   | { kind: "retry"; error: string; delayMs: number }
   | { kind: "dead_letter"; reason: DeadLetterReason; error: string }
   | { kind: "snooze"; delayMs: number; reason: string | null }
+  /** No write: a sleep or signal wait already put the job back to `queued`, due at `wakeAt`. */
+  | { kind: "suspended"; wakeAt: Date }
+  /** No write: `ctx.complete` already committed the job's done with this result. */
+  | { kind: "completed"; result: unknown }
   /** No write: the row was cancelled (or taken over by stale recovery) while the job ran. */
   | { kind: "abandoned"; why: "cancelled" | "lost" }
   /** Shutdown: give the job back with its attempt preserved. */
@@ -110,6 +117,8 @@ export class Running {
   readonly flow: RunFlowContext | null;
   #controller: AbortController | undefined;
   #abortReason: JobAbortedError | undefined;
+  /** The run's durable steps, built at the first step call. */
+  steps: RunSteps | undefined = undefined;
 
   constructor(
     readonly job: Job,
@@ -122,7 +131,35 @@ export class Running {
     const unsupportedProgress = rt.backend.supports("progress")
       ? null
       : () => unsupported(rt.backend.name, "progress", "ctx.progress");
-    this.ctx = new RunContext(job, workerId, this, rt.logger, this.flow, progress, unsupportedProgress);
+    const steps = () => {
+      this.steps ??= new RunSteps({
+        rt,
+        job,
+        workerId,
+        resultTtlMs: def?.options.resultTtlMs ?? rt.options.resultTtlMs,
+        signal: this.signal,
+        doneSettlement: (result) =>
+          withDeliveries(
+            doneSettlement(job, result, def?.options.resultTtlMs ?? rt.options.resultTtlMs, this.flow?.added),
+            completedEvents(rt, job, result),
+          ),
+        formatError,
+        unsupported: rt.backend.supports("steps")
+          ? null
+          : () => unsupported(rt.backend.name, "steps", "ctx.step"),
+      });
+      return this.steps;
+    };
+    this.ctx = new RunContext(
+      job,
+      workerId,
+      this,
+      rt.logger,
+      this.flow,
+      progress,
+      unsupportedProgress,
+      steps,
+    );
   }
 
   get signal(): AbortSignal {
@@ -190,7 +227,20 @@ export async function executeJob(rt: Runtime, run: Running): Promise<Outcome | n
       ? def.handler(args, ctx)
       : runChain(chain, ctx, async () => def.handler(args, ctx)));
   } catch (err) {
+    if (run.steps !== undefined) {
+      const ended = stepOutcome(run.steps);
+      if (ended !== null) return run.settle() ? ended : null;
+    }
     return run.settle() ? failureOutcome(rt, run, err) : null;
+  }
+  if (run.steps !== undefined) {
+    const ended = stepOutcome(run.steps);
+    if (ended !== null) {
+      if (!run.settle()) return null;
+      if (ended.kind === "completed" && rt.plugins.length > 0)
+        await callHook(rt, "afterJob", (p) => p.afterJob?.(ctx, ended.result));
+      return ended;
+    }
   }
   if (!run.settle()) return null;
   if (isSnooze(value)) {
@@ -207,6 +257,13 @@ export async function executeJob(rt: Runtime, run: Running): Promise<Outcome | n
   }
   if (rt.plugins.length > 0) await callHook(rt, "afterJob", (p) => p.afterJob?.(ctx, json.value));
   return { kind: "done", result: json.value };
+}
+
+/** A run a step ended: suspended by a wait, or completed by `ctx.complete` (whatever the handler did after). */
+function stepOutcome(steps: RunSteps): Outcome | null {
+  if (steps.completed) return { kind: "completed", result: steps.completed.result };
+  if (steps.suspended) return { kind: "suspended", wakeAt: steps.suspended.wakeAt };
+  return null;
 }
 
 /** The outcome of a failed attempt: retry per policy, or dead letter. Calls `onError` hooks. */

@@ -22,6 +22,7 @@ import { scheduleCases } from "./schedules.js";
 import { settleCases } from "./settle.js";
 import { settleFenceCases } from "./settle-fence.js";
 import { statsCases } from "./stats.js";
+import { stepCases } from "./steps.js";
 import { subscribeCases } from "./subscribe.js";
 import { traceCases } from "./trace.js";
 import { webhookAttemptCases } from "./webhook-attempts.js";
@@ -57,6 +58,7 @@ export const CONFORMANCE_CASES = [
   ...flowFailureCases,
   ...flowFinishedCases,
   ...traceCases,
+  ...stepCases,
   ...webhookCases,
   ...webhookAttemptCases,
 ] as const;
