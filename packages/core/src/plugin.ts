@@ -4,7 +4,7 @@
  * of new jobs (tracing plugins such as `@soniq/opentelemetry` stamp a trace context there), and the metrics
  * sink a worker reports to (`@soniq/prometheus`). Applications import `@soniq/core`.
  */
-export type { Hooks, Middleware, Next, Plugin } from "./app/plugins.js";
+export type { Hooks, Middleware, Next, Plugin, StepInfo } from "./app/plugins.js";
 export { isSoniqError, SoniqError } from "./common/errors.js";
 export type { TraceContext } from "./common/types.js";
 export { SONIQ_VERSION } from "./common/version.js";

@@ -129,6 +129,7 @@ const PINNED: Record<"index" | "plugin" | "ops" | "backend", string[]> = {
     "SendOrigin",
     "SentJob",
     "SoniqError",
+    "StepInfo",
     "TraceContext",
     "isSoniqError",
     "traceIdOf",

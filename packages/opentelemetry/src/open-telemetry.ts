@@ -266,6 +266,50 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
         },
       );
     },
+    step(ctx, info, run) {
+      // A child of the run's span: one `step <name>` span per step that runs (none for a stored one).
+      const parentSpan = runs.get(ctx)?.span;
+      const parentContext = parentSpan ? trace.setSpan(context.active(), parentSpan) : context.active();
+      const span = tracer.startSpan(
+        `step ${info.name}`,
+        {
+          kind: SpanKind.INTERNAL,
+          attributes: {
+            "soniq.step.name": info.name,
+            "soniq.step.transaction": info.transaction,
+            "messaging.message.id": ctx.jobId,
+          },
+        },
+        parentContext,
+      );
+      const failed = (err: unknown) => {
+        const { exception, message } = recorded(err, redact, ctx.jobName, ctx.job);
+        span.recordException(exception);
+        span.setStatus({ code: SpanStatusCode.ERROR, message });
+        span.end();
+      };
+      let result: ReturnType<typeof run>;
+      try {
+        result = context.with(trace.setSpan(parentContext, span), run);
+      } catch (err) {
+        failed(err);
+        throw err;
+      }
+      if (result instanceof Promise) {
+        return result.then(
+          (value) => {
+            span.end();
+            return value;
+          },
+          (err: unknown) => {
+            failed(err);
+            throw err;
+          },
+        ) as typeof result;
+      }
+      span.end();
+      return result;
+    },
     onError(ctx, err) {
       const run = runs.get(ctx);
       if (run) run.span.recordException(recorded(err, redact, ctx.jobName, ctx.job).exception);

@@ -233,6 +233,39 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
     expect(succeeded.status.code).not.toBe(SpanStatusCode.ERROR);
   });
 
+  it("otel/steps: each durable step that runs is a `step <name>` span under its run's span; a stored one has none; a failing one records its error", async () => {
+    const { soniq, exporter } = await setup(makeBackend);
+    let calls = 0;
+    soniq.job(
+      "steps.traced",
+      async (_: unknown, ctx) => {
+        calls++;
+        await ctx.step("reserve", () => "seat-4");
+        await ctx.step("charge", () => {
+          if (calls === 1) throw new Error("declined");
+          return "paid";
+        });
+        return "ok";
+      },
+      { retry: { delaysMs: [0] } },
+    );
+    const { id } = await soniq.jobs.enqueue("steps.traced", {});
+    await drain(soniq, async () => (await soniq.jobs.get(id))?.status === "done");
+    const spans = exporter.getFinishedSpans();
+    const runs = byName(spans, "process default").sort(
+      (a, b) => Number(a.attributes["soniq.job.attempt"]) - Number(b.attributes["soniq.job.attempt"]),
+    );
+    const [first, second] = runs as [ReadableSpan, ReadableSpan];
+    const reserve = byName(spans, "step reserve");
+    expect(reserve.map((s) => s.parentSpanContext?.spanId)).toEqual([first.spanContext().spanId]);
+    const charge = byName(spans, "step charge");
+    expect(charge.map((s) => [s.parentSpanContext?.spanId, s.status.code])).toEqual([
+      [first.spanContext().spanId, SpanStatusCode.ERROR],
+      [second.spanContext().spanId, SpanStatusCode.UNSET],
+    ]);
+    expect(charge[0]?.attributes["soniq.step.name"]).toBe("charge");
+  });
+
   it("otel/redact: with the app's redact, no span shows a redacted arg's value in an error text, and no stack", async () => {
     const { soniq, exporter } = await setup(makeBackend, (s) => ({ redact: s.options.redact }), ["password"]);
     soniq.job(

@@ -37,6 +37,33 @@ export interface Plugin extends Hooks {
    * without the handler settling them (timeout, cancellation, shutdown). A hook that throws is logged.
    */
   onOutcome?(ctx: JobContext, outcome: RunOutcome): void;
+  /**
+   * Around each durable step that runs (`ctx.step`; not one answered from its checkpoint): call `run()` and
+   * return what it returns, synchronously (a transactional step on SQLite is synchronous, so `run()` may return a
+   * plain value; otherwise a promise). The first registered is the outermost. A tracer opens a span here.
+   */
+  step?<T>(ctx: JobContext, step: StepInfo, run: () => T): T;
+}
+
+/** The step a `step` hook wraps. */
+export interface StepInfo {
+  /** The occurrence name (`charge`, `charge#2`). */
+  readonly name: string;
+  /** Whether it runs inside the backend's transaction (`{ transaction: true }`). */
+  readonly transaction: boolean;
+}
+
+/** `run` inside every plugin's `step` hook, the first registered outermost. */
+export function aroundStep<T>(plugins: readonly Plugin[], ctx: JobContext, step: StepInfo, run: () => T): T {
+  let call = run;
+  for (let i = plugins.length - 1; i >= 0; i--) {
+    const hook = plugins[i]?.step;
+    if (hook === undefined) continue;
+    const inner = call;
+    const plugin = plugins[i] as Plugin;
+    call = () => hook.call(plugin, ctx, step, inner) as T;
+  }
+  return call();
 }
 
 /** Runs `final` inside `chain`, outermost first. With no middleware it is just `final()`. */
@@ -61,7 +88,16 @@ export function runChain(chain: readonly Middleware[], ctx: JobContext, final: N
 }
 
 /** What a plain-object plugin passed to `use()` may hold. */
-const PLUGIN_KEYS = ["name", "beforeJob", "afterJob", "onError", "middleware", "producer", "onOutcome"];
+const PLUGIN_KEYS = [
+  "name",
+  "beforeJob",
+  "afterJob",
+  "onError",
+  "middleware",
+  "producer",
+  "onOutcome",
+  "step",
+];
 
 /**
  * What `soniq.use(extension)` installs: a function is middleware; a plugin object is checked, so that a
@@ -91,7 +127,15 @@ export function toPlugin(extension: Plugin | Middleware): Plugin {
       context: { key: "name" },
     });
   }
-  for (const key of ["beforeJob", "afterJob", "onError", "middleware", "producer", "onOutcome"] as const) {
+  for (const key of [
+    "beforeJob",
+    "afterJob",
+    "onError",
+    "middleware",
+    "producer",
+    "onOutcome",
+    "step",
+  ] as const) {
     if (plugin[key] !== undefined && typeof plugin[key] !== "function") {
       throw new SoniqError("SONIQ_INVALID_ARGUMENT", `use(): ${key} must be a function.`, {
         context: { key },

@@ -14,12 +14,14 @@
  * nothing more for the run. A handler that catches it gets it again from every later step call.
  */
 
+import { aroundStep } from "../app/plugins.js";
 import type { Runtime } from "../app/runtime.js";
 import { SoniqError } from "../common/errors.js";
 import { checkJson } from "../common/json.js";
 import { JOB_NAME_PATTERN } from "../common/names.js";
 import type { Job, JobStep } from "../common/types.js";
 import type { DoneSettlement, StepRef, WaitRequest } from "../contract/index.js";
+import type { JobContext } from "../jobs/context.js";
 import { OCCURRENCE_SEPARATOR } from "./programs.js";
 import { COMPLETED, type Completed, type StepOptions, type WaitForSignalOptions } from "./types.js";
 
@@ -46,6 +48,8 @@ export interface StepHost {
   readonly rt: Runtime;
   readonly job: Job;
   readonly workerId: string | null;
+  /** The run's context (what plugin hooks get). */
+  readonly ctx: JobContext;
   /** The job's `resultTtlMs` (the definition's or the instance's). */
   readonly resultTtlMs: number;
   /** Aborted on timeout, cancel and shutdown: an in-process wait ends with its reason. */
@@ -106,18 +110,25 @@ export class RunSteps {
       error: null,
       startedAt,
     });
+    const plugins = this.host.rt.plugins;
+    const info = { name: stepName, transaction };
+    const traced =
+      plugins.length === 0
+        ? (fn as (tx: unknown) => unknown)
+        : (tx: unknown) =>
+            aroundStep(plugins, this.host.ctx, info, () => (fn as (tx: unknown) => unknown)(tx));
     let written: { applied: boolean; value: unknown };
     try {
       if (transaction) {
         let checked: unknown;
-        written = await steps.saveInTransaction(this.#ref, fn as (tx: unknown) => unknown, (value) => {
+        written = await steps.saveInTransaction(this.#ref, traced, (value) => {
           const w = write(value);
           checked = w.value;
           return w;
         });
         written = { applied: written.applied, value: checked };
       } else {
-        const value = await (fn as () => unknown)();
+        const value = await traced(undefined);
         const w = write(value);
         written = { applied: await steps.save(this.#ref, w), value: w.value };
       }

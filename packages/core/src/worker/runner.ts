@@ -136,6 +136,7 @@ export class Running {
         rt,
         job,
         workerId,
+        ctx: this.ctx,
         resultTtlMs: def?.options.resultTtlMs ?? rt.options.resultTtlMs,
         signal: this.signal,
         doneSettlement: (result) =>
