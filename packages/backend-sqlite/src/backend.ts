@@ -20,6 +20,7 @@ import { resolveOptions, type SqliteBackendOptions, type SqliteBackendTarget } f
 import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
+import { stepsFacet } from "./steps.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
@@ -85,6 +86,7 @@ export function buildSqliteBackend(
     metrics: metricsFacet(ctx),
     flows: flowsFacet(ctx),
     webhooks: webhooksFacet(ctx),
+    steps: stepsFacet(ctx),
     close: () => {
       closed ??= runSync("close", () => {
         notifier.clear();

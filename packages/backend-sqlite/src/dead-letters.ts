@@ -1,6 +1,7 @@
 /**
  * The deadLetters facet: reads over soniq_dead_letter_jobs, replay (a fresh queued job from a moved
- * row) and purge. Rows get here through `runs.settle` (runs.ts), the only move.
+ * row) and purge. Rows get here through `runs.settle` (runs.ts), the only move. A dead letter keeps its job's
+ * checkpoints and signals (same id): a replay carries them to the new job, a purge deletes them.
  */
 import {
   type AuditRecord,
@@ -17,6 +18,7 @@ import { immediate, runSync, type SqliteContext } from "./internal/context.js";
 import { runFlow } from "./internal/flow-store.js";
 import { type DeadLetterRecord, toDeadLetterJob } from "./internal/rows.js";
 import { DEAD_LETTER_COLUMNS, msOrNull, NOW, pageSql, searchAndIds } from "./internal/sql.js";
+import { carrySteps, deleteStepsOf, encodeResolve } from "./internal/step-rows.js";
 import { writeDeliveries } from "./internal/webhook-rows.js";
 
 export function deadLettersFacet(ctx: SqliteContext): DeadLettersFacet {
@@ -33,11 +35,13 @@ export function deadLettersFacet(ctx: SqliteContext): DeadLettersFacet {
       runSync("deadLetters.purge", () =>
         immediate(ctx, () => {
           const row = ctx.statement(PURGE).get(id) as FlowOfRow | undefined;
-          if (row?.flow_id != null && row.step_ref !== null) {
+          if (row === undefined) return false;
+          if (row.flow_id !== null && row.step_ref !== null) {
             runFlow(ctx, purgeStep(row.flow_id, row.step_ref, id, new Date()));
           }
-          if (row !== undefined && audit) writeAudit(ctx, audit);
-          return row !== undefined;
+          deleteStepsOf(ctx, id);
+          if (audit) writeAudit(ctx, audit);
+          return true;
         }),
       ),
   };
@@ -101,6 +105,8 @@ function replay(
   request: ReplayRequest,
   audit: AuditRecord | undefined,
 ): string | null {
+  const keepSteps = request.steps?.keep ?? true;
+  const resolve = encodeResolve(request.steps);
   const row = immediate(ctx, () => {
     // A step's dead letter rejoins its flow: the new job takes the step's place (flow-engine.ts decides).
     const flow = ctx.statement(FLOW_OF).get(id) as FlowOfRow | undefined;
@@ -118,9 +124,12 @@ function replay(
       traceId: request.traceId,
       traceContext: request.traceContext === null ? null : JSON.stringify(request.traceContext),
     }) as { queue: string } | undefined;
-    if (inserted) ctx.statement(REPLAY_BUMP).run(id);
-    if (inserted) writeDeliveries(ctx, request.deliveries);
-    if (inserted && audit) writeAudit(ctx, audit);
+    if (!inserted) return undefined;
+    ctx.statement(REPLAY_BUMP).run(id);
+    // The checkpoints the new job resumes from, and the signals sent to the dead letter.
+    carrySteps(ctx, id, request.newId, keepSteps, resolve);
+    writeDeliveries(ctx, request.deliveries);
+    if (audit) writeAudit(ctx, audit);
     return inserted;
   });
   if (!row) return null;

@@ -18,6 +18,7 @@ import { enqueue, enqueueMany } from "./internal/enqueue.js";
 import { runFlow } from "./internal/flow-store.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
 import { JOB_COLUMNS, jsonList, NOW, pageSql, searchAndIds } from "./internal/sql.js";
+import { deleteOrphanSteps } from "./internal/step-rows.js";
 import { resolveTxDatabase, type SqliteTx } from "./internal/tx.js";
 
 export function jobsFacet(ctx: SqliteContext): JobsFacet<SqliteTx> {
@@ -47,7 +48,14 @@ export function jobsFacet(ctx: SqliteContext): JobsFacet<SqliteTx> {
         if (cancelled) ctx.finished([id]);
         return cancelled;
       }),
-    deleteExpired: () => runSync("jobs.deleteExpired", () => ctx.statement(DELETE_EXPIRED).run().changes),
+    deleteExpired: () =>
+      runSync("jobs.deleteExpired", () =>
+        immediate(ctx, () => {
+          const deleted = ctx.statement(DELETE_EXPIRED).run().changes;
+          deleteOrphanSteps(ctx);
+          return deleted;
+        }),
+      ),
   };
 }
 
@@ -117,7 +125,8 @@ const CANCEL = `UPDATE soniq_jobs SET status = 'cancelled', updated_at = ${NOW}
  * then each queue's expired range (the `IN` term is the index's own predicate, which SQLite needs spelt out to
  * use a partial index), so a sweep reads the rows it deletes and a probe per queue, however many
  * done rows are kept (test/sweep-plan.test.ts). A flow step's result is kept while its flow is open (a
- * dependent reads it through ctx.flow.parents()).
+ * dependent reads it through ctx.flow.parents()). In the same transaction the checkpoints and signals of jobs
+ * that are gone (internal/step-rows.ts) follow.
  */
 export const DELETE_EXPIRED = `WITH RECURSIVE q(name) AS (
     SELECT MIN(queue) FROM soniq_jobs WHERE status IN ('done', 'cancelled')

@@ -12,27 +12,23 @@
  * prepared statements, one commit for the batch. Each item is fenced by (id, attempt) and, when the call
  * names its worker, by the row's worker: it applies only while its row is processing with the attempts
  * (and under the worker) the claim gave it, so a late write after cancel, recovery or a re-claim changes
- * nothing and reports false.
+ * nothing and reports false. The writes are internal/settle.ts (`steps.completeInTransaction` runs the same
+ * ones inside its own transaction).
  */
 import {
   type ClaimCap,
   type ClaimRequest,
   type ClaimResult,
   claimQueues,
-  type DeadLetterSettlement,
-  type DoneSettlement,
   type ProgressUpdate,
-  type RequeueSettlement,
   type RunsFacet,
   type Settlement,
-  settleFlows,
 } from "@soniq/core/backend";
 import { immediate, runSync, type SqliteContext } from "./internal/context.js";
-import { runFlow } from "./internal/flow-store.js";
 import { claimWithLimits, controlledQueues } from "./internal/queue-limits.js";
 import { type JobRecord, toJob } from "./internal/rows.js";
-import { JOB_COLUMNS, jsonList, jsonOrNull, NOW, RELEASE_TAKEN_KEYS } from "./internal/sql.js";
-import { writeDeliveries } from "./internal/webhook-rows.js";
+import { settleBatch } from "./internal/settle.js";
+import { JOB_COLUMNS, jsonList, jsonOrNull, NOW } from "./internal/sql.js";
 
 export function runsFacet(ctx: SqliteContext): RunsFacet {
   return {
@@ -170,99 +166,11 @@ function claim(ctx: SqliteContext, request: ClaimRequest): ClaimResult {
   return { jobs: rows.map(toJob), capped };
 }
 
-const FENCE =
-  "id = @id AND status = 'processing' AND attempts = @attempt AND (@workerId IS NULL OR worker_id = @workerId)";
-
-const DONE = `UPDATE soniq_jobs
-  SET status = 'done', result = @result, expires_at = ${NOW} + @ttl, updated_at = ${NOW}
-  WHERE ${FENCE}`;
-const DONE_DELETE = `DELETE FROM soniq_jobs WHERE ${FENCE}`;
-
-// A requeued job gives up a dedup_key or unique args that another queued job took meanwhile.
-const REQUEUE = `UPDATE soniq_jobs
-  SET status = 'queued', attempts = @attempts, last_error = COALESCE(@lastError, last_error),
-    worker_id = NULL, scheduled_at = ${NOW} + @delayMs, updated_at = ${NOW}, ${RELEASE_TAKEN_KEYS}
-  WHERE ${FENCE} RETURNING queue`;
-
-const HAS_DEAD_LETTER_ROW = "SELECT 1 FROM soniq_dead_letter_jobs WHERE id = ?";
-const MOVE_INSERT = `INSERT INTO soniq_dead_letter_jobs (id, job_name, args, queue, priority, max_attempts,
-    attempts, last_error, dead_letter_reason, tags, resurrection_count, original_created_at,
-    moved_to_dead_letter_at, created_at, flow_id, step_ref, trace_id, trace_context)
-  SELECT id, job_name, args, queue, priority, max_attempts, attempts, @error, @reason, @tags, 0,
-    created_at, ${NOW}, ${NOW}, flow_id, step_ref, trace_id, trace_context
-  FROM soniq_jobs WHERE ${FENCE}`;
-const MOVE_DELETE = "DELETE FROM soniq_jobs WHERE id = ?";
-
-/**
- * One item as a step of the settle transaction. Its JSON is encoded when the step is built, before the
- * transaction opens, so a value JSON cannot encode rejects the call with nothing written.
- */
-type Step = () => boolean;
-
-/** The named parameters of an item's fence (`workerId` null: not fenced by worker). */
-interface Fence {
-  id: string;
-  attempt: number;
-  workerId: string | null;
-}
-
-function doneStep(ctx: SqliteContext, item: DoneSettlement, workerId: string | null): Step {
-  const fence: Fence = { id: item.id, attempt: item.attempt, workerId };
-  if (item.resultTtlMs === 0) return () => ctx.statement(DONE_DELETE).run(fence).changes > 0;
-  const params = { ...fence, result: jsonOrNull(item.result, "result"), ttl: item.resultTtlMs };
-  return () => ctx.statement(DONE).run(params).changes > 0;
-}
-
-/** `wake` collects the queues of jobs requeued due now, to notify after the commit. */
-function requeueStep(
-  ctx: SqliteContext,
-  item: RequeueSettlement,
-  workerId: string | null,
-  wake: Set<string>,
-): Step {
-  const { id, attempt, attempts, lastError, delayMs } = item;
-  const params = { id, attempt, workerId, attempts, lastError, delayMs };
-  return () => {
-    const row = ctx.statement(REQUEUE).get(params) as { queue: string } | undefined;
-    if (row && delayMs === 0) wake.add(row.queue);
-    return row !== undefined;
-  };
-}
-
-function deadLetterStep(ctx: SqliteContext, item: DeadLetterSettlement, workerId: string | null): Step {
-  const { id, attempt, reason, error } = item;
-  const params = { id, attempt, workerId, reason, error, tags: jsonOrNull(item.tags, "tags") };
-  return () => {
-    // Checked first (the write lock is held): a conflicting row leaves this job where it is.
-    if (ctx.statement(HAS_DEAD_LETTER_ROW).get(id) !== undefined) return false;
-    if (ctx.statement(MOVE_INSERT).run(params).changes === 0) return false;
-    ctx.statement(MOVE_DELETE).run(id);
-    return true;
-  };
-}
-
 function settle(ctx: SqliteContext, items: readonly Settlement[], workerId: string | null): boolean[] {
   if (items.length === 0) return [];
-  const wake = new Set<string>();
-  const steps = items.map((item): Step => {
-    if (item.kind === "done") return doneStep(ctx, item, workerId);
-    if (item.kind === "requeue") return requeueStep(ctx, item, workerId, wake);
-    return deadLetterStep(ctx, item, workerId);
-  });
-  // An applied item's webhook deliveries are inserted in the same transaction (an outbox), and so are the
-  // flow steps it ended: their done, added steps and dependents' releases (core's settleFlows).
-  const applied = immediate(ctx, () => {
-    const flags = steps.map((step, i) => {
-      const done = step();
-      if (done) writeDeliveries(ctx, items[i]?.deliveries);
-      return done;
-    });
-    const flows = settleFlows(items, flags, () => new Date());
-    if (flows !== null) runFlow(ctx, flows);
-    return flags;
-  });
-  for (const queue of wake) ctx.notify(queue);
-  ctx.finished(items.filter((item, i) => applied[i] && item.kind !== "requeue").map((item) => item.id));
+  const batch = settleBatch(ctx, items, workerId);
+  const applied = immediate(ctx, batch.write);
+  batch.announce(applied);
   return applied;
 }
 

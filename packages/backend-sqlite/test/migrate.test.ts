@@ -21,6 +21,7 @@ const journalTags = [
   "0008_webhooks",
   "0009_flow_finished",
   "0010_slim_indexes",
+  "0011_job_steps",
 ];
 
 function migrationRows(file: string): { hash: string; created_at: number }[] {
