@@ -1,7 +1,7 @@
 /**
  * `postgresBackend`: the Backend contract on PostgreSQL. This file is wiring only; each facet is built by
- * its own file (migrations.ts, jobs.ts, runs.ts, dead-letters.ts, workers.ts, leases.ts, wake-ups.ts) from
- * the shared context.
+ * its own file (migrations.ts, jobs.ts, runs.ts, dead-letters.ts, workers.ts, leases.ts, wake-ups.ts, steps.ts, ...)
+ * from the shared context.
  */
 import type { BackendCapabilities, CompleteBackend, RunsFacet } from "@soniq/core/backend";
 import { auditFacet } from "./audit.js";
@@ -21,6 +21,7 @@ import type { PostgresBackendOptions, PostgresConnection } from "./options.js";
 import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
+import { stepsFacet } from "./steps.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
@@ -103,6 +104,7 @@ export function buildPostgresBackend(
     metrics: metricsFacet(ctx),
     flows: flowsFacet(ctx),
     webhooks: webhooksFacet(ctx),
+    steps: stepsFacet(ctx),
     replicationStatus: replicationStatus(ctx),
     close: () => {
       closing ??= close();

@@ -8,6 +8,10 @@
  * dependents are cancelled), then the same fragments. A miss costs the one statement. A replay whose request
  * says the row is a step's (`request.step`: core read the row) takes the step's transaction at once, and one
  * that says it is not never looks for a step, so a replay takes one path, never the plain one and then the other.
+ *
+ * The row's durable steps ride along as fragments too (internal/step-rows.ts), on both paths: a replay moves its
+ * kept checkpoints and its unconsumed signals to the new job and records the resolved ones, a purge deletes them,
+ * each only when the main write applied.
  */
 import {
   type AuditRecord,
@@ -33,6 +37,7 @@ import {
 } from "./internal/list-query.js";
 import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { DEAD_LETTER_COLUMNS, mapDeadLetterJob, type Row } from "./internal/rows.js";
+import { purgedSteps, replayedSteps } from "./internal/step-rows.js";
 import { inTransaction } from "./internal/tx.js";
 
 export function deadLettersFacet(ctx: PgContext): DeadLettersFacet {
@@ -136,7 +141,11 @@ async function replay(
   // A step's dead letter (core read the row) goes straight to the step's path: no plain attempt first.
   if (request.step === true) return replayStep(ctx, id, request, effects);
   const statement = compose(
-    [replayed(id, request, null), ...effectCtes(effects, "inserted")],
+    [
+      replayed(id, request, null),
+      replayedSteps(id, request.newId, request.steps, "inserted"),
+      ...effectCtes(effects, "inserted"),
+    ],
     replayAnswer(id),
   );
   const res = await query<{ id: string | null; step: boolean }>(
@@ -165,7 +174,11 @@ async function replayStep(
     const program = rejoinStep(String(step.flow_id), String(step.step_ref), id, request.newId, new Date());
     const rejoin = await runFlow(clientRunner(client), program);
     const { text, values } = compose(
-      [replayed(id, request, { rejoin }), ...effectCtes(effects, "inserted")],
+      [
+        replayed(id, request, { rejoin }),
+        replayedSteps(id, request.newId, request.steps, "inserted"),
+        ...effectCtes(effects, "inserted"),
+      ],
       () => "SELECT id FROM notified",
     );
     return (await client.query<{ id: string }>(text, values)).rows[0]?.id ?? null;
@@ -184,7 +197,7 @@ async function purge(ctx: PgContext, id: string, audit: AuditRecord | undefined)
   // dependents it held, in one transaction.
   const effects: WriteEffects = { audit };
   const statement = compose(
-    [purged(id, false), ...effectCtes(effects, "purged")],
+    [purged(id, false), purgedSteps(id, "purged"), ...effectCtes(effects, "purged")],
     (bind) => `SELECT EXISTS (SELECT 1 FROM purged) AS purged,
   EXISTS (SELECT 1 FROM soniq_dead_letter_jobs WHERE id = ${bind.param(id)} AND flow_id IS NOT NULL) AS step`,
   );
@@ -201,7 +214,7 @@ async function purge(ctx: PgContext, id: string, audit: AuditRecord | undefined)
 async function purgeStep(ctx: PgContext, id: string, effects: WriteEffects): Promise<boolean> {
   return inTransaction(ctx, "deadLetters.purge", async (client) => {
     const { text, values } = compose(
-      [purged(id, true), ...effectCtes(effects, "purged")],
+      [purged(id, true), purgedSteps(id, "purged"), ...effectCtes(effects, "purged")],
       () => "SELECT flow_id, step_ref FROM purged",
     );
     const row = (await client.query<Row>(text, values)).rows[0];

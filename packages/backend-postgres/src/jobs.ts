@@ -16,9 +16,11 @@ import { listQuery, searchAndIds } from "./internal/list-query.js";
 import { FINISHED_CHANNEL } from "./internal/listen-client.js";
 import { distinctQueues } from "./internal/queue-names.js";
 import { JOB_COLUMNS, mapJob, type Row } from "./internal/rows.js";
+import { DELETE_ORPHAN_STEPS, FIRST_JOB_ID, ORPHAN_SWEEP_IDS } from "./internal/step-rows.js";
 import { inTransaction, type PgTx } from "./internal/tx.js";
 
 export function jobsFacet(ctx: PgContext): JobsFacet<PgTx> {
+  const orphanSweep: OrphanCursor = { steps: FIRST_JOB_ID, signals: FIRST_JOB_ID };
   return {
     enqueue: (job, options) => enqueue(ctx, job, options),
     enqueueMany: (jobs, options) => enqueueMany(ctx, jobs, options),
@@ -26,7 +28,7 @@ export function jobsFacet(ctx: PgContext): JobsFacet<PgTx> {
     list: (q) => list(ctx, q),
     stats: (q) => stats(ctx, q),
     cancel: (id, audit) => cancel(ctx, id, audit),
-    deleteExpired: () => deleteExpired(ctx),
+    deleteExpired: () => deleteExpired(ctx, orphanSweep),
   };
 }
 
@@ -142,7 +144,26 @@ WHERE j.ctid = ANY(ARRAY(SELECT e.ctid FROM q CROSS JOIN LATERAL (
   AND (j.flow_id IS NULL OR NOT EXISTS (SELECT 1 FROM soniq_flows f
     WHERE f.id = j.flow_id AND f.state IN ('running', 'held')))`;
 
-async function deleteExpired(ctx: PgContext): Promise<number> {
+/** Where the next orphan sweep of each step table starts (internal/step-rows.ts `DELETE_ORPHAN_STEPS`). */
+interface OrphanCursor {
+  steps: string;
+  signals: string;
+}
+
+/**
+ * Then, in a statement of its own (so it sees the rows just deleted as gone), the durable steps and signals no
+ * job and no dead letter owns any more (those of the rows this sweep deleted, and of done jobs deleted at
+ * once), a bounded slice of each table per call, resuming where the last call stopped.
+ */
+async function deleteExpired(ctx: PgContext, cursor: OrphanCursor): Promise<number> {
   const res = await query(ctx, "jobs.deleteExpired", { text: DELETE_EXPIRED });
+  const swept = await query<{ steps_after: string | null; signals_after: string | null }>(
+    ctx,
+    "jobs.deleteExpired",
+    { text: DELETE_ORPHAN_STEPS, values: [cursor.steps, cursor.signals, ORPHAN_SWEEP_IDS] },
+  );
+  const row = swept.rows[0];
+  cursor.steps = row?.steps_after ?? FIRST_JOB_ID;
+  cursor.signals = row?.signals_after ?? FIRST_JOB_ID;
   return res.rowCount ?? 0;
 }

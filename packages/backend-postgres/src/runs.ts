@@ -44,12 +44,10 @@ import {
   type RunsFacet,
   type Settlement,
   SoniqError,
-  settleFlows,
 } from "@soniq/core/backend";
 import { CLAIM_COLUMNS, CLAIM_TYPES, mapClaimedRow } from "./internal/claim-rows.js";
 import { ASYNC_COMMIT, type PgContext, query } from "./internal/context.js";
 import { isQueuedKeyConflict } from "./internal/errors.js";
-import { clientRunner, runFlow } from "./internal/flow-store.js";
 import { CONTROLLED, claimWithLimits } from "./internal/queue-limits.js";
 import { CLEAR_KEYS, KEEP_KEYS, requeueQuery } from "./internal/requeue-keys.js";
 import {
@@ -60,6 +58,7 @@ import {
   settledFlags,
   settleSql,
 } from "./internal/settle-sql.js";
+import { settleEncoded } from "./internal/settle-tx.js";
 import { inTransaction } from "./internal/tx.js";
 
 export function runsFacet(ctx: PgContext): RunsFacet {
@@ -224,21 +223,16 @@ async function settle(ctx: PgContext, items: readonly Settlement[], workerId?: s
  * A batch holding flow steps' outcomes: the same statement, then core's `settleFlows` program (each applied
  * step's done, added steps, releases), in one transaction, so a crash never loses or doubles a release. Flows
  * are taken in id order (two batches lock shared flow rows in the same order), each flow's steps together
- * (a handful of statements per flow, whatever the batch holds). A queued-key conflict of a
- * requeue item runs the whole transaction again with the keys cleared, as the plain path does.
+ * (a handful of statements per flow, whatever the batch holds). A queued-key conflict of a requeue item runs the
+ * whole transaction again with the keys cleared, as the plain path does.
  */
 async function settleWithFlows(ctx: PgContext, items: readonly Settlement[], encoded: EncodedSettle) {
   const forms = [KEEP_KEYS, CLEAR_KEYS];
   for (let i = 0; ; i++) {
     try {
-      return await inTransaction(ctx, "runs.settle", async (client) => {
-        const text = settleSql(encoded.parts, ctx.asyncOutcomes, forms[i] ?? CLEAR_KEYS, encoded.outbox);
-        const res = await client.query<unknown[]>({ text, values: encoded.values, rowMode: "array" });
-        const applied = settledFlags(items, encoded, res.rows);
-        const flows = settleFlows(items, applied, () => new Date());
-        if (flows !== null) await runFlow(clientRunner(client), flows);
-        return applied;
-      });
+      return await inTransaction(ctx, "runs.settle", (client) =>
+        settleEncoded(ctx, client, items, encoded, forms[i] ?? CLEAR_KEYS),
+      );
     } catch (err) {
       if (i >= forms.length - 1 || !isQueuedKeyConflict(err)) throw err;
     }

@@ -19,6 +19,7 @@ const ALL = [
   "0011_webhooks",
   "0012_flow_finished",
   "0013_slim_indexes",
+  "0014_job_steps",
 ];
 
 let db: TestDatabase;

@@ -65,6 +65,13 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const schedule = `audit.${queue}`;
       const [dead] = await deadLetters(soniq, queue, 1);
       const replayed = await soniq.deadLetters.replay(dead as string, { actor: `${tag}-replay` });
+      const sent = await soniq.jobs.signal(
+        replayed as string,
+        "go",
+        { n: 1 },
+        { key: "k", actor: `${tag}-signal` },
+      );
+      expect(sent.status).toBe("stored");
       expect(await soniq.jobs.cancel(replayed as string, { actor: `${tag}-cancel` })).toBe(true);
       expect(await soniq.deadLetters.purge(dead as string, { actor: `${tag}-purge` })).toBe(true);
       await soniq.queues.pause(queue, { actor: `${tag}-qpause` });
@@ -93,6 +100,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         ["queue.pause", `${tag}-qpause`, queue, null, "ok", null],
         ["dead_letter.purge", `${tag}-purge`, dead, null, "ok", null],
         ["job.cancel", `${tag}-cancel`, replayed, null, "ok", null],
+        ["job.signal", `${tag}-signal`, replayed, { name: "go", key: "k", bytes: 7 }, "ok", null],
         ["dead_letter.replay", `${tag}-replay`, dead, replayParams, "ok", { newId: replayed }],
       ];
     }
@@ -212,6 +220,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       // Typed by AUDIT_ACTIONS: a new action fails typecheck here until it is performed above.
       const actors: Record<AuditAction, string> = {
         "job.cancel": "cancel",
+        "job.signal": "signal",
         "dead_letter.replay": "replay",
         "dead_letter.purge": "purge",
         "dead_letter.replay_where": "replay_where",

@@ -18,7 +18,7 @@ import { isQueuedKeyConflict } from "./errors.js";
 
 export const KEEP_KEYS = "";
 
-const CLEAR_COLLIDING_KEYS = `,
+export const CLEAR_COLLIDING_KEYS = `,
     dedup_key = CASE WHEN soniq_jobs.dedup_key IS NULL THEN NULL
       WHEN EXISTS (SELECT 1 FROM soniq_jobs d WHERE d.dedup_key = soniq_jobs.dedup_key AND d.status = 'queued')
       THEN NULL ELSE soniq_jobs.dedup_key END,

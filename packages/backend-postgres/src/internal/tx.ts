@@ -6,6 +6,8 @@
  *   refused: each of its queries may run on a different connection.
  * - the backend's own (`inTransaction`): BEGIN, work, COMMIT on a connection of the pool, for writes that
  *   must commit together (an action and its audit row, a limited claim under its queue row's lock).
+ * - the application's inside the backend's (`applicationTransaction`, durable steps): a connection of the pool
+ *   handed to the user's function as `tx`, then a fenced write of the backend's; both commit or neither.
  */
 import { SoniqError } from "@soniq/core/backend";
 import { type SQL, type SQLWrapper, sql } from "drizzle-orm";
@@ -118,17 +120,22 @@ export function txRunner(tx: unknown, operation: string): TxRunner {
   throw unsupported("has neither query() (pg) nor execute() (Drizzle)");
 }
 
+/** How a transaction's body ends: COMMIT, or ROLLBACK; either way with its answer. */
+interface Ending<T> {
+  commit: boolean;
+  result: T;
+}
+
 /**
- * An explicit transaction on a connection of the pool: BEGIN, `fn`, COMMIT; on an error ROLLBACK. Errors leave
- * as `failure` makes them: an operation name (translated by `translatePgError`) or a function. A connection
- * whose ROLLBACK fails (killed mid-transaction) is discarded rather than returned to the pool.
+ * BEGIN, `body`, then COMMIT or ROLLBACK as it says, on a connection of the pool; a throw rolls back and leaves as
+ * `fail` makes it. A connection whose ROLLBACK fails (killed mid-transaction) is discarded rather than returned to
+ * the pool (its transaction dies with it, so nothing commits).
  */
-export async function inTransaction<T>(
+async function transaction<T>(
   ctx: PgContext,
-  failure: string | ((err: unknown) => Error),
-  fn: (client: pg.PoolClient) => Promise<T>,
+  fail: (err: unknown) => Error,
+  body: (client: pg.PoolClient) => Promise<Ending<T>>,
 ): Promise<T> {
-  const fail = typeof failure === "string" ? (err: unknown) => translatePgError(err, failure) : failure;
   let client: pg.PoolClient;
   try {
     client = await ctx.pool.connect();
@@ -139,20 +146,68 @@ export async function inTransaction<T>(
   const ignore = () => {};
   client.on("error", ignore);
   let broken: Error | undefined;
-  try {
-    await client.query("BEGIN");
-    const result = await fn(client);
-    await client.query("COMMIT");
-    return result;
-  } catch (err) {
+  const rollback = async () => {
     try {
       await client.query("ROLLBACK");
     } catch (rollbackError) {
       broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
     }
+  };
+  try {
+    await client.query("BEGIN");
+    const ending = await body(client);
+    if (ending.commit) await client.query("COMMIT");
+    else await rollback();
+    return ending.result;
+  } catch (err) {
+    await rollback();
     throw fail(err);
   } finally {
     client.off("error", ignore);
     client.release(broken);
   }
+}
+
+const failWith = (failure: string | ((err: unknown) => Error)) =>
+  typeof failure === "string" ? (err: unknown) => translatePgError(err, failure) : failure;
+
+/**
+ * An explicit transaction on a connection of the pool: BEGIN, `fn`, COMMIT; on an error ROLLBACK. Errors leave
+ * as `failure` makes them: an operation name (translated by `translatePgError`) or a function. A connection
+ * whose ROLLBACK fails (killed mid-transaction) is discarded rather than returned to the pool.
+ */
+export async function inTransaction<T>(
+  ctx: PgContext,
+  failure: string | ((err: unknown) => Error),
+  fn: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  return transaction(ctx, failWith(failure), async (client) => ({ commit: true, result: await fn(client) }));
+}
+
+/**
+ * The application's transaction around a fenced write (`steps.saveInTransaction`, `completeInTransaction`):
+ * BEGIN, `value = fn(client)` (the user's writes, on the pool client the user gets as `tx`), then
+ * `write(client, value)`; COMMIT when the write applied, else ROLLBACK (the user's writes vanish with it) and
+ * `applied: false`. No lock is taken before `fn` has run: the fence is checked by the write. A throwing `fn`
+ * rolls back and its error leaves as it is; a database error of the backend's own leaves translated.
+ */
+export async function applicationTransaction<T>(
+  ctx: PgContext,
+  operation: string,
+  fn: (client: pg.PoolClient) => T | Promise<T>,
+  write: (client: pg.PoolClient, value: T) => Promise<boolean>,
+): Promise<{ applied: boolean; value: T }> {
+  type Result = { ok: true; applied: boolean; value: T } | { ok: false; thrown: unknown };
+  const result = await transaction<Result>(ctx, failWith(operation), async (client) => {
+    let value: T;
+    try {
+      value = await fn(client);
+    } catch (thrown) {
+      return { commit: false, result: { ok: false, thrown } };
+    }
+    const applied = await write(client, value);
+    return { commit: applied, result: { ok: true, applied, value } };
+  });
+  if (!result.ok) throw result.thrown;
+  return { applied: result.applied, value: result.value };
 }
