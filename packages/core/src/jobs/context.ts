@@ -85,12 +85,12 @@ export class RunContext implements JobContext {
     /** Set when the backend does not declare the `progress` capability: what `progress()` throws. */
     private readonly progressUnsupported: (() => Error) | null = null,
     /** The run's durable steps, built on first use by the runner (a job without steps builds nothing). */
-    private readonly steps: (() => StepCalls) | null = null,
+    private readonly steps: { runSteps(): StepCalls } | null = null,
   ) {}
 
   #steps(): StepCalls {
     if (this.steps === null) throw new Error("durable steps need a running job");
-    return this.steps();
+    return this.steps.runSteps();
   }
 
   step<T>(

@@ -131,36 +131,38 @@ export class Running {
     const unsupportedProgress = rt.backend.supports("progress")
       ? null
       : () => unsupported(rt.backend.name, "progress", "ctx.progress");
-    const steps = () => {
-      this.steps ??= new RunSteps({
-        rt,
-        job,
-        workerId,
-        ctx: this.ctx,
-        resultTtlMs: def?.options.resultTtlMs ?? rt.options.resultTtlMs,
-        signal: this.signal,
-        doneSettlement: (result) =>
-          withDeliveries(
-            doneSettlement(job, result, def?.options.resultTtlMs ?? rt.options.resultTtlMs, this.flow?.added),
-            completedEvents(rt, job, result),
-          ),
-        formatError,
-        unsupported: rt.backend.supports("steps")
-          ? null
-          : () => unsupported(rt.backend.name, "steps", "ctx.step"),
-      });
-      return this.steps;
-    };
-    this.ctx = new RunContext(
+    this.ctx = new RunContext(job, workerId, this, rt.logger, this.flow, progress, unsupportedProgress, this);
+    this.#rt = rt;
+    this.#workerId = workerId;
+  }
+
+  readonly #rt: Runtime;
+  readonly #workerId: string | null;
+
+  /** The run's durable steps, built at the first step call (a job without steps allocates nothing for them). */
+  runSteps(): RunSteps {
+    if (this.steps !== undefined) return this.steps;
+    const { job, def } = this;
+    const rt = this.#rt;
+    const resultTtlMs = def?.options.resultTtlMs ?? rt.options.resultTtlMs;
+    this.steps = new RunSteps({
+      rt,
       job,
-      workerId,
-      this,
-      rt.logger,
-      this.flow,
-      progress,
-      unsupportedProgress,
-      steps,
-    );
+      workerId: this.#workerId,
+      ctx: this.ctx,
+      resultTtlMs,
+      signal: this.signal,
+      doneSettlement: (result) =>
+        withDeliveries(
+          doneSettlement(job, result, resultTtlMs, this.flow?.added),
+          completedEvents(rt, job, result),
+        ),
+      formatError,
+      unsupported: rt.backend.supports("steps")
+        ? null
+        : () => unsupported(rt.backend.name, "steps", "ctx.step"),
+    });
+    return this.steps;
   }
 
   get signal(): AbortSignal {
