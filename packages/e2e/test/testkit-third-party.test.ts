@@ -10,6 +10,21 @@ import { CONFORMANCE_CASES, registerConformanceSuite } from "@soniq/testkit";
 import { describe, expect, it } from "vitest";
 import { broken, certify, collectingRunner, failed, messageOf } from "./third-party-support.js";
 
+/** A mailbox without keys: the resend is stored (and audited) again. */
+const STEPS_KEYS_FAIL = ["steps/signal-audited", "steps/signal-keys"];
+/** A wait that claims to suspend but keeps the job processing. */
+const STEPS_NO_SUSPEND_FAIL = [
+  "steps/signal-wakes-waiting-job",
+  "steps/sleep-passed-and-kept",
+  "steps/sleep-suspends",
+];
+/** A timeline newest first. */
+const STEPS_ORDER_FAIL = [
+  "steps/replay-keep-discard-resolve",
+  "steps/save-fenced",
+  "steps/signals-buffered-oldest-first",
+];
+
 describe("@soniq/testkit certifying a backend defined outside the repo's packages", () => {
   it("passes every case for a correct backend (memory without inspector or fault hook: those cases and the multi-instance ones are not registered, and listed with reasons)", async () => {
     const { runner, run } = collectingRunner();
@@ -120,6 +135,9 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "settle/mixed-batch-results-in-input-order",
       "stats/dead-letter-counts-across-tables",
       "stats/total-is-sum-in-every-state-mix",
+      "steps/purge-deletes",
+      "steps/replay-keep-discard-resolve",
+      "steps/signal-targets",
       "trace/stored-and-carried",
       "webhooks/outbox-commits-with-replay-and-tick",
     ]);
@@ -312,6 +330,100 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       'apply() on a migrated store rejected (Error: relation "soniq_jobs" already exists): migrations.apply() must be idempotent',
     );
   }, 60_000);
+
+  describe("the steps capability's cases catch broken steps facets", () => {
+    it("a checkpoint saved without the fence (another attempt's or worker's run, a cancelled job)", async () => {
+      const outcomes = await certify(
+        broken((inner) => ({
+          steps: {
+            save: async (ref, write) => {
+              const job = await inner.jobs.get(ref.id);
+              return inner.steps.save(
+                { ...ref, attempt: job?.attempts ?? ref.attempt, workerId: null },
+                write,
+              );
+            },
+          },
+        })),
+      );
+      expect(failed(outcomes)).toEqual(["steps/save-fenced"]);
+      expect(messageOf(outcomes, "steps/save-fenced")).toContain("a save for another attempt does not apply");
+    }, 60_000);
+
+    it("a mailbox that ignores keys (a resend stored again)", async () => {
+      const outcomes = await certify(
+        broken((inner) => ({
+          steps: { signal: (request, audit) => inner.steps.signal({ ...request, key: null }, audit) },
+        })),
+      );
+      expect(failed(outcomes)).toEqual(STEPS_KEYS_FAIL);
+    }, 60_000);
+
+    it("a wait that never gives the job back (the worker holds its slot through a long sleep)", async () => {
+      const outcomes = await certify(
+        broken((inner) => ({
+          steps: {
+            wait: async (ref, request) => {
+              const result = await inner.steps.wait(ref, request, Number.MAX_SAFE_INTEGER);
+              return result.state === "waiting" ? { ...result, suspended: true } : result;
+            },
+          },
+        })),
+      );
+      expect(failed(outcomes)).toEqual(STEPS_NO_SUSPEND_FAIL);
+    }, 60_000);
+
+    it("a replay that drops the dead letter's checkpoints", async () => {
+      const outcomes = await certify(
+        broken((inner) => ({
+          deadLetters: {
+            replay: (id, request, audit) =>
+              inner.deadLetters.replay(id, { ...request, steps: { keep: false, resolve: [] } }, audit),
+          },
+        })),
+      );
+      expect(failed(outcomes)).toEqual(["steps/replay-keep-discard-resolve"]);
+    }, 60_000);
+
+    it("a signal to a finished job answered as stored", async () => {
+      const outcomes = await certify(
+        broken((inner) => ({
+          steps: {
+            signal: async (request, audit) => {
+              const job = await inner.jobs.get(request.jobId);
+              if (job?.status === "done" || job?.status === "cancelled") {
+                return { outcome: "stored", woke: false, deadLetter: false };
+              }
+              return inner.steps.signal(request, audit);
+            },
+          },
+        })),
+      );
+      expect(failed(outcomes)).toEqual(["steps/signal-targets"]);
+    }, 60_000);
+
+    it("an audit row written for a duplicate signal too", async () => {
+      const outcomes = await certify(
+        broken((inner) => ({
+          steps: {
+            signal: async (request, audit) => {
+              const result = await inner.steps.signal(request);
+              if (audit !== undefined) await inner.audit.record(audit);
+              return result;
+            },
+          },
+        })),
+      );
+      expect(failed(outcomes)).toEqual(["steps/signal-audited"]);
+    }, 60_000);
+
+    it("a timeline listed newest first", async () => {
+      const outcomes = await certify(
+        broken((inner) => ({ steps: { list: async (id) => (await inner.steps.list(id)).reverse() } })),
+      );
+      expect(failed(outcomes)).toEqual(STEPS_ORDER_FAIL);
+    }, 60_000);
+  });
 
   it("reports a harness that leaks a handle in the suite/no-leaks case, naming the case", async () => {
     const timers: NodeJS.Timeout[] = [];

@@ -79,6 +79,7 @@ export function broken(overrides: (inner: MemoryBackend) => Overrides): HarnessF
       queues: { ...inner.queues, ...o.queues },
       audit: { ...inner.audit, ...o.audit },
       metrics: { ...inner.metrics, ...o.metrics },
+      steps: { ...inner.steps, ...o.steps },
     };
     return { backend, inspector: memoryInspector(inner) };
   };
