@@ -11,6 +11,7 @@ import { type AppDatabase, type DatabaseTarget, openDatabase } from "./database.
 import { defineFulfilment, type Fulfilment } from "./fulfilment.js";
 import { requestListener } from "./http.js";
 import { type AppJobs, defineJobs, type JobSettings } from "./jobs.js";
+import { defineReturns, type Returns } from "./returns.js";
 import { type Tracing, tracedListener } from "./tracing.js";
 
 export interface AppOptions {
@@ -30,6 +31,8 @@ export interface App {
   jobs: AppJobs;
   /** The order's fulfilment workflow (charge and reserve, then ship, then notify). */
   fulfilment: Fulfilment;
+  /** Returns: one job with durable steps (a label, a wait for the parcel, a hold, the refund). */
+  returns: Returns;
   /** The in-process worker, started by `listen()` (null with `worker: false`). */
   worker: Worker | null;
   server: Server;
@@ -39,8 +42,8 @@ export interface App {
 }
 
 /**
- * Database, Soniq (schema set up), the app's table, the jobs and the fulfilment flow's steps: what both the
- * server and a worker need.
+ * Database, Soniq (schema set up), the app's table, the jobs, the fulfilment flow's steps and the return job:
+ * what both the server and a worker need.
  */
 export async function openSoniq(database: DatabaseTarget, settings?: JobSettings, tracing?: Tracing | null) {
   const db = await openDatabase(database);
@@ -56,7 +59,8 @@ export async function openSoniq(database: DatabaseTarget, settings?: JobSettings
   }
   const jobs = defineJobs(soniq, db.orders, settings);
   const fulfilment = defineFulfilment(soniq, db.orders, jobs);
-  return { db, soniq, jobs, fulfilment };
+  const returns = defineReturns(soniq, db.orders, settings);
+  return { db, soniq, jobs, fulfilment, returns };
 }
 
 /** The app's workers also run the scheduler (the nightly report): one of them leads at a time. */
@@ -67,10 +71,14 @@ export const DEFAULT_WORKER_OPTIONS: WorkerOptions & WorkerScheduleOptions = {
 };
 
 export async function createApp(options: AppOptions): Promise<App> {
-  const { db, soniq, jobs, fulfilment } = await openSoniq(options.database, options.jobs, options.tracing);
+  const { db, soniq, jobs, fulfilment, returns } = await openSoniq(
+    options.database,
+    options.jobs,
+    options.tracing,
+  );
   const worker =
     options.worker === false ? null : soniq.worker(options.workerOptions ?? DEFAULT_WORKER_OPTIONS);
-  const listener = requestListener({ soniq, orders: db.orders, jobs, fulfilment });
+  const listener = requestListener({ soniq, orders: db.orders, jobs, fulfilment, returns });
   const tracing = options.tracing ?? null;
   const server = createServer(tracing ? tracedListener(tracing.tracer, listener) : listener);
   let closing: Promise<void> | undefined;
@@ -94,6 +102,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     db,
     jobs,
     fulfilment,
+    returns,
     worker,
     server,
     async listen(port = 0, host = "127.0.0.1") {

@@ -5,10 +5,15 @@
  *   PATCH /orders/:id                correct an order's email address
  *   POST /orders/:id/fulfil          start the order's fulfilment flow (charge and reserve, ship, notify)
  *   GET  /flows/:id                  one flow with its steps and their states
+ *   POST /orders/:id/returns         start a return (one job with durable steps); its id is the job's id
+ *   POST /returns/:id/received       the warehouse scanned the parcel: signals the return's job
  *   GET  /jobs/:id                   one job
+ *   GET  /jobs/:id/steps             a job's (or dead letter's) durable-step timeline
+ *   GET  /jobs/:id/explain           why a job is (not) running
  *   GET  /stats                      queue stats (the six keys)
  *   GET  /dead-letters               the dead-letter table, newest first
- *   POST /dead-letters/:id/replay    replay a dead-lettered job (a fresh job; the row stays, counted)
+ *   POST /dead-letters/:id/replay    replay a dead-lettered job (a fresh job; the row stays, counted);
+ *                                    optional body { steps: "keep" | "discard", resolve: { step: value } }
  *   GET  /health
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -16,12 +21,14 @@ import { isJobId, isSoniqError, type Soniq, type SoniqErrorCode } from "@soniq/c
 import type { Fulfilment } from "./fulfilment.js";
 import type { AppJobs } from "./jobs.js";
 import type { NewOrder, OrderStore } from "./orders.js";
+import { PARCEL_CONDITIONS, type ParcelScan, RETURN_JOB_NAME, type Returns } from "./returns.js";
 
 export interface Routes {
   soniq: Soniq;
   orders: OrderStore;
   jobs: AppJobs;
   fulfilment: Fulfilment;
+  returns: Returns;
 }
 
 class HttpError extends Error {
@@ -34,7 +41,13 @@ class HttpError extends Error {
 }
 
 /** Soniq errors caused by what the request asked for (e.g. replaying a job this app does not define). */
-const CLIENT_ERRORS = new Set<SoniqErrorCode>(["SONIQ_UNKNOWN_TASK_NAME", "SONIQ_DEAD_LETTER_CONFLICT"]);
+const CLIENT_ERRORS = new Map<SoniqErrorCode, number>([
+  ["SONIQ_UNKNOWN_TASK_NAME", 409],
+  ["SONIQ_DEAD_LETTER_CONFLICT", 409],
+  ["SONIQ_JOB_FINISHED", 409], // a signal to a return that is over
+  ["SONIQ_INVALID_OPTIONS", 400], // a replay's steps / resolve that Soniq refuses
+  ["SONIQ_INVALID_ARGUMENT", 400],
+]);
 const MAX_BODY = 64 * 1024;
 
 async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
@@ -76,6 +89,27 @@ function parseNewOrder(body: Record<string, unknown>): NewOrder {
   return { customer: customer.trim(), email, totalCents: totalCents as number };
 }
 
+function parseScan(body: Record<string, unknown>): { scan: ParcelScan; scanId?: string } {
+  const { condition, scanId } = body;
+  if (!(PARCEL_CONDITIONS as readonly unknown[]).includes(condition)) {
+    throw new HttpError(400, `condition must be one of ${PARCEL_CONDITIONS.join(", ")}`);
+  }
+  if (scanId !== undefined && (typeof scanId !== "string" || scanId === "")) {
+    throw new HttpError(400, "scanId must be a non-empty string");
+  }
+  return { scan: { condition: condition as ParcelScan["condition"] }, scanId };
+}
+
+/** A replay's body: `{ steps?, resolve? }` passed on as they are (Soniq checks them: 400 when it refuses). */
+function parseReplay(body: Record<string, unknown>): {
+  steps?: "keep" | "discard";
+  resolve?: Record<string, unknown>;
+} {
+  const extra = Object.keys(body).filter((key) => key !== "steps" && key !== "resolve");
+  if (extra.length > 0) throw new HttpError(400, `unknown replay option ${extra[0]}`);
+  return body as { steps?: "keep" | "discard"; resolve?: Record<string, unknown> };
+}
+
 function idParam(value: string | undefined, what: string): string {
   if (!value || !isJobId(value)) throw new HttpError(404, `no such ${what}`);
   return value;
@@ -88,6 +122,7 @@ function routes({
   orders,
   jobs,
   fulfilment,
+  returns,
 }: Routes): [method: string, path: RegExp, handler: Handler][] {
   const found = <T>(value: T | null, what: string): T => {
     if (value === null) throw new HttpError(404, `no such ${what}`);
@@ -133,9 +168,43 @@ function routes({
       async (_req, [id]) => [200, found(await soniq.flows.get(idParam(id, "flow")), "flow")],
     ],
     [
+      "POST",
+      /^\/orders\/([^/]+)\/returns$/,
+      async (_req, [id]) => {
+        const order = found(await orders.get(idParam(id, "order")), "order");
+        return [202, { returnId: await returns.startReturn(order.id) }];
+      },
+    ],
+    [
+      "POST",
+      /^\/returns\/([^/]+)\/received$/,
+      async (req, [id]) => {
+        const returnId = idParam(id, "return");
+        const { scan, scanId } = parseScan(await readJson(req));
+        // A return's id is its job's, or its dead letter's (a signal to a dead letter waits for its replay).
+        const row = (await soniq.jobs.get(returnId)) ?? (await soniq.deadLetters.get(returnId));
+        if (row?.jobName !== RETURN_JOB_NAME) throw new HttpError(404, "no such return");
+        return [202, await returns.parcelReceived(returnId, scan, scanId)];
+      },
+    ],
+    [
       "GET",
       /^\/jobs\/([^/]+)$/,
       async (_req, [id]) => [200, found(await soniq.jobs.get(idParam(id, "job")), "job")],
+    ],
+    [
+      "GET",
+      /^\/jobs\/([^/]+)\/steps$/,
+      async (_req, [id]) => [200, { steps: await soniq.jobs.steps(idParam(id, "job")) }],
+    ],
+    [
+      "GET",
+      /^\/jobs\/([^/]+)\/explain$/,
+      async (_req, [id]) => {
+        const explanation = await soniq.jobs.explain(idParam(id, "job"));
+        if (explanation.status === null) throw new HttpError(404, "no such job");
+        return [200, explanation];
+      },
     ],
     ["GET", /^\/stats$/, async () => [200, await soniq.jobs.stats()]],
     [
@@ -146,11 +215,10 @@ function routes({
     [
       "POST",
       /^\/dead-letters\/([^/]+)\/replay$/,
-      async (_req, [id]) => {
-        const newJobId = found(
-          await soniq.deadLetters.replay(idParam(id, "dead-letter job")),
-          "dead-letter job",
-        );
+      async (req, [id]) => {
+        const deadLetterId = idParam(id, "dead-letter job");
+        const options = parseReplay(await readJson(req));
+        const newJobId = found(await soniq.deadLetters.replay(deadLetterId, options), "dead-letter job");
         return [202, { replayedFrom: id, newJobId }];
       },
     ],
@@ -180,8 +248,9 @@ export function requestListener(deps: Routes) {
       .then(([status, body]) => send(res, status, body))
       .catch((err: unknown) => {
         if (err instanceof HttpError) return send(res, err.status, { error: err.message });
-        if (isSoniqError(err) && CLIENT_ERRORS.has(err.code)) {
-          return send(res, 409, { error: err.message, code: err.code });
+        const status = isSoniqError(err) ? CLIENT_ERRORS.get(err.code) : undefined;
+        if (isSoniqError(err) && status !== undefined) {
+          return send(res, status, { error: err.message, code: err.code });
         }
         console.error(err);
         send(res, 500, { error: "internal error" });

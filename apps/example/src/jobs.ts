@@ -11,6 +11,8 @@
  * - reports.nightly_sales: a recurring job (`soniq.schedules.declare`, schedule `reports.nightly`): every night at
  *   02:00 Berlin time it sums the orders of the last 24 hours. Any worker started with `schedules: true`
  *   runs the scheduler; one of them leads, so the report is made once per night however many run.
+ *
+ * The fulfilment flow's jobs are in fulfilment.ts; the return job (durable steps) is in returns.ts.
  */
 import { randomUUID } from "node:crypto";
 import { PermanentError, type Soniq } from "@soniq/core";
@@ -25,6 +27,8 @@ export interface JobSettings {
   warehouseFailures?: number;
   /** Delay before orders.request_review runs, in ms. Default 5000. */
   reviewDelayMs?: number;
+  /** How long a return's refund waits after the parcel arrived (returns.ts), in ms. Default 60_000. */
+  refundHoldMs?: number;
 }
 
 export const JOB_NAMES = {

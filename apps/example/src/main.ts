@@ -29,4 +29,7 @@ Try:
   curl -s ${url}/stats
   curl -s ${url}/dead-letters
   curl -s -X POST ${url}/dead-letters/<id>/replay
+  curl -s -X POST ${url}/orders/<id>/returns
+  curl -s -X POST ${url}/returns/<return id>/received -H 'content-type: application/json' -d '{"condition":"as_new"}'
+  curl -s ${url}/jobs/<return id>/steps
 Ctrl-C (or kill -TERM ${process.pid}) stops it gracefully.`);

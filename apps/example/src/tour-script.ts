@@ -3,11 +3,12 @@
  * over HTTP like a client would, waits (bounded) for the jobs, and prints what happened. Returns what it
  * saw so the tests can check the same run.
  */
-import type { DeadLetterJob, Flow, Job, QueueStats } from "@soniq/core";
+import type { DeadLetterJob, Explanation, Flow, Job, JobStep, QueueStats } from "@soniq/core";
 import { shortId as short } from "@soniq/core/ops";
 import { type App, createApp } from "./app.js";
 import type { DatabaseTarget } from "./database.js";
 import type { Order } from "./orders.js";
+import type { Refund, ReturnLabel } from "./returns.js";
 import { logWorkerEvents } from "./worker-log.js";
 
 export interface TourOptions {
@@ -27,10 +28,25 @@ export interface TourSummary {
   /** Grace's fulfilment flow when it was held (its charge dead-lettered), and at the end (resumed). */
   heldFlow: Flow;
   resumedFlow: Flow;
+  /** The returns chapter (durable steps): Ada's return, and Grace's damaged parcel resolved by hand. */
+  returns: ReturnsSummary;
   stats: QueueStats;
   /** Worker lines, in order. */
   workerLines: string[];
   elapsedMs: number;
+}
+
+export interface ReturnsSummary {
+  /** Ada's return as explain saw it while it waited for the parcel. */
+  waiting: Explanation;
+  adaReturn: Job;
+  adaSteps: JobStep[];
+  /** Grace's return, dead-lettered at its refund, with its steps. */
+  deadLetter: DeadLetterJob;
+  deadLetterSteps: JobStep[];
+  /** Its replay with the refund resolved by hand. */
+  replayedJob: Job;
+  replayedSteps: JobStep[];
 }
 
 interface Api {
@@ -66,7 +82,13 @@ const money = (cents: number) => `$${(cents / 100).toFixed(2)}`;
  * The tour fails (exit 1) unless what it printed is what should have happened to its own orders and jobs.
  * (Stats are printed, not checked: a database named by SONIQ_DATABASE_URL may hold other jobs.)
  */
-function checkOutcome(orders: Order[], replayedJob: Job, deadLetter: DeadLetterJob, flows: Flow[]): void {
+function checkOutcome(
+  orders: Order[],
+  replayedJob: Job,
+  deadLetter: DeadLetterJob,
+  flows: Flow[],
+  returns: ReturnsSummary,
+): void {
   const unfinished = orders.filter((o) => !(o.receiptSentAt && o.stockReservedAt && o.reviewRequestedAt));
   if (orders.length !== 2 || unfinished.length > 0) {
     throw new Error(`tour: expected 2 finished orders, got ${JSON.stringify(orders)}`);
@@ -79,6 +101,30 @@ function checkOutcome(orders: Order[], replayedJob: Job, deadLetter: DeadLetterJ
   const open = flows.filter((f) => f.state !== "succeeded");
   if (open.length > 0)
     throw new Error(`tour: expected both fulfilment flows succeeded, got ${open.map((f) => f.state)}`);
+  checkReturns(returns);
+}
+
+/** Ada's return ran its four steps; Grace's replay kept the dead letter's label and took the operator's refund. */
+function checkReturns(r: ReturnsSummary): void {
+  const timeline = (steps: JobStep[]) => steps.map((st) => `${st.name}:${st.kind}:${st.state}`).join(", ");
+  const expected =
+    "return_label:step:done, parcel_received:signal:done, refund_hold:sleep:done, refund:step:done";
+  const refund = r.replayedSteps.find((st) => st.name === "refund");
+  const problems = [
+    r.adaReturn.status === "done" && r.adaReturn.attempts === 1 ? null : "Ada's return done on attempt 1",
+    timeline(r.adaSteps) === expected ? null : `Ada's steps ${expected}, got ${timeline(r.adaSteps)}`,
+    r.replayedJob.status === "done" ? null : "Grace's replayed return done",
+    timeline(r.replayedSteps) === expected
+      ? null
+      : `the replay's steps ${expected}, got ${timeline(r.replayedSteps)}`,
+    labelOf(r.deadLetterSteps) !== undefined && labelOf(r.replayedSteps) === labelOf(r.deadLetterSteps)
+      ? null
+      : "the replay to keep the dead letter's label",
+    refund?.attempt === 0 && (refund.value as Refund).refundId === MANUAL_REFUND.refundId
+      ? null
+      : "the replay's refund resolved by hand (attempt 0)",
+  ].filter((p) => p !== null);
+  if (problems.length > 0) throw new Error(`tour: expected ${problems.join("; ")}`);
 }
 
 export async function runTour(options: TourOptions): Promise<TourSummary> {
@@ -89,7 +135,7 @@ export async function runTour(options: TourOptions): Promise<TourSummary> {
   const app: App = await createApp({
     database: options.database,
     workerOptions: { concurrency: 5, pollIntervalMs: 50 },
-    jobs: { warehouseFailures: 2, reviewDelayMs: 1500 },
+    jobs: { warehouseFailures: 2, reviewDelayMs: 1500, refundHoldMs: 1500 },
   });
   try {
     logWorkerEvents(app.worker as NonNullable<App["worker"]>, (line) => {
@@ -229,6 +275,109 @@ async function resumeFlow({ http, print, timeout }: Step, held: Flow): Promise<F
   return done;
 }
 
+/** What the operator decides for Grace's damaged parcel: half the money back, by bank transfer. */
+const MANUAL_REFUND: Refund = { refundId: "manual-1", refundedCents: 1000 };
+
+/** `  return_label     step    done     attempt 1  {"labelId":...}`: one line per checkpoint. */
+function printSteps(print: (line: string) => void, steps: JobStep[]): void {
+  for (const st of steps) {
+    const took = Date.parse(String(st.finishedAt)) - Date.parse(String(st.startedAt));
+    const what =
+      st.kind === "sleep"
+        ? `slept ${took} ms`
+        : st.error !== null
+          ? (st.error.split("\n")[0] ?? "")
+          : JSON.stringify(st.value) + (st.kind === "signal" ? ` (waited ${took} ms)` : "");
+    print(
+      `  ${st.name.padEnd(16)} ${st.kind.padEnd(6)} ${st.state.padEnd(6)} attempt ${st.attempt}  ${what}`,
+    );
+  }
+}
+
+const labelOf = (steps: JobStep[]) =>
+  (steps.find((st) => st.name === "return_label")?.value as ReturnLabel | undefined)?.labelId;
+
+async function returnJob(http: Api, id: string): Promise<Job | undefined> {
+  const job = (await http.call<Job>("GET", `/jobs/${id}`)).body;
+  return job.status === "done" ? job : undefined;
+}
+
+const jobSteps = async (http: Api, id: string) =>
+  (await http.call<{ steps: JobStep[] }>("GET", `/jobs/${id}/steps`)).body.steps;
+
+/**
+ * Durable steps: a return per order, one job each (label, wait for the parcel, a 1.5 s hold, refund). Both wait
+ * for the warehouse's signal without holding a worker; Ada's parcel is fine and her refund is made after the
+ * hold; Grace's is damaged, so her refund step dead-letters, and the replay resolves it by hand.
+ */
+async function returnParcels({ http, print, timeout }: Step, ada: Order, grace: Order) {
+  const ids: string[] = [];
+  for (const order of [ada, grace]) {
+    const res = await http.call<{ returnId: string }>("POST", `/orders/${order.id}/returns`);
+    if (res.status !== 202) throw new Error(`tour: POST /orders/:id/returns answered ${res.status}`);
+    print(
+      `POST /orders/${short(order.id)}/returns -> 202: return ${short(res.body.returnId)}, one job: label, wait for the parcel, 1.5 s hold, refund`,
+    );
+    ids.push(res.body.returnId);
+  }
+  const [adaId, graceId] = ids as [string, string];
+  const explain = async (id: string) => {
+    const e = (await http.call<Explanation>("GET", `/jobs/${id}/explain`)).body;
+    return e.reasons.some((r) => r.code === "waiting_for_signal") ? e : undefined;
+  };
+  const waiting = await waitFor("Ada's return to wait for the parcel", timeout, () => explain(adaId));
+  await waitFor("Grace's return to wait for the parcel", timeout, () => explain(graceId));
+  const reason = waiting.reasons.find((r) => r.code === "waiting_for_signal");
+  print(
+    `GET /jobs/${short(adaId)}/explain -> ${waiting.status}, ${reason?.code} "${reason?.evidence.signal}": label made, no worker held`,
+  );
+  for (const [id, condition] of [
+    [adaId, "as_new"],
+    [graceId, "damaged"],
+  ] as const) {
+    const res = await http.call<{ woke: boolean }>("POST", `/returns/${id}/received`, { condition });
+    print(
+      `POST /returns/${short(id)}/received {"condition":"${condition}"} -> ${res.status}: jobs.signal ${res.body.woke ? "woke the job" : "stored the signal"}`,
+    );
+  }
+  const adaReturn = await waitFor("Ada's return to be refunded", timeout, () => returnJob(http, adaId));
+  const adaSteps = await jobSteps(http, adaId);
+  print(`GET /jobs/${short(adaId)}/steps -> done on attempt ${adaReturn.attempts}, the waits spent none:`);
+  printSteps(print, adaSteps);
+  print("");
+  return { waiting, adaReturn, adaSteps, ...(await resolveByHand({ http, print, timeout }, graceId)) };
+}
+
+async function resolveByHand({ http, print, timeout }: Step, id: string) {
+  const deadLetter = await waitFor("Grace's return to be dead-lettered", timeout, async () => {
+    const res = await http.call<{ deadLetters: DeadLetterJob[] }>("GET", "/dead-letters");
+    return res.body.deadLetters.find((row) => row.id === id);
+  });
+  const deadLetterSteps = await jobSteps(http, id);
+  print(
+    `GET /dead-letters -> ${deadLetter.jobName} ${short(id)} is there, reason ${deadLetter.deadLetterReason}`,
+  );
+  const states = deadLetterSteps.map((st) => `${st.name} ${st.state}`).join(", ");
+  print(`  its steps stay with it: ${states}; its label is ${labelOf(deadLetterSteps)}`);
+  const resolve = { refund: MANUAL_REFUND };
+  const replay = await http.call<{ newJobId: string }>("POST", `/dead-letters/${id}/replay`, { resolve });
+  print(
+    `POST /dead-letters/${short(id)}/replay ${JSON.stringify({ resolve })} -> ${replay.status}, new job ${short(replay.body.newJobId)}`,
+  );
+  const replayedJob = await waitFor("the replayed return to finish", timeout, () =>
+    returnJob(http, replay.body.newJobId),
+  );
+  const replayedSteps = await jobSteps(http, replay.body.newJobId);
+  print(
+    `GET /jobs/${short(replayedJob.id)}/steps -> ${replayedJob.status} on attempt ${replayedJob.attempts}, resumed at the refund:`,
+  );
+  printSteps(print, replayedSteps);
+  print(
+    `  label ${labelOf(replayedSteps)} is the dead letter's (the step did not run again); refund is the operator's value\n`,
+  );
+  return { deadLetter, deadLetterSteps, replayedJob, replayedSteps };
+}
+
 async function finalState({ http, print }: Step, orderIds: string[]) {
   const stats = (await http.call<QueueStats>("GET", "/stats")).body;
   print(`GET /stats -> ${JSON.stringify(stats)}`);
@@ -254,8 +403,9 @@ async function tourSteps(step: Step, workerLines: string[], started: number): Pr
   const { replayedJob, deadLetter } = await fixAndReplay(step, dead, grace);
   const resumedFlow = await resumeFlow(step, heldFlow);
   const adaFlow = (await step.http.call<Flow>("GET", `/flows/${adaFlowId}`)).body;
+  const returns = await returnParcels(step, ada, grace);
   const { stats, orders } = await finalState(step, [ada.id, grace.id]);
-  checkOutcome(orders, replayedJob, deadLetter, [adaFlow, resumedFlow]);
+  checkOutcome(orders, replayedJob, deadLetter, [adaFlow, resumedFlow], returns);
   const elapsedMs = Date.now() - started;
   step.print(`\nTour finished in ${(elapsedMs / 1000).toFixed(1)} s.`);
   return {
@@ -266,6 +416,7 @@ async function tourSteps(step: Step, workerLines: string[], started: number): Pr
     adaFlow,
     heldFlow,
     resumedFlow,
+    returns,
     stats,
     workerLines: [...workerLines],
     elapsedMs,

@@ -122,6 +122,7 @@ describe("example/readme-snippets", () => {
       "dead-letter",
       "recurring",
       "workflows",
+      "durable-steps",
       "tracing",
       "webhooks",
       "webhook-verify",
@@ -230,6 +231,17 @@ describe("example/readme-snippets", () => {
     const result = await runSnippet("workflows", work.path);
     expectSuccess(result);
     const promised = (byName.get("workflows") ?? "")
+      .split("\n")
+      .filter((line) => line.startsWith("// -> "))
+      .map((line) => line.slice("// -> ".length));
+    expect(promised).toHaveLength(4);
+    expect(result.stdout.trimEnd().split("\n")).toEqual(promised);
+  }, 60_000);
+
+  it("example/readme-snippet-durable-steps: the step runs once across a sleep and a signal, as its comments say", async () => {
+    const result = await runSnippet("durable-steps", work.path);
+    expectSuccess(result);
+    const promised = (byName.get("durable-steps") ?? "")
       .split("\n")
       .filter((line) => line.startsWith("// -> "))
       .map((line) => line.slice("// -> ".length));

@@ -2,6 +2,8 @@
  * The same scripted tour `pnpm example` runs, on SQLite (a temp file) and on PostgreSQL (a database of
  * its own), checked step by step.
  */
+import type { JobStep } from "@soniq/core";
+import { shortId } from "@soniq/core/ops";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DatabaseTarget } from "../src/database.js";
 import { runTour, type TourSummary } from "../src/tour-script.js";
@@ -9,13 +11,14 @@ import { createPostgresDatabase, tempDir } from "./support.js";
 
 function checkTour(summary: TourSummary, lines: string[]): void {
   expect(summary.rejectedStatus).toBe(400);
-  // 8 order jobs and the replayed receipt; 4 steps of Ada's flow; Grace's 4 steps and her replayed charge.
+  // 8 order jobs and the replayed receipt; 4 steps of Ada's flow; Grace's 4 steps and her replayed charge;
+  // the two returns and the replay of Grace's.
   expect(summary.stats).toEqual({
-    total: 18,
+    total: 21,
     queued: 0,
     processing: 0,
-    done: 16,
-    dead_letter: 2,
+    done: 18,
+    dead_letter: 3,
     cancelled: 0,
   });
   expect(summary.deadLetter).toMatchObject({
@@ -64,7 +67,45 @@ function checkTour(summary: TourSummary, lines: string[]): void {
   expect(
     summary.workerLines.some((l) => l.includes("moved to the dead-letter table (max_retries_exceeded)")),
   ).toBe(true);
+  checkReturns(summary.returns, lines);
   expect(lines.at(-1)).toMatch(/^\nTour finished in \d+\.\d s\.$/);
+}
+
+/** The durable-steps chapter: Ada's return waited, slept and refunded; Grace's replay kept its label. */
+function checkReturns(r: TourSummary["returns"], lines: string[]): void {
+  expect(r.waiting).toMatchObject({ status: "queued" });
+  expect(r.waiting.reasons.map((x) => x.code)).toContain("waiting_for_signal");
+  expect(r.adaReturn).toMatchObject({ jobName: "orders.process_return", status: "done", attempts: 1 });
+  const timeline = (steps: JobStep[]) => steps.map((st) => [st.name, st.kind, st.state, st.attempt]);
+  expect(timeline(r.adaSteps)).toEqual([
+    ["return_label", "step", "done", 1],
+    ["parcel_received", "signal", "done", 1],
+    ["refund_hold", "sleep", "done", 1],
+    ["refund", "step", "done", 1],
+  ]);
+  const hold = r.adaSteps[2] as JobStep;
+  expect(Date.parse(String(hold.finishedAt)) - Date.parse(String(hold.startedAt))).toBeGreaterThanOrEqual(
+    1400,
+  );
+  // The hold and the wait each put the job back in the queue (the 1.5 s hold, the 30-day deadline).
+  const back = (id: string) => lines.filter((l) => l.includes(`${shortId(id)} back in the queue, due in`));
+  expect(back(r.adaReturn.id)).toHaveLength(2);
+  expect(r.deadLetter).toMatchObject({
+    jobName: "orders.process_return",
+    deadLetterReason: "permanent_failure",
+  });
+  expect(r.deadLetterSteps.map((st) => st.state)).toEqual(["done", "done", "done", "failed"]);
+  expect(r.replayedJob).toMatchObject({
+    status: "done",
+    result: { refundId: "manual-1", refundedCents: 1000 },
+  });
+  expect(timeline(r.replayedSteps)).toEqual([
+    ["return_label", "step", "done", 1],
+    ["parcel_received", "signal", "done", 1],
+    ["refund_hold", "sleep", "done", 1],
+    ["refund", "step", "done", 0],
+  ]);
+  expect(r.replayedSteps[0]).toEqual(r.deadLetterSteps[0]); // the label was not made again
 }
 
 async function tour(database: DatabaseTarget) {
