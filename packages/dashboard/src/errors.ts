@@ -58,17 +58,23 @@ export function notFound(message: string): DashboardError {
   return new DashboardError("not_found", message);
 }
 
-/** Maps a thrown value to the error the client sees; core's input errors stay 4xx. */
+/**
+ * Maps a thrown value to the error the client sees; core's input errors stay 4xx and carry core's code as
+ * `soniqCode` (e.g. a signal to a finished job: 409 `conflict` with `soniqCode: "SONIQ_JOB_FINISHED"`).
+ */
 export function toDashboardError(err: unknown): DashboardError {
   if (err instanceof DashboardError) return err;
   if (isSoniqError(err, "SONIQ_INVALID_ARGUMENT") || isSoniqError(err, "SONIQ_INVALID_OPTIONS")) {
-    return badRequest(err.message);
+    return badRequest(err.message, { soniqCode: err.code });
   }
-  if (isSoniqError(err, "SONIQ_UNKNOWN_QUEUE")) return notFound(err.message);
+  if (isSoniqError(err, "SONIQ_UNKNOWN_QUEUE") || isSoniqError(err, "SONIQ_JOB_NOT_FOUND")) {
+    return new DashboardError("not_found", err.message, { soniqCode: err.code });
+  }
   if (
     isSoniqError(err, "SONIQ_UNKNOWN_TASK_NAME") ||
     isSoniqError(err, "SONIQ_INVALID_STATUS_TRANSITION") ||
-    isSoniqError(err, "SONIQ_INVALID_STATE")
+    isSoniqError(err, "SONIQ_INVALID_STATE") ||
+    isSoniqError(err, "SONIQ_JOB_FINISHED")
   ) {
     return new DashboardError("conflict", err.message, { soniqCode: err.code });
   }

@@ -1,7 +1,8 @@
 /**
  * The routes where the storage matters, on SQLite and PostgreSQL: malformed ids (a uuid column on
  * Postgres) are 404 not 500, cursor pages and search over real ordering, bulk replay and purge, and the
- * flow routes over real flows (last: its jobs would change what the others count).
+ * flow routes over real flows (last: its jobs would change what the others count); and durable steps (their own
+ * app): the timeline, a signal and a replay with a resolved step.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +13,7 @@ import type { Backend } from "@soniq/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withFlows } from "./flows-support.js";
 import { createDatabase } from "./pgdb.js";
+import { type StepsApp, stepsApp } from "./steps-support.js";
 import { call, handlerFor, json, KEYS, type Seeded, seededApp, WRITE_KEY } from "./support.js";
 
 interface Target {
@@ -149,5 +151,52 @@ describe.each(targets)("on $name", (target) => {
     expect((await post(`/api/flows/${flows.running}/cancel`, {})).status).toBe(200);
     expect((await app.soniq.flows.get(flows.running))?.state).toBe("cancelled");
     expect((await post(`/api/flows/${flows.running}/cancel`, {})).status).toBe(409);
+  });
+});
+
+describe.each(targets)("steps on $name", (target) => {
+  let app: StepsApp;
+  let cleanup: () => Promise<void>;
+  let handler: ReturnType<typeof handlerFor>;
+
+  beforeAll(async () => {
+    const made = await target.make();
+    cleanup = made.cleanup;
+    app = await stepsApp({ backend: made.backend, redact: ["token"] });
+    handler = handlerFor(app.soniq, { apiKeys: KEYS });
+  });
+  afterAll(async () => {
+    await app.soniq.close();
+    await cleanup();
+  });
+
+  const post = (path: string, body?: unknown) =>
+    call(handler, path, { method: "POST", key: WRITE_KEY, body });
+
+  it("backend/steps: the timeline (redacted), a signal that wakes the job, a replay with a resolved step; malformed ids 404", async () => {
+    type Steps = { steps: { name: string; state: string; value: unknown }[] };
+    const dead = await json<Steps>(await call(handler, `/api/dead-letters/${app.dead}`, { key: WRITE_KEY }));
+    expect(dead.steps.map((s) => [s.name, s.state])).toEqual([
+      ["create_account", "done"],
+      ["grace_period", "done"],
+      ["approval", "done"],
+      ["charge_card", "failed"],
+    ]);
+    expect(dead.steps[0]?.value).toEqual({ accountId: "acc_bob", token: "[redacted]" });
+    const signal = await post(`/api/jobs/${app.waiting}/signal`, { name: "approval", key: "k-1" });
+    expect(await json(signal)).toMatchObject({ status: "stored", woke: true });
+    expect(
+      await json(await post(`/api/jobs/${app.waiting}/signal`, { name: "approval", key: "k-1" })),
+    ).toMatchObject({ status: "duplicate" });
+    expect((await post(`/api/jobs/${app.done}/signal`, { name: "approval" })).status).toBe(409);
+    const replay = await post(`/api/dead-letters/${app.dead}/replay`, {
+      resolve: { charge_card: { paymentId: "m-1" } },
+    });
+    const { jobId } = await json<{ jobId: string }>(replay);
+    const replayed = await json<Steps>(await call(handler, `/api/jobs/${jobId}`, { key: WRITE_KEY }));
+    expect(replayed.steps.map((s) => [s.name, s.state])).toContainEqual(["charge_card", "done"]);
+    for (const id of ["not-a-uuid", "00000000-0000-0000-0000-00000000000g"]) {
+      expect((await post(`/api/jobs/${id}/signal`, { name: "approval" })).status, id).toBe(404);
+    }
   });
 });

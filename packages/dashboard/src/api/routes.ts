@@ -9,16 +9,18 @@ import type { AppState, Env } from "../context.js";
 import {
   bulkDeadLetters,
   deadLetterDetail,
+  deadLetterWithSteps,
   listDeadLettersPage,
   parseBulkBody,
 } from "../data/dead-letters.js";
 import { jobDetail, listJobsPage } from "../data/jobs.js";
 import { listQueues, metricsSeries, statsSummary } from "../data/overview.js";
+import { parseReplayBody, parseSignalBody, replayDeadLetter, sendSignal } from "../data/steps.js";
 import { listWorkers } from "../data/workers.js";
 import { badRequest, DashboardError, notFound } from "../errors.js";
 import { decodeCursor } from "../paging.js";
 import { parseDurationMs, parseId, parseInstant, parseLimit, parseQueue, parseText } from "../query.js";
-import { deadLetterListRow, jobListRow, shownDetail } from "../security/views.js";
+import { deadLetterListRow, jobListRow, shownDeadLetter, shownDetail } from "../security/views.js";
 import { deadLetterQuery, deadLetterQueryFromBody, jobQuery } from "./filters.js";
 import { flowRoutes } from "./flows.js";
 import { actor, queueName } from "./helpers.js";
@@ -65,11 +67,13 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
       prevCursor: page.prevCursor,
     });
   });
-  api.get("/dead-letters/:id", async (c) =>
-    c.json({
-      deadLetter: redact.row(await deadLetterDetail(soniq, parseId(c.req.param("id"), "dead-letter job"))),
-    }),
-  );
+  api.get("/dead-letters/:id", async (c) => {
+    const { deadLetter, steps } = await deadLetterWithSteps(
+      soniq,
+      parseId(c.req.param("id"), "dead-letter job"),
+    );
+    return c.json(shownDeadLetter(redact, deadLetter, steps));
+  });
   api.get("/workers", async (c) => c.json({ workers: await listWorkers(state.options) }));
   api.get("/audit", async (c) => {
     const p = c.req.query();
@@ -112,10 +116,16 @@ function writeRoutes(api: Hono<Env>, soniq: Soniq): void {
     const req = parseBulkBody(c.get("body"), deadLetterQueryFromBody);
     return c.json(await bulkDeadLetters(soniq, c.get("principal"), "purge", req));
   });
+  api.post("/jobs/:id/signal", async (c) => {
+    const id = parseId(c.req.param("id"));
+    const signal = parseSignalBody(c.get("body"));
+    return c.json(await sendSignal(soniq, c.get("principal"), id, signal));
+  });
   api.post("/dead-letters/:id/replay", async (c) => {
     const id = parseId(c.req.param("id"), "dead-letter job");
+    const options = parseReplayBody(c.get("body"));
     await deadLetterDetail(soniq, id);
-    const jobId = await soniq.deadLetters.replay(id, actor(c));
+    const jobId = await replayDeadLetter(soniq, c.get("principal"), id, options);
     if (jobId === null) throw notFound(`No dead-letter job with id ${id}.`);
     return c.json({ replayed: true, jobId });
   });

@@ -1,6 +1,7 @@
 /**
  * The browser script, served from /assets/app.js: theme toggle, auto-refresh with a visible pause,
- * write buttons (with the CSRF token), and the dead-letter bulk actions with their dry-run count.
+ * write buttons and forms (with the CSRF token; a form's JSON fields parsed before it is sent), and the
+ * dead-letter bulk actions with their dry-run count.
  * Plain ES2020 so it runs as is; the pages work without it for reading.
  */
 export const CLIENT_JS = String.raw`(function () {
@@ -40,6 +41,7 @@ export const CLIENT_JS = String.raw`(function () {
     if (!main || main.getAttribute("data-refresh") === "off") return true;
     if ($all("input[data-select]:checked").length > 0 || $("#select-all-matching:checked")) return true;
     if ($(".confirm")) return true;
+    if ($all("form[data-post] input, form[data-post] textarea").some(edited)) return true;
     var a = document.activeElement;
     return !!(a && main.contains(a) && (a.tagName === "INPUT" || a.tagName === "SELECT" || a.tagName === "TEXTAREA"));
   }
@@ -93,6 +95,51 @@ export const CLIENT_JS = String.raw`(function () {
         else if (go) location.href = go; else refreshNow();
       })
       .catch(function (err) { flash(err.message, "bad"); button.disabled = false; });
+  }
+
+  function edited(el) {
+    if (el.type === "radio" || el.type === "checkbox") return el.checked !== el.defaultChecked;
+    return el.value !== el.defaultValue;
+  }
+
+  // A form[data-post] is sent as a JSON object of its named fields: empty ones left out, a data-json one parsed.
+  function formBody(form) {
+    var body = {};
+    $all("input[name], textarea[name], select[name]", form).forEach(function (el) {
+      if ((el.type === "radio" || el.type === "checkbox") && !el.checked) return;
+      var v = el.value;
+      if (v.trim() === "") return;
+      if (!el.hasAttribute("data-json")) { body[el.name] = v.trim(); return; }
+      try { body[el.name] = JSON.parse(v); }
+      catch (e) { throw new Error((el.getAttribute("data-label") || el.name) + " is not valid JSON: " + e.message); }
+    });
+    return body;
+  }
+
+  function signalOutcome(res) {
+    var name = "Signal \u201c" + res.name + "\u201d";
+    if (res.status === "duplicate") return ["A signal with this key was sent before: nothing changed.", "warn"];
+    if (res.deadLetter) return [name + " stored for the dead letter: its replay carries it.", "ok"];
+    if (res.woke) return [name + " delivered: the job was waiting for it and is due now.", "ok"];
+    return [name + " stored: the job does not wait for it yet; its next wait on that name takes it.", "ok"];
+  }
+
+  function onPostForm(form, event) {
+    event.preventDefault();
+    var body;
+    try { body = formBody(form); } catch (err) { flash(err.message, "bad"); return; }
+    var button = $("button[type=submit]", form);
+    if (button) button.disabled = true;
+    post(form.getAttribute("data-post"), body)
+      .then(function (json) {
+        var said = form.getAttribute("data-outcome") === "signal" ? signalOutcome(json) : [form.getAttribute("data-done") || "Done.", "ok"];
+        flash(said[0], said[1]);
+        var go = form.getAttribute("data-redirect");
+        if (go === "job" && json.jobId) location.href = document.body.getAttribute("data-base") + "/jobs/" + json.jobId;
+        else if (go) location.href = go;
+        else { form.reset(); if (button) button.disabled = false; refreshNow(); }
+      })
+      .catch(function (err) { flash(err.message, "bad"); if (button) button.disabled = false; });
   }
 
   function bulkBody(form) {
@@ -160,6 +207,7 @@ export const CLIENT_JS = String.raw`(function () {
 
   function bind(scope) {
     $all("form[data-configure]", scope).forEach(function (f) { f.addEventListener("submit", function (e) { onConfigure(f, e); }); });
+    $all("form[data-post]", scope).forEach(function (f) { f.addEventListener("submit", function (e) { onPostForm(f, e); }); });
     $all("button[data-post]", scope).forEach(function (b) { b.addEventListener("click", function () { onPost(b); }); });
     $all("button[data-bulk]", scope).forEach(function (b) { b.addEventListener("click", function () { onBulk(b); }); });
     var page = $("#select-page", scope);

@@ -78,6 +78,20 @@ svg.chart .axis{stroke:var(--border)}svg.chart text{fill:var(--muted);font-size:
 .swatch.waiting{border-style:dotted}.swatch.held{border-color:var(--warn)}.swatch.dead_lettered{border-color:var(--bad)}.swatch.cancelled{background:var(--code)}
 .status.succeeded{color:var(--ok);border-color:var(--ok)}.status.running{color:var(--accent);border-color:var(--accent)}
 .status.held{color:var(--warn);border-color:var(--warn)}.status.failed,.status.dead_lettered{color:var(--bad);border-color:var(--bad)}
+h3{font-size:15px;margin:16px 0 8px}
+textarea{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:var(--text);background:var(--panel);
+border:1px solid var(--border);border-radius:6px;padding:5px 8px}
+form.stack{display:flex;flex-direction:column;gap:8px;max-width:640px;margin:0 0 8px}
+form.stack label{display:flex;flex-direction:column;font-size:13px;color:var(--muted);gap:2px}
+form.stack fieldset{border:1px solid var(--border);border-radius:6px;padding:6px 10px;margin:0}
+form.stack fieldset label{flex-direction:row;align-items:center;gap:6px;color:var(--text)}
+form.stack legend{font-size:13px;color:var(--muted)}
+.actions:has(form.stack fieldset){align-items:flex-start}
+.status.waiting{color:var(--accent);border-color:var(--accent)}.status.timed_out{color:var(--warn);border-color:var(--warn)}
+table.steps .kind{font-size:12px;color:var(--muted);text-transform:uppercase;letter-spacing:.04em}
+table.steps td{white-space:nowrap}table.steps td.value{white-space:normal;min-width:200px;max-width:420px}
+table.steps td.value code{overflow-wrap:anywhere}
+table.steps summary{cursor:pointer}
 .login{max-width:380px;margin:60px auto}
 .login form{display:flex;flex-direction:column;gap:10px}
 `;

@@ -8,11 +8,12 @@
  * (any more) is neither, and the answer counts it as `notFound`.
  */
 
-import type { DeadLetterBulkFilter, DeadLetterJob, Soniq } from "@soniq/core";
+import type { DeadLetterBulkFilter, DeadLetterJob, JobStep, Soniq } from "@soniq/core";
 import { matchesEveryDeadLetter, searchFilter } from "@soniq/core/ops";
 import { actorOf, type Principal } from "../auth.js";
 import { badRequest, notFound } from "../errors.js";
 import { type Cursor, keysetPage, type Page } from "../paging.js";
+import { readSteps } from "./steps.js";
 
 export interface DeadLetterQuery {
   queue?: string | undefined;
@@ -65,6 +66,15 @@ export async function deadLetterDetail(soniq: Soniq, id: string): Promise<DeadLe
   const row = await soniq.deadLetters.get(id);
   if (!row) throw notFound(`No dead-letter job with id ${id}.`);
   return row;
+}
+
+/** A dead letter with its durable-step checkpoints (kept under its id; null when the backend keeps none). */
+export async function deadLetterWithSteps(
+  soniq: Soniq,
+  id: string,
+): Promise<{ deadLetter: DeadLetterJob; steps: JobStep[] | null }> {
+  const [deadLetter, steps] = await Promise.all([deadLetterDetail(soniq, id), readSteps(soniq, id)]);
+  return { deadLetter, steps };
 }
 
 export interface BulkRequest {

@@ -1,13 +1,14 @@
 /**
  * Jobs as the pages and the API read them: filtered and searched by core (`jobs.list` with `q`: the id, name
  * or last error contains the text; while a `redact` is active, an id or a job name exactly: core's
- * `searchFilter`), paged by cursor; one job with its explain verdict.
+ * `searchFilter`), paged by cursor; one job with its explain verdict and its durable steps.
  */
 
-import type { Explanation, Job, JobStatus, Soniq } from "@soniq/core";
+import type { Explanation, Job, JobStatus, JobStep, Soniq } from "@soniq/core";
 import { searchFilter } from "@soniq/core/ops";
 import { notFound } from "../errors.js";
 import { type Cursor, keysetPage, type Page } from "../paging.js";
+import { readSteps } from "./steps.js";
 
 export interface JobQuery {
   status?: JobStatus[] | undefined;
@@ -47,10 +48,13 @@ export async function listJobsPage(soniq: Soniq, query: JobQuery): Promise<Page<
 export interface JobDetail {
   job: Job;
   explain: Explanation;
+  /** Its durable-step checkpoints (`soniq.jobs.steps`), first written first; null when the backend keeps none. */
+  steps: JobStep[] | null;
 }
 
 export async function jobDetail(soniq: Soniq, id: string): Promise<JobDetail> {
   const job = await soniq.jobs.get(id);
   if (!job) throw notFound(`No job with id ${id} (a dead-lettered job is at /api/dead-letters/${id}).`);
-  return { job, explain: await soniq.jobs.explain(id) };
+  const [explain, steps] = await Promise.all([soniq.jobs.explain(id), readSteps(soniq, id)]);
+  return { job, explain, steps };
 }

@@ -1,9 +1,13 @@
-/** Dead letters: filters, selection (page or all matching), bulk replay/purge, and one row's detail. */
-import { DEAD_LETTER_REASONS, type DeadLetterJob } from "@soniq/core";
+/**
+ * Dead letters: filters, selection (page or all matching), bulk replay/purge, and one row's detail with its
+ * steps and the replay's step options.
+ */
+import { DEAD_LETTER_REASONS, type DeadLetterJob, type JobStep } from "@soniq/core";
 import { shortId } from "@soniq/core/ops";
 import { formatDate, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";
 import { canWrite, type PageFrame, pagerLinks, searchField, writeHint } from "./layout.js";
+import { replayForm, stepTimeline } from "./steps.js";
 
 function firstLine(text: string | null): string {
   return text ? (text.split("\n")[0] ?? "").slice(0, 200) : "";
@@ -56,10 +60,14 @@ export function deadLettersPage(
 ${pagerLinks(base, "/dead-letters", { ...filter, limit: p.limit }, page)}`;
 }
 
-export function deadLetterDetailPage(frame: PageFrame, d: DeadLetterJob): Html {
+export function deadLetterDetailPage(
+  frame: PageFrame,
+  d: DeadLetterJob,
+  steps: JobStep[] | null = null,
+): Html {
   const base = frame.base;
   const actions = canWrite(frame)
-    ? html`<div class="actions"><button type="button" data-post="${base}/api/dead-letters/${d.id}/replay" data-redirect="job" data-done="Replayed.">Replay</button>
+    ? html`<div class="actions">${replayForm(frame, d.id, steps)}
 <button type="button" class="danger" data-post="${base}/api/dead-letters/${d.id}/purge" data-confirm="Click again to purge" data-redirect="${base}/dead-letters" data-done="Purged.">Purge</button></div>`
     : writeHint(frame);
   return html`<h1>Dead letter <code>${d.id}</code></h1>${actions}
@@ -68,6 +76,7 @@ export function deadLetterDetailPage(frame: PageFrame, d: DeadLetterJob): Html {
 <dt>Attempts</dt><dd>${d.attempts} of ${d.maxAttempts}</dd><dt>Priority</dt><dd>${d.priority}</dd>
 <dt>Replayed</dt><dd>${d.resurrectionCount} time(s)${d.lastResurrectionAt ? `, last ${formatDate(d.lastResurrectionAt)}` : ""}</dd>
 <dt>Created</dt><dd>${formatDate(d.originalCreatedAt)}</dd><dt>Moved to dead letters</dt><dd>${formatDate(d.movedToDeadLetterAt)}</dd></dl></div>
+<section data-testid="steps-section"><h2>Steps</h2>${stepTimeline(steps)}</section>
 <h2>Arguments</h2><pre>${prettyJson(d.args)}</pre>
 <h2>Tags</h2>${d.tags ? html`<pre>${prettyJson(d.tags)}</pre>` : html`<p class="muted">None.</p>`}
 <h2>Last error</h2>${d.lastError ? html`<pre data-testid="dead-letter-error">${d.lastError}</pre>` : html`<p class="muted">None.</p>`}`;

@@ -5,6 +5,7 @@ import type { JobDetail, JobQuery } from "../data/jobs.js";
 import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";
 import { canWrite, type PageFrame, pagerLinks, searchField, statusBadge, writeHint } from "./layout.js";
+import { signalForm, stepTimeline } from "./steps.js";
 
 function firstLine(text: string | null): string {
   return text ? (text.split("\n")[0] ?? "").slice(0, 200) : "";
@@ -109,6 +110,7 @@ export function jobDetailPage(
 <dt>Dedup key</dt><dd>${j.dedupKey ?? "—"}</dd><dt>Producer</dt><dd>${j.producerId ?? "—"}</dd>
 <dt>Trace</dt><dd>${traceCell(j.traceId, traceUrl)}</dd></dl></div>
 <h2>Progress</h2>${progressPanel(j.progress)}
+<section data-testid="steps-section"><h2>Steps</h2>${stepTimeline(detail.steps)}${signalForm(frame, j, detail.steps)}</section>
 <h2>Why it is (not) running</h2>${explainPanel(detail)}
 <h2>Arguments</h2><pre data-testid="job-args">${prettyJson(j.args)}</pre>
 <h2>Result</h2>${j.result === null || j.result === undefined ? html`<p class="muted">None.</p>` : html`<pre data-testid="job-result">${prettyJson(j.result)}</pre>`}

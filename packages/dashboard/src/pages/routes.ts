@@ -8,7 +8,7 @@ import { scheduleName } from "../api/helpers.js";
 import { scheduleDetail } from "../api/schedules.js";
 import { deliveryDetail, deliveryFilter, endpointDetail } from "../api/webhooks.js";
 import type { AppState, Env } from "../context.js";
-import { deadLetterDetail, listDeadLettersPage } from "../data/dead-letters.js";
+import { deadLetterWithSteps, listDeadLettersPage } from "../data/dead-letters.js";
 import { flowDetail, flowId, flowQuery, listFlows } from "../data/flows.js";
 import { jobDetail, listJobsPage } from "../data/jobs.js";
 import { listQueues, RANGES, type RangeName } from "../data/overview.js";
@@ -19,6 +19,7 @@ import { decodeCursor } from "../paging.js";
 import { parseId, parseLimit } from "../query.js";
 import {
   deliveryListRow,
+  shownDeadLetter,
   shownDetail,
   shownEndpoint,
   shownPage,
@@ -109,8 +110,14 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
     }
   });
   pages.get("/dead-letters/:id", async (c) => {
-    const row = redact.row(await deadLetterDetail(soniq, parseId(c.req.param("id"), "dead-letter job")));
-    return send(c, `Dead letter ${shortId(row.id)}`, "/dead-letters", deadLetterDetailPage(frame(c), row));
+    const read = await deadLetterWithSteps(soniq, parseId(c.req.param("id"), "dead-letter job"));
+    const { deadLetter, steps } = shownDeadLetter(redact, read.deadLetter, read.steps);
+    return send(
+      c,
+      `Dead letter ${shortId(deadLetter.id)}`,
+      "/dead-letters",
+      deadLetterDetailPage(frame(c), deadLetter, steps),
+    );
   });
 }
 
