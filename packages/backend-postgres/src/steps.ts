@@ -119,7 +119,9 @@ function waitStore(client: pg.ClientBase, keys: string): Async<WaitStore> {
   return {
     hold: async (ref) => {
       const res = await client.query<{ now: Date }>(
-        `SELECT now() AS now FROM soniq_jobs WHERE ${RUN_FENCE} FOR UPDATE`,
+        // The time is read after the lock is held (clock_timestamp, outside the locking CTE): now() is the
+        // transaction's start, which can precede a signal committed while this wait waited for the row.
+        `WITH held AS (SELECT 1 FROM soniq_jobs WHERE ${RUN_FENCE} FOR UPDATE) SELECT clock_timestamp() AS now FROM held`,
         [ref.id, ref.attempt, ref.workerId],
       );
       const row = res.rows[0];
