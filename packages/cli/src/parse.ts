@@ -54,3 +54,34 @@ export function rate(value: string): { max: number; perMs: number } | null {
     throw usage(`--rate takes <max>/<window>, e.g. 100/1m, or "off" (got "${value}").`);
   return { max: Number(m[1]), perMs: durationMs("--rate", m[2] as string) };
 }
+
+/**
+ * A flag's JSON value (`--payload`). A value that does not parse is a usage error naming the flag and, when the
+ * parser says, where; the text itself is never echoed (a payload may carry a secret, and error lines get logged).
+ */
+export function jsonValue(flag: string): (value: string) => unknown {
+  return (value) => {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch (err) {
+      const at = /at position (\d+)/.exec(err instanceof Error ? err.message : "");
+      const where = at ? ` at character ${Number(at[1]) + 1}` : "";
+      throw usage(
+        `${flag} takes JSON (e.g. '{"by":"ops"}', quoted for your shell); what was given does not parse${where}.`,
+      );
+    }
+  };
+}
+
+/** A flag's JSON object (`--resolve '{"charge_card":{"id":"manual-1"}}'`): anything else is a usage error. */
+export function jsonObject(flag: string, shape: string): (value: string) => Record<string, unknown> {
+  const parse = jsonValue(flag);
+  return (value) => {
+    const parsed = parse(value);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+      const kind = Array.isArray(parsed) ? "an array" : parsed === null ? "null" : `a ${typeof parsed}`;
+      throw usage(`${flag} takes a JSON object ${shape} (got ${kind}).`);
+    }
+    return parsed as Record<string, unknown>;
+  };
+}

@@ -1,13 +1,23 @@
 /** `soniq mcp` driven through the MCP SDK's client over stdio: tool lists, reads, refused and audited writes. */
 
 import { join } from "node:path";
-import type { AuditEntry, DeadLetterJob, Explanation, Flow, FlowSummary, Job, QueueInfo } from "@soniq/core";
+import type {
+  AuditEntry,
+  DeadLetterJob,
+  Explanation,
+  Flow,
+  FlowSummary,
+  Job,
+  JobStep,
+  QueueInfo,
+} from "@soniq/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { loadMcp } from "../src/commands/mcp.js";
 import { CliError, describeError } from "../src/errors.js";
 import { BIN, soniqCli, sqliteDb } from "./cli.js";
 import { type Agent, closeClients, connectAgent } from "./mcp-client.js";
 import { BACKENDS, STAT_KEYS, useSeededDatabase } from "./seed.js";
+import { runSteps, stepApp } from "./step-jobs.js";
 
 const READS = [
   "stats",
@@ -30,6 +40,7 @@ const WRITES = [
   "purge_where",
   "cancel_job",
   "cancel_flow",
+  "signal",
   "pause_queue",
   "resume_queue",
 ];
@@ -246,6 +257,53 @@ describe.each(BACKENDS)("soniq mcp on %s", (_kind, makeDb) => {
       text: expect.stringContaining("no flow with id no-such-flow"),
     });
     expect((await a.call("cancel_flow", { id: "no-such-flow" })).text).toContain("Nothing was changed");
+  });
+
+  it("mcp/steps: job answers redacted steps, signal wakes the job (audited), replay resolves a failed step", async () => {
+    const local = await stepApp(s.db);
+    try {
+      const a = await connectAgent(["--allow-writes", "--redact", "**.token", "--database-url", s.db.url], {
+        cwd: s.db.dir,
+      });
+      const { id } = await local.jobs.enqueue("steps.onboard", { user: "ann" });
+      await runSteps(local);
+      const job = await a.call("job", { id });
+      expect(job.text).not.toMatch(/tok_live_secret/);
+      expect(job.json<{ steps: JobStep[] }>().steps).toEqual([
+        expect.objectContaining({
+          name: "create_account",
+          state: "done",
+          value: { account: "acc_1", session: { token: "[redacted]" } },
+        }),
+        expect.objectContaining({ name: "approval", kind: "signal", state: "waiting" }),
+      ]);
+      const sent = await a.call("signal", { id, name: "approval", payload: { by: "ops" }, key: "t-1" });
+      expect(sent.json()).toEqual({ id, name: "approval", status: "stored", woke: true, deadLetter: false });
+      expect((await a.call("signal", { id, name: "approval", key: "t-1" })).json()).toMatchObject({
+        status: "duplicate",
+      });
+      const [audited] = await s.app.audit.list({ action: "job.signal", limit: 1 });
+      expect(audited).toMatchObject({ actor: "mcp:test-agent", target: id, outcome: "duplicate" });
+      await runSteps(local);
+      expect((await s.app.jobs.get(id))?.result).toEqual({ account: "acc_1", approvedBy: "ops" });
+      const late = await a.call("signal", { id, name: "approval" });
+      expect(late).toMatchObject({ isError: true, text: expect.stringContaining("takes no signals") });
+
+      const charge = await local.jobs.enqueue("steps.charge", { order: 1 });
+      await runSteps(local);
+      const dead = await a.call("dead_letter", { id: charge.id });
+      expect(dead.text).not.toMatch(/tok_live_secret/);
+      expect(dead.json<{ steps: JobStep[] }>().steps.map((step) => step.state)).toEqual(["done", "failed"]);
+      const replayed = await a.call("replay", {
+        id: charge.id,
+        resolve: { charge_card: { paymentId: "m-1" } },
+      });
+      const { newId } = replayed.json<{ newId: string }>();
+      await runSteps(local);
+      expect(await s.app.jobs.get(newId)).toMatchObject({ status: "done", result: { paid: "m-1" } });
+    } finally {
+      await local.close();
+    }
   });
 });
 

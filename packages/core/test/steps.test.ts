@@ -305,6 +305,31 @@ describe("steps", () => {
         "SONIQ_INVALID_OPTIONS",
       ),
     ).toBe(true);
+    const bulk = await soniq.deadLetters.replayWhere(
+      { ids: [discarded as string] },
+      { resolve: { charge: { paymentId: "bulk-1" } }, actor: "ops" },
+    );
+    expect(bulk.count).toBe(1);
+    const [where] = await soniq.audit.list({ action: "dead_letter.replay_where" });
+    expect(where?.params).toMatchObject({ steps: "keep", resolve: { charge: { paymentId: "bulk-1" } } });
+  });
+
+  it("steps/replay-audit-redacted: resolved values in the audit row go through redact", async () => {
+    const soniq = app({ redact: ["**.token"] });
+    const job = soniq.job(
+      "steps.secret",
+      async (_: Record<string, never>, ctx) =>
+        ctx.step("charge", (): { token: string } => {
+          throw new Error("declined");
+        }),
+      { maxAttempts: 1 },
+    );
+    const handle = await job.enqueue({});
+    await drain(soniq);
+    await soniq.deadLetters.replay(handle.id, { resolve: { charge: { token: "tok_secret_1" } } });
+    const [entry] = await soniq.audit.list({ action: "dead_letter.replay" });
+    expect(entry?.params).toMatchObject({ resolve: { charge: { token: "[redacted]" } } });
+    expect(JSON.stringify(entry)).not.toContain("tok_secret_1");
   });
 
   it("steps/unsupported: on a backend without the steps capability every step call throws SONIQ_UNSUPPORTED naming it", async () => {

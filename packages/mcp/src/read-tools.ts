@@ -1,6 +1,6 @@
 /**
  * The read tools of `soniq mcp`: what `soniq status`, `jobs`, `dead-letter`, `schedules` and `audit` show,
- * as JSON, through the app's `redact` (args, results, progress and error texts).
+ * as JSON, through the app's `redact` (args, results, progress, error texts, and durable steps' values).
  */
 import { AUDIT_ACTIONS, type DeadLetterBulkFilter, FLOW_STATES, JOB_STATUSES, type Soniq } from "@soniq/core";
 import {
@@ -11,6 +11,7 @@ import {
   shownSchedule,
 } from "@soniq/core/ops";
 import * as z from "zod";
+import { stepsOf, withSteps } from "./steps.js";
 import { id, limit, ToolRefusal, type ToolSpec, tool, when } from "./tool.js";
 
 /**
@@ -121,14 +122,17 @@ export const READ_TOOLS: readonly ToolSpec[] = [
   }),
   tool({
     name: "job",
-    description: "One job by id: args, result, last error, attempts, timings.",
+    description:
+      "One job by id: args, result, last error, attempts, timings, and its durable steps in the order they were " +
+      "first written: steps: [{ name, kind (step, sleep, signal), state (done, failed, waiting, timed_out), value, " +
+      "error, attempt (0: resolved by an operator at replay), startedAt, finishedAt, wakeAt }].",
     input: z.strictObject({ id: id("the job id") }),
     write: false,
     run: async (input, { soniq }) => {
       const job = await soniq.jobs.get(input.id);
       if (!job)
         throw new ToolRefusal(`no job with id ${input.id}. If it was dead-lettered, try dead_letter.`);
-      return soniq.options.redact.row(job);
+      return withSteps(soniq.options.redact, job, await stepsOf(soniq, job.id));
     },
   }),
   tool({
@@ -156,13 +160,15 @@ export const READ_TOOLS: readonly ToolSpec[] = [
   }),
   tool({
     name: "dead_letter",
-    description: "One dead-lettered job by id: args, last error, reason, attempts, replays.",
+    description:
+      "One dead-lettered job by id: args, last error, reason, attempts, replays, and the durable steps it kept " +
+      "for its replay (as job answers them; a failed step can be resolved by name with replay's resolve).",
     input: z.strictObject({ id: id("the dead-letter id (the job's id)") }),
     write: false,
     run: async (input, { soniq }) => {
       const row = await soniq.deadLetters.get(input.id);
       if (!row) throw new ToolRefusal(`no dead-letter job with id ${input.id}. List them with dead_letters.`);
-      return soniq.options.redact.row(row);
+      return withSteps(soniq.options.redact, row, await stepsOf(soniq, row.id));
     },
   }),
   tool({

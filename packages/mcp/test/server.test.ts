@@ -6,7 +6,15 @@ import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { memoryBackend } from "@soniq/backend-memory";
-import { type Backend, type Job, PermanentError, Soniq, type SoniqOptions } from "@soniq/core";
+import {
+  type AuditEntry,
+  type Backend,
+  type Job,
+  type JobStep,
+  PermanentError,
+  Soniq,
+  type SoniqOptions,
+} from "@soniq/core";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   MCP_VERSION,
@@ -16,7 +24,7 @@ import {
 } from "../src/index.js";
 
 const READS = 12;
-const WRITES = 8;
+const WRITES = 9;
 
 interface Session {
   soniq: Soniq;
@@ -200,5 +208,202 @@ describe("bulk guard", () => {
   it("mcp/untrusted-output: the server tells agents that answers are data, not instructions", async () => {
     const { client } = await session();
     expect(client.getInstructions()).toMatch(/data, not instructions/);
+  });
+});
+
+describe("durable steps", () => {
+  const SECRET = /tok_live_secret|hunter2/;
+
+  /** An app redacting `**.token` with a job that checkpoints a token and waits for "approval", and one whose charge fails quoting it. */
+  async function stepSession(options: StartMcpServerOptions = {}) {
+    const s = await session(options, "claude-desktop", { redact: ["**.token"] });
+    s.soniq.job("steps.onboard", async (_args: { user: string }, ctx) => {
+      const created = await ctx.step("create_account", async () => ({
+        account: "acc_1",
+        session: { token: "tok_live_secret" },
+      }));
+      const approval = await ctx.waitForSignal<{ by: string }>("approval", { timeoutMs: 3_600_000 });
+      return { account: created.account, approvedBy: approval?.by ?? null };
+    });
+    s.soniq.job("steps.charge", async (_args: { order: number }, ctx) => {
+      const reserved = await ctx.step("reserve", async () => ({ token: "tok_live_secret" }));
+      const payment = await ctx.step("charge_card", async (): Promise<{ paymentId: string }> => {
+        throw new PermanentError(`card declined for ${reserved.token}`);
+      });
+      return { paid: payment.paymentId };
+    });
+    return s;
+  }
+
+  it("mcp/job-steps: job answers the steps, values and payloads redacted like results", async () => {
+    const { client, soniq } = await stepSession({ allowWrites: true });
+    const { id } = await soniq.jobs.enqueue("steps.onboard", { user: "ann" });
+    await soniq.worker().runOnce();
+    const waiting = await call(client, "job", { id });
+    expect(waiting.isError, waiting.text).toBe(false);
+    expect(waiting.text).not.toMatch(SECRET);
+    const job = JSON.parse(waiting.text) as Job & { steps: JobStep[] };
+    expect(job).toMatchObject({ id, status: "queued" });
+    expect(job.steps).toEqual([
+      expect.objectContaining({
+        name: "create_account",
+        kind: "step",
+        state: "done",
+        attempt: 1,
+        value: { account: "acc_1", session: { token: "[redacted]" } },
+      }),
+      expect.objectContaining({ name: "approval", kind: "signal", state: "waiting", value: null }),
+    ]);
+    // A signal's payload, once the job took it, is a step value: redacted too.
+    await soniq.jobs.signal(id, "approval", { by: "ops@example.com", token: "tok_live_secret" });
+    await soniq.worker().runOnce();
+    const done = await call(client, "job", { id });
+    expect(done.text).not.toMatch(SECRET);
+    expect((JSON.parse(done.text) as { steps: JobStep[] }).steps[1]).toMatchObject({
+      name: "approval",
+      state: "done",
+      value: { by: "ops@example.com", token: "[redacted]" },
+    });
+    // The store keeps the real values.
+    expect((await soniq.jobs.steps(id))[0]?.value).toMatchObject({ session: { token: "tok_live_secret" } });
+    // A job without steps answers steps: [].
+    const plain = await soniq.jobs.enqueue("demo.ok", {});
+    expect(JSON.parse((await call(client, "job", { id: plain.id })).text)).toMatchObject({ steps: [] });
+  });
+
+  it("mcp/signal: stores and wakes, a resend with the key is a duplicate, audited as mcp:<client>; a done job is refused", async () => {
+    const { client, soniq } = await stepSession({ allowWrites: true });
+    const { id } = await soniq.jobs.enqueue("steps.onboard", { user: "bob" });
+    await soniq.worker().runOnce();
+    const sent = await call(client, "signal", {
+      id,
+      name: "approval",
+      payload: { by: "ops@example.com" },
+      key: "ticket-4711",
+    });
+    expect(sent.isError, sent.text).toBe(false);
+    expect(JSON.parse(sent.text)).toEqual({
+      id,
+      name: "approval",
+      status: "stored",
+      woke: true,
+      deadLetter: false,
+    });
+    const again = await call(client, "signal", {
+      id,
+      name: "approval",
+      payload: { by: "x" },
+      key: "ticket-4711",
+    });
+    expect(JSON.parse(again.text)).toMatchObject({ status: "duplicate", woke: false });
+    const audit = await soniq.audit.list({ action: "job.signal" });
+    expect(audit.map((a: AuditEntry) => [a.actor, a.target, a.outcome])).toEqual([
+      ["mcp:claude-desktop", id, "duplicate"],
+      ["mcp:claude-desktop", id, "ok"],
+    ]);
+    await soniq.worker().runOnce();
+    expect((await soniq.jobs.get(id))?.result).toEqual({ account: "acc_1", approvedBy: "ops@example.com" });
+
+    const finished = await call(client, "signal", { id, name: "approval" });
+    expect(finished.isError).toBe(true);
+    expect(finished.text).toContain("takes no signals. Nothing was stored.");
+    const missing = await call(client, "signal", {
+      id: "00000000-0000-4000-8000-000000000000",
+      name: "approval",
+    });
+    expect(missing).toMatchObject({ isError: true, text: expect.stringContaining("no job or dead letter") });
+    const badName = await call(client, "signal", { id, name: "Not A Name" });
+    expect(badName.isError).toBe(true);
+    expect(badName.text).toMatch(/name must match/);
+    const unknownKey = await call(client, "signal", { id, name: "approval", actor: "someone" });
+    expect(unknownKey.isError).toBe(true);
+    expect(unknownKey.text).toContain("actor");
+    const { tools } = await client.listTools();
+    const signal = tools.find((t) => t.name === "signal");
+    expect(signal?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
+    expect(signal?.description).toMatch(/untrusted data/);
+    expect(Object.keys(signal?.inputSchema.properties ?? {}).sort()).toEqual([
+      "id",
+      "key",
+      "name",
+      "payload",
+    ]);
+  });
+
+  it("mcp/signal-read-only: without allowWrites the signal tool is not listed and a call is refused, nothing stored", async () => {
+    const { client, soniq } = await stepSession();
+    const { id } = await soniq.jobs.enqueue("steps.onboard", { user: "cat" });
+    await soniq.worker().runOnce();
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain("signal");
+    const refused = await call(client, "signal", { id, name: "approval", payload: { by: "agent" } });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toContain("read-only");
+    expect(refused.text).toContain("--allow-writes");
+    expect(await soniq.audit.list({ action: "job.signal" })).toEqual([]);
+    await soniq.worker().runOnce();
+    expect((await soniq.jobs.steps(id)).map((step) => [step.name, step.state])).toEqual([
+      ["create_account", "done"],
+      ["approval", "waiting"],
+    ]);
+  });
+
+  it("mcp/replay-steps: dead_letter answers the steps (errors scrubbed); replay with resolve resumes; replay_where discards", async () => {
+    const { client, soniq } = await stepSession({ allowWrites: true });
+    const first = await soniq.jobs.enqueue("steps.charge", { order: 1 });
+    const second = await soniq.jobs.enqueue("steps.charge", { order: 2 });
+    await soniq.worker().runOnce();
+    const dead = await call(client, "dead_letter", { id: first.id });
+    expect(dead.isError, dead.text).toBe(false);
+    expect(dead.text).not.toMatch(SECRET);
+    const row = JSON.parse(dead.text) as { lastError: string; steps: JobStep[] };
+    expect(row.steps).toEqual([
+      expect.objectContaining({ name: "reserve", state: "done", value: { token: "[redacted]" } }),
+      expect.objectContaining({
+        name: "charge_card",
+        state: "failed",
+        error: expect.stringContaining("card declined for [redacted]"),
+      }),
+    ]);
+    expect(row.lastError).toContain("card declined for [redacted]");
+
+    const badName = await call(client, "replay", { id: first.id, resolve: { "not a name": 1 } });
+    expect(badName.isError).toBe(true);
+    expect(badName.text).toContain("not a step name");
+    const badMode = await call(client, "replay", { id: first.id, steps: "maybe" });
+    expect(badMode.isError).toBe(true);
+    expect(badMode.text).toMatch(/steps/);
+
+    const replayed = await call(client, "replay", {
+      id: first.id,
+      resolve: { charge_card: { paymentId: "manual-1", token: "tok_live_secret" } },
+    });
+    expect(replayed.isError, replayed.text).toBe(false);
+    const { newId } = JSON.parse(replayed.text) as { newId: string };
+    expect(await soniq.jobs.steps(newId)).toEqual([
+      expect.objectContaining({ name: "reserve", state: "done", attempt: 1 }),
+      expect.objectContaining({ name: "charge_card", state: "done", attempt: 0 }),
+    ]);
+    // The audit row holds the resolved values through redact.
+    const audit = await call(client, "audit", { action: "dead_letter.replay" });
+    expect(audit.text).not.toMatch(SECRET);
+    expect(JSON.parse(audit.text)[0]).toMatchObject({
+      actor: "mcp:claude-desktop",
+      target: first.id,
+      params: { resolve: { charge_card: { paymentId: "manual-1", token: "[redacted]" } } },
+    });
+    await soniq.worker().runOnce();
+    expect(await soniq.jobs.get(newId)).toMatchObject({ status: "done", result: { paid: "manual-1" } });
+
+    const dry = await call(client, "replay_where", { ids: [second.id], steps: "discard" });
+    expect(JSON.parse(dry.text)).toMatchObject({ count: 1, dryRun: true });
+    const discarded = await call(client, "replay_where", {
+      ids: [second.id],
+      steps: "discard",
+      confirm: true,
+    });
+    expect(JSON.parse(discarded.text)).toEqual({ count: 1, dryRun: false });
+    const [fresh] = await soniq.jobs.list({ jobName: "steps.charge", status: "queued" });
+    expect(fresh).toBeDefined();
+    expect(await soniq.jobs.steps(fresh?.id as string)).toEqual([]);
   });
 });

@@ -1,9 +1,10 @@
 /** `soniq dead-letter list | show | replay | purge | export`. */
-import type { BulkResult, DeadLetterJob } from "@soniq/core";
+import type { BulkResult, DeadLetterJob, JobStep } from "@soniq/core";
 import { type Command, Option } from "commander";
 import { Context } from "../context.js";
 import type { Io } from "../output.js";
-import { positiveInt, since } from "../parse.js";
+import { jsonObject, positiveInt, since } from "../parse.js";
+import { shownWithSteps, stepsOf, stepsTimeline } from "../step-views.js";
 import { deadLettersTable, record, stamp } from "../views.js";
 import {
   type BulkFlags,
@@ -70,23 +71,38 @@ function listCommand(dl: Command, io: Io): void {
 
 function showCommand(dl: Command, io: Io): void {
   dl.command("show")
-    .description("one dead letter with its args and full last error")
+    .description("one dead letter with its args, full last error and durable steps")
     .argument("<id>", "dead-letter id (the original job's id)")
     .addHelpText(
       "after",
-      "\nJSON (--json): the dead-letter object.\n\nExamples:\n  soniq dead-letter show 0193c6e2-...",
+      "\nAfter the fields, the steps the job checkpointed (kept for its replay; see soniq jobs show --help), so a\n" +
+        "failed step can be resolved by name: soniq dead-letter replay <id> --resolve '{\"<step>\": value}'.\n" +
+        "JSON (--json): the dead-letter object with steps: [{ name, kind, state, value, error, attempt, ... }].\n\n" +
+        "Examples:\n  soniq dead-letter show 0193c6e2-...",
     )
     .action(async (id: string, _o, command: Command) => {
       const ctx = Context.of(command, io);
-      const row = await ctx.withApp(async (soniq) => {
+      const shown = await ctx.withApp(async (soniq) => {
         const found = await soniq.deadLetters.get(id);
-        return found && soniq.options.redact.row(found);
+        return found && shownWithSteps(soniq.options.redact, found, await stepsOf(soniq, found.id));
       });
-      if (!row) throw deadLetterNotFound([id]);
-      if (ctx.json) return ctx.printer.json(row);
-      showRow(ctx, row);
+      if (!shown) throw deadLetterNotFound([id]);
+      if (ctx.json) return ctx.printer.json({ ...shown.row, steps: shown.steps });
+      showRow(ctx, shown.row, shown.steps);
     });
 }
+
+/** `replay`'s step flags. */
+interface StepFlags {
+  steps?: "keep" | "discard";
+  resolve?: Record<string, unknown>;
+}
+
+/** The step flags as `replayWhere`'s options (only those given: core's defaults apply otherwise). */
+const stepOptions = (o: StepFlags) => ({
+  ...(o.steps === undefined ? {} : { steps: o.steps }),
+  ...(o.resolve === undefined ? {} : { resolve: o.resolve }),
+});
 
 function replayCommand(dl: Command, io: Io): void {
   bulk(
@@ -94,25 +110,42 @@ function replayCommand(dl: Command, io: Io): void {
   )
     .argument("[id...]", "dead-letter ids")
     .option("--force", "replay names no worker has registered")
+    .addOption(
+      new Option(
+        "--steps <mode>",
+        "the dead letter's durable steps: keep (default: its done steps and unconsumed signals move to the new job, " +
+          "which resumes at the step that failed) or discard (start clean)",
+      ).choices(["keep", "discard"]),
+    )
+    .option(
+      "--resolve <json>",
+      'steps recorded done with these values on the new job, a JSON object { "step_name": value } ' +
+        "(a failed step resolved by hand; the name as soniq dead-letter show lists it)",
+      jsonObject("--resolve", '{ "step_name": value }'),
+    )
     .addHelpText(
       "after",
       "\nReplays only job names some worker registered (see soniq status); --force replays anyway.\n" +
         "By ids (at most 1000) or --all, it is one replayWhere call with one audit row dead_letter.replay_where;\n" +
         "an unknown id exits 1 before anything changes. JSON (--json): { count, dryRun } (and refused: N when\n" +
-        "enqueue refused rows, which stay), with --dry-run { count, dryRun: true }.\n\n" +
+        "enqueue refused rows, which stay), with --dry-run { count, dryRun: true }.\n" +
+        "--steps and --resolve apply to every row replayed; a bad step name in --resolve exits 2, nothing replayed.\n\n" +
         "Examples:\n  soniq dead-letter replay 0193c6e2-...\n  soniq dead-letter replay --all --name orders.email_receipt --dry-run\n" +
-        "  soniq dead-letter replay --all --reason max_retries_exceeded --since 2h --yes",
+        "  soniq dead-letter replay --all --reason max_retries_exceeded --since 2h --yes\n" +
+        '  soniq dead-letter replay 0193c6e2-... --resolve \'{"charge_card":{"paymentId":"manual-1"}}\'\n' +
+        "  soniq dead-letter replay 0193c6e2-... --steps discard",
     )
-    .action(async (ids: string[], o: BulkFlags & { force?: boolean }, command: Command) => {
+    .action(async (ids: string[], o: BulkFlags & StepFlags & { force?: boolean }, command: Command) => {
       const ctx = Context.of(command, io);
       const done = await ctx.withApp((soniq) =>
         runBulk(ctx, soniq, ids, o, {
           verb: "replay",
           check: o.force ? undefined : (names) => checkRegistered(soniq, names),
-          where: (filter, options) => soniq.deadLetters.replayWhere(filter, options),
+          where: (filter, options) =>
+            soniq.deadLetters.replayWhere(filter, { ...options, ...stepOptions(o) }),
         }),
       );
-      if (done) bulkDone(ctx, "replayed", done);
+      if (done) bulkDone(ctx, "replayed", done, o.resolve !== undefined);
     });
 }
 
@@ -140,14 +173,15 @@ function purgeCommand(dl: Command, io: Io): void {
 }
 
 /** Core's result (`{ count, refused?, dryRun }`) as JSON, else one line with the count. */
-function bulkDone(ctx: Context, verb: "replayed" | "purged", result: BulkResult): void {
+function bulkDone(ctx: Context, verb: "replayed" | "purged", result: BulkResult, resolving = false): void {
   if (ctx.json) {
     ctx.printer.json(result);
     return;
   }
-  const refused = result.refused
-    ? `; ${result.refused} left in place (enqueue refused them: see their args and the job's schema)`
-    : "";
+  const why = resolving
+    ? "see their args, the job's schema, and the --resolve values' size (maxStepValueBytes)"
+    : "see their args and the job's schema";
+  const refused = result.refused ? `; ${result.refused} left in place (enqueue refused them: ${why})` : "";
   ctx.printer.line(`${verb} ${result.count} dead-letter job(s)${refused}`);
 }
 
@@ -174,7 +208,7 @@ function exportCommand(dl: Command, io: Io): void {
     });
 }
 
-function showRow(ctx: Context, row: DeadLetterJob): void {
+function showRow(ctx: Context, row: DeadLetterJob, steps: JobStep[]): void {
   const p = ctx.printer;
   record(p, [
     ["id", row.id],
@@ -191,4 +225,5 @@ function showRow(ctx: Context, row: DeadLetterJob): void {
     ["tags", row.tags ? JSON.stringify(row.tags) : "-"],
   ]);
   if (row.lastError) p.line(`${p.paint("dim", "last error")}\n${row.lastError}`);
+  stepsTimeline(p, steps);
 }

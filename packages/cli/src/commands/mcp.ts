@@ -23,10 +23,10 @@ import { REDACT_REMEDIES, redacting, redactionLine } from "../redaction.js";
 const TOOLS_HELP = `
 Needs @soniq/mcp in your project (npm install @soniq/mcp).
 
-Read tools (always): stats, queues, jobs, job, explain, dead_letters, dead_letter, schedules,
-schedule_history, flows, flow, audit. Write tools (only with --allow-writes): replay, replay_where, purge,
-purge_where, cancel_job, cancel_flow, pause_queue, resume_queue. Without --allow-writes the write tools are
-not listed and a call to one is refused. replay_where and purge_where are dry runs (a count) unless called with confirm: true.
+Read tools (always): stats, queues, jobs, job (with its durable steps), explain, dead_letters, dead_letter,
+schedules, schedule_history, flows, flow, audit. Write tools (only with --allow-writes): replay, replay_where
+(both with steps: keep|discard and resolve), purge, purge_where, cancel_job, cancel_flow, signal, pause_queue,
+resume_queue. Without --allow-writes the write tools are not listed and a call to one is refused. replay_where and purge_where are dry runs (a count) unless called with confirm: true.
 Every write is audited with actor mcp:<client name>.
 
 Redaction: the agent sends what it reads to its model provider, so a rule is required: the app's redact

@@ -87,9 +87,8 @@ export function runChain(chain: readonly Middleware[], ctx: JobContext, final: N
   return step(0);
 }
 
-/** What a plain-object plugin passed to `use()` may hold. */
-const PLUGIN_KEYS = [
-  "name",
+/** The functions a plugin may hold. */
+const PLUGIN_FUNCTIONS = [
   "beforeJob",
   "afterJob",
   "onError",
@@ -97,7 +96,9 @@ const PLUGIN_KEYS = [
   "producer",
   "onOutcome",
   "step",
-];
+] as const;
+/** What a plain-object plugin passed to `use()` may hold. */
+const PLUGIN_KEYS: readonly string[] = ["name", ...PLUGIN_FUNCTIONS];
 
 /**
  * What `soniq.use(extension)` installs: a function is middleware; a plugin object is checked, so that a
@@ -108,7 +109,7 @@ export function toPlugin(extension: Plugin | Middleware): Plugin {
   if (typeof plugin !== "object" || plugin === null || Array.isArray(plugin)) {
     throw new SoniqError(
       "SONIQ_INVALID_ARGUMENT",
-      "use() takes a middleware function or { name, beforeJob, afterJob, onError, middleware, producer, onOutcome }.",
+      `use() takes a middleware function or { ${PLUGIN_KEYS.join(", ")} }.`,
     );
   }
   // A misspelt hook in a plain object would otherwise never run, silently (class instances may keep state).
@@ -127,15 +128,7 @@ export function toPlugin(extension: Plugin | Middleware): Plugin {
       context: { key: "name" },
     });
   }
-  for (const key of [
-    "beforeJob",
-    "afterJob",
-    "onError",
-    "middleware",
-    "producer",
-    "onOutcome",
-    "step",
-  ] as const) {
+  for (const key of PLUGIN_FUNCTIONS) {
     if (plugin[key] !== undefined && typeof plugin[key] !== "function") {
       throw new SoniqError("SONIQ_INVALID_ARGUMENT", `use(): ${key} must be a function.`, {
         context: { key },

@@ -131,6 +131,8 @@ export async function bulk(
   filter: unknown,
   options: unknown,
   act: BulkAct,
+  /** More audit params (a replay's step options, already through `redact`). */
+  extraParams: Record<string, unknown> = {},
 ): Promise<BulkResult> {
   const what = `deadLetters.${kind === "replay_where" ? "replayWhere" : "purgeWhere"}`;
   const query = bulkQuery(filter, `${what}(filter)`);
@@ -143,7 +145,7 @@ export async function bulk(
     const tick = onProgress ? await progressTicker(backend, query, onProgress) : undefined;
     done = await walk(backend, query, act, tick);
   }
-  const params = { ...(filter as Record<string, unknown> | undefined), dryRun };
+  const params = { ...(filter as Record<string, unknown> | undefined), ...extraParams, dryRun };
   const counts = done.refused > 0 ? done : { count: done.count };
   await recordAudit(
     backend,

@@ -132,6 +132,12 @@ function replaySteps(given: Record<string, unknown>, what: string, problems: str
   return { keep: mode !== "discard", resolve };
 }
 
+/** The filter's job name (what a function `redact` is told a bulk replay's resolved values belong to). */
+function jobNameOf(filter: unknown): string {
+  const name = (filter as { jobName?: unknown } | null | undefined)?.jobName;
+  return typeof name === "string" ? name : "";
+}
+
 /** The audit params of a replay's step options: the mode, and the resolved values through `redact`. */
 function stepParams(steps: ReplaySteps, jobName: string, redact: Redactor): Record<string, unknown> {
   if (steps.keep && steps.resolve.length === 0) return {};
@@ -221,21 +227,28 @@ export class DeadLetterService {
       "onProgress",
     ]);
     const bulkOptions = { dryRun: options?.dryRun, actor, onProgress: options?.onProgress };
-    return bulk(this.rt.backend, "replay_where", filter, bulkOptions, async (row) => {
-      let request: BackendReplayRequest;
-      try {
-        request = await this.#prepare(row, { queue, priority, scheduledAt }, newJobId(), steps);
-      } catch (err) {
-        if (isSoniqError(err)) return "refused";
-        throw err;
-      }
-      const newId = await this.#replayTraced(row, request, (q) =>
-        this.rt.backend.deadLetters.replay(row.id, q),
-      );
-      if (newId) for (const worker of this.rt.workers) worker.nudge();
-      if (newId && request.deliveries) this.rt.webhooks.notify();
-      return newId !== null;
-    });
+    return bulk(
+      this.rt.backend,
+      "replay_where",
+      filter,
+      bulkOptions,
+      async (row) => {
+        let request: BackendReplayRequest;
+        try {
+          request = await this.#prepare(row, { queue, priority, scheduledAt }, newJobId(), steps);
+        } catch (err) {
+          if (isSoniqError(err)) return "refused";
+          throw err;
+        }
+        const newId = await this.#replayTraced(row, request, (q) =>
+          this.rt.backend.deadLetters.replay(row.id, q),
+        );
+        if (newId) for (const worker of this.rt.workers) worker.nudge();
+        if (newId && request.deliveries) this.rt.webhooks.notify();
+        return newId !== null;
+      },
+      stepParams(steps, jobNameOf(filter), this.rt.options.redact),
+    );
   }
 
   /**

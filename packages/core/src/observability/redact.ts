@@ -194,7 +194,7 @@ function hideArgsHash(row: object, out: Record<string, unknown>): void {
 }
 
 /** `text` with every one of `secrets` in it replaced by "[redacted]" (the longest first). */
-function scrub(text: string | null, secrets: ReadonlySet<string>): string | null {
+export function scrub(text: string | null, secrets: ReadonlySet<string>): string | null {
   if (text === null) return null;
   let out = text;
   for (const secret of [...secrets].sort((a, b) => b.length - a.length))
@@ -225,7 +225,7 @@ function hideQuoted(row: RedactableRow, out: Record<string, unknown>, secrets: R
 }
 
 /** Every string (4+ characters) inside a removed value, to scrub from error texts. */
-function collect(value: unknown, secrets: Set<string>, depth: number): void {
+export function collect(value: unknown, secrets: Set<string>, depth = 0): void {
   if (typeof value === "string") {
     if (value.length >= MIN_SECRET_LENGTH) secrets.add(value);
   } else if (typeof value === "number" || typeof value === "bigint") {

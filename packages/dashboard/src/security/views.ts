@@ -8,9 +8,8 @@
  * path segments; delivery lists carry no payload. What a
  * detail quotes of a job (a schedule's args, explain's evidence, a delivery's payload) reads as the CLI and
  * the MCP server show it: core's `shownSchedule`, `shownExplanation`, `shownDelivery` (`@soniq/core/ops`).
- * A job's durable-step checkpoints show their values as `redact` shows a result (field "result") and their
- * errors as it shows the job's last error; what it hid of a step's value is scrubbed from every error text a
- * detail shows (the steps', the job's, explain's), as core scrubs what it hid of args and results.
+ * A job's durable-step checkpoints read as core's `shownSteps` shows them (values as results, errors as the job's,
+ * what it hid of a step's value scrubbed from every error text a detail shows: the steps', the job's, explain's).
  */
 import {
   type DeadLetterJob,
@@ -27,6 +26,7 @@ import {
   type Redactor,
   shownExplanation,
   shownSchedule,
+  shownSteps,
   shownUrl,
 } from "@soniq/core/ops";
 
@@ -62,14 +62,14 @@ export function shownDetail<
   D extends { job: Job; explain: Explanation | null; steps?: readonly JobStep[] | null },
 >(redact: Redactor, detail: D): D {
   if (!redact.active) return detail;
-  const steps = detail.steps ? shownSteps(redact, detail.steps, detail.job) : null;
-  const job = redact.row(detail.job);
   const explain = detail.explain && shownExplanation(redact, detail.explain, detail.job);
+  if (!detail.steps) return { ...detail, job: redact.row(detail.job), explain };
+  const shown = shownSteps(redact, detail.job, detail.steps);
   return {
     ...detail,
-    job: steps ? { ...job, lastError: scrub(job.lastError, steps.hidden) } : job,
-    explain: explain && steps ? scrubEvidence(explain, steps.hidden) : explain,
-    ...(detail.steps === undefined ? {} : { steps: steps ? steps.steps : null }),
+    job: shown.row,
+    explain: explain && scrubEvidence(explain, shown.scrub),
+    steps: shown.steps,
   };
 }
 
@@ -80,77 +80,19 @@ export function shownDeadLetter(
   steps: readonly JobStep[] | null,
 ): { deadLetter: DeadLetterJob; steps: JobStep[] | null } {
   if (!redact.active) return { deadLetter: row, steps: steps ? [...steps] : null };
-  const shown = steps ? shownSteps(redact, steps, row) : null;
-  const deadLetter = redact.row(row);
-  return {
-    deadLetter: shown ? { ...deadLetter, lastError: scrub(deadLetter.lastError, shown.hidden) } : deadLetter,
-    steps: shown ? shown.steps : null,
-  };
+  if (!steps) return { deadLetter: redact.row(row), steps: null };
+  const shown = shownSteps(redact, row, steps);
+  return { deadLetter: shown.row, steps: shown.steps };
 }
 
-/** Strings (and long numbers) shorter than this are never scrubbed from a text: core's rule for its own. */
-const MIN_SECRET_LENGTH = 4;
-const MAX_DEPTH = 64;
-
-function collect(value: unknown, into: Set<string>, depth = 0): void {
-  if (typeof value === "string" || typeof value === "number" || typeof value === "bigint") {
-    const text = String(value);
-    if (text.length >= MIN_SECRET_LENGTH) into.add(text);
-  } else if (typeof value === "object" && value !== null && depth < MAX_DEPTH) {
-    for (const v of Object.values(value)) collect(v, into, depth + 1);
-  }
-}
-
-/** `text` with each of `secrets` in it replaced by "[redacted]", the longest first. */
-function scrub(text: string | null, secrets: ReadonlySet<string>): string | null {
-  if (text === null || secrets.size === 0) return text;
-  let out = text;
-  for (const secret of [...secrets].sort((a, b) => b.length - a.length))
-    out = out.split(secret).join(REDACTED);
-  return out;
-}
-
-function scrubEvidence(explain: Explanation, secrets: ReadonlySet<string>): Explanation {
-  if (secrets.size === 0) return explain;
+function scrubEvidence(explain: Explanation, scrub: (text: string | null) => string | null): Explanation {
   return {
     ...explain,
     reasons: explain.reasons.map((r) =>
       typeof r.evidence.lastError === "string"
-        ? { ...r, evidence: { ...r.evidence, lastError: scrub(r.evidence.lastError, secrets) } }
+        ? { ...r, evidence: { ...r.evidence, lastError: scrub(r.evidence.lastError) } }
         : r,
     ),
-  };
-}
-
-/**
- * A job's (or dead letter's) checkpoints as a viewer may see them: each value (a step's result, a signal's
- * payload) through `redact` as a result of the job (field "result"); each error through `redact` as the last
- * error of `row` (the raw job or dead letter: what it hides of the args is scrubbed), then with what `redact`
- * hid of any step's value scrubbed too (`hidden`: those strings, to scrub from the other texts the detail shows).
- */
-export function shownSteps(
-  redact: Redactor,
-  steps: readonly JobStep[],
-  row: RedactableRow,
-): { steps: JobStep[]; hidden: Set<string> } {
-  if (!redact.active) return { steps: [...steps], hidden: new Set() };
-  const raw = new Set<string>();
-  const kept = new Set<string>();
-  const values = steps.map((step) => {
-    if (step.value === null || step.value === undefined) return step.value;
-    const shown = redact.value("result", step.value, row.jobName);
-    collect(step.value, raw);
-    collect(shown, kept);
-    return shown;
-  });
-  const hidden = new Set([...raw].filter((text) => !kept.has(text) && text !== REDACTED));
-  return {
-    steps: steps.map((step, i) => ({
-      ...step,
-      value: values[i],
-      error: scrub(redact.error(step.error, row.jobName, row), hidden),
-    })),
-    hidden,
   };
 }
 
