@@ -12,6 +12,8 @@ export interface Column {
   better: "higher" | "lower";
   /** The workloads that produce the metric (to know when a cell's workload had an invalid run). */
   workloads: readonly WorkloadId[];
+  /** false: shown, never compared with a peer's (a setting of the measurement, not a result). */
+  inRatios?: false;
 }
 
 export interface Section {
@@ -69,6 +71,30 @@ export const SECTIONS: readonly Section[] = [
       lower(`${name} store CPU (µs/job)`, `${prefix}_store_cpu_us`, [w]),
       lower(`${name} WAL (bytes/job)`, `${prefix}_wal_bytes`, [w]),
     ]),
+  },
+  {
+    title:
+      "W9 durable steps: jobs of 10 no-op steps at concurrency 10 (first handler start to the last job done), beside as many plain jobs on fresh storage; CPU per step includes the job's own claim and completion",
+    columns: [
+      higher("W9 steps/s", "w9_steps_per_sec", ["w9"]),
+      higher("W9 jobs/s", "w9_jobs_per_sec", ["w9"]),
+      lower("W9 DB CPU (µs/step)", "w9_store_cpu_us_per_step", ["w9"]),
+      lower("W9 DB CPU a step adds (µs/step)", "w9_store_cpu_us_per_added_step", ["w9"]),
+      lower("plain job DB CPU (µs/job)", "w9_plain_store_cpu_us_per_job", ["w9"]),
+      lower("W9 worker CPU (µs/step)", "w9_worker_cpu_us_per_step", ["w9"]),
+      lower("W9 WAL (bytes/step)", "w9_wal_bytes_per_step", ["w9"]),
+      higher("plain jobs/s", "w9_plain_jobs_per_sec", ["w9"]),
+    ],
+  },
+  {
+    title:
+      "W9s durable sleep: jobs that each sleep 2 s once at concurrency 10 (first run to the last job done), against the ideal: the sleep + a drain of as many plain jobs",
+    columns: [
+      lower("W9s total (ms)", "w9s_ms", ["w9s"]),
+      { ...lower("W9s ideal (ms)", "w9s_ideal_ms", ["w9s"]), inRatios: false },
+      lower("W9s ÷ ideal", "w9s_vs_ideal_x", ["w9s"]),
+      { ...lower("handler runs a job", "w9s_runs_per_job_x", ["w9s"]), inRatios: false },
+    ],
   },
   {
     title: "Growth: W5 / W5b drain with 1M / 10M retained done rows, W6 drain over many queues",
@@ -141,12 +167,23 @@ export const SELF_RATIOS: readonly SelfRatio[] = [
   { title: "rate limit ÷ W1 c10", metric: "drain_c10_rate", baseline: "drain_c10" },
   { title: "2 procs ÷ 1 (drain)", metric: "scale_2_drain", baseline: "scale_1_drain" },
   { title: "4 procs ÷ 1 (drain)", metric: "scale_4_drain", baseline: "scale_1_drain" },
+  {
+    title: "W9 DB CPU a step ÷ a plain job",
+    metric: "w9_store_cpu_us_per_step",
+    baseline: "w9_plain_store_cpu_us_per_job",
+  },
+  {
+    title: "W9 DB CPU a step ÷ a W1 c10 job",
+    metric: "w9_store_cpu_us_per_step",
+    baseline: "c10_store_cpu_us",
+  },
 ];
 
 /** Milliseconds with one decimal, CPU seconds with three, everything else (rates, counts) whole. */
 export function formatMetric(metric: string, v: number): string {
   if (/^latency_|_p\d+$|_ms$/.test(metric)) return v.toFixed(1);
-  if (metric.endsWith("_us_per_row")) return v.toFixed(1);
+  if (/_us_per_(row|step|added_step|job)$/.test(metric)) return v.toFixed(1);
+  if (metric.endsWith("_x")) return v.toFixed(2);
   if (metric.endsWith("_cpu_us")) return Math.round(v).toLocaleString("en-US");
   if (metric.includes("_cpu")) return v.toFixed(3);
   return Math.round(v).toLocaleString("en-US");

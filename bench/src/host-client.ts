@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import type { HostCall, HostMessage, StartReport } from "./host-protocol.js";
 import { node24 } from "./node24.js";
 import type { ProduceRequest, ProduceResult, ProducerHandle } from "./producer.js";
-import type { Counts, QueueLimit, SystemTarget, TaskKind } from "./systems/types.js";
+import type { Counts, QueueLimit, StepCounts, SystemTarget, TaskKind } from "./systems/types.js";
 
 /**
  * `pnpm bench` runs the compiled harness (`dist/`) on plain Node, so the measured child loads Soniq's built
@@ -131,6 +131,7 @@ export class HostClient {
       limitQueue: async (limit: QueueLimit) => {
         await this.call({ op: "limitQueue", limit });
       },
+      stepCounts: async (kind: TaskKind) => (await this.call({ op: "stepCounts", kind })) as StepCounts,
       close: async () => {},
     };
   }

@@ -22,6 +22,7 @@ export type HostCall =
   | { op: "counts"; kind: TaskKind }
   | { op: "settled"; kind: TaskKind }
   | { op: "limitQueue"; limit: QueueLimit }
+  | { op: "stepCounts"; kind: TaskKind }
   /** The child's incidents since the last ask (see incidents.ts); "close" returns the rest. */
   | { op: "incidents" }
   | { op: "close" };
@@ -56,4 +57,26 @@ export interface StartReport {
   startTimes: number[] | null;
   /** Per index, how many times it started (`shared` tracking only). */
   startCounts: number[] | null;
+  /** W9 and W9s (`steps` and `sleep` jobs): what the durable-step handlers reported; absent otherwise. */
+  steps?: StepReport | null;
+}
+
+/** What W9's and W9s's handlers reported beyond their starts (`runSteps`, `runSleep` in systems/types.ts). */
+export interface StepReport {
+  /** W9: step functions that ran (a step answered from its checkpoint runs none). */
+  stepRuns: number;
+  /** W9: (job, step) pairs whose function ran other than exactly once (never, or more than once). */
+  stepsNotOnce: number;
+  /** W9s: handler runs from the top (one before a job's sleep, and one more where the system replays after it). */
+  runs: number;
+  /** W9s: the first handler run of any job (the clock's reading). */
+  firstRunAt: number | null;
+  /** W9s: over the jobs, the shortest time from a job's first run to the end of its sleep (its start report), ms. */
+  minSleptMs: number | null;
+  /** W9s: the most handler runs in progress at once (a sleep that holds its slot counts as running). */
+  maxRunning: number;
+  /** W9s: from the first job's first run to the last job's first run, ms (how long the jobs took to begin). */
+  firstRunsSpanMs: number | null;
+  /** W9s: the median time from a job's first run to the end of its sleep, ms. */
+  medianSleptMs: number | null;
 }

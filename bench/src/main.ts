@@ -1,6 +1,6 @@
 /**
  * `pnpm bench`: Soniq against graphile-worker, pg-boss, Sidequest (same PostgreSQL), BullMQ (local Redis), the
- * SQLite queues and a hand-written limit.
+ * SQLite queues and a hand-written limit; durable steps (W9, W9s) against DBOS Transact and OpenWorkflow.
  * Prints one markdown table plus ratios, writes JSON, and exits 1 when any row is invalid.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -69,7 +69,9 @@ async function main(): Promise<number> {
   console.log();
   const own = renderSelfRatios(available, selfRatios);
   if (own) console.log(`${own}\n`);
-  for (const s of available) console.log(`- ${s.label}: ${s.notes}`);
+  // A row that ran nothing (a durable-step engine in a run without W9) has no note either.
+  for (const s of available)
+    if (samples.some((x) => x.system === s.id)) console.log(`- ${s.label}: ${s.notes}`);
   for (const [id, why] of unavailable) console.log(`- ${id}: not run (${why})`);
   for (const [id, reasons] of invalid) console.log(`- INVALID ${id}: ${reasons.join("; ")}`);
   console.log(

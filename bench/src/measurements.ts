@@ -7,7 +7,7 @@ import { now } from "./clock.js";
 import { check, type MeasureContext, withMeasurement } from "./measure.js";
 import { type BenchOptions, scaleProcesses, steadyRate, type WorkloadId } from "./options.js";
 import { runSweep } from "./sweep.js";
-import type { QueueLimit, SystemAdapter } from "./systems/types.js";
+import { type QueueLimit, SLEEP_MS, STEPS_PER_JOB, type SystemAdapter } from "./systems/types.js";
 import {
   type CpuPerJob,
   type DrainParams,
@@ -15,7 +15,9 @@ import {
   runFanIn,
   runLatency,
   runSingleEnqueue,
+  runSleepDrain,
   runSteady,
+  runStepsDrain,
 } from "./workloads.js";
 
 /** The CPU-per-job metrics of a drain, under `prefix` (`c10`, `fail`, ...). */
@@ -32,6 +34,14 @@ export type Metrics = Record<string, number>;
 /** A drain that takes longer is INVALID (timed out). The smoke run gives up sooner. */
 const DRAIN_TIMEOUT_MS = 120_000;
 const QUICK_DRAIN_TIMEOUT_MS = 30_000;
+/**
+ * W9s: a system whose sleeping job holds its worker slot needs n / concurrency sleeps one after another (1,000
+ * jobs at concurrency 10: 100 sleeps, 200 s); that is a figure to report, not a broken run, so the timeout allows
+ * it with room to spare.
+ */
+function sleepTimeoutMs(n: number, concurrency: number): number {
+  return 60_000 + 2 * Math.ceil(n / concurrency) * SLEEP_MS;
+}
 
 /** w1-limited: limits that never bind at concurrency 10, so the drain measures what checking them costs. */
 const LIMITS: Record<"w1-limited-conc" | "w1-limited-rate", { metric: string; limit: QueueLimit }> = {
@@ -85,6 +95,9 @@ async function retained(
 
 /** Whether `workload` runs on `system`; one that does not is skipped (no sample, "—" in the table). */
 export function applies(system: SystemAdapter, workload: WorkloadId): boolean {
+  if (workload === "w9" || workload === "w9s") return system.steps === true;
+  // A durable-execution engine beside the queues runs W9 and W9s only.
+  if (system.stepsOnly) return false;
   if (workload === "w5" || workload === "w5b")
     return system.seedDone !== undefined || system.deletesDone === true;
   if (workload === "w6") return system.manyQueues === true;
@@ -151,6 +164,52 @@ export async function measure(
       flow_ms: flow.flowMs,
       flow_per_step_us: (flow.flowMs * 1000) / n,
       flow_plain_per_job_us: (plain.drainMs * 1000) / n,
+    };
+  }
+  if (workload === "w9") {
+    // N jobs of STEPS_PER_JOB steps, then N plain jobs on fresh storage: the cost of a step beside a job's.
+    const n = s.stepJobs;
+    const steps = await withMeasurement(system, url, true, (ctx) => runStepsDrain(ctx, { ...drain, n }));
+    const plain = await withMeasurement(system, url, true, (ctx) => runDrain(ctx, { ...drain, n }));
+    const out: Metrics = {
+      w9_steps_per_sec: steps.stepsPerSec,
+      w9_jobs_per_sec: steps.jobsPerSec,
+      w9_startup_ms: steps.startupMs,
+      w9_worker_cpu_us_per_step: steps.cpuPerStep.workerUs,
+      w9_plain_jobs_per_sec: plain.jobsPerSec,
+      w9_plain_worker_cpu_us_per_job: plain.cpu.workerUs,
+    };
+    const storeStep = steps.cpuPerStep.storeUs;
+    const storePlain = plain.cpu.storeUs;
+    if (storeStep !== null) out.w9_store_cpu_us_per_step = storeStep;
+    if (storePlain !== null) out.w9_plain_store_cpu_us_per_job = storePlain;
+    // What a step adds to a job: (a job of N steps - a plain job) / N; left out when the noise makes it negative.
+    const storeJob = steps.cpuPerJob.storeUs;
+    if (storeJob !== null && storePlain !== null && storeJob > storePlain)
+      out.w9_store_cpu_us_per_added_step = (storeJob - storePlain) / STEPS_PER_JOB;
+    if (steps.cpuPerStep.walBytes !== null) out.w9_wal_bytes_per_step = steps.cpuPerStep.walBytes;
+    if (plain.cpu.walBytes !== null) out.w9_plain_wal_bytes_per_job = plain.cpu.walBytes;
+    return out;
+  }
+  if (workload === "w9s") {
+    // N sleeping jobs, then N plain jobs on fresh storage: the ideal is the sleep plus that drain.
+    const n = s.sleepJobs;
+    const sleep = await withMeasurement(system, url, true, (ctx) =>
+      runSleepDrain(ctx, { ...drain, n, timeoutMs: sleepTimeoutMs(n, drain.concurrency) }),
+    );
+    const plain = await withMeasurement(system, url, true, (ctx) => runDrain(ctx, { ...drain, n }));
+    const ideal = SLEEP_MS + plain.drainMs;
+    return {
+      w9s_ms: sleep.totalMs,
+      w9s_ideal_ms: ideal,
+      w9s_vs_ideal_x: sleep.totalMs / ideal,
+      w9s_plain_drain_ms: plain.drainMs,
+      w9s_runs_per_job_x: sleep.runsPerJob,
+      w9s_min_slept_ms: sleep.minSleptMs,
+      w9s_max_running: sleep.maxRunning,
+      w9s_first_runs_span_ms: sleep.firstRunsSpanMs,
+      w9s_median_slept_ms: sleep.medianSleptMs,
+      w9s_startup_ms: sleep.startupMs,
     };
   }
   const processes = scaleProcesses(workload);

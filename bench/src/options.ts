@@ -17,6 +17,8 @@ export const OPTIONAL_WORKLOADS = [
   "scale-4",
   "w1-limited-conc",
   "w1-limited-rate",
+  "w9",
+  "w9s",
 ] as const;
 export const WORKLOAD_IDS = [...DEFAULT_WORKLOADS, ...OPTIONAL_WORKLOADS] as const;
 export type WorkloadId = (typeof WORKLOAD_IDS)[number];
@@ -27,6 +29,7 @@ export const WORKLOAD_GROUPS: Readonly<Record<string, readonly WorkloadId[]>> = 
   w7: ["w7-500", "w7-2000", "w7-5000"],
   scale: ["scale-1", "scale-2", "scale-4"],
   "w1-limited": ["w1-limited-conc", "w1-limited-rate"],
+  steps: ["w9", "w9s"],
 };
 
 /** W7's arrival rate (jobs/s) and the scale-out workloads' process count, from the id. */
@@ -55,6 +58,10 @@ export interface Sizes {
   steadySeconds: number;
   /** W8: steps of the fan-in flow (all but one are parents of the last). */
   flowSteps: number;
+  /** W9: jobs of `STEPS_PER_JOB` durable steps each (and as many plain jobs for the comparison). */
+  stepJobs: number;
+  /** W9s: jobs that each sleep `SLEEP_MS` once (and as many plain jobs for the ideal's drain). */
+  sleepJobs: number;
 }
 
 export interface BenchOptions {
@@ -80,6 +87,8 @@ const FULL: Sizes = {
   queueCount: 1_000,
   steadySeconds: 30,
   flowSteps: 10_000,
+  stepJobs: 2_000,
+  sleepJobs: 1_000,
 };
 
 const QUICK: Sizes = {
@@ -95,6 +104,8 @@ const QUICK: Sizes = {
   queueCount: 100,
   steadySeconds: 2,
   flowSteps: 500,
+  stepJobs: 100,
+  sleepJobs: 50,
 };
 
 export const USAGE = `Usage: pnpm bench [--quick] [--runs N] [--systems a,b] [--workloads w1-c10,w3] [--json FILE]

@@ -4,7 +4,7 @@
  * parent asks for them over IPC. Either way the timing is taken where the enqueues happen.
  */
 import { now, sleep } from "./clock.js";
-import type { Counts, QueueLimit, SystemSession, TaskKind } from "./systems/types.js";
+import type { Counts, QueueLimit, StepCounts, SystemSession, TaskKind } from "./systems/types.js";
 
 export type ProduceRequest =
   /** `n` single awaited enqueues, one after another. */
@@ -87,7 +87,14 @@ export interface ProducerHandle {
   counts(kind: TaskKind): Promise<Counts>;
   settled(kind: TaskKind): Promise<boolean>;
   limitQueue(limit: QueueLimit): Promise<void>;
+  /** W9: the step checkpoints stored for the jobs of a kind (systems with `steps`). */
+  stepCounts(kind: TaskKind): Promise<StepCounts>;
   close(): Promise<void>;
+}
+
+export async function readStepCounts(session: SystemSession, kind: TaskKind): Promise<StepCounts> {
+  if (!session.stepCounts) throw new Error("this system has no durable steps");
+  return session.stepCounts(kind);
 }
 
 export async function configureLimit(session: SystemSession, limit: QueueLimit): Promise<void> {
@@ -101,6 +108,7 @@ export function localProducer(session: SystemSession): ProducerHandle {
     counts: (kind) => session.counts(kind),
     settled: (kind) => session.settled(kind),
     limitQueue: (limit) => configureLimit(session, limit),
+    stepCounts: (kind) => readStepCounts(session, kind),
     close: () => session.close(),
   };
 }

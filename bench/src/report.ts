@@ -10,7 +10,7 @@ import type { SystemAdapter } from "./systems/types.js";
  * both Postgres rows.
  */
 export const RATIO_PEERS = {
-  postgres: ["graphile-fast", "pg-boss", "bullmq", "limit"],
+  postgres: ["graphile-fast", "pg-boss", "bullmq", "limit", "dbos", "openworkflow"],
   postgresNode24: ["graphile-018-fast", "pg-boss-12", "sidequest-postgres", "limit"],
   sqlite: ["liteque", "plainjob"],
   sqliteNode24: [],
@@ -114,6 +114,7 @@ export function computeRatios(summary: Summary, soniqIds: readonly string[]): Ra
   for (const soniq of soniqIds) {
     for (const peer of ratioPeers(soniq)) {
       for (const c of COLUMNS) {
+        if (c.inRatios === false) continue;
         const a = summary[soniq]?.[c.metric];
         const b = summary[peer]?.[c.metric];
         if (a == null || b == null || a === 0 || b === 0) continue;
@@ -171,13 +172,17 @@ export function renderSelfRatios(
   systems: readonly SystemAdapter[],
   values: readonly SelfRatioValue[],
 ): string {
-  const cols = SELF_RATIOS.filter((r) => values.some((v) => v.metric === r.metric));
+  const cols = SELF_RATIOS.filter((r) =>
+    values.some((v) => v.metric === r.metric && v.baseline === r.baseline),
+  );
   if (cols.length === 0) return "";
   const rows = systems
     .filter((sys) => values.some((v) => v.system === sys.id))
     .map((sys) => {
       const cells = cols.map((c) => {
-        const v = values.find((x) => x.system === sys.id && x.metric === c.metric);
+        const v = values.find(
+          (x) => x.system === sys.id && x.metric === c.metric && x.baseline === c.baseline,
+        );
         return v ? `${v.value.toFixed(2)}x` : "—";
       });
       return `| ${sys.label} | ${cells.join(" | ")} |`;

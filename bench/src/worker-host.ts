@@ -4,12 +4,18 @@
  * reporting costs the worker next to nothing). In-process systems also run their producer here.
  */
 import { now } from "./clock.js";
-import type { HostCall, HostMessage, HostRequest, StartReport } from "./host-protocol.js";
+import type { HostCall, HostMessage, HostRequest, StartReport, StepReport } from "./host-protocol.js";
 import { isPgError, recordIncident, takeIncidents } from "./incidents.js";
-import { configureLimit, produce } from "./producer.js";
+import { configureLimit, produce, readStepCounts } from "./producer.js";
 import { tallyStarts } from "./start-report.js";
 import { findSystem } from "./systems/index.js";
-import { type BenchWorker, runsPerJob, type SystemSession, type TaskKind } from "./systems/types.js";
+import {
+  type BenchWorker,
+  runsPerJob,
+  STEPS_PER_JOB,
+  type SystemSession,
+  type TaskKind,
+} from "./systems/types.js";
 
 class StartTracker {
   private counts: Uint32Array;
@@ -18,6 +24,14 @@ class StartTracker {
   private unexpected = 0;
   private first: number | null = null;
   private last: number | null = null;
+  /** W9: per (job, step), how many times the step's function ran. */
+  private readonly stepRuns: Uint8Array | null;
+  /** W9s: per job, its first run (0: none yet); every job's end-of-sleep time is kept in `times`. */
+  private readonly runAt: Float64Array | null;
+  private runs = 0;
+  private running = 0;
+  private maxRunning = 0;
+  private firstRun: number | null = null;
 
   constructor(
     readonly kind: TaskKind,
@@ -27,7 +41,82 @@ class StartTracker {
     private readonly onAllStarted: (at: number) => void,
   ) {
     this.counts = new Uint32Array(n);
-    this.times = recordTimes ? new Float64Array(n) : null;
+    this.times = recordTimes || kind === "sleep" ? new Float64Array(n) : null;
+    this.stepRuns = kind === "steps" ? new Uint8Array(n * STEPS_PER_JOB) : null;
+    this.runAt = kind === "sleep" ? new Float64Array(n) : null;
+  }
+
+  /** W9: step `k` of job `i` ran its function. */
+  step(i: number, k: number): void {
+    const at = i * STEPS_PER_JOB + k;
+    if (!this.stepRuns || !Number.isInteger(at) || i < 0 || i >= this.n || k < 0 || k >= STEPS_PER_JOB) {
+      this.unexpected++;
+      return;
+    }
+    this.stepRuns[at] = Math.min(255, (this.stepRuns[at] ?? 0) + 1);
+  }
+
+  /** W9s: a run of job `i` began. */
+  run(i: number): void {
+    const at = now();
+    if (!this.runAt || !Number.isInteger(i) || i < 0 || i >= this.n) {
+      this.unexpected++;
+      return;
+    }
+    this.runs++;
+    this.running++;
+    this.maxRunning = Math.max(this.maxRunning, this.running);
+    this.firstRun ??= at;
+    if (this.runAt[i] === 0) this.runAt[i] = at;
+  }
+
+  /** W9s: a run of job `i` ended. */
+  runEnd(): void {
+    this.running--;
+  }
+
+  private stepReport(): StepReport | null {
+    if (this.stepRuns) {
+      let runs = 0;
+      let notOnce = 0;
+      for (const c of this.stepRuns) {
+        runs += c;
+        if (c !== 1) notOnce++;
+      }
+      return {
+        stepRuns: runs,
+        stepsNotOnce: notOnce,
+        runs: 0,
+        firstRunAt: null,
+        minSleptMs: null,
+        maxRunning: 0,
+        firstRunsSpanMs: null,
+        medianSleptMs: null,
+      };
+    }
+    if (this.runAt && this.times) {
+      const slept: number[] = [];
+      let lastRun: number | null = null;
+      for (let i = 0; i < this.n; i++) {
+        const ran = this.runAt[i] ?? 0;
+        if (ran !== 0) lastRun = lastRun === null ? ran : Math.max(lastRun, ran);
+        const woke = this.times[i] ?? 0;
+        if (ran !== 0 && woke !== 0) slept.push(woke - ran);
+      }
+      slept.sort((a, b) => a - b);
+      const minSlept = slept.length > 0 ? (slept[0] as number) : null;
+      return {
+        stepRuns: 0,
+        stepsNotOnce: 0,
+        runs: this.runs,
+        firstRunAt: this.firstRun,
+        minSleptMs: minSlept,
+        maxRunning: this.maxRunning,
+        firstRunsSpanMs: lastRun !== null && this.firstRun !== null ? lastRun - this.firstRun : null,
+        medianSleptMs: slept.length > 0 ? (slept[Math.floor(slept.length / 2)] as number) : null,
+      };
+    }
+    return null;
   }
 
   record(kind: TaskKind, i: number): void {
@@ -57,6 +146,7 @@ class StartTracker {
       lastStartAt: this.last,
       startTimes: this.times ? Array.from(this.times) : null,
       startCounts: this.shared ? Array.from(this.counts) : null,
+      steps: this.stepReport(),
     };
   }
 }
@@ -95,6 +185,9 @@ async function execute(call: HostCall): Promise<unknown> {
       worker = await requireSession().createWorker({
         concurrency: call.concurrency,
         onStart: (kind, i) => tracker?.record(kind, i),
+        onStep: (i, k) => tracker?.step(i, k),
+        onRun: (i) => tracker?.run(i),
+        onRunEnd: () => tracker?.runEnd(),
       });
       return null;
     case "startWorker":
@@ -114,6 +207,8 @@ async function execute(call: HostCall): Promise<unknown> {
       return requireSession().settled(call.kind);
     case "limitQueue":
       return configureLimit(requireSession(), call.limit);
+    case "stepCounts":
+      return readStepCounts(requireSession(), call.kind);
     case "incidents":
       return takeIncidents();
     case "close":

@@ -13,6 +13,11 @@
  *   start is timed: one transaction writing N steps and N-1 jobs); the child must not be pending before its
  *   parents are done. Then the worker starts, and the flow is timed from the first handler start until the
  *   storage shows nothing pending; the child must start exactly once, after every parent.
+ * W9 steps: `n` jobs of `STEPS_PER_JOB` no-op durable steps, drained as W1 (bulk-enqueued, no worker running,
+ *   timed from the first handler start until nothing is pending); every step's function must have run exactly
+ *   once and the storage must hold every done checkpoint.
+ * W9s sleep: `n` jobs that each sleep `SLEEP_MS` durably, drained the same way and timed from the first run of
+ *   any job until nothing is pending; every job must have slept at least the sleep.
  * W5/W5b sweep: sweep.ts.
  * W7 steady: idle worker, jobs arriving at a fixed rate (bulk calls every 10 ms); pickup percentiles and the
  *   database's CPU time per 1,000 jobs.
@@ -24,9 +29,10 @@
 import { now, sleep } from "./clock.js";
 import { type DbCpuSampler, startDbCpu, walPosition } from "./db-cpu.js";
 import type { HostClient } from "./host-client.js";
+import type { StartReport } from "./host-protocol.js";
 import { check, InvalidRun, type MeasureContext } from "./measure.js";
 import { mergeReports } from "./start-report.js";
-import type { Counts, TaskKind } from "./systems/types.js";
+import { type Counts, SLEEP_MS, STEPS_PER_JOB, type TaskKind } from "./systems/types.js";
 
 export interface DrainParams {
   kind: TaskKind;
@@ -48,6 +54,10 @@ export interface DrainResult {
   bulkEnqueuePerSec: number;
   /** CPU per job over the drain (see `CpuWindow`). */
   cpu: CpuPerJob;
+  /** What the worker hosts reported (W9 and W9s check their `steps` part). */
+  report: StartReport;
+  /** The clock when the storage first showed nothing pending. */
+  settledAt: number;
 }
 
 /**
@@ -124,7 +134,7 @@ async function waitSettled(ctx: MeasureContext, kind: TaskKind, deadline: number
 async function checkFinal(ctx: MeasureContext, kind: TaskKind, n: number): Promise<void> {
   const c = await ctx.producer.counts(kind);
   check(c.pending === 0, `at the end: ${c.pending} jobs still pending`);
-  if (kind === "noop") {
+  if (kind !== "fail" && kind !== "retry") {
     check(c.failed === 0, `at the end: ${c.failed} jobs failed`);
     if (c.done !== null) check(c.done === n, `at the end: ${c.done} jobs done, expected ${n}`);
     else check(c.distinct === 0, `at the end: ${c.distinct} jobs left in a table that deletes done jobs`);
@@ -251,6 +261,101 @@ export async function runDrain(ctx: MeasureContext, p: DrainParams): Promise<Dra
     startupMs: first - goAt,
     bulkEnqueuePerSec: p.n / (enqueue.elapsedMs / 1000),
     cpu,
+    report,
+    settledAt,
+  };
+}
+
+export interface StepsDrainResult {
+  stepsPerSec: number;
+  jobsPerSec: number;
+  drainMs: number;
+  startupMs: number;
+  /** CPU over the drain per step (a job's claim and completion included: per job ÷ `STEPS_PER_JOB`). */
+  cpuPerStep: CpuPerJob;
+  /** The same per job of `STEPS_PER_JOB` steps. */
+  cpuPerJob: CpuPerJob;
+}
+
+function perStep(cpu: CpuPerJob): CpuPerJob {
+  const per = (v: number | null) => (v === null ? null : v / STEPS_PER_JOB);
+  return { workerUs: cpu.workerUs / STEPS_PER_JOB, storeUs: per(cpu.storeUs), walBytes: per(cpu.walBytes) };
+}
+
+/** W9: see the top of this file. */
+export async function runStepsDrain(
+  ctx: MeasureContext,
+  p: Omit<DrainParams, "kind" | "queues" | "processes">,
+): Promise<StepsDrainResult> {
+  const r = await runDrain(ctx, { ...p, kind: "steps" });
+  const steps = r.report.steps;
+  const want = p.n * STEPS_PER_JOB;
+  check(steps !== null && steps !== undefined, "the worker reported no step runs");
+  check(
+    steps?.stepRuns === want && steps.stepsNotOnce === 0,
+    `${steps?.stepsNotOnce} of ${want} steps ran their function other than exactly once (${steps?.stepRuns} runs)`,
+  );
+  const stored = await ctx.producer.stepCounts("steps");
+  check(stored.done === want, `the storage holds ${stored.done} done step checkpoints, expected ${want}`);
+  return {
+    stepsPerSec: want / (r.drainMs / 1000),
+    jobsPerSec: r.jobsPerSec,
+    drainMs: r.drainMs,
+    startupMs: r.startupMs,
+    cpuPerStep: perStep(r.cpu),
+    cpuPerJob: r.cpu,
+  };
+}
+
+/** A job's sleep may end this much before `SLEEP_MS` by the worker's clock (wake times are wall-clock instants). */
+const SLEEP_TOLERANCE_MS = 50;
+
+export interface SleepDrainResult {
+  /** From the first run of any job until nothing is pending. */
+  totalMs: number;
+  startupMs: number;
+  /** Handler runs a job: 1 where the sleep waits in process, 2 where the job is run again at its wake time. */
+  runsPerJob: number;
+  /** The shortest first-run-to-woken time of any job. */
+  minSleptMs: number;
+  /** The most runs in progress at once (at most the concurrency, or the run is INVALID). */
+  maxRunning: number;
+  /** From the first job's first run to the last job's first run. */
+  firstRunsSpanMs: number;
+  /** The median first-run-to-woken time. */
+  medianSleptMs: number;
+}
+
+/** W9s: see the top of this file. */
+export async function runSleepDrain(
+  ctx: MeasureContext,
+  p: Omit<DrainParams, "kind" | "queues" | "processes">,
+): Promise<SleepDrainResult> {
+  const r = await runDrain(ctx, { ...p, kind: "sleep" });
+  const s = r.report.steps;
+  check(
+    s !== null && s !== undefined && s.firstRunAt !== null && s.minSleptMs !== null,
+    "the worker reported no runs",
+  );
+  const firstRunAt = s?.firstRunAt as number;
+  const minSleptMs = s?.minSleptMs as number;
+  check(s !== null && s !== undefined && s.runs >= p.n, `${s?.runs} handler runs for ${p.n} jobs`);
+  check(
+    (s?.maxRunning ?? 0) <= p.concurrency,
+    `${s?.maxRunning} handler runs were in progress at once at concurrency ${p.concurrency}`,
+  );
+  check(
+    minSleptMs >= SLEEP_MS - SLEEP_TOLERANCE_MS,
+    `a job woke ${minSleptMs.toFixed(0)} ms after its first run, before its ${SLEEP_MS} ms sleep was over`,
+  );
+  return {
+    totalMs: r.settledAt - firstRunAt,
+    startupMs: firstRunAt - (r.settledAt - r.drainMs - r.startupMs),
+    runsPerJob: (s?.runs ?? 0) / p.n,
+    minSleptMs,
+    maxRunning: s?.maxRunning ?? 0,
+    firstRunsSpanMs: s?.firstRunsSpanMs ?? 0,
+    medianSleptMs: s?.medianSleptMs ?? minSleptMs,
   };
 }
 

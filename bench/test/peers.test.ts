@@ -4,6 +4,8 @@
  * registry's Node 24, better-sqlite3 13 hooked in): every row valid and verified, with the CPU-per-job
  * figures, and the ratios paired by runtime and storage. BullMQ's W8 row (its own flows: one parent over
  * n-1 children) beside Soniq's, verified like Soniq's (every step once, the fan-in job after the others).
+ * W9/W9s beside the durable-execution engines (DBOS Transact, OpenWorkflow) on the same PostgreSQL: every step's
+ * function once and every checkpoint stored, every job slept its 2 s, never more runs at once than the slots.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
@@ -91,4 +93,35 @@ test("bench/bullmq-flow-row-is-verified-beside-soniq", () => {
   }
   expect(stdout).toContain("| W8 flow (ms) |");
   expect(stdout).toContain("| BullMQ 6.7.0 (Redis) |");
+}, 300_000);
+
+test("bench/durable-steps-rows-are-verified-beside-dbos-and-openworkflow", () => {
+  // The harness checks every step function ran exactly once, the storage holds every done checkpoint, every job
+  // slept at least its 2 s between its first run and its end, and no more runs than the concurrency at once.
+  const systems = ["soniq-postgres", "soniq-sqlite", "dbos", "openworkflow"];
+  const { doc, stdout } = runQuick("results/test-peer-steps.json", "w9,w9s", systems);
+  expect(doc.invalid).toEqual({});
+  for (const system of systems) {
+    const w9 = doc.samples.find((s) => s.system === system && s.workload === "w9");
+    expect(w9?.valid, system).toBe(true);
+    expect(w9?.metrics.w9_steps_per_sec, system).toBeGreaterThan(0);
+    expect(w9?.metrics.w9_plain_jobs_per_sec, system).toBeGreaterThan(0);
+    const w9s = doc.samples.find((s) => s.system === system && s.workload === "w9s");
+    expect(w9s?.valid, system).toBe(true);
+    expect(w9s?.metrics.w9s_min_slept_ms, system).toBeGreaterThanOrEqual(1_950);
+    expect(w9s?.metrics.w9s_max_running, system).toBeLessThanOrEqual(10);
+  }
+  const metric = (system: string, workload: string, name: string) =>
+    doc.samples.find((s) => s.system === system && s.workload === workload)?.metrics[name];
+  // On Postgres the store's CPU per step is read; a sleeping Soniq or OpenWorkflow job runs again at its wake
+  // time, a DBOS workflow waits in its process.
+  expect(metric("soniq-postgres", "w9", "w9_store_cpu_us_per_step")).toBeGreaterThan(0);
+  expect(metric("dbos", "w9", "w9_store_cpu_us_per_step")).toBeGreaterThan(0);
+  expect(metric("soniq-postgres", "w9s", "w9s_runs_per_job_x")).toBe(2);
+  expect(metric("openworkflow", "w9s", "w9s_runs_per_job_x")).toBe(2);
+  expect(metric("dbos", "w9s", "w9s_runs_per_job_x")).toBe(1);
+  const pairs = new Set(doc.ratios.map((r) => `${r.soniq}/${r.peer}`));
+  expect([...pairs].sort()).toEqual(["soniq-postgres/dbos", "soniq-postgres/openworkflow"]);
+  expect(stdout).toContain("| W9 steps/s |");
+  expect(stdout).toContain("| DBOS Transact 5.3.0 postgres |");
 }, 300_000);

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { formatMetric } from "../src/columns.js";
 import { applies } from "../src/measurements.js";
-import { expandWorkloads, OPTIONAL_WORKLOADS } from "../src/options.js";
+import { expandWorkloads, OPTIONAL_WORKLOADS, parseOptions } from "../src/options.js";
 import type { Sample } from "../src/plan.js";
 import {
   computeRatios,
@@ -137,6 +137,51 @@ describe("report", () => {
     expect(formatMetric("sweep_us_per_row", 12.34)).toBe("12.3");
   });
 
+  test("report/w9-sections-formats-and-ratios", () => {
+    const w9 = {
+      w9_steps_per_sec: 20_000,
+      w9_jobs_per_sec: 2_000,
+      w9_store_cpu_us_per_step: 4.25,
+      w9_plain_store_cpu_us_per_job: 21.5,
+    };
+    const w9s = { w9s_ms: 2_500, w9s_ideal_ms: 2_100, w9s_vs_ideal_x: 1.19, w9s_runs_per_job_x: 2 };
+    const samples = [
+      sample("soniq-postgres", 1, w9, true, "w9"),
+      sample("soniq-postgres", 1, w9s, true, "w9s"),
+      sample("dbos", 1, { ...w9, w9_steps_per_sec: 5_000, w9_store_cpu_us_per_step: 17 }, true, "w9"),
+      sample("dbos", 1, { ...w9s, w9s_ms: 200_000, w9s_vs_ideal_x: 95, w9s_runs_per_job_x: 1 }, true, "w9s"),
+    ];
+    const summary = summarise(samples);
+    const table = renderTable([adapter("soniq-postgres"), adapter("dbos")], samples, summary);
+    expect(table).toContain("**W9 durable steps");
+    expect(table).toContain("**W9s durable sleep");
+    expect(table).toContain("| soniq-postgres | 20,000 | 2,000 | 4.3 | — | 21.5 |");
+    expect(table).toContain("| dbos | 200000.0 | 2100.0 | 95.00 | 1.00 |");
+    const ratios = computeRatios(summary, ["soniq-postgres"]);
+    const of = (metric: string) => ratios.find((r) => r.peer === "dbos" && r.metric === metric)?.value;
+    expect(of("w9_steps_per_sec")).toBe(4);
+    expect(of("w9_store_cpu_us_per_step")).toBe(4);
+    expect(of("w9s_ms")).toBe(80);
+    // The ideal and the runs a job are settings of the measurement, not results to compare.
+    expect(of("w9s_ideal_ms")).toBeUndefined();
+    expect(of("w9s_runs_per_job_x")).toBeUndefined();
+  });
+
+  test("report/self-ratios-of-one-metric-against-two-baselines", () => {
+    const values = computeSelfRatios({
+      "soniq-postgres": {
+        w9_store_cpu_us_per_step: 5,
+        w9_plain_store_cpu_us_per_job: 20,
+        c10_store_cpu_us: 25,
+      },
+      dbos: { w9_store_cpu_us_per_step: 30, w9_plain_store_cpu_us_per_job: 60 },
+    });
+    const table = renderSelfRatios([adapter("soniq-postgres"), adapter("dbos")], values);
+    expect(table).toContain("| W9 DB CPU a step ÷ a plain job | W9 DB CPU a step ÷ a W1 c10 job |");
+    expect(table).toContain("| soniq-postgres | 0.25x | 0.20x |");
+    expect(table).toContain("| dbos | 0.50x | — |");
+  });
+
   test("report/self-ratio-against-own-baseline", () => {
     const summary = { "soniq-postgres": { drain_c10: 200, drain_c10_rate: 150, drain_retained: 100 } };
     const values = computeSelfRatios(summary);
@@ -164,7 +209,41 @@ describe("options", () => {
       "w7-5000",
     ]);
     expect(expandWorkloads(["w1-limited"])).toEqual(["w1-limited-conc", "w1-limited-rate"]);
-    expect(() => expandWorkloads(["w9"])).toThrow(/unknown workload "w9"/);
+    expect(() => expandWorkloads(["w10"])).toThrow(/unknown workload "w10"/);
+  });
+
+  test("options/steps-group-is-w9-and-w9s-at-their-sizes", () => {
+    expect(OPTIONAL_WORKLOADS).toContain("w9");
+    expect(OPTIONAL_WORKLOADS).toContain("w9s");
+    expect(expandWorkloads(["steps"])).toEqual(["w9", "w9s"]);
+    const full = parseOptions(["--workloads", "w9,w9s", "--runs", "3"], {});
+    expect(full).not.toBe("help");
+    if (full === "help") return;
+    expect(full.workloads).toEqual(["w9", "w9s"]);
+    expect(full.sizes).toMatchObject({ stepJobs: 2_000, sleepJobs: 1_000 });
+    const quick = parseOptions(["--quick", "--workloads", "steps"], {});
+    expect(quick !== "help" && quick.sizes).toMatchObject({ stepJobs: 100, sleepJobs: 50 });
+    // The default set stays the job-queue workloads.
+    const defaults = parseOptions([], {});
+    expect(defaults !== "help" && defaults.workloads).not.toContain("w9");
+  });
+
+  test("options/w9-applies-to-durable-steps-and-the-engines-to-w9-only", () => {
+    for (const id of ["soniq-postgres", "soniq-sqlite", "soniq-memory", "dbos", "openworkflow"]) {
+      expect(applies(findSystem(id), "w9"), id).toBe(true);
+      expect(applies(findSystem(id), "w9s"), id).toBe(true);
+    }
+    for (const id of ["graphile-fast", "pg-boss", "bullmq", "plainjob", "limit"]) {
+      expect(applies(findSystem(id), "w9"), id).toBe(false);
+      expect(applies(findSystem(id), "w9s"), id).toBe(false);
+    }
+    // DBOS and OpenWorkflow are no job queue rows: W1-W8 and the optional queue workloads skip them.
+    for (const id of ["dbos", "openworkflow"]) {
+      for (const w of ["w1-c10", "w2-single", "w3", "w4", "w8", "w6", "w7-500", "scale-1"] as const) {
+        expect(applies(findSystem(id), w), `${id} ${w}`).toBe(false);
+      }
+    }
+    expect(applies(findSystem("soniq-postgres"), "w1-c10")).toBe(true);
   });
 
   test("options/retained-group-is-w5-and-w5b", () => {

@@ -18,6 +18,8 @@ import {
   type BenchWorker,
   type Counts,
   handle,
+  type QueueTaskKind,
+  queueKind,
   RETRY_ATTEMPTS,
   readIndex,
   type SystemAdapter,
@@ -78,12 +80,12 @@ class BullWorker implements BenchWorker {
 }
 
 class BullSession implements SystemSession {
-  private readonly queues: Record<TaskKind, Queue>;
+  private readonly queues: Record<QueueTaskKind, Queue>;
   /** W8's producer, opened with the session so its connection is up before a flow start is timed. */
   private readonly flows: FlowProducer;
 
   constructor(private readonly prefix: string) {
-    const open = (kind: TaskKind) => {
+    const open = (kind: QueueTaskKind) => {
       const queue = new Queue(queueOf(kind), { connection: connection(), prefix });
       queue.on("error", (err) => recordIncident("bullmq queue", err));
       return queue;
@@ -94,7 +96,7 @@ class BullSession implements SystemSession {
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {
-    await this.queues[kind].add(TASK_NAMES[kind], { i }, { attempts: attempts(kind) });
+    await this.queues[queueKind(kind)].add(TASK_NAMES[kind], { i }, { attempts: attempts(kind) });
   }
 
   async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
@@ -103,7 +105,7 @@ class BullSession implements SystemSession {
       data: { i: from + k },
       opts: { attempts: attempts(kind) },
     }));
-    await this.queues[kind].addBulk(jobs);
+    await this.queues[queueKind(kind)].addBulk(jobs);
   }
 
   /** W8: one flow, the parent (job n-1) over its n-1 children (jobs 0..n-2), in one atomic call. */
@@ -119,7 +121,7 @@ class BullSession implements SystemSession {
 
   async counts(kind: TaskKind): Promise<Counts> {
     // A parent in `waiting-children` is not runnable (W8: like a Soniq step waiting on its parents).
-    const c = await this.queues[kind].getJobCounts(
+    const c = await this.queues[queueKind(kind)].getJobCounts(
       "wait",
       "active",
       "delayed",
@@ -137,7 +139,7 @@ class BullSession implements SystemSession {
   }
 
   async settled(kind: TaskKind): Promise<boolean> {
-    const c = await this.queues[kind].getJobCounts("wait", "active", "delayed", "prioritized");
+    const c = await this.queues[queueKind(kind)].getJobCounts("wait", "active", "delayed", "prioritized");
     return Object.values(c).every((v) => v === 0);
   }
 

@@ -1,8 +1,10 @@
 /** Every benchmarked system, in table order. */
 import { bullmqSystem } from "./bullmq.js";
+import { dbosSystem } from "./dbos.js";
 import { graphile018FastSystem, graphileDefaultSystem, graphileFastSystem } from "./graphile.js";
 import { limitSystem } from "./limit.js";
 import { litequeSystem } from "./liteque.js";
+import { openWorkflowSystem } from "./openworkflow.js";
 import { pgBossSystem } from "./pg-boss.js";
 import { pgBoss12System } from "./pg-boss-12.js";
 import { plainjobSystem } from "./plainjob.js";
@@ -41,6 +43,8 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   litequeSystem,
   plainjobSystem,
   limitSystem,
+  dbosSystem,
+  openWorkflowSystem,
   soniqPostgresContractSystem,
   soniqPostgresBatch500System,
   soniqPostgresAsyncSystem,

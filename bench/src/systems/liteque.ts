@@ -17,6 +17,8 @@ import { SqliteCounts } from "./sqlite-counts.js";
 import {
   type BenchWorker,
   handle,
+  type QueueTaskKind,
+  queueKind,
   RETRY_ATTEMPTS,
   readIndex,
   type SystemAdapter,
@@ -60,7 +62,7 @@ class LitequeWorker implements BenchWorker {
   private running: Promise<void>[] = [];
 
   constructor(
-    private readonly queues: Record<TaskKind, SqliteQueue<Payload>>,
+    private readonly queues: Record<QueueTaskKind, SqliteQueue<Payload>>,
     private readonly spec: WorkerSpec,
   ) {}
 
@@ -88,12 +90,12 @@ class LitequeWorker implements BenchWorker {
 
 class LitequeSession implements SystemSession {
   constructor(
-    private readonly queues: Record<TaskKind, SqliteQueue<Payload>>,
+    private readonly queues: Record<QueueTaskKind, SqliteQueue<Payload>>,
     private readonly reads: SqliteCounts,
   ) {}
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {
-    await this.queues[kind].enqueue({ i }, { numRetries: numRetries(kind) });
+    await this.queues[queueKind(kind)].enqueue({ i }, { numRetries: numRetries(kind) });
   }
 
   async enqueueBatch(kind: TaskKind, from: number, count: number): Promise<void> {
@@ -154,7 +156,7 @@ export const litequeSystem: SystemAdapter = {
     const path = requirePath(target);
     const { buildDBClient, SqliteQueue } = await import("@soniq/bench-liteque");
     const db = buildDBClient(path);
-    const open = (kind: TaskKind) =>
+    const open = (kind: QueueTaskKind) =>
       new SqliteQueue<Payload>(TASK_NAMES[kind], db, {
         defaultJobArgs: { numRetries: 0 },
         keepFailedJobs: true,

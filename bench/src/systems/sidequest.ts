@@ -14,6 +14,8 @@ import type { setSidequestSpec } from "./sidequest-jobs.js";
 import {
   type BenchWorker,
   type Counts,
+  type QueueTaskKind,
+  queueKind,
   RETRY_ATTEMPTS,
   type SystemAdapter,
   type SystemSession,
@@ -39,7 +41,7 @@ interface SidequestApi {
 }
 interface Loaded {
   Sidequest: SidequestApi;
-  jobs: Record<TaskKind, unknown>;
+  jobs: Record<QueueTaskKind, unknown>;
   setSpec: typeof setSidequestSpec;
 }
 
@@ -57,7 +59,7 @@ function load(): Promise<Loaded> {
   return loading;
 }
 
-const CLASSES: Record<TaskKind, string> = {
+const CLASSES: Record<QueueTaskKind, string> = {
   noop: "BenchNoopJob",
   fail: "BenchFailJob",
   retry: "BenchRetryJob",
@@ -129,7 +131,7 @@ class SidequestSession implements SystemSession {
   private async builder(kind: TaskKind): Promise<JobBuilder> {
     this.configured ??= this.api.Sidequest.configure({ ...config(this.url, 1), skipMigration: true });
     await this.configured;
-    const b = this.api.Sidequest.build(this.api.jobs[kind]).queue(QUEUE);
+    const b = this.api.Sidequest.build(this.api.jobs[queueKind(kind)]).queue(QUEUE);
     if (kind === "retry") return b.maxAttempts(RETRY_ATTEMPTS).retryDelay(0);
     return b.maxAttempts(1);
   }
@@ -144,13 +146,13 @@ class SidequestSession implements SystemSession {
   }
 
   async counts(kind: TaskKind): Promise<Counts> {
-    const row = (await this.pool.query<Counts>(COUNTS, [CLASSES[kind]])).rows[0];
+    const row = (await this.pool.query<Counts>(COUNTS, [CLASSES[queueKind(kind)]])).rows[0];
     if (!row) throw new Error("sidequest counts returned no row");
     return row;
   }
 
   async settled(kind: TaskKind): Promise<boolean> {
-    const res = await this.pool.query<{ settled: boolean }>(SETTLED, [CLASSES[kind]]);
+    const res = await this.pool.query<{ settled: boolean }>(SETTLED, [CLASSES[queueKind(kind)]]);
     return res.rows[0]?.settled === true;
   }
 

@@ -14,6 +14,7 @@ export const soniqMemorySystem: SystemAdapter = {
   immediateRetries: true,
   queueLimits: true,
   flows: true,
+  steps: true,
   notes: "memoryBackend() with default settings; producer and worker in one process",
   async prepare() {},
   async open() {

@@ -7,7 +7,7 @@ import type { PostgresBackendOptions } from "@soniq/backend-postgres";
 import type { Plugin, SoniqOptions, WorkerOptions } from "@soniq/core";
 import { benchClient, harnessPool } from "../pg-admin.js";
 import type { CountQuery } from "./soniq-session.js";
-import type { Counts, RetentionSweep, SystemAdapter, SystemTarget } from "./types.js";
+import type { Counts, RetentionSweep, StepCounts, SystemAdapter, SystemTarget } from "./types.js";
 import { TASK_NAMES } from "./types.js";
 
 const COUNTS = `SELECT
@@ -32,6 +32,10 @@ async function prepare(target: SystemTarget): Promise<void> {
     await backend.close();
   }
 }
+
+/** W9: the done step checkpoints of the jobs of one name (a sleep's checkpoint is kind `sleep`). */
+const STEP_COUNTS = `SELECT count(*)::int AS done FROM soniq_job_steps s JOIN soniq_jobs j ON j.id = s.job_id
+  WHERE j.job_name = $1 AND s.kind = 'step' AND s.state = 'done'`;
 
 /** Each EXISTS runs on a partial index (status 'queued' or 'processing'). */
 const SETTLED = `SELECT NOT EXISTS (SELECT 1 FROM soniq_jobs WHERE status = 'queued' AND job_name = $1)
@@ -103,6 +107,11 @@ function countQuery(url: string, keepsDone = true): { query: CountQuery; end: ()
       const res = await pool.query<{ settled: boolean }>(SETTLED, [TASK_NAMES[kind]]);
       return res.rows[0]?.settled === true;
     },
+    async stepCounts(kind) {
+      const row = (await pool.query<StepCounts>(STEP_COUNTS, [TASK_NAMES[kind]])).rows[0];
+      if (!row) throw new Error("soniq step counts returned no row");
+      return row;
+    },
   };
   return { query, end: () => pool.end() };
 }
@@ -115,6 +124,8 @@ interface AppRow {
   optional?: true;
   /** The W8 workflow row (not for rows whose settings change what a flow keeps). */
   flows?: true;
+  /** The W9/W9s row: durable steps and sleep inside a job. */
+  steps?: true;
   /** Extra modules to load before the clock starts. */
   preload?: () => Promise<unknown>;
   backendOptions?: PostgresBackendOptions;
@@ -141,6 +152,7 @@ function appRow(row: AppRow): SystemAdapter {
     immediateRetries: true,
     queueLimits: true,
     ...(row.flows ? { flows: true } : {}),
+    ...(row.steps ? { steps: true } : {}),
     notes: row.notes,
     prepare,
     async open(target) {
@@ -168,6 +180,7 @@ export const soniqPostgresSystem = appRow({
   id: "soniq-postgres",
   label: "Soniq postgres",
   flows: true,
+  steps: true,
   notes: "new Soniq({ backend: postgresBackend(...) }) with default settings, soniq.worker({ concurrency })",
 });
 

@@ -26,7 +26,9 @@ import {
   queueName,
   RETRY_ATTEMPTS,
   readIndex,
-  type StartListener,
+  runSleep,
+  runSteps,
+  type StepCounts,
   type SystemSession,
   TASK_NAMES,
   type TaskKind,
@@ -40,6 +42,8 @@ const SONIQ_RESULT_TTL_MS = 300_000;
 export interface CountQuery {
   counts(kind: TaskKind): Promise<Counts>;
   settled(kind: TaskKind): Promise<boolean>;
+  /** W9: the step checkpoints stored for the jobs of a kind (else read through `soniq.jobs.steps`). */
+  stepCounts?(kind: TaskKind): Promise<StepCounts>;
 }
 
 async function statsCounts(backend: Backend<unknown>): Promise<Counts> {
@@ -60,7 +64,9 @@ function connectOnce(backend: Backend<unknown>): () => Promise<void> {
 export class SoniqAppSession implements SystemSession {
   private readonly soniq: Soniq;
   private readonly defs;
-  private listener: StartListener | null = null;
+  private spec: WorkerSpec | null = null;
+  /** W9 without a count query: the ids of the `steps` jobs this session enqueued, to read their checkpoints. */
+  private readonly stepJobIds: string[] = [];
   readonly connectProducer: () => Promise<void>;
 
   constructor(
@@ -77,8 +83,9 @@ export class SoniqAppSession implements SystemSession {
     this.soniq = new Soniq({ ...soniqOptions, backend });
     this.connectProducer = connectOnce(backend);
     for (const plugin of plugins) this.soniq.use(plugin);
-    const run = (kind: TaskKind) => (args: BenchArgs) =>
-      handle({ concurrency: 0, onStart: (k, i) => this.listener?.(k, i) }, kind, readIndex(args));
+    const idle: WorkerSpec = { concurrency: 0, onStart: () => {} };
+    const spec = () => this.spec ?? idle;
+    const run = (kind: TaskKind) => (args: BenchArgs) => handle(spec(), kind, readIndex(args));
     this.defs = {
       noop: this.soniq.job<BenchArgs>(TASK_NAMES.noop, run("noop")),
       fail: this.soniq.job<BenchArgs>(TASK_NAMES.fail, run("fail"), { maxAttempts: 1 }),
@@ -86,11 +93,18 @@ export class SoniqAppSession implements SystemSession {
         maxAttempts: RETRY_ATTEMPTS,
         retry: { backoff: "fixed", delayMs: 0 },
       }),
+      steps: this.soniq.job<BenchArgs>(TASK_NAMES.steps, (args, ctx) =>
+        runSteps(spec(), readIndex(args), (name, fn) => ctx.step(name, fn)),
+      ),
+      sleep: this.soniq.job<BenchArgs>(TASK_NAMES.sleep, (args, ctx) =>
+        runSleep(spec(), readIndex(args), (name, ms) => ctx.sleep(name, ms)),
+      ),
     };
   }
 
   async enqueueOne(kind: TaskKind, i: number): Promise<void> {
-    await this.defs[kind].enqueue({ i });
+    const handle = await this.defs[kind].enqueue({ i });
+    if (kind === "steps" && !this.countQuery?.stepCounts) this.stepJobIds.push(handle.id);
   }
 
   async enqueueBatch(kind: TaskKind, from: number, count: number, queues?: number): Promise<void> {
@@ -99,7 +113,18 @@ export class SoniqAppSession implements SystemSession {
       const i = from + k;
       return queues ? { job, args: { i }, options: { queue: queueName(i, queues) } } : { job, args: { i } };
     });
-    await this.soniq.jobs.enqueueMany(items);
+    const handles = await this.soniq.jobs.enqueueMany(items);
+    if (kind === "steps" && !this.countQuery?.stepCounts) for (const h of handles) this.stepJobIds.push(h.id);
+  }
+
+  async stepCounts(kind: TaskKind): Promise<StepCounts> {
+    if (this.countQuery?.stepCounts) return this.countQuery.stepCounts(kind);
+    if (kind !== "steps") return { done: 0 };
+    let done = 0;
+    for (const id of this.stepJobIds) {
+      for (const s of await this.soniq.jobs.steps(id)) if (s.kind === "step" && s.state === "done") done++;
+    }
+    return { done };
   }
 
   async limitQueue(limit: QueueLimit): Promise<void> {
@@ -128,7 +153,7 @@ export class SoniqAppSession implements SystemSession {
   }
 
   async createWorker(spec: WorkerSpec): Promise<BenchWorker> {
-    this.listener = spec.onStart;
+    this.spec = spec;
     const worker: Worker = this.soniq.worker({ ...this.workerOptions, concurrency: spec.concurrency });
     // A claim, state write or heartbeat that failed: the worker survives it, the measurement does not count.
     worker.on("error", ({ error, during }) => recordIncident(`soniq worker (${during})`, error));

@@ -30,6 +30,7 @@ export const soniqSqliteSystem: SystemAdapter = {
   immediateRetries: true,
   queueLimits: true,
   flows: true,
+  steps: true,
   notes: "sqliteBackend({ filename }) (WAL) with default settings; producer and worker in one process",
   prepare,
   async open(target) {

@@ -12,7 +12,26 @@
  * `RETRY_ATTEMPTS`, retried at once (no backoff), so each runs that many times before its terminal failure
  * (w4-retry).
  */
-export type TaskKind = "noop" | "fail" | "retry";
+export type TaskKind = QueueTaskKind | StepTaskKind;
+/** The job queue workloads' kinds (W1-W8), which every system runs. */
+export type QueueTaskKind = "noop" | "fail" | "retry";
+/**
+ * W9 and W9s (systems with `steps`): `steps` jobs run `STEPS_PER_JOB` durable no-op steps (`runSteps`), `sleep`
+ * jobs one durable sleep of `SLEEP_MS` (`runSleep`). Both end done.
+ */
+export type StepTaskKind = "steps" | "sleep";
+
+/** A queue workload's kind; a W9/W9s kind throws (a system without durable steps never gets one). */
+export function queueKind(kind: TaskKind): QueueTaskKind {
+  if (kind === "steps" || kind === "sleep")
+    throw new Error(`"${kind}" jobs need durable steps, which this system does not run`);
+  return kind;
+}
+
+/** W9: durable steps per `steps` job. */
+export const STEPS_PER_JOB = 10;
+/** W9s: the durable sleep of a `sleep` job. */
+export const SLEEP_MS = 2_000;
 
 /** Attempts of a `retry` job, all of them failing. */
 export const RETRY_ATTEMPTS = 3;
@@ -46,6 +65,12 @@ export interface Counts {
   distinct: number | null;
 }
 
+/** W9's storage check: the checkpoints the system stored for the jobs of a kind. */
+export interface StepCounts {
+  /** Completed step checkpoints (a step's stored value) over every job of the kind. */
+  done: number;
+}
+
 /** A limit on the queue the jobs use (`soniq.queues.configure`'s shape): w1-limited. */
 export interface QueueLimit {
   concurrency?: number;
@@ -63,6 +88,12 @@ export type StartListener = (kind: TaskKind, i: number) => void;
 export interface WorkerSpec {
   concurrency: number;
   onStart: StartListener;
+  /** W9: step `k` of job `i` ran its function (a step answered from its checkpoint does not call this). */
+  onStep?: (i: number, k: number) => void;
+  /** W9s: a run of job `i` began (each run from the top: once before its sleep, and again after it on a replay). */
+  onRun?: (i: number) => void;
+  /** W9s: that run ended (returned, or left the handler at its sleep: the check of how many run at once). */
+  onRunEnd?: (i: number) => void;
 }
 
 /** A worker that is built (connected, handlers registered) but claims nothing until `start()`. */
@@ -106,6 +137,11 @@ export interface SystemSession {
    * A peer with parent/child jobs (BullMQ's `FlowProducer`: one parent with n-1 children) implements it too.
    */
   startFanIn?(n: number): Promise<void>;
+  /**
+   * W9 (systems with `steps`): the step checkpoints stored for the jobs of `kind`, read once at the end of the
+   * drain (every job's `STEPS_PER_JOB` steps must be there).
+   */
+  stepCounts?(kind: TaskKind): Promise<StepCounts>;
   close(): Promise<void>;
 }
 
@@ -174,6 +210,16 @@ export interface SystemAdapter {
   readonly queueLimits?: boolean;
   /** W8 applies: the session implements `startFanIn` (workflows / parent-child jobs). */
   readonly flows?: boolean;
+  /**
+   * W9 and W9s apply: durable steps and a durable sleep inside a job (`steps` and `sleep` jobs, `runSteps` and
+   * `runSleep` as their handlers, `stepCounts` on the session).
+   */
+  readonly steps?: boolean;
+  /**
+   * Only W9 and W9s apply (a durable-execution engine beside the job queues, not one of them): its `noop`
+   * jobs exist for W9's plain-job figure (a workflow with no step), not for W1-W8.
+   */
+  readonly stepsOnly?: boolean;
   /** Load what `open` needs ahead of time (modules imported on first use). */
   preload?(): Promise<unknown>;
   /** Create the schema in a fresh target. Runs once per measurement, before any session opens. */
@@ -190,10 +236,12 @@ export const TASK_NAMES: Record<TaskKind, string> = {
   noop: "bench.noop",
   fail: "bench.fail",
   retry: "bench.retry",
+  steps: "bench.steps",
+  sleep: "bench.sleep",
 };
 
-/** The kind of a job from its task name (`noop` for a name that is none of them). */
-export function kindOfTask(name: string): TaskKind {
+/** The kind of a queue job from its task name (`noop` for a name that is none of them). */
+export function kindOfTask(name: string): QueueTaskKind {
   return name === TASK_NAMES.fail ? "fail" : name === TASK_NAMES.retry ? "retry" : "noop";
 }
 
@@ -217,4 +265,41 @@ export class BenchFailure extends Error {
 export async function handle(spec: WorkerSpec, kind: TaskKind, i: number): Promise<void> {
   spec.onStart(kind, i);
   if (kind !== "noop") throw new BenchFailure(i);
+}
+
+/** What a system's durable step call looks like to W9 (Soniq's `ctx.step`, DBOS's `runStep`, ...). */
+export type StepCall = (name: string, fn: () => number) => Promise<number>;
+
+/**
+ * W9's handler on every system: report the start, then `STEPS_PER_JOB` no-op steps named `s0..s9`, each
+ * returning its index (`for i in 0..9: await step("s" + i, () => i)`); a step that answers another value throws.
+ */
+export async function runSteps(spec: WorkerSpec, i: number, step: StepCall): Promise<void> {
+  spec.onStart("steps", i);
+  for (let k = 0; k < STEPS_PER_JOB; k++) {
+    const value = await step(`s${k}`, () => {
+      spec.onStep?.(i, k);
+      return k;
+    });
+    if (value !== k) throw new Error(`step s${k} of job ${i} answered ${JSON.stringify(value)}`);
+  }
+}
+
+/**
+ * W9s's handler on every system: report the run, sleep `SLEEP_MS` durably (named `nap`), then report the
+ * job's start: `onStart` comes once a job, after its sleep, whether the system waits in process (one run) or
+ * runs the handler again from the top at the wake time (two runs).
+ */
+export async function runSleep(
+  spec: WorkerSpec,
+  i: number,
+  sleep: (name: string, ms: number) => Promise<void>,
+): Promise<void> {
+  spec.onRun?.(i);
+  try {
+    await sleep("nap", SLEEP_MS);
+    spec.onStart("sleep", i);
+  } finally {
+    spec.onRunEnd?.(i);
+  }
 }
