@@ -27,6 +27,7 @@ function newJob(i: number, queue: string): NewJob {
     group: null,
     flowId: null,
     stepRef: null,
+    argsVersion: null,
     traceId: null,
     traceContext: null,
   };

@@ -123,6 +123,7 @@ describe("example/readme-snippets", () => {
       "recurring",
       "workflows",
       "durable-steps",
+      "versions",
       "tracing",
       "webhooks",
       "webhook-verify",
@@ -246,6 +247,17 @@ describe("example/readme-snippets", () => {
       .filter((line) => line.startsWith("// -> "))
       .map((line) => line.slice("// -> ".length));
     expect(promised).toHaveLength(4);
+    expect(result.stdout.trimEnd().split("\n")).toEqual(promised);
+  }, 60_000);
+
+  it("example/readme-snippet-versions: the old job is upcast and run by the new code, as its comments say", async () => {
+    const result = await runSnippet("versions", work.path);
+    expectSuccess(result);
+    const promised = (byName.get("versions") ?? "")
+      .split("\n")
+      .filter((line) => line.startsWith("// -> "))
+      .map((line) => line.slice("// -> ".length));
+    expect(promised).toHaveLength(2);
     expect(result.stdout.trimEnd().split("\n")).toEqual(promised);
   }, 60_000);
 

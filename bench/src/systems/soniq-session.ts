@@ -182,6 +182,7 @@ function newJob(kind: TaskKind, i: number, queues?: number): NewJob {
     group: null,
     flowId: null,
     stepRef: null,
+    argsVersion: null,
     traceId: null,
     traceContext: null,
   };

@@ -97,6 +97,7 @@ function replay(
     seq: store.nextSeq(),
     flowId: rejoined ? row.flowId : null,
     stepRef: rejoined ? row.stepRef : null,
+    argsVersion: row.argsVersion,
   };
   store.insertJob(queuedRecord(fields, now), now);
   moveForReplay(store, id, request.newId, steps, now);

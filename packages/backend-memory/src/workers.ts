@@ -31,10 +31,11 @@ export function workersFacet(store: MemoryStore): WorkersFacet {
         id: job.id,
         attempts: job.attempts,
       })),
-    registerTaskNames: async (workerId, names) => {
+    registerTaskNames: async (workerId, tasks) => {
       const now = store.now();
-      for (const taskName of names) {
-        store.taskNames.set(`${taskName}\u0000${workerId}`, { taskName, workerId, lastSeenAt: now });
+      // One row per (task name, worker): registering again replaces its version and moves lastSeenAt.
+      for (const { name: taskName, version } of tasks) {
+        store.taskNames.set(`${taskName}\u0000${workerId}`, { taskName, workerId, lastSeenAt: now, version });
       }
     },
     listTaskNames: async () => listTaskNames(store),
@@ -85,7 +86,12 @@ function recoverStale(store: MemoryStore, staleAfterMs: number): StaleRecovery {
 function listTaskNames(store: MemoryStore): TaskNameRow[] {
   return [...store.taskNames.values()]
     .sort((a, b) => compare(a.taskName, b.taskName) || compare(a.workerId, b.workerId))
-    .map((r) => ({ taskName: r.taskName, workerId: r.workerId, lastSeenAt: new Date(r.lastSeenAt) }));
+    .map((r) => ({
+      taskName: r.taskName,
+      workerId: r.workerId,
+      lastSeenAt: new Date(r.lastSeenAt),
+      version: r.version,
+    }));
 }
 
 function compare(a: string, b: string): number {

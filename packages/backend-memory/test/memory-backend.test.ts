@@ -25,6 +25,7 @@ function job(overrides: Partial<NewJob> = {}): NewJob {
     group: null,
     flowId: null,
     stepRef: null,
+    argsVersion: null,
     traceId: null,
     traceContext: null,
     ...overrides,

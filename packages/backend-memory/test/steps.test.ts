@@ -33,6 +33,7 @@ function newJob(overrides: Partial<NewJob> = {}): NewJob {
     group: null,
     flowId: null,
     stepRef: null,
+    argsVersion: null,
     traceId: null,
     traceContext: null,
     ...overrides,

@@ -49,6 +49,7 @@ function job(): NewJob {
     group: null,
     flowId: null,
     stepRef: null,
+    argsVersion: null,
     traceId: null,
     traceContext: null,
   };

@@ -94,7 +94,8 @@ const BUMPED = `UPDATE soniq_dead_letter_jobs
   SET resurrection_count = resurrection_count + 1, last_resurrection_at = now()`;
 
 /**
- * The main write of a replay: `bumped` (the dead letter's count) and `inserted` (the new job). `step` null
+ * The main write of a replay: `bumped` (the dead letter's count) and `inserted` (the new job, with the dead
+ * letter's name, args and args version: the worker upcasts older args at run). `step` null
  * replays a dead letter outside flows only; otherwise the row may be a step's, and the new job takes the
  * step's place in its flow when `step.rejoin` (core's flow program said so, in this transaction).
  */
@@ -107,11 +108,11 @@ function replayed(id: string, request: ReplayRequest, step: { rejoin: boolean } 
       step === null ? "" : `, CASE WHEN ${rejoin} THEN flow_id END, CASE WHEN ${rejoin} THEN step_ref END`;
     return `bumped AS (${BUMPED}
   WHERE id = ${row}${step === null ? " AND flow_id IS NULL" : ""}
-  RETURNING job_name, args, queue, priority, max_attempts${flowColumns}),
+  RETURNING job_name, args, args_version, queue, priority, max_attempts${flowColumns}),
 inserted AS (
-  INSERT INTO soniq_jobs (id, job_name, args, queue, priority, max_attempts, scheduled_at${flowColumns},
+  INSERT INTO soniq_jobs (id, job_name, args, args_version, queue, priority, max_attempts, scheduled_at${flowColumns},
     trace_id, trace_context)
-  SELECT ${bind.param(request.newId)}, job_name, args, COALESCE(${bind.param(request.queue)}::text, queue),
+  SELECT ${bind.param(request.newId)}, job_name, args, args_version, COALESCE(${bind.param(request.queue)}::text, queue),
     COALESCE(${bind.param(request.priority)}::int, priority), max_attempts,
     COALESCE(${bind.param(request.scheduledAt)}::timestamptz, now())${stepValues},
     ${bind.param(request.traceId)}, ${bind.param(traceJson(request))}::jsonb

@@ -3,6 +3,7 @@ import type {
   ProcessingJob,
   StaleRecovery,
   TaskNameRow,
+  TaskRegistration,
   WorkerInfo,
   WorkerRegistration,
   WorkersFacet,
@@ -20,7 +21,7 @@ export function workersFacet(ctx: PgContext): WorkersFacet {
     list: () => list(ctx),
     recoverStale: (staleAfterMs) => recoverStale(ctx, staleAfterMs),
     processing: (workerId) => processing(ctx, workerId),
-    registerTaskNames: (workerId, names) => registerTaskNames(ctx, workerId, names),
+    registerTaskNames: (workerId, tasks) => registerTaskNames(ctx, workerId, tasks),
     listTaskNames: () => listTaskNames(ctx),
   };
 }
@@ -114,23 +115,35 @@ async function processing(ctx: PgContext, workerId: string): Promise<ProcessingJ
   return res.rows.map((row) => ({ id: row.id, attempts: row.attempts }));
 }
 
-async function registerTaskNames(ctx: PgContext, workerId: string, names: readonly string[]): Promise<void> {
-  if (names.length === 0) return;
+/**
+ * One row per (task name, worker), its version replaced by each registration (a worker that re-registers after a
+ * deploy reports its new handlers). A name listed twice counts once, its last version (an upsert cannot write
+ * one row twice in a statement).
+ */
+async function registerTaskNames(
+  ctx: PgContext,
+  workerId: string,
+  tasks: readonly TaskRegistration[],
+): Promise<void> {
+  if (tasks.length === 0) return;
+  const byName = new Map<string, number | null>();
+  for (const task of tasks) byName.set(task.name, task.version ?? null);
   await query(ctx, "workers.registerTaskNames", {
-    text: `INSERT INTO soniq_task_registry (task_name, worker_id)
-      SELECT DISTINCT unnest($2::text[]), $1
-      ON CONFLICT (task_name, worker_id) DO UPDATE SET last_seen_at = now()`,
-    values: [workerId, [...names]],
+    text: `INSERT INTO soniq_task_registry (task_name, version, worker_id)
+      SELECT t.name, t.version, $1 FROM unnest($2::text[], $3::int[]) AS t(name, version)
+      ON CONFLICT (task_name, worker_id) DO UPDATE SET version = EXCLUDED.version, last_seen_at = now()`,
+    values: [workerId, [...byName.keys()], [...byName.values()]],
   });
 }
 
 async function listTaskNames(ctx: PgContext): Promise<TaskNameRow[]> {
   const res = await query<Row>(ctx, "workers.listTaskNames", {
-    text: "SELECT task_name, worker_id, last_seen_at FROM soniq_task_registry ORDER BY task_name, worker_id",
+    text: "SELECT task_name, version, worker_id, last_seen_at FROM soniq_task_registry ORDER BY task_name, worker_id",
   });
   return res.rows.map((row) => ({
     taskName: String(row.task_name),
     workerId: String(row.worker_id),
     lastSeenAt: toDate(row.last_seen_at),
+    version: row.version === null || row.version === undefined ? null : Number(row.version),
   }));
 }

@@ -20,6 +20,7 @@ const ALL = [
   "0012_flow_finished",
   "0013_slim_indexes",
   "0014_job_steps",
+  "0015_args_version",
 ];
 
 let db: TestDatabase;

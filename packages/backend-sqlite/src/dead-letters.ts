@@ -80,10 +80,12 @@ function count(ctx: SqliteContext, query: DeadLetterMatch): number {
 }
 
 const REPLAY_INSERT = `INSERT INTO soniq_jobs (id, job_name, args, status, attempts, max_attempts, queue,
-    priority, unique_job, scheduled_at, created_at, updated_at, flow_id, step_ref, trace_id, trace_context)
+    priority, unique_job, scheduled_at, created_at, updated_at, flow_id, step_ref, args_version, trace_id,
+    trace_context)
   SELECT @newId, job_name, args, 'queued', 0, max_attempts, COALESCE(@queue, queue),
     COALESCE(@priority, priority), 0, COALESCE(@scheduledAt, ${NOW}), ${NOW}, ${NOW},
-    CASE WHEN @rejoin THEN flow_id END, CASE WHEN @rejoin THEN step_ref END, @traceId, @traceContext
+    CASE WHEN @rejoin THEN flow_id END, CASE WHEN @rejoin THEN step_ref END, args_version, @traceId,
+    @traceContext
   FROM soniq_dead_letter_jobs WHERE id = @id
   RETURNING queue`;
 

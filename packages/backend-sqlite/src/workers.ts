@@ -1,6 +1,6 @@
 /**
- * The workers facet: register, heartbeat, stop, list, stale recovery, and the observability-only task
- * registry.
+ * The workers facet: register, heartbeat, stop, list, stale recovery, and the task registry (which jobs each
+ * worker serves, with the version of their arguments its handlers take: explain's `newer_version` reads it).
  *
  * Stale recovery runs in one IMMEDIATE transaction: the active workers whose heartbeat is older than the
  * threshold become `stopped`; then every processing job whose worker is stopped (just now or earlier) or
@@ -11,6 +11,7 @@ import type {
   ProcessingJob,
   StaleRecovery,
   TaskNameRow,
+  TaskRegistration,
   WorkerRegistration,
   WorkersFacet,
 } from "@soniq/core/backend";
@@ -34,8 +35,8 @@ export function workersFacet(ctx: SqliteContext): WorkersFacet {
     recoverStale: (staleAfterMs) => runSync("workers.recoverStale", () => recoverStale(ctx, staleAfterMs)),
     processing: (workerId) =>
       runSync("workers.processing", () => ctx.statement(PROCESSING).all(workerId) as ProcessingJob[]),
-    registerTaskNames: (workerId, names) =>
-      runSync("workers.registerTaskNames", () => registerTaskNames(ctx, workerId, names)),
+    registerTaskNames: (workerId, tasks) =>
+      runSync("workers.registerTaskNames", () => registerTaskNames(ctx, workerId, tasks)),
     listTaskNames: () => runSync("workers.listTaskNames", () => listTaskNames(ctx)),
   };
 }
@@ -89,30 +90,35 @@ function recoverStale(ctx: SqliteContext, staleAfterMs: number): StaleRecovery {
   return { workerIds, requeuedJobIds: jobs.map((j) => j.id) };
 }
 
-const REGISTER_TASK = `INSERT INTO soniq_task_registry (task_name, worker_id, last_seen_at)
-  VALUES (?, ?, ${NOW})
-  ON CONFLICT (task_name, worker_id) DO UPDATE SET last_seen_at = excluded.last_seen_at`;
+// Registering a (task, worker) again replaces its version: a restarted worker may run a newer handler.
+const REGISTER_TASK = `INSERT INTO soniq_task_registry (task_name, worker_id, version, last_seen_at)
+  VALUES (?, ?, ?, ${NOW})
+  ON CONFLICT (task_name, worker_id) DO UPDATE SET version = excluded.version,
+    last_seen_at = excluded.last_seen_at`;
 
-function registerTaskNames(ctx: SqliteContext, workerId: string, names: readonly string[]): void {
-  if (names.length === 0) return;
+function registerTaskNames(ctx: SqliteContext, workerId: string, tasks: readonly TaskRegistration[]): void {
+  if (tasks.length === 0) return;
   immediate(ctx, () => {
-    for (const name of names) ctx.statement(REGISTER_TASK).run(name, workerId);
+    const register = ctx.statement(REGISTER_TASK);
+    for (const task of tasks) register.run(task.name, workerId, task.version ?? null);
   });
 }
 
 const LIST_TASK_NAMES =
-  "SELECT task_name, worker_id, last_seen_at FROM soniq_task_registry ORDER BY task_name, worker_id";
+  "SELECT task_name, worker_id, version, last_seen_at FROM soniq_task_registry ORDER BY task_name, worker_id";
 
 function listTaskNames(ctx: SqliteContext): TaskNameRow[] {
   const rows = ctx.statement(LIST_TASK_NAMES).all() as {
     task_name: string;
     worker_id: string;
+    version: number | null;
     last_seen_at: number;
   }[];
   return rows.map((r) => ({
     taskName: r.task_name,
     workerId: r.worker_id,
     lastSeenAt: new Date(r.last_seen_at),
+    version: r.version,
   }));
 }
 

@@ -32,7 +32,7 @@ const SIZE = 2 * ROWS_PER_INSERT + 7;
 function shape(queue: string, i: number): NewJob {
   const variants: Partial<NewJob>[] = [
     { args: { i, text: "quotes \" and ' and \\ and ünïcödé" } },
-    { args: i, priority: i % 200, maxAttempts: 1 + (i % 9), group: `g-${i % 3}` },
+    { args: i, priority: i % 200, maxAttempts: 1 + (i % 9), group: `g-${i % 3}`, argsVersion: 1 + (i % 5) },
     { args: [i, null, { deep: [true] }], producerId: `p-${i}`, traceId: `${i}`.padStart(32, "0") },
     { args: null, scheduledAt: new Date(Date.now() + 3_600_000), traceContext: { traceparent: `00-${i}` } },
   ];
@@ -40,7 +40,7 @@ function shape(queue: string, i: number): NewJob {
 }
 
 const COLUMNS = `job_name, args, args_hash, status, attempts, max_attempts, priority, unique_job, dedup_key,
-  scheduled_at > created_at + 60000 AS later, producer_id, "group", trace_id, trace_context`;
+  scheduled_at > created_at + 60000 AS later, producer_id, "group", trace_id, trace_context, args_version`;
 const rows = (queue: string) =>
   db.prepare(`SELECT ${COLUMNS} FROM soniq_jobs WHERE queue = ? ORDER BY id`).all(queue);
 const count = (queue: string) =>

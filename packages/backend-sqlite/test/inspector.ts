@@ -35,6 +35,7 @@ function job(r: Row): Job {
     group: r.group as string | null,
     flowId: (r.flow_id ?? null) as string | null,
     stepRef: (r.step_ref ?? null) as string | null,
+    argsVersion: (r.args_version ?? null) as number | null,
     createdAt: date(r.created_at),
     updatedAt: date(r.updated_at),
     progress: json(r.progress ?? null),
@@ -62,6 +63,7 @@ function deadLetterJob(r: Row): DeadLetterJob {
     createdAt: date(r.created_at),
     flowId: (r.flow_id ?? null) as string | null,
     stepRef: (r.step_ref ?? null) as string | null,
+    argsVersion: (r.args_version ?? null) as number | null,
     traceId: r.trace_id as string | null,
     traceContext: json(r.trace_context),
   };

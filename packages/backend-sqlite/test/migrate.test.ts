@@ -22,6 +22,7 @@ const journalTags = [
   "0009_flow_finished",
   "0010_slim_indexes",
   "0011_job_steps",
+  "0012_args_version",
 ];
 
 function migrationRows(file: string): { hash: string; created_at: number }[] {

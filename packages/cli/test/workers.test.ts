@@ -35,7 +35,7 @@ beforeAll(async () => {
       metadata: null,
     });
   }
-  await app.backend.workers.registerTaskNames(live, ["emails.send"]);
+  await app.backend.workers.registerTaskNames(live, [{ name: "emails.send", version: null }]);
   const client = new pg.Client({ connectionString: db.url });
   await client.connect();
   try {

@@ -135,6 +135,7 @@ export {
   type StepWrite,
   type StoredWebhookEndpoint,
   type TaskNameRow,
+  type TaskRegistration,
   type TickRecord,
   type TickRecordResult,
   type WaitRequest,

@@ -22,6 +22,7 @@ const newJob = (queue: string): NewJob => ({
   group: null,
   flowId: null,
   stepRef: null,
+  argsVersion: null,
   traceId: null,
   traceContext: null,
 });

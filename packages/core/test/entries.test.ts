@@ -309,6 +309,7 @@ const PINNED: Record<"index" | "plugin" | "ops" | "backend", string[]> = {
     "TICK_COLUMNS",
     "TICK_OUTCOMES",
     "TaskNameRow",
+    "TaskRegistration",
     "TickEffects",
     "TickOutcome",
     "TickRecord",

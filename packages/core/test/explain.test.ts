@@ -23,7 +23,10 @@ async function withLiveWorker(queues: string[], names: string[]) {
   const soniq = app({ allowUnknownJobNames: true });
   const w = worker(queues);
   await soniq.backend.workers.register(w);
-  await soniq.backend.workers.registerTaskNames(w.id, names);
+  await soniq.backend.workers.registerTaskNames(
+    w.id,
+    names.map((name) => ({ name, version: null })),
+  );
   return { soniq, workerId: w.id };
 }
 
@@ -142,7 +145,7 @@ describe("explain", () => {
     const w = worker(["lonely"]);
     await soniq.backend.workers.register(w);
     expect(codes(await soniq.jobs.explain(id))).toEqual(["no_handler_for_job"]);
-    await soniq.backend.workers.registerTaskNames(w.id, ["n.job"]);
+    await soniq.backend.workers.registerTaskNames(w.id, [{ name: "n.job", version: null }]);
     expect(await soniq.jobs.explain(id)).toMatchObject({ status: "queued", verdict: "ready", reasons: [] });
   });
 
@@ -217,7 +220,24 @@ describe("explain", () => {
     );
   });
 
-  it("explain/every-code-covered: the cases above produced each of the 19 codes", () => {
+  it("explain/newer-version: a job whose args are newer than every live handler's version is newer_version (blocked)", async () => {
+    const soniq = app({ allowUnknownJobNames: true });
+    const w = worker([]);
+    await soniq.backend.workers.register(w);
+    await soniq.backend.workers.registerTaskNames(w.id, [{ name: "v.job", version: 1 }]);
+    const job = await soniq.jobs.enqueue("v.job", {}, { version: 2 });
+    const e = record(await soniq.jobs.explain(job.id));
+    expect(e.verdict).toBe("blocked");
+    expect(e.reasons.find((r) => r.code === "newer_version")?.evidence).toEqual({
+      jobName: "v.job",
+      version: 2,
+      workerVersions: [1],
+    });
+    await soniq.backend.workers.registerTaskNames(w.id, [{ name: "v.job", version: 2 }]);
+    expect(codes(await soniq.jobs.explain(job.id))).not.toContain("newer_version");
+  });
+
+  it("explain/every-code-covered: the cases above produced each of the 20 codes", () => {
     expect([...seen].sort()).toEqual([...EXPLAIN_CODES].sort());
   });
 });

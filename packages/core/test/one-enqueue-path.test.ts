@@ -114,6 +114,7 @@ describe("enqueue-path/replays", () => {
     group: null,
     flowId: null,
     stepRef: null,
+    argsVersion: null,
     traceId: null,
     traceContext: null,
   });

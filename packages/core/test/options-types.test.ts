@@ -35,6 +35,7 @@ describe("core/options-types", () => {
       | "maxBatchSize"
       | "completeBatchSize"
       | "pollIntervalMs"
+      | "newerVersionDelayMs"
       | "heartbeatIntervalMs"
       | "staleAfterMs"
       | "deliverWebhooks"

@@ -95,7 +95,7 @@ describe("soniq.workers.list()", () => {
     const soniq = app({ allowUnknownJobNames: true }, memoryBackend({ now: () => Date.now() + shiftMs }));
     const w = registration();
     await soniq.backend.workers.register(w);
-    await soniq.backend.workers.registerTaskNames(w.id, ["x.job"]);
+    await soniq.backend.workers.registerTaskNames(w.id, [{ name: "x.job", version: null }]);
     const job = await soniq.jobs.enqueue("x.job", {}, { delayMs: -shiftMs });
     const codes = async () => (await soniq.jobs.explain(job.id)).reasons.map((r) => r.code);
     expect((await soniq.workers.list()).map((v) => v.state)).toEqual(["stale"]);

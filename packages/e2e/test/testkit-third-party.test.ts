@@ -131,6 +131,7 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "flows/notify-finished-after-reopen",
       "flows/purge-cancels-held",
       "flows/replayed-parent-counts-once",
+      "jobs/args-version-stored",
       "settle/concurrent-settles-apply-each-once",
       "settle/mixed-batch-results-in-input-order",
       "stats/dead-letter-counts-across-tables",

@@ -4,8 +4,9 @@ import { type NewJob, newJobId } from "@soniq/core/backend";
 
 /**
  * A complete `NewJob` as core would send it (fresh id, queue `"default"`, priority 100, 3 attempts, due
- * now, no dedup), with `overrides` applied. The id is core's own (`newJobId`: a UUIDv7, later than every id
- * this process made before), so jobs made in turn list newest first by id, as core's jobs do.
+ * now, no dedup, unversioned args), with `overrides` applied. The id is core's own (`newJobId`: a UUIDv7,
+ * later than every id this process made before), so jobs made in turn list newest first by id, as core's
+ * jobs do.
  */
 export function newJob(overrides: Partial<NewJob> = {}): NewJob {
   return {
@@ -23,6 +24,7 @@ export function newJob(overrides: Partial<NewJob> = {}): NewJob {
     group: null,
     flowId: null,
     stepRef: null,
+    argsVersion: null,
     traceId: null,
     traceContext: null,
     ...overrides,

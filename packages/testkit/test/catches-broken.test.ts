@@ -5,7 +5,15 @@
  * must fail (and passes on the unbroken backend, so the failure is the break's).
  */
 
-import type { Backend, ClaimRequest, DeadLetterListQuery, JobListQuery } from "@soniq/core/backend";
+import type {
+  Backend,
+  ClaimRequest,
+  DeadLetterListQuery,
+  JobListQuery,
+  NewJob,
+  Settlement,
+  TaskRegistration,
+} from "@soniq/core/backend";
 import { describe, expect, it } from "vitest";
 import { memoryBackend, memoryInspector } from "../../backend-memory/src/index.js";
 import { registerConformanceSuite } from "../src/register.js";
@@ -83,6 +91,58 @@ const breaks: [string, string, Break][] = [
     (b) => {
       const claim = b.runs.claim.bind(b.runs);
       b.runs.claim = async (r: ClaimRequest) => ({ ...(await claim(r)), capped: null });
+    },
+  ],
+  [
+    "enqueueMany drops argsVersion",
+    "jobs/args-version-stored",
+    (b) => {
+      const enqueueMany = b.jobs.enqueueMany.bind(b.jobs);
+      b.jobs.enqueueMany = (jobs: readonly NewJob[], o) =>
+        enqueueMany(
+          jobs.map((j) => ({ ...j, argsVersion: null })),
+          o,
+        );
+    },
+  ],
+  [
+    "the dead-letter read forgets args_version",
+    "jobs/args-version-stored",
+    (b) => {
+      const get = b.deadLetters.get.bind(b.deadLetters);
+      b.deadLetters.get = async (id: string) => {
+        const row = await get(id);
+        return row === null ? null : { ...row, argsVersion: null };
+      };
+    },
+  ],
+  [
+    "a requeue keeps the claim's attempts instead of the ones it carries",
+    "jobs/args-version-give-back",
+    (b) => {
+      const settle = b.runs.settle.bind(b.runs);
+      b.runs.settle = (items: readonly Settlement[], workerId?: string) =>
+        settle(
+          items.map((i) => (i.kind === "requeue" ? { ...i, attempts: i.attempt } : i)),
+          workerId,
+        );
+    },
+  ],
+  [
+    "registering a task again keeps its first version",
+    "workers/task-versions",
+    (b) => {
+      const register = b.workers.registerTaskNames.bind(b.workers);
+      const first = new Map<string, number | null>();
+      b.workers.registerTaskNames = (workerId: string, tasks: readonly TaskRegistration[]) =>
+        register(
+          workerId,
+          tasks.map((t) => {
+            const key = `${workerId}\u0000${t.name}`;
+            if (!first.has(key)) first.set(key, t.version);
+            return { name: t.name, version: first.get(key) ?? null };
+          }),
+        );
     },
   ],
 ];

@@ -75,6 +75,7 @@ export function toRecord(store: MemoryStore, job: NewJob, now: number): JobRecor
     seq: store.nextSeq(),
     flowId: job.flowId,
     stepRef: job.stepRef,
+    argsVersion: job.argsVersion,
   };
   return queuedRecord(fields, now);
 }

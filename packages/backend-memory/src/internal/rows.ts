@@ -38,6 +38,8 @@ export interface JobRecord {
   /** The workflow and step this job belongs to (null outside flows). */
   readonly flowId: string | null;
   readonly stepRef: string | null;
+  /** The version of the args (DESIGN.md section 20); null: unversioned. */
+  readonly argsVersion: number | null;
   readonly createdAt: number;
   updatedAt: number;
   readonly traceId: string | null;
@@ -77,6 +79,8 @@ export interface DeadLetterRecord {
   readonly seq: number;
   readonly flowId: string | null;
   readonly stepRef: string | null;
+  /** The job's args version, kept by the move; a replay copies it to the new job. */
+  readonly argsVersion: number | null;
 }
 
 export interface WorkerRecord {
@@ -146,6 +150,7 @@ export function toJob(r: JobRecord): Job {
     group: r.group,
     flowId: r.flowId,
     stepRef: r.stepRef,
+    argsVersion: r.argsVersion,
     createdAt: new Date(r.createdAt),
     updatedAt: new Date(r.updatedAt),
     progress: decodeJson(r.progressJson),
@@ -173,6 +178,7 @@ export function toDeadLetterJob(r: DeadLetterRecord): DeadLetterJob {
     createdAt: new Date(r.createdAt),
     flowId: r.flowId,
     stepRef: r.stepRef,
+    argsVersion: r.argsVersion,
     traceId: r.traceId,
     traceContext: decodeTrace(r.traceJson),
   };
@@ -247,6 +253,7 @@ export function deadLetterRow(
     seq: store.nextSeq(),
     flowId: job.flowId,
     stepRef: job.stepRef,
+    argsVersion: job.argsVersion,
   };
 }
 
@@ -270,6 +277,7 @@ export type NewJobFields = Pick<
   | "seq"
   | "flowId"
   | "stepRef"
+  | "argsVersion"
 >;
 
 export function queuedRecord(f: NewJobFields, now: number): JobRecord {
@@ -297,6 +305,7 @@ export function queuedRecord(f: NewJobFields, now: number): JobRecord {
     group: f.group,
     flowId: f.flowId,
     stepRef: f.stepRef,
+    argsVersion: f.argsVersion,
     createdAt: now,
     updatedAt: now,
     traceId: f.traceId,

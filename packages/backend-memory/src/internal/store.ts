@@ -39,6 +39,7 @@ export interface TaskNameRecord {
   taskName: string;
   workerId: string;
   lastSeenAt: number;
+  version: number | null;
 }
 
 export interface LeaseRecord {

@@ -51,6 +51,15 @@ export function numberArray(values: readonly number[]): string {
   return `{${values.join(",")}}`;
 }
 
+/**
+ * A nullable int column (`{1,NULL,3}`), or null when every value is null, as `textColumn`. Undefined counts as
+ * null (a flow step's job stored before the column existed has no such key).
+ */
+export function intColumn(values: readonly (number | null | undefined)[]): string | null {
+  if (values.every((value) => value === null || value === undefined)) return null;
+  return `{${values.map((value) => (value === null || value === undefined ? "NULL" : value)).join(",")}}`;
+}
+
 /** `{t,f}`: a bool[] literal. */
 export function boolArray(values: readonly boolean[]): string {
   return `{${values.map((value) => (value ? "t" : "f")).join(",")}}`;

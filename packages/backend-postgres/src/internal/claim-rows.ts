@@ -15,7 +15,7 @@ import { toDate } from "./rows.js";
 export const CLAIM_COLUMNS =
   "id, job_name, args, args_hash, attempts, max_attempts, queue, priority, unique_job, dedup_key, " +
   'scheduled_at, expires_at, last_error, result, producer_id, created_at, updated_at, "group", flow_id, step_ref, progress, ' +
-  "trace_id, trace_context";
+  "trace_id, trace_context, args_version";
 
 const TIMESTAMPTZ_OID = 1184;
 
@@ -51,6 +51,10 @@ function strOrNull(value: unknown): string | null {
   return value === null || value === undefined ? null : String(value);
 }
 
+function numOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : Number(value);
+}
+
 /** One claimed row (positions as in `CLAIM_COLUMNS`) as core's `Job`. */
 export function mapClaimedRow(row: unknown[], workerId: string | null): Job {
   return {
@@ -76,6 +80,7 @@ export function mapClaimedRow(row: unknown[], workerId: string | null): Job {
     group: strOrNull(row[17]),
     flowId: strOrNull(row[18]),
     stepRef: strOrNull(row[19]),
+    argsVersion: numOrNull(row[23]),
     progress: row[20] ?? null,
     traceId: strOrNull(row[21]),
     traceContext: (row[22] ?? null) as TraceContext | null,

@@ -40,7 +40,7 @@ const ON_UNIQUE =
 
 const INSERT_COLUMNS =
   'id, job_name, args, args_hash, queue, priority, max_attempts, scheduled_at, dedup_key, unique_job, producer_id, "group", ' +
-  "trace_id, trace_context";
+  "trace_id, trace_context, args_version";
 /** `INSERT_COLUMNS` read from the batch's `input` (alias `i`). */
 const SELECT_INPUT = INSERT_COLUMNS.split(", ")
   .map((column) => `i.${column}`)
@@ -49,15 +49,15 @@ const RETURN_KEYS = "RETURNING id, queue, dedup_key, job_name, args_hash";
 
 /**
  * A keyed batch's rows, read once (a CTE referenced by every insert is materialised): the columns of every bulk
- * job insert ($1-$11, `JOB_SELECT`), then the keys ($12 args_hash, $13 dedup_key, $14 unique_job), and `ord`,
+ * job insert ($1-$12, `JOB_SELECT`), then the keys ($13 args_hash, $14 dedup_key, $15 unique_job), and `ord`,
  * the row's position in the batch (0-based). A JSON null in the args stays JSON null (`$2 -> n`).
  */
 const INPUT_CTE = `input (ord, ${JOB_INSERT_COLUMNS}, args_hash, dedup_key, unique_job) AS (
   SELECT u.n::int - 1, ${JOB_SELECT}, u.args_hash, u.dedup_key, u.unique_job
   FROM ${jobUnnest([
-    ["$12::text[]", "args_hash"],
-    ["$13::text[]", "dedup_key"],
-    ["$14::bool[]", "unique_job"],
+    ["$13::text[]", "args_hash"],
+    ["$14::text[]", "dedup_key"],
+    ["$15::bool[]", "unique_job"],
   ])})`;
 
 /**
@@ -73,7 +73,7 @@ const INPUT_CTE = `input (ord, ${JOB_INSERT_COLUMNS}, args_hash, dedup_key, uniq
  */
 const PLAIN_BATCH_SQL = `WITH ins AS (INSERT INTO soniq_jobs (${JOB_INSERT_COLUMNS}, args_hash, dedup_key, unique_job)
   SELECT ${JOB_SELECT}, u.args_hash, NULL, false
-  FROM ${jobUnnest([["$12::text[]", "args_hash"]])}
+  FROM ${jobUnnest([["$13::text[]", "args_hash"]])}
   RETURNING 1)
 SELECT (SELECT count(*) FROM ins)::int AS inserted,
   (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) FROM (SELECT DISTINCT q FROM unnest($5::text[]) AS q) s)::int AS notified`;
@@ -274,7 +274,7 @@ async function enqueuePlain(
 // One job, the common case: plain parameters instead of a batch statement (the batch statement costs
 // several times more to plan and run for a single row). Jobs with both keys take the batch path.
 const SINGLE_VALUES =
-  "$1::uuid, $2, $3::jsonb, $4, $5, $6::int, $7::int, COALESCE($8::timestamptz, now()), $9, $10::bool, $11, $12, $13, $14::jsonb";
+  "$1::uuid, $2, $3::jsonb, $4, $5, $6::int, $7::int, COALESCE($8::timestamptz, now()), $9, $10::bool, $11, $12, $13, $14::jsonb, $15::int";
 
 function singleSql(kind: Exclude<Kind, "both">): string {
   const conflict = kind === "dedup" ? ON_DEDUP_KEY : kind === "uniq" ? ON_UNIQUE : "";
@@ -299,6 +299,7 @@ function singleValues(job: NewJob): unknown[] {
     job.group,
     job.traceId,
     job.traceContext === null ? null : JSON.stringify(job.traceContext),
+    job.argsVersion ?? null,
   ];
 }
 

@@ -131,8 +131,8 @@ const INSERT_JOBS = `WITH ins AS (
   INSERT INTO soniq_jobs (${JOB_INSERT_COLUMNS}, flow_id, step_ref)
   SELECT ${JOB_SELECT}, u.flow_id, u.step_ref
   FROM ${jobUnnest([
-    ["$12::uuid[]", "flow_id"],
-    ["$13::text[]", "step_ref"],
+    ["$13::uuid[]", "flow_id"],
+    ["$14::text[]", "step_ref"],
   ])}
   RETURNING queue)
 SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) FROM (SELECT DISTINCT queue AS q FROM ins) s`;

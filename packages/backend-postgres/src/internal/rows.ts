@@ -14,12 +14,12 @@ import type {
 export const JOB_COLUMNS =
   "id, job_name, args, args_hash, status, attempts, max_attempts, queue, priority, unique_job, dedup_key, " +
   'scheduled_at, expires_at, last_error, result, producer_id, worker_id, "group", flow_id, step_ref, created_at, updated_at, progress, ' +
-  "trace_id, trace_context";
+  "trace_id, trace_context, args_version";
 
 export const DEAD_LETTER_COLUMNS =
   "id, job_name, args, queue, priority, max_attempts, attempts, last_error, dead_letter_reason, tags, " +
   "resurrection_count, last_resurrection_at, original_created_at, moved_to_dead_letter_at, created_at, flow_id, step_ref, " +
-  "trace_id, trace_context";
+  "trace_id, trace_context, args_version";
 
 export const WORKER_COLUMNS =
   "id, hostname, pid, queues, concurrency, status, last_heartbeat, started_at, version, metadata";
@@ -48,6 +48,10 @@ function num(value: unknown): number {
   return typeof value === "number" ? value : Number(value);
 }
 
+function numOrNull(value: unknown): number | null {
+  return value === null || value === undefined ? null : num(value);
+}
+
 function record(value: unknown): Record<string, unknown> | null {
   return typeof value === "object" && value !== null ? (value as Record<string, unknown>) : null;
 }
@@ -74,6 +78,7 @@ export function mapJob(row: Row): Job {
     group: strOrNull(row.group),
     flowId: strOrNull(row.flow_id),
     stepRef: strOrNull(row.step_ref),
+    argsVersion: numOrNull(row.args_version),
     createdAt: toDate(row.created_at),
     updatedAt: toDate(row.updated_at),
     progress: row.progress ?? null,
@@ -101,6 +106,7 @@ export function mapDeadLetterJob(row: Row): DeadLetterJob {
     createdAt: toDate(row.created_at),
     flowId: strOrNull(row.flow_id),
     stepRef: strOrNull(row.step_ref),
+    argsVersion: numOrNull(row.args_version),
     traceId: strOrNull(row.trace_id),
     traceContext: (row.trace_context ?? null) as TraceContext | null,
   };

@@ -59,7 +59,7 @@ const FENCE = `${PROCESSING} AND attempts = ($1::jsonb -> id::text ->> 0)::int A
 
 const DEAD_LETTER_INSERT_COLUMNS =
   "id, job_name, args, queue, priority, max_attempts, attempts, last_error, dead_letter_reason, tags, original_created_at, " +
-  "flow_id, step_ref, trace_id, trace_context";
+  "flow_id, step_ref, trace_id, trace_context, args_version";
 
 /** The item kinds as the statement writes them, in parameter order ($2, $3, ... for the present ones). */
 export const SETTLE_PARTS = ["done", "requeued", "deleted", "dead"] as const;
@@ -94,11 +94,12 @@ function partSql(part: SettlePart, ids: string, from: string, using: string, key
     AND ${worker("j.worker_id")}
     AND NOT EXISTS (SELECT 1 FROM soniq_dead_letter_jobs d WHERE d.id = j.id)
   RETURNING j.id, j.job_name, j.args, j.queue, j.priority, j.max_attempts, j.attempts, j.created_at, j.flow_id,
-    j.step_ref, j.trace_id, j.trace_context),
+    j.step_ref, j.trace_id, j.trace_context, j.args_version),
 dead AS (
   INSERT INTO soniq_dead_letter_jobs (${DEAD_LETTER_INSERT_COLUMNS})
   SELECT id, job_name, args, queue, priority, max_attempts, attempts, $1::jsonb -> id::text ->> 2,
-    $1::jsonb -> id::text ->> 1, $1::jsonb -> id::text -> 3, created_at, flow_id, step_ref, trace_id, trace_context
+    $1::jsonb -> id::text ->> 1, $1::jsonb -> id::text -> 3, created_at, flow_id, step_ref, trace_id, trace_context,
+    args_version
     FROM moved
   RETURNING id)`;
   }

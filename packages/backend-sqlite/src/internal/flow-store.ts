@@ -106,10 +106,11 @@ const SAVE_STEP = `UPDATE soniq_flow_steps SET job_id = @jobId, job_ids = @jobId
   dependents = @dependents, state = @state, pending_parents = @pendingParents, reason = @reason,
   finished_at = @finishedAt WHERE flow_id = @flowId AND ref = @ref`;
 const INSERT_JOB = `INSERT INTO soniq_jobs (id, job_name, args, args_hash, status, attempts, max_attempts, queue,
-    priority, unique_job, dedup_key, scheduled_at, producer_id, "group", flow_id, step_ref, trace_id, trace_context,
-    created_at, updated_at)
+    priority, unique_job, dedup_key, scheduled_at, producer_id, "group", flow_id, step_ref, args_version, trace_id,
+    trace_context, created_at, updated_at)
   VALUES (@id, @jobName, @args, NULL, 'queued', 0, @maxAttempts, @queue, @priority, 0, NULL,
-    COALESCE(@scheduledAt, ${NOW}), @producerId, @group, @flowId, @stepRef, @traceId, @traceContext, ${NOW}, ${NOW})`;
+    COALESCE(@scheduledAt, ${NOW}), @producerId, @group, @flowId, @stepRef, @argsVersion, @traceId, @traceContext,
+    ${NOW}, ${NOW})`;
 const CANCEL_JOBS = `UPDATE soniq_jobs SET status = 'cancelled', updated_at = ${NOW}
   WHERE id IN (SELECT value FROM json_each(?)) AND status IN ('queued', 'processing') RETURNING id`;
 
@@ -199,6 +200,8 @@ export function sqliteFlowStore(ctx: SqliteContext, db: SqliteDatabase): FlowSto
           group: job.group,
           flowId: job.flowId,
           stepRef: job.stepRef,
+          // A step stored before versions existed has none in its JSON: unversioned.
+          argsVersion: job.argsVersion ?? null,
           traceId: job.traceId ?? null,
           traceContext: job.traceContext == null ? null : JSON.stringify(job.traceContext),
         });

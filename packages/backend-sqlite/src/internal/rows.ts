@@ -32,6 +32,7 @@ export interface JobRecord {
   group: string | null;
   flow_id: string | null;
   step_ref: string | null;
+  args_version: number | null;
   created_at: number;
   updated_at: number;
   progress: string | null;
@@ -57,6 +58,7 @@ export interface DeadLetterRecord {
   created_at: number;
   flow_id: string | null;
   step_ref: string | null;
+  args_version: number | null;
   trace_id: string | null;
   trace_context: string | null;
 }
@@ -116,6 +118,7 @@ export function toJob(r: JobRecord): Job {
     group: r.group,
     flowId: r.flow_id,
     stepRef: r.step_ref,
+    argsVersion: r.args_version,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
     progress: parseJson(r.progress),
@@ -143,6 +146,7 @@ export function toDeadLetterJob(r: DeadLetterRecord): DeadLetterJob {
     createdAt: new Date(r.created_at),
     flowId: r.flow_id,
     stepRef: r.step_ref,
+    argsVersion: r.args_version,
     traceId: r.trace_id,
     traceContext: traceOrNull(r.trace_context),
   };

@@ -34,9 +34,9 @@ const REQUEUE = `UPDATE soniq_jobs
 const HAS_DEAD_LETTER_ROW = "SELECT 1 FROM soniq_dead_letter_jobs WHERE id = ?";
 const MOVE_INSERT = `INSERT INTO soniq_dead_letter_jobs (id, job_name, args, queue, priority, max_attempts,
     attempts, last_error, dead_letter_reason, tags, resurrection_count, original_created_at,
-    moved_to_dead_letter_at, created_at, flow_id, step_ref, trace_id, trace_context)
+    moved_to_dead_letter_at, created_at, flow_id, step_ref, args_version, trace_id, trace_context)
   SELECT id, job_name, args, queue, priority, max_attempts, attempts, @error, @reason, @tags, 0,
-    created_at, ${NOW}, ${NOW}, flow_id, step_ref, trace_id, trace_context
+    created_at, ${NOW}, ${NOW}, flow_id, step_ref, args_version, trace_id, trace_context
   FROM soniq_jobs WHERE ${FENCE}`;
 const MOVE_DELETE = "DELETE FROM soniq_jobs WHERE id = ?";
 

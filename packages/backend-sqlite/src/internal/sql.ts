@@ -30,6 +30,7 @@ export const JOB_COLUMNS = [
   '"group"',
   "flow_id",
   "step_ref",
+  "args_version",
   "created_at",
   "updated_at",
   "progress",
@@ -55,6 +56,7 @@ export const DEAD_LETTER_COLUMNS = [
   "created_at",
   "flow_id",
   "step_ref",
+  "args_version",
   "trace_id",
   "trace_context",
 ].join(", ");

@@ -9,6 +9,7 @@
 import { hostname } from "node:os";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { type Clock, isClock, systemClock } from "../common/clock.js";
+import { SoniqError } from "../common/errors.js";
 import { storableText } from "../common/json.js";
 import { isLogger, type Logger, silentLogger } from "../common/logger.js";
 import {
@@ -259,6 +260,17 @@ const JOB_OPTIONS = {
     defaultDoc: "`false`",
     doc: "while a queued job with the same name and args exists, enqueue returns it",
   }),
+  version: option<number>()({
+    check: anyValue, // checked with `upcast` by checkVersions (each problem names its field)
+    default: () => 1,
+    defaultDoc: "`1`",
+    doc: "the version of the args this handler takes; enqueues store it, workers upcast older jobs (see Versions)",
+  }),
+  upcast: option<Upcasters, Upcasters | undefined>()({
+    check: anyValue,
+    defaultDoc: "none",
+    doc: "`{ n: (args) => newer }`: from version n to n + 1, for the versions below `version` still in the queue",
+  }),
 };
 
 /** `soniq.job(name, handler, options)`; `schema` types the handler's args. */
@@ -279,6 +291,7 @@ export function resolveJobOptions(
   }
   const problems = optionProblems(JOB_OPTIONS, o, `job("${name}")`);
   if (problems.length > 0) fail(`options for job "${name}"`, problems);
+  checkVersions(name, o as { version?: unknown; upcast?: unknown });
   return Object.freeze(resolveOptions(JOB_OPTIONS, o, defaults)) as unknown as ResolvedJobOptions;
 }
 
@@ -336,6 +349,15 @@ const ENQUEUE_OPTIONS = {
     defaultDoc: "none",
     doc: "write inside your transaction (see below)",
   }),
+  version: option<number>()({
+    check: (problems, v) => {
+      if (v !== undefined && (!Number.isSafeInteger(v) || (v as number) < 1)) {
+        problems.push("version must be a positive integer");
+      }
+    },
+    defaultDoc: "the job's `version` (by name without a definition: none, taken as current)",
+    doc: "the version of these args, for a producer older or newer than this instance's definition",
+  }),
 };
 
 /** `enqueue(args, options)`; `tx` is the backend's transaction handle. */
@@ -364,4 +386,42 @@ export function describeOptions(): {
     enqueue: describeTable(ENQUEUE_OPTIONS),
     worker: describeTable(WORKER_OPTIONS),
   };
+}
+
+/** `upcast`: from version n (the key) to n + 1. Upcasters are pure functions of the args. */
+export type Upcasters = Readonly<Record<number, (args: never) => unknown>>;
+
+/**
+ * `version` a positive integer; `upcast` an object whose keys are positive integers below `version` and whose
+ * values are functions; no `upcast` without a `version` above 1. A gap is allowed (an application may drop its
+ * oldest versions): a job with no path to the current version dead-letters naming the missing step.
+ */
+function checkVersions(name: string, o: { version?: unknown; upcast?: unknown }): void {
+  const refuse = (field: string, problem: string): never => {
+    throw new SoniqError("SONIQ_INVALID_OPTIONS", `Invalid options for job "${name}": ${problem}.`, {
+      context: { field, problems: [problem] },
+    });
+  };
+  const { version, upcast } = o;
+  if (
+    version !== undefined &&
+    (typeof version !== "number" || !Number.isSafeInteger(version) || version < 1)
+  ) {
+    refuse("version", "version must be a positive integer");
+  }
+  if (upcast === undefined) return;
+  if (version === undefined || version === 1) {
+    refuse("upcast", "upcast needs a version above 1 (it turns older args into the current version's)");
+  }
+  if (typeof upcast !== "object" || upcast === null || Array.isArray(upcast)) {
+    refuse("upcast", "upcast must be an object { fromVersion: (args) => newerArgs }");
+  }
+  for (const [key, fn] of Object.entries(upcast as object)) {
+    const from = Number(key);
+    if (!/^[1-9][0-9]*$/.test(key) || from >= (version as number)) {
+      refuse(`upcast.${key}`, `upcast keys are versions from 1 to ${(version as number) - 1}, got "${key}"`);
+    }
+    if (typeof fn !== "function")
+      refuse(`upcast.${key}`, `upcast.${key} must be a function (args) => newerArgs`);
+  }
 }

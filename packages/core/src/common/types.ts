@@ -65,6 +65,8 @@ export interface Job {
   flowId: string | null;
   /** Its step's ref within that workflow, or null. */
   stepRef: string | null;
+  /** The version of `args` (the definition's `version` when enqueued, DESIGN.md section 20); null: unversioned. */
+  argsVersion: number | null;
   createdAt: Date;
   updatedAt: Date;
   /** The handler's last `ctx.progress(value)` (a number or small JSON value), written with the heartbeat. */
@@ -128,6 +130,8 @@ export interface DeadLetterJob {
   /** The workflow the job was a step of (a replay rejoins it), or null. */
   flowId: string | null;
   stepRef: string | null;
+  /** The version of `args`, kept from the job (a replay keeps it; the worker upcasts). */
+  argsVersion: number | null;
   /** The dead job's trace (kept from the job), which a replay links to. */
   traceId: string | null;
   traceContext: TraceContext | null;

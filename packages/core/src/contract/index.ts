@@ -80,6 +80,7 @@ export type {
   ProcessingJob,
   StaleRecovery,
   TaskNameRow,
+  TaskRegistration,
   WorkerRegistration,
   WorkersFacet,
 } from "./workers.js";

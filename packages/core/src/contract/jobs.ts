@@ -27,6 +27,8 @@ export interface NewJob {
   group: string | null;
   /** The workflow and step this job belongs to (set by core for flow steps only), else null. */
   flowId: string | null;
+  /** The version of `args` (DESIGN.md section 20): the definition's, or the producer's `{ version }`; null: unversioned. */
+  argsVersion: number | null;
   stepRef: string | null;
   /** The trace id of `traceContext`, or null (stored as is). */
   traceId: string | null;

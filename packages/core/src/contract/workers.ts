@@ -33,6 +33,14 @@ export interface TaskNameRow {
   taskName: string;
   workerId: string;
   lastSeenAt: Date;
+  /** The version of the job's arguments the worker's handler takes (DESIGN.md section 20); null: unversioned. */
+  version: number | null;
+}
+
+/** A job a worker serves, and the version of its arguments (null: the definition sets none). */
+export interface TaskRegistration {
+  name: string;
+  version: number | null;
 }
 
 export interface WorkersFacet {
@@ -51,7 +59,10 @@ export interface WorkersFacet {
    * row would stay processing as long as the worker lives.
    */
   processing(workerId: string): Promise<ProcessingJob[]>;
-  /** Observability only: which task names a worker serves. */
-  registerTaskNames(workerId: string, names: readonly string[]): Promise<void>;
+  /**
+   * Which jobs a worker serves, with the version of their arguments its handlers take: operators' tools read it
+   * (explain's `no_handler_for_job` and `newer_version`, a replay's check that something runs the job).
+   */
+  registerTaskNames(workerId: string, tasks: readonly TaskRegistration[]): Promise<void>;
   listTaskNames(): Promise<TaskNameRow[]>;
 }

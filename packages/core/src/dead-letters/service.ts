@@ -295,6 +295,7 @@ export class DeadLetterService {
     await this.rt.webhooks.refresh();
     const job = await prepareJob(target, row.args, options, this.rt.options, undefined, {
       maxAttempts: row.maxAttempts,
+      argsVersion: row.argsVersion,
     });
     // The backend copies the row's name and args (the ones checked here) into the new job.
     const request: BackendReplayRequest = {

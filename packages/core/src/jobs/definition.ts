@@ -2,6 +2,7 @@
  * Job definitions and the enqueue path: names, args (JSON + schema), and the `NewJob` row core hands
  * to the backend. Nothing here touches storage except the final `backend.enqueue(Many)` call.
  */
+
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import {
   type EnqueueOptions,
@@ -20,6 +21,7 @@ import type { SendEvent, SendOrigin } from "../observability/tracing.js";
 import type { JobContext } from "./context.js";
 import type { Snooze } from "./outcomes.js";
 import type { EnqueueHandle } from "./results.js";
+import { upcastArgs } from "./versions.js";
 
 /** A job handler. It may return `snooze(ms)` (a `Snooze`) instead of a result. */
 export type Handler<TArgs, TResult> = (args: TArgs, ctx: JobContext) => TResult | Promise<TResult>;
@@ -87,6 +89,8 @@ export function targetOf(name: string, registry: ReadonlyMap<string, RegisteredJ
  */
 export interface Inherited {
   maxAttempts?: number | null;
+  /** A replay's: the dead letter's args version (kept; the worker upcasts). */
+  argsVersion?: number | null;
 }
 
 /** Resolves a name for enqueue: valid, and known unless the instance allows unknown names. */
@@ -151,8 +155,24 @@ export function prepareJob(
     );
   }
   const schema = def?.options.schema;
-  const build = () => buildNewJob(target, json.value, o, defaults, inherited);
+  const argsVersion =
+    inherited.argsVersion !== undefined ? inherited.argsVersion : (o.version ?? def?.options.version ?? null);
+  const build = () => buildNewJob(target, json.value, o, defaults, inherited, argsVersion);
   if (!schema) return build();
+  // Args of another version than this definition's: a newer producer's are the newer workers' to check; an
+  // older one's are checked as the worker will see them, through the upcasters (and stored as given).
+  let checkedArgs: unknown = json.value;
+  const current = def?.options.version ?? 1;
+  if (argsVersion !== null && argsVersion !== current) {
+    if (argsVersion > current) return build();
+    const up = upcastArgs(name, def?.options.upcast, json.value, argsVersion, current);
+    if (!up.ok) {
+      throw new SoniqError("SONIQ_TASK_ARGS_INVALID", `Args for "${name}"${where(index)}: ${up.error}`, {
+        context: { name, index, version: argsVersion },
+      });
+    }
+    checkedArgs = up.args;
+  }
   const checked = (result: StandardSchemaV1.Result<unknown>): NewJob => {
     if (result.issues) {
       throw new SoniqError(
@@ -163,7 +183,7 @@ export function prepareJob(
     }
     return build();
   };
-  const result = schema["~standard"].validate(json.value);
+  const result = schema["~standard"].validate(checkedArgs);
   return result instanceof Promise ? result.then(checked) : checked(result);
 }
 
@@ -173,6 +193,7 @@ function buildNewJob(
   o: EnqueueOptions,
   defaults: ResolvedSoniqOptions,
   inherited: Inherited,
+  argsVersion: number | null,
 ): NewJob {
   const unique = o.unique ?? def?.options.unique ?? false;
   let scheduledAt: Date | null = null;
@@ -193,6 +214,7 @@ function buildNewJob(
     producerId: defaults.producerId,
     flowId: null,
     stepRef: null,
+    argsVersion,
     traceId: null,
     traceContext: null,
   };

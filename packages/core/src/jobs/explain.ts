@@ -32,6 +32,7 @@ export const EXPLAIN_CODES = [
   "held_by_dead_letter",
   "sleeping",
   "waiting_for_signal",
+  "newer_version",
 ] as const;
 
 export type ExplainCode = (typeof EXPLAIN_CODES)[number];
@@ -65,6 +66,7 @@ const BLOCKING: readonly ExplainCode[] = [
   "rate_limited",
   "no_worker_for_queue",
   "no_handler_for_job",
+  "newer_version",
 ];
 
 function reason(code: ExplainCode, message: string, evidence: Record<string, unknown> = {}): ExplainReason {
@@ -323,12 +325,26 @@ export class Explainer {
         }),
       );
     }
-    if (!live.some((w) => w.jobNames.includes(job.jobName))) {
+    const handlers = live.filter((w) => w.jobNames.includes(job.jobName));
+    if (handlers.length === 0) {
       out.push(
         reason("no_handler_for_job", `No live worker has a handler for "${job.jobName}".`, {
           jobName: job.jobName,
         }),
       );
+    } else if (job.argsVersion !== null) {
+      // A rolling deploy: the job's args are newer than every live handler's (each gives the job back).
+      const served = [...new Set(handlers.map((w) => w.jobVersions[job.jobName] ?? 1))].sort((a, b) => a - b);
+      const version = job.argsVersion;
+      if (served.every((v) => v < version)) {
+        out.push(
+          reason(
+            "newer_version",
+            `The job's args are version ${version}; the live workers' handlers for "${job.jobName}" take ${served.join(", ")}: it waits for a worker on the new code.`,
+            { jobName: job.jobName, version, workerVersions: served },
+          ),
+        );
+      }
     }
     return out;
   }

@@ -80,6 +80,8 @@ export const soniqJobs = pgTable(
     /** The workflow this job is a step of, and the step's ref (null outside flows). */
     flowId: uuid("flow_id"),
     stepRef: text("step_ref"),
+    /** The version of `args` (DESIGN.md section 20); null: unversioned. */
+    argsVersion: integer("args_version"),
     createdAt: tstz("created_at").notNull().defaultNow(),
     updatedAt: tstz("updated_at").notNull().defaultNow(),
     /** The handler's last `ctx.progress(value)`, written with the worker's heartbeat (DESIGN.md section 16). */
@@ -147,6 +149,8 @@ export const soniqDeadLetterJobs = pgTable(
     /** The job's workflow and step ref, kept so a replay rejoins the flow. */
     flowId: uuid("flow_id"),
     stepRef: text("step_ref"),
+    /** The version of `args` (DESIGN.md section 20); null: unversioned. */
+    argsVersion: integer("args_version"),
     /** The job's trace, kept from `soniq_jobs` so a replay can link to it. */
     traceId: text("trace_id"),
     traceContext: jsonb("trace_context").$type<Record<string, string>>(),
@@ -165,6 +169,8 @@ export const soniqTaskRegistry = pgTable(
   "soniq_task_registry",
   {
     taskName: text("task_name").notNull(),
+    /** The version of the job's arguments the worker's handler takes; null: unversioned. */
+    version: integer("version"),
     workerId: text("worker_id").notNull(),
     lastSeenAt: tstz("last_seen_at").notNull().defaultNow(),
   },

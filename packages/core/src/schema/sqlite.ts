@@ -79,6 +79,8 @@ export const soniqJobs = sqliteTable(
     /** The workflow this job is a step of, and the step's ref (null outside flows). */
     flowId: text("flow_id"),
     stepRef: text("step_ref"),
+    /** The version of `args` (DESIGN.md section 20); null: unversioned. */
+    argsVersion: integer("args_version"),
     createdAt: ms("created_at").notNull().default(nowMs),
     updatedAt: ms("updated_at").notNull().default(nowMs),
     /** The handler's last `ctx.progress(value)`, written with the worker's heartbeat (DESIGN.md section 16). */
@@ -139,6 +141,8 @@ export const soniqDeadLetterJobs = sqliteTable(
     /** The job's workflow and step ref, kept so a replay rejoins the flow. */
     flowId: text("flow_id"),
     stepRef: text("step_ref"),
+    /** The version of `args` (DESIGN.md section 20); null: unversioned. */
+    argsVersion: integer("args_version"),
     /** The job's trace, kept from `soniq_jobs` so a replay can link to it. */
     traceId: text("trace_id"),
     traceContext: json<Record<string, string>>("trace_context"),
@@ -157,6 +161,8 @@ export const soniqTaskRegistry = sqliteTable(
   "soniq_task_registry",
   {
     taskName: text("task_name").notNull(),
+    /** The version of the job's arguments the worker's handler takes; null: unversioned. */
+    version: integer("version"),
     workerId: text("worker_id").notNull(),
     lastSeenAt: ms("last_seen_at").notNull().default(nowMs),
   },

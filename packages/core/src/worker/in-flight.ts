@@ -136,6 +136,7 @@ function runOutcome(run: Running, outcome: Outcome): RunOutcome {
       return { outcome: outcome.why, durationMs, error: null, deadLetterReason: null };
     // A suspended run gave its job back to the queue without spending an attempt, as a snooze does.
     case "suspended":
+    case "newer_version":
       return { outcome: "snooze", durationMs, error: null, deadLetterReason: null };
     case "completed":
       return { outcome: "done", durationMs, error: null, deadLetterReason: null };

@@ -64,6 +64,12 @@ export const WORKER_OPTIONS = {
     defaultDoc: "`1000`",
     doc: "idle polling period (±20 % jitter); wake-ups from the backend come sooner",
   }),
+  newerVersionDelayMs: option<number>()({
+    check: intIn(1, MAX_TIMER_MS),
+    default: () => 30_000,
+    defaultDoc: "`30000` (30 s)",
+    doc: "a job whose args are newer than this worker's handler is given back (no attempt spent), due again after this",
+  }),
   heartbeatIntervalMs: option<number>()({
     check: intIn(1, MAX_TIMER_MS),
     default: () => DEFAULT_HEARTBEAT_INTERVAL_MS,

@@ -27,6 +27,7 @@ import {
   deadLetterSettlement,
   doneSettlement,
   nackSettlement,
+  newerVersionSettlement,
   overAttemptsSettlement,
   releaseSettlement,
   retrySettlement,
@@ -51,7 +52,13 @@ const RECLAIM: Written = Object.freeze({ kind: "reclaim" });
 /** A run's own outcome (not a give-back of a job that did not run, nor a shutdown's nack). */
 function ranOutcome(outcome: Written | Outcome | undefined): boolean {
   const kind = outcome?.kind;
-  return kind === "done" || kind === "retry" || kind === "dead_letter" || kind === "snooze";
+  return (
+    kind === "done" ||
+    kind === "retry" ||
+    kind === "dead_letter" ||
+    kind === "snooze" ||
+    kind === "newer_version"
+  );
 }
 
 /** What the writer keeps per settlement to report it once written (a `Running`, or a job never run). */
@@ -66,6 +73,10 @@ export class OutcomeWriter {
   /** Give-backs whose write failed too, by job id: the worker withholds its heartbeat while any remain. */
   readonly #stranded = new Map<string, Settlement>();
   readonly #held = new HeldJobs();
+  /** The (job name, version) pairs a give-back to a newer version was logged for: once each. */
+  readonly #newerLogged = new Set<string>();
+  /** The worker's `newerVersionDelayMs`. */
+  newerVersionDelayMs = 30_000;
 
   constructor(
     private readonly rt: Runtime,
@@ -208,6 +219,19 @@ export class OutcomeWriter {
         this.rt.metrics.event("shutdown_nack", { jobId: job.id, reason: "shutdown_timeout" });
         this.#batcher.add(nackSettlement(job), run);
         return;
+      case "newer_version": {
+        this.#metrics(run, "snoozed");
+        const key = `${job.jobName}@${outcome.version}`;
+        if (!this.#newerLogged.has(key)) {
+          this.#newerLogged.add(key);
+          this.rt.logger.warn(
+            { jobName: job.jobName, version: outcome.version, handles: run.def?.options.version ?? null },
+            "a job's args are newer than this worker's handler (a rolling deploy?): given back without spending an attempt until a worker on the new code takes it",
+          );
+        }
+        this.#batcher.add(newerVersionSettlement(job, this.newerVersionDelayMs), run);
+        return;
+      }
       case "suspended":
         // The wait's own transaction put the job back to queued: nothing more to write.
         this.#metrics(run, "snoozed");
@@ -303,6 +327,9 @@ export class OutcomeWriter {
         return;
       case "snooze":
         events.emit("job:snoozed", { job, delayMs: outcome.delayMs });
+        return;
+      case "newer_version":
+        events.emit("job:snoozed", { job, delayMs: this.newerVersionDelayMs });
         return;
       case "nack":
         events.emit("job:nacked", { job });

@@ -5,6 +5,8 @@
  * | what happened                         | outcome                                   |
  * | ------------------------------------- | ----------------------------------------- |
  * | no handler for the name on this worker | dead letter, `job_not_found`              |
+ * | args newer than the handler's version | given back after `newerVersionDelayMs`, attempt not spent |
+ * | no upcaster path, or one that throws  | dead letter, `invalid_arguments`          |
  * | args fail the job's schema            | dead letter, `invalid_arguments`          |
  * | handler returned a value              | done (result stored for `resultTtlMs`)    |
  * | handler returned `snooze(ms)`         | requeued after ms, attempt not spent      |
@@ -26,6 +28,7 @@ import { formatIssues, type RegisteredJob, validateWithSchema } from "../jobs/de
 import { isPermanentError, isSnooze } from "../jobs/outcomes.js";
 import type { ProgressBuffer } from "../jobs/progress.js";
 import { computeRetryDelay, DEFAULT_RETRY } from "../jobs/retry-policy.js";
+import { upcastArgs } from "../jobs/versions.js";
 import type { DeadLetterReason } from "../schema/constants.js";
 import { RunSteps } from "../steps/run.js";
 import { doneSettlement } from "./settlements.js";
@@ -36,6 +39,8 @@ export type Outcome =
   | { kind: "retry"; error: string; delayMs: number }
   | { kind: "dead_letter"; reason: DeadLetterReason; error: string }
   | { kind: "snooze"; delayMs: number; reason: string | null }
+  /** The job's args are newer than this worker's handler (a rolling deploy): give it back, no attempt spent. */
+  | { kind: "newer_version"; version: number }
   /** No write: a sleep or signal wait already put the job back to `queued`, due at `wakeAt`. */
   | { kind: "suspended"; wakeAt: Date }
   /** No write: `ctx.complete` already committed the job's done with this result. */
@@ -203,6 +208,19 @@ export async function executeJob(rt: Runtime, run: Running): Promise<Outcome | n
     };
   }
   let args = job.args;
+  const version = def.options.version;
+  if (job.argsVersion !== null && job.argsVersion !== version) {
+    if (job.argsVersion > version) {
+      if (!run.settle()) return null;
+      return { kind: "newer_version", version: job.argsVersion };
+    }
+    const up = upcastArgs(job.jobName, def.options.upcast, args, job.argsVersion, version);
+    if (!up.ok) {
+      if (!run.settle()) return null;
+      return { kind: "dead_letter", reason: "invalid_arguments", error: up.error };
+    }
+    args = up.args;
+  }
   if (def.options.schema) {
     const parsed = await validateWithSchema(def.options.schema, args);
     if (!parsed.ok) {

@@ -23,6 +23,8 @@ export interface WorkerView extends WorkerInfo {
   heartbeatAgeMs: number;
   /** Job names this worker registered handlers for, sorted. */
   jobNames: string[];
+  /** The args version each of those handlers takes (DESIGN.md section 20); null: unversioned. */
+  jobVersions: Record<string, number | null>;
 }
 
 export interface WorkerListOptions {
@@ -46,10 +48,14 @@ export async function listWorkerViews(
 ): Promise<WorkerView[]> {
   const [rows, names] = await Promise.all([backend.workers.list(), backend.workers.listTaskNames()]);
   const byWorker = new Map<string, string[]>();
+  const versions = new Map<string, Record<string, number | null>>();
   for (const n of names) {
     const list = byWorker.get(n.workerId);
     if (list) list.push(n.taskName);
     else byWorker.set(n.workerId, [n.taskName]);
+    let v = versions.get(n.workerId);
+    if (v === undefined) versions.set(n.workerId, (v = {}));
+    v[n.taskName] = n.version;
   }
   return rows
     .map((w) => ({
@@ -57,6 +63,7 @@ export async function listWorkerViews(
       state: workerLiveness(w, now, staleAfterMs),
       heartbeatAgeMs: Math.max(0, now - w.lastHeartbeat.getTime()),
       jobNames: [...new Set(byWorker.get(w.id) ?? [])].sort(),
+      jobVersions: versions.get(w.id) ?? {},
     }))
     .sort((a, b) => ORDER[a.state] - ORDER[b.state] || b.lastHeartbeat.getTime() - a.lastHeartbeat.getTime());
 }

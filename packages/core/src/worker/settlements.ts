@@ -79,6 +79,22 @@ export function snoozeText(reason: string | null): string {
   return reason === null ? "SNOOZE" : `SNOOZE: ${storableText(reason)}`;
 }
 
+/**
+ * A job whose args are newer than the worker's handler goes back unrun: the claim's increment given back,
+ * `last_error` unchanged, due after the worker's `newerVersionDelayMs`.
+ */
+export function newerVersionSettlement(job: Job, delayMs: number): RequeueSettlement {
+  return {
+    kind: "requeue",
+    id: job.id,
+    attempt: job.attempts,
+    cause: "snooze",
+    attempts: Math.max(0, job.attempts - 1),
+    delayMs,
+    lastError: null,
+  };
+}
+
 /** A snooze does not spend an attempt: the claim's increment is given back. */
 export function snoozeSettlement(job: Job, delayMs: number, reason: string | null): RequeueSettlement {
   return {

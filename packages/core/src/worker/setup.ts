@@ -28,7 +28,8 @@ export function workerRegistration(id: string, options: ResolvedWorkerOptions): 
  * replayed job has a worker. Never rejects; a failure is logged.
  */
 export function recordTaskNames(rt: Runtime, workerId: string): Promise<void> {
-  return rt.backend.workers.registerTaskNames(workerId, [...rt.registry.keys()]).catch((err: unknown) => {
+  const tasks = [...rt.registry.values()].map((def) => ({ name: def.name, version: def.options.version }));
+  return rt.backend.workers.registerTaskNames(workerId, tasks).catch((err: unknown) => {
     rt.logger.warn({ err, workerId }, "could not record task names (observability only)");
   });
 }

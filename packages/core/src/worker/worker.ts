@@ -99,6 +99,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
       () => this.#freed(),
       unref,
     );
+    this.#writer.newerVersionDelayMs = options.newerVersionDelayMs;
     this.#inFlight = new InFlight(rt, this.#events, this.#writer, () => this.#freed(), unref, this.#progress);
     this.#recorder = new MetricsRecorder(rt, this.#events);
     this.#upkeep = new WorkerUpkeep({

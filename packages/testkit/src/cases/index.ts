@@ -25,6 +25,7 @@ import { statsCases } from "./stats.js";
 import { stepCases } from "./steps.js";
 import { subscribeCases } from "./subscribe.js";
 import { traceCases } from "./trace.js";
+import { versionCases } from "./versions.js";
 import { webhookAttemptCases } from "./webhook-attempts.js";
 import { webhookCases } from "./webhooks.js";
 import { workerCases } from "./workers.js";
@@ -43,6 +44,7 @@ export const CONFORMANCE_CASES = [
   ...pagingCases,
   ...filterCases,
   ...workerCases,
+  ...versionCases,
   ...leaseCases,
   ...leaseTakeoverCases,
   ...scheduleCases,

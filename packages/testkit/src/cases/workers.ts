@@ -256,8 +256,11 @@ export const workerCases = [
     async run(ctx) {
       const reg = registration(ctx);
       await ctx.backend.workers.register(reg);
-      await ctx.backend.workers.registerTaskNames(reg.id, ["conformance.b", "conformance.a"]);
-      await ctx.backend.workers.registerTaskNames(reg.id, ["conformance.a"]);
+      await ctx.backend.workers.registerTaskNames(reg.id, [
+        { name: "conformance.b", version: null },
+        { name: "conformance.a", version: null },
+      ]);
+      await ctx.backend.workers.registerTaskNames(reg.id, [{ name: "conformance.a", version: null }]);
       const mine = (await ctx.backend.workers.listTaskNames()).filter((t) => t.workerId === reg.id);
       deepEqual(
         mine.map((t) => t.taskName),
