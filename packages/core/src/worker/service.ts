@@ -53,8 +53,8 @@ export async function listWorkerViews(
     const list = byWorker.get(n.workerId);
     if (list) list.push(n.taskName);
     else byWorker.set(n.workerId, [n.taskName]);
-    let v = versions.get(n.workerId);
-    if (v === undefined) versions.set(n.workerId, (v = {}));
+    const v = versions.get(n.workerId) ?? {};
+    versions.set(n.workerId, v);
     v[n.taskName] = n.version;
   }
   return rows

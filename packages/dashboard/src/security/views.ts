@@ -16,7 +16,6 @@ import {
   type Explanation,
   type Job,
   type JobStep,
-  REDACTED,
   type Schedule,
   type WebhookDelivery,
   type WebhookEndpoint,
