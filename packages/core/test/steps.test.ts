@@ -155,6 +155,26 @@ describe("steps", () => {
     ]);
   });
 
+  it("steps/woken-when-due: a started worker claims a job it suspended when its sleep ends, not at its next poll", async () => {
+    const soniq = app();
+    const job = soniq.job("steps.nap", async (_: Record<string, never>, ctx) => {
+      await ctx.sleep("nap", 1_200);
+      return ctx.attempt;
+    });
+    const worker = soniq.worker({ pollIntervalMs: 600_000 });
+    await worker.start();
+    try {
+      const handle = await job.enqueue({});
+      // The poll is 10 minutes away: only the worker's own wake-up at the sleep's end can finish it in time.
+      expect(await soniq.jobs.waitFor(handle.id, { timeoutMs: 20_000 })).toEqual({
+        status: "done",
+        result: 1,
+      });
+    } finally {
+      await worker.stop();
+    }
+  }, 30_000);
+
   it("steps/short-sleep-in-process: a sleep under 1 s waits in the run (on the instance's clock) and never requeues", async () => {
     const soniq = app();
     const job = soniq.job("steps.short", async (_: Record<string, never>, ctx) => {

@@ -148,7 +148,8 @@ function explainCommand(jobs: Command, io: Io): void {
         "queue_concurrency_full, group_concurrency_full, rate_limited, no_worker_for_queue, no_handler_for_job,\n" +
         "held_by_stale_worker, waiting_behind, running, done, cancelled, dead_lettered; for a flow step not released\n" +
         "yet: waiting_on_parents, held_by_dead_letter; for a job in a durable step: sleeping (ctx.sleep, until its\n" +
-        "wake time), waiting_for_signal (ctx.waitForSignal: send it with soniq jobs signal). An unknown id exits 1.\n" +
+        "wake time), waiting_for_signal (ctx.waitForSignal: send it with soniq jobs signal); in a rolling deploy:\n" +
+        "newer_version (the job's args are newer than every live worker's handler). An unknown id exits 1.\n" +
         "JSON (--json): { status, verdict, reasons: [{ code, message, evidence }] }.\n\n" +
         "Examples:\n  soniq jobs explain 0193c6e2-...\n  soniq jobs explain 0193c6e2-... --json | jq '.reasons[].code'",
     )

@@ -24,8 +24,10 @@
  *
  * The running jobs themselves (deadlines, takeovers, their one outcome) are in-flight.ts.
  */
+
 import { randomUUID } from "node:crypto";
 import type { LocalWorker, Runtime } from "../app/runtime.js";
+import type { ClockTimer } from "../common/clock.js";
 import { SoniqError } from "../common/errors.js";
 import { TypedEmitter } from "../common/typed-emitter.js";
 import type { Job } from "../common/types.js";
@@ -48,6 +50,9 @@ import { WebhookDeliverer } from "./webhook-deliverer.js";
 export type { WorkerEvents } from "./events.js";
 
 export type WorkerState = "idle" | "starting" | "running" | "once" | "stopping" | "stopped";
+
+/** How far ahead a job this worker put back is worth a timer of its own (later ones wait for the poll). */
+const MAX_WAKE_HINT_MS = 60_000;
 
 export class Worker implements LocalWorker, AsyncDisposable {
   readonly id: string = randomUUID();
@@ -100,6 +105,9 @@ export class Worker implements LocalWorker, AsyncDisposable {
       unref,
     );
     this.#writer.newerVersionDelayMs = options.newerVersionDelayMs;
+    // A job this worker put back due soon (a sleep, a snooze, a give-back) is claimed again when it falls due,
+    // not at the next poll: one timer, at the earliest such time.
+    this.#events.on("job:snoozed", ({ delayMs }) => this.#wakeIn(delayMs));
     this.#inFlight = new InFlight(rt, this.#events, this.#writer, () => this.#freed(), unref, this.#progress);
     this.#recorder = new MetricsRecorder(rt, this.#events);
     this.#upkeep = new WorkerUpkeep({
@@ -261,6 +269,25 @@ export class Worker implements LocalWorker, AsyncDisposable {
     return processed;
   }
 
+  #wakeTimer: ClockTimer | undefined;
+  #wakeAt = Number.POSITIVE_INFINITY;
+
+  /** Nudges the worker in `delayMs` (within `MAX_WAKE_HINT_MS`), unless an earlier nudge is already set. */
+  #wakeIn(delayMs: number): void {
+    if (this.#state !== "running" || delayMs > MAX_WAKE_HINT_MS) return;
+    const clock = this.#rt.options.clock;
+    const at = clock.now() + delayMs;
+    if (at >= this.#wakeAt) return;
+    this.#wakeTimer?.cancel();
+    this.#wakeAt = at;
+    this.#wakeTimer = clock.setTimer(() => {
+      this.#wakeAt = Number.POSITIVE_INFINITY;
+      this.#wakeTimer = undefined;
+      this.nudge();
+      // Timers may fire a little before the wall clock reaches their time: 2 ms late is never early.
+    }, delayMs + 2);
+  }
+
   /** A job became available: claim now instead of waiting for the poll timer. */
   nudge(): void {
     if (this.#state !== "running") return;
@@ -369,6 +396,7 @@ export class Worker implements LocalWorker, AsyncDisposable {
     if (this.#state === "stopped") return;
     this.#state = "stopping";
     this.#gate.cancel();
+    this.#wakeTimer?.cancel();
     clearImmediate(this.#soon);
     if (this.#unsubscribe) await this.#unsubscribe();
     if (this.#claiming) await this.#claiming;
