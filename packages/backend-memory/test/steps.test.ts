@@ -8,6 +8,7 @@ import type {
   StepRef,
   StepWrite,
 } from "@soniq/core/backend";
+import { newJob as testkitJob } from "@soniq/testkit";
 import { describe, expect, it } from "vitest";
 import { type MemoryBackend, memoryBackend } from "../src/index.js";
 import { type MemoryStore, STORE } from "../src/internal/store.js";
@@ -17,28 +18,9 @@ function clock(start = Date.UTC(2026, 0, 1)) {
   return { now: () => t, advance: (ms: number) => (t += ms) };
 }
 
-function newJob(overrides: Partial<NewJob> = {}): NewJob {
-  return {
-    id: randomUUID(),
-    jobName: "tests.steps",
-    args: { n: 1 },
-    argsHash: null,
-    queue: "default",
-    priority: 100,
-    maxAttempts: 3,
-    scheduledAt: null,
-    dedupKey: null,
-    unique: false,
-    producerId: null,
-    group: null,
-    flowId: null,
-    stepRef: null,
-    argsVersion: null,
-    traceId: null,
-    traceContext: null,
-    ...overrides,
-  };
-}
+/** A job of this file, from the testkit's builder (one shape of a new job for every suite). */
+const newJob = (overrides: Partial<NewJob> = {}): NewJob =>
+  testkitJob({ jobName: "tests.steps", ...overrides });
 
 const WORKER = "worker-1";
 
