@@ -1,13 +1,15 @@
 /**
- * The app's background jobs. Each takes `{ orderId }` and reads the order, so the args stay small and a
- * replayed job sees today's data (e.g. a corrected email address).
+ * The app's background jobs. Each takes `{ orderId }` (a review request also its channel) and reads the order, so
+ * the args stay small and a replayed job sees today's data (e.g. a corrected email address).
  *
  * - orders.send_invoice: numbers the invoice and records it. Always succeeds.
  * - orders.reserve_stock: calls a flaky warehouse that answers 503 to the first `warehouseFailures`
  *   attempts of every job, then succeeds: it shows retries with a per-attempt delay list.
  * - orders.email_receipt: the mail provider rejects addresses on `.invalid` domains every time, so that
  *   job exhausts its attempts and lands in the dead-letter table; fix the address, replay, and it succeeds.
- * - orders.request_review: enqueued with a delay; asks the customer for a review later.
+ * - orders.request_review: enqueued with a delay; asks the customer for a review later. Its args are version 2,
+ *   `{ orderId, channel }`: version 1 (`{ orderId }`) had no channel, so its upcaster makes an old request, still
+ *   in the queue from the previous deploy, an email one (DESIGN.md section 20).
  * - reports.nightly_sales: a recurring job (`soniq.schedules.declare`, schedule `reports.nightly`): every night at
  *   02:00 Berlin time it sums the orders of the last 24 hours. Any worker started with `schedules: true`
  *   runs the scheduler; one of them leads, so the report is made once per night however many run.
@@ -20,6 +22,11 @@ import type { Order, OrderStore } from "./orders.js";
 
 export interface OrderRef {
   orderId: string;
+}
+
+/** orders.request_review's args, version 2 (version 1 was an `OrderRef`: reviews were asked by email only). */
+export interface ReviewRequest extends OrderRef {
+  channel: "email" | "sms";
 }
 
 export interface JobSettings {
@@ -99,11 +106,16 @@ export function defineJobs(soniq: Soniq, orders: OrderStore, settings: JobSettin
     { maxAttempts: 2, retry: { delaysMs: [200] } },
   );
 
-  const requestReview = soniq.job(JOB_NAMES.requestReview, async ({ orderId }: OrderRef) => {
-    const order = await load(orderId);
-    await orders.stamp(orderId, "review_requested_at");
-    return { asked: order.customer };
-  });
+  const requestReview = soniq.job(
+    JOB_NAMES.requestReview,
+    async ({ orderId, channel }: ReviewRequest) => {
+      const order = await load(orderId);
+      await orders.stamp(orderId, "review_requested_at");
+      return { asked: order.customer, channel };
+    },
+    // A request the previous deploy enqueued (version 1) is upcast when it runs: it was an email.
+    { version: 2, upcast: { 1: (old: OrderRef): ReviewRequest => ({ ...old, channel: "email" }) } },
+  );
 
   const nightlySales = soniq.job(
     JOB_NAMES.nightlySales,
@@ -130,7 +142,7 @@ export function defineJobs(soniq: Soniq, orders: OrderStore, settings: JobSettin
         { job: sendInvoice, args: { orderId } },
         { job: reserveStock, args: { orderId } },
         { job: emailReceipt, args: { orderId } },
-        { job: requestReview, args: { orderId }, options: { delayMs: reviewDelayMs } },
+        { job: requestReview, args: { orderId, channel: "email" }, options: { delayMs: reviewDelayMs } },
       ],
       { tx },
     );

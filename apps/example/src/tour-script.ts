@@ -3,10 +3,11 @@
  * over HTTP like a client would, waits (bounded) for the jobs, and prints what happened. Returns what it
  * saw so the tests can check the same run.
  */
-import type { DeadLetterJob, Explanation, Flow, Job, JobStep, QueueStats } from "@soniq/core";
+import type { DeadLetterJob, Explanation, Flow, Job, JobStep, QueueStats, Soniq } from "@soniq/core";
 import { shortId as short } from "@soniq/core/ops";
 import { type App, createApp } from "./app.js";
 import type { DatabaseTarget } from "./database.js";
+import { JOB_NAMES, type OrderRef } from "./jobs.js";
 import type { Order } from "./orders.js";
 import type { Refund, ReturnLabel } from "./returns.js";
 import { logWorkerEvents } from "./worker-log.js";
@@ -30,6 +31,8 @@ export interface TourSummary {
   resumedFlow: Flow;
   /** The returns chapter (durable steps): Ada's return, and Grace's damaged parcel resolved by hand. */
   returns: ReturnsSummary;
+  /** The versions chapter: a review request enqueued as version 1, run by this deploy's version-2 handler. */
+  upcastJob: Job;
   stats: QueueStats;
   /** Worker lines, in order. */
   workerLines: string[];
@@ -88,6 +91,7 @@ function checkOutcome(
   deadLetter: DeadLetterJob,
   flows: Flow[],
   returns: ReturnsSummary,
+  upcastJob: Job,
 ): void {
   const unfinished = orders.filter((o) => !(o.receiptSentAt && o.stockReservedAt && o.reviewRequestedAt));
   if (orders.length !== 2 || unfinished.length > 0) {
@@ -102,6 +106,13 @@ function checkOutcome(
   if (open.length > 0)
     throw new Error(`tour: expected both fulfilment flows succeeded, got ${open.map((f) => f.state)}`);
   checkReturns(returns);
+  const channel = (upcastJob.result as { channel?: string } | null)?.channel;
+  if (upcastJob.status !== "done" || upcastJob.argsVersion !== 1 || channel !== "email") {
+    throw new Error(
+      `tour: expected the version-1 review request done with the channel its upcaster added, got ${upcastJob.status}, ` +
+        `version ${upcastJob.argsVersion}, channel ${channel}`,
+    );
+  }
 }
 
 /** Ada's return ran its four steps; Grace's replay kept the dead letter's label and took the operator's refund. */
@@ -146,7 +157,7 @@ export async function runTour(options: TourOptions): Promise<TourSummary> {
     print(`Soniq example tour on ${app.db.description}`);
     print(`  the orders API listens on ${base}, with a worker in the same process\n`);
     const http = api(base);
-    return await tourSteps({ http, print, timeout }, workerLines, started);
+    return await tourSteps({ http, print, timeout }, app.soniq, workerLines, started);
   } finally {
     await app.close();
   }
@@ -378,6 +389,33 @@ async function resolveByHand({ http, print, timeout }: Step, id: string) {
   return { deadLetter, deadLetterSteps, replayedJob, replayedSteps };
 }
 
+/**
+ * Versions of a job's args: this deploy's orders.request_review takes version 2, `{ orderId, channel }`. A request
+ * the previous deploy enqueued by name as version 1, `{ orderId }`, waits in the queue (review requests are
+ * delayed); the worker passes it through the upcaster, so the handler gets version-2 args. The row keeps the args it
+ * was enqueued with. (`soniq jobs upgrade orders.request_review` would rewrite such rows ahead of time.)
+ */
+async function upcastOldJob({ http, print, timeout }: Step, soniq: Soniq, order: Order): Promise<Job> {
+  const oldArgs: OrderRef = { orderId: order.id };
+  // What the previous deploy's producer did: enqueue by name, with the args' version.
+  const { id } = await soniq.jobs.enqueue(JOB_NAMES.requestReview, oldArgs, { version: 1, delayMs: 300 });
+  print(
+    `The previous deploy enqueued ${JOB_NAMES.requestReview} ${short(id)} by name as version 1, ${JSON.stringify(oldArgs)}, due in 300 ms`,
+  );
+  print(
+    '  this deploy\'s definition is version 2, { orderId, channel }, with upcast: { 1: (old) => ({ ...old, channel: "email" }) }',
+  );
+  const job = await waitFor("the version-1 review request to run", timeout, async () => {
+    const res = await http.call<Job>("GET", `/jobs/${id}`);
+    return res.body.status === "done" ? res.body : undefined;
+  });
+  print(
+    `GET /jobs/${short(id)} -> ${job.status}: stored as version ${job.argsVersion} ${JSON.stringify(job.args)}; ` +
+      `the handler got version 2 and answered ${JSON.stringify(job.result)}\n`,
+  );
+  return job;
+}
+
 async function finalState({ http, print }: Step, orderIds: string[]) {
   const stats = (await http.call<QueueStats>("GET", "/stats")).body;
   print(`GET /stats -> ${JSON.stringify(stats)}`);
@@ -394,7 +432,12 @@ async function finalState({ http, print }: Step, orderIds: string[]) {
   return { stats, orders };
 }
 
-async function tourSteps(step: Step, workerLines: string[], started: number): Promise<TourSummary> {
+async function tourSteps(
+  step: Step,
+  soniq: Soniq,
+  workerLines: string[],
+  started: number,
+): Promise<TourSummary> {
   const { placed, rejectedStatus } = await placeOrders(step.http, step.print);
   const [{ order: ada }, { order: grace, jobIds: graceJobIds }] = placed as [Placed, Placed];
   const [adaFlowId, graceFlowId] = (await startFlows(step, [ada, grace])) as [string, string];
@@ -404,8 +447,9 @@ async function tourSteps(step: Step, workerLines: string[], started: number): Pr
   const resumedFlow = await resumeFlow(step, heldFlow);
   const adaFlow = (await step.http.call<Flow>("GET", `/flows/${adaFlowId}`)).body;
   const returns = await returnParcels(step, ada, grace);
+  const upcastJob = await upcastOldJob(step, soniq, ada);
   const { stats, orders } = await finalState(step, [ada.id, grace.id]);
-  checkOutcome(orders, replayedJob, deadLetter, [adaFlow, resumedFlow], returns);
+  checkOutcome(orders, replayedJob, deadLetter, [adaFlow, resumedFlow], returns, upcastJob);
   const elapsedMs = Date.now() - started;
   step.print(`\nTour finished in ${(elapsedMs / 1000).toFixed(1)} s.`);
   return {
@@ -417,6 +461,7 @@ async function tourSteps(step: Step, workerLines: string[], started: number): Pr
     heldFlow,
     resumedFlow,
     returns,
+    upcastJob,
     stats,
     workerLines: [...workerLines],
     elapsedMs,

@@ -12,12 +12,12 @@ import { createPostgresDatabase, tempDir } from "./support.js";
 function checkTour(summary: TourSummary, lines: string[]): void {
   expect(summary.rejectedStatus).toBe(400);
   // 8 order jobs and the replayed receipt; 4 steps of Ada's flow; Grace's 4 steps and her replayed charge;
-  // the two returns and the replay of Grace's.
+  // the two returns and the replay of Grace's; the version-1 review request.
   expect(summary.stats).toEqual({
-    total: 21,
+    total: 22,
     queued: 0,
     processing: 0,
-    done: 18,
+    done: 19,
     dead_letter: 3,
     cancelled: 0,
   });
@@ -68,6 +68,7 @@ function checkTour(summary: TourSummary, lines: string[]): void {
     summary.workerLines.some((l) => l.includes("moved to the dead-letter table (max_retries_exceeded)")),
   ).toBe(true);
   checkReturns(summary.returns, lines);
+  checkUpcast(summary, lines);
   expect(lines.at(-1)).toMatch(/^\nTour finished in \d+\.\d s\.$/);
 }
 
@@ -106,6 +107,34 @@ function checkReturns(r: TourSummary["returns"], lines: string[]): void {
     ["refund", "step", "done", 0],
   ]);
   expect(r.replayedSteps[0]).toEqual(r.deadLetterSteps[0]); // the label was not made again
+}
+
+/** The versions chapter: a review request stored as version 1 ran through the upcaster in the version-2 handler. */
+function checkUpcast(summary: TourSummary, lines: string[]): void {
+  const ada = summary.orders.find((o) => o.customer === "Ada Lovelace");
+  const job = summary.upcastJob;
+  expect(job).toMatchObject({
+    jobName: "orders.request_review",
+    status: "done",
+    attempts: 1,
+    argsVersion: 1,
+    args: { orderId: ada?.id }, // the row keeps the args it was enqueued with
+    result: { asked: "Ada Lovelace", channel: "email" }, // the handler got version 2
+  });
+  expect(summary.workerLines).toContain(
+    `orders.request_review ${shortId(job.id)} done on attempt 1: {"asked":"Ada Lovelace","channel":"email"}`,
+  );
+  expect(lines).toContain(
+    `The previous deploy enqueued orders.request_review ${shortId(job.id)} by name as version 1, ` +
+      `{"orderId":"${ada?.id}"}, due in 300 ms`,
+  );
+  // This deploy's own review requests (version 2, enqueued with their channel) ran as they were.
+  const own = summary.workerLines.filter(
+    (l) => l.startsWith("orders.request_review") && !l.includes(shortId(job.id)),
+  );
+  expect(own).toHaveLength(2);
+  for (const line of own)
+    expect(line).toMatch(/done on attempt 1: \{"asked":"[A-Za-z ]+","channel":"email"\}$/);
 }
 
 async function tour(database: DatabaseTarget) {

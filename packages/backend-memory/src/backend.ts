@@ -16,6 +16,7 @@ import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { stepsFacet } from "./steps.js";
+import { versionsFacet } from "./versions.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
@@ -63,6 +64,7 @@ export function buildMemoryBackend(
     flows: flowsFacet(store),
     webhooks: webhooksFacet(store),
     steps: stepsFacet(store, runs.settle),
+    versions: versionsFacet(store),
     close: () => {
       // Nothing to release but the listeners; the data stays readable through the test inspector.
       closing ??= Promise.resolve().then(() => store.listeners.clear());

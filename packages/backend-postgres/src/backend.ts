@@ -22,6 +22,7 @@ import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { stepsFacet } from "./steps.js";
+import { versionsFacet } from "./versions.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
@@ -105,6 +106,7 @@ export function buildPostgresBackend(
     flows: flowsFacet(ctx),
     webhooks: webhooksFacet(ctx),
     steps: stepsFacet(ctx),
+    versions: versionsFacet(ctx),
     replicationStatus: replicationStatus(ctx),
     close: () => {
       closing ??= close();

@@ -21,6 +21,7 @@ import { queuesFacet } from "./queues.js";
 import { runsFacet } from "./runs.js";
 import { schedulesFacet } from "./schedules.js";
 import { stepsFacet } from "./steps.js";
+import { versionsFacet } from "./versions.js";
 import { wakeUpsFacet } from "./wake-ups.js";
 import { webhooksFacet } from "./webhooks.js";
 import { workersFacet } from "./workers.js";
@@ -87,6 +88,7 @@ export function buildSqliteBackend(
     flows: flowsFacet(ctx),
     webhooks: webhooksFacet(ctx),
     steps: stepsFacet(ctx),
+    versions: versionsFacet(ctx),
     close: () => {
       closed ??= runSync("close", () => {
         notifier.clear();

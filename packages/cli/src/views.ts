@@ -129,6 +129,10 @@ export function record(p: Printer, fields: [string, string][]): void {
 export const stamp = (p: Printer, date: Date | null | undefined): string =>
   date ? `${date.toISOString()} (${p.ago(date)})` : "-";
 
+/** A row's `argsVersion` for `show` commands: the number, or "unversioned" (taken as current). */
+export const argsVersionText = (version: number | null): string =>
+  version === null ? "unversioned" : String(version);
+
 /**
  * A job's progress for `jobs show`: "-" when it never reported; a 20-cell bar and the percentage when the
  * value says how far (`progressPercent`), followed by the value as JSON unless it is a bare number.

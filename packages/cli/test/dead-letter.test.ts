@@ -246,4 +246,31 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     expect(nowhere.code).toBe(1);
     expect(nowhere.stderr).toMatch(/^error \[SONIQ_CLI_OUTPUT\] cannot write .*dir\.jsonl: ENOENT/);
   });
+
+  it("dead-letter/show-args-version: the dead letter's args version, or unversioned; --json carries it", async () => {
+    const local = await openApp(s.db, false);
+    local.job(
+      "test.versioned",
+      async () => {
+        throw new PermanentError("versioned fodder");
+      },
+      { queue: "versioned", version: 2 },
+    );
+    const { id } = await local.jobs.enqueue("test.versioned", { to: "ann@example.com" });
+    await local.worker({ queues: ["versioned"] }).runOnce();
+    await local.close();
+    const shown = await cli("dead-letter", "show", id);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^args version\s+2$/m);
+    expect(json<{ argsVersion: unknown }>(await cli("dead-letter", "show", id, "--json")).argsVersion).toBe(
+      2,
+    );
+    // The seed's dead letters were enqueued by name without a version.
+    const [orphan] = await s.app.deadLetters.list({ jobName: "test.orphan" });
+    const orphanId = orphan?.id as string;
+    expect((await cli("dead-letter", "show", orphanId)).stdout).toMatch(/^args version\s+unversioned$/m);
+    expect(
+      json<{ argsVersion: unknown }>(await cli("dead-letter", "show", orphanId, "--json")).argsVersion,
+    ).toBeNull();
+  });
 });

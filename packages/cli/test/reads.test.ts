@@ -144,6 +144,22 @@ describe.each(BACKENDS)("soniq on %s", (_kind, makeDb) => {
     }
   });
 
+  it("jobs/show-args-version: a versioned job shows its version, an unversioned one says so; --json carries it", async () => {
+    const { id } = await s.app.jobs.enqueue("test.ok", { n: 7 }, { queue: "versions_q", version: 3 });
+    const shown = await cli("jobs", "show", id);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^args version\s+3$/m);
+    expect(json<{ argsVersion: number | null }>(await cli("jobs", "show", id, "--json")).argsVersion).toBe(3);
+    // The seed's jobs were enqueued by name without a version: stored unversioned (taken as current).
+    const [plain] = await s.app.jobs.list({ queue: "emails", limit: 1 });
+    const plainId = plain?.id as string;
+    expect((await cli("jobs", "show", plainId)).stdout).toMatch(/^args version\s+unversioned$/m);
+    expect(
+      json<{ argsVersion: unknown }>(await cli("jobs", "show", plainId, "--json")).argsVersion,
+    ).toBeNull();
+    expect(await s.app.jobs.cancel(id)).toBe(true);
+  });
+
   it("jobs/cancel: cancels a queued job; a second cancel exits 1", async () => {
     const { id } = await s.app.jobs.enqueue("test.ok", { n: 9 }, { queue: "cancel_me" });
     const r = await cli("jobs", "cancel", id, "--json");

@@ -65,6 +65,7 @@ export {
   type WorkerStatus,
 } from "./common/types.js";
 export {
+  type ArgsRewrite,
   type AuditFacet,
   type AuditListQuery,
   type AuditRecord,
@@ -113,6 +114,9 @@ export {
   type NewFlowStep,
   type NewJob,
   type NewWebhookDelivery,
+  type OutdatedArgs,
+  type OutdatedPage,
+  type OutdatedQuery,
   type ProcessingJob,
   type ProgressUpdate,
   type QueueConfigPatch,
@@ -138,6 +142,8 @@ export {
   type TaskRegistration,
   type TickRecord,
   type TickRecordResult,
+  type VersionedTable,
+  type VersionsFacet,
   type WaitRequest,
   type WaitResult,
   type WakeUpListener,

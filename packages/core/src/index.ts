@@ -72,6 +72,7 @@ export type { DeadLetterFilter, ListJobsFilter } from "./jobs/queries.js";
 export type { EnqueueHandle, JobOutcome, WaitForOptions } from "./jobs/results.js";
 export type { RetryContext, RetryPolicy } from "./jobs/retry-policy.js";
 export type { SignalOptions, SignalSent } from "./jobs/service.js";
+export type { UpgradeOptions, UpgradeResult } from "./jobs/upgrade.js";
 export type { ActorOptions, AuditListFilter } from "./observability/audit.js";
 export { REDACTED, type RedactOption } from "./observability/redact.js";
 export type { ReplicationStatus } from "./observability/replication.js";

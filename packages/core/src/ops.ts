@@ -3,8 +3,8 @@
  * operator builds): the version, the name pattern and the ended flow states they check against, the most ids
  * a list filter takes, how ids, durations, queue states, progress and worker counts read, how a typed duration
  * or `since` reads, the liveness words and thresholds behind `workers.list()`, the check of a replay against
- * the task registry, the redaction a surface applies to what it shows (and the check of redact paths a surface
- * is given), and what its search matches while redacting. Applications import `@soniq/core`.
+ * the task registry, the redaction a surface applies to what it shows (rows, explanations, refusals; and the check
+ * of redact paths a surface is given), and what its search matches while redacting. Applications import `@soniq/core`.
  */
 export type { ResolvedSoniqOptions } from "./app/options.js";
 export { JOB_NAME_PATTERN } from "./common/names.js";
@@ -21,6 +21,7 @@ export {
   shownDelivery,
   shownExplanation,
   shownExplanationOf,
+  shownRefusal,
   shownSchedule,
   shownUrl,
 } from "./ops/redaction.js";

@@ -1,8 +1,14 @@
-/** Issue 43, "Redaction gaps": key case, `dedupKey` and dead-letter `tags`, and webhook endpoint URLs. */
+/**
+ * Issue 43, "Redaction gaps": key case, `dedupKey`, `group` and dead-letter `tags`, webhook endpoint URLs, and
+ * validator messages that quote the rejected value.
+ */
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { isSoniqError } from "../src/index.js";
 import { createRedactor, REDACTED, redactOptionProblems } from "../src/observability/redact.js";
-import { shownUrl } from "../src/ops/redaction.js";
+import { shownExplanation, shownRefusal, shownUrl } from "../src/ops/redaction.js";
 import { memoryApps } from "./memory.js";
+import { rejection } from "./support.js";
 
 const app = memoryApps();
 
@@ -75,6 +81,109 @@ describe("redact/dedup-and-tags", () => {
     expect(JSON.stringify(row)).not.toContain("4111111111111111");
     expect(row.dedupKey).toBe(REDACTED);
     expect(row.tags).toEqual({ card: REDACTED, user: "ann" });
+  });
+});
+
+describe("redact/group", () => {
+  it("redact/group: a group quoting a redacted value is hidden, as a dedupKey is; other groups are shown", async () => {
+    const soniq = app({ redact: ["email"] });
+    const invite = soniq.job("users.invite", async () => null);
+    const { id } = await invite.enqueue({ email: "ann@example.com" }, { group: "tenant:ann@example.com" });
+    const { id: other } = await invite.enqueue({ email: "bob@example.com" }, { group: "tenant-42" });
+    const shown = soniq.options.redact.row(await getJob(soniq, id));
+    expect(JSON.stringify(shown)).not.toContain("ann@example.com");
+    expect(shown.group).toBe(REDACTED);
+    expect(soniq.options.redact.row(await getJob(soniq, other)).group).toBe("tenant-42");
+  });
+
+  it("redact/function-group: with a redact function, a group quoting a value it hid is hidden", () => {
+    const redact = createRedactor((value, { field }) =>
+      field === "args" ? { ...(value as object), card: "****" } : value,
+    );
+    const row = redact.row({
+      jobName: "a",
+      args: { card: "4111111111111111" },
+      group: "card-4111111111111111",
+    });
+    expect(row.group).toBe(REDACTED);
+    expect(redact.row({ jobName: "a", args: { card: "4111111111111111" }, group: "eu" }).group).toBe("eu");
+  });
+
+  it("redact/explain-group: explain's group_concurrency_full quotes the group in its message and evidence; both are hidden when the row's group is", () => {
+    const redact = createRedactor(["email"]);
+    const row = {
+      jobName: "users.invite",
+      args: { email: "ann@example.com" },
+      group: "tenant:ann@example.com",
+    };
+    const explanation = {
+      status: "queued" as const,
+      verdict: "blocked" as const,
+      reasons: [
+        {
+          code: "group_concurrency_full" as const,
+          message: 'All 1 slots of group "tenant:ann@example.com" are taken.',
+          evidence: { group: "tenant:ann@example.com", groupConcurrency: 1, processing: 1 },
+        },
+      ],
+    };
+    const shown = shownExplanation(redact, explanation as never, row);
+    expect(JSON.stringify(shown)).not.toContain("ann@example.com");
+    expect(shown.reasons[0]?.evidence.group).toBe(REDACTED);
+    expect(shown.reasons[0]?.message).toBe(`All 1 slots of group "${REDACTED}" are taken.`);
+    // A group redact does not hide is shown as stored; with no row at hand the group is withheld (fail closed).
+    const plain = { ...row, group: "tenant-42" };
+    const quoting = {
+      ...explanation,
+      reasons: [{ ...explanation.reasons[0], message: "m", evidence: { group: "tenant-42" } }],
+    };
+    expect(shownExplanation(redact, quoting as never, plain).reasons[0]?.evidence.group).toBe("tenant-42");
+    expect(shownExplanation(redact, quoting as never, null).reasons[0]?.evidence.group).toBe(REDACTED);
+  });
+});
+
+describe("redact/validator-messages", () => {
+  /** A zod schema whose message quotes the rejected value, as custom messages often do. */
+  const schema = z.object({
+    email: z
+      .string()
+      .refine((v) => v.endsWith(".org"), { error: (issue) => `"${String(issue.input)}" is not allowed` }),
+    plan: z.enum(["free", "pro"]),
+  });
+
+  it("redact/validator-message: an args refusal shown to an operator keeps its code, name and paths, not the quoted values", async () => {
+    for (const redacting of [false, true]) {
+      const soniq = app(redacting ? { redact: ["email"] } : {});
+      soniq.job("users.invite", async () => null, { schema });
+      const err = await rejection(
+        soniq.jobs.enqueue("users.invite", { email: "ann@example.com", plan: "zz-secret-plan" }),
+      );
+      expect(isSoniqError(err, "SONIQ_TASK_ARGS_INVALID")).toBe(true);
+      // The app's own call gets the validator's words; only what a surface shows changes.
+      expect((err as Error).message).toContain("ann@example.com");
+      const shown = shownRefusal(soniq.options.redact, err);
+      if (!redacting) {
+        expect(shown).toBe(err);
+        continue;
+      }
+      expect(isSoniqError(shown, "SONIQ_TASK_ARGS_INVALID")).toBe(true);
+      const text = `${(shown as Error).message} ${JSON.stringify((shown as { context: unknown }).context)}`;
+      expect(text).not.toContain("ann@example.com");
+      expect(text).not.toContain("zz-secret-plan");
+      expect((shown as Error).message).toContain('"users.invite"');
+      expect((shown as Error).message).toMatch(/email: .*; plan: /);
+      expect((shown as { context: { issues: unknown } }).context.issues).toEqual([
+        { path: ["email"], message: REDACTED },
+        { path: ["plan"], message: REDACTED },
+      ]);
+    }
+  });
+
+  it("redact/validator-message-other-errors: other errors, and errors that quote no validator message, pass unchanged", () => {
+    const redact = createRedactor(["email"]);
+    const other = new Error("boom");
+    expect(shownRefusal(redact, other)).toBe(other);
+    expect(shownRefusal(redact, "text")).toBe("text");
   });
 });
 

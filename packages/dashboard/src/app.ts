@@ -124,7 +124,7 @@ function buildApp(state: AppState): Hono<Env> {
       : c.html(errorPage(base, 404, err.message).value, 404);
   });
   root.onError((thrown, c) => {
-    const err = toDashboardError(thrown);
+    const err = toDashboardError(thrown, state.options.soniq.options.redact);
     if (err.status === 500) state.options.onError(thrown);
     if (err.code === "unauthorized") c.header("WWW-Authenticate", 'Bearer realm="soniq"');
     if (err.code === "rate_limited") c.header("Retry-After", String(err.details?.retryAfterS ?? 60));

@@ -3,6 +3,7 @@
  * what to do. Every refusal of bad input is one of these (4xx); anything else is a real 500.
  */
 import { isSoniqError } from "@soniq/core";
+import { type Redactor, shownRefusal } from "@soniq/core/ops";
 
 export const DASHBOARD_ERROR_CODES = [
   "bad_request",
@@ -60,11 +61,19 @@ export function notFound(message: string): DashboardError {
 
 /**
  * Maps a thrown value to the error the client sees; core's input errors stay 4xx and carry core's code as
- * `soniqCode` (e.g. a signal to a finished job: 409 `conflict` with `soniqCode: "SONIQ_JOB_FINISHED"`).
+ * `soniqCode` (e.g. a signal to a finished job: 409 `conflict` with `soniqCode: "SONIQ_JOB_FINISHED"`; a replay
+ * whose args the job's schema refuses: 400 with `soniqCode: "SONIQ_TASK_ARGS_INVALID"`). The message is core's
+ * as the app's `redact` lets a viewer see it (`shownRefusal`: a validator's messages, which may quote the refused
+ * value, are withheld while a rule is active).
  */
-export function toDashboardError(err: unknown): DashboardError {
-  if (err instanceof DashboardError) return err;
-  if (isSoniqError(err, "SONIQ_INVALID_ARGUMENT") || isSoniqError(err, "SONIQ_INVALID_OPTIONS")) {
+export function toDashboardError(thrown: unknown, redact: Redactor): DashboardError {
+  if (thrown instanceof DashboardError) return thrown;
+  const err = shownRefusal(redact, thrown);
+  if (
+    isSoniqError(err, "SONIQ_INVALID_ARGUMENT") ||
+    isSoniqError(err, "SONIQ_INVALID_OPTIONS") ||
+    isSoniqError(err, "SONIQ_TASK_ARGS_INVALID")
+  ) {
     return badRequest(err.message, { soniqCode: err.code });
   }
   if (isSoniqError(err, "SONIQ_UNKNOWN_QUEUE") || isSoniqError(err, "SONIQ_JOB_NOT_FOUND")) {

@@ -61,6 +61,11 @@ export function formatDate(value: Date | string | number | null | undefined): st
         .replace(/\.\d+Z$/, "Z");
 }
 
+/** A row's `argsVersion`: the number, or "unversioned" (none stored: taken as current). */
+export function formatArgsVersion(version: number | null | undefined): string {
+  return version === null || version === undefined ? "unversioned" : String(version);
+}
+
 export function formatDuration(ms: number | null | undefined): string {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return "—";
   if (ms < 1000) return `${Math.round(ms)} ms`;

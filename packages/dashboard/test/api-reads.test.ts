@@ -137,6 +137,22 @@ describe("GET /api/jobs/:id", () => {
     expect(body.explain.reasons.map((r) => r.code)).toContain("retry_backoff");
   });
 
+  it("api/job-detail-args-version: the job's argsVersion, its definition's or a producer's; null when unversioned", async () => {
+    const detail = async (h: ReturnType<typeof handlerFor>, id: string) =>
+      (await json<{ job: Job }>(await call(h, `/api/jobs/${id}`))).job;
+    expect((await detail(handler, app.retrying[0] as string)).argsVersion).toBe(1); // the definition's default
+    const producer = new Soniq({ backend: memoryBackend(), allowUnknownJobNames: true });
+    try {
+      const versioned = await producer.jobs.enqueue("legacy.sync", { n: 1 }, { version: 4 });
+      const plain = await producer.jobs.enqueue("legacy.sync", { n: 2 });
+      const h = handlerFor(producer);
+      expect(await detail(h, versioned.id)).toMatchObject({ id: versioned.id, argsVersion: 4 });
+      expect(await detail(h, plain.id)).toMatchObject({ id: plain.id, argsVersion: null });
+    } finally {
+      await producer.close();
+    }
+  });
+
   it("api/job-detail-404: unknown, malformed and dead-lettered ids are 404", async () => {
     for (const id of [
       "00000000-0000-0000-0000-000000000000",
@@ -170,8 +186,11 @@ describe("GET /api/dead-letters", () => {
   it("api/dead-letter-detail: one row by id, 404 otherwise", async () => {
     const res = await call(handler, `/api/dead-letters/${app.dead[0]}`);
     expect(res.status).toBe(200);
-    const body = await json<{ deadLetter: { deadLetterReason: string; lastError: string } }>(res);
+    const body = await json<{
+      deadLetter: { deadLetterReason: string; lastError: string; argsVersion: number | null };
+    }>(res);
     expect(body.deadLetter.deadLetterReason).toBe("permanent_failure");
+    expect(body.deadLetter.argsVersion).toBe(1); // kept from its job: the definition's default
     expect(body.deadLetter.lastError).toContain("card declined");
     expect((await call(handler, `/api/dead-letters/${app.done[0]}`)).status).toBe(404);
     expect((await call(handler, "/api/dead-letters/bad%20id")).status).toBe(404);

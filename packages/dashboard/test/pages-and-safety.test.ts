@@ -138,6 +138,26 @@ describe("pages", () => {
     }
   });
 
+  it("pages/args-version: the job and dead-letter pages show the args version, or unversioned", async () => {
+    const page = async (h: ReturnType<typeof handlerFor>, path: string) => (await call(h, path)).text();
+    expect(await page(handler, `/jobs/${app.retrying[0]}`)).toContain(
+      '<dt>Args version</dt><dd data-testid="job-args-version">1</dd>',
+    );
+    expect(await page(handler, `/dead-letters/${app.dead[0]}`)).toContain(
+      '<dt>Args version</dt><dd data-testid="dead-letter-args-version">1</dd>',
+    );
+    const producer = new Soniq({ backend: memoryBackend(), allowUnknownJobNames: true });
+    try {
+      const versioned = await producer.jobs.enqueue("legacy.sync", { n: 1 }, { version: 4 });
+      const plain = await producer.jobs.enqueue("legacy.sync", { n: 2 });
+      const h = handlerFor(producer);
+      expect(await page(h, `/jobs/${versioned.id}`)).toContain('data-testid="job-args-version">4</dd>');
+      expect(await page(h, `/jobs/${plain.id}`)).toContain('data-testid="job-args-version">unversioned</dd>');
+    } finally {
+      await producer.close();
+    }
+  });
+
   it("pages/write-controls: shown to a write session only, with the CSRF token in the page", async () => {
     const keyed = handlerFor(app.soniq, { apiKeys: KEYS });
     expect(await (await call(handler, `/dead-letters/${app.dead[0]}`)).text()).not.toContain("data-post=");

@@ -6,7 +6,11 @@
 import { request } from "node:http";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type DashboardHandler, dashboard, serveDashboard } from "../src/index.js";
-import { LOGIN_FAILURES_PER_MINUTE_ALL_CLIENTS, LoginLimit } from "../src/security/login-limit.js";
+import {
+  LOGIN_FAILURES_PER_MINUTE_ALL_CLIENTS,
+  LoginLimit,
+  loginBucketOf,
+} from "../src/security/login-limit.js";
 import { type ErrorBody, KEYS, keyedOn, send } from "./security-support.js";
 import { call, json, READ_KEY, type Seeded, seededApp, WRITE_KEY } from "./support.js";
 
@@ -263,6 +267,42 @@ describe("sessions and login", () => {
     expect(() => limit.check("b")).not.toThrow();
   });
 
+  it("security/login-bucket-of: IPv6 clients share a bucket per /64, IPv4 ones have one per address, IPv4-mapped IPv6 is its IPv4", () => {
+    const same = [
+      "2001:db8:1:2::1",
+      "2001:db8:1:2:ffff:ffff:ffff:ffff",
+      "2001:0DB8:0001:0002:0:0:0:9",
+      "2001:db8:1:2::1%eth0",
+    ];
+    expect(new Set(same.map(loginBucketOf)).size).toBe(1);
+    expect(loginBucketOf("2001:db8:1:3::1")).not.toBe(loginBucketOf("2001:db8:1:2::1"));
+    expect(loginBucketOf("203.0.113.7")).not.toBe(loginBucketOf("203.0.113.8"));
+    expect(loginBucketOf("::ffff:203.0.113.7")).toBe(loginBucketOf("203.0.113.7"));
+    expect(loginBucketOf("::ffff:cb00:7107")).toBe(loginBucketOf("203.0.113.7"));
+    expect(loginBucketOf("::ffff:203.0.113.8")).not.toBe(loginBucketOf("203.0.113.7"));
+    expect(loginBucketOf("::1")).not.toBe(loginBucketOf("::2:0:0:0:1"));
+    expect(loginBucketOf("unknown")).toBe("unknown");
+  });
+
+  it("security/login-limit-ipv6-prefix: addresses rotated inside one /64 share a bucket; another /64 does not", async () => {
+    const h = keyed({ trustProxy: true });
+    const as = (client: string, key: string) =>
+      call(h, "/login", { ...form(key), headers: { ...form(key).headers, "x-forwarded-for": client } });
+    for (let i = 1; i <= 10; i++)
+      expect((await as(`2001:db8:1:2::${i.toString(16)}`, "wrong-key-0123456789abcdef")).status).toBe(401);
+    expect((await as("2001:db8:1:2:dead:beef:0:1", WRITE_KEY)).status).toBe(429);
+    expect((await as("2001:db8:1:3::1", WRITE_KEY)).status).toBe(303);
+  });
+
+  it("security/login-limit-ipv4-mapped: an IPv4 client seen as IPv4-mapped IPv6 shares its IPv4 bucket", () => {
+    const limit = new LoginLimit({ perClient: 2, allClients: 100 });
+    limit.failed("::ffff:203.0.113.7");
+    limit.failed("203.0.113.7");
+    expect(() => limit.check("203.0.113.7")).toThrow(/Too many failed logins/);
+    expect(() => limit.check("::ffff:203.0.113.7")).toThrow(/Too many failed logins/);
+    expect(() => limit.check("203.0.113.8")).not.toThrow();
+  });
+
   it("security/next-inside-base-path: `next` cannot leave basePath", async () => {
     const h = dashboard({ soniq: app.soniq, apiKeys: KEYS, basePath: "/base", allowedHosts: ["dash.test"] });
     for (const next of [
@@ -415,6 +455,58 @@ describe("redact", () => {
       expect((await soniq.deadLetters.get(dead))?.lastError).toContain("hunter3");
     } finally {
       await soniq.close();
+    }
+  });
+});
+
+describe("redact validator messages", () => {
+  it("security/redact-validator-message: a replay refused by a schema whose message quotes the value is a 400 naming the path, not the value", async () => {
+    const { memoryBackend } = await import("@soniq/backend-memory");
+    const { PermanentError, Soniq } = await import("@soniq/core");
+    for (const redacting of [false, true]) {
+      const soniq = new Soniq({ backend: memoryBackend(), ...(redacting ? { redact: ["email"] } : {}) });
+      try {
+        await soniq.setup();
+        // A schema that starts refusing args it took before, in words that quote the value.
+        let refuse = false;
+        const schema = {
+          "~standard": {
+            version: 1 as const,
+            vendor: "test",
+            validate: (value: unknown) => {
+              const email = (value as { email: string }).email;
+              return refuse
+                ? { issues: [{ message: `"${email}" is not allowed`, path: ["email"] }] }
+                : { value };
+            },
+          },
+        };
+        const invite = soniq.job(
+          "users.invite",
+          async () => {
+            throw new PermanentError("no");
+          },
+          { schema },
+        );
+        const { id } = await invite.enqueue({ email: "ann@example.com" });
+        await soniq.worker().runOnce();
+        refuse = true;
+        const h = dashboard({ soniq, apiKeys: KEYS, allowedHosts: ["dash.test"] });
+        const res = await call(h, `/api/dead-letters/${id}/replay`, {
+          method: "POST",
+          key: WRITE_KEY,
+          body: {},
+        });
+        expect(res.status).toBe(400);
+        const body = await json<ErrorBody & { error: { soniqCode?: string } }>(res);
+        expect(body.error.soniqCode).toBe("SONIQ_TASK_ARGS_INVALID");
+        expect(body.error.message).toContain("email");
+        if (redacting) expect(JSON.stringify(body)).not.toContain("ann@example.com");
+        else expect(body.error.message).toContain("ann@example.com");
+        expect((await soniq.deadLetters.get(id))?.resurrectionCount).toBe(0);
+      } finally {
+        await soniq.close();
+      }
     }
   });
 });

@@ -209,6 +209,13 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       await deadLetters(soniq, bulk, 2);
       await soniq.deadLetters.replayWhere({ queue: bulk }, { actor: `${tag}-replay_where` });
       await soniq.deadLetters.purgeWhere({ queue: bulk }, { actor: `${tag}-purge_where` });
+      // An upgrade is one row for the whole call, with the counts (here: nothing was outdated).
+      soniq.job(`audit.versioned_${bulk}`, async () => {}, {
+        queue: bulk,
+        version: 2,
+        upcast: { 1: (a) => a },
+      });
+      await soniq.jobs.upgrade(`audit.versioned_${bulk}`, { actor: `${tag}-upgrade` });
       // A test ping changes nothing, so its row is written on its own, with the outcome.
       const r = await receiver();
       receivers.push(r);
@@ -221,6 +228,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const actors: Record<AuditAction, string> = {
         "job.cancel": "cancel",
         "job.signal": "signal",
+        "job.upgrade": "upgrade",
         "dead_letter.replay": "replay",
         "dead_letter.purge": "purge",
         "dead_letter.replay_where": "replay_where",

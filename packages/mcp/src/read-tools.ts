@@ -123,7 +123,8 @@ export const READ_TOOLS: readonly ToolSpec[] = [
   tool({
     name: "job",
     description:
-      "One job by id: args, result, last error, attempts, timings, and its durable steps in the order they were " +
+      "One job by id: args and their version (argsVersion: the job definition's version when it was enqueued; " +
+      "null: unversioned, taken as current), result, last error, attempts, timings, and its durable steps in the order they were " +
       "first written: steps: [{ name, kind (step, sleep, signal), state (done, failed, waiting, timed_out), value, " +
       "error, attempt (0: resolved by an operator at replay), startedAt, finishedAt, wakeAt }].",
     input: z.strictObject({ id: id("the job id") }),
@@ -161,7 +162,8 @@ export const READ_TOOLS: readonly ToolSpec[] = [
   tool({
     name: "dead_letter",
     description:
-      "One dead-lettered job by id: args, last error, reason, attempts, replays, and the durable steps it kept " +
+      "One dead-lettered job by id: args and their version (argsVersion, kept by a replay; null: unversioned), " +
+      "last error, reason, attempts, replays, and the durable steps it kept " +
       "for its replay (as job answers them; a failed step can be resolved by name with replay's resolve).",
     input: z.strictObject({ id: id("the dead-letter id (the job's id)") }),
     write: false,

@@ -4,7 +4,8 @@
  * Without it the write tools are not listed, and a call to one (an agent that guessed the name) is answered
  * with a tool error saying how to enable writes; nothing is changed. A tool's input is checked against its
  * schema before it runs (the SDK answers a bad field with a tool error naming it); a `SoniqError` or a
- * refusal becomes a tool error with its message.
+ * refusal becomes a tool error with its message, as the app's `redact` lets an agent see it (core's
+ * `shownRefusal`: an args refusal keeps its paths, not the validator's messages, which may quote the value).
  */
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -12,6 +13,7 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type CallToolResult, isJSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import type { Soniq } from "@soniq/core";
+import { shownRefusal } from "@soniq/core/ops";
 import { READ_TOOLS } from "./read-tools.js";
 import type { Session, ToolSpec } from "./tool.js";
 import { MCP_VERSION } from "./version.js";
@@ -85,7 +87,8 @@ function register(server: McpServer, spec: ToolSpec, session: Session): void {
       try {
         return result(await spec.run(input as never, session));
       } catch (err) {
-        return failure(err instanceof Error ? err.message : String(err));
+        const shown = shownRefusal(session.soniq.options.redact, err);
+        return failure(shown instanceof Error ? shown.message : String(shown));
       }
     },
   );

@@ -102,6 +102,29 @@ describe("startMcpServer", () => {
     expect(missing).toMatchObject({ isError: true, text: expect.stringContaining("no-such-id") });
   });
 
+  it("mcp/args-version: job and dead_letter answer argsVersion, a number or null (unversioned)", async () => {
+    const { client, soniq } = await session();
+    const versioned = await soniq.jobs.enqueue("demo.ok", { to: "ann" }, { version: 3 });
+    const plain = await soniq.jobs.enqueue("demo.ok", { to: "bob" });
+    const job = async (id: string) => JSON.parse((await call(client, "job", { id })).text) as Job;
+    expect(await job(versioned.id)).toMatchObject({ id: versioned.id, argsVersion: 3 });
+    expect(await job(plain.id)).toMatchObject({ id: plain.id, argsVersion: null });
+    soniq.job(
+      "demo.versioned",
+      async () => {
+        throw new PermanentError("refused");
+      },
+      { queue: "versioned", version: 2 },
+    );
+    const dead = await soniq.jobs.enqueue("demo.versioned", {});
+    await soniq.worker({ queues: ["versioned"] }).runOnce();
+    const row = await call(client, "dead_letter", { id: dead.id });
+    expect(row.isError, row.text).toBe(false);
+    expect(JSON.parse(row.text)).toMatchObject({ id: dead.id, argsVersion: 2 });
+    const description = (await client.listTools()).tools.find((t) => t.name === "job")?.description;
+    expect(description).toContain("argsVersion");
+  });
+
   it("mcp/start-close: close() ends the session once and leaves the Soniq instance open", async () => {
     const { client, server, soniq } = await session();
     expect(client.getServerVersion()).toEqual({ name: "soniq", version: MCP_VERSION });
@@ -179,6 +202,47 @@ describe("redaction", () => {
     expect(shown.text).not.toContain("hunter2");
     expect(shown.text).toContain("password [redacted]");
     expect((await call(client, "explain", { id: dead })).text).not.toContain("hunter2");
+  });
+});
+
+describe("validator messages", () => {
+  it("mcp/redact-validator-message: a replay refused by a schema whose message quotes the value answers the path, not the value", async () => {
+    for (const redacting of [false, true]) {
+      const { client, soniq } = await session(
+        { allowWrites: true },
+        "test-agent",
+        redacting ? { redact: ["email"] } : {},
+      );
+      // A schema that starts refusing args it took before, in words that quote the value.
+      let refuse = false;
+      const schema = {
+        "~standard": {
+          version: 1 as const,
+          vendor: "test",
+          validate: (value: unknown) => {
+            const email = (value as { email: string }).email;
+            return refuse
+              ? { issues: [{ message: `"${email}" is not allowed`, path: ["email"] }] }
+              : { value };
+          },
+        },
+      };
+      soniq.job(
+        "users.invite",
+        async () => {
+          throw new PermanentError("no");
+        },
+        { schema },
+      );
+      const { id } = await soniq.jobs.enqueue("users.invite", { email: "ann@example.com" });
+      await soniq.worker().runOnce();
+      refuse = true;
+      const answer = await call(client, "replay", { id, force: true });
+      expect(answer.isError).toBe(true);
+      expect(answer.text).toContain("email");
+      if (redacting) expect(answer.text).not.toContain("ann@example.com");
+      else expect(answer.text).toContain("ann@example.com");
+    }
   });
 });
 

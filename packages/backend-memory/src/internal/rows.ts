@@ -17,7 +17,8 @@ import {
 export interface JobRecord {
   readonly id: string;
   readonly jobName: string;
-  readonly argsJson: string;
+  /** Rewritten only by `versions.rewrite` (with `argsVersion`). */
+  argsJson: string;
   readonly argsHash: string | null;
   status: JobStatus;
   attempts: number;
@@ -39,7 +40,7 @@ export interface JobRecord {
   readonly flowId: string | null;
   readonly stepRef: string | null;
   /** The version of the args (DESIGN.md section 20); null: unversioned. */
-  readonly argsVersion: number | null;
+  argsVersion: number | null;
   readonly createdAt: number;
   updatedAt: number;
   readonly traceId: string | null;
@@ -61,7 +62,8 @@ export type JobPatch = Partial<
 export interface DeadLetterRecord {
   readonly id: string;
   readonly jobName: string;
-  readonly argsJson: string;
+  /** Rewritten only by `versions.rewrite` (with `argsVersion`). */
+  argsJson: string;
   readonly queue: string;
   readonly priority: number;
   readonly maxAttempts: number;
@@ -80,7 +82,7 @@ export interface DeadLetterRecord {
   readonly flowId: string | null;
   readonly stepRef: string | null;
   /** The job's args version, kept by the move; a replay copies it to the new job. */
-  readonly argsVersion: number | null;
+  argsVersion: number | null;
 }
 
 export interface WorkerRecord {

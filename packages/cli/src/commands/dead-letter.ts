@@ -5,7 +5,7 @@ import { Context } from "../context.js";
 import type { Io } from "../output.js";
 import { jsonObject, positiveInt, since } from "../parse.js";
 import { shownWithSteps, stepsOf, stepsTimeline } from "../step-views.js";
-import { deadLettersTable, record, stamp } from "../views.js";
+import { argsVersionText, deadLettersTable, record, stamp } from "../views.js";
 import {
   type BulkFlags,
   checkRegistered,
@@ -77,7 +77,10 @@ function showCommand(dl: Command, io: Io): void {
       "after",
       "\nAfter the fields, the steps the job checkpointed (kept for its replay; see soniq jobs show --help), so a\n" +
         "failed step can be resolved by name: soniq dead-letter replay <id> --resolve '{\"<step>\": value}'.\n" +
-        "JSON (--json): the dead-letter object with steps: [{ name, kind, state, value, error, attempt, ... }].\n\n" +
+        "args version is the version of its args (the job definition's version when it was enqueued; a replay keeps it\n" +
+        "and the worker upcasts), unversioned when none was stored (taken as current).\n" +
+        "JSON (--json): the dead-letter object (argsVersion: a number or null) with steps: [{ name, kind, state, value,\n" +
+        "error, attempt, ... }].\n\n" +
         "Examples:\n  soniq dead-letter show 0193c6e2-...",
     )
     .action(async (id: string, _o, command: Command) => {
@@ -221,6 +224,7 @@ function showRow(ctx: Context, row: DeadLetterJob, steps: JobStep[]): void {
     ["created", stamp(p, row.originalCreatedAt)],
     ["moved", stamp(p, row.movedToDeadLetterAt)],
     ["trace", row.traceId ?? "-"],
+    ["args version", argsVersionText(row.argsVersion)],
     ["args", JSON.stringify(row.args)],
     ["tags", row.tags ? JSON.stringify(row.tags) : "-"],
   ]);

@@ -1,13 +1,20 @@
-/** `soniq jobs list | show <id> | cancel <id> | explain <id> | signal <id> <name>`. */
-import { isSoniqError, type JobStatus, type SignalSent, SoniqError } from "@soniq/core";
+/** `soniq jobs list | show <id> | cancel <id> | explain <id> | signal <id> <name> | upgrade <name>`. */
+import {
+  isSoniqError,
+  type JobStatus,
+  type SignalSent,
+  type Soniq,
+  SoniqError,
+  type UpgradeResult,
+} from "@soniq/core";
 import { shownExplanationOf } from "@soniq/core/ops";
 import type { Command } from "commander";
 import { Context } from "../context.js";
-import { CliError } from "../errors.js";
-import type { Io } from "../output.js";
+import { CliError, usage } from "../errors.js";
+import { type Io, Progress } from "../output.js";
 import { jsonValue, positiveInt, statuses } from "../parse.js";
 import { shownWithSteps, stepsOf, stepsTimeline } from "../step-views.js";
-import { jobsTable, progressText, record, stamp } from "../views.js";
+import { argsVersionText, jobsTable, progressText, record, stamp } from "../views.js";
 
 const notFound = (id: string) =>
   new CliError(
@@ -18,17 +25,19 @@ const notFound = (id: string) =>
 export function registerJobs(program: Command, io: Io): void {
   const jobs = program
     .command("jobs")
-    .description("list, inspect, cancel, explain and signal jobs")
+    .description("list, inspect, cancel, explain, signal and upgrade jobs")
     .addHelpText(
       "after",
       "\nExamples:\n  soniq jobs list --status queued --queue emails\n  soniq jobs explain 0193c6e2-...\n" +
-        '  soniq jobs cancel 0193c6e2-...\n  soniq jobs signal 0193c6e2-... approval --payload \'{"by":"ops"}\'',
+        '  soniq jobs cancel 0193c6e2-...\n  soniq jobs signal 0193c6e2-... approval --payload \'{"by":"ops"}\'\n' +
+        "  soniq jobs upgrade emails.send_welcome --module ./src/soniq.ts --dry-run",
     );
   listCommand(jobs, io);
   showCommand(jobs, io);
   cancelCommand(jobs, io);
   explainCommand(jobs, io);
   signalCommand(jobs, io);
+  upgradeCommand(jobs, io);
 }
 
 function listCommand(jobs: Command, io: Io): void {
@@ -69,11 +78,13 @@ function showCommand(jobs: Command, io: Io): void {
     .argument("<id>", "job id")
     .addHelpText(
       "after",
-      "\nAfter the job's fields, its durable steps (ctx.step, ctx.sleep, ctx.waitForSignal) in the order they were\n" +
+      "\nargs version is the version of the job's args (its definition's version when it was enqueued, or the producer's\n" +
+        "{ version }); unversioned when none was stored (taken as current). A worker upcasts older args before the run.\n" +
+        "After the job's fields, its durable steps (ctx.step, ctx.sleep, ctx.waitForSignal) in the order they were\n" +
         "first written: kind, name, state (done, failed, waiting, timed_out), the attempt that wrote it (resolved: an\n" +
         "operator's value at replay), duration, wake time of a waiting one, and the value (or a failed step's error) on\n" +
-        "one line, through redact. JSON (--json): the job object with steps: [{ name, kind, state, value, error,\n" +
-        "attempt, startedAt, finishedAt, wakeAt }].\n\nExamples:\n  soniq jobs show 0193c6e2-...\n" +
+        "one line, through redact. JSON (--json): the job object (argsVersion: a number or null) with steps: [{ name,\n" +
+        "kind, state, value, error, attempt, startedAt, finishedAt, wakeAt }].\n\nExamples:\n  soniq jobs show 0193c6e2-...\n" +
         "  soniq jobs show 0193c6e2-... --json | jq '.steps[] | select(.state == \"failed\")'",
     )
     .action(async (id: string, _o, command: Command) => {
@@ -100,6 +111,7 @@ function showCommand(jobs: Command, io: Io): void {
         ["producer", job.producerId ?? "-"],
         ["trace", job.traceId ?? "-"],
         ["dedup key", job.dedupKey ?? "-"],
+        ["args version", argsVersionText(job.argsVersion)],
         ["args", JSON.stringify(job.args)],
         ["result", job.result === null || job.result === undefined ? "-" : JSON.stringify(job.result)],
         ["progress", progressText(job.progress)],
@@ -248,4 +260,95 @@ function signalCommand(jobs: Command, io: Io): void {
         ctx.printer.line(signalLine(id, name, o.key, sent));
       },
     );
+}
+
+/** `n queued jobs`, `1 dead letter`. */
+const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+
+/** The line `jobs upgrade` prints for core's result, then one line per failed row it lists. */
+function upgradeLines(result: UpgradeResult): string[] {
+  const what =
+    `${count(result.jobs, "queued job", "queued jobs")} and ${count(result.deadLetters, "dead letter", "dead letters")} ` +
+    `of ${JSON.stringify(result.name)} to version ${result.version}`;
+  const lines = [result.dryRun ? `Would upgrade ${what}` : `Upgraded ${what}`];
+  if (result.failed === 0) return lines;
+  const left = result.dryRun ? "would be" : result.failed === 1 ? "was" : "were";
+  lines.push(
+    `${count(result.failed, "row", "rows")} ${result.dryRun ? "would fail" : "failed"} the upcast or the schema and ` +
+      `${left} left unchanged (a job dead-letters invalid_arguments when it runs):`,
+  );
+  for (const f of result.failures)
+    lines.push(`  ${f.kind === "job" ? "job" : "dead letter"} ${f.id} (version ${f.version}): ${f.error}`);
+  const more = result.failed - result.failures.length;
+  if (more > 0) lines.push(`  ... and ${more} more`);
+  return lines;
+}
+
+/** Core's refusal of a name the app does not define, worded for the command line (its code is kept). */
+function upgradeError(err: unknown, name: string, module: string): unknown {
+  if (!isSoniqError(err, "SONIQ_UNKNOWN_TASK_NAME")) return err;
+  return new SoniqError(
+    "SONIQ_UNKNOWN_TASK_NAME",
+    `${module} defines no job named ${name}; the upgrade needs its definition (version, upcasters, schema). ` +
+      "Check the name, or pass the module that defines it. Nothing was changed.",
+    { context: err.context },
+  );
+}
+
+/** The failures' error texts as the app's `redact` shows a job's errors (an upcaster may quote the args). */
+function shownUpgrade(soniq: Soniq, result: UpgradeResult): UpgradeResult {
+  const redact = soniq.options.redact;
+  if (!redact.active) return result;
+  return {
+    ...result,
+    failures: result.failures.map((f) => ({ ...f, error: redact.error(f.error, result.name) ?? "" })),
+  };
+}
+
+function upgradeCommand(jobs: Command, io: Io): void {
+  jobs
+    .command("upgrade")
+    .description(
+      "rewrite a job's queued jobs and dead letters to its current args version, through its upcasters",
+    )
+    .argument("<name>", "the job's name, as your app's module defines it")
+    .option("--dry-run", "count what would be rewritten (and what would fail) and change nothing")
+    .addHelpText(
+      "after",
+      "\nNeeds your app's module (--module <file> or SONIQ_MODULE): the job's definition, with its version, upcasters\n" +
+        "and schema, lives there; without one the command exits 2 and opens nothing. The queued jobs and dead letters\n" +
+        "of <name> whose args are older than the definition's version pass its upcasters in order, then its schema, and\n" +
+        "are rewritten in batches (soniq.jobs.upgrade), audited as job.upgrade. Running jobs are left to their run;\n" +
+        "unversioned rows are taken as current. A row whose upcast or schema check fails is left unchanged and listed\n" +
+        "(the first 20); the command then exits 1 (with --dry-run too). A name the module does not define exits 1.\n" +
+        "JSON (--json): { name, version, jobs, deadLetters, failed, failures: [{ id, kind, version, error }], dryRun }.\n\n" +
+        "Examples:\n  soniq jobs upgrade emails.send_welcome --module ./src/soniq.ts --dry-run\n" +
+        "  SONIQ_MODULE=./src/soniq.ts soniq jobs upgrade emails.send_welcome --json",
+    )
+    .action(async (name: string, o: { dryRun?: boolean }, command: Command) => {
+      const ctx = Context.of(command, io);
+      const module = ctx.module;
+      if (!module)
+        throw usage(
+          `soniq jobs upgrade needs your app's module: the definition of ${name} (its version and upcasters) lives ` +
+            "there. Pass --module ./src/soniq.ts (the module soniq worker runs) or set SONIQ_MODULE.",
+        );
+      const dryRun = o.dryRun === true;
+      const result = await ctx.withApp(async (soniq) => {
+        const progress = new Progress(io, 0, "upgrading");
+        // Core counts the rows once more for a progress total: only worth it where the bar is drawn.
+        const onProgress = (done: number, total: number) => progress.set(done, total);
+        const options = { dryRun, actor: ctx.actor, ...(progress.drawn && !dryRun ? { onProgress } : {}) };
+        try {
+          return shownUpgrade(soniq, await soniq.jobs.upgrade(name, options));
+        } catch (err) {
+          throw upgradeError(err, name, module);
+        } finally {
+          progress.end();
+        }
+      });
+      if (ctx.json) ctx.printer.json(result);
+      else for (const line of upgradeLines(result)) ctx.printer.line(line);
+      if (result.failed > 0) process.exitCode = 1;
+    });
 }

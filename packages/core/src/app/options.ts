@@ -186,8 +186,8 @@ const SONIQ_OPTIONS = {
     },
     default: () => DEFAULT_WEBHOOK_OPTIONS,
     normalise: (v) => resolveWebhookOptions(v),
-    defaultDoc: "no key; public targets only",
-    doc: "`{ secretKey, allowPrivateNetworks, refreshMs, retentionMs }`: secrets' key, allowed targets, delivery retention (see Webhooks)",
+    defaultDoc: "no key; public targets only, any port",
+    doc: "`{ secretKey, allowPrivateNetworks, allowedPorts, refreshMs, retentionMs }`: secrets' key, allowed targets and ports, delivery retention (see Webhooks)",
   }),
 };
 

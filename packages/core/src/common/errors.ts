@@ -40,7 +40,10 @@ export const SONIQ_ERROR_CODES = [
   "SONIQ_TIMEOUT",
   /** `waitFor()` named a job that is in neither `soniq_jobs` nor `soniq_dead_letter_jobs`. */
   "SONIQ_JOB_NOT_FOUND",
-  /** A webhook URL resolves to a loopback, private or reserved address (allow with `allowPrivateNetworks`). */
+  /**
+   * A webhook URL resolves to a loopback, private or reserved address (allow with `allowPrivateNetworks`), or
+   * names a port outside `webhooks.allowedPorts`.
+   */
   "SONIQ_WEBHOOK_TARGET_REFUSED",
   /**
    * The app asked for a feature its backend does not declare (`context.capability`: `flows`, `webhooks`,

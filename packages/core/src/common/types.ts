@@ -211,6 +211,7 @@ export interface QueueInfo {
 export const AUDIT_ACTIONS = [
   "job.cancel",
   "job.signal",
+  "job.upgrade",
   "dead_letter.replay",
   "dead_letter.purge",
   "dead_letter.replay_where",

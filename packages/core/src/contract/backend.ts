@@ -38,6 +38,7 @@ import type { ReplicationStatusMethod } from "./replication.js";
 import type { RunsFacet } from "./runs.js";
 import type { SchedulesFacet } from "./schedules.js";
 import type { StepsFacet } from "./steps.js";
+import type { VersionsFacet } from "./versions.js";
 import type { WakeUpsFacet } from "./wake-ups.js";
 import type { WebhooksFacet } from "./webhooks.js";
 import type { WorkersFacet } from "./workers.js";
@@ -85,6 +86,8 @@ export interface Backend<TTx = never> {
   readonly webhooks?: WebhooksFacet;
   /** Capability `steps`: durable steps inside a job (checkpoints, sleeps, signals). */
   readonly steps?: StepsFacet<TTx>;
+  /** Capability `versions`: the rows whose args are older than their job's version, and their rewrite. */
+  readonly versions?: VersionsFacet;
   /** Optional: where the operator's reads go and the replica's lag (core's replication.ts). */
   readonly replicationStatus?: ReplicationStatusMethod;
   /** Release what the backend owns (never a pool or database handed to it). */
@@ -123,6 +126,7 @@ export const BACKEND_CAPABILITIES = [
   "metrics",
   "progress",
   "steps",
+  "versions",
 ] as const;
 export type BackendCapability = (typeof BACKEND_CAPABILITIES)[number];
 
@@ -138,6 +142,7 @@ export type CompleteBackend<TTx = never> = Omit<Backend<TTx>, CapabilityFacetNam
   readonly flows: FlowsFacet<TTx>;
   readonly webhooks: WebhooksFacet;
   readonly steps: StepsFacet<TTx>;
+  readonly versions: VersionsFacet;
 };
 
 /**
@@ -192,6 +197,7 @@ export const BACKEND_FACETS = {
     "prune",
   ],
   steps: ["list", "save", "saveInTransaction", "completeInTransaction", "wait", "signal"],
+  versions: ["count", "list", "rewrite"],
 } as const satisfies {
   [F in Exclude<
     keyof Backend,

@@ -66,6 +66,14 @@ export type {
   WaitRequest,
   WaitResult,
 } from "./steps.js";
+export type {
+  ArgsRewrite,
+  OutdatedArgs,
+  OutdatedPage,
+  OutdatedQuery,
+  VersionedTable,
+  VersionsFacet,
+} from "./versions.js";
 export type { FinishedListener, WakeUpListener, WakeUpsFacet } from "./wake-ups.js";
 export type {
   DeliveryAttemptResult,

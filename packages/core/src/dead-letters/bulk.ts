@@ -9,6 +9,7 @@
  */
 
 import { fail } from "../app/options.js";
+import { progressReporter } from "../common/progress-report.js";
 import type { DeadLetterJob } from "../common/types.js";
 import type { DeadLetterListQuery, GuardedBackend } from "../contract/index.js";
 import { after, type DeadLetterFilter, deadLetterListQuery, invalid } from "../jobs/queries.js";
@@ -85,17 +86,7 @@ async function progressTicker(
   query: DeadLetterListQuery,
   onProgress: Progress,
 ): Promise<() => void> {
-  const total = await backend.deadLetters.count(query);
-  const report = (done: number) => {
-    // A progress display must not decide whether the rest is replayed or purged.
-    try {
-      const returned: unknown = onProgress(done, total);
-      if (returned instanceof Promise) returned.catch(() => {});
-    } catch {}
-  };
-  report(0);
-  let done = 0;
-  return () => report(++done);
+  return progressReporter(onProgress, await backend.deadLetters.count(query));
 }
 
 /**

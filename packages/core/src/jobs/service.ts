@@ -27,6 +27,7 @@ import {
   type ResultWaiters,
   type WaitForOptions,
 } from "./results.js";
+import { type UpgradeOptions, type UpgradeResult, upgradeJobs } from "./upgrade.js";
 
 export class JobService<TTx = unknown> {
   readonly #rt: Runtime;
@@ -209,6 +210,17 @@ export class JobService<TTx = unknown> {
     if (!isJobId(id)) return Promise.resolve([]);
     if (!backend.supports("steps")) return Promise.reject(unsupported(backend.name, "steps", "jobs.steps"));
     return backend.steps.list(id.toLowerCase());
+  }
+
+  /**
+   * Rewrites the queued jobs and dead letters of a job defined here whose args are older than its `version`
+   * (DESIGN.md section 20): through its upcasters, then its schema, in batches; a row that fails either is left as
+   * it was and reported (`failed`, the first 20 in `failures`). `dryRun` writes nothing and reports the same
+   * counts. Audited `job.upgrade` (counts only). Rejects with `SONIQ_UNKNOWN_TASK_NAME` for a name not defined on
+   * this instance (the upgrade needs its upcasters) and `SONIQ_UNSUPPORTED` on a backend without `versions`.
+   */
+  upgrade(name: string, options?: UpgradeOptions): Promise<UpgradeResult> {
+    return upgradeJobs(this.#rt, name, options);
   }
 
   /** The names of the jobs defined on this instance, in definition order. */

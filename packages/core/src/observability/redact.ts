@@ -12,9 +12,9 @@
  *   args or result replaced by "[redacted]" too.
  * - a function `(value, { field, jobName }) => shown`, called for `field` "args", "result", "progress"
  *   and "error" (the error text; a non-string answer is shown as JSON).
- * Either way a row's `dedupKey` that quotes a value redact hid (one of 4+ characters that its args, result or
- * progress held and the shown ones do not) shows as "[redacted]", and such values are scrubbed from the
- * strings inside a dead letter's `tags`. `group` and the other fields are shown as stored.
+ * Either way a row's `dedupKey` or `group` that quotes a value redact hid (one of 4+ characters that its args,
+ * result or progress held and the shown ones do not) shows as "[redacted]", and such values are scrubbed from
+ * the strings inside a dead letter's `tags`. The other fields are shown as stored.
  * A redact function that throws shows "[redaction failed]": it fails closed, never showing the raw value.
  */
 
@@ -42,6 +42,8 @@ export interface RedactableRow {
   readonly lastError?: string | null;
   /** A job's dedup key: "[redacted]" when it quotes a hidden value. */
   readonly dedupKey?: string | null;
+  /** A job's group: "[redacted]" when it quotes a hidden value, as `dedupKey`. */
+  readonly group?: string | null;
   /** A dead letter's tags: hidden values scrubbed from the strings inside. */
   readonly tags?: Record<string, unknown> | null;
 }
@@ -50,7 +52,7 @@ export interface RedactableRow {
 export interface Redactor {
   /** False when no `redact` was given (every method returns its input). */
   readonly active: boolean;
-  /** A copy of `row` with args, result, progress, lastError, dedupKey and tags as operators may see them. */
+  /** A copy of `row` with args, result, progress, lastError, dedupKey, group and tags as operators may see them. */
   row<T extends RedactableRow>(row: T): T;
   /** One value of `field` of a job named `jobName`. */
   value(field: Exclude<RedactField, "error">, value: unknown, jobName: string): unknown;
@@ -214,13 +216,17 @@ function scrubDeep(value: unknown, secrets: ReadonlySet<string>, depth: number):
 }
 
 /**
- * A `dedupKey` or dead-letter `tags` often quote the args (`invite:ann@example.com`): a dedup key holding a
- * hidden value is hidden whole (a part of it left would still narrow the guess), tags have those values scrubbed.
+ * A `dedupKey`, a `group` or dead-letter `tags` often quote the args (`invite:ann@example.com`,
+ * `tenant:ann@example.com`): a dedup key or group holding a hidden value is hidden whole (a part of it left would
+ * still narrow the guess), tags have those values scrubbed.
  */
 function hideQuoted(row: RedactableRow, out: Record<string, unknown>, secrets: ReadonlySet<string>): void {
   if (secrets.size === 0) return;
-  const key = row.dedupKey;
-  if (typeof key === "string" && [...secrets].some((secret) => key.includes(secret))) out.dedupKey = REDACTED;
+  for (const field of ["dedupKey", "group"] as const) {
+    const text = row[field];
+    if (typeof text === "string" && [...secrets].some((secret) => text.includes(secret)))
+      out[field] = REDACTED;
+  }
   if (typeof row.tags === "object" && row.tags !== null) out.tags = scrubDeep(row.tags, secrets, 0);
 }
 

@@ -10,6 +10,13 @@ export interface WebhookOptions {
   secretKey?: string;
   /** Allow targets on loopback, private and link-local addresses (tests, a private network). Default false. */
   allowPrivateNetworks?: boolean;
+  /**
+   * The ports an endpoint URL may name (its scheme's default when it names none: 443 for https, 80 for http),
+   * e.g. `[443, 8443]`: another port is refused at `register` and `update`, and an attempt to an endpoint stored
+   * on one sends nothing and fails, with `SONIQ_WEBHOOK_TARGET_REFUSED`. Integers from 1 to 65535, at least one.
+   * Default: any port.
+   */
+  allowedPorts?: readonly number[];
   /** How often a process re-reads the endpoint list to see other processes' changes (ms). Default 5000. */
   refreshMs?: number;
   /**
@@ -23,6 +30,8 @@ export interface WebhookOptions {
 export interface ResolvedWebhookOptions {
   readonly secretKey: string | null;
   readonly allowPrivateNetworks: boolean;
+  /** Null: any port. */
+  readonly allowedPorts: readonly number[] | null;
   readonly refreshMs: number;
   readonly retentionMs: number;
 }
@@ -30,16 +39,17 @@ export interface ResolvedWebhookOptions {
 export const DEFAULT_WEBHOOK_OPTIONS: ResolvedWebhookOptions = Object.freeze({
   secretKey: null,
   allowPrivateNetworks: false,
+  allowedPorts: null,
   refreshMs: 5000,
   retentionMs: 7 * 24 * 3_600_000,
 });
 
-const KEYS = ["secretKey", "allowPrivateNetworks", "refreshMs", "retentionMs"];
+const KEYS = ["secretKey", "allowPrivateNetworks", "allowedPorts", "refreshMs", "retentionMs"];
 
 export function webhookOptionProblems(value: unknown): string[] {
   if (value === undefined) return [];
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    return ["webhooks must be { secretKey, allowPrivateNetworks, refreshMs, retentionMs }"];
+    return [`webhooks must be { ${KEYS.join(", ")} }`];
   }
   const problems = Object.keys(value)
     .filter((k) => !KEYS.includes(k))
@@ -50,6 +60,15 @@ export function webhookOptionProblems(value: unknown): string[] {
   }
   if (v.allowPrivateNetworks !== undefined && typeof v.allowPrivateNetworks !== "boolean") {
     problems.push("webhooks.allowPrivateNetworks must be a boolean");
+  }
+  const ports = v.allowedPorts;
+  if (
+    ports !== undefined &&
+    (!Array.isArray(ports) ||
+      ports.length === 0 ||
+      !ports.every((p) => typeof p === "number" && Number.isInteger(p) && p >= 1 && p <= 65535))
+  ) {
+    problems.push("webhooks.allowedPorts must be a non-empty array of ports (integers from 1 to 65535)");
   }
   const refresh = v.refreshMs;
   if (
@@ -72,6 +91,7 @@ export function resolveWebhookOptions(value: WebhookOptions): ResolvedWebhookOpt
   return Object.freeze({
     secretKey: value.secretKey ?? null,
     allowPrivateNetworks: value.allowPrivateNetworks ?? false,
+    allowedPorts: value.allowedPorts === undefined ? null : Object.freeze([...new Set(value.allowedPorts)]),
     refreshMs: value.refreshMs ?? DEFAULT_WEBHOOK_OPTIONS.refreshMs,
     retentionMs: value.retentionMs ?? DEFAULT_WEBHOOK_OPTIONS.retentionMs,
   });

@@ -1,10 +1,11 @@
 /**
  * One attempt of one delivery: POST the stored payload, signed, with a time limit, and say what came of it.
  * The time limit (the endpoint's `timeoutMs`) and the caller's signal cover the whole attempt, the check of
- * the target's addresses included. Redirects are not followed (a 3xx is a failure: following one could lead
- * to a private address). The answer's body is read up to 4 kB and kept for operators. Sent with node:http(s)
- * rather than fetch so the connection resolves the host through `publicOnlyLookup` (targets.ts): it connects
- * only to addresses it vetted itself.
+ * the target's addresses included; a port outside `allowedPorts` fails it before anything is looked up or
+ * sent. Redirects are not followed (a 3xx is a failure: following one could lead to a private address). The
+ * answer's body is read up to 4 kB and kept for operators. Sent with node:http(s) rather than fetch so the
+ * connection resolves the host through `publicOnlyLookup` (targets.ts): it connects only to addresses it
+ * vetted itself.
  */
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from "node:http";
 import { request as httpsRequest } from "node:https";
@@ -16,7 +17,13 @@ import { computeRetryDelay } from "../jobs/retry-policy.js";
 import { MAX_WEBHOOK_RETRY_DELAY_MS } from "./input.js";
 import type { SecretBox } from "./secrets.js";
 import { signWebhook } from "./signature.js";
-import { assertPublicTarget, publicOnlyLookup, type Resolver, systemResolver } from "./targets.js";
+import {
+  assertAllowedPort,
+  assertPublicTarget,
+  publicOnlyLookup,
+  type Resolver,
+  systemResolver,
+} from "./targets.js";
 
 const MAX_RESPONSE_CHARS = 4096;
 
@@ -31,6 +38,8 @@ export interface AttemptOutcome {
 export interface SendContext {
   secrets: SecretBox;
   allowPrivateNetworks: boolean;
+  /** The ports a target may use (`webhooks.allowedPorts`); null or absent: any. */
+  allowedPorts?: readonly number[] | null;
   /** Aborts the attempt early (a stopping worker); it then counts as a failed attempt. */
   signal?: AbortSignal;
   /** How host names resolve (default: the system resolver); tests pass their own. */
@@ -105,6 +114,7 @@ export async function sendWebhook(
   const signal = ctx.signal === undefined ? timeout.signal : AbortSignal.any([timeout.signal, ctx.signal]);
   try {
     const url = new URL(endpoint.url);
+    assertAllowedPort(url, ctx.allowedPorts ?? null, "webhook delivery");
     const resolve = ctx.resolve ?? systemResolver;
     await untilAborted(
       assertPublicTarget(url, ctx.allowPrivateNetworks, "webhook delivery", resolve),

@@ -37,7 +37,7 @@ import type { ResolvedWebhookOptions } from "./options.js";
 import { WEBHOOK_METADATA } from "./payloads.js";
 import type { SecretBox } from "./secrets.js";
 import { sendWebhook } from "./sender.js";
-import { assertPublicTarget } from "./targets.js";
+import { assertAllowedPort, assertPublicTarget } from "./targets.js";
 
 /** `webhooks.deliveries(filter)`. */
 export interface WebhookDeliveryFilter {
@@ -105,17 +105,14 @@ export class WebhookService {
 
   /**
    * Registers an endpoint: `{ url, events, secret, headers, description, active, maxAttempts, timeoutMs,
-   * retry }`. Bad input is `SONIQ_INVALID_ARGUMENT` (naming the field), a private or loopback target
-   * `SONIQ_WEBHOOK_TARGET_REFUSED`, a missing `secretKey` `SONIQ_INVALID_OPTIONS`; nothing is written then.
+   * retry }`. Bad input is `SONIQ_INVALID_ARGUMENT` (naming the field), a private or loopback target (or one
+   * on a port outside `allowedPorts`) `SONIQ_WEBHOOK_TARGET_REFUSED`, a missing `secretKey`
+   * `SONIQ_INVALID_OPTIONS`; nothing is written then.
    */
   async register(input: WebhookRegistration, options?: ActorOptions): Promise<WebhookEndpoint> {
     const fields = webhookFields(input, "webhooks.register(input)", true);
     const actor = actorOf(options, "webhooks.register(options)");
-    await assertPublicTarget(
-      new URL(fields.url as string),
-      this.options.allowPrivateNetworks,
-      "webhooks.register(input).url",
-    );
+    await this.#assertTarget(new URL(fields.url as string), "webhooks.register(input).url");
     const id = newJobId();
     const now = new Date();
     const stored: StoredWebhookEndpoint = {
@@ -139,6 +136,12 @@ export class WebhookService {
     return publicEndpoint(created ?? stored);
   }
 
+  /** A target `register` and `update` accept: on an allowed port, on public addresses (unless allowed). */
+  async #assertTarget(url: URL, what: string): Promise<void> {
+    assertAllowedPort(url, this.options.allowedPorts, what);
+    await assertPublicTarget(url, this.options.allowPrivateNetworks, what);
+  }
+
   /** Every endpoint, oldest first (secrets left out). */
   async list(): Promise<WebhookEndpoint[]> {
     return (await this.backend.webhooks.listEndpoints()).map(publicEndpoint);
@@ -156,13 +159,7 @@ export class WebhookService {
   async update(id: string, patch: WebhookUpdate, options?: ActorOptions): Promise<WebhookEndpoint | null> {
     const fields = webhookFields(patch, "webhooks.update(patch)", false);
     const actor = actorOf(options, "webhooks.update(options)");
-    if (fields.url !== undefined) {
-      await assertPublicTarget(
-        new URL(fields.url),
-        this.options.allowPrivateNetworks,
-        "webhooks.update(patch).url",
-      );
-    }
+    if (fields.url !== undefined) await this.#assertTarget(new URL(fields.url), "webhooks.update(patch).url");
     const { secret, ...rest } = fields;
     const change: WebhookEndpointPatch = { ...rest };
     if (secret !== undefined) change.secretCipher = this.secrets.seal(secret, String(id));
@@ -256,7 +253,11 @@ export class WebhookService {
     const outcome = await sendWebhook(
       endpoint,
       { id: newJobId(), event: "webhook.test", payload },
-      { secrets: this.secrets, allowPrivateNetworks: this.options.allowPrivateNetworks },
+      {
+        secrets: this.secrets,
+        allowPrivateNetworks: this.options.allowPrivateNetworks,
+        allowedPorts: this.options.allowedPorts,
+      },
     );
     const result = {
       ok: outcome.ok,

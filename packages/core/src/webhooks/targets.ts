@@ -8,7 +8,8 @@
  * Checked at registration, again before every attempt (a name may resolve elsewhere later), and once more by
  * the attempt's own connection (`publicOnlyLookup`): the addresses it connects to are the ones it vetted, so a
  * name that answers a public address to the check and a private one to the connection (DNS rebinding) is
- * refused too.
+ * refused too. With `allowedPorts`, the URL's port (its scheme's default when it names none) must be one of them,
+ * checked at registration and before every attempt, before any look-up.
  */
 import type { LookupAddress } from "node:dns";
 import { lookup } from "node:dns/promises";
@@ -151,6 +152,24 @@ export function publicOnlyLookup(resolve: Resolver, what: string): LookupFunctio
       (err: Error) => answer(err),
     );
   };
+}
+
+/** The port a URL connects to: the one it names, else its scheme's default (443 for https, 80 for http). */
+function portOf(url: URL): number {
+  if (url.port !== "") return Number(url.port);
+  return url.protocol === "https:" ? 443 : 80;
+}
+
+/** The URL's port must be one of `allowedPorts` (null: any port). */
+export function assertAllowedPort(url: URL, allowedPorts: readonly number[] | null, what: string): void {
+  if (allowedPorts === null) return;
+  const port = portOf(url);
+  if (allowedPorts.includes(port)) return;
+  throw new SoniqError(
+    "SONIQ_WEBHOOK_TARGET_REFUSED",
+    `${what}: port ${port} of "${url.hostname}" is not one of webhooks.allowedPorts (${allowedPorts.join(", ")}); use an endpoint on an allowed port, or add it with new Soniq({ webhooks: { allowedPorts: [...] } }).`,
+    { context: { field: "url", host: url.hostname, port, allowedPorts: [...allowedPorts] } },
+  );
 }
 
 /** Every address the URL's host resolves to must be public, unless `allowPrivateNetworks`. */

@@ -214,6 +214,7 @@ export class WebhookDeliverer {
         : await sendWebhook(endpoint, delivery, {
             secrets: rt.secrets,
             allowPrivateNetworks: rt.options.webhooks.allowPrivateNetworks,
+            allowedPorts: rt.options.webhooks.allowedPorts,
             signal: this.#abort.signal,
           });
     if (endpoint !== undefined && !this.#abort.signal.aborted) {

@@ -4,7 +4,7 @@
  */
 import { DEAD_LETTER_REASONS, type DeadLetterJob, type JobStep } from "@soniq/core";
 import { shortId } from "@soniq/core/ops";
-import { formatDate, type Html, html, prettyJson } from "../html.js";
+import { formatArgsVersion, formatDate, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";
 import { canWrite, type PageFrame, pagerLinks, searchField, writeHint } from "./layout.js";
 import { replayForm, stepTimeline } from "./steps.js";
@@ -74,6 +74,7 @@ export function deadLetterDetailPage(
 <div class="panel"><dl class="kv" data-testid="dead-letter-fields">
 <dt>Name</dt><dd>${d.jobName}</dd><dt>Queue</dt><dd>${d.queue}</dd><dt>Reason</dt><dd>${d.deadLetterReason}</dd>
 <dt>Attempts</dt><dd>${d.attempts} of ${d.maxAttempts}</dd><dt>Priority</dt><dd>${d.priority}</dd>
+<dt>Args version</dt><dd data-testid="dead-letter-args-version">${formatArgsVersion(d.argsVersion)}</dd>
 <dt>Replayed</dt><dd>${d.resurrectionCount} time(s)${d.lastResurrectionAt ? `, last ${formatDate(d.lastResurrectionAt)}` : ""}</dd>
 <dt>Created</dt><dd>${formatDate(d.originalCreatedAt)}</dd><dt>Moved to dead letters</dt><dd>${formatDate(d.movedToDeadLetterAt)}</dd></dl></div>
 <section data-testid="steps-section"><h2>Steps</h2>${stepTimeline(steps)}</section>

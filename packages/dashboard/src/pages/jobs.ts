@@ -2,7 +2,7 @@
 import { JOB_STATUSES, type Job } from "@soniq/core";
 import { progressPercent, shortId } from "@soniq/core/ops";
 import type { JobDetail, JobQuery } from "../data/jobs.js";
-import { formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
+import { formatArgsVersion, formatDate, formatDuration, type Html, html, prettyJson } from "../html.js";
 import type { Page } from "../paging.js";
 import { canWrite, type PageFrame, pagerLinks, searchField, statusBadge, writeHint } from "./layout.js";
 import { signalForm, stepTimeline } from "./steps.js";
@@ -104,6 +104,7 @@ export function jobDetailPage(
 <div class="panel"><dl class="kv" data-testid="job-fields">
 <dt>Name</dt><dd>${j.jobName}</dd><dt>Queue</dt><dd><a href="${frame.base}/jobs?queue=${encodeURIComponent(j.queue)}">${j.queue}</a></dd>
 <dt>Status</dt><dd>${j.status}</dd><dt>Attempts</dt><dd>${j.attempts} of ${j.maxAttempts}</dd><dt>Priority</dt><dd>${j.priority}</dd>
+<dt>Args version</dt><dd data-testid="job-args-version">${formatArgsVersion(j.argsVersion)}</dd>
 <dt>Created</dt><dd>${formatDate(j.createdAt)}</dd><dt>Scheduled for</dt><dd>${formatDate(j.scheduledAt)}</dd>
 <dt>Updated</dt><dd>${formatDate(j.updatedAt)}</dd><dt>Created → finished</dt><dd>${formatDuration(runFor)}</dd>
 <dt>Expires</dt><dd>${formatDate(j.expiresAt)}</dd><dt>Worker</dt><dd>${j.workerId ?? "—"}</dd>

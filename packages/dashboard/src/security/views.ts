@@ -11,14 +11,14 @@
  * A job's durable-step checkpoints read as core's `shownSteps` shows them (values as results, errors as the job's,
  * what it hid of a step's value scrubbed from every error text a detail shows: the steps', the job's, explain's).
  */
-import {
-  type DeadLetterJob,
-  type Explanation,
-  type Job,
-  type JobStep,
-  type Schedule,
-  type WebhookDelivery,
-  type WebhookEndpoint,
+import type {
+  DeadLetterJob,
+  Explanation,
+  Job,
+  JobStep,
+  Schedule,
+  WebhookDelivery,
+  WebhookEndpoint,
 } from "@soniq/core";
 import {
   type RedactableRow,

@@ -25,7 +25,7 @@ import { statsCases } from "./stats.js";
 import { stepCases } from "./steps.js";
 import { subscribeCases } from "./subscribe.js";
 import { traceCases } from "./trace.js";
-import { versionCases } from "./versions.js";
+import { upgradeCases, versionCases } from "./versions.js";
 import { webhookAttemptCases } from "./webhook-attempts.js";
 import { webhookCases } from "./webhooks.js";
 import { workerCases } from "./workers.js";
@@ -45,6 +45,7 @@ export const CONFORMANCE_CASES = [
   ...filterCases,
   ...workerCases,
   ...versionCases,
+  ...upgradeCases,
   ...leaseCases,
   ...leaseTakeoverCases,
   ...scheduleCases,

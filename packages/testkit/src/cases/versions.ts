@@ -1,7 +1,8 @@
 /**
  * Versions of a job's arguments (DESIGN.md section 20): every job and dead letter stores `args_version` as
  * given (null: unversioned), a worker older than a job gives it back without spending an attempt, and the task
- * registry stores the version each worker's handler takes.
+ * registry stores the version each worker's handler takes. The `versions` capability finds the queued jobs and
+ * dead letters older than a version and rewrites them, each row guarded (`soniq.jobs.upgrade`).
  */
 import assert from "node:assert/strict";
 import type { Job } from "@soniq/core/backend";
@@ -10,6 +11,7 @@ import {
   claimAll,
   claimOne,
   deadLetter,
+  deadLettered,
   deepEqual,
   enqueue,
   equal,
@@ -200,6 +202,151 @@ export const versionCases = [
         await rows(b),
         [{ taskName: "conformance.v", version: 5 }],
         "one worker registering again leaves another's version alone",
+      );
+    },
+  }),
+];
+
+/** The rows `versions.list` returns, as [id, argsVersion, args]. */
+const outdated = (rows: readonly { id: string; argsVersion: number; args: unknown }[]) =>
+  rows.map((r) => [r.id, r.argsVersion, r.args]);
+
+const byId = (ids: readonly string[]) => [...ids].sort();
+
+export const upgradeCases = [
+  defineCase({
+    id: "versions/outdated-rows",
+    title:
+      "versions.count and versions.list find one job name's queued jobs and dead letters whose args_version is set and below the version, ascending by id, paged after an id; running, current, newer and unversioned rows are not among them",
+    async run(ctx) {
+      const queue = ctx.queue("outdated");
+      const jobName = `conformance.${queue}`;
+      const v1 = await enqueue(ctx, { queue, jobName, argsVersion: 1, args: { v: 1 } });
+      const v2 = await enqueue(ctx, { queue, jobName, argsVersion: 2, args: { v: 2 } });
+      await enqueue(ctx, { queue, jobName, argsVersion: 3 });
+      await enqueue(ctx, { queue, jobName, argsVersion: 4 });
+      await enqueue(ctx, { queue, jobName, argsVersion: null });
+      await enqueue(ctx, { queue, jobName: `${jobName}_other`, argsVersion: 1 });
+      await processingJob(ctx, { queue: ctx.queue("outdated_run"), jobName, argsVersion: 1 });
+      const dead = await deadLettered(ctx, {
+        queue: ctx.queue("outdated_dl"),
+        jobName,
+        argsVersion: 2,
+        args: { d: 2 },
+      });
+      await deadLettered(ctx, { queue: ctx.queue("outdated_dl"), jobName, argsVersion: null });
+      await deadLettered(ctx, { queue: ctx.queue("outdated_dl"), jobName, argsVersion: 3 });
+      const jobs = { table: "jobs", jobName, below: 3 } as const;
+      const deadLetters = { table: "deadLetters", jobName, below: 3 } as const;
+      equal(
+        await ctx.backend.versions.count(jobs),
+        2,
+        "versions.count(jobs): the two queued jobs below version 3",
+      );
+      equal(
+        await ctx.backend.versions.count(deadLetters),
+        1,
+        "versions.count(deadLetters): the one dead letter below 3",
+      );
+      const [first, second] = byId([v1.id, v2.id]);
+      const argsOf: Record<string, unknown> = { [v1.id]: { v: 1 }, [v2.id]: { v: 2 } };
+      const versionOf: Record<string, number> = { [v1.id]: 1, [v2.id]: 2 };
+      const row = (id = "") => [id, versionOf[id], argsOf[id]];
+      deepEqual(
+        outdated(await ctx.backend.versions.list({ ...jobs, afterId: null, limit: 10 })),
+        [row(first), row(second)],
+        "versions.list(jobs) returns the outdated queued jobs ascending by id, with their args and argsVersion",
+      );
+      deepEqual(
+        outdated(await ctx.backend.versions.list({ ...jobs, afterId: null, limit: 1 })),
+        [row(first)],
+        "versions.list takes at most limit rows",
+      );
+      deepEqual(
+        outdated(await ctx.backend.versions.list({ ...jobs, afterId: first ?? null, limit: 10 })),
+        [row(second)],
+        "versions.list with afterId returns the rows after that id",
+      );
+      deepEqual(
+        outdated(await ctx.backend.versions.list({ ...deadLetters, afterId: null, limit: 10 })),
+        [[dead.id, 2, { d: 2 }]],
+        "versions.list(deadLetters) returns the outdated dead letter with its args and argsVersion",
+      );
+      equal(await ctx.backend.versions.count({ ...jobs, below: 1 }), 0, "nothing is below version 1");
+    },
+  }),
+  defineCase({
+    id: "versions/rewrite-guarded",
+    title:
+      "versions.rewrite sets args and args_version of each row still at the version it was read with (a job: still queued), leaves every other column (args_hash too), skips a changed, running or missing row, and returns how many it wrote",
+    async run(ctx) {
+      const queue = ctx.queue("rewrite");
+      const jobName = `conformance.${queue}`;
+      const unique = await enqueue(ctx, {
+        queue,
+        jobName,
+        argsVersion: 1,
+        unique: true,
+        argsHash: "hash-v1",
+      });
+      const moved = await enqueue(ctx, { queue, jobName, argsVersion: 2 });
+      const running = await processingJob(ctx, { queue: ctx.queue("rewrite_run"), jobName, argsVersion: 1 });
+      const dead = await deadLettered(ctx, { queue: ctx.queue("rewrite_dl"), jobName, argsVersion: 1 });
+      const before = await ctx.backend.jobs.get(unique.id);
+      const written = await ctx.backend.versions.rewrite(
+        "jobs",
+        [
+          { id: unique.id, fromVersion: 1, args: { up: true } },
+          { id: moved.id, fromVersion: 1, args: { up: true } },
+          { id: running.id, fromVersion: 1, args: { up: true } },
+          { id: ctx.id(), fromVersion: 1, args: { up: true } },
+        ],
+        3,
+      );
+      equal(written, 1, "versions.rewrite(jobs) writes only the queued row still at its read version");
+      const after = await ctx.backend.jobs.get(unique.id);
+      deepEqual(after?.args, { up: true }, "the rewritten job's args are the new args");
+      equal(after?.argsVersion, 3, "the rewritten job's argsVersion is the version given");
+      deepEqual(
+        [after?.status, after?.attempts, after?.argsHash, after?.queue, after?.scheduledAt.getTime()],
+        [before?.status, before?.attempts, "hash-v1", before?.queue, before?.scheduledAt.getTime()],
+        "a rewrite changes args and version only: status, attempts, args_hash, queue and due time stay",
+      );
+      equal(
+        (await ctx.backend.jobs.get(moved.id))?.argsVersion,
+        2,
+        "a row whose version moved on is skipped",
+      );
+      const run = await ctx.backend.jobs.get(running.id);
+      deepEqual(
+        [run?.status, run?.argsVersion, run?.args],
+        ["processing", 1, running.args],
+        "a running job is not rewritten (its run upcasts it)",
+      );
+      equal(
+        await ctx.backend.versions.rewrite("deadLetters", [{ id: dead.id, fromVersion: 1, args: ["dl"] }], 3),
+        1,
+        "versions.rewrite(deadLetters) writes the dead letter at its read version",
+      );
+      const letter = await ctx.backend.deadLetters.get(dead.id);
+      deepEqual(
+        [letter?.args, letter?.argsVersion],
+        [["dl"], 3],
+        "the dead letter's args and version are rewritten",
+      );
+      equal(
+        await ctx.backend.versions.rewrite(
+          "deadLetters",
+          [{ id: dead.id, fromVersion: 1, args: ["again"] }],
+          4,
+        ),
+        0,
+        "a second rewrite read at the old version writes nothing",
+      );
+      equal(
+        await ctx.backend.versions.count({ table: "jobs", jobName, below: 3 }),
+        1,
+        "after the rewrite, only the skipped version-2 job is still below version 3",
       );
     },
   }),
