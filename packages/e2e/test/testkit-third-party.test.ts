@@ -140,6 +140,8 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
       "steps/replay-keep-discard-resolve",
       "steps/signal-targets",
       "trace/stored-and-carried",
+      "versions/outdated-rows",
+      "versions/rewrite-guarded",
       "webhooks/outbox-commits-with-replay-and-tick",
     ]);
     expect(messageOf(outcomes, "dlq/move-is-atomic")).toContain(
