@@ -13,6 +13,7 @@
  * run, with the reason, instead of timing out.
  */
 import type { Runner, SqliteQueue } from "@soniq/bench-liteque";
+import { ensureLitequeAddon } from "./liteque-build.js";
 import { SqliteCounts } from "./sqlite-counts.js";
 import {
   type BenchWorker,
@@ -132,6 +133,8 @@ export const litequeSystem: SystemAdapter = {
   notes: `one Runner per queue at concurrency c, pollIntervalMs ${POLL_MS} (no wake-up); drains a tenth of N (W1 2,000, W4 200); completed jobs deleted, failed kept; no bulk API (a batch is enqueue() calls)`,
   preload: () => import("@soniq/bench-liteque"),
   async unavailable() {
+    const notBuilt = ensureLitequeAddon();
+    if (notBuilt !== null) return notBuilt;
     const { buildDBClient, SqliteQueue } = await import("@soniq/bench-liteque");
     const db = buildDBClient(":memory:", { runMigrations: true });
     try {
