@@ -21,9 +21,10 @@ export function webhooksFacet(store: MemoryStore): WebhooksFacet {
       store.webhookEndpoints.set(endpoint.id, copy({ ...endpoint, createdAt: now, updatedAt: now }));
       writeAudit(store, audit);
     },
-    updateEndpoint: async (id, patch, audit) => {
+    updateEndpoint: async (id, patch, audit, guard) => {
       const row = store.webhookEndpoints.get(id);
       if (row === undefined) return null;
+      if (guard !== undefined && row.secretCipher !== guard.secretCipher) return null;
       const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
       const next = copy({ ...row, ...defined, updatedAt: new Date(store.now()) });
       store.webhookEndpoints.set(id, next);
@@ -99,6 +100,23 @@ export function webhooksFacet(store: MemoryStore): WebhooksFacet {
         deleted++;
       }
       return deleted;
+    },
+    expirePending: async (olderThanMs, lastError) => {
+      const now = store.now();
+      let ended = 0;
+      for (const d of store.webhookDeliveries.values()) {
+        if (d.status !== "pending" || d.createdAt >= now - olderThanMs) continue;
+        Object.assign(d, { status: "failed", nextAttemptAt: null, lastError, updatedAt: now });
+        ended++;
+      }
+      return ended;
+    },
+    countPending: async () => {
+      const counts = new Map<string, number>();
+      for (const d of store.webhookDeliveries.values()) {
+        if (d.status === "pending") counts.set(d.endpointId, (counts.get(d.endpointId) ?? 0) + 1);
+      }
+      return [...counts].map(([endpointId, pending]) => ({ endpointId, pending }));
     },
   };
 }

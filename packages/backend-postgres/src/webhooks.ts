@@ -38,7 +38,7 @@ const UPDATE_ENDPOINT = `WITH changed AS (
     headers = COALESCE($5::jsonb, headers), description = CASE WHEN $6 THEN $7 ELSE description END,
     active = COALESCE($8, active), max_attempts = COALESCE($9, max_attempts),
     timeout_ms = COALESCE($10, timeout_ms), retry = COALESCE($11::jsonb, retry), updated_at = now()
-  WHERE id = $1 RETURNING ${ENDPOINT_COLUMNS}),
+  WHERE id = $1 AND ($19::text IS NULL OR secret = $19) RETURNING ${ENDPOINT_COLUMNS}),
   ${auditCte("changed", 12)}
 SELECT * FROM changed`;
 const REMOVE_ENDPOINT = `WITH removed AS (DELETE FROM soniq_webhook_endpoints WHERE id = $1 RETURNING id),
@@ -81,6 +81,11 @@ SELECT id FROM again`;
 const PRUNE = `DELETE FROM soniq_webhook_deliveries
   WHERE created_at < now() - $1::float8 * interval '1 millisecond'
     AND updated_at < now() - $1::float8 * interval '1 millisecond' AND status <> 'pending'`;
+const EXPIRE_PENDING = `UPDATE soniq_webhook_deliveries
+  SET status = 'failed', next_retry_at = NULL, last_error = $2, updated_at = now()
+  WHERE status = 'pending' AND created_at < now() - $1::float8 * interval '1 millisecond'`;
+const COUNT_PENDING = `SELECT endpoint_id, count(*)::int AS pending FROM soniq_webhook_deliveries
+  WHERE status = 'pending' GROUP BY endpoint_id`;
 
 /** An id that cannot name a row (not a UUID) reads as not found instead of failing the cast. */
 const isUuid = (id: string) => isJobId(id);
@@ -93,7 +98,7 @@ export function webhooksFacet(ctx: PgContext): WebhooksFacet {
         values: [...endpointValues(e), ...auditValues(audit)],
       });
     },
-    updateEndpoint: (id, patch, audit) => update(ctx, id, patch, audit),
+    updateEndpoint: (id, patch, audit, guard) => update(ctx, id, patch, audit, guard?.secretCipher ?? null),
     removeEndpoint: async (id, audit) => {
       if (!isUuid(id)) return false;
       const res = await query(ctx, "webhooks.removeEndpoint", {
@@ -146,6 +151,16 @@ export function webhooksFacet(ctx: PgContext): WebhooksFacet {
     },
     prune: async (olderThanMs) =>
       (await query(ctx, "webhooks.prune", { text: PRUNE, values: [olderThanMs] })).rowCount ?? 0,
+    expirePending: async (olderThanMs, lastError) =>
+      (await query(ctx, "webhooks.expirePending", { text: EXPIRE_PENDING, values: [olderThanMs, lastError] }))
+        .rowCount ?? 0,
+    countPending: async () => {
+      const res = await query<{ endpoint_id: string; pending: number }>(ctx, "webhooks.countPending", {
+        text: COUNT_PENDING,
+        values: [],
+      });
+      return res.rows.map((r) => ({ endpointId: r.endpoint_id, pending: r.pending }));
+    },
   };
 }
 
@@ -171,6 +186,7 @@ async function update(
   id: string,
   patch: WebhookEndpointPatch,
   audit: AuditRecord,
+  ifSecret: string | null,
 ): Promise<StoredWebhookEndpoint | null> {
   if (!isUuid(id)) return null;
   const res = await query(ctx, "webhooks.updateEndpoint", {
@@ -188,6 +204,7 @@ async function update(
       patch.timeoutMs ?? null,
       jsonOr(patch.retry),
       ...auditValues(audit),
+      ifSecret,
     ],
   });
   return res.rows[0] === undefined ? null : toEndpoint(res.rows[0]);

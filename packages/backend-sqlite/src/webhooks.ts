@@ -36,7 +36,7 @@ const UPDATE_ENDPOINT = `UPDATE soniq_webhook_endpoints SET
     description = CASE WHEN @setDescription THEN @description ELSE description END,
     active = COALESCE(@active, active), max_attempts = COALESCE(@maxAttempts, max_attempts),
     timeout_ms = COALESCE(@timeoutMs, timeout_ms), retry = COALESCE(@retry, retry), updated_at = ${NOW}
-  WHERE id = @id`;
+  WHERE id = @id AND (@ifSecret IS NULL OR secret = @ifSecret)`;
 const DELETE_ENDPOINT = "DELETE FROM soniq_webhook_endpoints WHERE id = ?";
 const DELETE_DELIVERIES = "DELETE FROM soniq_webhook_deliveries WHERE endpoint_id = ?";
 const GET_DELIVERY = `SELECT ${DELIVERY_COLUMNS} FROM soniq_webhook_deliveries WHERE id = ?`;
@@ -67,6 +67,11 @@ const REDELIVER = `UPDATE soniq_webhook_deliveries SET status = 'pending', attem
 // The created_at index finds the candidates: a row last written before the cutoff was created before it.
 const PRUNE = `DELETE FROM soniq_webhook_deliveries
   WHERE created_at < ${NOW} - @olderThanMs AND updated_at < ${NOW} - @olderThanMs AND status <> 'pending'`;
+const EXPIRE_PENDING = `UPDATE soniq_webhook_deliveries
+  SET status = 'failed', next_retry_at = NULL, last_error = @lastError, updated_at = ${NOW}
+  WHERE status = 'pending' AND created_at < ${NOW} - @olderThanMs`;
+const COUNT_PENDING = `SELECT endpoint_id AS endpointId, count(*) AS pending FROM soniq_webhook_deliveries
+  WHERE status = 'pending' GROUP BY endpoint_id`;
 
 export function webhooksFacet(ctx: SqliteContext): WebhooksFacet {
   return {
@@ -77,8 +82,10 @@ export function webhooksFacet(ctx: SqliteContext): WebhooksFacet {
           writeAudit(ctx, audit);
         }),
       ),
-    updateEndpoint: (id, patch, audit) =>
-      runSync("webhooks.updateEndpoint", () => immediate(ctx, () => update(ctx, id, patch, audit))),
+    updateEndpoint: (id, patch, audit, guard) =>
+      runSync("webhooks.updateEndpoint", () =>
+        immediate(ctx, () => update(ctx, id, patch, audit, guard?.secretCipher ?? null)),
+      ),
     removeEndpoint: (id, audit) =>
       runSync("webhooks.removeEndpoint", () =>
         immediate(ctx, () => {
@@ -130,6 +137,17 @@ export function webhooksFacet(ctx: SqliteContext): WebhooksFacet {
       ),
     prune: (olderThanMs) =>
       runSync("webhooks.prune", () => ctx.statement(PRUNE).run({ olderThanMs }).changes),
+    expirePending: (olderThanMs, lastError) =>
+      runSync("webhooks.expirePending", () =>
+        immediate(ctx, () => ctx.statement(EXPIRE_PENDING).run({ olderThanMs, lastError }).changes),
+      ),
+    countPending: () =>
+      runSync("webhooks.countPending", () =>
+        (ctx.statement(COUNT_PENDING).all() as { endpointId: string; pending: number }[]).map((r) => ({
+          endpointId: r.endpointId,
+          pending: Number(r.pending),
+        })),
+      ),
   };
 }
 
@@ -155,9 +173,11 @@ function update(
   id: string,
   patch: WebhookEndpointPatch,
   audit: AuditRecord,
+  ifSecret: string | null,
 ): StoredWebhookEndpoint | null {
   const changed = ctx.statement(UPDATE_ENDPOINT).run({
     id,
+    ifSecret,
     url: patch.url ?? null,
     secret: patch.secretCipher ?? null,
     events: jsonOr(patch.events),

@@ -15,7 +15,7 @@ import {
   openBackend,
   parseDatabaseUrl,
 } from "./database.js";
-import { CliError, usage } from "./errors.js";
+import { CliError, shownFailure, usage } from "./errors.js";
 import { loadApp } from "./module-loader.js";
 import { type Io, Printer } from "./output.js";
 import { chooseRedact, type RedactRequest, redactBesideModule } from "./redaction.js";
@@ -83,11 +83,14 @@ export class Context {
   /**
    * Runs `fn` with a Soniq instance on the chosen database. The CLI defines no jobs, so the instance
    * accepts unknown job names (replay checks the task registry itself); `mustExist` is false only for setup.
+   * What `fn` throws leaves as the instance's `redact` lets it be shown (`shownFailure`).
    */
   async withApp<T>(fn: (soniq: Soniq) => Promise<T>, options: AppOptions = {}): Promise<T> {
     const soniq = this.module ? await this.#moduleApp(this.module) : await this.#ownApp(options);
     try {
       return await fn(soniq);
+    } catch (err) {
+      throw shownFailure(soniq.options.redact, err);
     } finally {
       await soniq.close().catch(() => {});
     }

@@ -1,9 +1,12 @@
 /**
  * The CLI's one error model. Every failure reaches the user as one line, `error [CODE]: what happened. What to do.`,
  * and an exit code: 1 for a failure, 2 for a usage mistake. `SoniqError`s from core keep their code; driver
- * errors (connection refused, missing database or tables) are recognised by walking the `cause` chain.
+ * errors (connection refused, missing database or tables) are recognised by walking the `cause` chain. What a
+ * command throws while its instance is open is shown as that instance's `redact` lets an operator see it
+ * (`shownFailure`).
  */
 import { isSoniqError } from "@soniq/core";
+import { type Redactor, shownRefusal } from "@soniq/core/ops";
 
 export const CLI_ERROR_CODES = [
   /** A flag, argument or database URL is malformed (exit 2). */
@@ -113,6 +116,17 @@ function fromDriver(err: unknown, target: string): CliError | null {
     );
   }
   return null;
+}
+
+/**
+ * What a command threw, as the app's `redact` lets an operator see it: a schema refusal
+ * (`SONIQ_TASK_ARGS_INVALID`, e.g. a trigger or replay whose args the job's schema refuses) keeps its code, job
+ * name and paths but not the validator's messages, which may quote the refused value (core's `shownRefusal`, as
+ * the dashboard and the MCP server show it). Anything else, and everything without a `redact`, as it is.
+ * `Context.withApp` passes whatever a command throws through it, with its instance's `redact`.
+ */
+export function shownFailure(redact: Redactor, err: unknown): unknown {
+  return shownRefusal(redact, err);
 }
 
 /** Core's codes that mean the command line was wrong (exit 2, as a usage error). */

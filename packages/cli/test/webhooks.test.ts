@@ -1,7 +1,8 @@
 /**
  * `soniq webhooks ...` on SQLite and PostgreSQL, against a local receiver (127.0.0.1 only, bounded): add
- * (the key from SONIQ_SECRET_KEY, the secret from a variable), list, test, deliveries, redeliver, remove;
- * refusals exit with their codes and write nothing; no secret or header value is ever printed.
+ * (the key from SONIQ_SECRET_KEY, the secret from a variable), list, test, deliveries, redeliver, remove,
+ * reseal (a keyring from SONIQ_SECRET_KEYS and SONIQ_SECRET_KEY_ID); refusals exit with their codes and write
+ * nothing; no secret, key or header value is ever printed.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingHttpHeaders } from "node:http";
@@ -25,6 +26,7 @@ const REDACTED_APP = fileURLToPath(new URL("./fixtures/redacted.ts", import.meta
 const SECRET_KEY = "cli-test-secret-key-0123456789abcdef";
 const HOOK_SECRET = "endpoint-signing-secret-cli-0123";
 const TOKEN = "Bearer cli-header-token-never-printed";
+const NEW_KEY = "cli-rotated-secret-key-fedcba9876543210";
 
 interface Receiver {
   url: string;
@@ -58,7 +60,7 @@ async function receiver(status: number): Promise<Receiver> {
 }
 
 function expectNothingSecret(r: Result): void {
-  for (const secret of [HOOK_SECRET, SECRET_KEY, TOKEN, "cli-header-token"]) {
+  for (const secret of [HOOK_SECRET, SECRET_KEY, NEW_KEY, TOKEN, "cli-header-token"]) {
     expect(r.stdout).not.toContain(secret);
     expect(r.stderr).not.toContain(secret);
   }
@@ -116,7 +118,7 @@ describe.each(BACKENDS)("soniq webhooks on %s", (_kind, makeDb) => {
   });
 
   it("webhooks/help: the group and every subcommand have --help with examples", async () => {
-    for (const sub of ["", "list", "add", "remove", "deliveries", "redeliver", "test"]) {
+    for (const sub of ["", "list", "add", "remove", "deliveries", "redeliver", "test", "reseal"]) {
       const r = await soniqCli(["webhooks", ...(sub ? [sub] : []), "--help"], { cwd: db.dir });
       expect(r.code, sub).toBe(0);
       expect(r.stdout, sub).toContain("Examples:");
@@ -348,5 +350,62 @@ describe.each(BACKENDS)("soniq webhooks on %s", (_kind, makeDb) => {
     expect(redacted.stdout).toContain('"password": "[redacted]"');
     expect((await cli(args)).stdout).toContain("hunter2"); // no module, no redact: as stored
     await app.webhooks.remove(endpoint.id);
+  });
+
+  // Last: the re-seal rewrites every endpoint's secret under k2, which `app` (SECRET_KEY only) cannot open.
+  it("webhooks/reseal: a keyring from SONIQ_SECRET_KEYS re-seals a secret stored under the single key; dry run first; it still signs; audited", async () => {
+    for (const e of await app.webhooks.list()) await app.webhooks.remove(e.id);
+    const ring = { SONIQ_SECRET_KEY: undefined, SONIQ_SECRET_KEYS: `k1:${SECRET_KEY},k2:${NEW_KEY}` };
+    const rotated = { ...ring, SONIQ_SECRET_KEY_ID: "k2" };
+    const added = await add("--allow-private-networks", "--json");
+    expect(added.code, added.stderr).toBe(0);
+    const { id } = json<{ id: string }>(added);
+    const cipher = async () => (await app.backend.webhooks.getEndpoint(id))?.secretCipher ?? "";
+    const sealedByAdd = await cipher();
+    expect(sealedByAdd).toMatch(/^v1\./);
+
+    const dry = await cli(["webhooks", "reseal", "--dry-run", "--json"], rotated);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(json(dry)).toEqual({ keyId: "k2", resealed: [id], alreadyCurrent: 0, failed: [], dryRun: true });
+    expect(await cipher()).toBe(sealedByAdd);
+
+    const done = await cli(["webhooks", "reseal"], rotated);
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stdout).toContain("re-sealed 1 endpoint secret(s) under key k2; 0 already under it");
+    expect(done.stdout).toContain(id);
+    expect(await cipher()).toMatch(/^v2\.k2\./);
+    const again = await cli(["webhooks", "reseal", "--json"], rotated);
+    expect(json(again)).toMatchObject({ keyId: "k2", resealed: [], alreadyCurrent: 1, failed: [] });
+
+    // The new key alone opens it and signs with the endpoint's own secret; the old key alone no longer does.
+    hook.status = 200;
+    const before = hook.requests.length;
+    const ok = await cli(["webhooks", "test", id, "--allow-private-networks"], {
+      SONIQ_SECRET_KEY: undefined,
+      SONIQ_SECRET_KEYS: `k2:${NEW_KEY}`,
+    });
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(signed(hook.requests[before] as Receiver["requests"][number], HOOK_SECRET)).toBe(true);
+    const old = await cli(["webhooks", "reseal"]);
+    expect(old.code).toBe(1);
+    expect(old.stdout).toMatch(new RegExp(`failed: ${id} \\(key k2\\): .*key "k2"`));
+
+    const refused = [
+      await cli(["webhooks", "reseal"], ring), // two keys, no SONIQ_SECRET_KEY_ID
+      await cli(["webhooks", "reseal"], { ...rotated, SONIQ_SECRET_KEY: SECRET_KEY }), // both variables
+      await cli(["webhooks", "reseal"], { ...rotated, SONIQ_SECRET_KEY_ID: "k3" }),
+      await cli(["webhooks", "reseal"], { ...rotated, SONIQ_SECRET_KEYS: `k1=${SECRET_KEY}` }),
+      await cli(["webhooks", "reseal"], { ...rotated, SONIQ_SECRET_KEYS: "k2:short" }),
+    ];
+    for (const r of refused) expect(r.code, r.stderr).toBe(2);
+    expect(refused[0]?.stderr).toContain("SONIQ_SECRET_KEY_ID");
+    for (const r of [added, dry, done, again, ok, old, ...refused]) expectNothingSecret(r);
+    const audit = (await app.audit.list({ action: "webhook.reseal" })).filter((e) => e.target === id);
+    expect(audit.map((e) => [e.outcome, e.params])).toEqual([
+      ["failed", { fromKeyId: "k2", toKeyId: null }],
+      ["ok", { fromKeyId: null, toKeyId: "k2" }],
+      ["dry_run", { fromKeyId: null, toKeyId: "k2" }],
+    ]);
+    for (const e of audit) expect(e.actor).toMatch(/^cli:/);
   });
 });

@@ -15,6 +15,7 @@ export type {
   JobEndStatus,
   JobStartEvent,
   MetricsSink,
+  WebhookPendingEvent,
 } from "./observability/sink.js";
 export {
   type ProducerHook,

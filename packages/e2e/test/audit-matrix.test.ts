@@ -24,6 +24,8 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
     const kind = make();
     const opened: Soniq[] = [];
     const receivers: Receiver[] = [];
+    /** The backend each app was built on, so another instance can share its storage (`rotated`). */
+    const backends = new Map<Soniq, Backend<unknown>>();
 
     beforeAll(() => kind.setup(), 30_000);
     afterAll(() => kind.teardown(), 30_000);
@@ -36,8 +38,24 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const webhooks = { secretKey: SECRET_KEY, allowPrivateNetworks: true };
       const soniq = new Soniq({ backend, webhooks });
       opened.push(soniq);
+      backends.set(soniq, backend);
       await soniq.setup();
       return soniq;
+    }
+
+    /**
+     * Another instance on `soniq`'s storage (which it leaves open) whose key is a keyring: the app's key as k1,
+     * a new one as k2, the current key, as during a key rotation.
+     */
+    function rotated(soniq: Soniq): Soniq {
+      const backend = backends.get(soniq) as Backend<unknown>;
+      const secretKey = { current: "k2", keys: { k1: SECRET_KEY, k2: `${SECRET_KEY}-rotated` } };
+      const other = new Soniq({
+        backend: { ...backend, close: async () => {} },
+        webhooks: { secretKey, allowPrivateNetworks: true },
+      });
+      opened.push(other);
+      return other;
     }
 
     /** Dead letters of a job that always fails, on a fresh queue. */
@@ -105,7 +123,10 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       ];
     }
 
-    /** Register, update, redeliver (a delivery failed through the backend) and remove an endpoint. */
+    /**
+     * Register, update, re-seal (the only endpoint there is, from another instance holding a keyring), redeliver
+     * (a delivery failed through the backend) and remove an endpoint.
+     */
     async function webhookActions(soniq: Soniq, tag: string): Promise<unknown[][]> {
       // A queue of its own: the paused-then-resumed one may still read as paused to a claim right away.
       const queue = uniqueName("hq");
@@ -114,6 +135,8 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       const input = { url: r.url, events: ["job.completed" as const], secret: SECRET };
       const endpoint = await soniq.webhooks.register(input, { actor: `${tag}-wregister` });
       await soniq.webhooks.update(endpoint.id, { maxAttempts: 1 }, { actor: `${tag}-wupdate` });
+      const resealed = await rotated(soniq).webhooks.reseal({ actor: `${tag}-wreseal` });
+      expect(resealed).toMatchObject({ keyId: "k2", resealed: [endpoint.id], alreadyCurrent: 0, failed: [] });
       soniq.job(`audit.hook_${queue}`, async () => 1, { queue });
       await soniq.jobs.enqueue(`audit.hook_${queue}`, {});
       // Not delivered by the run: the delivery is failed through the backend below.
@@ -136,6 +159,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
       return [
         ["webhook.remove", `${tag}-wremove`, endpoint.id, null, "ok", null],
         ["webhook.redeliver", `${tag}-wredeliver`, claimed.id, null, "ok", null],
+        ["webhook.reseal", `${tag}-wreseal`, endpoint.id, { fromKeyId: null, toKeyId: "k2" }, "ok", null],
         ["webhook.update", `${tag}-wupdate`, endpoint.id, { maxAttempts: 1 }, "ok", null],
         ["webhook.register", `${tag}-wregister`, endpoint.id, registered, "ok", null],
       ];
@@ -246,6 +270,7 @@ describe.each(ALL_KINDS.map((make) => [make().name, make] as const))(
         "webhook.remove": "wremove",
         "webhook.test": "wtest",
         "webhook.redeliver": "wredeliver",
+        "webhook.reseal": "wreseal",
       };
       const rows = await rowsOf(soniq, (r) => r.actor.startsWith(tag));
       expect(rows).toHaveLength(AUDIT_ACTIONS.length);

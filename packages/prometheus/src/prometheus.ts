@@ -9,10 +9,18 @@
  * - `<p>_jobs_in_progress{queue,job_name}` gauge
  * - `<p>_claimed_jobs_total` counter and `<p>_claim_duration_seconds` histogram (one observation per claim)
  * - `<p>_events_total{event}` counter (shutdown_nack, worker_stale, write_failed)
+ * - `<p>_webhook_deliveries_pending{endpoint_id}` gauge, set at each maintenance pass by the worker holding the
+ *   maintenance lease (other workers' series are cleared, so a sum over processes counts each delivery once)
  * Metrics already registered under the same names are reused, so several instances can share a registry.
  */
 
-import type { ClaimEvent, JobEndEvent, JobStartEvent, MetricsSink } from "@soniq/core/plugin";
+import type {
+  ClaimEvent,
+  JobEndEvent,
+  JobStartEvent,
+  MetricsSink,
+  WebhookPendingEvent,
+} from "@soniq/core/plugin";
 import { Counter, register as defaultRegistry, Gauge, Histogram, type Registry } from "prom-client";
 
 export interface PrometheusSinkOptions {
@@ -32,6 +40,7 @@ export interface PrometheusSink extends MetricsSink {
   readonly registry: Registry;
   recordClaim(event: ClaimEvent): void;
   recordEvent(name: string, payload: Record<string, unknown>): void;
+  recordWebhookPending(event: WebhookPendingEvent): void;
 }
 
 function reuse<T>(registry: Registry, name: string, make: () => T): T {
@@ -120,6 +129,17 @@ export function prometheusSink(options: PrometheusSinkOptions = {}): PrometheusS
         registers,
       }),
   );
+  const webhookPending = reuse(
+    registry,
+    `${p}_webhook_deliveries_pending`,
+    () =>
+      new Gauge({
+        name: `${p}_webhook_deliveries_pending`,
+        help: "Webhook deliveries pending, per endpoint (reported by the worker holding the maintenance lease).",
+        labelNames: ["endpoint_id"],
+        registers,
+      }),
+  );
   return {
     registry,
     recordJobStart(e: JobStartEvent) {
@@ -139,6 +159,12 @@ export function prometheusSink(options: PrometheusSinkOptions = {}): PrometheusS
     },
     recordEvent(name: string) {
       events.inc({ event: name });
+    },
+    recordWebhookPending(e: WebhookPendingEvent) {
+      // Each report is the whole picture: a removed endpoint's series goes, and so does every series of a
+      // worker that no longer holds the maintenance lease (it reports an empty list).
+      webhookPending.reset();
+      for (const { endpointId, pending } of e.endpoints) webhookPending.set({ endpoint_id: endpointId }, pending);
     },
   };
 }

@@ -30,4 +30,25 @@ describe("metrics/prometheus", () => {
     // A second sink on the same registry reuses the metrics instead of failing.
     expect(() => prometheusSink({ registry, prefix: "t" })).not.toThrow();
   });
+
+  it("metrics/prometheus-webhook-pending: the pending deliveries gauge per endpoint follows each report; an empty report clears it", async () => {
+    const registry = new Registry();
+    const sink = prometheusSink({ registry, prefix: "t" });
+    sink.recordWebhookPending({
+      endpoints: [
+        { endpointId: "e1", pending: 3 },
+        { endpointId: "e2", pending: 0 },
+      ],
+    });
+    let text = await registry.metrics();
+    expect(text).toContain("# TYPE t_webhook_deliveries_pending gauge");
+    expect(text).toContain('t_webhook_deliveries_pending{endpoint_id="e1"} 3');
+    expect(text).toContain('t_webhook_deliveries_pending{endpoint_id="e2"} 0');
+    sink.recordWebhookPending({ endpoints: [{ endpointId: "e1", pending: 1 }] }); // e2 was removed
+    text = await registry.metrics();
+    expect(text).toContain('t_webhook_deliveries_pending{endpoint_id="e1"} 1');
+    expect(text).not.toContain('endpoint_id="e2"');
+    sink.recordWebhookPending({ endpoints: [] }); // this worker no longer holds the maintenance lease
+    expect(await registry.metrics()).not.toMatch(/t_webhook_deliveries_pending\{/);
+  });
 });

@@ -1,8 +1,9 @@
 /**
- * `soniq webhooks list | add | remove | deliveries | redeliver | test`, on core's `soniq.webhooks`.
- * The CLI's own instance takes the secrets' encryption key from SONIQ_SECRET_KEY (core reads no env); an
- * app given with `--module` keeps its own `webhooks` options. Secrets are never printed, and neither are the
- * values of an endpoint's extra headers (they often carry a token): only their names.
+ * `soniq webhooks list | add | remove | deliveries | redeliver | test | reseal`, on core's `soniq.webhooks`.
+ * The CLI's own instance takes the secrets' encryption key from SONIQ_SECRET_KEY, or a keyring from
+ * SONIQ_SECRET_KEYS and SONIQ_SECRET_KEY_ID (core reads no env; `secretKeyFromEnv`); an app given with
+ * `--module` keeps its own `webhooks` options. Secrets and keys are never printed, and neither are the values of
+ * an endpoint's extra headers (they often carry a token): only their names.
  */
 import {
   WEBHOOK_DELIVERY_STATUSES,
@@ -21,6 +22,55 @@ import { deliveriesTable, endpointsTable, shownEndpoint } from "../webhook-views
 
 /** The environment variable the CLI reads the secrets' encryption key from. */
 export const SECRET_KEY_ENV = "SONIQ_SECRET_KEY";
+/** A keyring instead: `id:key,id:key`, and the id of the current key (new secrets are sealed under it). */
+export const SECRET_KEYS_ENV = "SONIQ_SECRET_KEYS";
+export const SECRET_KEY_ID_ENV = "SONIQ_SECRET_KEY_ID";
+
+type SecretKey = NonNullable<WebhookOptions["secretKey"]>;
+
+/** A keyring's key id: letters, digits, `_` or `-` (core's rule, said here in the variable's words). */
+const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The secrets' key as the environment gives it, undefined when it gives none: SONIQ_SECRET_KEY (one key), or
+ * SONIQ_SECRET_KEYS, a keyring `id:key,id:key` (split at each comma, then at the first colon; a key holds no
+ * comma) with SONIQ_SECRET_KEY_ID naming the current key (it may be left out when there is one). Both at once,
+ * or a malformed value, is a usage error; no message quotes a key.
+ */
+export function secretKeyFromEnv(env: NodeJS.ProcessEnv): SecretKey | undefined {
+  const single = env[SECRET_KEY_ENV] || undefined;
+  const ring = env[SECRET_KEYS_ENV] || undefined;
+  if (single !== undefined && ring !== undefined)
+    throw usage(`set ${SECRET_KEY_ENV} or ${SECRET_KEYS_ENV}, not both (a keyring holds every key, the old one too).`);
+  if (single !== undefined) {
+    if (single.length < 16) throw usage(`${SECRET_KEY_ENV} is too short: the key must have at least 16 characters.`);
+    return single;
+  }
+  if (ring === undefined) {
+    if (env[SECRET_KEY_ID_ENV]) throw usage(`${SECRET_KEY_ID_ENV} is set without ${SECRET_KEYS_ENV}.`);
+    return undefined;
+  }
+  const keys: Record<string, string> = {};
+  for (const [i, entry] of ring.split(",").entries()) {
+    const at = entry.indexOf(":");
+    const id = at < 0 ? "" : entry.slice(0, at).trim();
+    const key = at < 0 ? "" : entry.slice(at + 1).trim();
+    if (!KEY_ID.test(id))
+      throw usage(
+        `${SECRET_KEYS_ENV} entry ${i + 1} must be id:key, the id of 1 to 64 letters, digits, _ or - (entries are comma-separated; the value is not shown here).`,
+      );
+    if (key.length < 16) throw usage(`${SECRET_KEYS_ENV}: the key of "${id}" must have at least 16 characters.`);
+    if (Object.hasOwn(keys, id)) throw usage(`${SECRET_KEYS_ENV} names the key "${id}" twice.`);
+    keys[id] = key;
+  }
+  const ids = Object.keys(keys);
+  const current = env[SECRET_KEY_ID_ENV] || (ids.length === 1 ? ids[0] : undefined);
+  if (current === undefined)
+    throw usage(`${SECRET_KEYS_ENV} holds ${ids.length} keys: set ${SECRET_KEY_ID_ENV} to the current one (${ids.join(", ")}).`);
+  if (!Object.hasOwn(keys, current))
+    throw usage(`${SECRET_KEY_ID_ENV} must name a key of ${SECRET_KEYS_ENV} (${ids.join(", ")}).`);
+  return { current, keys };
+}
 
 const endpointNotFound = (id: string) =>
   new CliError("SONIQ_CLI_NOT_FOUND", `no webhook endpoint with id ${id}. See soniq webhooks list.`);
@@ -36,8 +86,8 @@ interface PrivateFlag {
 }
 
 /**
- * The CLI's own instance's webhook options: the key from SONIQ_SECRET_KEY, and private targets when asked.
- * With `--module` the app's options apply, so a flag that would change them is a usage error.
+ * The CLI's own instance's webhook options: the key (or keyring) from the environment, and private targets when
+ * asked. With `--module` the app's options apply, so a flag that would change them is a usage error.
  */
 function webhookApp(ctx: Context, o: PrivateFlag, needsKey: boolean): AppOptions {
   if (ctx.module) {
@@ -47,14 +97,12 @@ function webhookApp(ctx: Context, o: PrivateFlag, needsKey: boolean): AppOptions
       );
     return {};
   }
-  const secretKey = ctx.io.env[SECRET_KEY_ENV] || undefined;
+  const secretKey = secretKeyFromEnv(ctx.io.env);
   if (needsKey && secretKey === undefined)
     throw usage(
       `${SECRET_KEY_ENV} is not set: endpoint secrets are encrypted with it. Set it to the key your workers use ` +
-        "(at least 16 characters), or pass --module with your app.",
+        `(at least 16 characters; a keyring: ${SECRET_KEYS_ENV} and ${SECRET_KEY_ID_ENV}), or pass --module with your app.`,
     );
-  if (secretKey !== undefined && secretKey.length < 16)
-    throw usage(`${SECRET_KEY_ENV} is too short: the key must have at least 16 characters.`);
   const webhooks: WebhookOptions = {
     ...(secretKey === undefined ? {} : { secretKey }),
     ...(o.allowPrivateNetworks ? { allowPrivateNetworks: true } : {}),
@@ -68,11 +116,12 @@ const PRIVATE_HELP =
 export function registerWebhooks(program: Command, io: Io): void {
   const webhooks = program
     .command("webhooks")
-    .description("webhook endpoints and their deliveries: list, add, remove, redeliver, test")
+    .description("webhook endpoints and their deliveries: list, add, remove, redeliver, test, reseal")
     .addHelpText(
       "after",
       `\nThe CLI reads the key endpoint secrets are encrypted with from ${SECRET_KEY_ENV} (the same key your\n` +
-        "workers use). Secrets and header values are never printed.\n\n" +
+        `workers use), or a keyring from ${SECRET_KEYS_ENV}="k1:<old key>,k2:<new key>" with ${SECRET_KEY_ID_ENV}=k2\n` +
+        "(the current key). Secrets, keys and header values are never printed.\n\n" +
         "Examples:\n  soniq webhooks add https://ops.example.com/hooks --events job.dead_letter,queue.backlog --secret-env HOOK_SECRET\n" +
         "  soniq webhooks deliveries --status failed\n  soniq webhooks redeliver 0193c6e2-...",
     );
@@ -82,6 +131,7 @@ export function registerWebhooks(program: Command, io: Io): void {
   deliveriesCommand(webhooks, io);
   redeliverCommand(webhooks, io);
   testCommand(webhooks, io);
+  resealCommand(webhooks, io);
 }
 
 function listCommand(webhooks: Command, io: Io): void {
@@ -315,5 +365,44 @@ function testCommand(webhooks: Command, io: Io): void {
           ? `${p.status("ok")}: ${answer} in ${result.durationMs} ms`
           : `${p.status("failed")}: ${answer}${result.error ? ` (${result.error})` : ""} after ${result.durationMs} ms`,
       );
+    });
+}
+
+function resealCommand(webhooks: Command, io: Io): void {
+  webhooks
+    .command("reseal")
+    .description("re-encrypt every stored endpoint secret under the current key (after adding a new key)")
+    .option("--dry-run", "open every secret and report what would be re-sealed; change nothing")
+    .addHelpText(
+      "after",
+      `\nRotating the key: give every worker (and the CLI) a keyring holding the old and the new key, the new one\n` +
+        `current: ${SECRET_KEYS_ENV}="k1:<old key>,k2:<new key>" ${SECRET_KEY_ID_ENV}=k2 (an app: webhooks.secretKey\n` +
+        "{ current, keys }). New secrets are then sealed under k2; this command re-seals the stored ones, after which\n" +
+        "k1 can leave the keyring. A secret sealed under a single key (SONIQ_SECRET_KEY) is opened by the keyring's\n" +
+        "keys in turn. Each endpoint re-sealed is recorded in the audit log (webhook.reseal). A secret no key opens\n" +
+        "is left as it is and listed; the command then exits 1.\n" +
+        "JSON (--json): { keyId, resealed: [endpoint ids], alreadyCurrent, failed: [{ endpointId, keyId, error }], dryRun }.\n\n" +
+        `Examples:\n  ${SECRET_KEYS_ENV}="k1:$OLD_KEY,k2:$NEW_KEY" ${SECRET_KEY_ID_ENV}=k2 soniq webhooks reseal --dry-run\n` +
+        "  soniq webhooks reseal --module ./app.ts",
+    )
+    .action(async (o: { dryRun?: boolean }, command: Command) => {
+      const ctx = Context.of(command, io);
+      const result = await ctx.withApp(
+        (soniq) => soniq.webhooks.reseal({ actor: ctx.actor, dryRun: o.dryRun === true }),
+        webhookApp(ctx, {}, true),
+      );
+      if (result.failed.length > 0) process.exitCode = 1;
+      if (ctx.json) return ctx.printer.json(result);
+      const p = ctx.printer;
+      const under = result.keyId === null ? "the single key" : `key ${result.keyId}`;
+      const verb = result.dryRun ? "would re-seal" : "re-sealed";
+      p.line(
+        `${verb} ${result.resealed.length} endpoint secret(s) under ${under}; ${result.alreadyCurrent} already under it`,
+      );
+      for (const id of result.resealed) p.line(`  ${id}`);
+      for (const f of result.failed) {
+        const from = f.keyId === null ? "" : ` (key ${f.keyId})`;
+        p.line(`${p.status("failed")}: ${f.endpointId}${from}: ${f.error}`);
+      }
     });
 }

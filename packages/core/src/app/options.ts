@@ -16,6 +16,7 @@ import {
   anyValue,
   type Check,
   checkBool,
+  checkOptions,
   checkMaxAttempts,
   checkPriority,
   checkQueue,
@@ -187,7 +188,7 @@ const SONIQ_OPTIONS = {
     default: () => DEFAULT_WEBHOOK_OPTIONS,
     normalise: (v) => resolveWebhookOptions(v),
     defaultDoc: "no key; public targets only, any port",
-    doc: "`{ secretKey, allowPrivateNetworks, allowedPorts, refreshMs, retentionMs }`: secrets' key, allowed targets and ports, delivery retention (see Webhooks)",
+    doc: "`{ secretKey, allowPrivateNetworks, allowedPorts, refreshMs, retentionMs, pendingMaxAgeMs }`: secrets' key or keyring, allowed targets and ports, delivery retention and pending ceiling (see Webhooks)",
   }),
 };
 
@@ -200,8 +201,8 @@ export type ResolvedSoniqOptions = Omit<Resolved<typeof SONIQ_OPTIONS>, "backend
 
 export function resolveSoniqOptions(options: SoniqOptions<Backend<unknown>>): ResolvedSoniqOptions {
   if (typeof options !== "object" || options === null) fail("Soniq options", ["pass an options object"]);
-  const problems = optionProblems(SONIQ_OPTIONS, options, "new Soniq()");
-  if (problems.length > 0) fail("Soniq options", problems);
+  const { problems, fields } = checkOptions(SONIQ_OPTIONS, options, "new Soniq()");
+  if (problems.length > 0) fail("Soniq options", problems, fields);
   return Object.freeze(resolveOptions(SONIQ_OPTIONS, options, undefined)) as unknown as ResolvedSoniqOptions;
 }
 

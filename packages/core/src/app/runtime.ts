@@ -8,6 +8,7 @@ import {
   type JobStartEvent,
   type MetricsSink,
   noopMetricsSink,
+  type WebhookPendingEvent,
 } from "../observability/sink.js";
 import type { ProducerHook } from "../observability/tracing.js";
 import type { DeclaredSchedule } from "../schedules/declare.js";
@@ -81,6 +82,15 @@ export class SafeMetrics {
   event(name: string, payload: Record<string, unknown>): void {
     const sink = this.sink;
     if (sink.recordEvent) this.guard("recordEvent", () => sink.recordEvent?.(name, payload));
+  }
+  /** Whether the sink takes `recordWebhookPending` (else the outbox is not counted for it). */
+  get wantsWebhookPending(): boolean {
+    return typeof this.sink.recordWebhookPending === "function";
+  }
+  webhookPending(event: WebhookPendingEvent): void {
+    const sink = this.sink;
+    if (sink.recordWebhookPending)
+      this.guard("recordWebhookPending", () => sink.recordWebhookPending?.(event));
   }
 }
 

@@ -57,9 +57,14 @@ export interface OptionDoc {
   meaning: string;
 }
 
-export function fail(what: string, problems: string[]): never {
+/**
+ * Throws `SONIQ_INVALID_OPTIONS` with every problem; with `fields` (the option each problem is about, from
+ * `checkOptions`) also `context.field` (the first) and `context.fields`.
+ */
+export function fail(what: string, problems: string[], fields?: readonly string[]): never {
+  const named = fields === undefined || fields.length === 0 ? {} : { field: fields[0], fields: [...fields] };
   throw new SoniqError("SONIQ_INVALID_OPTIONS", `Invalid ${what}: ${problems.join("; ")}.`, {
-    context: { problems },
+    context: { problems, ...named },
   });
 }
 
@@ -104,15 +109,40 @@ function entries(table: AnyTable): Entry[] {
 
 /** Every problem with `options` (unknown keys first, then each declared option in order). */
 export function optionProblems(table: AnyTable, options: object, what: string): string[] {
+  return checkOptions(table, options, what).problems;
+}
+
+/** The dotted option path a problem starts with (`webhooks.secretKey.current must ...`), if any. */
+const LEADING_PATH = /^[A-Za-z_$][\w$]*(?:\.[\w$]+)*/;
+
+/**
+ * `optionProblems` with the option each problem is about (`fields`, one per problem): an unknown key, else the
+ * dotted path the problem starts with when it is inside the option whose check reported it (a nested one such
+ * as `webhooks.secretKey.current`), else that option.
+ */
+export function checkOptions(
+  table: AnyTable,
+  options: object,
+  what: string,
+): { problems: string[]; fields: string[] } {
   const problems: string[] = [];
+  const fields: string[] = [];
   for (const key of Object.keys(options)) {
-    if (!Object.hasOwn(table, key)) problems.push(`${what} has no option "${key}"`);
+    if (!Object.hasOwn(table, key)) {
+      problems.push(`${what} has no option "${key}"`);
+      fields.push(key);
+    }
   }
   const values = options as Record<string, unknown>;
   for (const [key, spec] of entries(table)) {
+    const from = problems.length;
     spec.check(problems, values[key], key);
+    for (const problem of problems.slice(from)) {
+      const path = LEADING_PATH.exec(problem)?.[0] ?? "";
+      fields.push(path === key || path.startsWith(`${key}.`) ? path : key);
+    }
   }
-  return problems;
+  return { problems, fields };
 }
 
 /** Given values (normalised) and defaults for the rest, in declaration order; not frozen. */

@@ -229,6 +229,7 @@ export const AUDIT_ACTIONS = [
   "webhook.remove",
   "webhook.test",
   "webhook.redeliver",
+  "webhook.reseal",
 ] as const;
 
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

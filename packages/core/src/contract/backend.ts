@@ -195,6 +195,8 @@ export const BACKEND_FACETS = {
     "recordAttempt",
     "redeliver",
     "prune",
+    "expirePending",
+    "countPending",
   ],
   steps: ["list", "save", "saveInTransaction", "completeInTransaction", "wait", "signal"],
   versions: ["count", "list", "rewrite"],

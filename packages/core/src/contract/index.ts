@@ -78,7 +78,9 @@ export type { FinishedListener, WakeUpListener, WakeUpsFacet } from "./wake-ups.
 export type {
   DeliveryAttemptResult,
   DeliveryClaimRequest,
+  EndpointWriteGuard,
   NewWebhookDelivery,
+  PendingDeliveryCount,
   StoredWebhookEndpoint,
   WebhookDeliveryQuery,
   WebhookEndpointPatch,

@@ -86,14 +86,32 @@ export interface DeliveryAttemptResult {
   responseBody: string | null;
 }
 
+/** How many deliveries of one endpoint are pending (`countPending`). */
+export interface PendingDeliveryCount {
+  endpointId: string;
+  /** At least 1. */
+  pending: number;
+}
+
+/** A condition on an endpoint write (`updateEndpoint`): the row as the caller read it. */
+export interface EndpointWriteGuard {
+  /** Write only while the stored `secretCipher` is still this one (a re-seal must not undo a rotation). */
+  secretCipher: string;
+}
+
 export interface WebhooksFacet {
   /** Insert an endpoint, writing `audit` with it. */
   createEndpoint(endpoint: StoredWebhookEndpoint, audit: AuditRecord): Promise<void>;
-  /** Merge `patch` (and `updated_at` = now), writing `audit` when the endpoint exists. Null when it does not. */
+  /**
+   * Merge `patch` (and `updated_at` = now), writing `audit` when the endpoint exists (and, with `guard`, its
+   * stored `secretCipher` is `guard.secretCipher`). Null when it does not (or the guard did not match: nothing is
+   * written, no audit row either).
+   */
   updateEndpoint(
     id: string,
     patch: WebhookEndpointPatch,
     audit: AuditRecord,
+    guard?: EndpointWriteGuard,
   ): Promise<StoredWebhookEndpoint | null>;
   /** Delete the endpoint and its deliveries, writing `audit` when it existed. False when it did not. */
   removeEndpoint(id: string, audit: AuditRecord): Promise<boolean>;
@@ -129,4 +147,14 @@ export interface WebhooksFacet {
    * calls it with `webhooks.retentionMs`, so the outbox does not grow without bound.
    */
   prune(olderThanMs: number): Promise<number>;
+  /**
+   * End as failed every pending delivery created more than `olderThanMs` ago, whatever attempts it has left (a
+   * claimed one too: its attempt's `recordAttempt` then finds it no longer pending): status `failed`,
+   * next_attempt_at cleared, `last_error` = `lastError`, updated_at = now (so `prune` keeps it for its retention
+   * from now), attempts and the last response kept. Returns how many it ended. Core's maintenance calls it with
+   * `webhooks.pendingMaxAgeMs`, so pending deliveries do not pile up without bound.
+   */
+  expirePending(olderThanMs: number, lastError: string): Promise<number>;
+  /** How many deliveries are pending, per endpoint that has any (in no particular order). */
+  countPending(): Promise<PendingDeliveryCount[]>;
 }

@@ -34,6 +34,15 @@ export interface ClaimEvent {
   durationMs: number;
 }
 
+/**
+ * The webhook outbox's pending deliveries (`recordWebhookPending`), reported by each worker at its maintenance
+ * cadence: the worker holding the maintenance lease lists every endpoint it knows with its count (0 included);
+ * every other worker reports an empty list, so a gauge summed over processes counts each delivery once.
+ */
+export interface WebhookPendingEvent {
+  endpoints: { endpointId: string; pending: number }[];
+}
+
 export interface MetricsSink {
   recordJobStart(event: JobStartEvent): void | Promise<void>;
   recordJobEnd(event: JobEndEvent): void | Promise<void>;
@@ -41,6 +50,11 @@ export interface MetricsSink {
   recordClaim?(event: ClaimEvent): void | Promise<void>;
   /** Optional: other runtime events (`shutdown_nack`, `worker_stale`, `write_failed`). */
   recordEvent?(name: string, payload: Record<string, unknown>): void | Promise<void>;
+  /**
+   * Optional: the webhook outbox's pending deliveries per endpoint, at each worker's maintenance pass (counted
+   * only when the sink has this method). See `WebhookPendingEvent`.
+   */
+  recordWebhookPending?(event: WebhookPendingEvent): void | Promise<void>;
 }
 
 export const noopMetricsSink: MetricsSink = Object.freeze({

@@ -1,12 +1,13 @@
 /**
- * `soniq.webhooks`: register, list, read, change and remove endpoints, read deliveries, redeliver one, and
- * test an endpoint. Every input is checked before anything is written; the target's addresses are checked
- * by resolving its host; the secret is encrypted before it reaches the backend and never comes back. Every
- * write is audited (`webhook.register`, `.update`, `.remove`, `.test`, `.redeliver`) in the same transaction;
- * an audited URL is `shownUrl`'s (its query values and token-like path segments hidden).
+ * `soniq.webhooks`: register, list, read, change and remove endpoints, read deliveries, redeliver one, test an
+ * endpoint, and re-seal the stored secrets under the current key. Every input is checked before anything is
+ * written; the target's addresses are checked by resolving its host; the secret is encrypted before it reaches
+ * the backend and never comes back. Every write is audited (`webhook.register`, `.update`, `.remove`, `.test`,
+ * `.redeliver`, `.reseal`) in the same transaction; an audited URL is `shownUrl`'s (its query values and
+ * token-like path segments hidden).
  */
 
-import { SoniqError } from "../common/errors.js";
+import { isSoniqError, SoniqError } from "../common/errors.js";
 import { newJobId } from "../common/ids.js";
 import {
   WEBHOOK_DELIVERY_STATUSES,
@@ -35,7 +36,7 @@ import {
 } from "./input.js";
 import type { ResolvedWebhookOptions } from "./options.js";
 import { WEBHOOK_METADATA } from "./payloads.js";
-import type { SecretBox } from "./secrets.js";
+import { missingSecretKey, type SecretBox } from "./secrets.js";
 import { sendWebhook } from "./sender.js";
 import { assertAllowedPort, assertPublicTarget } from "./targets.js";
 
@@ -56,6 +57,36 @@ export interface WebhookTestResult {
   error: string | null;
   durationMs: number;
 }
+
+/** `webhooks.reseal(options)`. */
+export interface WebhookResealOptions extends ActorOptions {
+  /** Open every secret and report what would be re-sealed; write nothing (audit rows with outcome `dry_run`). */
+  dryRun?: boolean;
+}
+
+/** A secret `webhooks.reseal()` could not re-seal, left as it was. */
+export interface WebhookResealFailure {
+  endpointId: string;
+  /** The key id the stored secret names (null: a `v1` secret, sealed under a single key). */
+  keyId: string | null;
+  error: string;
+}
+
+/** What `webhooks.reseal()` did (with `dryRun`: would do). */
+export interface WebhookResealResult {
+  /** The key secrets are sealed under now: the keyring's `current`; null for a single `secretKey`. */
+  keyId: string | null;
+  /** The endpoints whose secret was re-sealed under it (with `dryRun`: would be), oldest first. */
+  resealed: string[];
+  /** How many endpoints' secrets were sealed under it already. */
+  alreadyCurrent: number;
+  /** The secrets no key of this instance opens (or that kept changing meanwhile), left as they were. */
+  failed: WebhookResealFailure[];
+  dryRun: boolean;
+}
+
+/** How often a re-seal reads an endpoint again when its secret changed between the read and the write. */
+const RESEAL_TRIES = 3;
 
 /** The endpoint as the API shows it: everything but the secret. */
 export function publicEndpoint(stored: StoredWebhookEndpoint): WebhookEndpoint {
@@ -229,6 +260,73 @@ export class WebhookService {
     );
     if (done) this.dispatch.notify();
     return done;
+  }
+
+  /**
+   * Re-seals every stored endpoint secret that is not sealed under the current key (`webhooks.secretKey`: the
+   * keyring's `current`; with a single key, the `v1` format) under it, so an old key can leave the keyring.
+   * Each endpoint is one write, guarded by the ciphertext it read (a secret rotated meanwhile is read again, not
+   * overwritten), audited `webhook.reseal` with it (params `{ fromKeyId, toKeyId }`). A secret no key of this
+   * instance opens is left as it is and reported in `failed` (audited with outcome `failed`); the others go on.
+   * `dryRun` writes nothing but the audit rows (outcome `dry_run`). Without a `secretKey`: `SONIQ_INVALID_OPTIONS`.
+   */
+  async reseal(options?: WebhookResealOptions): Promise<WebhookResealResult> {
+    const actor = actorOf(options, "webhooks.reseal(options)", ["dryRun"]);
+    const dryRun = (options as { dryRun?: unknown } | undefined)?.dryRun;
+    if (dryRun !== undefined && typeof dryRun !== "boolean") {
+      throw invalid("webhooks.reseal(options).dryRun", "expected a boolean", dryRun);
+    }
+    if (this.options.secretKey === null) throw missingSecretKey();
+    const result: WebhookResealResult = {
+      keyId: this.secrets.currentKeyId,
+      resealed: [],
+      alreadyCurrent: 0,
+      failed: [],
+      dryRun: dryRun === true,
+    };
+    for (const endpoint of await this.backend.webhooks.listEndpoints()) {
+      await this.#resealOne(endpoint, actor, result);
+    }
+    if (!result.dryRun && result.resealed.length > 0) await this.dispatch.refresh(true);
+    return result;
+  }
+
+  /** Re-seals one endpoint's secret unless it is current, reading it again when it changed meanwhile. */
+  async #resealOne(listed: StoredWebhookEndpoint, actor: string, result: WebhookResealResult): Promise<void> {
+    let row: StoredWebhookEndpoint | null = listed;
+    for (let tries = 0; row !== null && tries < RESEAL_TRIES; tries++) {
+      if (this.secrets.isCurrent(row.secretCipher)) {
+        result.alreadyCurrent++;
+        return;
+      }
+      const fromKeyId = this.secrets.keyIdOf(row.secretCipher);
+      const record = auditRecord("webhook.reseal", actor, row.id, { fromKeyId, toKeyId: result.keyId });
+      let secret: string;
+      try {
+        secret = this.secrets.open(row.secretCipher, row.id);
+      } catch (err) {
+        if (!isSoniqError(err, "SONIQ_INVALID_STATE")) throw err;
+        result.failed.push({ endpointId: row.id, keyId: fromKeyId, error: err.message });
+        await recordAudit(this.backend, { ...record, outcome: "failed", details: { error: err.message } });
+        return;
+      }
+      if (result.dryRun) {
+        result.resealed.push(row.id);
+        await recordAudit(this.backend, { ...record, outcome: "dry_run" });
+        return;
+      }
+      const sealed = { secretCipher: this.secrets.seal(secret, row.id) };
+      const guard = { secretCipher: row.secretCipher };
+      if ((await this.backend.webhooks.updateEndpoint(row.id, sealed, record, guard)) !== null) {
+        result.resealed.push(row.id);
+        return;
+      }
+      // Removed, or its secret changed (rotated, or re-sealed by another call) since it was read: look again.
+      row = await this.backend.webhooks.getEndpoint(row.id);
+    }
+    if (row === null) return;
+    const error = `its secret changed ${RESEAL_TRIES} times while being re-sealed; run webhooks.reseal() again`;
+    result.failed.push({ endpointId: row.id, keyId: this.secrets.keyIdOf(row.secretCipher), error });
   }
 
   /**

@@ -7,13 +7,16 @@
  *   ignored. This is how a `jobs.cancel` from another process reaches a running handler.
  * - maintenance every `maintenanceCadenceMs` (and once at start), only while holding the
  *   `soniq.maintenance` lease so one worker does it at a time: requeue jobs of stale peers, delete
- *   expired done rows and finished webhook deliveries past `webhooks.retentionMs`, write `flow.finished` for the flows finished since (webhooks/flow-finished.ts), and fire
+ *   expired done rows, end webhook deliveries pending past `webhooks.pendingMaxAgeMs` and delete finished ones
+ *   past `webhooks.retentionMs` (webhooks/outbox-upkeep.ts), write `flow.finished` for the flows finished since (webhooks/flow-finished.ts), and fire
  *   `queue.backlog` for queues past their `lagAlertMs`. `runOnce` has no maintenance duty; it runs the recovery step once (`recoverOnce`). The cadence follows `staleAfterMs` (at most half of it), and the lease lives at most
  *   `staleAfterMs`; besides, a peer takes the lease over as soon as the holder is stale or stopped by the
  *   peer's own `staleAfterMs` (`takeOver`), so a dead holder with a longer threshold than the peer's does not
  *   delay recovery: the peer recovers the holder's jobs within about its `staleAfterMs` plus one check.
  * - with each heartbeat (and once more at stop), the runs' latest `ctx.progress()` values in one
  *   `runs.reportProgress` write, only when some handler reported since the last one (progress.ts).
+ * - at each maintenance tick, every worker reports the outbox's pending deliveries to a metrics sink that takes
+ *   them (the lease holder counts them; the others report none: webhooks/outbox-upkeep.ts).
  * - at each maintenance tick, every worker (lease or not) reads the jobs processing under its id and gives back
  *   (queued now, attempt kept) those it does not hold: a claim whose result never reached it (the connection
  *   dropped after the commit) or an outcome a database crash or failover lost. Without this such a row would
@@ -31,6 +34,7 @@ import type { ProgressBuffer } from "../jobs/progress.js";
 import { METRICS_RETENTION_MS } from "../observability/series.js";
 import { BacklogWatch } from "../webhooks/backlog.js";
 import { sweepFinishedFlows } from "../webhooks/flow-finished.js";
+import { reportPending, tidyOutbox } from "../webhooks/outbox-upkeep.js";
 import type { WorkerEvents } from "./events.js";
 import type { ResolvedWorkerOptions } from "./options.js";
 import type { Running } from "./runner.js";
@@ -285,15 +289,13 @@ export class WorkerUpkeep {
         // the lease, whatever TTL its own, maybe longer, staleAfterMs gave it.
         { staleAfterMs: options.staleAfterMs },
       );
+      await reportPending(rt, this.#holdsLease).catch((err) => this.#failed(err, "webhook pending count"));
       if (!this.#holdsLease) return;
       await this.#recover();
       const deleted = await rt.backend.jobs.deleteExpired();
       if (deleted > 0) rt.logger.debug({ deleted }, "deleted expired done jobs");
       if (rt.backend.supports("metrics")) await rt.backend.metrics.prune(METRICS_RETENTION_MS);
-      const pruned = rt.backend.supports("webhooks")
-        ? await rt.backend.webhooks.prune(rt.options.webhooks.retentionMs)
-        : 0;
-      if (pruned > 0) rt.logger.debug({ pruned }, "deleted finished webhook deliveries past their retention");
+      await tidyOutbox(rt);
       // Always swept (not only with deliverWebhooks): the outbox rows are written here, any process sends them.
       await sweepFinishedFlows(rt.backend, rt.webhooks);
       if (options.deliverWebhooks) await this.#backlog.check();

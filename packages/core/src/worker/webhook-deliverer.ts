@@ -9,7 +9,7 @@
  * black-holed receiver holds only its own. An endpoint whose last `BREAKER_THRESHOLD` attempts failed rests
  * for `BREAKER_COOL_DOWN_MS` (its deliveries stay pending, unclaimed, no attempt spent; breaker.ts). An
  * inactive endpoint's deliveries are never claimed (parked). An endpoint whose sealed secret this worker
- * cannot open (no `webhooks.secretKey`, or another key than the one that sealed it) is left out of claims the
+ * cannot open (no `webhooks.secretKey`, or none of its keys sealed it) is left out of claims the
  * same way, said once as an error: its deliveries stay pending, no attempt spent, for a worker that holds the
  * key (`#sealed`). Passes run every `pollIntervalMs` (jittered), at
  * once when this process wrote deliveries and when an attempt ends. Nothing is claimed while no endpoint
@@ -160,7 +160,7 @@ export class WebhookDeliverer {
       opens = false;
       this.rt.logger.error(
         { err, endpointId: endpoint.id },
-        "this worker cannot open the webhook endpoint's secret (set webhooks.secretKey to the key it was registered with); its deliveries stay pending for a worker that has it",
+        "this worker cannot open the webhook endpoint's secret (give webhooks.secretKey the key it was sealed under: as the key, or in the keyring's keys); its deliveries stay pending for a worker that has it",
       );
     }
     this.#opens.set(endpoint.id, { cipher: endpoint.secretCipher, opens });

@@ -501,4 +501,158 @@ export const webhookCases = [
       );
     },
   }),
+  defineCase({
+    id: "webhooks/update-endpoint-guarded-by-secret",
+    title:
+      "updateEndpoint with a guard writes (and audits) only while the stored secretCipher is the guard's; a mismatch changes nothing and returns null",
+    async run(ctx) {
+      const e = await endpoint(ctx, { secretCipher: "v1.first.tag.body" });
+      const resealed = { secretCipher: "v2.k2.iv.tag.body" };
+      const stale = auditRecord("webhook.reseal", "kit", e.id, { fromKeyId: "k0", toKeyId: "k2" });
+      equal(
+        await ctx.backend.webhooks.updateEndpoint(e.id, resealed, stale, {
+          secretCipher: "v1.other.tag.body",
+        }),
+        null,
+        "a guard naming another secretCipher than the stored one must not apply (null)",
+      );
+      equal(
+        (await ctx.backend.webhooks.getEndpoint(e.id))?.secretCipher,
+        "v1.first.tag.body",
+        "a write whose guard did not match leaves the secret as it was",
+      );
+      const fresh = auditRecord("webhook.reseal", "kit", e.id, { fromKeyId: null, toKeyId: "k2" });
+      const written = await ctx.backend.webhooks.updateEndpoint(e.id, resealed, fresh, {
+        secretCipher: "v1.first.tag.body",
+      });
+      equal(written?.secretCipher, resealed.secretCipher, "a guard naming the stored secretCipher applies");
+      equal(
+        await ctx.backend.webhooks.updateEndpoint(ctx.id(), resealed, fresh, resealed),
+        null,
+        "a guarded write of an unknown id returns null",
+      );
+      const audit = await ctx.backend.audit.list({ action: "webhook.reseal", since: null, limit: 1000 });
+      deepEqual(
+        audit.filter((r) => r.target === e.id).map((r) => r.id),
+        [fresh.id],
+        "only the applied guarded write leaves its audit row",
+      );
+    },
+  }),
+  defineCase({
+    id: "webhooks/expire-pending-past-ceiling",
+    title:
+      "expirePending ends as failed the pending deliveries (due, leased or retrying) created before its cutoff, with the given last error and no next attempt, and returns how many; finished ones keep theirs",
+    async run(ctx) {
+      const e = await endpoint(ctx);
+      const sent = delivery(ctx, e.id);
+      const failed = delivery(ctx, e.id);
+      const leased = delivery(ctx, e.id);
+      const retrying = delivery(ctx, e.id);
+      const due = delivery(ctx, e.id);
+      await ctx.backend.webhooks.enqueue([sent, failed, leased, retrying]);
+      equal((await claimMine(ctx, e.id)).length, 4, "setup: the four deliveries are claimed");
+      const attempt = { attempt: 1, delayMs: 0, responseStatus: 503, responseBody: "busy" };
+      const outcomes = [
+        { ...attempt, id: sent.id, status: "delivered" as const, lastError: null },
+        { ...attempt, id: failed.id, status: "failed" as const, lastError: "HTTP 503" },
+        { ...attempt, id: retrying.id, status: "pending" as const, lastError: "HTTP 503" },
+      ];
+      for (const outcome of outcomes) {
+        equal(await ctx.backend.webhooks.recordAttempt(outcome), true, `setup: ${outcome.status} recorded`);
+      }
+      await ctx.backend.webhooks.enqueue([due]);
+      const reason = "not delivered: still pending past the ceiling (kit)";
+      equal(
+        await ctx.backend.webhooks.expirePending(3_600_000, reason),
+        0,
+        "expirePending(1 hour) ends nothing written within the hour",
+      );
+      let ended = 0;
+      await eventually(async () => {
+        ended += await ctx.backend.webhooks.expirePending(0, reason);
+        const rows = new Map((await deliveriesOf(ctx, e.id)).map((d) => [d.id, d]));
+        const shape = (id: string) => {
+          const d = rows.get(id);
+          return d && [d.status, d.nextAttemptAt, d.lastError];
+        };
+        deepEqual(
+          [leased, retrying, due].map((d) => shape(d.id)),
+          [
+            ["failed", null, reason],
+            ["failed", null, reason],
+            ["failed", null, reason],
+          ],
+          "expirePending(0) ends every pending delivery (leased, retrying and due) as failed, with its last error and no next attempt",
+        );
+        deepEqual(
+          [sent, failed].map((d) => shape(d.id)),
+          [
+            ["delivered", null, null],
+            ["failed", null, "HTTP 503"],
+          ],
+          "finished deliveries are left as they were",
+        );
+      });
+      equal(
+        ended >= 3,
+        true,
+        `expirePending returns how many it ended (at least this case's three, got ${ended})`,
+      );
+      const retried = await ctx.backend.webhooks.getDelivery(retrying.id);
+      deepEqual(
+        retried && [retried.attempts, retried.responseStatus],
+        [1, 503],
+        "an ended delivery keeps its attempts and its last response",
+      );
+      const audit = auditRecord("webhook.redeliver", "kit", due.id, null);
+      equal(
+        await ctx.backend.webhooks.redeliver(due.id, audit),
+        true,
+        "an ended delivery redelivers like any failed one",
+      );
+      equal(
+        await ctx.backend.webhooks.recordAttempt({
+          ...attempt,
+          id: leased.id,
+          status: "delivered",
+          lastError: null,
+        }),
+        false,
+        "an ended delivery is no longer pending: its claimed attempt's outcome is not stored",
+      );
+    },
+  }),
+  defineCase({
+    id: "webhooks/count-pending-per-endpoint",
+    title:
+      "countPending returns, per endpoint with any, how many deliveries are pending (due, leased or retrying); delivered and failed ones are not counted",
+    async run(ctx) {
+      const busy = await endpoint(ctx);
+      const quiet = await endpoint(ctx);
+      const idle = await endpoint(ctx);
+      const rows = [1, 2, 3, 4].map(() => delivery(ctx, busy.id));
+      const [done, failed] = [delivery(ctx, quiet.id), delivery(ctx, quiet.id)];
+      await ctx.backend.webhooks.enqueue([...rows, done, failed]);
+      const claimed = await claimMine(ctx, quiet.id);
+      equal(claimed.length, 2, "setup: the quiet endpoint's two deliveries are claimed");
+      const attempt = { attempt: 1, delayMs: 0, lastError: null, responseStatus: null, responseBody: null };
+      await ctx.backend.webhooks.recordAttempt({ ...attempt, id: done.id, status: "delivered" });
+      await ctx.backend.webhooks.recordAttempt({ ...attempt, id: failed.id, status: "failed" });
+      await ctx.backend.webhooks.enqueue([delivery(ctx, quiet.id)]);
+      const counts = new Map(
+        (await ctx.backend.webhooks.countPending()).map((c) => [c.endpointId, c.pending]),
+      );
+      deepEqual(
+        [counts.get(busy.id), counts.get(quiet.id), counts.has(idle.id)],
+        [4, 1, false],
+        "4 pending for the busy endpoint (claimed ones count), 1 for the quiet one (its delivered and failed do not), none listed for an endpoint without pending deliveries",
+      );
+      equal(
+        [...counts.values()].every((n) => typeof n === "number" && Number.isInteger(n) && n >= 1),
+        true,
+        "each count is an integer of at least 1",
+      );
+    },
+  }),
 ] as const;
