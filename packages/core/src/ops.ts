@@ -28,7 +28,7 @@ export {
 export { replayRefusal } from "./ops/registered.js";
 export { type SearchableFilter, searchFilter, searchWords } from "./ops/search.js";
 export { SHORT_ID_LENGTH, shortId } from "./ops/short-id.js";
-export { type ShownSteps, shownSteps } from "./ops/steps-view.js";
+export { type ShownSteps, type StepsSource, shownRows, shownSteps } from "./ops/steps-view.js";
 export {
   durationWords,
   progressPercent,

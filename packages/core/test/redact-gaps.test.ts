@@ -7,6 +7,7 @@ import { z } from "zod";
 import { isSoniqError } from "../src/index.js";
 import { createRedactor, REDACTED, redactOptionProblems } from "../src/observability/redact.js";
 import { shownExplanation, shownRefusal, shownUrl } from "../src/ops/redaction.js";
+import { shownRows } from "../src/ops/steps-view.js";
 import { memoryApps } from "./memory.js";
 import { rejection } from "./support.js";
 
@@ -223,3 +224,37 @@ async function getJob(soniq: ReturnType<typeof app>, id: string) {
   if (job === null) throw new Error(`no job ${id}`);
   return job;
 }
+
+describe("redact/list-steps", () => {
+  it("redact/list-last-error-quotes-step: a list's last error is scrubbed of a value redact hid of the row's steps", async () => {
+    const soniq = app({ redact: ["**.token"] });
+    const charge = soniq.job(
+      "pay.charge",
+      async (_args: { order: string }, ctx) => {
+        const card = await ctx.step("tokenise", () => ({ token: "tok_live_4242abcd" }));
+        throw new Error(`charge with ${card.token} declined`);
+      },
+      { maxAttempts: 2 },
+    );
+    const plain = soniq.job("pay.plain", async () => {
+      throw new Error("plain failure tok_live_4242abcd");
+    });
+    await soniq.setup();
+    const { id } = await charge.enqueue({ order: "o-1" });
+    const other = await plain.enqueue({});
+    await soniq.worker().runOnce();
+    const raw = await soniq.jobs.get(id);
+    expect(raw?.lastError).toContain("tok_live_4242abcd");
+    // What every list showed before: redact.row knows the row, not its steps.
+    expect(soniq.options.redact.row(raw as NonNullable<typeof raw>).lastError).toContain("tok_live_4242abcd");
+    const rows = await shownRows(soniq, await soniq.jobs.list({ ids: [id, other.id] }));
+    const shown = rows.find((r) => r.id === id);
+    expect(shown?.lastError).toContain(`charge with ${REDACTED} declined`);
+    expect(shown?.lastError).not.toContain("tok_live_4242abcd");
+    // Another row is scrubbed of its own steps' values only (it has none): its error is shown as redact shows it.
+    expect(rows.find((r) => r.id === other.id)?.lastError).toContain("plain failure tok_live_4242abcd");
+    // Without a redact rule the rows are shown as stored, and no step is read.
+    const open = app();
+    expect(await shownRows(open, [raw as NonNullable<typeof raw>])).toEqual([raw]);
+  });
+});

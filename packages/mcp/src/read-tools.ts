@@ -8,6 +8,7 @@ import {
   type SearchableFilter,
   searchFilter,
   shownExplanationOf,
+  shownRows,
   shownSchedule,
 } from "@soniq/core/ops";
 import * as z from "zod";
@@ -103,8 +104,10 @@ export const READ_TOOLS: readonly ToolSpec[] = [
       limit: limit(50),
     }),
     write: false,
+    // Each last error also scrubbed of what redact hid of the job's steps (core's shownRows).
     run: async (input, { soniq }) =>
-      (
+      shownRows(
+        soniq,
         await soniq.jobs.list(
           searched(
             soniq,
@@ -117,8 +120,8 @@ export const READ_TOOLS: readonly ToolSpec[] = [
             },
             input.q,
           ),
-        )
-      ).map((job) => soniq.options.redact.row(job)),
+        ),
+      ),
   }),
   tool({
     name: "job",
@@ -153,11 +156,12 @@ export const READ_TOOLS: readonly ToolSpec[] = [
     input: z.strictObject({ ...deadLetterFilter, limit: limit(50) }),
     write: false,
     run: async (input, { soniq }) =>
-      (
+      shownRows(
+        soniq,
         await soniq.deadLetters.list(
           searched(soniq, { ...deadLetterFields(input), limit: input.limit }, input.q),
-        )
-      ).map((row) => soniq.options.redact.row(row)),
+        ),
+      ),
   }),
   tool({
     name: "dead_letter",

@@ -1,5 +1,6 @@
 /** `soniq dead-letter list | show | replay | purge | export`. */
 import type { BulkResult, DeadLetterJob, JobStep } from "@soniq/core";
+import { shownRows } from "@soniq/core/ops";
 import { type Command, Option } from "commander";
 import { Context } from "../context.js";
 import type { Io } from "../output.js";
@@ -60,9 +61,7 @@ function listCommand(dl: Command, io: Io): void {
     .action(async (o: FilterFlags & { limit?: number }, command: Command) => {
       const ctx = Context.of(command, io);
       const rows = await ctx.withApp(async (soniq) =>
-        (await soniq.deadLetters.list({ ...toFilter(o), limit: o.limit })).map((r) =>
-          soniq.options.redact.row(r),
-        ),
+        shownRows(soniq, await soniq.deadLetters.list({ ...toFilter(o), limit: o.limit })),
       );
       if (ctx.json) return ctx.printer.json(rows);
       deadLettersTable(ctx.printer, rows);

@@ -7,7 +7,7 @@ import {
   SoniqError,
   type UpgradeResult,
 } from "@soniq/core";
-import { shownExplanationOf } from "@soniq/core/ops";
+import { shownExplanationOf, shownRows } from "@soniq/core/ops";
 import type { Command } from "commander";
 import { Context } from "../context.js";
 import { CliError, usage } from "../errors.js";
@@ -61,8 +61,9 @@ function listCommand(jobs: Command, io: Io): void {
       ) => {
         const ctx = Context.of(command, io);
         const rows = await ctx.withApp(async (soniq) =>
-          (await soniq.jobs.list({ status: o.status, queue: o.queue, jobName: o.name, limit: o.limit })).map(
-            (job) => soniq.options.redact.row(job),
+          shownRows(
+            soniq,
+            await soniq.jobs.list({ status: o.status, queue: o.queue, jobName: o.name, limit: o.limit }),
           ),
         );
         if (ctx.json) return ctx.printer.json(rows);

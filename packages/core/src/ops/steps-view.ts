@@ -55,3 +55,46 @@ export function shownSteps<T extends RedactableRow>(
     scrub: scrubHidden,
   };
 }
+
+/** What `shownRows` reads: the app's `redact` and a job's (or dead letter's) steps. */
+export interface StepsSource {
+  readonly options: { readonly redact: Redactor };
+  readonly jobs: { steps(id: string): Promise<JobStep[]> };
+}
+
+/** How many rows' steps `shownRows` reads at once. */
+const STEP_READS = 8;
+
+/**
+ * A list's rows (jobs or dead letters) as `redact` shows them, each last error also scrubbed of what `redact` hid
+ * of the row's durable steps (as `shownSteps` does for one row): a handler's error may quote a value an earlier
+ * step returned, and a list shows the error without the steps. Reads the steps of the rows that have a last error,
+ * a few at a time, only while `redact` is active; on a backend without steps, the rows as `redact.row` shows them.
+ */
+export async function shownRows<T extends RedactableRow & { id: string }>(
+  source: StepsSource,
+  rows: readonly T[],
+): Promise<T[]> {
+  const redact = source.options.redact;
+  if (!redact.active) return [...rows];
+  const shown: T[] = rows.map((row) => redact.row(row));
+  let steps = true;
+  for (let i = 0; i < rows.length && steps; i += STEP_READS) {
+    const batch = rows.slice(i, i + STEP_READS);
+    await Promise.all(
+      batch.map(async (row, k) => {
+        if (typeof row.lastError !== "string" || !steps) return;
+        let read: JobStep[];
+        try {
+          read = await source.jobs.steps(row.id);
+        } catch (err) {
+          if ((err as { code?: unknown }).code !== "SONIQ_UNSUPPORTED") throw err;
+          steps = false;
+          return;
+        }
+        if (read.length > 0) shown[i + k] = shownSteps(redact, row, read).row;
+      }),
+    );
+  }
+  return shown;
+}

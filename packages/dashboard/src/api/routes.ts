@@ -4,6 +4,7 @@
  * passed; its input errors answer 400 (errors.ts).
  */
 import type { AuditAction, AuditListFilter, Soniq } from "@soniq/core";
+import { shownRows } from "@soniq/core/ops";
 import { Hono } from "hono";
 import type { AppState, Env } from "../context.js";
 import {
@@ -46,7 +47,7 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
   api.get("/jobs", async (c) => {
     const page = await listJobsPage(soniq, jobQuery(c.req.query()));
     return c.json({
-      jobs: page.items.map((job) => jobListRow(redact, job)),
+      jobs: (await shownRows(soniq, page.items)).map(jobListRow),
       nextCursor: page.nextCursor,
       prevCursor: page.prevCursor,
     });
@@ -62,7 +63,7 @@ function readRoutes(api: Hono<Env>, state: AppState): void {
       cursor: decodeCursor(p.cursor),
     });
     return c.json({
-      deadLetters: page.items.map((row) => deadLetterListRow(redact, row)),
+      deadLetters: (await shownRows(soniq, page.items)).map(deadLetterListRow),
       nextCursor: page.nextCursor,
       prevCursor: page.prevCursor,
     });

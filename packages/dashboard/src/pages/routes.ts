@@ -77,7 +77,7 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
         c,
         "Jobs",
         "/jobs",
-        jobsPage(frame(c), params, query, shownPage(redact, await listJobsPage(soniq, query)), null),
+        jobsPage(frame(c), params, query, await shownPage(soniq, await listJobsPage(soniq, query)), null),
       );
     } catch (err) {
       return send(c, "Jobs", "/jobs", jobsPage(frame(c), params, null, null, badInput(err)), 400);
@@ -103,7 +103,7 @@ function jobPages(pages: Hono<Env>, state: AppState, kit: PageKit): void {
         limit: parseLimit(p.limit),
         cursor: decodeCursor(p.cursor),
       });
-      const shown = shownPage(redact, page);
+      const shown = await shownPage(soniq, page);
       return send(c, "Dead letters", "/dead-letters", deadLettersPage(frame(c), p, shown, null));
     } catch (err) {
       return send(c, "Dead letters", "/dead-letters", deadLettersPage(frame(c), p, null, badInput(err)), 400);

@@ -23,7 +23,9 @@ import type {
 import {
   type RedactableRow,
   type Redactor,
+  type StepsSource,
   shownExplanation,
+  shownRows,
   shownSchedule,
   shownSteps,
   shownUrl,
@@ -37,13 +39,15 @@ export function firstLine(text: string | null | undefined): string | null {
 export type JobListRow = Omit<Job, "args" | "result">;
 export type DeadLetterListRow = Omit<DeadLetterJob, "args">;
 
-export function jobListRow(redact: Redactor, job: Job): JobListRow {
-  const { args: _args, result: _result, ...rest } = redact.row(job);
+/** A job as a list shows it, from the row `shownRows` made (redacted, its steps' hidden values scrubbed). */
+export function jobListRow(shown: Job): JobListRow {
+  const { args: _args, result: _result, ...rest } = shown;
   return { ...rest, lastError: firstLine(rest.lastError) };
 }
 
-export function deadLetterListRow(redact: Redactor, row: DeadLetterJob): DeadLetterListRow {
-  const { args: _args, ...rest } = redact.row(row);
+/** A dead letter as a list shows it, from the row `shownRows` made. */
+export function deadLetterListRow(shown: DeadLetterJob): DeadLetterListRow {
+  const { args: _args, ...rest } = shown;
   return { ...rest, lastError: firstLine(rest.lastError) };
 }
 
@@ -95,9 +99,12 @@ function scrubEvidence(explain: Explanation, scrub: (text: string | null) => str
   };
 }
 
-/** A page of rows (jobs or dead letters), each redacted. */
-export function shownPage<T extends RedactableRow, P extends { items: T[] }>(redact: Redactor, page: P): P {
-  return { ...page, items: page.items.map((row) => redact.row(row)) };
+/** A page of rows (jobs or dead letters) as core's `shownRows` shows them (each last error scrubbed of its steps' hidden values too). */
+export async function shownPage<T extends RedactableRow & { id: string }, P extends { items: T[] }>(
+  source: StepsSource,
+  page: P,
+): Promise<P> {
+  return { ...page, items: await shownRows(source, page.items) };
 }
 
 /** A schedule detail (`{ schedule, upcoming, history }`) with the schedule's args redacted as the job's. */
