@@ -169,7 +169,11 @@ interface Run {
 
 /** A Soniq plugin: `soniq.use(openTelemetry({ tracerProvider, meterProvider, parent, redact }))`. */
 export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
-  const { tracerProvider, meterProvider, parent, redact } = resolve(options);
+  const resolved = resolve(options);
+  const { tracerProvider, meterProvider, parent } = resolved;
+  // Without `redact` given, the app's own, from the first instance the plugin is attached to (`soniq.use`).
+  let redact = resolved.redact;
+  let attached = options.redact !== undefined;
   const tracer: Tracer = tracerProvider.getTracer(NAME, SONIQ_VERSION);
   const meter = meterProvider.getMeter(NAME, SONIQ_VERSION);
   const processed = meter.createCounter("soniq.jobs.processed", {
@@ -240,6 +244,11 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
 
   return {
     name: NAME,
+    attach(soniq) {
+      if (attached) return;
+      attached = true;
+      redact = soniq.options.redact.active ? soniq.options.redact : null;
+    },
     middleware,
     producer(event, send) {
       const [first] = event.jobs;

@@ -266,41 +266,47 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
     expect(charge[0]?.attributes["soniq.step.name"]).toBe("charge");
   });
 
-  it("otel/redact: with the app's redact, no span shows a redacted arg's value in an error text, and no stack", async () => {
-    const { soniq, exporter } = await setup(makeBackend, (s) => ({ redact: s.options.redact }), ["password"]);
-    soniq.job(
-      "auth.login",
-      async (args: { password: string }) => {
-        throw new Error(`login refused for password ${args.password}`);
-      },
-      { maxAttempts: 2, retry: { delaysMs: [0] } },
-    );
-    const { id } = await soniq.jobs.enqueue("auth.login", { user: "ann", password: "hunter2-secret" });
-    await drain(soniq, async () => (await soniq.deadLetters.get(id)) !== null);
-    const runs = byName(exporter.getFinishedSpans(), "process default");
-    expect(runs.map((s) => s.attributes["soniq.job.outcome"]).sort()).toEqual(["dead_letter", "retry"]);
-    for (const span of exporter.getFinishedSpans()) {
-      const shown = JSON.stringify({
-        attributes: span.attributes,
-        events: span.events.map((e) => [e.name, e.attributes]),
-        status: span.status,
-        links: span.links.map((l) => l.attributes),
-      });
-      expect(shown).not.toContain("hunter2-secret");
-      expect(shown).not.toContain("exception.stacktrace");
-    }
-    for (const run of runs) {
-      expect(run.status).toEqual({
-        code: SpanStatusCode.ERROR,
-        message: `Error: login refused for password ${REDACTED}`,
-      });
-      const exception = run.events.find((e) => e.name === "exception");
-      expect(exception?.attributes).toEqual({
-        "exception.type": "Error",
-        "exception.message": `login refused for password ${REDACTED}`,
-      });
-    }
-  });
+  it.each([
+    ["given as an option", (s: Soniq) => ({ redact: s.options.redact })],
+    ["picked up from the app it is attached to (soniq.use)", {}],
+  ] as const)(
+    "otel/redact: with the app's redact %s, no span shows a redacted arg's value in an error text, and no stack",
+    async (_how, given) => {
+      const { soniq, exporter } = await setup(makeBackend, given, ["password"]);
+      soniq.job(
+        "auth.login",
+        async (args: { password: string }) => {
+          throw new Error(`login refused for password ${args.password}`);
+        },
+        { maxAttempts: 2, retry: { delaysMs: [0] } },
+      );
+      const { id } = await soniq.jobs.enqueue("auth.login", { user: "ann", password: "hunter2-secret" });
+      await drain(soniq, async () => (await soniq.deadLetters.get(id)) !== null);
+      const runs = byName(exporter.getFinishedSpans(), "process default");
+      expect(runs.map((s) => s.attributes["soniq.job.outcome"]).sort()).toEqual(["dead_letter", "retry"]);
+      for (const span of exporter.getFinishedSpans()) {
+        const shown = JSON.stringify({
+          attributes: span.attributes,
+          events: span.events.map((e) => [e.name, e.attributes]),
+          status: span.status,
+          links: span.links.map((l) => l.attributes),
+        });
+        expect(shown).not.toContain("hunter2-secret");
+        expect(shown).not.toContain("exception.stacktrace");
+      }
+      for (const run of runs) {
+        expect(run.status).toEqual({
+          code: SpanStatusCode.ERROR,
+          message: `Error: login refused for password ${REDACTED}`,
+        });
+        const exception = run.events.find((e) => e.name === "exception");
+        expect(exception?.attributes).toEqual({
+          "exception.type": "Error",
+          "exception.message": `login refused for password ${REDACTED}`,
+        });
+      }
+    },
+  );
 
   it("otel/replay-links: the dead letter keeps the trace; a replay's send links to it and its run continues the replay", async () => {
     const { soniq, exporter, tracer } = await setup(makeBackend);

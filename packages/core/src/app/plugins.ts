@@ -9,6 +9,7 @@
 import { SoniqError } from "../common/errors.js";
 import type { JobContext } from "../jobs/context.js";
 import type { ProducerHook, RunOutcome } from "../observability/tracing.js";
+import type { Soniq } from "./soniq.js";
 
 export type Next = () => Promise<unknown>;
 export type Middleware = (ctx: JobContext, next: Next) => unknown;
@@ -25,6 +26,11 @@ export interface Hooks {
 export interface Plugin extends Hooks {
   /** Shown in logs when a hook fails. */
   name?: string;
+  /**
+   * Called once by `soniq.use(plugin)`, before any other hook, with the instance: what a plugin may read of it
+   * (its resolved `options`, e.g. `redact`, so a tracer hides what the app hides without being told twice).
+   */
+  attach?(soniq: Soniq): void;
   /** Wrapping middleware contributed by this plugin. */
   middleware?: Middleware;
   /**
@@ -96,6 +102,7 @@ const PLUGIN_FUNCTIONS = [
   "producer",
   "onOutcome",
   "step",
+  "attach",
 ] as const;
 /** What a plain-object plugin passed to `use()` may hold. */
 const PLUGIN_KEYS: readonly string[] = ["name", ...PLUGIN_FUNCTIONS];

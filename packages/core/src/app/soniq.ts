@@ -205,7 +205,8 @@ export class Soniq<B extends Backend<unknown> = Backend<unknown>> implements Asy
    */
   use(extension: Plugin | Middleware): this {
     const plugin = toPlugin(extension);
-    if (plugin.beforeJob || plugin.afterJob || plugin.onError || plugin.onOutcome)
+    plugin.attach?.(this);
+    if (plugin.beforeJob || plugin.afterJob || plugin.onError || plugin.onOutcome || plugin.step)
       this.#rt.plugins.push(plugin);
     if (plugin.producer) this.#rt.producers.push(plugin.producer);
     if (plugin.middleware) this.#rt.middleware = [...this.#rt.middleware, plugin.middleware];
