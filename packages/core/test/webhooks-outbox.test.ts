@@ -246,7 +246,9 @@ describe("webhooks/outbox", () => {
     const metrics = {
       recordJobStart() {},
       recordJobEnd() {},
-      recordWebhookPending: (e: WebhookPendingEvent) => reports.push(e),
+      recordWebhookPending: (e: WebhookPendingEvent) => {
+        reports.push(e);
+      },
     };
     const key = "unit-test-key-0123456789";
     const soniq = app({ webhooks: { secretKey: key, allowPrivateNetworks: true }, metrics }, backend);

@@ -164,7 +164,8 @@ export function prometheusSink(options: PrometheusSinkOptions = {}): PrometheusS
       // Each report is the whole picture: a removed endpoint's series goes, and so does every series of a
       // worker that no longer holds the maintenance lease (it reports an empty list).
       webhookPending.reset();
-      for (const { endpointId, pending } of e.endpoints) webhookPending.set({ endpoint_id: endpointId }, pending);
+      for (const { endpointId, pending } of e.endpoints)
+        webhookPending.set({ endpoint_id: endpointId }, pending);
     },
   };
 }

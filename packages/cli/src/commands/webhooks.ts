@@ -41,9 +41,12 @@ export function secretKeyFromEnv(env: NodeJS.ProcessEnv): SecretKey | undefined 
   const single = env[SECRET_KEY_ENV] || undefined;
   const ring = env[SECRET_KEYS_ENV] || undefined;
   if (single !== undefined && ring !== undefined)
-    throw usage(`set ${SECRET_KEY_ENV} or ${SECRET_KEYS_ENV}, not both (a keyring holds every key, the old one too).`);
+    throw usage(
+      `set ${SECRET_KEY_ENV} or ${SECRET_KEYS_ENV}, not both (a keyring holds every key, the old one too).`,
+    );
   if (single !== undefined) {
-    if (single.length < 16) throw usage(`${SECRET_KEY_ENV} is too short: the key must have at least 16 characters.`);
+    if (single.length < 16)
+      throw usage(`${SECRET_KEY_ENV} is too short: the key must have at least 16 characters.`);
     return single;
   }
   if (ring === undefined) {
@@ -59,14 +62,17 @@ export function secretKeyFromEnv(env: NodeJS.ProcessEnv): SecretKey | undefined 
       throw usage(
         `${SECRET_KEYS_ENV} entry ${i + 1} must be id:key, the id of 1 to 64 letters, digits, _ or - (entries are comma-separated; the value is not shown here).`,
       );
-    if (key.length < 16) throw usage(`${SECRET_KEYS_ENV}: the key of "${id}" must have at least 16 characters.`);
+    if (key.length < 16)
+      throw usage(`${SECRET_KEYS_ENV}: the key of "${id}" must have at least 16 characters.`);
     if (Object.hasOwn(keys, id)) throw usage(`${SECRET_KEYS_ENV} names the key "${id}" twice.`);
     keys[id] = key;
   }
   const ids = Object.keys(keys);
   const current = env[SECRET_KEY_ID_ENV] || (ids.length === 1 ? ids[0] : undefined);
   if (current === undefined)
-    throw usage(`${SECRET_KEYS_ENV} holds ${ids.length} keys: set ${SECRET_KEY_ID_ENV} to the current one (${ids.join(", ")}).`);
+    throw usage(
+      `${SECRET_KEYS_ENV} holds ${ids.length} keys: set ${SECRET_KEY_ID_ENV} to the current one (${ids.join(", ")}).`,
+    );
   if (!Object.hasOwn(keys, current))
     throw usage(`${SECRET_KEY_ID_ENV} must name a key of ${SECRET_KEYS_ENV} (${ids.join(", ")}).`);
   return { current, keys };

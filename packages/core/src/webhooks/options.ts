@@ -97,7 +97,9 @@ function secretKeyProblems(key: unknown): string[] {
   }
   const { current, keys } = key as { current?: unknown; keys?: unknown };
   if (typeof keys !== "object" || keys === null || Array.isArray(keys) || Object.keys(keys).length === 0) {
-    return ["webhooks.secretKey.keys must be an object of at least one key by id, e.g. { k1: process.env.KEY }"];
+    return [
+      "webhooks.secretKey.keys must be an object of at least one key by id, e.g. { k1: process.env.KEY }",
+    ];
   }
   const problems: string[] = [];
   const ids = Object.keys(keys);

@@ -97,8 +97,7 @@ function decrypt(key: Buffer, sealed: Sealed, endpointId: string): string | null
  * `SONIQ_INVALID_OPTIONS` saying how to set one. Keys are derived when first used, each once.
  */
 export function secretBox(secretKey: string | WebhookKeyring | null): SecretBox {
-  const ring: WebhookKeyring | null =
-    secretKey === null || typeof secretKey === "object" ? secretKey : null;
+  const ring: WebhookKeyring | null = secretKey === null || typeof secretKey === "object" ? secretKey : null;
   const derived = new Map<string, Buffer>();
   /** The key `id` names (null: the single key), derived once; null when there is no such key. */
   const keyOf = (id: string | null): Buffer | null => {
