@@ -50,6 +50,7 @@ const SNIPPETS: Record<string, How> = {
   "webhooks.ts": {
     typecheckOnly: "registers an endpoint at a public https URL, which nothing here receives",
   },
+  "jobs-module.ts": { typecheckOnly: "a module for `soniq worker`: it defines jobs and runs nothing itself" },
   "past-one-machine.ts": { typecheckOnly: "names a PgBouncer, a primary and a replica that are not here" },
 };
 
