@@ -3,7 +3,7 @@
  * typedoc-vitepress-theme: one module per published entry point, read from every public package's
  * package.json "exports" (its `source` condition), so a new subpath export appears without editing this file.
  */
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Application } from "typedoc";
@@ -66,4 +66,47 @@ for (const child of project.children ?? []) {
 }
 await app.generateOutputs(project);
 if (app.logger.hasErrors()) process.exit(1);
+repairCrossPageAnchors();
 console.log(`API reference: ${points.length} entry points -> ${out}`);
+
+/** The heading ids VitePress gives a markdown page (its slugify: lowercase, runs of other characters as "-"). */
+function headingIds(markdown) {
+  const ids = new Set();
+  const seen = new Map();
+  for (const [, text] of markdown.matchAll(/^#{1,6} (.+)$/gm)) {
+    const slug = text
+      .replace(/\\/g, "")
+      .replace(/[`*]/g, "")
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-|-$/g, "");
+    const n = seen.get(slug) ?? 0;
+    seen.set(slug, n + 1);
+    ids.add(n === 0 ? slug : `${slug}-${n}`);
+  }
+  return ids;
+}
+
+/**
+ * TypeDoc's markdown links to a member sometimes use an anchor that page does not have:
+ * `core#job_statuses` for the heading VitePress ids `job-statuses`, `#soniqoptions-1` for the only `soniqoptions`.
+ * Each such link is pointed at the heading it means; the site's browser test
+ * fails on any anchor that is still missing.
+ */
+function repairCrossPageAnchors() {
+  const files = readdirSync(out, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith(".md"));
+  const idsOf = new Map(files.map((f) => [join(out, f), headingIds(readFileSync(join(out, f), "utf8"))]));
+  for (const file of files) {
+    const path = join(out, file);
+    const text = readFileSync(path, "utf8");
+    const repaired = text.replace(/\]\(((?:[^)#\s]+\.md)?)#([^)\s]+)\)/g, (link, target, anchor) => {
+      const ids = idsOf.get(target ? join(dirname(path), target) : path);
+      if (!ids || ids.has(anchor)) return link;
+      const meant = [anchor.replace(/_/g, "-"), anchor.replace(/-\d+$/, "")].find((a) => ids.has(a));
+      return meant ? `](${target}#${meant})` : link;
+    });
+    if (repaired !== text) writeFileSync(path, repaired);
+  }
+}
