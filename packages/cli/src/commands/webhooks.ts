@@ -33,9 +33,9 @@ const KEY_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * The secrets' key as the environment gives it, undefined when it gives none: SONIQ_SECRET_KEY (one key), or
- * SONIQ_SECRET_KEYS, a keyring `id:key,id:key` (split at each comma, then at the first colon; a key holds no
- * comma) with SONIQ_SECRET_KEY_ID naming the current key (it may be left out when there is one). Both at once,
- * or a malformed value, is a usage error; no message quotes a key.
+ * SONIQ_SECRET_KEYS, a keyring `id:key,id:key` (split at each comma, empty entries dropped, then at the first
+ * colon; a key holds no comma) with SONIQ_SECRET_KEY_ID naming the current key (it may be left out when there is
+ * one). Both at once, or a malformed value, is a usage error; no message quotes a key.
  */
 export function secretKeyFromEnv(env: NodeJS.ProcessEnv): SecretKey | undefined {
   const single = env[SECRET_KEY_ENV] || undefined;
@@ -54,7 +54,9 @@ export function secretKeyFromEnv(env: NodeJS.ProcessEnv): SecretKey | undefined 
     return undefined;
   }
   const keys: Record<string, string> = {};
-  for (const [i, entry] of ring.split(",").entries()) {
+  const entries = ring.split(",").filter((entry) => entry.trim() !== ""); // a trailing comma is no entry
+  if (entries.length === 0) throw usage(`${SECRET_KEYS_ENV} holds no id:key entry.`);
+  for (const [i, entry] of entries.entries()) {
     const at = entry.indexOf(":");
     const id = at < 0 ? "" : entry.slice(0, at).trim();
     const key = at < 0 ? "" : entry.slice(at + 1).trim();

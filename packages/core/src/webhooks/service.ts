@@ -325,6 +325,10 @@ export class WebhookService {
       row = await this.backend.webhooks.getEndpoint(row.id);
     }
     if (row === null) return;
+    if (this.secrets.isCurrent(row.secretCipher)) {
+      result.alreadyCurrent++;
+      return;
+    }
     const error = `its secret changed ${RESEAL_TRIES} times while being re-sealed; run webhooks.reseal() again`;
     result.failed.push({ endpointId: row.id, keyId: this.secrets.keyIdOf(row.secretCipher), error });
   }
