@@ -7,9 +7,9 @@
  */
 
 import { SoniqError } from "../common/errors.js";
+import type { Redactor } from "../common/redactor.js";
 import type { JobContext } from "../jobs/context.js";
 import type { ProducerHook, RunOutcome } from "../observability/tracing.js";
-import type { Soniq } from "./soniq.js";
 
 export type Next = () => Promise<unknown>;
 export type Middleware = (ctx: JobContext, next: Next) => unknown;
@@ -30,7 +30,7 @@ export interface Plugin extends Hooks {
    * Called once by `soniq.use(plugin)`, before any other hook, with the instance: what a plugin may read of it
    * (its resolved `options`, e.g. `redact`, so a tracer hides what the app hides without being told twice).
    */
-  attach?(soniq: Soniq): void;
+  attach?(soniq: { readonly options: { readonly redact: Redactor } }): void;
   /** Wrapping middleware contributed by this plugin. */
   middleware?: Middleware;
   /**
