@@ -48,6 +48,40 @@ const guide = [
   },
 ];
 
+/** Each package in full (what its README held before the site), and the benchmark's method, results and log. */
+const reference = [
+  {
+    text: "Reference",
+    items: [
+      { text: "Overview", link: "/reference/" },
+      { text: "Options", link: "/reference/options" },
+      { text: "@soniq/core", link: "/reference/core" },
+      { text: "@soniq/cli", link: "/reference/cli" },
+      { text: "@soniq/dashboard", link: "/reference/dashboard" },
+      { text: "@soniq/mcp", link: "/reference/mcp" },
+      { text: "@soniq/backend-postgres", link: "/reference/backend-postgres" },
+      { text: "@soniq/backend-sqlite", link: "/reference/backend-sqlite" },
+      { text: "@soniq/backend-memory", link: "/reference/backend-memory" },
+      { text: "@soniq/testkit", link: "/reference/testkit" },
+      { text: "Conformance cases", link: "/reference/testkit-cases" },
+      { text: "@soniq/opentelemetry", link: "/reference/opentelemetry" },
+      { text: "@soniq/prometheus", link: "/reference/prometheus" },
+      { text: "What redact hides", link: "/reference/redaction" },
+      { text: "Installing in detail", link: "/reference/installing" },
+      { text: "The example app", link: "/reference/example-app" },
+      { text: "Developing and packing", link: "/reference/contributing" },
+    ],
+  },
+  {
+    text: "Benchmark",
+    items: [
+      { text: "Method", link: "/benchmark/method" },
+      { text: "Results", link: "/benchmark/results" },
+      { text: "Optimisation log", link: "/benchmark/optimisation-log" },
+    ],
+  },
+];
+
 export default defineConfig({
   title: "Soniq",
   description: "Background jobs for Node.js and TypeScript in the database you already have.",
@@ -59,10 +93,13 @@ export default defineConfig({
   themeConfig: {
     nav: [
       { text: "Guide", link: "/guide/getting-started" },
+      { text: "Reference", link: "/reference/" },
       { text: "API", link: "/api/" },
     ],
     sidebar: {
-      "/guide/": guide,
+      "/guide/": [...guide, ...reference],
+      "/reference/": [...reference, ...guide],
+      "/benchmark/": [...reference, ...guide],
       "/api/": [{ text: "API reference", link: "/api/", items: apiSidebar }],
     },
     search: { provider: "local" },

@@ -4,6 +4,7 @@ import { Soniq } from "@soniq/core";
 const soniq = new Soniq({
   backend: postgresBackend({ connectionString: "postgres://localhost:5432/app" }),
   // Endpoint secrets are encrypted at rest (AES-256-GCM) with this key; the library reads no environment.
+  // To rotate it: a keyring, { current: "k2", keys: { k1: oldKey, k2: newKey } }, then webhooks.reseal() below.
   webhooks: { secretKey: process.env.SONIQ_SECRET_KEY },
 });
 const endpoint = await soniq.webhooks.register(
@@ -26,4 +27,5 @@ await soniq.webhooks.update(id, { active: false }); // a new `secret` rotates it
 const [failed] = await soniq.webhooks.deliveries({ endpointId: id, status: "failed", limit: 10 }); // newest first
 if (failed) await soniq.webhooks.redeliver(failed.id, { actor: "ops-tina" }); // same id, fresh budget
 await soniq.webhooks.test(id); // one signed `webhook.test` now: { ok, status, error, durationMs }
+await soniq.webhooks.reseal({ actor: "ops-tina" }); // stored secrets under the current key: { resealed, failed, ... }
 await soniq.webhooks.remove(id); // with its deliveries

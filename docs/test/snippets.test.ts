@@ -13,6 +13,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import Database from "better-sqlite3";
 import pg from "pg";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -26,15 +27,59 @@ const ADMIN_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:543
 
 /** How each snippet is checked beyond the type-check. */
 type How =
-  | { run: { env?: NodeJS.ProcessEnv; stopWhen?: RegExp; postgres?: true } }
+  | {
+      run: {
+        env?: NodeJS.ProcessEnv;
+        stopWhen?: RegExp;
+        postgres?: true;
+        /** What the run left in its working directory or database, beyond what it printed. */
+        after?: (cwd: string, databaseUrl: string | undefined) => Promise<void> | void;
+      };
+    }
   | { own: string }
   | { typecheckOnly: string };
 
 const SNIPPETS: Record<string, How> = {
-  "quickstart.ts": { run: { stopWhen: /emails\.send_welcome done:/ } },
+  "quickstart.ts": {
+    run: {
+      stopWhen: /emails\.send_welcome done:/,
+      after: (cwd) =>
+        expect(sqliteRows(join(cwd, "soniq.db"), "SELECT job_name, status FROM soniq_jobs")).toEqual([
+          { job_name: "emails.send_welcome", status: "done" },
+        ]),
+    },
+  },
   "retries.ts": { run: {} },
-  "tx-sqlite.ts": { run: {} },
-  "tx-postgres.ts": { run: { postgres: true } },
+  "tx-sqlite.ts": {
+    run: {
+      after: (cwd) => {
+        const db = join(cwd, "app.db");
+        expect(sqliteRows(db, "SELECT id FROM orders")).toEqual([{ id: 1 }]);
+        expect(sqliteRows(db, "SELECT job_name, args FROM soniq_jobs")).toEqual([
+          { job_name: "orders.send_invoice", args: '{"orderId":1}' },
+        ]);
+      },
+    },
+  },
+  "tx-postgres.ts": {
+    run: {
+      postgres: true,
+      after: async (_cwd, url) => {
+        const client = new pg.Client({ connectionString: url });
+        await client.connect();
+        try {
+          const orders = await client.query("SELECT id FROM orders");
+          const jobs = await client.query("SELECT job_name, args FROM soniq_jobs");
+          expect(orders.rows).toHaveLength(1);
+          expect(jobs.rows).toEqual([
+            { job_name: "orders.send_invoice", args: { orderId: orders.rows[0].id } },
+          ]);
+        } finally {
+          await client.end();
+        }
+      },
+    },
+  },
   "results.ts": { run: {} },
   "dead-letter.ts": { run: {} },
   "durable-steps.ts": { run: {} },
@@ -52,7 +97,95 @@ const SNIPPETS: Record<string, How> = {
   },
   "jobs-module.ts": { typecheckOnly: "a module for `soniq worker`: it defines jobs and runs nothing itself" },
   "past-one-machine.ts": { typecheckOnly: "names a PgBouncer, a primary and a replica that are not here" },
+  // The samples of the reference pages (docs/reference/*.md), which the package READMEs held before the site.
+  "ref-backend-memory-1.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-backend-memory-2.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-backend-memory-3.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-backend-postgres-1.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-backend-postgres-2.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-backend-postgres-3.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-backend-postgres-4.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-backend-sqlite-1.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-backend-sqlite-2.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-backend-sqlite-3.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-backend-sqlite-4.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-cli-1.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-cli-2.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-core-1.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-core-2.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-core-3.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-core-4.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-core-5.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-core-6.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-core-7.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-core-8.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-core-9.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-dashboard-1.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-dashboard-2.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-dashboard-3.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-dashboard-4.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-mcp-1.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-opentelemetry-1.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-opentelemetry-2.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-prometheus-1.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
+  "ref-testkit-1.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-testkit-2.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-testkit-3.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-testkit-4.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
+  "ref-testkit-5.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
 };
+
+/** Every row a query answers on an SQLite file a snippet left behind, read-only. */
+function sqliteRows(file: string, sql: string): unknown[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db.prepare(sql).all();
+  } finally {
+    db.close();
+  }
+}
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const promised = (file: string) =>
@@ -159,6 +292,12 @@ describe("docs/snippets", () => {
     expect(inline).toEqual([]);
   });
 
+  it("docs/readme-quickstart: the root README's only TypeScript block is docs/snippets/quickstart.ts, verbatim", () => {
+    const readme = readFileSync(join(repo, "README.md"), "utf8");
+    const blocks = [...readme.matchAll(/^```(ts|typescript|js|javascript|mjs)\b[^\n]*\n([\s\S]*?)^```$/gm)];
+    expect(blocks.map((b) => b[2])).toEqual([readFileSync(join(snippetDir, "quickstart.ts"), "utf8")]);
+  });
+
   it("docs/snippets-typecheck: every snippet type-checks against the packages' source", () => {
     const { config } = ts.readConfigFile(join(repo, "tsconfig.base.json"), ts.sys.readFile);
     const parsed = ts.parseJsonConfigFileContent(config, ts.sys, repo);
@@ -192,8 +331,26 @@ describe("docs/snippets", () => {
       const lines = promised(file);
       expect(lines.length).toBeGreaterThan(0);
       expect(result.stdout.replace(UUID, "<id>").trimEnd().split("\n")).toEqual(lines);
+      await how.run.after?.(cwd, database?.url);
     }, 60_000);
   }
+
+  it("docs/snippet-choose-backend-urls: memory and a PostgreSQL URL load those backends", async () => {
+    const file = join(snippetDir, "choose-backend.ts");
+    const args = [process.execPath, "--import", tsxLoader, "--conditions=source", file];
+    const memory = await run(args, mkdtempSync(join(work, "choose-memory-")), {
+      SONIQ_DATABASE_URL: "memory",
+    });
+    const postgres = await run(args, mkdtempSync(join(work, "choose-pg-")), {
+      SONIQ_DATABASE_URL: database?.url,
+    });
+    for (const result of [memory, postgres]) {
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+    }
+    expect(memory.stdout).toBe("memory false\n");
+    expect(postgres.stdout).toBe("postgres true\n");
+  }, 60_000);
 
   it("docs/snippet-webhook-verify: accepts a request signed as the page says, refuses a changed one", async () => {
     const { verified } = (await import("../snippets/webhook-verify.js")) as {

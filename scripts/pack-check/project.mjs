@@ -9,12 +9,12 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ADMIN_URL, fail, ROOT, RUN_TIMEOUT_MS, run, userEnv, writeJson } from "./shared.mjs";
 
-/** The README's Quickstart, verbatim, and its PostgreSQL variant (the two lines the README says to swap). */
+/**
+ * The README's Quickstart (docs/snippets/quickstart.ts, which the README shows verbatim: docs/test/snippets.test.ts
+ * checks that), and its PostgreSQL variant (the two lines the README says to swap).
+ */
 function quickstartSources() {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const found = /```ts snippet=quickstart\n([\s\S]*?)```/.exec(readme);
-  if (!found?.[1]) fail("README.md has no ```ts snippet=quickstart block");
-  const sqlite = found[1];
+  const sqlite = readFileSync(join(ROOT, "docs", "snippets", "quickstart.ts"), "utf8");
   const swaps = [
     [
       'import { sqliteBackend } from "@soniq/backend-sqlite";',

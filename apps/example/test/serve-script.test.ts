@@ -1,5 +1,5 @@
 /**
- * The root `example:serve` script, run through pnpm as the README tells users to: a signal to pnpm
+ * The root `example:serve` script, run through pnpm as the README and docs/reference/example-app.md tell users to: a signal to pnpm
  * (SIGTERM from a supervisor) or to the whole process group (Ctrl-C in a terminal) reaches the server,
  * which stops gracefully; pnpm then exits 0, prints no ELIFECYCLE, and the port is free again.
  */

@@ -3,7 +3,7 @@
  * is never analyzed or vacuumed (a fresh database, or autovacuum off). A prepared claim would be planned
  * generically once, while the table was still small: Postgres then kept a bitmap scan and a sort of every
  * queued row, and a bitmap scan cannot mark the index entries of claimed rows dead, so every claim re-read
- * all the jobs ever queued (W7 in bench/README.md: 2,000 jobs/s fell 1.4 s behind). The plan checked here
+ * all the jobs ever queued (W7 in docs/benchmark/method.md: 2,000 jobs/s fell 1.4 s behind). The plan checked here
  * is the one the backend's own statement ran with, reported by auto_explain as a notice on its connection.
  */
 import { randomUUID } from "node:crypto";

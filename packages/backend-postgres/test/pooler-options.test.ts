@@ -1,5 +1,5 @@
 /**
- * The options that make the backend pooler-safe (README "Through a pooler"): named statements as set
+ * The options that make the backend pooler-safe (docs/reference/backend-postgres.md, "Through a pooler"): named statements as set
  * ("auto" falls back to unnamed when the server loses one), listen "poll" opening no LISTEN connection,
  * and their validation. What they do through a real
  * PgBouncer is tested by the scale suite (packages/e2e/scale).

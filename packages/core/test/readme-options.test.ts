@@ -1,15 +1,18 @@
-/** The README's options tables are the options declaration (describeOptions()), row for row. */
+/**
+ * The options tables of the documentation site (docs/reference/options.md, which core's README links to) are the
+ * options declaration (describeOptions()), row for row.
+ */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { describeOptions } from "../src/app/options.js";
 
-const README = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+const PAGE = readFileSync(new URL("../../../docs/reference/options.md", import.meta.url), "utf8");
 
 /** The rows of the first table after the heading that starts with `heading`. */
 function tableAfter(heading: string): { name: string; default: string; meaning: string }[] {
-  const lines = README.split("\n");
+  const lines = PAGE.split("\n");
   const at = lines.findIndex((l) => l.startsWith(`### ${heading}`));
-  expect(at, `README heading "### ${heading}"`).toBeGreaterThanOrEqual(0);
+  expect(at, `docs/reference/options.md heading "### ${heading}"`).toBeGreaterThanOrEqual(0);
   const start = lines.findIndex((l, i) => i > at && l.startsWith("| option"));
   const rows: { name: string; default: string; meaning: string }[] = [];
   for (const line of lines.slice(start + 2)) {
@@ -31,7 +34,7 @@ describe("options/readme", () => {
     ["enqueue", "Enqueue:"],
     ["worker", "`soniq.worker(options)`"],
   ] as const)(
-    "options/readme-%s: the README table lists every option with its declared default and meaning",
+    "options/readme-%s: the options page's table lists every option with its declared default and meaning",
     (key, heading) => {
       expect(tableAfter(heading)).toEqual(declared[key]);
     },

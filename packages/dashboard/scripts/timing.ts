@@ -2,7 +2,7 @@
  * Times every page and API route of the dashboard against the seeded database (scripts/seed.ts):
  * the dashboard runs on node:http (serveDashboard) over a Postgres backend, requests go through
  * fetch, one warm-up and then the median and worst of 5 runs per route (writes: 5 different targets).
- * Prints a Markdown table for the README.
+ * Prints a Markdown table for docs/reference/dashboard.md.
  *
  *   pnpm --dir packages/dashboard timing [--database-url postgres://…/soniq_dashboard_seed]
  */

@@ -1,7 +1,7 @@
 /**
  * Durable steps in a real browser (Debian's chromium driven by playwright-core, as browser.test.ts): a job's
  * step timeline, the signal form (a bad payload refused in the page, the signal delivered, a resend with its key
- * a duplicate) and a dead letter's replay with a resolved step. Takes the README's screenshot of the timeline.
+ * a duplicate) and a dead letter's replay with a resolved step. Takes the timeline's screenshot (docs/reference/dashboard.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type DashboardServer, serveDashboard } from "../src/index.js";

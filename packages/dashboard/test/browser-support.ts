@@ -21,7 +21,7 @@ export interface InPage {
 }
 
 /**
- * The README's screenshots are rewritten only when asked (`UPDATE_SCREENSHOTS=1`), so a test run leaves the
+ * The screenshots (shown by the README and docs/reference/dashboard.md) are rewritten only when asked (`UPDATE_SCREENSHOTS=1`), so a test run leaves the
  * work tree clean; otherwise they are still taken, into a temporary folder.
  */
 export const DOCS =

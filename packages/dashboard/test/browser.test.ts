@@ -1,6 +1,6 @@
 /**
  * The dashboard in a real browser: Debian's chromium driven by playwright-core (never a browser
- * download; .ci/run installs chromium with apt when it is missing). Takes the README's screenshots.
+ * download; .ci/run installs chromium with apt when it is missing). Takes the screenshots docs/reference/dashboard.md shows.
  * The pages of the seeded app; schedules, flows and webhooks, each on its own app: browser-own-apps.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

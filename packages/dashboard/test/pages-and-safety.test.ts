@@ -260,7 +260,7 @@ describe("safety", () => {
     });
   });
 
-  it("safety/node-listener: mounted under a prefix in an app's own node:http server, as the README shows", async () => {
+  it("safety/node-listener: mounted under a prefix in an app's own node:http server, as docs/reference/dashboard.md shows", async () => {
     const listener = nodeListener(dashboard({ soniq: app.soniq, basePath: "/soniq", apiKeys: KEYS }));
     const server = createServer((req, res) => {
       if (req.url?.startsWith("/soniq")) return void listener(req, res);

@@ -2,7 +2,7 @@
  * The Postgres backend's conformance suite run unchanged through a private PgBouncer in transaction mode:
  * migrations, every facet, leases, the dead-letter fault (the settle's server connection terminated).
  * The database is created directly on 127.0.0.1:5432 and migrated through the pooler; LISTEN goes direct
- * (`listenConnectionString`), as the README tells users behind such a pooler.
+ * (`listenConnectionString`), as docs/reference/backend-postgres.md tells users behind such a pooler.
  */
 import { postgresBackend } from "@soniq/backend-postgres";
 import { postgresBackendWithFaults } from "@soniq/backend-postgres/testing";
@@ -50,7 +50,7 @@ await registerConformanceSuite({
     let armed = false;
     const backend = postgresBackendWithFaults(
       { connectionString: url },
-      // Wake-ups on the direct connection: LISTEN does not survive a transaction-mode pooler (README).
+      // Wake-ups on the direct connection: LISTEN does not survive a transaction-mode pooler (docs/reference/backend-postgres.md).
       { preparedStatements: false, listenConnectionString: direct },
       {
         interruptDeadLetterMove: () => {

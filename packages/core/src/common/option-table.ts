@@ -1,6 +1,6 @@
 /**
  * The machinery behind the options tables (options.ts): each option is declared once, with its check,
- * its default and the two lines of documentation the README shows, and the validation, the resolution
+ * its default and the two lines of documentation docs/reference/options.md shows, and the validation, the resolution
  * and `describeOptions()` all read that one declaration.
  */
 import { SoniqError } from "./errors.js";
@@ -10,7 +10,7 @@ import { QUEUE_NAME_PATTERN } from "./names.js";
 export type Check = (problems: string[], value: unknown, label: string) => void;
 
 /**
- * One option: its check, its default, its README lines, and (as type parameters) its value as users write
+ * One option: its check, its default, its documentation lines, and (as type parameters) its value as users write
  * it (`T`) and as core resolves it (`R`). The options types are derived from the tables (`Given`,
  * `Resolved`), so an option is declared once.
  */
@@ -22,9 +22,9 @@ export interface OptionSpec<T, Ctx = undefined, R = T> {
   normalise?(value: T): R;
   /** False for options that configure the call but are not part of the resolved object (`backend`). */
   resolved?: false;
-  /** The README's "default" column. */
+  /** The options page's "default" column. */
   defaultDoc: string;
-  /** The README's "meaning" column. */
+  /** The options page's "meaning" column. */
   doc: string;
 }
 
@@ -50,7 +50,7 @@ export type Resolved<Table> = {
   readonly [K in keyof Table]: Table[K] extends OptionSpec<infer _T, infer _Ctx, infer R> ? R : never;
 };
 
-/** An option as documented: the rows of the README's options tables. */
+/** An option as documented: the rows of docs/reference/options.md's tables. */
 export interface OptionDoc {
   name: string;
   default: string;

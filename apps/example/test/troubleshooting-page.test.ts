@@ -1,7 +1,7 @@
 /**
- * The root README's Troubleshooting table quotes what users see. Every text it quotes from Soniq is produced
+ * The Troubleshooting page's table (docs/guide/troubleshooting.md, "At a glance") quotes what users see. Every text it quotes from Soniq is produced
  * here by the code and matched (`…` in a quote stands for any text); every other quote is a tool's own text,
- * listed below. A reworded error fails this test until the README quotes the new words.
+ * listed below. A reworded error fails this test until the page quotes the new words.
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
@@ -13,11 +13,14 @@ import { afterAll, describe, expect, it } from "vitest";
 import { openError } from "../../../packages/backend-sqlite/src/internal/connection.js";
 import { ADMIN_URL, createPostgresDatabase, tempDir } from "./support.js";
 
-const readme = readFileSync(fileURLToPath(new URL("../../../README.md", import.meta.url)), "utf8");
+const page = readFileSync(
+  fileURLToPath(new URL("../../../docs/guide/troubleshooting.md", import.meta.url)),
+  "utf8",
+);
 
-/** The backtick quotes in the first column of the Troubleshooting table. */
+/** The backtick quotes in the first column of the page's "At a glance" table. */
 function symptomQuotes(): string[] {
-  const section = readme.split(/^## Troubleshooting$/m)[1]?.split(/^## /m)[0] ?? "";
+  const section = page.split(/^## At a glance$/m)[1]?.split(/^## /m)[0] ?? "";
   const rows = section.split("\n").filter((l) => l.startsWith("|") && !/^\|\s*(symptom|-)/.test(l));
   return rows.flatMap((row) =>
     [...(row.split("|")[1] ?? "").matchAll(/`([^`]+)`/g)].map((m) => m[1] as string),
@@ -59,7 +62,7 @@ async function thrown(make: () => Soniq, act: (soniq: Soniq) => Promise<unknown>
 const pgApp = (url: string) => () =>
   new Soniq({ backend: postgresBackend({ connectionString: url }), allowUnknownJobNames: true });
 
-/** Each quote as the README has it, the code it comes with, and how to make Soniq say it. */
+/** Each quote as the page has it, the code it comes with, and how to make Soniq say it. */
 const CASES: { quote: string; code: string; produce: () => Promise<Error> }[] = [
   {
     quote: `Cannot open the SQLite database "…": better-sqlite3's native addon is missing or was built for another Node.js version`,
@@ -113,7 +116,7 @@ const pattern = (quote: string): RegExp =>
       .join(".*?"),
   );
 
-describe("example/readme-troubleshooting", () => {
+describe("example/troubleshooting-page", () => {
   it("quotes only Soniq's texts produced below, the codes they come with, and tools' own texts", () => {
     const quotes = symptomQuotes();
     const known = new Set([...NOT_SONIQ_TEXT, ...CASES.flatMap((c) => [c.quote, c.code])]);
