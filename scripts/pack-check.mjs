@@ -4,7 +4,7 @@
  *
  * Stages, in order (each prints `== stage: <name>` and its time; the first failure stops the run):
  *   pack        `pnpm pack` every public package (its `prepack` builds it) and check each tarball:
- *               LICENSE, README, every export target, no workspace-only `source` condition, every
+ *               LICENSE, README, CHANGELOG, every export target, no workspace-only `source` condition, every
  *               source map's sources shipped, engines/repository/homepage set; private packages stay unpacked.
  *   publint     publint (strict) on each tarball.
  *   attw        arethetypeswrong on each tarball, `--profile esm-only` (the packages are ESM only).
@@ -108,7 +108,7 @@ function stagePack() {
     const files = new Set(listFiles(pkgDir));
     const say = (msg) => problems.push(`${manifest.name}: ${msg}`);
 
-    for (const required of ["LICENSE", "README.md", "package.json"]) {
+    for (const required of ["LICENSE", "README.md", "CHANGELOG.md", "package.json"]) {
       if (!files.has(required)) say(`the tarball has no ${required}`);
     }
     if (pkg.engines?.node !== SUPPORTED_NODE)
