@@ -269,11 +269,30 @@ async function stagePnpm() {
   const tools = Object.entries(TOOLS).map(([n, v]) => `${n}@${v}`);
   run("pnpm", ["add", "-D", "-E", ...tools], { cwd: project, env });
 
+  // pnpm picks the newest better-sqlite3 the backend's `^12 || ^13` allows, 13, which needs Node 22 (npm honours
+  // its `engines`, pnpm does not): on Node 20 the app adds better-sqlite3 12 itself, as the docs tell pnpm users.
+  const node20 = Number(process.versions.node.split(".")[0]) < 22;
+  const driver = node20 ? ["better-sqlite3@^12"] : [];
   // Without the approval pnpm refuses better-sqlite3's build; the Quickstart must then say what to do.
-  const blocked = run("pnpm", ["add", ...soniqTarballs()], { cwd: project, env, allowFailure: true });
+  const blocked = run("pnpm", ["add", ...driver, ...soniqTarballs()], {
+    cwd: project,
+    env,
+    allowFailure: true,
+  });
   if (blocked.code === 0 || !/better-sqlite3/.test(blocked.out))
     fail(`pnpm was expected to refuse better-sqlite3's build without approval:\n${blocked.out}`);
   writeSources(project);
+  if (node20) await probeUnbuilt(project, env);
+
+  // The README's step: approve the build in pnpm-workspace.yaml, install again.
+  writeFileSync(join(project, "pnpm-workspace.yaml"), workspace(true));
+  run("pnpm", ["install"], { cwd: project, env });
+  assertSingleCopies(project);
+  await runProjectStages(project);
+}
+
+/** better-sqlite3 12 without its build: opening the database says how to approve it (13 ships its binaries). */
+async function probeUnbuilt(project, env) {
   const probe = `import { sqliteBackend } from "@soniq/backend-sqlite";
 try { sqliteBackend({ filename: "./soniq.db" }); console.log("opened"); } catch (e) { console.log(e.message); }`;
   const { out: hint } = nodeEval(project, probe, env);
@@ -282,12 +301,6 @@ try { sqliteBackend({ filename: "./soniq.db" }); console.log("opened"); } catch 
       fail(`without the build, opening the database should mention ${needed}:\n${hint}`);
   }
   console.log("  ok: without the build approval, opening the database says how to approve it");
-
-  // The README's step: approve the build in pnpm-workspace.yaml, install again.
-  writeFileSync(join(project, "pnpm-workspace.yaml"), workspace(true));
-  run("pnpm", ["install"], { cwd: project, env });
-  assertSingleCopies(project);
-  await runProjectStages(project);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 import { isSoniqError } from "@soniq/core/backend";
 import { describe, expect, it } from "vitest";
 import { sqliteBackend } from "../src/index.js";
-import { openError } from "../src/internal/connection.js";
+import { driverRuntimeError, openError } from "../src/internal/connection.js";
 import { tempDir } from "./helpers.js";
 
 // The first line of what better-sqlite3 (through `bindings`) throws when its addon was never built.
@@ -15,6 +15,35 @@ const OTHER_NODE = Object.assign(
 );
 
 describe("sqlite/open-errors", () => {
+  it("better-sqlite3 13 on Node 20: refused with the version to install, before it can crash the process", () => {
+    const err = driverRuntimeError("./soniq.db", "13.2.0", "20.19.5");
+    expect(err && isSoniqError(err, "SONIQ_BACKEND_ERROR")).toBe(true);
+    expect(err?.context).toEqual({
+      filename: "./soniq.db",
+      reason: "driver_needs_newer_node",
+      driver: "13.2.0",
+      node: "20.19.5",
+    });
+    for (const hint of [
+      "Node.js 22 or newer",
+      "pnpm add better-sqlite3@^12",
+      "npm install better-sqlite3@^12",
+    ]) {
+      expect(err?.message).toContain(hint);
+    }
+  });
+
+  it("the versions that work together open: 12 on Node 20 and 24, 13 on Node 22 and 26", () => {
+    for (const [driver, node] of [
+      ["12.0.0", "20.19.0"],
+      ["12.11.1", "24.21.0"],
+      ["13.2.0", "22.12.0"],
+      ["13.2.0", "26.10.0"],
+    ] as const) {
+      expect(driverRuntimeError("./soniq.db", driver, node)).toBeUndefined();
+    }
+  });
+
   for (const [label, cause] of [
     ["an addon that was never built", NOT_BUILT],
     ["an addon built for another Node.js", OTHER_NODE],

@@ -1,8 +1,8 @@
 /**
  * A process survives the garbage collector freeing the SQLite driver's objects. better-sqlite3 12 built
  * against Node 24.19+ aborts there (`Assertion failed: (env) != nullptr` in `Statement::~Statement()`,
- * nodejs/node#65446): this test fails on Node 24 with 12. CI's Node 24 pass runs it with better-sqlite3 13,
- * which docs/guide/troubleshooting.md tells Node 24 users to install. The child keeps statements alive for a while before
+ * nodejs/node#65446): this test fails on Node 24 with 12. CI's Node 22, 24 and 26 passes run it with
+ * better-sqlite3 13, which the backend's `^12 || ^13` gives users on Node 22 and newer. The child keeps statements alive for a while before
  * dropping them: statements that die young are freed without the abort; those that live long enough to be
  * promoted (a statement cache's, a long-lived connection's) are not. On Node 24 with 12 the child aborts
  * within a fifth of a second, every run; it passes on Node 20 with 12 and on Node 24 with 13.

@@ -2,6 +2,7 @@
  * Opening and configuring the connection. The backend owns (and closes) a Database it opened from a
  * filename; a Database it was handed stays open and belongs to the caller.
  */
+import { createRequire } from "node:module";
 import { SoniqError } from "@soniq/core/backend";
 import Database from "better-sqlite3";
 import type { SqliteDatabase } from "./context.js";
@@ -27,6 +28,8 @@ export function configureConnection(db: SqliteDatabase, options: PragmaOptions):
 }
 
 export function openDatabase(filename: string, options: PragmaOptions): SqliteDatabase {
+  const mismatch = driverRuntimeError(filename, driverVersion(), process.versions.node);
+  if (mismatch) throw mismatch;
   let db: SqliteDatabase;
   try {
     db = new Database(filename, { timeout: options.busyTimeoutMs });
@@ -70,5 +73,31 @@ export function openError(filename: string, err: unknown): SoniqError {
     "SONIQ_BACKEND_ERROR",
     `Cannot open the SQLite database "${filename}": ${message}. Check that its directory exists and is writable.`,
     { context: { filename }, cause: err },
+  );
+}
+
+let installedDriver: string | undefined;
+function driverVersion(): string {
+  installedDriver ??= (createRequire(import.meta.url)("better-sqlite3/package.json") as { version: string })
+    .version;
+  return installedDriver;
+}
+
+/**
+ * better-sqlite3 13 needs Node 22 or newer (its `engines`), and on Node 20 its prebuilt addon crashes the
+ * process (a segmentation fault) at the first `new Database`: no error an application could catch. npm
+ * honours `engines` and installs 12 on Node 20 from this package's `^12 || ^13`; pnpm and yarn pick the newest,
+ * 13. Refuse before the crash and say which version to install.
+ */
+export function driverRuntimeError(filename: string, driver: string, node: string): SoniqError | undefined {
+  const major = (version: string) => Number.parseInt(version.replace(/^v/, ""), 10);
+  if (major(driver) < 13 || major(node) >= 22) return undefined;
+  return new SoniqError(
+    "SONIQ_BACKEND_ERROR",
+    `Cannot open the SQLite database "${filename}": better-sqlite3 ${driver} needs Node.js 22 or newer, and this ` +
+      `is Node.js ${node}, where it crashes the process. On Node.js 20 install better-sqlite3 12 in your app ` +
+      "(`pnpm add better-sqlite3@^12`, `npm install better-sqlite3@^12`, `yarn add better-sqlite3@^12`; pnpm " +
+      "must be allowed to build it), or move to Node.js 22 or newer (Node.js 20 reached its end of life in April 2026).",
+    { context: { filename, reason: "driver_needs_newer_node", driver, node } },
   );
 }
