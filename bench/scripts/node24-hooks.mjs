@@ -1,6 +1,6 @@
 // Loaded with `--import` by every bench child on Node 24 (src/node24.ts): `better-sqlite3`, imported or
 // required from anywhere (Soniq's SQLite backend, liteque, knex), resolves to version 13 installed beside
-// Node 24 (BENCH_SQLITE13), because the lockfile's 12 aborts on Node 24 (see .ci/node24).
+// Node 24 (BENCH_SQLITE13), because the lockfile's 12 aborts on Node 24 (see .ci/node).
 import { registerHooks } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
