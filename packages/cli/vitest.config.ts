@@ -11,5 +11,8 @@ export default defineProject({
     globalSetup: ["./test/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // The command tests that take their backends from test/seed.ts's BACKENDS run on SQLite here; the
+    // `cli-postgres` project (vitest.postgres.config.ts, in `pnpm test:e2e`) runs them on PostgreSQL.
+    env: { SONIQ_CLI_TEST_BACKENDS: "sqlite" },
   },
 });

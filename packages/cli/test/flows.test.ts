@@ -12,17 +12,11 @@ import {
   expectNoRunningChildren,
   json,
   openApp,
-  postgresDb,
   type Result,
   soniqCli,
-  sqliteDb,
   type TestDb,
 } from "./cli.js";
-
-const BACKENDS = [
-  ["sqlite", sqliteDb],
-  ["postgres", postgresDb],
-] as const;
+import { BACKENDS } from "./seed.js";
 
 /** Starts the three flows and runs a worker on queue "flows" until the held and the succeeded one settled. */
 async function seedFlows(app: Soniq): Promise<{ held: string; running: string; succeeded: string }> {

@@ -19,10 +19,20 @@ import {
   type TestDb,
 } from "./cli.js";
 
-export const BACKENDS = [
-  ["sqlite", sqliteDb],
-  ["postgres", postgresDb],
-] as const;
+/**
+ * The backends the CLI's command tests run on: `pnpm test` (the `cli` project) runs them on SQLite, the
+ * embedded default; `pnpm test:e2e` runs the same files again on PostgreSQL (the `cli-postgres` project,
+ * vitest.postgres.config.ts). Each project sets SONIQ_CLI_TEST_BACKENDS; unset (a file run on its own), both.
+ */
+export const BACKENDS = (
+  [
+    ["sqlite", sqliteDb],
+    ["postgres", postgresDb],
+  ] as const
+).filter(([kind]) => {
+  const chosen = process.env.SONIQ_CLI_TEST_BACKENDS;
+  return chosen === undefined || chosen.split(",").includes(kind);
+});
 
 export const STAT_KEYS = ["cancelled", "dead_letter", "done", "processing", "queued", "total"];
 
