@@ -82,7 +82,7 @@ function tableHead(first: string, columns: readonly Column[], title: (c: Column)
 
 /** One markdown table per section whose workloads ran, blank-line separated. */
 export function renderTable(
-  systems: readonly SystemAdapter[],
+  systems: readonly Pick<SystemAdapter, "id" | "label">[],
   samples: readonly Sample[],
   summary: Summary,
 ): string {
@@ -169,7 +169,7 @@ export function computeSelfRatios(summary: Summary): SelfRatioValue[] {
 
 /** Empty when no system has both sides of any self ratio (e.g. w5 run without w1-c10). */
 export function renderSelfRatios(
-  systems: readonly SystemAdapter[],
+  systems: readonly Pick<SystemAdapter, "id" | "label">[],
   values: readonly SelfRatioValue[],
 ): string {
   const cols = SELF_RATIOS.filter((r) =>

@@ -76,6 +76,7 @@ const reference = [
     text: "Benchmark",
     items: [
       { text: "Method", link: "/benchmark/method" },
+      { text: "Published results", link: "/benchmark/published" },
       { text: "Results", link: "/benchmark/results" },
       { text: "Optimisation log", link: "/benchmark/optimisation-log" },
     ],
