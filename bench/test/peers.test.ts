@@ -1,10 +1,5 @@
 /**
- * The peers' plumbing end to end, one cheap drain each: a Redis row (BullMQ: key prefix, Redis CPU), an
- * in-process SQLite queues (plainjob; liteque on its own better-sqlite3 11.9.1) and the Node 24 rows (setup, producer and worker children on the
- * registry's Node 24, better-sqlite3 13 hooked in): every row valid and verified, with the CPU-per-job
- * figures, and the ratios paired by runtime and storage. BullMQ's W8 row (its own flows: one parent over
- * n-1 children) beside Soniq's, verified like Soniq's (every step once, the fan-in job after the others).
- * W9/W9s beside the durable-execution engines (DBOS Transact, OpenWorkflow) on the same PostgreSQL: every step's
+ * The durable-step rows, W9/W9s, beside the durable-execution engines (DBOS Transact, OpenWorkflow) on the same PostgreSQL: every step's
  * function once and every checkpoint stored, every job slept its 2 s, never more runs at once than the slots.
  */
 import { spawnSync } from "node:child_process";
@@ -49,51 +44,6 @@ function runQuick(
   expect(res.status).toBe(0);
   return { doc: JSON.parse(readFileSync(resolve(BENCH, json), "utf8")) as BenchDoc, stdout: res.stdout };
 }
-
-test("bench/peers-run-on-their-runtime-and-store", () => {
-  const systems = [
-    "soniq-postgres",
-    "bullmq",
-    "plainjob",
-    "liteque",
-    "soniq-sqlite",
-    "soniq-postgres-node24",
-    "soniq-sqlite-node24",
-  ];
-  const { doc } = runQuick("results/test-peers.json", "w1-c10", systems);
-  expect(doc.invalid).toEqual({});
-  for (const system of systems) {
-    const drain = doc.samples.find((s) => s.system === system && s.workload === "w1-c10");
-    expect(drain?.valid, system).toBe(true);
-    expect(drain?.metrics.c10_worker_cpu_us, system).toBeGreaterThan(0);
-  }
-  const storeCpu = (system: string) =>
-    doc.samples.find((s) => s.system === system && s.workload === "w1-c10")?.metrics.c10_store_cpu_us;
-  expect(storeCpu("bullmq")).toBeGreaterThan(0);
-  expect(storeCpu("soniq-postgres-node24")).toBeGreaterThan(0);
-  const pairs = new Set(doc.ratios.map((r) => `${r.soniq}/${r.peer}`));
-  expect([...pairs].sort()).toEqual([
-    "soniq-postgres/bullmq",
-    "soniq-sqlite/liteque",
-    "soniq-sqlite/plainjob",
-  ]);
-}, 300_000);
-
-test("bench/bullmq-flow-row-is-verified-beside-soniq", () => {
-  // The harness checks n-1 jobs pending after the start (BullMQ's parent waits in `waiting-children`),
-  // every step started exactly once, the fan-in job (the parent) after all the others, and n done.
-  const { doc, stdout } = runQuick("results/test-peer-flows.json", "w8", ["soniq-postgres", "bullmq"]);
-  expect(doc.invalid).toEqual({});
-  for (const system of ["soniq-postgres", "bullmq"]) {
-    const flow = doc.samples.find((s) => s.system === system && s.workload === "w8");
-    expect(flow?.valid, system).toBe(true);
-    for (const metric of ["flow_start_ms", "flow_ms", "flow_per_step_us", "flow_plain_per_job_us"]) {
-      expect(flow?.metrics[metric], `${system} ${metric}`).toBeGreaterThan(0);
-    }
-  }
-  expect(stdout).toContain("| W8 flow (ms) |");
-  expect(stdout).toContain("| BullMQ 6.7.0 (Redis) |");
-}, 300_000);
 
 test("bench/durable-steps-rows-are-verified-beside-dbos-and-openworkflow", () => {
   // The harness checks every step function ran exactly once, the storage holds every done checkpoint, every job
