@@ -40,7 +40,9 @@ test("bench/quick-runs-and-verifies-every-system", () => {
       "--json",
       json,
     ],
-    { cwd: BENCH, encoding: "utf8", timeout: 400_000 },
+    // 100 s alone on a 2-core host; beside the rest of `pnpm test:e2e` and the Node 22/24/26 passes it once took
+    // over 400 s there. The limit only keeps a hung run from holding CI.
+    { cwd: BENCH, encoding: "utf8", timeout: 900_000 },
   );
   expect(res.stderr).not.toContain("INVALID");
   expect(res.status, res.stderr.slice(-2_000)).toBe(0);
@@ -90,4 +92,4 @@ test("bench/quick-runs-and-verifies-every-system", () => {
   expect(res.stdout).toContain("| W8 flow (ms) |");
   expect(res.stdout).toContain("| BullMQ 6.7.0 (Redis) |");
   expect(res.stdout).toContain("| limit (hand-written SQL on pg) |");
-}, 420_000);
+}, 900_000);

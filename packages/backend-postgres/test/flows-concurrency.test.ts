@@ -9,12 +9,20 @@ import { postgresBackend } from "../src/index.js";
 import { createMigratedDatabase, type TestDatabase } from "./pgdb.js";
 
 let db: TestDatabase;
+const gate = (() => {
+  let open = () => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open: () => open() };
+})();
 const apps: Soniq[] = [];
 
 beforeAll(async () => {
   db = await createMigratedDatabase();
 });
 afterAll(async () => {
+  gate.open();
   for (const app of apps.splice(0)) await app.close();
   await db?.drop();
 });
@@ -24,6 +32,11 @@ function app(runs: { child: number }): Soniq {
   soniq.job("fan.parent", async () => 1);
   soniq.job("fan.slow_parent", async () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
+    return 1;
+  });
+  // Holds its flow open until the test opens the gate (after the cancel): the flow cannot finish first.
+  soniq.job("fan.gate", async () => {
+    await gate.opened;
     return 1;
   });
   soniq.job("fan.child", async (_args, ctx) => {
@@ -59,7 +72,9 @@ describe("flows/concurrent-workers on Postgres", () => {
     const steps: Record<string, { job: string; dependsOn?: string[] }> = {};
     const refs = Array.from({ length: 400 }, (_, i) => `p${i}`);
     for (const ref of refs) steps[ref] = { job: "fan.slow_parent" };
-    steps.child = { job: "fan.child", dependsOn: refs };
+    // On a loaded machine the 400 parents could all be done before the cancel: the gate keeps the flow open.
+    steps.gate = { job: "fan.gate" };
+    steps.child = { job: "fan.child", dependsOn: [...refs, "gate"] };
     const flow = await a.flows.start({ steps });
     const workers = [a, b, c].map((s) => s.worker({ concurrency: 8, pollIntervalMs: 20 }));
     await Promise.all(workers.map((w) => w.start()));
@@ -67,6 +82,7 @@ describe("flows/concurrent-workers on Postgres", () => {
       .poll(async () => (await a.flows.get(flow.id))?.counts.done ?? 0, { timeout: 30_000 })
       .toBeGreaterThan(20);
     expect(await b.flows.cancel(flow.id)).toBe(true);
+    gate.open();
     await Promise.all(workers.map((w) => w.stop()));
     const after = await a.flows.get(flow.id);
     expect(after?.state).toBe("cancelled");

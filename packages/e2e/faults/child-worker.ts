@@ -2,7 +2,8 @@
  * A worker process for the fault suite: `child-worker.ts <sqlite|postgres> <file-or-url> <queue> <log> <mode>`.
  * Every run start and every confirmed done (job:done fires once the settlement is committed) is appended
  * to <log> as `start <id> <pid>` / `done <id> <pid>`, so the parent can check that no job ran again after
- * its done was committed and that none ran twice. Modes: `work` (each job takes `FAULT_JOB_MS`), `hold`
+ * its done was committed and that none ran twice; each start and done also goes to the parent as an IPC message
+ * (`{ started }`, `{ done }`), which the parent reads as it happens. Modes: `work` (each job takes `FAULT_JOB_MS`), `hold`
  * (claims one job, holds the maintenance lease, never finishes).
  */
 import { appendFileSync } from "node:fs";
@@ -34,7 +35,10 @@ const worker = soniq.worker({
   heartbeatIntervalMs: 100,
   staleAfterMs: Number(process.env.FAULT_STALE_MS ?? 1000),
 });
-worker.on("job:done", ({ job }) => note(`done ${job.id}`));
+worker.on("job:done", ({ job }) => {
+  note(`done ${job.id}`);
+  process.send?.({ done: job.id });
+});
 // An error line (`error <during> <ms since start> <message>`) explains a figure the suite did not expect.
 const t0 = Date.now();
 worker.on("error", ({ error, during }) =>
