@@ -175,6 +175,28 @@ describe("steps", () => {
     }
   }, 30_000);
 
+  it("steps/each-woken-when-due: jobs suspended until different times are each claimed at their own, not at the poll", async () => {
+    const soniq = app();
+    const job = soniq.job("steps.naps", async ({ ms }: { ms: number }, ctx) => {
+      await ctx.sleep("nap", ms);
+      return ms;
+    });
+    const worker = soniq.worker({ pollIntervalMs: 600_000 });
+    await worker.start();
+    try {
+      // The soonest wake time gets the worker's timer; the later ones must each get theirs after it.
+      const handles = await Promise.all([1_100, 1_400, 1_700].map((ms) => job.enqueue({ ms })));
+      for (const [i, handle] of handles.entries()) {
+        expect(await soniq.jobs.waitFor(handle.id, { timeoutMs: 20_000 })).toEqual({
+          status: "done",
+          result: [1_100, 1_400, 1_700][i],
+        });
+      }
+    } finally {
+      await worker.stop();
+    }
+  }, 30_000);
+
   it("steps/short-sleep-in-process: a sleep under 1 s waits in the run (on the instance's clock) and never requeues", async () => {
     const soniq = app();
     const job = soniq.job("steps.short", async (_: Record<string, never>, ctx) => {

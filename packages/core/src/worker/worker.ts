@@ -53,6 +53,8 @@ export type WorkerState = "idle" | "starting" | "running" | "once" | "stopping" 
 
 /** How far ahead a job this worker put back is worth a timer of its own (later ones wait for the poll). */
 const MAX_WAKE_HINT_MS = 60_000;
+/** The most later wake times a worker keeps beside its timer's. */
+const MAX_PENDING_WAKES = 10_000;
 
 export class Worker implements LocalWorker, AsyncDisposable {
   readonly id: string = randomUUID();
@@ -271,21 +273,60 @@ export class Worker implements LocalWorker, AsyncDisposable {
 
   #wakeTimer: ClockTimer | undefined;
   #wakeAt = Number.POSITIVE_INFINITY;
+  /** The later wake times, soonest first: each gets its own nudge once the one before it fired. */
+  #wakes: number[] = [];
 
-  /** Nudges the worker in `delayMs` (within `MAX_WAKE_HINT_MS`), unless an earlier nudge is already set. */
+  /**
+   * Nudges the worker in `delayMs` (within `MAX_WAKE_HINT_MS`): the jobs it suspended or snoozed are claimed when
+   * they come due, not at the next poll. One timer runs, for the soonest; later times wait in `#wakes` (at most
+   * `MAX_PENDING_WAKES`, the latest dropped first: the poll still finds those).
+   */
   #wakeIn(delayMs: number): void {
     if (this.#state !== "running" || delayMs > MAX_WAKE_HINT_MS) return;
+    const at = this.#rt.options.clock.now() + delayMs;
+    if (at >= this.#wakeAt) {
+      this.#pendWake(at);
+      return;
+    }
+    if (this.#wakeAt !== Number.POSITIVE_INFINITY) this.#pendWake(this.#wakeAt);
+    this.#armWake(at);
+  }
+
+  #pendWake(at: number): void {
+    const wakes = this.#wakes;
+    let lo = 0;
+    let hi = wakes.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((wakes[mid] as number) <= at) lo = mid + 1;
+      else hi = mid;
+    }
+    if (wakes[lo - 1] === at) return;
+    wakes.splice(lo, 0, at);
+    if (wakes.length > MAX_PENDING_WAKES) wakes.pop();
+  }
+
+  #armWake(at: number): void {
     const clock = this.#rt.options.clock;
-    const at = clock.now() + delayMs;
-    if (at >= this.#wakeAt) return;
     this.#wakeTimer?.cancel();
     this.#wakeAt = at;
-    this.#wakeTimer = clock.setTimer(() => {
-      this.#wakeAt = Number.POSITIVE_INFINITY;
-      this.#wakeTimer = undefined;
-      this.nudge();
+    this.#wakeTimer = clock.setTimer(
+      () => {
+        this.#wakeAt = Number.POSITIVE_INFINITY;
+        this.#wakeTimer = undefined;
+        this.nudge();
+        // The next time still ahead (the ones passed meanwhile are due now: this nudge's claim finds them).
+        const now = clock.now();
+        const wakes = this.#wakes;
+        let passed = 0;
+        while (passed < wakes.length && (wakes[passed] as number) <= now) passed++;
+        wakes.splice(0, passed);
+        const next = wakes.shift();
+        if (next !== undefined && this.#state === "running") this.#armWake(next);
+      },
       // Timers may fire a little before the wall clock reaches their time: 2 ms late is never early.
-    }, delayMs + 2);
+      Math.max(0, at - clock.now()) + 2,
+    );
   }
 
   /** A job became available: claim now instead of waiting for the poll timer. */
@@ -397,6 +438,8 @@ export class Worker implements LocalWorker, AsyncDisposable {
     this.#state = "stopping";
     this.#gate.cancel();
     this.#wakeTimer?.cancel();
+    this.#wakeAt = Number.POSITIVE_INFINITY;
+    this.#wakes = [];
     clearImmediate(this.#soon);
     if (this.#unsubscribe) await this.#unsubscribe();
     if (this.#claiming) await this.#claiming;
