@@ -3,16 +3,16 @@
  * signal mailbox (`soniq_job_signals`). Core decides names, limits and what a handler sees; this file stores,
  * fences and suspends (the SQL of the rows: internal/step-rows.ts).
  *
- * - `save`: ONE named statement (a step costs one round trip): the job's row read `FOR SHARE` under the run's
- *   fence, the checkpoint upserted from it.
+ * - `save`: concurrent runs' checkpoints grouped into one statement and one commit (internal/step-batch.ts);
+ *   each item fenced on the job's row, read `FOR SHARE` by the statement, the checkpoint upserted from it.
  * - `saveInTransaction` / `completeInTransaction`: the application's writes on a pool client inside BEGIN
  *   (internal/tx.ts `applicationTransaction`), then the same fenced upsert, or the job's done settlement as
  *   `runs.settle` applies it (internal/settle-tx.ts), on that client; a broken fence rolls it all back. No lock
  *   is taken before the user's function ran.
  * - `wait` and `signal`: core's programs (`runWaitAsync`, `runSignalAsync`) over a store of this file's, in one
- *   transaction each. Both lock the job's row `FOR UPDATE` first, so a signal and a wait of one job run one after
- *   the other: a signal sent while a wait decides is either consumed by it or finds the job suspended and makes
- *   it due now.
+ *   transaction each; concurrent runs' waits share one transaction and one commit (the group commit again). Both
+ *   lock the job's row `FOR UPDATE` first, so a signal and a wait of one job run one after the other: a signal
+ *   sent while a wait decides is either consumed by it or finds the job suspended and makes it due now.
  */
 import {
   type AuditRecord,
@@ -31,6 +31,7 @@ import {
   type WaitStore,
 } from "@soniq/core/backend";
 import type pg from "pg";
+import { textArray } from "./internal/array-literal.js";
 import { writeAudit } from "./internal/audit-rows.js";
 import { type PgContext, query } from "./internal/context.js";
 import { isQueuedKeyConflict } from "./internal/errors.js";
@@ -38,11 +39,13 @@ import { NEW_JOB_CHANNEL } from "./internal/listen-client.js";
 import { CLEAR_COLLIDING_KEYS, CLEAR_KEYS, KEEP_KEYS } from "./internal/requeue-keys.js";
 import { type Row, toDate } from "./internal/rows.js";
 import { settleInTransaction } from "./internal/settle-tx.js";
+import { type Groupable, GroupCommit, type StepSave, stepSave } from "./internal/step-batch.js";
 import {
   jsonParam,
   mapStep,
   RUN_FENCE,
   SAVE_STEP,
+  SAVE_STEPS,
   STEP_COLUMNS,
   WRITE_STEP,
   writeStepValues,
@@ -54,10 +57,23 @@ type Async<S> = {
   [K in keyof S]: S[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
 };
 
+/** How many groups of waits one backend instance runs at once (each holds a pool connection while it runs). */
+const WAIT_GROUPS_IN_FLIGHT = 4;
+
 export function stepsFacet(ctx: PgContext): StepsFacet<PgTx> {
+  const saves = new GroupCommit<StepSave, boolean>(
+    (one) => save(ctx, one),
+    async (many) => (await saveMany(ctx, many)).map((value) => ({ ok: true, value })),
+  );
+  // A wait is several round trips on its transaction's connection: groups in flight side by side.
+  const waits = new GroupCommit<StepWait, WaitResult>(
+    (one) => wait(ctx, one.ref, one.request, one.inProcessMs),
+    (many) => waitMany(ctx, many),
+    WAIT_GROUPS_IN_FLIGHT,
+  );
   return {
     list: (jobId) => list(ctx, jobId),
-    save: (ref, write) => save(ctx, ref, write),
+    save: (ref, write) => saves.write(stepSave(ref, write)),
     saveInTransaction: (ref, fn, write) =>
       applicationTransaction(ctx, "steps.saveInTransaction", fn, (client, value) =>
         saveOn(client, ref, write(value)),
@@ -67,7 +83,8 @@ export function stepsFacet(ctx: PgContext): StepsFacet<PgTx> {
         const [applied] = await settleInTransaction(ctx, client, [done(value)], ref.workerId ?? undefined);
         return applied === true;
       }),
-    wait: (ref, request, inProcessMs) => wait(ctx, ref, request, inProcessMs),
+    wait: (ref, request, inProcessMs) =>
+      waits.write({ ref, request, inProcessMs, job: ref.id, key: `${ref.id}\u0000${request.name}`, size: 0 }),
     signal: (request, audit) => signal(ctx, request, audit),
   };
 }
@@ -82,26 +99,37 @@ async function list(ctx: PgContext, jobId: string): Promise<JobStep[]> {
   return res.rows.map(mapStep);
 }
 
-function saveValues(ref: StepRef, write: StepWrite): unknown[] {
-  return [
-    ref.id,
-    ref.attempt,
-    ref.workerId,
-    write.name,
-    write.state,
-    jsonParam(write.value),
-    write.error,
-    write.startedAt,
-  ];
+function saveValues(ref: StepRef, write: StepWrite, json = jsonParam(write.value)): unknown[] {
+  return [ref.id, ref.attempt, ref.workerId, write.name, write.state, json, write.error, write.startedAt];
 }
 
-async function save(ctx: PgContext, ref: StepRef, write: StepWrite): Promise<boolean> {
+async function save(ctx: PgContext, { ref, write, json }: StepSave): Promise<boolean> {
   const res = await query(ctx, "steps.save", {
     name: "soniq_step_save",
     text: SAVE_STEP,
-    values: saveValues(ref, write),
+    values: saveValues(ref, write, json),
   });
   return (res.rowCount ?? 0) > 0;
+}
+
+async function saveMany(ctx: PgContext, saves: readonly StepSave[]): Promise<boolean[]> {
+  const column = (f: (s: StepSave) => string | null) => textArray(saves.map(f));
+  const res = await query<{ job_id: string; name: string }>(ctx, "steps.save", {
+    name: "soniq_steps_save",
+    text: SAVE_STEPS,
+    values: [
+      column((s) => s.ref.id),
+      column((s) => String(s.ref.attempt)),
+      column((s) => s.ref.workerId),
+      column((s) => s.write.name),
+      column((s) => s.write.state),
+      column((s) => s.json),
+      column((s) => s.write.error),
+      column((s) => s.write.startedAt.toISOString()),
+    ],
+  });
+  const applied = new Set(res.rows.map((r) => `${String(r.job_id).toLowerCase()}\u0000${r.name}`));
+  return saves.map((s) => applied.has(`${s.ref.id.toLowerCase()}\u0000${s.write.name}`));
 }
 
 /** The fenced upsert inside the application's transaction (unnamed: a named statement a pooler lost would abort it). */
@@ -113,24 +141,33 @@ async function saveOn(client: pg.ClientBase, ref: StepRef, write: StepWrite): Pr
 /**
  * The wait's store on the transaction's client. `suspend` puts the job back to `queued`, which can meet a queued
  * row that took its dedup key (or its unique name + args) while it ran: `keys` is the requeue form the attempt
- * runs with (internal/requeue-keys.ts), and a conflict runs the whole wait again with the next form.
+ * runs with (internal/requeue-keys.ts), and a conflict runs the whole wait again with the next form. `hold` reads
+ * the wait's own checkpoint (`name`) in its statement, after the lock, and `readStep` answers it from there: a
+ * wait is one round trip shorter.
  */
-function waitStore(client: pg.ClientBase, keys: string): Async<WaitStore> {
+function waitStore(client: pg.ClientBase, keys: string, name: string): Async<WaitStore> {
+  let held: { jobId: string; step: JobStep | null } | undefined;
   return {
     hold: async (ref) => {
-      const res = await client.query<{ now: Date }>(
+      const res = await client.query<Row>(
         // The time is read after the lock is held (clock_timestamp, outside the locking CTE): now() is the
-        // transaction's start, which can precede a signal committed while this wait waited for the row.
-        `WITH held AS (SELECT 1 FROM soniq_jobs WHERE ${RUN_FENCE} FOR UPDATE) SELECT clock_timestamp() AS now FROM held`,
-        [ref.id, ref.attempt, ref.workerId],
+        // transaction's start, which can precede a signal committed while this wait waited for the row. The
+        // checkpoint is read by a LATERAL subquery, so after the lock too.
+        `WITH held AS (SELECT 1 FROM soniq_jobs WHERE ${RUN_FENCE} FOR UPDATE)
+         SELECT clock_timestamp() AS held_at, s.* FROM held
+           LEFT JOIN LATERAL (SELECT ${STEP_COLUMNS} FROM soniq_job_steps WHERE job_id = $1 AND name = $4) s ON true`,
+        [ref.id, ref.attempt, ref.workerId, name],
       );
       const row = res.rows[0];
-      return row === undefined ? null : toDate(row.now);
+      if (row === undefined) return null;
+      held = { jobId: ref.id, step: row.name === null || row.name === undefined ? null : mapStep(row) };
+      return toDate(row.held_at);
     },
-    readStep: async (jobId, name) => {
+    readStep: async (jobId, stepName) => {
+      if (held !== undefined && held.jobId === jobId && stepName === name) return held.step;
       const res = await client.query<Row>(
         `SELECT ${STEP_COLUMNS} FROM soniq_job_steps WHERE job_id = $1 AND name = $2`,
-        [jobId, name],
+        [jobId, stepName],
       );
       const row = res.rows[0];
       return row === undefined ? null : mapStep(row);
@@ -172,12 +209,41 @@ async function wait(
   for (let i = 0; ; i++) {
     try {
       return await inTransaction(ctx, "steps.wait", (client) =>
-        runWaitAsync(waitStore(client, SUSPEND_FORMS[i] ?? CLEAR_KEYS), ref, request, inProcessMs),
+        runWaitAsync(
+          waitStore(client, SUSPEND_FORMS[i] ?? CLEAR_KEYS, request.name),
+          ref,
+          request,
+          inProcessMs,
+        ),
       );
     } catch (err) {
       if (i >= SUSPEND_FORMS.length - 1 || !isQueuedKeyConflict(err)) throw err;
     }
   }
+}
+
+/** A `steps.wait` as the group commit carries it. */
+interface StepWait extends Groupable {
+  ref: StepRef;
+  request: WaitRequest;
+  inProcessMs: number;
+}
+
+/**
+ * The waits of concurrent runs in ONE transaction (one commit): each run's wait program in turn on the same
+ * client, as `wait` runs it alone, with the requeue form that keeps the keys. Any error (a key conflict included)
+ * rolls the whole transaction back and throws: the group commit then runs each wait alone, where the conflict
+ * takes the next form and any other error reaches only its own wait.
+ */
+async function waitMany(ctx: PgContext, items: readonly StepWait[]) {
+  return inTransaction(ctx, "steps.wait", async (client) => {
+    const outcomes: { ok: true; value: WaitResult }[] = [];
+    for (const { ref, request, inProcessMs } of items) {
+      const store = waitStore(client, KEEP_KEYS, request.name);
+      outcomes.push({ ok: true, value: await runWaitAsync(store, ref, request, inProcessMs) });
+    }
+    return outcomes;
+  });
 }
 
 /** The signal's store on the transaction's client. */

@@ -5,12 +5,14 @@
  * statement's generic plan ANDed a bitmap of the whole index with the primary-key lookups, so every settle
  * read every entry left since the last vacuum (30,000 entries: a quarter of a 300-item settle's time).
  * 20,000 jobs run through claim and settle without a vacuum or statistics, then the generic plan of a
- * 300-item settle (done, requeue and dead-letter parts) is read.
+ * 300-item settle (done, requeue and dead-letter parts) is read. The grouped checkpoint write of `steps.save`
+ * (SAVE_STEPS) fences its jobs the same way, and its generic plan is read on the same table.
  */
 import type { Settlement } from "@soniq/core/backend";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBackend } from "../src/index.js";
+import { SAVE_STEPS } from "../src/internal/step-rows.js";
 import { createMigratedDatabase, newJob, type TestDatabase } from "./pgdb.js";
 import { explainSettle } from "./settle-explain.js";
 
@@ -76,6 +78,43 @@ describe("settle/fence after a drain, no vacuum", () => {
     expect(text, text).not.toMatch(/idx_soniq_jobs_processing|BitmapAnd/);
     for (const cte of ["done", "requeued", "dead"]) {
       expect(text, text).toMatch(new RegExp(`CTE Scan on ${cte} \\(actual time=[\\d.]+ rows=100 loops=1\\)`));
+    }
+  });
+});
+
+describe("steps.save's grouped write after a drain, no vacuum", () => {
+  it("the generic plan fences the jobs through the primary key, never a scan or the processing index", async () => {
+    const ids = items.slice(0, 100).map((i) => i.id);
+    const arr = (xs: readonly (string | null)[]) =>
+      `'{${xs.map((x) => (x === null ? "NULL" : `"${x}"`)).join(",")}}'`;
+    const params = [
+      arr(ids),
+      arr(ids.map(() => "1")),
+      arr(ids.map(() => null)),
+      arr(ids.map(() => "step")),
+      arr(ids.map(() => "done")),
+      arr(ids.map(() => "1")),
+      arr(ids.map(() => null)),
+      arr(ids.map(() => new Date().toISOString())),
+    ];
+    await client.query("BEGIN");
+    try {
+      await client.query("SET LOCAL plan_cache_mode = force_generic_plan");
+      await client.query(`PREPARE save_steps_plan AS ${SAVE_STEPS}`);
+      const res = await client.query(
+        `EXPLAIN (ANALYZE, COSTS OFF) EXECUTE save_steps_plan(${params.join(", ")})`,
+      );
+      const text = res.rows
+        .map((r: Record<string, string>) => r["QUERY PLAN"])
+        .join("\n")
+        .replace(/'[^']*'::uuid\[\]/g, "'...'::uuid[]");
+      expect(text, text).not.toMatch(/Seq Scan on soniq_jobs\b|idx_soniq_jobs_processing|BitmapAnd/);
+      expect(text, text).toMatch(/Index Scan (using|on) soniq_jobs_pkey/);
+      // Every item applied: the 100 jobs are processing at attempt 1.
+      expect(text, text).toMatch(/Insert on soniq_job_steps \(actual time=[\d.]+ rows=100 loops=1\)/);
+    } finally {
+      await client.query("ROLLBACK");
+      await client.query("DEALLOCATE ALL");
     }
   });
 });

@@ -222,6 +222,56 @@ describe("steps.save and steps.list", () => {
       expect(await backend.steps.save(refOf(job), done("a", { n: 1 }))).toBe(true);
       expect(await backend.steps.save(refOf(job), done("b", { n: 2 }))).toBe(true);
       expect(sent.map((s) => s.name)).toEqual(["soniq_step_save", "soniq_step_save"]);
+
+      // Concurrent runs' saves share one statement, each item fenced on its own; a job's saves keep call order.
+      const jobs = await Promise.all(Array.from({ length: 6 }, () => running()));
+      const [a, b, c, d, e, f] = jobs as [Job, Job, Job, Job, Job, Job];
+      await backend.steps.save(refOf(f), done("x", 1));
+      sent.length = 0;
+      const answers = await Promise.all([
+        backend.steps.save(refOf(a), done("one", { a: 1 })),
+        backend.steps.save(refOf(b), done("one", "b")),
+        backend.steps.save(refOf(a), done("two", [2])),
+        backend.steps.save({ ...refOf(c), attempt: c.attempts + 1 }, done("one", 1)),
+        backend.steps.save(refOf(d, OTHER_WORKER), done("one", 1)),
+        backend.steps.save(refOf(e, null), done("one", null)),
+        backend.steps.save(refOf(a), done("three", 3)),
+        backend.steps.save(refOf(f), { ...done("x", null), state: "failed", error: "Error: again" }),
+      ]);
+      expect(answers).toEqual([true, true, true, false, false, true, true, true]);
+      expect(sent.map((s) => s.name)).toEqual(["soniq_steps_save"]);
+      const listed = async (job: Job) =>
+        (await backend.steps.list(job.id)).map((s) => [s.name, s.state, s.value, s.error, s.attempt]);
+      expect(await listed(a)).toEqual([
+        ["one", "done", { a: 1 }, null, 1],
+        ["two", "done", [2], null, 1],
+        ["three", "done", 3, null, 1],
+      ]);
+      expect(await listed(b)).toEqual([["one", "done", "b", null, 1]]);
+      expect(await listed(c)).toEqual([]);
+      expect(await listed(d)).toEqual([]);
+      expect(await listed(e)).toEqual([["one", "done", null, null, 1]]);
+      expect(await listed(f)).toEqual([["x", "failed", null, "Error: again", 1]]);
+      // A new step after a grouped write still goes after the job's others.
+      expect(await backend.steps.save(refOf(a), done("four", 4))).toBe(true);
+      expect((await listed(a)).map(([name]) => name)).toEqual(["one", "two", "three", "four"]);
+      // A save the statement cannot take fails alone: the others of its write apply.
+      sent.length = 0;
+      const mixed = await Promise.allSettled([
+        backend.steps.save(refOf(b), done("two", 2)),
+        backend.steps.save({ id: "not-a-uuid", attempt: 1, workerId: null }, done("one", 1)),
+        backend.steps.save(refOf(e), done("two", 2)),
+      ]);
+      expect(mixed.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+      expect(mixed.map((r) => (r.status === "fulfilled" ? r.value : null))).toEqual([true, null, true]);
+      expect(sent.map((s) => s.name)).toEqual([
+        "soniq_steps_save",
+        "soniq_step_save",
+        "soniq_step_save",
+        "soniq_step_save",
+      ]);
+      expect((await listed(b)).map(([name]) => name)).toEqual(["one", "two"]);
+      expect((await listed(e)).map(([name]) => name)).toEqual(["one", "two"]);
     } finally {
       await backend.close();
       await pool.end();
@@ -553,6 +603,64 @@ describe("steps.wait: sleeps", () => {
     const row = await jobRow(job.id);
     expect([row?.status, row?.dedup_key]).toEqual(["queued", null]);
     expect((await jobRow(twin.id))?.dedup_key).toBe(dedupKey);
+  });
+
+  it("runs concurrent runs' waits in one transaction, each answered by its own fence; a failing one alone", async () => {
+    const pool = new pg.Pool({ connectionString: fx.db.url });
+    let connects = 0;
+    const connect = pool.connect.bind(pool);
+    pool.connect = ((...args: Parameters<typeof connect>) => {
+      connects++;
+      return (connect as (...a: unknown[]) => unknown)(...args);
+    }) as typeof pool.connect;
+    const backend = postgresBackend({ pool });
+    const long = { kind: "sleep" as const, name: "nap", wakeAt: null, delayMs: 60_000 };
+    try {
+      const [a, b, c, d] = await Promise.all([running(), running(), running(), running()]);
+      if (a === undefined || b === undefined || c === undefined || d === undefined) throw new Error("4 jobs");
+      connects = 0;
+      const answers = await Promise.all([
+        backend.steps.wait(refOf(a), long, 1_000),
+        backend.steps.wait(refOf(b, OTHER_WORKER), long, 1_000),
+        backend.steps.wait(refOf(c), { ...long, delayMs: 200 }, 1_000),
+        backend.steps.wait(refOf(d), { kind: "signal", name: "ok", signal: "ok", timeoutMs: 60_000 }, 1_000),
+      ]);
+      expect(answers.map((r) => [r.state, "suspended" in r ? r.suspended : null])).toEqual([
+        ["waiting", true],
+        ["lost", null],
+        ["waiting", false],
+        ["waiting", true],
+      ]);
+      expect(connects).toBe(1);
+      expect([(await jobRow(a.id))?.status, (await jobRow(b.id))?.status]).toEqual(["queued", "processing"]);
+      expect([(await jobRow(c.id))?.status, (await jobRow(d.id))?.status]).toEqual(["processing", "queued"]);
+      expect((await backend.steps.list(b.id)).length).toBe(0);
+
+      // A wait whose suspension collides on a dedup key fails the group: each is run again alone, and the
+      // collision takes the requeue form that drops the key, as for a wait alone.
+      const dedupKey = `dk-${randomUUID()}`;
+      const keyed = await running({ dedupKey });
+      await fx.backend.jobs.enqueue(newJob({ queue: keyed.queue, dedupKey }), {});
+      const other = await running();
+      connects = 0;
+      const again = await Promise.all([
+        backend.steps.wait(refOf(other), long, 1_000),
+        backend.steps.wait(refOf(keyed), long, 1_000),
+      ]);
+      expect(again.map((r) => r.state)).toEqual(["waiting", "waiting"]);
+      expect(connects).toBeGreaterThan(1);
+      const rows = [await jobRow(other.id), await jobRow(keyed.id)];
+      expect(rows.map((r) => [r?.status, r?.dedup_key])).toEqual([
+        ["queued", null],
+        ["queued", null],
+      ]);
+      expect((await backend.steps.list(other.id)).map((s) => [s.name, s.state])).toEqual([
+        ["nap", "waiting"],
+      ]);
+    } finally {
+      await backend.close();
+      await pool.end();
+    }
   });
 });
 

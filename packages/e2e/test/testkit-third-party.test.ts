@@ -20,6 +20,7 @@ const STEPS_NO_SUSPEND_FAIL = [
 ];
 /** A timeline newest first. */
 const STEPS_ORDER_FAIL = [
+  "steps/concurrent-saves",
   "steps/replay-keep-discard-resolve",
   "steps/save-fenced",
   "steps/signals-buffered-oldest-first",
@@ -349,8 +350,11 @@ describe("@soniq/testkit certifying a backend defined outside the repo's package
           },
         })),
       );
-      expect(failed(outcomes)).toEqual(["steps/save-fenced"]);
+      expect(failed(outcomes)).toEqual(["steps/concurrent-saves", "steps/save-fenced"]);
       expect(messageOf(outcomes, "steps/save-fenced")).toContain("a save for another attempt does not apply");
+      expect(messageOf(outcomes, "steps/concurrent-saves")).toContain(
+        "each save answers by its own run's fence",
+      );
     }, 60_000);
 
     it("a mailbox that ignores keys (a resend stored again)", async () => {

@@ -66,6 +66,29 @@ FROM fence
 ${ON_NAME} ${REPLACED}
 RETURNING 1`;
 
+/**
+ * Many `step` checkpoints in ONE statement (internal/step-batch.ts groups the saves of concurrent runs): the
+ * jobs' rows read `FOR SHARE` by primary key (`id = ANY`, never a scan), each item fenced by its own attempt
+ * and worker, and upserted; a job's new checkpoints in one call take its next places in item order. The items
+ * are parallel arrays ($1 job ids, $2 attempts, $3 workers (NULL: any), $4 names, $5 states, $6 values as JSON
+ * text, $7 errors, $8 started_at); no (job, name) appears twice in one call (the upsert could not affect a row
+ * twice). Returns the (job_id, name) of every item that applied.
+ */
+export const SAVE_STEPS = `WITH fence AS (
+  SELECT id, attempts, worker_id FROM soniq_jobs WHERE id = ANY($1::uuid[]) AND ${PROCESSING} FOR SHARE),
+item AS (
+  SELECT * FROM unnest($1::uuid[], $2::int[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[],
+    $8::timestamptz[]) WITH ORDINALITY AS i(job_id, attempt, worker_id, name, state, value, error, started_at, n))
+INSERT INTO soniq_job_steps (${UPSERT_COLUMNS})
+SELECT i.job_id, i.name,
+  COALESCE((SELECT max(o.seq) FROM soniq_job_steps o WHERE o.job_id = i.job_id), 0)
+    + row_number() OVER (PARTITION BY i.job_id ORDER BY i.n),
+  'step', i.state, i.value::jsonb, i.error, i.attempt, i.started_at, now(), NULL
+FROM item i JOIN fence f ON f.id = i.job_id AND f.attempts = i.attempt
+  AND (i.worker_id IS NULL OR f.worker_id = i.worker_id)
+${ON_NAME} ${REPLACED}
+RETURNING job_id, name`;
+
 /** A checkpoint as a wait writes it (the job's row already held): $1 job, then the `JobStep`'s fields. */
 export const WRITE_STEP = `INSERT INTO soniq_job_steps (${UPSERT_COLUMNS})
 SELECT $1::uuid, $2::text, ${NEXT_SEQ}, $3::text, $4::text, $5::jsonb, $6::text, $7::int, $8::timestamptz,

@@ -125,6 +125,51 @@ export const stepCases = [
     },
   }),
   defineCase({
+    id: "steps/concurrent-saves",
+    title:
+      "saves made at once for several runs (as a worker's concurrent jobs make them) each apply or not by their own fence; a job's checkpoints keep call order and a name saved twice keeps the later value",
+    async run(ctx) {
+      const runs = await Promise.all([running(ctx), running(ctx), running(ctx), running(ctx)]);
+      const [a, b, c, d] = runs as [(typeof runs)[0], (typeof runs)[0], (typeof runs)[0], (typeof runs)[0]];
+      await cancelForSetup(ctx, d.job.id, "the fourth running job");
+      const answers = await Promise.all([
+        ctx.backend.steps.save(a.ref, stepWrite("one", { a: 1 })),
+        ctx.backend.steps.save(b.ref, stepWrite("one", "b")),
+        ctx.backend.steps.save(a.ref, stepWrite("two", [2])),
+        ctx.backend.steps.save({ ...c.ref, attempt: c.ref.attempt + 1 }, stepWrite("one", 1)),
+        ctx.backend.steps.save(d.ref, stepWrite("one", 1)),
+        ctx.backend.steps.save(b.ref, stepWrite("one", "b2")),
+        ctx.backend.steps.save(a.ref, stepWrite("three", "Error: x", "failed")),
+        ctx.backend.steps.save(c.ref, stepWrite("one", null)),
+      ]);
+      deepEqual(
+        answers,
+        [true, true, true, false, false, true, true, true],
+        "each save answers by its own run's fence",
+      );
+      const listed = async (id: string) =>
+        (await ctx.backend.steps.list(id)).map((s) => [s.name, s.state, s.value, s.error]);
+      deepEqual(
+        await listed(a.job.id),
+        [
+          ["one", "done", { a: 1 }, null],
+          ["two", "done", [2], null],
+          ["three", "failed", null, "Error: x"],
+        ],
+        "a job's checkpoints in call order",
+      );
+      deepEqual(await listed(b.job.id), [["one", "done", "b2", null]], "the later save of a name wins");
+      deepEqual(await listed(c.job.id), [["one", "done", null, null]], "only the run's own save applied");
+      deepEqual(await listed(d.job.id), [], "the cancelled job's run saved nothing");
+      equal(await ctx.backend.steps.save(a.ref, stepWrite("four", 4)), true, "a later save applies");
+      deepEqual(
+        (await listed(a.job.id)).map(([name]) => name),
+        ["one", "two", "three", "four"],
+        "a later step goes after the job's others",
+      );
+    },
+  }),
+  defineCase({
     id: "steps/sleep-suspends",
     title:
       "a sleep due later than inProcessMs records a waiting checkpoint and puts the job back to queued, due at the wake time, its attempt given back and its worker cleared",
