@@ -3,6 +3,8 @@
  * signal mailbox (`soniq_job_signals`). Core decides names, limits and what a handler sees; this file stores,
  * fences and suspends (the SQL of the rows: internal/step-rows.ts).
  *
+ * - `list`: concurrent reads grouped into one statement (the runs one claim started read their checkpoints at
+ *   their first step at about the same time: one round trip instead of one each).
  * - `save`: concurrent runs' checkpoints grouped into one statement and one commit (internal/step-batch.ts);
  *   each item fenced on the job's row, read `FOR SHARE` by the statement, the checkpoint upserted from it.
  * - `saveInTransaction` / `completeInTransaction`: the application's writes on a pool client inside BEGIN
@@ -42,6 +44,7 @@ import { settleInTransaction } from "./internal/settle-tx.js";
 import { type Groupable, GroupCommit, type StepSave, stepSave } from "./internal/step-batch.js";
 import {
   jsonParam,
+  LIST_STEPS_MANY,
   mapStep,
   RUN_FENCE,
   SAVE_STEP,
@@ -59,6 +62,11 @@ type Async<S> = {
 
 /** How many groups of waits one backend instance runs at once (each holds a pool connection while it runs). */
 const WAIT_GROUPS_IN_FLIGHT = 4;
+/** How many grouped reads of checkpoints run at once (a read is one round trip: two keep the latency low). */
+const LIST_GROUPS_IN_FLIGHT = 2;
+
+/** A `steps.list` as the grouping carries it (a read has no text to bound: size 0). */
+type StepList = Groupable;
 
 export function stepsFacet(ctx: PgContext): StepsFacet<PgTx> {
   const saves = new GroupCommit<StepSave, boolean>(
@@ -71,8 +79,20 @@ export function stepsFacet(ctx: PgContext): StepsFacet<PgTx> {
     (many) => waitMany(ctx, many),
     WAIT_GROUPS_IN_FLIGHT,
   );
+  // The runs a claim starts read their checkpoints at their first step at about the same time: one statement.
+  const lists = new GroupCommit<StepList, JobStep[]>(
+    (one) => list(ctx, one.job),
+    async (many) => {
+      const byJob = await listMany(
+        ctx,
+        many.map((m) => m.job),
+      );
+      return many.map((m) => ({ ok: true, value: byJob.get(m.job) ?? [] }));
+    },
+    LIST_GROUPS_IN_FLIGHT,
+  );
   return {
-    list: (jobId) => list(ctx, jobId),
+    list: (jobId) => lists.write({ job: jobId, key: jobId, size: 0 }),
     save: (ref, write) => saves.write(stepSave(ref, write)),
     saveInTransaction: (ref, fn, write) =>
       applicationTransaction(ctx, "steps.saveInTransaction", fn, (client, value) =>
@@ -97,6 +117,22 @@ async function list(ctx: PgContext, jobId: string): Promise<JobStep[]> {
     values: [jobId],
   });
   return res.rows.map(mapStep);
+}
+
+async function listMany(ctx: PgContext, jobIds: readonly string[]): Promise<Map<string, JobStep[]>> {
+  const res = await query<Row>(ctx, "steps.list", {
+    name: "soniq_steps_list_many",
+    text: LIST_STEPS_MANY,
+    values: [textArray(jobIds)],
+  });
+  const byJob = new Map<string, JobStep[]>();
+  for (const row of res.rows) {
+    const job = String(row.job_id);
+    const steps = byJob.get(job);
+    if (steps === undefined) byJob.set(job, [mapStep(row)]);
+    else steps.push(mapStep(row));
+  }
+  return byJob;
 }
 
 function saveValues(ref: StepRef, write: StepWrite, json = jsonParam(write.value)): unknown[] {

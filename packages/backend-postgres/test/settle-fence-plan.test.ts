@@ -12,7 +12,7 @@ import type { Settlement } from "@soniq/core/backend";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { postgresBackend } from "../src/index.js";
-import { SAVE_STEPS } from "../src/internal/step-rows.js";
+import { LIST_STEPS_MANY, SAVE_STEPS } from "../src/internal/step-rows.js";
 import { createMigratedDatabase, newJob, type TestDatabase } from "./pgdb.js";
 import { explainSettle } from "./settle-explain.js";
 
@@ -112,6 +112,35 @@ describe("steps.save's grouped write after a drain, no vacuum", () => {
       expect(text, text).toMatch(/Index Scan (using|on) soniq_jobs_pkey/);
       // Every item applied: the 100 jobs are processing at attempt 1.
       expect(text, text).toMatch(/Insert on soniq_job_steps \(actual time=[\d.]+ rows=100 loops=1\)/);
+    } finally {
+      await client.query("ROLLBACK");
+      await client.query("DEALLOCATE ALL");
+    }
+  });
+});
+
+describe("steps.list's grouped read after a drain, no vacuum", () => {
+  it("the generic plan looks each job up through the primary key, never a scan of every checkpoint", async () => {
+    // 20,000 checkpoints of 2,000 jobs written without statistics (a W9 drain's table), then 10 jobs read.
+    await client.query(
+      `INSERT INTO soniq_job_steps (job_id, name, seq, kind, state, attempt)
+        SELECT j.id, 's' || n, n, 'step', 'done', 1
+        FROM (SELECT gen_random_uuid() AS id FROM generate_series(1, 2000)) j, generate_series(1, 10) n`,
+    );
+    const { rows } = await client.query<{ job_id: string }>(
+      "SELECT DISTINCT job_id FROM soniq_job_steps ORDER BY job_id LIMIT 10",
+    );
+    const ids = `'{${rows.map((r) => r.job_id).join(",")}}'`;
+    await client.query("BEGIN");
+    try {
+      await client.query("SET LOCAL plan_cache_mode = force_generic_plan");
+      await client.query(`PREPARE list_steps_plan AS ${LIST_STEPS_MANY}`);
+      const res = await client.query(`EXPLAIN (ANALYZE, COSTS OFF) EXECUTE list_steps_plan(${ids})`);
+      const text = res.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n");
+      expect(text, text).not.toMatch(/Seq Scan on soniq_job_steps/);
+      expect(text, text).toMatch(/Index Scan (using|on) soniq_job_steps_pkey/);
+      // Each of the 10 jobs' 10 checkpoints, and nothing else.
+      expect(text, text).toMatch(/^Sort \(actual time=[\d.]+ rows=100 loops=1\)/);
     } finally {
       await client.query("ROLLBACK");
       await client.query("DEALLOCATE ALL");

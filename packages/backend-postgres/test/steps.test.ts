@@ -272,6 +272,44 @@ describe("steps.save and steps.list", () => {
       ]);
       expect((await listed(b)).map(([name]) => name)).toEqual(["one", "two"]);
       expect((await listed(e)).map(([name]) => name)).toEqual(["one", "two"]);
+
+      // Concurrent reads share one statement, each job answered its own checkpoints in order (none: empty); an
+      // id the statement cannot take fails alone.
+      sent.length = 0;
+      const reads = await Promise.allSettled([
+        listed(a),
+        listed(b),
+        listed(c),
+        backend.steps.list("not-a-uuid"),
+        listed(f),
+      ]);
+      expect(reads.map((r) => r.status)).toEqual([
+        "fulfilled",
+        "fulfilled",
+        "fulfilled",
+        "rejected",
+        "fulfilled",
+      ]);
+      const names = (r: PromiseSettledResult<unknown[][]>) =>
+        r.status === "fulfilled" ? r.value.map((x) => x[0]) : null;
+      expect([0, 1, 2, 4].map((i) => names(reads[i] as PromiseSettledResult<unknown[][]>))).toEqual([
+        ["one", "two", "three", "four"],
+        ["one", "two"],
+        [],
+        ["x"],
+      ]);
+      expect(sent.map((s) => s.name)).toEqual([
+        "soniq_steps_list_many",
+        "soniq_steps_list",
+        "soniq_steps_list",
+        "soniq_steps_list",
+        "soniq_steps_list",
+        "soniq_steps_list",
+      ]);
+      // Alone, a read is the one-job statement.
+      sent.length = 0;
+      await listed(a);
+      expect(sent.map((s) => s.name)).toEqual(["soniq_steps_list"]);
     } finally {
       await backend.close();
       await pool.end();
