@@ -380,6 +380,59 @@ describe("asynchronous commits", () => {
     }
   });
 
+  it('durability "async" enqueues (one, keyed, batches) commit with synchronous_commit off; durable ones and a caller\'s transaction do not', async () => {
+    // A deferred constraint trigger runs at commit: it records the setting the enqueue's transaction commits with.
+    await admin.query(`CREATE TABLE IF NOT EXISTS enqueue_commit_mode (id uuid PRIMARY KEY, mode text NOT NULL);
+      CREATE OR REPLACE FUNCTION record_enqueue_commit_mode() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO enqueue_commit_mode VALUES (NEW.id, current_setting('synchronous_commit'));
+        RETURN NULL;
+      END $$;
+      CREATE CONSTRAINT TRIGGER enqueue_commit_mode AFTER INSERT ON soniq_jobs
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION record_enqueue_commit_mode();`);
+    const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+    pool.on("error", () => {});
+    const backend = postgresBackend({ pool });
+    const mode = async (id: string) =>
+      (await admin.query<{ mode: string }>("SELECT mode FROM enqueue_commit_mode WHERE id = $1", [id]))
+        .rows[0]?.mode;
+    try {
+      const queue = uniqueQueue();
+      const async = { durability: "async" } as const;
+      const one = newJob({ queue });
+      const keyed = newJob({ queue, dedupKey: `k-${one.id}` });
+      const plain = [newJob({ queue }), newJob({ queue })];
+      const mixed = [newJob({ queue }), newJob({ queue, dedupKey: `m-${one.id}` })];
+      const durable = newJob({ queue });
+      const inTx = newJob({ queue });
+      await backend.jobs.enqueue(one, async);
+      await backend.jobs.enqueue(keyed, async);
+      await backend.jobs.enqueueMany(plain, async);
+      await backend.jobs.enqueueMany(mixed, async);
+      await backend.jobs.enqueue(durable, {});
+      const client = await pool.connect();
+      try {
+        await client.query("BEGIN");
+        await backend.jobs.enqueue(inTx, { tx: client, durability: "async" });
+        await client.query("COMMIT");
+      } finally {
+        client.release();
+      }
+      for (const job of [one, keyed, ...plain, ...mixed]) expect(await mode(job.id)).toBe("off");
+      expect(await mode(durable.id)).toBe("on");
+      expect(await mode(inTx.id)).toBe("on");
+      // Only those transactions: the session's own setting is untouched.
+      expect(
+        (await pool.query<{ s: string }>("SELECT current_setting('synchronous_commit') AS s")).rows[0]?.s,
+      ).toBe("on");
+      expect(await backend.jobs.stats({ queue })).toMatchObject({ queued: 8 });
+    } finally {
+      await admin.query("DROP TRIGGER enqueue_commit_mode ON soniq_jobs");
+      await backend.close();
+      await pool.end();
+    }
+  });
+
   it("rejects a non-boolean asyncOutcomes", () => {
     const bad = { asyncOutcomes: "yes" } as unknown as PostgresBackendOptions;
     expect(() => postgresBackend({ connectionString: db.url }, bad)).toThrow(/asyncOutcomes/);

@@ -12,11 +12,17 @@
  *   A race on the unique index can still raise 23505; outside a caller's transaction the statement is
  *   simply run again (it is all-or-nothing), inside one the error is reported.
  * Duplicates within one batch are resolved here first: Postgres cannot upsert the same row twice in a statement.
+ *
+ * `durability: "async"` (outside a caller's transaction only): every statement below has an `_async` twin that
+ * reads `ASYNC_COMMIT` in its final SELECT, so its own implicit transaction commits without waiting for the WAL
+ * flush (`synchronous_commit = off` for that transaction; the session keeps its setting). A database crash can
+ * then lose the last enqueues (within ~3 x wal_writer_delay); a claim or settle of the job, being later, cannot
+ * be durable without it, as every synchronous commit flushes the WAL up to itself.
  */
 
 import { type EnqueueOptions, type EnqueueResult, type NewJob, SoniqError } from "@soniq/core/backend";
 import { boolArray, textColumn } from "./array-literal.js";
-import { type PgContext, query } from "./context.js";
+import { ASYNC_COMMIT, type PgContext, query } from "./context.js";
 import { isQueuedKeyConflict } from "./errors.js";
 import { JOB_INSERT_COLUMNS, JOB_SELECT, jobParams, jobUnnest } from "./job-columns.js";
 import { NEW_JOB_CHANNEL } from "./listen-client.js";
@@ -71,12 +77,22 @@ const INPUT_CTE = `input (ord, ${JOB_INSERT_COLUMNS}, args_hash, dedup_key, uniq
  * for the same rows as one jsonb array of objects (`jsonb_to_recordset` parses and sorts every object's keys,
  * then extracts each field).
  */
-const PLAIN_BATCH_SQL = `WITH ins AS (INSERT INTO soniq_jobs (${JOB_INSERT_COLUMNS}, args_hash, dedup_key, unique_job)
+function plainBatchSql(async: boolean): string {
+  return `WITH ins AS (INSERT INTO soniq_jobs (${JOB_INSERT_COLUMNS}, args_hash, dedup_key, unique_job)
   SELECT ${JOB_SELECT}, u.args_hash, NULL, false
   FROM ${jobUnnest([["$13::text[]", "args_hash"]])}
   RETURNING 1)
 SELECT (SELECT count(*) FROM ins)::int AS inserted,
-  (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) FROM (SELECT DISTINCT q FROM unnest($5::text[]) AS q) s)::int AS notified`;
+  (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) FROM (SELECT DISTINCT q FROM unnest($5::text[]) AS q) s)::int AS notified${async ? `\nFROM ${ASYNC_COMMIT}` : ""}`;
+}
+const PLAIN_BATCH_SQL = plainBatchSql(false);
+const PLAIN_BATCH_ASYNC_SQL = plainBatchSql(true);
+
+/** Whether the enqueue commits without waiting for the WAL flush (never inside a caller's transaction). */
+const isAsync = (options: EnqueueOptions<unknown>) =>
+  options.tx === undefined && options.durability === "async";
+/** A named statement's name for its async twin. */
+const named = (name: string, async: boolean) => (async ? `${name}_async` : name);
 
 /** The plain batch statement's parameters, in its `$n` order (every id is canonical: no quoting needed). */
 function plainBatchValues(jobs: readonly NewJob[]): unknown[] {
@@ -99,7 +115,7 @@ function insertCte(kind: Kind): string {
  * Each row comes back with the keys it was matched on; `resolveRows` maps it to its input position in JS
  * (a SQL join between the input and the inserted rows was quadratic under bad row estimates).
  */
-function enqueueSql(kinds: readonly Kind[]): string {
+function enqueueSql(kinds: readonly Kind[], async = false): string {
   const ctes = [INPUT_CTE];
   const results: string[] = [];
   if (kinds.includes("both")) {
@@ -120,7 +136,7 @@ function enqueueSql(kinds: readonly Kind[]): string {
   ctes.push(
     `notified AS (SELECT count(pg_notify('${NEW_JOB_CHANNEL}', q)) AS n FROM (SELECT DISTINCT queue AS q FROM results) s)`,
   );
-  return `WITH ${ctes.join(",\n")}\nSELECT r.kind, r.ord, r.id, r.dedup_key, r.job_name, r.args_hash FROM results r, notified`;
+  return `WITH ${ctes.join(",\n")}\nSELECT r.kind, r.ord, r.id, r.dedup_key, r.job_name, r.args_hash FROM results r, notified${async ? `, ${ASYNC_COMMIT}` : ""}`;
 }
 
 interface ResultRow {
@@ -200,12 +216,12 @@ function keyedBatchValues(jobs: readonly NewJob[]): unknown[] {
   ];
 }
 
-async function runOnPool(ctx: PgContext, kinds: Kind[], values: unknown[]) {
+async function runOnPool(ctx: PgContext, kinds: Kind[], values: unknown[], async: boolean) {
   for (let attempt = 1; ; attempt++) {
     try {
       const res = await query<ResultRow>(ctx, "enqueue", {
-        name: `soniq_enqueue_${kinds.join("_")}`,
-        text: enqueueSql(kinds),
+        name: named(`soniq_enqueue_${kinds.join("_")}`, async),
+        text: enqueueSql(kinds, async),
         values,
       });
       return res.rows;
@@ -229,14 +245,14 @@ export async function enqueueMany<TTx>(
   if (jobs.length === 0) return [];
   const runner: TxRunner | undefined = options.tx === undefined ? undefined : txRunner(options.tx, "enqueue");
   if (jobs.every((job) => kindOf(job) === "plain" && CANONICAL_UUID.test(job.id))) {
-    return enqueuePlain(ctx, jobs, runner);
+    return enqueuePlain(ctx, jobs, runner, isAsync(options));
   }
   const { sent, target } = resolveBatch(jobs);
   const kinds = KINDS.filter((kind) => sent.some((job) => kindOf(job) === kind));
   const values = keyedBatchValues(sent);
   const rows = runner
     ? ((await runner(enqueueSql(kinds), values)) as unknown as ResultRow[])
-    : await runOnPool(ctx, kinds, values);
+    : await runOnPool(ctx, kinds, values, isAsync(options));
   const ids = resolveRows(sent, rows);
   return jobs.map((job, i) => {
     const id = ids[target[i] ?? -1];
@@ -249,14 +265,15 @@ async function enqueuePlain(
   ctx: PgContext,
   jobs: readonly NewJob[],
   runner: TxRunner | undefined,
+  async: boolean,
 ): Promise<EnqueueResult[]> {
   const values = plainBatchValues(jobs);
   const rows = runner
     ? ((await runner(PLAIN_BATCH_SQL, values)) as unknown as { inserted: number }[])
     : (
         await query<{ inserted: number }>(ctx, "enqueue", {
-          name: "soniq_enqueue_batch_plain",
-          text: PLAIN_BATCH_SQL,
+          name: named("soniq_enqueue_batch_plain", async),
+          text: async ? PLAIN_BATCH_ASYNC_SQL : PLAIN_BATCH_SQL,
           values,
         })
       ).rows;
@@ -276,11 +293,11 @@ async function enqueuePlain(
 const SINGLE_VALUES =
   "$1::uuid, $2, $3::jsonb, $4, $5, $6::int, $7::int, COALESCE($8::timestamptz, now()), $9, $10::bool, $11, $12, $13, $14::jsonb, $15::int";
 
-function singleSql(kind: Exclude<Kind, "both">): string {
+function singleSql(kind: Exclude<Kind, "both">, async = false): string {
   const conflict = kind === "dedup" ? ON_DEDUP_KEY : kind === "uniq" ? ON_UNIQUE : "";
   return `WITH ins AS (INSERT INTO soniq_jobs (${INSERT_COLUMNS}) VALUES (${SINGLE_VALUES})
   ${conflict} RETURNING id, queue)
-SELECT id, pg_notify('${NEW_JOB_CHANNEL}', queue) FROM ins`;
+SELECT id, pg_notify('${NEW_JOB_CHANNEL}', queue) FROM ins${async ? `, ${ASYNC_COMMIT}` : ""}`;
 }
 
 function singleValues(job: NewJob): unknown[] {
@@ -314,12 +331,13 @@ export async function enqueue<TTx>(
     if (!result) throw noRow(job);
     return result;
   }
-  const text = singleSql(kind);
+  const async = isAsync(options);
+  const text = singleSql(kind, async);
   const values = singleValues(job);
+  const name = named(`soniq_enqueue_one_${kind}`, async);
   const rows =
     options.tx === undefined
-      ? (await query<{ id: string }>(ctx, "enqueue", { name: `soniq_enqueue_one_${kind}`, text, values }))
-          .rows
+      ? (await query<{ id: string }>(ctx, "enqueue", { name, text, values })).rows
       : await txRunner(options.tx, "enqueue")(text, values);
   const id = rows[0]?.id;
   if (id === undefined) throw noRow(job);

@@ -154,6 +154,12 @@ const SONIQ_OPTIONS = {
     defaultDoc: "`262144` (256 KiB)",
     doc: "largest value a `ctx.step` stores (as JSON); beyond, the step throws `SONIQ_INVALID_ARGUMENT` and stores nothing",
   }),
+  enqueueDurability: option<EnqueueDurability>()({
+    check: checkDurability("enqueueDurability"),
+    default: () => "durable",
+    defaultDoc: '`"durable"`',
+    doc: 'how an enqueue outside your transaction commits unless it sets `durability`: `"durable"` waits for the commit to be on disk; `"async"` does not (Postgres: a database crash can lose the last ~0.6 s of enqueues, never a claimed or settled job; see Durability)',
+  }),
   producerId: option<string | null>()({
     check: (problems, v) => {
       if (v !== undefined && v !== null && typeof v !== "string") {
@@ -299,6 +305,24 @@ export function resolveJobOptions(
 // ---------------------------------------------------------------------------------------------------
 // enqueue(args, options): checked here, resolved by the enqueue path (jobs.ts), which knows the job.
 
+/**
+ * How an enqueue's commit is made durable. `"durable"`: the commit returns once it is on disk (Postgres waits for
+ * its WAL flush). `"async"`: it returns before (Postgres: `synchronous_commit = off` for that transaction alone),
+ * so a database crash can lose the enqueues of the last moments; a claimed or settled job is never lost that way.
+ */
+export type EnqueueDurability = "durable" | "async";
+
+function checkDurability(name: string): Check {
+  return (problems, v) => {
+    if (v !== undefined && v !== "durable" && v !== "async")
+      problems.push(`${name} must be "durable" or "async"`);
+  };
+}
+
+/** Why `durability: "async"` and `tx` do not go together. */
+export const ASYNC_WITH_TX =
+  'durability "async" does not apply inside your transaction (tx): your transaction\'s commit decides its durability';
+
 const ENQUEUE_OPTIONS = {
   runAt: option<Date>()({
     check: (problems, v) => {
@@ -350,6 +374,11 @@ const ENQUEUE_OPTIONS = {
     defaultDoc: "none",
     doc: "write inside your transaction (see below)",
   }),
+  durability: option<EnqueueDurability>()({
+    check: checkDurability("durability"),
+    defaultDoc: "the instance's `enqueueDurability`",
+    doc: '`"async"`: the commit does not wait for the disk (not with `tx`: your commit decides)',
+  }),
   version: option<number>()({
     check: (problems, v) => {
       if (v !== undefined && (!Number.isSafeInteger(v) || (v as number) < 1)) {
@@ -371,6 +400,7 @@ export function enqueueOptionProblems(o: EnqueueOptions): string[] {
   }
   const problems = optionProblems(ENQUEUE_OPTIONS, o, "enqueue()");
   if (o.runAt !== undefined && o.delayMs !== undefined) problems.push("pass runAt or delayMs, not both");
+  if (o.durability === "async" && (o as { tx?: unknown }).tx !== undefined) problems.push(ASYNC_WITH_TX);
   return problems;
 }
 

@@ -45,6 +45,12 @@ export interface EnqueueResult {
 export interface EnqueueOptions<TTx = unknown> {
   /** Run the insert inside the caller's transaction (only with `capabilities.transactionalEnqueue`). */
   tx?: TTx;
+  /**
+   * `"async"` (never with `tx`): the enqueue's own transaction may commit without waiting for its write to be on
+   * disk (Postgres: `synchronous_commit = off` for that transaction). A backend whose commits are not flushed one
+   * by one anyway (SQLite in WAL mode with `synchronous = NORMAL`, memory) treats it as `"durable"`.
+   */
+  durability?: "durable" | "async";
 }
 
 /**

@@ -5,6 +5,7 @@
 
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import {
+  type EnqueueDurability,
   type EnqueueOptions,
   enqueueOptionProblems,
   fail,
@@ -223,6 +224,23 @@ function buildNewJob(
 const NO_TX: BackendEnqueueOptions<never> = Object.freeze({});
 
 /** `tx` is only accepted by backends that can write inside a caller's transaction. */
+const ASYNC: BackendEnqueueOptions<never> = Object.freeze({ durability: "async" });
+
+/**
+ * The backend's options for an enqueue: the caller's transaction, or, outside one, the durability the call
+ * asked for (`durability`) or else the instance's `enqueueDurability`. Inside a transaction its commit decides
+ * (an explicit `durability: "async"` with `tx` was refused by the options check).
+ */
+export function enqueueBackendOptions<TTx>(
+  backend: Backend<TTx>,
+  tx: TTx | undefined,
+  durability: EnqueueDurability | undefined,
+  defaults: ResolvedSoniqOptions,
+): BackendEnqueueOptions<TTx> {
+  if (tx !== undefined) return txOptions(backend, tx);
+  return (durability ?? defaults.enqueueDurability) === "async" ? ASYNC : NO_TX;
+}
+
 export function txOptions<TTx>(backend: Backend<TTx>, tx: TTx | undefined): BackendEnqueueOptions<TTx> {
   if (tx === undefined) return NO_TX;
   if (!backend.capabilities.transactionalEnqueue) {

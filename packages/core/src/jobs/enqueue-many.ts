@@ -1,10 +1,16 @@
 /**
  * The shape checks of `soniq.jobs.enqueueMany(items, options)`: each item is `{ job, args, options? }` and the call
- * takes only `{ tx }`. A bad item is a typed error before anything is written; so is an item `prepareJob`
+ * takes only `{ tx, durability }`. A bad item is a typed error before anything is written; so is an item `prepareJob`
  * refuses, its error naming the item (`context.index`).
  */
 
-import type { EnqueueOptions, ResolvedSoniqOptions } from "../app/options.js";
+import {
+  ASYNC_WITH_TX,
+  type EnqueueDurability,
+  type EnqueueOptions,
+  fail,
+  type ResolvedSoniqOptions,
+} from "../app/options.js";
 import { SoniqError } from "../common/errors.js";
 import type { NewJob } from "../contract/index.js";
 import { type JobDefinition, prepareJob, type RegisteredJob, resolveTarget } from "./definition.js";
@@ -13,7 +19,7 @@ import { type JobDefinition, prepareJob, type RegisteredJob, resolveTarget } fro
 export interface EnqueueManyItem<TTx = unknown> {
   job: string | JobDefinition<never, unknown, TTx>;
   args: unknown;
-  options?: Omit<EnqueueOptions<TTx>, "tx">;
+  options?: Omit<EnqueueOptions<TTx>, "tx" | "durability">;
 }
 
 const ITEM_KEYS = ["job", "args", "options"];
@@ -31,24 +37,46 @@ export function assertManyItem(item: unknown, index: number): void {
   if (unknown !== undefined)
     throw bad(`unknown key "${unknown}"; an item takes job, args and options`, unknown);
   const options = (item as { options?: unknown }).options;
-  if (typeof options === "object" && options !== null && "tx" in options) {
-    throw bad("tx is not an item option; pass it once as enqueueMany(items, { tx })", "tx");
+  if (typeof options === "object" && options !== null) {
+    for (const key of CALL_KEYS) {
+      if (key in options) {
+        throw bad(`${key} is not an item option; pass it once as enqueueMany(items, { ${key} })`, key);
+      }
+    }
   }
 }
 
-/** The call options of `enqueueMany`: `{ tx? }` and nothing else. */
+/** The call options of `enqueueMany`: the transaction, or the durability of the batch's own commit. */
+export interface EnqueueManyOptions<TTx = unknown> {
+  /** Write inside your transaction (all or nothing with it). */
+  tx?: TTx;
+  /** As `enqueue`'s `durability`, for the whole batch (one commit); not with `tx`. */
+  durability?: EnqueueDurability;
+}
+
+const CALL_KEYS = ["tx", "durability"];
+
+/** The call options of `enqueueMany`: `{ tx?, durability? }` and nothing else. */
 export function assertManyOptions(options: unknown): void {
   const isObject = typeof options === "object" && options !== null && !Array.isArray(options);
-  const unknown = isObject ? Object.keys(options).find((k) => k !== "tx") : undefined;
+  const unknown = isObject ? Object.keys(options).find((k) => !CALL_KEYS.includes(k)) : undefined;
   if (!isObject || unknown !== undefined) {
     throw new SoniqError(
       "SONIQ_INVALID_OPTIONS",
       isObject
-        ? `enqueueMany() has no option "${unknown}"; per-job options go on each item, the call takes only { tx }.`
-        : "enqueueMany(items, options): options must be an object { tx } (or nothing).",
+        ? `enqueueMany() has no option "${unknown}"; per-job options go on each item, the call takes only { tx, durability }.`
+        : "enqueueMany(items, options): options must be an object { tx, durability } (or nothing).",
       { context: { key: unknown } },
     );
   }
+  const { tx, durability } = options as EnqueueManyOptions;
+  const problems: string[] = [];
+  if (durability !== undefined && durability !== "durable" && durability !== "async") {
+    problems.push('durability must be "durable" or "async"');
+  } else if (durability === "async" && tx !== undefined) {
+    problems.push(ASYNC_WITH_TX);
+  }
+  if (problems.length > 0) fail("enqueueMany() options", problems);
 }
 
 /** One item checked and prepared like an `enqueue` (an unknown name's error names the item). */

@@ -16,8 +16,13 @@ import type { NewJob, SignalRequest } from "../contract/index.js";
 import { type ActorOptions, actorOf, audited, auditRecord, recordAudit } from "../observability/audit.js";
 import { produce } from "../observability/tracing.js";
 import { MAX_SIGNAL_PAYLOAD_BYTES } from "../steps/run.js";
-import { prepareJob, resolveTarget, sendEvent, txOptions } from "./definition.js";
-import { assertManyOptions, type EnqueueManyItem, prepareManyItem } from "./enqueue-many.js";
+import { enqueueBackendOptions, prepareJob, resolveTarget, sendEvent } from "./definition.js";
+import {
+  assertManyOptions,
+  type EnqueueManyItem,
+  type EnqueueManyOptions,
+  prepareManyItem,
+} from "./enqueue-many.js";
 import type { Explainer, Explanation } from "./explain.js";
 import { inListOrder, jobListQuery, type ListJobsFilter, statsQuery } from "./queries.js";
 import {
@@ -54,7 +59,7 @@ export class JobService<TTx = unknown> {
     try {
       const { backend } = this.#rt;
       const target = resolveTarget(name, this.#rt.registry, this.#options);
-      const tx = txOptions(backend, options?.tx);
+      const tx = enqueueBackendOptions(backend, options?.tx, options?.durability, this.#options);
       const job = prepareJob(target, args, options, this.#options);
       const write = (j: NewJob) =>
         produce(
@@ -73,7 +78,10 @@ export class JobService<TTx = unknown> {
    * Enqueues several jobs in one backend call, all or nothing. Every item is validated first; an error
    * names the failing item's index (`context.index`) and nothing is written.
    */
-  enqueueMany(items: readonly EnqueueManyItem<TTx>[], options: { tx?: TTx } = {}): Promise<EnqueueHandle[]> {
+  enqueueMany(
+    items: readonly EnqueueManyItem<TTx>[],
+    options: EnqueueManyOptions<TTx> = {},
+  ): Promise<EnqueueHandle[]> {
     // Not async for the same reason as `enqueue`: a SQLite `tx` must see the insert before it commits.
     try {
       if (!Array.isArray(items)) {
@@ -84,7 +92,7 @@ export class JobService<TTx = unknown> {
       }
       assertManyOptions(options);
       const { backend } = this.#rt;
-      const tx = txOptions(backend, options.tx);
+      const tx = enqueueBackendOptions(backend, options.tx, options.durability, this.#options);
       if (items.length === 0) return Promise.resolve([]);
       const jobs = items.map((item, i) => prepareManyItem(item, i, this.#rt.registry, this.#options));
       const write = (ready: NewJob[]) =>

@@ -52,6 +52,38 @@ export const enqueueCases = [
     },
   }),
   defineCase({
+    id: "enqueue/async-durability-stores-alike",
+    title:
+      'durability "async" enqueues (one, keyed, a batch) store and deduplicate exactly as durable ones (a backend may commit them without a flush)',
+    async run(ctx) {
+      const queue = ctx.queue("async");
+      const async = { durability: "async" } as const;
+      const one = ctx.newJob({ queue });
+      const key = `k-${ctx.id()}`;
+      const keyed = ctx.newJob({ queue, dedupKey: key });
+      const batch = [ctx.newJob({ queue }), ctx.newJob({ queue }), ctx.newJob({ queue, dedupKey: key })];
+      deepEqual(await ctx.backend.jobs.enqueue(one, async), { id: one.id, deduplicated: false }, "one");
+      deepEqual(await ctx.backend.jobs.enqueue(keyed, async), { id: keyed.id, deduplicated: false }, "keyed");
+      const results = await ctx.backend.jobs.enqueueMany(batch, async);
+      deepEqual(
+        results.map((r) => [r.id, r.deduplicated]),
+        [
+          [batch[0]?.id, false],
+          [batch[1]?.id, false],
+          [keyed.id, true],
+        ],
+        "the batch: two new jobs, the keyed one deduplicated onto the earlier job",
+      );
+      const stored = await listJobs(ctx, { queue });
+      deepEqual(
+        stored.map((j) => j.id).sort(),
+        [one.id, keyed.id, batch[0]?.id, batch[1]?.id].sort(),
+        "the queue holds the four jobs",
+      );
+      for (const job of stored) equal(job.status, "queued", `job ${job.id} status`);
+    },
+  }),
+  defineCase({
     id: "enqueue/tx-rejected-without-capability",
     title:
       "a backend without transactionalEnqueue rejects `tx` with SONIQ_TRANSACTION_UNSUPPORTED and writes nothing",
