@@ -14,6 +14,12 @@ export interface Column {
   workloads: readonly WorkloadId[];
   /** false: shown, never compared with a peer's (a setting of the measurement, not a result). */
   inRatios?: false;
+  /**
+   * The peer's metric a ratio compares with, when the peer has no row of this one: Soniq's asynchronous single
+   * enqueue against the peers' single enqueue, each with its own default durability (BullMQ's Redis never waits
+   * for its disk).
+   */
+  peerMetric?: string;
 }
 
 export interface Section {
@@ -40,6 +46,10 @@ export const SECTIONS: readonly Section[] = [
       higher("W1 drain c10 (jobs/s)", "drain_c10", ["w1-c10"]),
       higher("W1 drain c50 (jobs/s)", "drain_c50", ["w1-c50"]),
       higher("W2 single (jobs/s)", "single_enqueue", ["w2-single"]),
+      {
+        ...higher("W2 single, durability async (jobs/s)", "single_enqueue_async", ["w2-single-async"]),
+        peerMetric: "single_enqueue",
+      },
       higher("W2 bulk (jobs/s)", "bulk_enqueue", ["w1-c10", "w1-c50"]),
       lower("W3 p50 (ms)", "latency_p50", ["w3"]),
       lower("W3 p95 (ms)", "latency_p95", ["w3"]),
@@ -160,6 +170,7 @@ export interface SelfRatio {
 }
 
 export const SELF_RATIOS: readonly SelfRatio[] = [
+  { title: "W2 single async ÷ durable", metric: "single_enqueue_async", baseline: "single_enqueue" },
   { title: "W5 ÷ W1 c10", metric: "drain_retained", baseline: "drain_c10" },
   { title: "W5b ÷ W1 c10", metric: "drain_retained_10m", baseline: "drain_c10" },
   { title: "W6 ÷ W1 c10", metric: "drain_queues", baseline: "drain_c10" },

@@ -104,6 +104,7 @@ export function applies(system: SystemAdapter, workload: WorkloadId): boolean {
   if (workload === "w4-retry") return system.immediateRetries === true;
   if (workload === "w1-limited-conc" || workload === "w1-limited-rate") return system.queueLimits === true;
   if (workload === "w8") return system.flows === true;
+  if (workload === "w2-single-async") return system.asyncEnqueue === true;
   // Several worker processes on one storage need a database server.
   if (scaleProcesses(workload) !== null) return system.storage === "postgres" && !system.inProcess;
   return true;
@@ -224,7 +225,8 @@ export async function measure(
     };
   }
 
-  return withMeasurement(system, url, workload !== "w2-single", async (ctx): Promise<Metrics> => {
+  const enqueueOnly = workload === "w2-single" || workload === "w2-single-async";
+  return withMeasurement(system, url, !enqueueOnly, async (ctx): Promise<Metrics> => {
     switch (workload) {
       case "w1-c10":
       case "w1-c50": {
@@ -239,6 +241,8 @@ export async function measure(
       }
       case "w2-single":
         return { single_enqueue: (await runSingleEnqueue(ctx, s.singleEnqueues)).jobsPerSec };
+      case "w2-single-async":
+        return { single_enqueue_async: (await runSingleEnqueue(ctx, s.singleEnqueues, true)).jobsPerSec };
       case "w3": {
         const r = await runLatency(ctx, latency);
         return { latency_p50: r.p50, latency_p95: r.p95, latency_p99: r.p99, latency_max: r.max };

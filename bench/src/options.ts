@@ -3,7 +3,16 @@ import { parseArgs } from "node:util";
 import { DEFAULT_DATABASE_URL } from "./pg-admin.js";
 
 /** Run when `--workloads` is not given. */
-export const DEFAULT_WORKLOADS = ["w1-c10", "w1-c50", "w2-single", "w3", "w4", "w4-retry", "w8"] as const;
+export const DEFAULT_WORKLOADS = [
+  "w1-c10",
+  "w1-c50",
+  "w2-single",
+  "w2-single-async",
+  "w3",
+  "w4",
+  "w4-retry",
+  "w8",
+] as const;
 /** Run only when named (alone or through a group below): slower, or diagnostics of one feature. */
 export const OPTIONAL_WORKLOADS = [
   "w5",

@@ -7,8 +7,8 @@ import { now, sleep } from "./clock.js";
 import type { Counts, QueueLimit, StepCounts, SystemSession, TaskKind } from "./systems/types.js";
 
 export type ProduceRequest =
-  /** `n` single awaited enqueues, one after another. */
-  | { mode: "sequential"; kind: TaskKind; n: number }
+  /** `n` single awaited enqueues, one after another (`async`: through `enqueueOneAsync`). */
+  | { mode: "sequential"; kind: TaskKind; n: number; async?: boolean }
   /** `n` jobs through the bulk API, `batchSize` per call, calls one after another (over `queues` queues). */
   | { mode: "batches"; kind: TaskKind; n: number; batchSize: number; queues?: number }
   /** `n` single enqueues, one starting every `intervalMs`; records when each call began. */
@@ -32,7 +32,12 @@ export async function produce(session: SystemSession, req: ProduceRequest): Prom
   await session.connectProducer?.();
   const started = now();
   if (req.mode === "sequential") {
-    for (let i = 0; i < req.n; i++) await session.enqueueOne(req.kind, i);
+    if (req.async) {
+      if (!session.enqueueOneAsync) throw new Error("this system has no asynchronous enqueue");
+      for (let i = 0; i < req.n; i++) await session.enqueueOneAsync(req.kind, i);
+    } else {
+      for (let i = 0; i < req.n; i++) await session.enqueueOne(req.kind, i);
+    }
     return { elapsedMs: now() - started, enqueuedAt: null };
   }
   if (req.mode === "batches") {

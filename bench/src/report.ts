@@ -116,7 +116,7 @@ export function computeRatios(summary: Summary, soniqIds: readonly string[]): Ra
       for (const c of COLUMNS) {
         if (c.inRatios === false) continue;
         const a = summary[soniq]?.[c.metric];
-        const b = summary[peer]?.[c.metric];
+        const b = summary[peer]?.[c.peerMetric ?? c.metric];
         if (a == null || b == null || a === 0 || b === 0) continue;
         out.push({ soniq, peer, metric: c.metric, value: c.better === "higher" ? a / b : b / a });
       }

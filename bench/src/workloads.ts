@@ -359,8 +359,12 @@ export async function runSleepDrain(
   };
 }
 
-export async function runSingleEnqueue(ctx: MeasureContext, n: number): Promise<{ jobsPerSec: number }> {
-  const result = await ctx.producer.produce({ mode: "sequential", kind: "noop", n });
+export async function runSingleEnqueue(
+  ctx: MeasureContext,
+  n: number,
+  async = false,
+): Promise<{ jobsPerSec: number }> {
+  const result = await ctx.producer.produce({ mode: "sequential", kind: "noop", n, async });
   await checkEnqueued(ctx, "noop", n);
   return { jobsPerSec: n / (result.elapsedMs / 1000) };
 }

@@ -64,6 +64,14 @@ test("bench/quick-runs-and-verifies-every-system", () => {
   }
   expect(ran("soniq-memory")).toEqual(["w1-c10", "w2-single", "w3", "w4", "w4-retry", "w8"]);
   expect(ran("limit")).toEqual(["w1-c10", "w2-single", "w3", "w4", "w4-retry"]);
+  // W2 async: Soniq's enqueue with durability "async", on PostgreSQL (where it changes the commit), compared with
+  // the peers' single enqueue.
+  expect(sample("soniq-postgres", "w2-single-async")?.metrics.single_enqueue_async).toBeGreaterThan(0);
+  expect(
+    doc.ratios.some(
+      (r) => r.soniq === "soniq-postgres" && r.peer === "bullmq" && r.metric === "single_enqueue_async",
+    ),
+  ).toBe(true);
   // The store's CPU: Redis for BullMQ, the database's backends for a Postgres row on Node 24.
   expect(sample("bullmq", "w1-c10")?.metrics.c10_store_cpu_us).toBeGreaterThan(0);
   expect(sample("soniq-postgres-node24", "w1-c10")?.metrics.c10_store_cpu_us).toBeGreaterThan(0);

@@ -151,6 +151,7 @@ function appRow(row: AppRow): SystemAdapter {
     manyQueues: true,
     immediateRetries: true,
     queueLimits: true,
+    asyncEnqueue: true,
     ...(row.flows ? { flows: true } : {}),
     ...(row.steps ? { steps: true } : {}),
     notes: row.notes,

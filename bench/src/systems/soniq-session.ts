@@ -107,6 +107,10 @@ export class SoniqAppSession implements SystemSession {
     if (kind === "steps" && !this.countQuery?.stepCounts) this.stepJobIds.push(handle.id);
   }
 
+  async enqueueOneAsync(kind: TaskKind, i: number): Promise<void> {
+    await this.defs[kind].enqueue({ i }, { durability: "async" });
+  }
+
   async enqueueBatch(kind: TaskKind, from: number, count: number, queues?: number): Promise<void> {
     const job = this.defs[kind];
     const items = Array.from({ length: count }, (_, k) => {

@@ -109,6 +109,11 @@ export interface SystemSession {
    */
   enqueueOne(kind: TaskKind, i: number): Promise<void>;
   /**
+   * W2 async (systems with `asyncEnqueue`): `enqueueOne` with the system's choice to return before the commit is
+   * on disk (Soniq's `durability: "async"`).
+   */
+  enqueueOneAsync?(kind: TaskKind, i: number): Promise<void>;
+  /**
    * One call of the system's bulk API for jobs `from .. from + count - 1`. With `queues` (systems with
    * `manyQueues` only), job `i` goes to queue `queueName(i, queues)`; without, to the default queue.
    */
@@ -208,6 +213,8 @@ export interface SystemAdapter {
   readonly immediateRetries?: boolean;
   /** w1-limited applies: the session implements `limitQueue`. */
   readonly queueLimits?: boolean;
+  /** W2 async applies: the session implements `enqueueOneAsync` (an enqueue that does not wait for the disk). */
+  readonly asyncEnqueue?: boolean;
   /** W8 applies: the session implements `startFanIn` (workflows / parent-child jobs). */
   readonly flows?: boolean;
   /**
