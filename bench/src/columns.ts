@@ -60,6 +60,16 @@ export const SECTIONS: readonly Section[] = [
     ],
   },
   {
+    title:
+      "W4 cold start: the first tenth of W4's jobs (a fresh worker's first plans and stack traces), and the whole drain",
+    columns: [
+      higher("W4 fail, cold tenth (jobs/s)", "fail_cold", ["w4"]),
+      higher("W4 fail, whole drain (jobs/s)", "fail_all", ["w4"]),
+      higher("W4 retry x3, cold tenth (jobs/s)", "retry_cold", ["w4-retry"]),
+      higher("W4 retry x3, whole drain (jobs/s)", "retry_all", ["w4-retry"]),
+    ],
+  },
+  {
     title: "W8 workflow: a flow of N steps, N-1 parents fanning in to one (flow start to the last step done)",
     columns: [
       lower("W8 flow start (ms)", "flow_start_ms", ["w8"]),

@@ -6,6 +6,8 @@
  *   worker, and time from the first handler start until the storage shows every job finished.
  *   W4 retry: the W4 drain with three attempts a job, retried at once: each job fails three times, then
  *   reaches the terminal failed state (every job must start exactly three times).
+ *   W4's rates are over the jobs after the first tenth to start (`coldJobs`), which are reported apart: at a
+ *   few thousand jobs a fresh worker's cold start (first query plans, V8's first stack traces) was most of it.
  *   The bulk enqueue of W1 is also the W2 bulk figure (N in batches of 1,000 onto an idle table).
  * W2 single: N single awaited enqueues, no worker.
  * W3 latency: idle worker, N jobs enqueued one every `intervalMs`; enqueue call to handler start.
@@ -44,6 +46,11 @@ export interface DrainParams {
   queues?: number;
   /** Worker processes (default 1). */
   processes?: number;
+  /**
+   * W4: the first this many jobs to start are the "cold" part, reported apart (a fresh worker's first query
+   * plans and V8's first stack traces), and the rate is over the jobs after them (`DrainResult.cold`).
+   */
+  coldJobs?: number;
 }
 
 export interface DrainResult {
@@ -58,6 +65,33 @@ export interface DrainResult {
   report: StartReport;
   /** The clock when the storage first showed nothing pending. */
   settledAt: number;
+  /** With `coldJobs`: the drain split at the start of the first job after the cold ones. */
+  cold?: ColdSplit;
+}
+
+/** A drain split at the start of job `coldJobs + 1` (in start order): the jobs before it, and the rest. */
+export interface ColdSplit {
+  jobs: number;
+  /** From the first handler start to the start of the first job after the cold ones. */
+  coldMs: number;
+  coldJobsPerSec: number;
+  /** The jobs after the cold ones, from that start until the storage showed nothing pending. */
+  warmJobsPerSec: number;
+}
+
+/** The cold split of a drain of `n` jobs from its per-job start times (see `DrainParams.coldJobs`). */
+export function coldSplit(times: readonly number[], coldJobs: number, settledAt: number): ColdSplit {
+  const sorted = [...times].sort((a, b) => a - b);
+  check(coldJobs > 0 && coldJobs < sorted.length, `cold jobs ${coldJobs} of a drain of ${sorted.length}`);
+  const first = sorted[0] as number;
+  const warmFrom = sorted[coldJobs] as number;
+  const coldMs = warmFrom - first;
+  return {
+    jobs: coldJobs,
+    coldMs,
+    coldJobsPerSec: coldJobs / (Math.max(coldMs, 0.001) / 1000),
+    warmJobsPerSec: (sorted.length - coldJobs) / (Math.max(settledAt - warmFrom, 0.001) / 1000),
+  };
 }
 
 /**
@@ -235,7 +269,8 @@ export async function runFanIn(
 
 export async function runDrain(ctx: MeasureContext, p: DrainParams): Promise<DrainResult> {
   const hosts = await ctx.hosts(p.processes ?? 1);
-  await prepareWorkers(hosts, p.kind, p.n, p.concurrency, false);
+  const recordTimes = p.coldJobs !== undefined;
+  await prepareWorkers(hosts, p.kind, p.n, p.concurrency, recordTimes);
   const enqueue = await ctx.producer.produce({
     mode: "batches",
     kind: p.kind,
@@ -251,7 +286,7 @@ export async function runDrain(ctx: MeasureContext, p: DrainParams): Promise<Dra
   await waitAllStarted(ctx, hosts, p.kind, p.timeoutMs);
   const settledAt = await waitSettled(ctx, p.kind, deadline);
   const cpu = await cpuWindow(p.n);
-  const report = await stopAndCheckStarts(hosts, false);
+  const report = await stopAndCheckStarts(hosts, recordTimes);
   await checkFinal(ctx, p.kind, p.n);
   const first = report.firstStartAt ?? goAt;
   const drainMs = settledAt - first;
@@ -263,6 +298,9 @@ export async function runDrain(ctx: MeasureContext, p: DrainParams): Promise<Dra
     cpu,
     report,
     settledAt,
+    ...(p.coldJobs === undefined
+      ? {}
+      : { cold: coldSplit(report.startTimes as number[], p.coldJobs, settledAt) }),
   };
 }
 

@@ -64,6 +64,15 @@ test("bench/quick-runs-and-verifies-every-system", () => {
   }
   expect(ran("soniq-memory")).toEqual(["w1-c10", "w2-single", "w3", "w4", "w4-retry", "w8"]);
   expect(ran("limit")).toEqual(["w1-c10", "w2-single", "w3", "w4", "w4-retry"]);
+  // W4 and W4 retry: the cold tenth reported apart from the rate over the rest, and the whole drain's rate.
+  for (const [workload, metric] of [
+    ["w4", "fail"],
+    ["w4-retry", "retry"],
+  ] as const) {
+    const m = sample("soniq-postgres", workload)?.metrics;
+    for (const name of [metric, `${metric}_cold`, `${metric}_all`])
+      expect(m?.[name], `${workload} ${name}`).toBeGreaterThan(0);
+  }
   // W2 async: Soniq's enqueue with durability "async", on PostgreSQL (where it changes the commit), compared with
   // the peers' single enqueue.
   expect(sample("soniq-postgres", "w2-single-async")?.metrics.single_enqueue_async).toBeGreaterThan(0);

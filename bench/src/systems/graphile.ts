@@ -232,7 +232,7 @@ export const graphileDefaultSystem: SystemAdapter = {
   ...graphileSystem(
     "graphile-default",
     "graphile-worker 0.17.3 defaults",
-    "default settings (no local queue, one fetch and one completion query per job); drains a quarter of N (W1 5,000, W4 500) to fit the time budget",
+    "default settings (no local queue, one fetch and one completion query per job); drains a quarter of N (W1 5,000, W4 5,000) to fit the time budget",
     { release: "0.17", localQueueSize: null, batchDelays: false },
     0.25,
   ),

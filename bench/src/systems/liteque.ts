@@ -130,7 +130,7 @@ export const litequeSystem: SystemAdapter = {
   // 200-500 jobs/s here (one job per dequeue, each a select and an update): 20,000 jobs at c50 passed the
   // 120 s drain deadline on a slow host. A tenth of N keeps it in the time budget; the rates are still jobs/s.
   drainScale: 0.1,
-  notes: `one Runner per queue at concurrency c, pollIntervalMs ${POLL_MS} (no wake-up); drains a tenth of N (W1 2,000, W4 200); completed jobs deleted, failed kept; no bulk API (a batch is enqueue() calls)`,
+  notes: `one Runner per queue at concurrency c, pollIntervalMs ${POLL_MS} (no wake-up); drains a tenth of N (W1 2,000, W4 2,000); completed jobs deleted, failed kept; no bulk API (a batch is enqueue() calls)`,
   preload: () => import("@soniq/bench-liteque"),
   async unavailable() {
     const notBuilt = ensureLitequeAddon();

@@ -178,7 +178,7 @@ export const sidequestPostgresSystem: SystemAdapter = {
   // a tenth of N keeps the bench in its time budget; the rates are still jobs/s.
   drainScale: 0.1,
   notes:
-    "fork: false, runner: inline, maxConcurrentJobs and queue concurrency c, default 100 ms polling (no cross-process wake-up); drains a tenth of N (W1 2,000, W4 200); no bulk API (a batch is concurrent enqueue() calls); on Node 24 (it needs Node >= 22)",
+    "fork: false, runner: inline, maxConcurrentJobs and queue concurrency c, default 100 ms polling (no cross-process wake-up); drains a tenth of N (W1 2,000, W4 2,000); no bulk API (a batch is concurrent enqueue() calls); on Node 24 (it needs Node >= 22)",
   unavailable: async () => node24Unavailable(),
   preload: load,
   async prepare(target) {
