@@ -1,6 +1,6 @@
 /**
  * The migrations facet: applies `drizzle/` (generated from core's pg schema plus the custom status-guard
- * migration) with drizzle's files and bookkeeping table (`drizzle.__drizzle_migrations`, the rule drizzle's
+ * and claim-function migrations) with drizzle's files and bookkeeping table (`drizzle.__drizzle_migrations`, the rule drizzle's
  * migrator follows: every entry newer than the newest recorded `created_at`). The whole run is one
  * transaction that first takes `pg_advisory_xact_lock`, so concurrent callers serialise, a failure leaves
  * nothing half applied, and it works through a transaction-mode pooler (a session-level lock would not:

@@ -13,14 +13,18 @@
  * One statement per queue shape, because `queue = $3` lets the fetch index deliver rows already in
  * priority order while `queue = ANY($3)` makes Postgres sort.
  *
- * The claim is planned at every call (unnamed, not a prepared statement). A prepared statement's generic plan
- * is fixed after five executions, and a worker's first claims usually meet a small table: on a table never
- * analyzed or vacuumed (a fresh database, autovacuum off) that plan read the outer UPDATE's ids by a
- * sequential scan, so each claim cost O(every job ever stored) and steady arrival at 2,000 jobs/s fell 1.4 s
- * behind (bench W7; test/claim-plan-growth.test.ts). Planned per call, the plan follows the table's size.
- * `LIMIT (SELECT $1::int)` keeps the limit's value from the planner: it plans for an early stop (an ordered
- * read of the fetch index), not for a limit above its row estimate, which without statistics made it sort
- * every queued row on a large backlog.
+ * A claim of every queue or of one queue calls a function (`soniq_claim_any`, `soniq_claim_queue`, migration
+ * 0016), planned once per connection: planning the statement cost more than running it (0.3-0.5 ms a claim, most
+ * of a pickup's database time). A prepared statement's generic plan alone was not safe: fixed while a worker's
+ * first claims met a small table, on a table never analyzed or vacuumed (a fresh database, autovacuum off) it
+ * read every queued row (a bitmap scan and a sort, or a sequential scan for the outer UPDATE's ids) as the table
+ * grew, and steady arrival at 2,000 jobs/s fell 1.4 s behind (bench W7; test/claim-plan-growth.test.ts). The
+ * functions switch sequential scans, bitmap scans and sorts off for their own statement, so any plan of it is
+ * the ordered read of the fetch index that stops at the limit, whatever the table's size or statistics.
+ * A claim of several queues (`queue = ANY(...)`, which the fetch index cannot deliver in order) stays one
+ * statement planned at every call (unnamed), where `LIMIT (SELECT $1::int)` keeps the limit's value from the
+ * planner: it plans for an early stop, not for a limit above its row estimate, which without statistics made
+ * it sort every queued row on a large backlog.
  *
  * The claim commits asynchronously (`set_config('synchronous_commit', 'off', true)`, local to the claim's own
  * implicit transaction, so the session keeps its setting). It skips the WAL flush wait, the largest fixed cost
@@ -116,20 +120,21 @@ RETURNING ${CLAIM_COLUMNS}`;
 // the planner then sorted every queued row on every claim instead of reading the fetch index in order
 // (test/claim-plan.test.ts, "one queue").
 const SKIP_CONTROLLED = `AND COALESCE(queue <> ALL(ARRAY(SELECT q.name FROM soniq_queues q WHERE ${CONTROLLED})), true)`;
-const CLAIM_ANY_QUEUE = claimSql("", SKIP_CONTROLLED);
-const CLAIM_ONE_QUEUE = claimSql(
-  " AND queue = $3",
-  `AND NOT EXISTS (SELECT 1 FROM soniq_queues q WHERE q.name = $3 AND ${CONTROLLED})`,
-);
+// The functions' own statements (migration 0016) are this one with `queue = p_queue` or no queue filter, and
+// `CONTROLLED` written out: a change to either is a new migration that replaces them.
+const CLAIM_ANY_QUEUE = `SELECT ${CLAIM_COLUMNS} FROM soniq_claim_any($1::int, $2::uuid)`;
+const CLAIM_ONE_QUEUE = `SELECT ${CLAIM_COLUMNS} FROM soniq_claim_queue($1::int, $2::uuid, $3::text)`;
 const CLAIM_SOME_QUEUES = claimSql(" AND queue = ANY($3::text[])", SKIP_CONTROLLED);
 
 function claimStatement(request: ClaimRequest) {
   const base = [request.limit, request.workerId];
   const shape = { rowMode: "array" as const, types: CLAIM_TYPES };
   const queues = request.queues;
+  if (queues === null) return { name: "soniq_claim_any", text: CLAIM_ANY_QUEUE, values: base, ...shape };
+  if (queues.length === 1) {
+    return { name: "soniq_claim_queue", text: CLAIM_ONE_QUEUE, values: [...base, queues[0]], ...shape };
+  }
   // No `name`: planned at every call (see the file comment).
-  if (queues === null) return { text: CLAIM_ANY_QUEUE, values: base, ...shape };
-  if (queues.length === 1) return { text: CLAIM_ONE_QUEUE, values: [...base, queues[0]], ...shape };
   return { text: CLAIM_SOME_QUEUES, values: [...base, [...queues]], ...shape };
 }
 

@@ -1,8 +1,10 @@
 /**
  * The claim must read the fetch index in its full order and stop after `limit` rows, on a full table
  * with statistics (DESIGN.md section 11: an `IN (subquery)` claim turned into a whole-table scan there).
- * EXPLAIN runs the same SQL text the backend prepares, captured from the pool, with a registered worker's
- * id as a worker claims. The queue controls' check (the paused/limited queues read from `soniq_queues` once
+ * The plans are auto_explain's (with ANALYZE, nested statements included: the claim of every queue and of one
+ * queue is the UPDATE inside `soniq_claim_any` / `soniq_claim_queue`, migration 0016) of the same SQL text the
+ * backend runs, captured from the pool, run again in a transaction rolled back, with a registered worker's id
+ * as a worker claims. The queue controls' check (the paused/limited queues read from `soniq_queues` once
  * per statement) must not change that, also on the most common table of all: every job in the one queue
  * `default`. There the column statistics say `queue <> x` matches nothing for an unknown `x` (one distinct
  * value), and a plain `queue <> ALL(...)` filter made Postgres sort every queued row on every claim.
@@ -28,15 +30,15 @@ async function fixture(queues: readonly string[]): Promise<Fixture> {
   const query = pool.query.bind(pool);
   // Record the text of each claim statement the backend runs, by queue shape.
   pool.query = ((config: unknown, values?: unknown) => {
-    const c = config as { text?: string };
-    if (typeof c === "object" && c?.text?.startsWith("UPDATE soniq_jobs\nSET status = 'processing'")) {
-      const shape = c.text.includes("queue = ANY($3")
-        ? "some"
-        : c.text.includes("queue = $3")
-          ? "one"
-          : "any";
-      captured.set(`soniq_claim_${shape}`, c.text);
-    }
+    const text = (config as { text?: string } | null)?.text ?? "";
+    const shape = text.includes("FROM soniq_claim_any(")
+      ? "any"
+      : text.includes("FROM soniq_claim_queue(")
+        ? "one"
+        : text.startsWith("UPDATE soniq_jobs\nSET status = 'processing'") && text.includes("queue = ANY($3")
+          ? "some"
+          : null;
+    if (shape !== null) captured.set(`soniq_claim_${shape}`, text);
     return (query as (a: unknown, b?: unknown) => unknown)(config, values);
   }) as typeof pool.query;
   const backend = postgresBackend({ pool });
@@ -56,22 +58,36 @@ async function fixture(queues: readonly string[]): Promise<Fixture> {
   await backend.runs.claim({ queues: [first, second === first ? "other" : second], limit: 1, workerId });
   await backend.close();
   await pool.end();
-  const client = new pg.Client({ connectionString: db.url });
+  // Superuser-only (the tests connect as postgres): every statement's plan, nested ones too, as a notice.
+  const client = new pg.Client({
+    connectionString: db.url,
+    options:
+      "-c session_preload_libraries=auto_explain -c auto_explain.log_min_duration=0 -c auto_explain.log_level=notice" +
+      " -c auto_explain.log_nested_statements=on -c auto_explain.log_analyze=on -c auto_explain.log_costs=off",
+  });
   await client.connect();
   await client.query("ANALYZE soniq_jobs");
   return { db, client, captured, workerId };
 }
 
+/** The plan of the claim's UPDATE when the captured statement `name` runs with `values` (rolled back). */
 async function plan(f: Fixture, name: string, values: unknown[]): Promise<string> {
   const text = f.captured.get(name);
   if (!text) throw new Error(`the backend never ran the ${name} statement`);
+  const plans: string[] = [];
+  const onNotice = (notice: { message?: string }) => {
+    if (notice.message?.includes("SET status = 'processing'")) plans.push(notice.message);
+  };
+  f.client.on("notice", onNotice);
   await f.client.query("BEGIN");
   try {
-    const res = await f.client.query(`EXPLAIN (ANALYZE, COSTS OFF) ${text}`, values);
-    return res.rows.map((r: Record<string, string>) => r["QUERY PLAN"]).join("\n");
+    await f.client.query(text, values);
   } finally {
     await f.client.query("ROLLBACK");
+    f.client.off("notice", onNotice);
   }
+  expect(plans, "auto_explain reported the claim's plan").toHaveLength(1);
+  return plans[0] as string;
 }
 
 describe.each([

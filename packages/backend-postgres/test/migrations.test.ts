@@ -21,6 +21,7 @@ const ALL = [
   "0013_slim_indexes",
   "0014_job_steps",
   "0015_args_version",
+  "0016_claim_functions",
 ];
 
 let db: TestDatabase;
