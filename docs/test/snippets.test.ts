@@ -159,6 +159,9 @@ const SNIPPETS: Record<string, How> = {
   "ref-opentelemetry-2.ts": {
     typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
   },
+  "ref-opentelemetry-3.ts": {
+    typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",
+  },
   "ref-prometheus-1.ts": { typecheckOnly: "a sample from a reference page, type-checked only" },
   "ref-testkit-1.ts": {
     typecheckOnly: "a fragment of a reference page; the names it uses are declared around it",

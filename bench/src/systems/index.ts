@@ -13,6 +13,7 @@ import { soniqMemoryContractSystem, soniqMemorySystem } from "./soniq-memory.js"
 import {
   soniqPostgresNode24System,
   soniqPostgresOtelNode24System,
+  soniqPostgresOtelSampledOutNode24System,
   soniqPostgresTtl0Node24System,
   soniqSqliteNode24System,
 } from "./soniq-node24.js";
@@ -20,6 +21,7 @@ import {
   soniqPostgresAsyncSystem,
   soniqPostgresBatch500System,
   soniqPostgresContractSystem,
+  soniqPostgresOtelSampledOutSystem,
   soniqPostgresOtelSystem,
   soniqPostgresSystem,
   soniqPostgresTtl0System,
@@ -50,7 +52,9 @@ export const SYSTEMS: readonly SystemAdapter[] = [
   soniqPostgresAsyncSystem,
   soniqPostgresTtl0System,
   soniqPostgresOtelSystem,
+  soniqPostgresOtelSampledOutSystem,
   soniqPostgresOtelNode24System,
+  soniqPostgresOtelSampledOutNode24System,
   soniqPostgresTtl0Node24System,
   soniqSqliteContractSystem,
   soniqMemoryContractSystem,

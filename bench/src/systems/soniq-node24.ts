@@ -3,7 +3,12 @@
  * Node >= 22: so a ratio to graphile-worker 0.18, pg-boss 12 or Sidequest is not a ratio of runtimes.
  */
 import { node24Unavailable } from "../node24.js";
-import { soniqPostgresOtelSystem, soniqPostgresSystem, soniqPostgresTtl0System } from "./soniq-postgres.js";
+import {
+  soniqPostgresOtelSampledOutSystem,
+  soniqPostgresOtelSystem,
+  soniqPostgresSystem,
+  soniqPostgresTtl0System,
+} from "./soniq-postgres.js";
 import { soniqSqliteSystem } from "./soniq-sqlite.js";
 import type { SystemAdapter } from "./types.js";
 
@@ -39,6 +44,13 @@ export const soniqPostgresOtelNode24System = onNode24(
   soniqPostgresOtelSystem,
   "soniq-postgres-otel-node24",
   "Soniq postgres (OpenTelemetry, Node 24)",
+);
+
+/** `soniq-postgres-otel-sampled-out` on Node 24: what a sampled-out job costs without async hooks. */
+export const soniqPostgresOtelSampledOutNode24System = onNode24(
+  soniqPostgresOtelSampledOutSystem,
+  "soniq-postgres-otel-sampled-out-node24",
+  "Soniq postgres (OpenTelemetry, sampled out, Node 24)",
 );
 
 /** No SQLite peer runs on Node 24 (see sidequest.ts), so `--quick` leaves this row out. */

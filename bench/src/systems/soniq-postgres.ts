@@ -244,7 +244,7 @@ export const soniqPostgresTtl0System = appRow({
  * every span to an exporter that drops it, an SDK meter provider, and an AsyncLocalStorage context manager, as
  * an application with tracing configured has them. Measures what tracing costs the producer and the worker.
  */
-async function otelPlugin(): Promise<Plugin> {
+async function otelPlugin(sampling: "all" | "none" = "all"): Promise<Plugin> {
   const [api, { AsyncLocalStorageContextManager }, sdkTrace, { MeterProvider }, { openTelemetry }] =
     await Promise.all([
       import("@opentelemetry/api"),
@@ -260,6 +260,11 @@ async function otelPlugin(): Promise<Plugin> {
   };
   const tracerProvider = new sdkTrace.TracerProvider({
     spanProcessors: [new sdkTrace.BatchSpanProcessor({ exporter })],
+    // "none": the SDK's default parent-based sampler with every root sampled out (each enqueue batch's send
+    // span decides, and every run honours it): what a job costs that a sampler dropped.
+    ...(sampling === "none"
+      ? { sampler: new sdkTrace.ParentBasedSampler({ root: new sdkTrace.AlwaysOffSampler() }) }
+      : {}),
   });
   return openTelemetry({ tracerProvider, meterProvider: new MeterProvider() });
 }
@@ -272,4 +277,14 @@ export const soniqPostgresOtelSystem = appRow({
     "the Soniq postgres row with soniq.use(openTelemetry(...)): SDK tracer provider, batch processor, an exporter that drops spans",
   preload: () => Promise.all([import("@soniq/opentelemetry"), import("@opentelemetry/sdk-trace")]),
   plugins: async () => [await otelPlugin()],
+});
+
+export const soniqPostgresOtelSampledOutSystem = appRow({
+  id: "soniq-postgres-otel-sampled-out",
+  label: "Soniq postgres (OpenTelemetry, sampled out)",
+  optional: true,
+  notes:
+    "the OpenTelemetry row with a sampler that drops every trace at its root (ParentBased, root AlwaysOff): no run starts a span",
+  preload: () => Promise.all([import("@soniq/opentelemetry"), import("@opentelemetry/sdk-trace")]),
+  plugins: async () => [await otelPlugin("none")],
 });

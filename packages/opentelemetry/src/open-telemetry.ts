@@ -15,9 +15,10 @@
  */
 import {
   type Attributes,
+  type Context,
   context,
   type Exception,
-  type Link,
+  isSpanContextValid,
   type MeterProvider,
   metrics,
   ROOT_CONTEXT,
@@ -25,6 +26,7 @@ import {
   type SpanContext,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   type Tracer,
   type TracerProvider,
   trace,
@@ -163,9 +165,22 @@ interface RunShape {
 const MAX_SHAPES = 1024;
 
 interface Run {
+  /** The run's span; when the enqueue was sampled out, a non-recording span carrying the stored context. */
   readonly span: Span;
   readonly shape: RunShape;
 }
+
+/** A stored carrier as parsed: the jobs of one `enqueueMany` share one, so the last is kept. */
+interface Parsed {
+  readonly traceparent: string | undefined;
+  readonly tracestate: string | undefined;
+  readonly stored: SpanContext | null;
+  /** `stored` as the parent of a run (`parent: "child"`), or the root context. */
+  readonly parentContext: Context;
+}
+
+/** Whether a span context's trace was sampled out upstream (the W3C sampled flag unset). */
+const sampledOut = (spanContext: SpanContext): boolean => (spanContext.traceFlags & TraceFlags.SAMPLED) === 0;
 
 /** A Soniq plugin: `soniq.use(openTelemetry({ tracerProvider, meterProvider, parent, redact }))`. */
 export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
@@ -190,7 +205,10 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
   });
   const runs = new WeakMap<JobContext, Run>();
   const shapes = new Map<string, RunShape>();
+  let lastShape: RunShape | null = null;
   const shapeOf = (queue: string, jobName: string): RunShape => {
+    // A worker's runs are mostly of one queue and job name at a time: the last shape first, no key to build.
+    if (lastShape !== null && lastShape.queue === queue && lastShape.jobName === jobName) return lastShape;
     const key = `${queue}\u0000${jobName}`;
     let shape = shapes.get(key);
     if (!shape) {
@@ -206,32 +224,57 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
       if (shapes.size >= MAX_SHAPES) shapes.clear();
       shapes.set(key, shape);
     }
+    lastShape = shape;
     return shape;
+  };
+
+  let lastParsed: Parsed | null = null;
+  const parse = (carrier: TraceContext | null | undefined): Parsed => {
+    const traceparent = carrier?.traceparent;
+    const tracestate = carrier?.tracestate;
+    if (
+      lastParsed !== null &&
+      lastParsed.traceparent === traceparent &&
+      lastParsed.tracestate === tracestate
+    ) {
+      return lastParsed;
+    }
+    const stored = fromCarrier(carrier);
+    const parentContext =
+      stored && parent === "child" ? trace.setSpanContext(ROOT_CONTEXT, stored) : ROOT_CONTEXT;
+    lastParsed = { traceparent, tracestate, stored, parentContext };
+    return lastParsed;
   };
 
   const startRun = (ctx: JobContext): Run => {
     const job = ctx.job;
     const shape = shapeOf(job.queue, job.jobName);
-    const stored: SpanContext | null = fromCarrier(job.traceContext);
-    let links: Link[] | undefined;
-    let parentContext = ROOT_CONTEXT;
-    if (stored && parent === "child") parentContext = trace.setSpanContext(ROOT_CONTEXT, stored);
-    else if (stored) links = [{ context: stored }];
-    // One literal of a fixed shape (faster to build than a spread of the cached part); the SDK copies it anyway.
-    const attributes: Attributes = {
-      "messaging.system": "soniq",
-      "messaging.operation.type": "process",
-      "messaging.destination.name": shape.queue,
-      "messaging.message.id": job.id,
-      "soniq.job.name": shape.jobName,
-      "soniq.job.attempt": ctx.attempt,
-    };
-    const span = tracer.startSpan(
-      shape.spanName,
-      links ? { kind: SpanKind.CONSUMER, attributes, links } : { kind: SpanKind.CONSUMER, attributes },
-      parentContext,
-    );
-    const run = { span, shape };
+    const { stored, parentContext } = parse(job.traceContext);
+    let run: Run;
+    if (stored && parent === "child" && sampledOut(stored)) {
+      // Decided at the enqueue: the trace was sampled out there, so the run starts no span and builds no
+      // attributes (a parent-based sampler, the SDK's default, would drop it anyway). The handler still runs
+      // in the stored context, so its own spans and outgoing calls carry the trace, unsampled.
+      run = { span: trace.wrapSpanContext(stored), shape };
+    } else {
+      // One literal of a fixed shape (faster to build than a spread of the cached part); the SDK copies it.
+      const attributes: Attributes = {
+        "messaging.system": "soniq",
+        "messaging.operation.type": "process",
+        "messaging.destination.name": shape.queue,
+        "messaging.message.id": job.id,
+        "soniq.job.name": shape.jobName,
+        "soniq.job.attempt": ctx.attempt,
+      };
+      const span = tracer.startSpan(
+        shape.spanName,
+        stored && parent === "link"
+          ? { kind: SpanKind.CONSUMER, attributes, links: [{ context: stored }] }
+          : { kind: SpanKind.CONSUMER, attributes },
+        parentContext,
+      );
+      run = { span, shape };
+    }
     runs.set(ctx, run);
     lag.record(Math.max(0, Date.now() - job.scheduledAt.getTime()) / 1000, shape.lagAttributes);
     return run;
@@ -255,6 +298,11 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
       if (!first) return send(null);
       // A schedule's fire belongs to no request: a root span (the job's runs continue it).
       const parentContext = event.origin === "schedule" ? ROOT_CONTEXT : context.active();
+      const active = trace.getSpanContext(parentContext);
+      if (active && isSpanContextValid(active) && sampledOut(active)) {
+        // Sampled out upstream: no span, no attributes; the jobs carry the unsampled trace so their runs skip too.
+        return send(toCarrier(active));
+      }
       const links = event.links.flatMap((carrier: TraceContext) => {
         const linked = fromCarrier(carrier);
         return linked ? [{ context: linked, attributes: { "soniq.link": "dead_letter" } }] : [];
@@ -276,8 +324,10 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
       );
     },
     step(ctx, info, run) {
-      // A child of the run's span: one `step <name>` span per step that runs (none for a stored one).
+      // A child of the run's span: one `step <name>` span per step that runs (none for a stored one), none
+      // either when the run's span is not recording (its trace sampled out).
       const parentSpan = runs.get(ctx)?.span;
+      if (parentSpan && !parentSpan.isRecording()) return run();
       const parentContext = parentSpan ? trace.setSpan(context.active(), parentSpan) : context.active();
       const span = tracer.startSpan(
         `step ${info.name}`,
@@ -321,7 +371,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Plugin {
     },
     onError(ctx, err) {
       const run = runs.get(ctx);
-      if (run) run.span.recordException(recorded(err, redact, ctx.jobName, ctx.job).exception);
+      if (run?.span.isRecording())
+        run.span.recordException(recorded(err, redact, ctx.jobName, ctx.job).exception);
     },
     onOutcome(ctx, outcome: RunOutcome) {
       // A run the handler never reached (no handler here, args failing the schema) still gets its span.

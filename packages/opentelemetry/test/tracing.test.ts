@@ -6,12 +6,28 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { context, ROOT_CONTEXT, type Span, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import {
+  type Attributes,
+  type Context,
+  context,
+  type Link,
+  ROOT_CONTEXT,
+  type Span,
+  type SpanContext,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  trace,
+} from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { AggregationTemporality, MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import {
+  AlwaysOffSampler,
   InMemorySpanExporter,
+  ParentBasedSampler,
   type ReadableSpan,
+  type Sampler,
+  type SamplingResult,
   SimpleSpanProcessor,
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
@@ -76,9 +92,13 @@ async function setup(
   makeBackend: () => Backend<unknown>,
   options: Partial<OpenTelemetryOptions> | ((soniq: Soniq) => Partial<OpenTelemetryOptions>) | null = {},
   redact?: RedactOption,
+  sampler?: Sampler,
 ) {
   const exporter = new InMemorySpanExporter();
-  const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });
+  const tracerProvider = new TracerProvider({
+    spanProcessors: [new SimpleSpanProcessor({ exporter })],
+    ...(sampler ? { sampler } : {}),
+  });
   const reader = new TestReader();
   const meterProvider = new MeterProvider({ readers: [reader] });
   const soniq = new Soniq({ backend: makeBackend(), ...(redact ? { redact } : {}) });
@@ -107,6 +127,26 @@ const only = (spans: ReadableSpan[], name: string): ReadableSpan => {
   expect(found, `exactly one "${name}" span`).toHaveLength(1);
   return found[0] as ReadableSpan;
 };
+
+/** The SDK's default sampler with every root sampled out, noting the name of every span it is asked about. */
+class CountingSampler implements Sampler {
+  readonly asked: string[] = [];
+  readonly #inner = new ParentBasedSampler({ root: new AlwaysOffSampler() });
+  shouldSample(
+    ctx: Context,
+    traceId: string,
+    name: string,
+    kind: SpanKind,
+    attributes: Attributes,
+    links: Link[],
+  ): SamplingResult {
+    this.asked.push(name);
+    return this.#inner.shouldSample(ctx, traceId, name, kind, attributes, links);
+  }
+  toString(): string {
+    return "CountingSampler";
+  }
+}
 
 /** Runs `fn` inside a fresh active span (an HTTP request, say) and ends it. */
 async function inSpan<T>(tracer: Setup["tracer"], name: string, fn: (span: Span) => Promise<T>): Promise<T> {
@@ -386,6 +426,55 @@ describe.each(BACKENDS)("opentelemetry on %s", (_, makeBackend) => {
     ]);
     expect(find("messaging.process.duration")?.dataPoints.length).toBe(2);
     expect(find("soniq.queue.lag")?.dataPoints.length).toBeGreaterThan(0);
+  });
+
+  it("otel/sampled-out: a job whose enqueue was sampled out starts no span at its runs or steps; the handler still runs in its trace, unsampled; metrics still count it", async () => {
+    const sampler = new CountingSampler();
+    const { soniq, exporter, tracer, reader } = await setup(makeBackend, {}, undefined, sampler);
+    const seen: { traceId: string; flags: number; recording: boolean }[] = [];
+    soniq.job("sampled.out", async (_: unknown, ctx) => {
+      const active = trace.getActiveSpan();
+      const own = active?.spanContext();
+      if (own)
+        seen.push({ traceId: own.traceId, flags: own.traceFlags, recording: active?.isRecording() ?? true });
+      await ctx.step("reserve", () => "seat-4");
+      tracer.startSpan("smtp").end();
+      return null;
+    });
+    // A root enqueue: the sampler decides at its `send` span (out); an enqueue inside a request sampled out
+    // upstream: no `send` span is even asked for.
+    const first = await soniq.jobs.enqueue("sampled.out", {});
+    const upstream: SpanContext = {
+      traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+      spanId: "00f067aa0ba902b7",
+      traceFlags: TraceFlags.NONE,
+      isRemote: true,
+    };
+    const second = await context.with(trace.setSpanContext(ROOT_CONTEXT, upstream), () =>
+      soniq.jobs.enqueue("sampled.out", {}),
+    );
+    expect(sampler.asked).toEqual(["send default"]);
+    await drain(soniq, async () => (await soniq.jobs.stats()).queued === 0);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+    // The handler's own span was asked about (and dropped by the parent-based default); the runs' and the
+    // steps' spans never were.
+    expect(sampler.asked).toEqual(["send default", "smtp", "smtp"]);
+    const firstJob = await soniq.jobs.get(first.id);
+    const secondJob = await soniq.jobs.get(second.id);
+    expect(secondJob?.traceId).toBe(upstream.traceId);
+    expect(firstJob?.traceContext?.traceparent).toMatch(/-00$/);
+    expect(seen.sort((a, b) => a.traceId.localeCompare(b.traceId))).toEqual(
+      [firstJob?.traceId, secondJob?.traceId]
+        .sort()
+        .map((traceId) => ({ traceId, flags: TraceFlags.NONE, recording: false })),
+    );
+    const { resourceMetrics } = await reader.collect();
+    const processed = resourceMetrics.scopeMetrics
+      .flatMap((s) => s.metrics)
+      .find((m) => m.descriptor.name === "soniq.jobs.processed");
+    expect(processed?.dataPoints.map((p) => [p.attributes["soniq.job.outcome"], p.value])).toEqual([
+      ["done", 2],
+    ]);
   });
 
   it("otel/off: without the plugin nothing is stored on the job and no span is made", async () => {
