@@ -22,6 +22,7 @@ const ALL = [
   "0014_job_steps",
   "0015_args_version",
   "0016_claim_functions",
+  "0017_flow_step_fillfactor",
 ];
 
 let db: TestDatabase;

@@ -50,6 +50,15 @@ export function memoryFlowStore(store: MemoryStore): FlowStore {
     },
     insertSteps: (flowId, steps) => saveSteps(store, stepsOf(flowId), flowId, steps),
     saveSteps: (flowId, steps) => saveSteps(store, stepsOf(flowId), flowId, steps),
+    saveStepStates: (flowId, steps) => {
+      const into = stepsOf(flowId);
+      for (const step of steps) {
+        const stored = into.get(step.ref);
+        if (stored === undefined) continue;
+        const { state, pendingParents, reason, finishedAt } = step;
+        into.set(step.ref, { ...stored, state, pendingParents, reason, finishedAt });
+      }
+    },
     insertJobs: (jobs: readonly NewJob[]) => {
       const now = store.now();
       for (const job of jobs) {

@@ -65,6 +65,20 @@ export function toStoredStep(r: Row): StoredStep {
 }
 
 /**
+ * One step row of flow `$1` per ref, found through the primary key one ref at a time (`OFFSET 0` keeps the
+ * planner from flattening the lookup into a join). Written as a join (`flow_id = $1 AND ref = ANY(...)`), the
+ * planner reads the flow's statistics, which for a flow started a moment ago (before autovacuum's analyze)
+ * say it has a handful of steps: it then reads every step of the flow for each batch (a 10,000-step fan-in read
+ * all 10,000 rows in each settle to change ~450). `test/flow-plan.test.ts` checks the plans.
+ */
+const stepRowOf = (ref: string, columns = "ctid AS row_id", lock = "") =>
+  `LATERAL (SELECT ${columns} FROM soniq_flow_steps WHERE flow_id = $1 AND ref = ${ref}${lock} OFFSET 0) t`;
+
+/** `FlowStore.steps`: these steps, locked, in the order of the refs (each ref once). */
+const GET_STEPS = `SELECT t.* FROM unnest($2::text[]) AS r(ref),
+  ${stepRowOf("r.ref", STEP_COLUMNS, " FOR UPDATE")}`;
+
+/**
  * A flow's new steps, as typed column arrays zipped by `unnest` and the jsonb columns as JSON arrays read by
  * position (as the plain enqueue batch, internal/enqueue.ts): for a 10,000-step fan-in, 180 ms of the flow start
  * went to this insert when it read one jsonb array of objects. `seq` continues after the flow's last step.
@@ -108,8 +122,9 @@ const SAVE_STEPS = `UPDATE soniq_flow_steps s SET job_id = u.job_id, job_ids = $
     job = $4::jsonb -> (u.n::int - 1), dependents = $5::jsonb -> (u.n::int - 1), state = u.state,
     pending_parents = u.pending_parents, reason = u.reason, finished_at = u.finished_at
   FROM unnest($2::text[], $6::uuid[], $7::text[], $8::int[], $9::text[], $10::timestamptz[])
-    WITH ORDINALITY AS u(ref, job_id, state, pending_parents, reason, finished_at, n)
-  WHERE s.flow_id = $1 AND s.ref = u.ref`;
+    WITH ORDINALITY AS u(ref, job_id, state, pending_parents, reason, finished_at, n),
+    ${stepRowOf("u.ref")}
+  WHERE s.ctid = t.row_id`;
 
 /** `SAVE_STEPS`'s parameters after the flow id, in its `$n` order. */
 function saveStepValues(steps: readonly StoredStep[]): unknown[] {
@@ -119,6 +134,28 @@ function saveStepValues(steps: readonly StoredStep[]): unknown[] {
     JSON.stringify(steps.map((s) => encodeStepJob(s.job))),
     JSON.stringify(steps.map((s) => s.dependents)),
     textArray(steps.map((s) => s.jobId)),
+    textArray(steps.map((s) => s.state)),
+    numberArray(steps.map((s) => s.pendingParents)),
+    textColumn(steps.map((s) => s.reason)),
+    dateColumn(steps.map((s) => s.finishedAt)),
+  ];
+}
+
+/**
+ * Changed steps' state only (`FlowStore.saveStepStates`): what a settle writes for each step it closes and for
+ * the dependents it counts down or releases. Five narrow columns, so no step's job travels or is parsed again.
+ */
+const SAVE_STEP_STATES = `UPDATE soniq_flow_steps s SET state = u.state, pending_parents = u.pending_parents,
+    reason = u.reason, finished_at = u.finished_at
+  FROM unnest($2::text[], $3::text[], $4::int[], $5::text[], $6::timestamptz[])
+    AS u(ref, state, pending_parents, reason, finished_at),
+    ${stepRowOf("u.ref")}
+  WHERE s.ctid = t.row_id`;
+
+/** `SAVE_STEP_STATES`'s parameters after the flow id, in its `$n` order. */
+function saveStateValues(steps: readonly StoredStep[]): unknown[] {
+  return [
+    textArray(steps.map((s) => s.ref)),
     textArray(steps.map((s) => s.state)),
     numberArray(steps.map((s) => s.pendingParents)),
     textColumn(steps.map((s) => s.reason)),
@@ -165,13 +202,7 @@ export function pgFlowStore(run: TxRunner): AsyncFlowStore {
       const rows = await run(`SELECT ${FLOW_COLUMNS} FROM soniq_flows WHERE id = $1 FOR UPDATE`, [id]);
       return rows[0] === undefined ? null : toStoredFlow(rows[0]);
     },
-    steps: async (flowId, refs) =>
-      (
-        await run(
-          `SELECT ${STEP_COLUMNS} FROM soniq_flow_steps WHERE flow_id = $1 AND ref = ANY($2::text[]) FOR UPDATE`,
-          [flowId, refs],
-        )
-      ).map(toStoredStep),
+    steps: async (flowId, refs) => (await run(GET_STEPS, [flowId, [...new Set(refs)]])).map(toStoredStep),
     allSteps: async (flowId) =>
       (
         await run(`SELECT ${STEP_COLUMNS} FROM soniq_flow_steps WHERE flow_id = $1 ORDER BY seq FOR UPDATE`, [
@@ -205,6 +236,9 @@ export function pgFlowStore(run: TxRunner): AsyncFlowStore {
     },
     saveSteps: async (flowId, steps) => {
       await run(SAVE_STEPS, [flowId, ...saveStepValues(steps)]);
+    },
+    saveStepStates: async (flowId, steps) => {
+      await run(SAVE_STEP_STATES, [flowId, ...saveStateValues(steps)]);
     },
     insertJobs: async (jobs) => {
       await run(INSERT_JOBS, insertJobValues(jobs));

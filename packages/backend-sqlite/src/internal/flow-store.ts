@@ -105,6 +105,9 @@ const INSERT_STEP = `INSERT INTO soniq_flow_steps (flow_id, seq, depends_on, ${S
 const SAVE_STEP = `UPDATE soniq_flow_steps SET job_id = @jobId, job_ids = @jobIds, job = @job,
   dependents = @dependents, state = @state, pending_parents = @pendingParents, reason = @reason,
   finished_at = @finishedAt WHERE flow_id = @flowId AND ref = @ref`;
+/** A step's state only (`FlowStore.saveStepStates`), its parameters by position: a settle runs it per step. */
+const SAVE_STEP_STATE = `UPDATE soniq_flow_steps SET state = ?, pending_parents = ?, reason = ?, finished_at = ?
+  WHERE flow_id = ? AND ref = ?`;
 const INSERT_JOB = `INSERT INTO soniq_jobs (id, job_name, args, args_hash, status, attempts, max_attempts, queue,
     priority, unique_job, dedup_key, scheduled_at, producer_id, "group", flow_id, step_ref, args_version, trace_id,
     trace_context, created_at, updated_at)
@@ -183,6 +186,10 @@ export function sqliteFlowStore(ctx: SqliteContext, db: SqliteDatabase): FlowSto
         } = stepParams(flowId, s);
         save.run(params);
       }
+    },
+    saveStepStates: (flowId, steps) => {
+      const save = st(SAVE_STEP_STATE);
+      for (const s of steps) save.run(s.state, s.pendingParents, s.reason, ms(s.finishedAt), flowId, s.ref);
     },
     insertJobs: (jobs) => {
       const insert = st(INSERT_JOB);
