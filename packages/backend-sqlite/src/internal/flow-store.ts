@@ -8,6 +8,7 @@ import {
   encodeStepJob,
   type FlowProgram,
   type FlowStore,
+  type NewJob,
   runFlowSync,
   type StoredFlow,
   type StoredStep,
@@ -68,23 +69,57 @@ export function toStoredFlow(r: FlowRow): StoredFlow {
   };
 }
 
+/**
+ * A step as read: its job (the largest column, JSON of the whole prepared job) is decoded the first time it is
+ * read. A settle reads every step it closes and never its job (only a released or replayed step's job is
+ * used), so a fan-in's settles no longer parse ~450 jobs a batch for nothing.
+ */
+class LoadedStep implements StoredStep {
+  ref: string;
+  jobId: string;
+  jobIds: string[];
+  jobName: string;
+  dependsOn: string[];
+  dependents: string[];
+  onParentFailure: StoredStep["onParentFailure"];
+  state: StoredStep["state"];
+  pendingParents: number;
+  reason: StoredStep["reason"];
+  addedBy: string | null;
+  createdAt: Date;
+  finishedAt: Date | null;
+  #jobText: string;
+  #job: NewJob | undefined;
+
+  constructor(r: StepRow) {
+    this.ref = r.ref;
+    this.jobId = r.job_id;
+    this.jobIds = JSON.parse(r.job_ids) as string[];
+    this.jobName = r.job_name;
+    this.dependsOn = r.depends_on === undefined ? [] : (JSON.parse(r.depends_on) as string[]);
+    this.dependents = JSON.parse(r.dependents) as string[];
+    this.onParentFailure = r.on_parent_failure;
+    this.state = r.state;
+    this.pendingParents = r.pending_parents;
+    this.reason = r.reason;
+    this.addedBy = r.added_by;
+    this.createdAt = new Date(r.created_at);
+    this.finishedAt = r.finished_at === null ? null : new Date(r.finished_at);
+    this.#jobText = r.job;
+  }
+
+  get job(): NewJob {
+    this.#job ??= decodeStepJob(JSON.parse(this.#jobText) as Record<string, unknown>);
+    return this.#job;
+  }
+
+  set job(job: NewJob) {
+    this.#job = job;
+  }
+}
+
 export function toStoredStep(r: StepRow): StoredStep {
-  return {
-    ref: r.ref,
-    jobId: r.job_id,
-    jobIds: JSON.parse(r.job_ids) as string[],
-    jobName: r.job_name,
-    job: decodeStepJob(JSON.parse(r.job) as Record<string, unknown>),
-    dependsOn: r.depends_on === undefined ? [] : (JSON.parse(r.depends_on) as string[]),
-    dependents: JSON.parse(r.dependents) as string[],
-    onParentFailure: r.on_parent_failure,
-    state: r.state,
-    pendingParents: r.pending_parents,
-    reason: r.reason,
-    addedBy: r.added_by,
-    createdAt: new Date(r.created_at),
-    finishedAt: r.finished_at === null ? null : new Date(r.finished_at),
-  };
+  return new LoadedStep(r);
 }
 
 const ms = (d: Date | null) => (d === null ? null : d.getTime());
