@@ -72,7 +72,10 @@ describe("webhooks/outbox", () => {
   });
 
   it("webhooks/retention-pruned-by-maintenance: the maintenance pass deletes finished deliveries past webhooks.retentionMs (7 days by default)", async () => {
-    const base = memoryBackend();
+    // The backend's clock runs a millisecond ahead once the failed delivery is recorded: with retentionMs 0, a
+    // delivery finished in the very millisecond of the maintenance pass is not yet past its retention.
+    let ahead = 0;
+    const base = memoryBackend({ now: () => Date.now() + ahead });
     const prunes: number[] = [];
     const backend = overriding(base, "webhooks", {
       prune: (olderThanMs: number) => {
@@ -109,6 +112,7 @@ describe("webhooks/outbox", () => {
     expect(claimed?.attempts).toBe(1);
     const gaveUp = { attempt: 1, delayMs: 0, lastError: "refused", responseStatus: null, responseBody: null };
     expect(await base.webhooks.recordAttempt({ ...gaveUp, id: failed, status: "failed" })).toBe(true);
+    ahead = 1;
     const worker = soniq.worker({ deliverWebhooks: false });
     await worker.start();
     await eventually(async () => expect(await base.webhooks.getDelivery(failed)).toBeNull());
