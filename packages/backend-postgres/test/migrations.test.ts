@@ -23,6 +23,7 @@ const ALL = [
   "0015_args_version",
   "0016_claim_functions",
   "0017_flow_step_fillfactor",
+  "0018_terminal_guard_after",
 ];
 
 let db: TestDatabase;

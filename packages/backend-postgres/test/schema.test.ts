@@ -105,6 +105,25 @@ describe("schema/terminal-states", () => {
     expect(await statusOf(id)).toBe(to);
   });
 
+  it("schema/terminal-guard-whole-statement: a statement that moves a terminal row with others changes none of them", async () => {
+    const [queued, done] = [await insertJob("queued"), await insertJob("done")];
+    const err = await rejection(() =>
+      client.query("UPDATE soniq_jobs SET status = 'processing' WHERE id = ANY($1::uuid[])", [
+        [queued, done],
+      ]),
+    );
+    expect(err).toMatchObject({ code: "23514", constraint: "soniq_jobs_terminal_status" });
+    expect([await statusOf(queued), await statusOf(done)]).toEqual(["queued", "done"]);
+  });
+
+  it("schema/terminal-guard-after: the guard is an AFTER row trigger (a BEFORE one locks every updated row first, a WAL record per status change)", async () => {
+    const res = await client.query<{ before: boolean; row: boolean }>(
+      `SELECT (tgtype & 2) <> 0 AS before, (tgtype & 1) <> 0 AS row FROM pg_trigger
+       WHERE tgrelid = 'soniq_jobs'::regclass AND tgname = 'soniq_jobs_terminal_status'`,
+    );
+    expect(res.rows).toEqual([{ before: false, row: true }]);
+  });
+
   it("lets other columns of a terminal row change (result TTL cleanup, result writes)", async () => {
     const id = await insertJob("done");
     await client.query("UPDATE soniq_jobs SET expires_at = now(), result = '1' WHERE id = $1", [id]);
